@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// TrustLevel ranks who vouches for a tool: TL0 community … TL3 system.
+type TrustLevel int
+
+const (
+	TL0 TrustLevel = iota // community
+	TL1                   // verified publisher
+	TL2                   // organisation
+	TL3                   // system (built in)
+)
+
+// LatencyClass tells the dispatcher which default timeout a tool gets when the
+// caller asks for none (or for more than the system maximum).
+type LatencyClass int
+
+const (
+	Instant     LatencyClass = iota // 100 ms
+	Fast                            // 5 s
+	Slow                            // 60 s
+	LongRunning                     // 300 s
+)
+
+// Capability is something a caller may hold and a tool may require, written
+// as Kind(Arg): ReadSpace(documents), Network(smtp.example.org), Network(*).
+type Capability struct {
+	Kind string `json:"kind"`
+	Arg  string `json:"arg,omitempty"`
+}
+
+func (c Capability) String() string { return fmt.Sprintf("%s(%s)", c.Kind, c.Arg) }
+
+// Deprecation marks a tool that is going away. Past Sunset, calls fail with
+// ToolDeprecated naming Replacement.
+type Deprecation struct {
+	Sunset      time.Time `json:"sunset"`
+	Replacement string    `json:"replacement,omitempty"`
+}
+
+// Tool is the registry's description of one callable tool.
+type Tool struct {
+	Name               string          `json:"name"`
+	Version            string          `json:"version"`
+	Description        string          `json:"description"`
+	Parameters         json.RawMessage `json:"parameters"`              // JSON Schema 2020-12
+	ReturnSchema       json.RawMessage `json:"return_schema,omitempty"` // optional
+	CapabilityRequired []Capability    `json:"capability_required,omitempty"`
+	Trust              TrustLevel      `json:"trust"`
+	LatencyClass       LatencyClass    `json:"latency_class"`
+	Idempotent         bool            `json:"idempotent"`
+	Lenient            bool            `json:"lenient"` // opt-in coercion (the seed's table)
+	Deprecation        *Deprecation    `json:"deprecation,omitempty"`
+}
+
+// Call is what a handler learns about the call it serves.
+type Call struct {
+	ID       string
+	Tool     string
+	Provider string
+	Caller   string // agent id, set by the channel
+}
+
+// Handler runs a tool. It is the only thing a provider implements; everything
+// else (validation, timeouts, audit) is composed around it, as net/http does.
+// A handler that is cancelled may return partial output together with
+// ctx.Err(); the pipeline delivers it with the Cancelled outcome.
+type Handler interface {
+	Invoke(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
+
+func (f HandlerFunc) Invoke(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error) {
+	return f(ctx, params, call)
+}
+
+// Encoding of Request.Params.
+type Encoding int
+
+const (
+	JSON Encoding = iota
+	MsgPack
+)
+
+// Request is one call as it enters stage 1. Caller is filled in by the
+// channel (CLI user, HTTP token mapping); it is never decoded from a body.
+type Request struct {
+	CallID   string
+	Tool     string
+	Provider string // optional: prefer this provider
+	Params   []byte
+	Encoding Encoding
+	Timeout  time.Duration // 0: the tool's latency-class default
+	Caller   string
+}
+
+// Outcome of a call, as recorded in the audit log and metrics.
+type Outcome string
+
+const (
+	OutcomeOK        Outcome = "ok"
+	OutcomeError     Outcome = "error"
+	OutcomeCancelled Outcome = "cancelled"
+	OutcomeTimeout   Outcome = "timeout"
+)
+
+// Result is what stage 7 delivers.
+type Result struct {
+	CallID   string          `json:"call_id"`
+	Tool     string          `json:"tool"`
+	Provider string          `json:"provider"`
+	Outcome  Outcome         `json:"outcome"`
+	Output   json.RawMessage `json:"output,omitempty"` // partial when Cancelled
+	Latency  time.Duration   `json:"latency_ns"`
+}
