@@ -1,0 +1,39 @@
+# AIRS build targets. DATA_DIR points at the public reference data (read-only).
+DATA_DIR ?= ../shared/data
+GO       ?= go
+export DATA_DIR
+
+.PHONY: all build test conformance e2e bench demo fuzz vet clean
+
+all: build
+
+build:
+	$(GO) build -o bin/airs ./cmd/airs
+
+## test: unit tests with the race detector; needs nothing outside the repo.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## fuzz: a short run of every fuzz target (CI runs this).
+fuzz:
+	bash scripts/fuzz.sh 10s
+
+## conformance: the big public datasets under DATA_DIR -> CONFORMANCE.md, EVALS.md.
+conformance:
+	bash scripts/conformance.sh
+
+## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model.
+e2e:
+	bash scripts/e2e.sh
+
+## bench: Go benchmarks and side-by-side peer runs, printed as tables.
+bench:
+	bash scripts/bench.sh
+
+## demo: the main job in its embedded default (no Ollama needed).
+demo: build
+	bash scripts/demo.sh
+
+clean:
+	rm -rf bin
