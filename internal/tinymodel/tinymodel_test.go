@@ -1,0 +1,169 @@
+package tinymodel
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+func fixture(t *testing.T) *Tokenizer {
+	t.Helper()
+	tok, err := ReadTokenizerFile("testdata/tokenizer.json", "qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestReadTokenizerJSON(t *testing.T) {
+	tok := fixture(t)
+	if len(tok.Tokens) != 12 {
+		t.Fatalf("tokens = %d, want 12", len(tok.Tokens))
+	}
+	if tok.Tokens[4] != "ab" || tok.Types[4] != TokenNormal {
+		t.Errorf("token 4 = %q type %d", tok.Tokens[4], tok.Types[4])
+	}
+	if tok.Types[10] != TokenControl || tok.Types[11] != TokenUserDefined {
+		t.Errorf("types of added tokens = %d, %d; want control, user-defined", tok.Types[10], tok.Types[11])
+	}
+	if want := []string{"a b", "ab c", "Ġ a"}; !slices.Equal(tok.Merges, want) {
+		t.Errorf("merges = %q, want %q", tok.Merges, want)
+	}
+	if tok.BOS != 8 || tok.EOS != 10 {
+		t.Errorf("bos/eos = %d/%d, want 8/10", tok.BOS, tok.EOS)
+	}
+
+	// Merges as "a b" strings are read the same way.
+	s := `{"added_tokens":[{"id":2,"content":"<|im_end|>","special":true},{"id":3,"content":"<|endoftext|>","special":true}],
+		"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b"]}}`
+	tok2, err := ReadTokenizerJSON(strings.NewReader(s), "qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tok2.Merges, []string{"a b"}) || tok2.EOS != 2 || tok2.BOS != 3 {
+		t.Errorf("string merges: %+v", tok2)
+	}
+
+	// A hole in the ids is an error, not a silently shifted vocabulary.
+	s = `{"added_tokens":[{"id":5,"content":"<|im_end|>","special":true}],"model":{"type":"BPE","vocab":{"a":0},"merges":[]}}`
+	if _, err := ReadTokenizerJSON(strings.NewReader(s), "qwen2"); err == nil || !strings.Contains(err.Error(), "dense") {
+		t.Errorf("sparse ids: err = %v, want a 'not dense' error", err)
+	}
+}
+
+func TestWriteDecodes(t *testing.T) {
+	tok := fixture(t)
+	c := DefaultConfig()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := Write(path, c, tok); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := ggml.Decode(f, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := g.KV()
+	if kv.Architecture() != "llama" {
+		t.Errorf("architecture = %q", kv.Architecture())
+	}
+	for key, want := range map[string]uint32{
+		"block_count": 2, "embedding_length": 64, "attention.head_count": 4,
+		"attention.head_count_kv": 2, "feed_forward_length": 128, "context_length": 4096,
+		"rope.dimension_count": 16, "vocab_size": 12,
+	} {
+		if got := kv.Uint(key); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
+	if got := kv.String("tokenizer.ggml.pre"); got != "qwen2" {
+		t.Errorf("pre = %q", got)
+	}
+	if got := kv.Strings("tokenizer.ggml.tokens"); !slices.Equal(got, tok.Tokens) {
+		t.Errorf("tokens = %q", got)
+	}
+	if got := kv.Strings("tokenizer.ggml.merges"); !slices.Equal(got, tok.Merges) {
+		t.Errorf("merges = %q", got)
+	}
+
+	shapes := map[string][]uint64{}
+	for _, ts := range g.Tensors().Items() {
+		shapes[ts.Name] = ts.Shape
+		if ts.Kind != uint32(ggml.TensorTypeF32) {
+			t.Errorf("%s kind %d", ts.Name, ts.Kind)
+		}
+	}
+	want := map[string][]uint64{
+		"token_embd.weight":        {64, 12},
+		"blk.0.attn_q.weight":      {64, 64},
+		"blk.1.attn_k.weight":      {64, 32},
+		"blk.1.attn_v.weight":      {64, 32},
+		"blk.0.attn_output.weight": {64, 64},
+		"blk.1.ffn_gate.weight":    {64, 128},
+		"blk.1.ffn_down.weight":    {128, 64},
+		"blk.0.ffn_norm.weight":    {64},
+		"output_norm.weight":       {64},
+	}
+	for name, s := range want {
+		if !slices.Equal(shapes[name], s) {
+			t.Errorf("%s shape = %v, want %v", name, shapes[name], s)
+		}
+	}
+	if n := len(shapes); n != 1+2*9+1 {
+		t.Errorf("%d tensors, want 20 (tied embeddings)", n)
+	}
+	if _, ok := shapes["output.weight"]; ok {
+		t.Error("output.weight present with TieEmbeddings")
+	}
+}
+
+func TestWriteDeterministic(t *testing.T) {
+	tok := fixture(t)
+	dir := t.TempDir()
+	read := func(name string, seed uint64) []byte {
+		c := DefaultConfig()
+		c.Seed = seed
+		p := filepath.Join(dir, name)
+		if err := Write(p, c, tok); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b, other := read("a.gguf", 7), read("b.gguf", 7), read("c.gguf", 8)
+	if !bytes.Equal(a, b) {
+		t.Error("same config and seed gave different files")
+	}
+	if bytes.Equal(a, other) {
+		t.Error("different seeds gave the same file")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	c.Heads = 3
+	if err := Write(filepath.Join(t.TempDir(), "x.gguf"), c, fixture(t)); err == nil {
+		t.Error("Dim 64 with 3 heads accepted")
+	}
+}
+
+func TestModelfile(t *testing.T) {
+	mf := Modelfile("/m/x.gguf")
+	for _, s := range []string{"FROM /m/x.gguf\n", "<|im_start|>{{ .Role }}", "PARAMETER stop <|im_end|>"} {
+		if !strings.Contains(mf, s) {
+			t.Errorf("Modelfile lacks %q:\n%s", s, mf)
+		}
+	}
+}
