@@ -83,7 +83,9 @@ func resolveDataPath(p string) (string, error) {
 	return "", fmt.Errorf("--data %s: not found (nor under DATA_DIR=%s)", p, DataDir())
 }
 
-func isLines(n string) bool { return strings.HasSuffix(n, ".jsonl.gz") || strings.HasSuffix(n, ".jsonl") }
+func isLines(n string) bool {
+	return strings.HasSuffix(n, ".jsonl.gz") || strings.HasSuffix(n, ".jsonl")
+}
 
 // ExpandSources turns --data paths (files or directories) into files; a
 // directory contributes its *.jsonl(.gz) files in name order.
