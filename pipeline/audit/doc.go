@@ -1,0 +1,34 @@
+// Package audit is the Tool Manager's append-only audit log: one JSON object
+// per line, each carrying the SHA-256 of the line before it, so deleting,
+// reordering or editing a record breaks the chain at that point and Verify
+// finds it.
+//
+// # Durability
+//
+// Append returns only after the record is on disk (written and fdatasync'd).
+// Appends are group-committed: one writer goroutine takes every record queued
+// since its last flush, writes them with one write(2), syncs once, then
+// releases all their waiters. Under concurrency the cost of a sync is shared
+// by the whole batch, which is how a disk with a ~1 ms fsync serves tens of
+// thousands of durable appends a second. A record whose Append returned nil
+// survives kill -9 and power loss (to the extent the disk honours fsync).
+//
+// # Crashes and torn lines
+//
+// A crash can leave the last line incomplete (a write cut short, or — after
+// a power loss — a tail of zeros). Such a tail was never acknowledged: its
+// Append had not returned. Open therefore truncates everything after the
+// last newline before appending, so the chain continues from the last
+// complete record; Verify reports such a tail as TornTail rather than as a
+// break. A complete last line that is not a valid record is not guessed at:
+// Open refuses the file (ErrCorrupt) and leaves it for a person to inspect.
+//
+// # What the chain does not prove
+//
+// Truncating the file after a complete record, or replacing it wholesale
+// with a consistent forged chain, is not detectable from the file alone;
+// anchor the last hash elsewhere (print it, ship it) when that matters.
+//
+// Params are never stored, only their SHA-256, so the log can be kept and
+// shared without leaking what tools were given.
+package audit

@@ -1,0 +1,106 @@
+package audit
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Record is one audited call. Seq and Prev are assigned by the Log.
+type Record struct {
+	Seq          uint64    `json:"seq"`
+	Prev         string    `json:"prev"` // hex SHA-256 of the previous line; Genesis for the first
+	Time         time.Time `json:"time"`
+	CallID       string    `json:"call_id"`
+	Caller       string    `json:"caller"`
+	Provider     string    `json:"provider,omitempty"`
+	Tool         string    `json:"tool"`
+	Version      string    `json:"version,omitempty"`
+	ParamsSHA256 string    `json:"params_sha256"`
+	Outcome      string    `json:"outcome"`
+	Error        string    `json:"error,omitempty"` // error kind, when the call failed
+	LatencyNs    int64     `json:"latency_ns"`
+}
+
+// Genesis is the Prev of the first record of a log.
+const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// appendBody writes the record's fields after seq and prev, closing brace
+// included. It runs in the caller's goroutine, in parallel with other
+// callers; only the chain fields are left for the single writer. It is
+// hand-written because encoding/json's reflection would cost more than the
+// rest of the pipeline for a no-op tool.
+func (r *Record) appendBody(b []byte) []byte {
+	b = append(b, `"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","call_id":`...)
+	b = appendString(b, r.CallID)
+	b = append(b, `,"caller":`...)
+	b = appendString(b, r.Caller)
+	if r.Provider != "" {
+		b = append(b, `,"provider":`...)
+		b = appendString(b, r.Provider)
+	}
+	b = append(b, `,"tool":`...)
+	b = appendString(b, r.Tool)
+	if r.Version != "" {
+		b = append(b, `,"version":`...)
+		b = appendString(b, r.Version)
+	}
+	b = append(b, `,"params_sha256":`...)
+	b = appendString(b, r.ParamsSHA256)
+	b = append(b, `,"outcome":`...)
+	b = appendString(b, r.Outcome)
+	if r.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, r.Error)
+	}
+	b = append(b, `,"latency_ns":`...)
+	b = strconv.AppendInt(b, r.LatencyNs, 10)
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json does, so every line is valid JSON whatever a caller sent.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,346 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The taxonomy has exactly 13 kinds (issue 2). Each kind is a struct type that
+// carries the details a caller needs (errors.As), and matches a sentinel
+// (errors.Is) so code that only cares about the kind need not name the type:
+//
+//	if errors.Is(err, pipeline.ErrTimeout) { ... }
+//	var rl *pipeline.RateLimited
+//	if errors.As(err, &rl) { sleep(rl.RetryAfterMs) }
+//
+// Kind strings are stable: they are written to the audit log and metrics, and
+// the CLI maps them to exit codes, so renaming one is a breaking change.
+const (
+	KindToolNotFound            = "tool_not_found"
+	KindToolDeprecated          = "tool_deprecated"
+	KindChannelCapabilityDenied = "channel_capability_denied"
+	KindIntentMisaligned        = "intent_misaligned"
+	KindToolCapabilityDenied    = "tool_capability_denied"
+	KindSchemaValidationFailed  = "schema_validation_failed"
+	KindPayloadTooLarge         = "payload_too_large"
+	KindTimeout                 = "timeout"
+	KindProviderUnavailable     = "provider_unavailable"
+	KindProviderCrashed         = "provider_crashed"
+	KindProviderRejected        = "provider_rejected"
+	KindRateLimited             = "rate_limited"
+	KindCancelled               = "cancelled"
+)
+
+// kindError is a sentinel: a bare kind with no details, the target of errors.Is.
+type kindError string
+
+func (k kindError) Error() string { return strings.ReplaceAll(string(k), "_", " ") }
+func (k kindError) Kind() string  { return string(k) }
+
+// Sentinels, one per kind. Every detailed error below reports Is(sentinel).
+var (
+	ErrToolNotFound            error = kindError(KindToolNotFound)
+	ErrToolDeprecated          error = kindError(KindToolDeprecated)
+	ErrChannelCapabilityDenied error = kindError(KindChannelCapabilityDenied)
+	ErrIntentMisaligned        error = kindError(KindIntentMisaligned)
+	ErrToolCapabilityDenied    error = kindError(KindToolCapabilityDenied)
+	ErrSchemaValidationFailed  error = kindError(KindSchemaValidationFailed)
+	ErrPayloadTooLarge         error = kindError(KindPayloadTooLarge)
+	ErrTimeout                 error = kindError(KindTimeout)
+	ErrProviderUnavailable     error = kindError(KindProviderUnavailable)
+	ErrProviderCrashed         error = kindError(KindProviderCrashed)
+	ErrProviderRejected        error = kindError(KindProviderRejected)
+	ErrRateLimited             error = kindError(KindRateLimited)
+	ErrCancelled               error = kindError(KindCancelled)
+)
+
+// ErrProviderDead is what a handler wraps (fmt.Errorf("...: %w", ErrProviderDead))
+// when the process or service behind it is gone. The Manager then deregisters
+// the provider and answers ProviderUnavailable; it is not itself a kind.
+var ErrProviderDead = errors.New("provider dead")
+
+// ToolNotFound: no provider offers the tool (or the named version of it).
+type ToolNotFound struct {
+	Tool     string
+	Provider string // the preferred provider, when the request named one
+	Version  string // the requested version, when the request named one
+}
+
+func (e *ToolNotFound) Error() string {
+	s := "tool not found: " + e.Tool
+	if e.Version != "" {
+		s += "@" + e.Version
+	}
+	if e.Provider != "" {
+		s += " (provider " + e.Provider + ")"
+	}
+	return s
+}
+func (e *ToolNotFound) Kind() string         { return KindToolNotFound }
+func (e *ToolNotFound) Is(target error) bool { return target == ErrToolNotFound }
+
+// ToolDeprecated: the tool is past its sunset date.
+type ToolDeprecated struct {
+	Tool        string
+	Sunset      time.Time
+	Replacement string // may be empty
+}
+
+func (e *ToolDeprecated) Error() string {
+	s := fmt.Sprintf("tool %s was retired on %s", e.Tool, e.Sunset.Format(time.DateOnly))
+	if e.Replacement != "" {
+		s += "; use " + e.Replacement
+	}
+	return s
+}
+func (e *ToolDeprecated) Kind() string         { return KindToolDeprecated }
+func (e *ToolDeprecated) Is(target error) bool { return target == ErrToolDeprecated }
+
+// ChannelCapabilityDenied: level 1, the caller may not reach this provider.
+type ChannelCapabilityDenied struct {
+	Caller   string
+	Provider string
+}
+
+func (e *ChannelCapabilityDenied) Error() string {
+	return fmt.Sprintf("caller %q may not reach provider %q", e.Caller, e.Provider)
+}
+func (e *ChannelCapabilityDenied) Kind() string         { return KindChannelCapabilityDenied }
+func (e *ChannelCapabilityDenied) Is(target error) bool { return target == ErrChannelCapabilityDenied }
+
+// IntentMisaligned: level 2, the intent verifier judged the call does not fit
+// what the user asked for.
+type IntentMisaligned struct {
+	Reason string
+}
+
+func (e *IntentMisaligned) Error() string        { return "intent misaligned: " + e.Reason }
+func (e *IntentMisaligned) Kind() string         { return KindIntentMisaligned }
+func (e *IntentMisaligned) Is(target error) bool { return target == ErrIntentMisaligned }
+
+// ToolCapabilityDenied: level 3, the caller lacks capabilities the tool requires.
+type ToolCapabilityDenied struct {
+	Required []Capability // the missing ones
+}
+
+func (e *ToolCapabilityDenied) Error() string {
+	parts := make([]string, len(e.Required))
+	for i, c := range e.Required {
+		parts[i] = c.String()
+	}
+	return "missing capability: " + strings.Join(parts, ", ")
+}
+func (e *ToolCapabilityDenied) Kind() string         { return KindToolCapabilityDenied }
+func (e *ToolCapabilityDenied) Is(target error) bool { return target == ErrToolCapabilityDenied }
+
+// FieldError is one schema violation: where in the params (a JSON pointer,
+// "" for the whole document) and what is wrong.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+// SchemaValidationFailed lists every violation, not only the first, so a model
+// (or a person) can fix the call in one go.
+type SchemaValidationFailed struct {
+	Tool   string
+	Errors []FieldError
+}
+
+func (e *SchemaValidationFailed) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid params for ")
+	b.WriteString(e.Tool)
+	for i, fe := range e.Errors {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		p := fe.Pointer
+		if p == "" {
+			p = "/"
+		}
+		b.WriteString(p)
+		b.WriteString(": ")
+		b.WriteString(fe.Message)
+	}
+	return b.String()
+}
+func (e *SchemaValidationFailed) Kind() string         { return KindSchemaValidationFailed }
+func (e *SchemaValidationFailed) Is(target error) bool { return target == ErrSchemaValidationFailed }
+
+// PayloadTooLarge: the params are bigger than the configured maximum.
+type PayloadTooLarge struct {
+	Max, Actual int
+}
+
+func (e *PayloadTooLarge) Error() string {
+	return fmt.Sprintf("params too large: %d bytes, max %d", e.Actual, e.Max)
+}
+func (e *PayloadTooLarge) Kind() string         { return KindPayloadTooLarge }
+func (e *PayloadTooLarge) Is(target error) bool { return target == ErrPayloadTooLarge }
+
+// Timeout: the call's budget ran out before the handler answered.
+type Timeout struct {
+	Budget time.Duration // the whole budget, stages 1–6
+}
+
+func (e *Timeout) Error() string        { return fmt.Sprintf("timed out after %v", e.Budget) }
+func (e *Timeout) Kind() string         { return KindTimeout }
+func (e *Timeout) Is(target error) bool { return target == ErrTimeout }
+
+// Reasons for ProviderUnavailable.
+const (
+	ReasonProviderDead = "provider dead"
+	ReasonCircuitOpen  = "circuit open"
+)
+
+// ProviderUnavailable: the provider is dead (and has been deregistered) or the
+// tool's circuit breaker is open.
+type ProviderUnavailable struct {
+	Provider   string
+	Tool       string
+	Reason     string        // ReasonProviderDead or ReasonCircuitOpen
+	RetryAfter time.Duration // for an open circuit: until the cooldown ends
+}
+
+func (e *ProviderUnavailable) Error() string {
+	s := fmt.Sprintf("provider %q unavailable for %s: %s", e.Provider, e.Tool, e.Reason)
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %v)", e.RetryAfter.Round(time.Millisecond))
+	}
+	return s
+}
+func (e *ProviderUnavailable) Kind() string         { return KindProviderUnavailable }
+func (e *ProviderUnavailable) Is(target error) bool { return target == ErrProviderUnavailable }
+
+// ProviderCrashed: the handler panicked. The panic is contained; Stack is kept
+// for logs but not shown in Error().
+type ProviderCrashed struct {
+	Provider string
+	Panic    string
+	Stack    []byte
+}
+
+func (e *ProviderCrashed) Error() string {
+	return fmt.Sprintf("provider %q crashed: %s", e.Provider, e.Panic)
+}
+func (e *ProviderCrashed) Kind() string         { return KindProviderCrashed }
+func (e *ProviderCrashed) Is(target error) bool { return target == ErrProviderCrashed }
+
+// ProviderRejected: an application error from the handler (bad input the
+// schema could not express, a missing file, a refused operation).
+type ProviderRejected struct {
+	Code    string
+	Message string
+}
+
+// Reject is how a handler reports an application error:
+//
+//	return nil, pipeline.Reject("not_found", "no such file: a.txt")
+//
+// A handler that returns any other error gets it wrapped as
+// ProviderRejected{Code: "internal"}.
+func Reject(code, message string) error { return &ProviderRejected{Code: code, Message: message} }
+
+func (e *ProviderRejected) Error() string        { return "rejected (" + e.Code + "): " + e.Message }
+func (e *ProviderRejected) Kind() string         { return KindProviderRejected }
+func (e *ProviderRejected) Is(target error) bool { return target == ErrProviderRejected }
+
+// RateLimited: the caller exceeded its rate; RetryAfterMs says when a token is back.
+type RateLimited struct {
+	Caller       string
+	RetryAfterMs int64
+}
+
+func (e *RateLimited) Error() string {
+	return fmt.Sprintf("rate limited: retry after %d ms", e.RetryAfterMs)
+}
+func (e *RateLimited) Kind() string         { return KindRateLimited }
+func (e *RateLimited) Is(target error) bool { return target == ErrRateLimited }
+
+// Cancelled: the call was cancelled (Manager.Cancel or the caller's context).
+// A handler's partial output, if any, is in Result.Output.
+type Cancelled struct {
+	CallID string
+}
+
+func (e *Cancelled) Error() string        { return "call " + e.CallID + " cancelled" }
+func (e *Cancelled) Kind() string         { return KindCancelled }
+func (e *Cancelled) Is(target error) bool { return target == ErrCancelled }
+
+// kinder is implemented by every error kind and every sentinel.
+type kinder interface{ Kind() string }
+
+// KindOf returns the stable kind string of err, "" for nil, "internal" for an
+// error that is none of the 13 kinds (an I/O failure of the audit log, say).
+func KindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var k kinder
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return "internal"
+}
+
+// kindInfo is the CLI-facing table: exit code and what the user should do.
+type kindInfo struct {
+	code int
+	hint string
+}
+
+// Exit codes start at 10 so they never collide with 0 (ok), 1 (any other
+// error) or 2 (usage, as flag packages use it), and stay below 126 where
+// shells reserve codes. They are part of the CLI's contract: do not renumber.
+var kinds = map[string]kindInfo{
+	KindToolNotFound:            {10, "check the name with `airs tools list`, or load the manifest that declares it"},
+	KindToolDeprecated:          {11, "the tool is retired: call its replacement instead"},
+	KindChannelCapabilityDenied: {12, "this caller may not use that provider: ask an admin to grant channel access in airs.yaml"},
+	KindIntentMisaligned:        {13, "the call does not match the request: rephrase the request or call the tool explicitly"},
+	KindToolCapabilityDenied:    {14, "grant the caller the missing capability in airs.yaml, or use a tool that needs less"},
+	KindSchemaValidationFailed:  {15, "fix the listed params (see `airs tools show NAME` for the schema) and call again"},
+	KindPayloadTooLarge:         {16, "send smaller params, or raise max_payload in airs.yaml"},
+	KindTimeout:                 {17, "raise --timeout (max 600s) or narrow the request"},
+	KindProviderUnavailable:     {18, "the provider is down or failing: wait for the cooldown, or pick another --provider"},
+	KindProviderCrashed:         {19, "the tool crashed: report it to its provider; the call was not retried"},
+	KindProviderRejected:        {20, "the tool refused the call: read its message and fix the input"},
+	KindRateLimited:             {21, "too many calls: wait the retry-after time and call again"},
+	KindCancelled:               {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
+}
+
+// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–22 for the
+// 13 kinds (in the order of the Kind constants), 1 for anything else.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ki, ok := kinds[KindOf(err)]; ok {
+		return ki.code
+	}
+	return 1
+}
+
+// Hint is a one-line suggestion of what the user should do about err; "" for nil.
+func Hint(err error) string {
+	if err == nil {
+		return ""
+	}
+	if ki, ok := kinds[KindOf(err)]; ok {
+		return ki.hint
+	}
+	return "an internal error: see the logs, and report it if it persists"
+}
+
+// Kinds lists the 13 kind strings in exit-code order.
+func Kinds() []string {
+	return []string{
+		KindToolNotFound, KindToolDeprecated, KindChannelCapabilityDenied, KindIntentMisaligned,
+		KindToolCapabilityDenied, KindSchemaValidationFailed, KindPayloadTooLarge, KindTimeout,
+		KindProviderUnavailable, KindProviderCrashed, KindProviderRejected, KindRateLimited, KindCancelled,
+	}
+}

@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// RateLimit is a token bucket: PerSecond tokens refill per second up to
+// Burst; each call takes one. PerSecond ≤ 0 means unlimited.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// limiter holds one bucket per caller. Buckets are created on first use and
+// never removed: callers are agent ids from configuration, a small set.
+type limiter struct {
+	def       RateLimit
+	perCaller map[string]RateLimit // read-only after construction
+	buckets   sync.Map             // caller → *bucket
+}
+
+type bucket struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(def RateLimit, perCaller map[string]RateLimit) *limiter {
+	return &limiter{def: def, perCaller: perCaller}
+}
+
+// take returns 0 when the call may go, else the time until a token is back.
+func (l *limiter) take(caller string, now time.Time) time.Duration {
+	v, ok := l.buckets.Load(caller)
+	if !ok {
+		rl, ok := l.perCaller[caller]
+		if !ok {
+			rl = l.def
+		}
+		if rl.PerSecond <= 0 {
+			v, _ = l.buckets.LoadOrStore(caller, (*bucket)(nil))
+		} else {
+			burst := float64(max(rl.Burst, 1))
+			v, _ = l.buckets.LoadOrStore(caller, &bucket{rate: rl.PerSecond, burst: burst, tokens: burst, last: now})
+		}
+	}
+	b := v.(*bucket)
+	if b == nil {
+		return 0 // unlimited
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if el := now.Sub(b.last); el > 0 {
+		b.tokens = math.Min(b.burst, b.tokens+el.Seconds()*b.rate)
+		b.last = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+}
