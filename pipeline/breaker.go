@@ -153,6 +153,22 @@ func (b *breaker) open(now time.Time) {
 	b.state.Store(int32(BreakerOpen))
 }
 
+// done reports the end of a call that allow let through. A call that never
+// reached the provider (refused by a later stage) says nothing about its
+// health: it only gives back a half-open trial slot.
+func (b *breaker) done(now time.Time, reached, failed bool) {
+	if reached {
+		b.record(now, failed)
+		return
+	}
+	if BreakerState(b.state.Load()) == BreakerClosed {
+		return
+	}
+	b.mu.Lock()
+	b.trial = false
+	b.mu.Unlock()
+}
+
 // State is the breaker's current state (open turns half-open only when a call
 // asks, so a snapshot may show "degraded" a little past the cooldown).
 func (b *breaker) State() BreakerState { return BreakerState(b.state.Load()) }

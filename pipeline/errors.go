@@ -144,14 +144,21 @@ type FieldError struct {
 
 // SchemaValidationFailed lists every violation, not only the first, so a model
 // (or a person) can fix the call in one go.
+// With Output set, it is the tool's output that failed its return_schema:
+// the provider's fault, not the caller's.
 type SchemaValidationFailed struct {
 	Tool   string
 	Errors []FieldError
+	Output bool
 }
 
 func (e *SchemaValidationFailed) Error() string {
 	var b strings.Builder
-	b.WriteString("invalid params for ")
+	if e.Output {
+		b.WriteString("invalid output from ")
+	} else {
+		b.WriteString("invalid params for ")
+	}
 	b.WriteString(e.Tool)
 	for i, fe := range e.Errors {
 		if i == 0 {
@@ -329,6 +336,10 @@ func ExitCode(err error) int {
 func Hint(err error) string {
 	if err == nil {
 		return ""
+	}
+	var sv *SchemaValidationFailed
+	if errors.As(err, &sv) && sv.Output {
+		return "the tool returned output that breaks its own return_schema: report it to its provider"
 	}
 	if ki, ok := kinds[KindOf(err)]; ok {
 		return ki.hint

@@ -36,7 +36,13 @@ type pnKey struct{ provider, name string }
 // provider is one agent id that offers tools.
 type provider struct {
 	id    string
-	alive func() bool // nil: assumed alive
+	alive atomic.Pointer[func() bool] // nil: assumed alive
+}
+
+// isAlive asks the provider's health function, if it has one.
+func (p *provider) isAlive() bool {
+	f := p.alive.Load()
+	return f == nil || (*f)()
 }
 
 // entry is one registered (provider, tool, version): the description, the
@@ -89,7 +95,11 @@ func (r *Registry) SetLiveness(id string, alive func() bool) {
 		p = &provider{id: id}
 		r.providers[id] = p
 	}
-	p.alive = alive
+	if alive == nil {
+		p.alive.Store(nil)
+	} else {
+		p.alive.Store(&alive)
+	}
 }
 
 // Register adds (or replaces: same provider, name and version) a tool.

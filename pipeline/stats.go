@@ -29,9 +29,12 @@ type toolStats struct {
 	latency  Histogram
 }
 
-func (s *toolStats) observe(o Outcome, providerFailed bool, d time.Duration) {
-	s.calls[outcomeIndex(o)].Add(1)
-	if providerFailed {
+// count records a call resolved to this tool, whatever its outcome.
+func (s *toolStats) count(o Outcome) { s.calls[outcomeIndex(o)].Add(1) }
+
+// dispatched records a call that reached the handler.
+func (s *toolStats) dispatched(failed bool, d time.Duration) {
+	if failed {
 		s.failures.Add(1)
 	}
 	s.latency.Observe(d)

@@ -100,6 +100,12 @@ type Request struct {
 	Encoding Encoding
 	Timeout  time.Duration // 0: the tool's latency-class default
 	Caller   string
+
+	// Version pins a tool version ("" = the highest each provider offers).
+	Version string
+	// Intent is the user's request in their words, when the channel has it;
+	// the intent verifier (capability level 2) judges the call against it.
+	Intent string
 }
 
 // Outcome of a call, as recorded in the audit log and metrics.
@@ -120,4 +126,9 @@ type Result struct {
 	Outcome  Outcome         `json:"outcome"`
 	Output   json.RawMessage `json:"output,omitempty"` // partial when Cancelled
 	Latency  time.Duration   `json:"latency_ns"`
+
+	Version   string `json:"version,omitempty"`
+	ErrorKind string `json:"error_kind,omitempty"` // KindOf(err) when Outcome != ok
+	// Warning is set for a deprecated tool called before its sunset.
+	Warning string `json:"warning,omitempty"`
 }

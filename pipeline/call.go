@@ -1,0 +1,347 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline/audit"
+)
+
+// callState carries one call through the stages.
+type callState struct {
+	req     *Request
+	start   time.Time // monotonic: budgets and latency
+	wall    time.Time // Config.Now: sunsets, breakers, rate limits
+	fl      *flight
+	entry   *entry
+	brk     *breaker // the breaker allow() let us through, to report back to
+	params  decodedParams
+	budget  time.Duration
+	reached bool          // stage 6 ran the handler
+	handler time.Duration // handler time, for the tool's histogram
+	failed  bool          // the provider failed (crash, timeout, dead): breaker and error rate
+}
+
+// Call runs req through the seven stages of issue 2:
+//
+//  1. request: rate limit, payload limit, params decoding (JSON or MessagePack)
+//  2. lookup: provider ranking, liveness, deprecation, circuit breaker
+//  3. capabilities: level 1 channel, level 2 intent, level 3 required capabilities
+//  4. schema validation (lenient coercion first, for tools that opt in)
+//  5. dispatch: the budget, minus the time stages 1–4 took, as a context deadline
+//  6. execution: the handler, with panics contained
+//  7. delivery: return_schema check, metrics, a durable audit record, the Result
+//
+// It always returns a Result (with its Outcome and ErrorKind) and, when the
+// outcome is not ok, an error of one of the 13 kinds. An error that is none
+// of them means the audit record could not be made durable; the result is
+// then withheld (Output nil). Nothing is retried.
+func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
+	cs := callState{req: &req, start: time.Now(), wall: m.now()}
+	if req.CallID == "" {
+		req.CallID = m.newCallID()
+	}
+	res := &Result{CallID: req.CallID, Tool: req.Tool, Provider: req.Provider}
+	if m.closed.Load() {
+		res.Outcome, res.ErrorKind = OutcomeError, KindOf(ErrClosed)
+		return res, ErrClosed
+	}
+	cs.fl = m.flights.add(req.CallID)
+	err := m.run(ctx, &cs, res)
+	m.flights.remove(cs.fl)
+	return m.deliver(&cs, res, err)
+}
+
+func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
+	req := cs.req
+	// Stage 1: request.
+	if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
+		return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+	}
+	if len(req.Params) > m.cfg.MaxPayload {
+		return &PayloadTooLarge{Max: m.cfg.MaxPayload, Actual: len(req.Params)}
+	}
+	var err error
+	if cs.params, err = decodeParams(req.Tool, req.Params, req.Encoding); err != nil {
+		return err
+	}
+	if err := m.stopped(ctx, cs); err != nil {
+		return err
+	}
+
+	// Stage 2: lookup.
+	if cs.entry, err = m.lookup(cs); err != nil {
+		return err
+	}
+	e := cs.entry
+	res.Provider, res.Version = e.prov.id, e.tool.Version
+	if d := e.tool.Deprecation; d != nil {
+		res.Warning = fmt.Sprintf("%s is deprecated and retires on %s", e.tool.Name, d.Sunset.Format(time.DateOnly))
+		if d.Replacement != "" {
+			res.Warning += "; use " + d.Replacement
+		}
+	}
+
+	// Stage 3: capabilities.
+	if !m.policy.CanReach(req.Caller, e.prov.id) {
+		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
+	}
+	if m.cfg.Intent != nil {
+		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
+			Params: cs.params.json, Intent: req.Intent}
+		if !e.tool.Idempotent {
+			if err := m.cfg.Intent.Verify(ctx, check); err != nil {
+				if err := m.stopped(ctx, cs); err != nil {
+					return err
+				}
+				return asMisaligned(err)
+			}
+		} else {
+			select {
+			case m.intentQ <- check:
+			default:
+				m.metrics.intentAsyncDropped.Add(1)
+			}
+		}
+	}
+	var missing []Capability
+	for _, c := range e.tool.CapabilityRequired {
+		if !m.policy.Holds(req.Caller, c) {
+			missing = append(missing, c)
+		}
+	}
+	if missing != nil {
+		return &ToolCapabilityDenied{Required: missing}
+	}
+
+	// Stage 4: schema validation.
+	if e.tool.Lenient && e.params.defaults != nil && e.params.defaults.applyDefaults(cs.params.value) {
+		if cs.params.json, err = json.Marshal(cs.params.value); err != nil {
+			return paramsError(e.tool.Name, err.Error())
+		}
+	}
+	if fes := e.params.validate(cs.params.value); fes != nil {
+		return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
+	}
+	if err := m.stopped(ctx, cs); err != nil {
+		return err
+	}
+
+	// Stage 5: dispatch. The deadline counts from the start of the call, so
+	// the time stages 1–4 took is already deducted.
+	cs.budget = req.Timeout
+	if cs.budget <= 0 || cs.budget > MaxTimeout {
+		cs.budget = ClassTimeouts[e.tool.LatencyClass]
+	}
+	deadline := cs.start.Add(cs.budget)
+	if !time.Now().Before(deadline) {
+		return &Timeout{Budget: cs.budget}
+	}
+	hctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	cs.fl.setCancel(cancel)
+
+	// Stage 6: execution.
+	out, err := m.execute(hctx, cs)
+	res.Output = out
+	if err != nil {
+		return err
+	}
+
+	// Stage 7 (the check; delivery proper is in deliver).
+	if e.returns != nil {
+		v, derr := decodeJSON(out)
+		var fes []FieldError
+		if derr != nil {
+			fes = []FieldError{{Pointer: "", Message: "output is not valid JSON: " + derr.Error()}}
+		} else {
+			fes = e.returns.validate(v)
+		}
+		if fes != nil {
+			res.Output = nil
+			return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes, Output: true}
+		}
+	}
+	return nil
+}
+
+// stopped reports a cancellation or expiry noticed between stages.
+func (m *Manager) stopped(ctx context.Context, cs *callState) error {
+	if cs.fl.cancelled.Load() {
+		return &Cancelled{CallID: cs.req.CallID}
+	}
+	switch ctx.Err() {
+	case nil:
+		return nil
+	case context.Canceled:
+		return &Cancelled{CallID: cs.req.CallID}
+	}
+	return &Timeout{Budget: time.Since(cs.start)}
+}
+
+// lookup is stage 2: rank the candidates and take the first usable one.
+// A dead provider found on the way is deregistered; a retired or degraded
+// candidate is passed over when another can serve. When none can, the
+// best-ranked candidate's reason is the answer.
+func (m *Manager) lookup(cs *callState) (*entry, error) {
+	req := cs.req
+	cands := m.reg.candidates(req.Tool, req.Version)
+	if len(cands) == 0 {
+		return nil, &ToolNotFound{Tool: req.Tool, Provider: req.Provider, Version: req.Version}
+	}
+	rank(cands, req.Provider)
+	var first error
+	for _, e := range cands {
+		var why error
+		if !e.prov.isAlive() {
+			n := m.reg.DeregisterProvider(e.prov.id)
+			m.log.Warn("provider dead: deregistered", "provider", e.prov.id, "tools", n)
+			why = &ProviderUnavailable{Provider: e.prov.id, Tool: e.tool.Name, Reason: ReasonProviderDead}
+		} else if d := e.tool.Deprecation; d != nil && !d.Sunset.IsZero() && !cs.wall.Before(d.Sunset) {
+			why = &ToolDeprecated{Tool: e.tool.Name, Sunset: d.Sunset, Replacement: d.Replacement}
+		} else if b := m.breakerFor(e); b != nil {
+			if ok, retry := b.allow(cs.wall); !ok {
+				why = &ProviderUnavailable{Provider: e.prov.id, Tool: e.tool.Name, Reason: ReasonCircuitOpen, RetryAfter: retry}
+			} else {
+				cs.brk = b
+			}
+		}
+		if why == nil {
+			return e, nil
+		}
+		if first == nil {
+			first = why
+		}
+	}
+	return nil, first
+}
+
+type execResult struct {
+	out      json.RawMessage
+	err      error
+	panicked bool
+}
+
+// execute is stage 6. The handler runs in its own goroutine so that a
+// handler ignoring its context still cannot hold the caller past the
+// budget; it is tracked so Close can wait for it.
+func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage, error) {
+	e, req := cs.entry, cs.req
+	call := &Call{ID: req.CallID, Tool: e.tool.Name, Provider: e.prov.id, Caller: req.Caller}
+	ch := make(chan execResult, 1)
+	t0 := time.Now()
+	cs.reached = true
+	m.handlers.Add(1)
+	go func() {
+		defer m.handlers.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- execResult{err: &ProviderCrashed{Provider: e.prov.id, Panic: fmt.Sprint(p), Stack: debug.Stack()}, panicked: true}
+			}
+		}()
+		out, err := e.handler.Invoke(hctx, cs.params.json, call)
+		ch <- execResult{out: out, err: err}
+	}()
+	var r execResult
+	answered := true
+	select {
+	case r = <-ch:
+	case <-hctx.Done():
+		// Give the handler a moment to hand back partial output.
+		t := time.NewTimer(m.cfg.CancelGrace)
+		select {
+		case r = <-ch:
+		case <-t.C:
+			answered = false
+		}
+		t.Stop()
+	}
+	cs.handler = time.Since(t0)
+
+	switch {
+	case answered && r.panicked:
+		cs.failed = true
+		m.log.Error("handler panicked", "provider", e.prov.id, "tool", e.tool.Name, "call_id", req.CallID,
+			"panic", r.err.(*ProviderCrashed).Panic)
+		return nil, r.err
+	case answered && r.err == nil:
+		return r.out, nil
+	case hctx.Err() != nil:
+		if hctx.Err() == context.Canceled || cs.fl.cancelled.Load() {
+			return r.out, &Cancelled{CallID: req.CallID}
+		}
+		cs.failed = true
+		return r.out, &Timeout{Budget: cs.budget}
+	case errors.Is(r.err, ErrProviderDead):
+		cs.failed = true
+		n := m.reg.DeregisterProvider(e.prov.id)
+		m.log.Warn("provider reported dead: deregistered", "provider", e.prov.id, "tools", n, "err", r.err)
+		return nil, &ProviderUnavailable{Provider: e.prov.id, Tool: e.tool.Name, Reason: ReasonProviderDead}
+	}
+	// An application error. One that already is a kind (a handler may check
+	// a capability on a path, say) passes through; others become
+	// ProviderRejected.
+	var k kinder
+	if errors.As(r.err, &k) {
+		if _, sentinel := k.(kindError); !sentinel {
+			return nil, r.err
+		}
+	}
+	return nil, &ProviderRejected{Code: "internal", Message: r.err.Error()}
+}
+
+// outcomeOf maps an error to the call's outcome.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case errors.Is(err, ErrCancelled):
+		return OutcomeCancelled
+	case errors.Is(err, ErrTimeout):
+		return OutcomeTimeout
+	}
+	return OutcomeError
+}
+
+// deliver is stage 7 proper: breaker, metrics, the audit record (durable
+// before the result goes out), the Result.
+func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error) {
+	res.Outcome = outcomeOf(err)
+	if err != nil {
+		res.ErrorKind = KindOf(err)
+	}
+	if cs.brk != nil {
+		cs.brk.done(cs.wall, cs.reached, cs.failed)
+	}
+	if e := cs.entry; e != nil {
+		e.stats.count(res.Outcome)
+		if cs.reached {
+			e.stats.dispatched(cs.failed || (err != nil && res.Outcome == OutcomeError), cs.handler)
+		}
+	}
+	m.metrics.count(res.Outcome, res.ErrorKind)
+	latency := time.Since(cs.start)
+	if m.cfg.Audit != nil {
+		sum := sha256.Sum256(cs.req.Params)
+		rec := &audit.Record{
+			Time: cs.wall, CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider,
+			Tool: res.Tool, Version: res.Version, ParamsSHA256: hex.EncodeToString(sum[:]),
+			Outcome: string(res.Outcome), Error: res.ErrorKind, LatencyNs: int64(latency),
+		}
+		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
+			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
+			res.Output = nil
+			return res, errors.Join(err, fmt.Errorf("pipeline: audit record not durable: %w", aerr))
+		}
+	}
+	res.Latency = time.Since(cs.start)
+	m.metrics.overhead.Observe(res.Latency - cs.handler)
+	return res, err
+}

@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline/audit"
+)
+
+// MaxTimeout is the system maximum for a caller's timeout (issue 2: 600 s).
+// A caller asking for more (or for nothing) gets the latency-class default.
+const MaxTimeout = 600 * time.Second
+
+// ClassTimeouts are the latency-class default budgets.
+var ClassTimeouts = [...]time.Duration{
+	Instant:     100 * time.Millisecond,
+	Fast:        5 * time.Second,
+	Slow:        60 * time.Second,
+	LongRunning: 300 * time.Second,
+}
+
+// AuditSink receives one record per call and returns once it is durable.
+// *audit.Log is the implementation; tests may use others.
+type AuditSink interface {
+	Append(*audit.Record) error
+}
+
+// Config configures a Manager. Only Registry is required.
+type Config struct {
+	Registry *Registry
+
+	// Audit gets a record for every call, before its result is delivered.
+	// nil disables auditing (tests, dry runs) — `airs` always sets it.
+	Audit AuditSink
+	// Policy answers capability levels 1 and 3; nil means AllowAll.
+	Policy AccessPolicy
+	// Intent is capability level 2; nil skips it.
+	Intent IntentVerifier
+	// IntentQueue and IntentWorkers size the background checks of idempotent
+	// calls (defaults 1024 and 2). When the queue is full a check is dropped
+	// and counted, never blocking the call.
+	IntentQueue, IntentWorkers int
+	// IntentTimeout bounds one background check (default 30 s).
+	IntentTimeout time.Duration
+
+	// MaxPayload is the largest params size in bytes (default 1 MiB).
+	MaxPayload int
+	// CancelGrace is how long a cancelled or timed-out handler may take to
+	// hand back partial output before the call is answered without it
+	// (default 20 ms).
+	CancelGrace time.Duration
+
+	Breaker BreakerConfig
+	// RateLimit applies to every caller, RateLimits overrides it per caller.
+	// The zero value is unlimited.
+	RateLimit  RateLimit
+	RateLimits map[string]RateLimit
+
+	// Logger receives crashes, dead providers and asynchronous intent
+	// misalignments; nil discards.
+	Logger *slog.Logger
+	// Now is the wall clock for sunsets, breakers and rate limits (tests
+	// move it); nil is time.Now. Budgets always use the monotonic clock.
+	Now func() time.Time
+}
+
+// Manager is the Tool Manager: it runs calls through the 7 stages.
+// It is safe for concurrent use.
+type Manager struct {
+	cfg     Config
+	reg     *Registry
+	policy  AccessPolicy
+	limiter *limiter
+	flights *inflight
+	log     *slog.Logger
+	now     func() time.Time
+
+	handlers sync.WaitGroup // handler goroutines still running
+	closed   atomic.Bool
+
+	ctx      context.Context // cancelled by Close: stops background intent checks
+	stop     context.CancelFunc
+	intentQ  chan IntentCheck
+	intentWG sync.WaitGroup
+
+	ids     atomic.Uint64
+	idBase  string
+	metrics managerMetrics
+}
+
+// NewManager checks cfg, fills defaults and starts the background workers.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("pipeline: Config.Registry is required")
+	}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	if cfg.CancelGrace <= 0 {
+		cfg.CancelGrace = 20 * time.Millisecond
+	}
+	if cfg.IntentQueue <= 0 {
+		cfg.IntentQueue = 1024
+	}
+	if cfg.IntentWorkers <= 0 {
+		cfg.IntentWorkers = 2
+	}
+	if cfg.IntentTimeout <= 0 {
+		cfg.IntentTimeout = 30 * time.Second
+	}
+	if cfg.Breaker.Failures >= 0 {
+		cfg.Breaker = cfg.Breaker.withDefaults()
+	}
+	m := &Manager{
+		cfg:     cfg,
+		reg:     cfg.Registry,
+		policy:  cfg.Policy,
+		limiter: newLimiter(cfg.RateLimit, cfg.RateLimits),
+		flights: newInflight(),
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		idBase:  "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+	}
+	if m.policy == nil {
+		m.policy = AllowAll{}
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.metrics.init()
+	m.ctx, m.stop = context.WithCancel(context.Background())
+	if cfg.Intent != nil {
+		m.intentQ = make(chan IntentCheck, cfg.IntentQueue)
+		for range cfg.IntentWorkers {
+			m.intentWG.Add(1)
+			go m.intentWorker()
+		}
+	}
+	return m, nil
+}
+
+// Registry is the registry the Manager calls into.
+func (m *Manager) Registry() *Registry { return m.reg }
+
+// Cancel cancels every in-flight call with callID: a dispatched call's
+// handler sees its context cancelled; a call still in stages 1–4 stops at
+// the next stage. It reports whether such a call was in flight. The call
+// itself answers Cancelled (with the handler's partial output, if any).
+func (m *Manager) Cancel(callID string) bool { return m.flights.cancel(callID) }
+
+// InFlight is the number of calls between stage 1 and delivery.
+func (m *Manager) InFlight() int { return m.flights.count() }
+
+// Close refuses new calls, stops background intent checks and waits for
+// every handler goroutine to return. Handlers that ignore their context
+// make Close wait for them; that is deliberate — a handler still running
+// after Close would outlive the resources it uses. Close does not close the
+// audit sink: whoever opened it closes it, after Close.
+func (m *Manager) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	m.stop()
+	m.intentWG.Wait()
+	m.handlers.Wait()
+	return nil
+}
+
+// ErrClosed is returned by Call after Close.
+var ErrClosed = errors.New("pipeline: manager closed")
+
+func (m *Manager) newCallID() string {
+	return m.idBase + strconv.FormatUint(m.ids.Add(1), 36)
+}
+
+func (m *Manager) breakerFor(e *entry) *breaker {
+	if m.cfg.Breaker.Failures < 0 {
+		return nil
+	}
+	if b := e.brk.Load(); b != nil {
+		return b
+	}
+	e.brk.CompareAndSwap(nil, newBreaker(m.cfg.Breaker))
+	return e.brk.Load()
+}
+
+func (m *Manager) intentWorker() {
+	defer m.intentWG.Done()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case c := <-m.intentQ:
+			ctx, cancel := context.WithTimeout(m.ctx, m.cfg.IntentTimeout)
+			err := m.cfg.Intent.Verify(ctx, c)
+			cancel()
+			if err != nil {
+				m.metrics.intentAsyncMisaligned.Add(1)
+				m.log.Warn("intent misaligned (idempotent call went ahead)", "call_id", c.CallID,
+					"caller", c.Caller, "provider", c.Provider, "tool", c.Tool.Name, "reason", asMisaligned(err).Reason)
+			} else {
+				m.metrics.intentAsyncChecked.Add(1)
+			}
+		}
+	}
+}
