@@ -230,7 +230,7 @@ func (c *Chain) bindInputs(input map[string]any) (map[string]any, error) {
 			}
 			in[name] = val
 		}
-		if decl.Type != "" && !compatible([]string{jsonTypeOf(val)}, []string{decl.Type}) {
+		if decl.Type != "" && !hasType(val, decl.Type) {
 			errs.add(decl.Pos, "", "input %s: %s given, %s wanted", name, jsonTypeOf(val), decl.Type)
 		}
 	}
@@ -437,10 +437,14 @@ func (r *runner) runStep(i int) {
 			return
 		}
 	}
-	e := &env{input: r.input, steps: r.outputs}
+	// Every step a reference may name is a dependency, finished: copy
+	// their outputs (never modified again) out of the shared map.
+	e := &env{input: r.input, steps: make(map[string]any, len(r.cp.deps[i]))}
+	for _, d := range r.cp.deps[i] {
+		id := r.c.Steps[d].ID
+		e.steps[id] = r.outputs[id]
+	}
 	r.mu.Unlock()
-	// Outputs of finished steps never change, so e may be read without the
-	// lock from here on: every step it can reference has finished.
 
 	start := time.Now()
 	deadline, budget := r.stepDeadline(i, start)
@@ -665,4 +669,10 @@ func (r *runner) callHeld(i, item int, e *env, deadline time.Time) (json.RawMess
 	}
 	end(pipeline.OutcomeOK, nil)
 	return out, dec, StatusOK, ""
+}
+
+// hasType reports whether the JSON value v is of JSON Schema type t.
+func hasType(v any, t string) bool {
+	vt := jsonTypeOf(v)
+	return vt == t || vt == "integer" && t == "number"
 }

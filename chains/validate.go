@@ -81,7 +81,7 @@ func (c *Chain) compile(cat Catalog, caller string) (*compiled, error) {
 	for name, in := range c.Inputs {
 		if in.Type != "" && !knownType(in.Type) {
 			errs.add(in.Pos, "", "input %s: unknown type %q", name, in.Type)
-		} else if in.HasDefault && in.Type != "" && !compatible([]string{jsonTypeOf(in.Default)}, []string{in.Type}) {
+		} else if in.HasDefault && in.Type != "" && !hasType(in.Default, in.Type) {
 			errs.add(in.Pos, "", "input %s: default is %s, not %s", name, jsonTypeOf(in.Default), in.Type)
 		}
 	}
