@@ -122,6 +122,8 @@ type Selector struct {
 	// Schema given as Ollama's `format` (grammar/export), reporting whether it
 	// had to loosen anything.
 	FormatFor func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error)
+	// FormatSchema exports any JSON Schema (a plan's) for Ollama's `format`.
+	FormatSchema func(schema json.RawMessage) (json.RawMessage, bool, error)
 	Config    Config
 }
 
