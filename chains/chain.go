@@ -204,7 +204,7 @@ func (c *Chain) structure() (*graph, error) {
 						errs.add(stepPos(s, line), s.ID, "%s: %s is only defined in the params of a foreach step", where, r)
 					}
 				case RootInput:
-					if c.Inputs != nil && len(r.Path) > 0 && !r.Path[0].IsIndex {
+					if c.Inputs != nil && len(r.Path) > 0 && r.Path[0].IsKey() {
 						if _, ok := c.Inputs[r.Path[0].Key]; !ok {
 							errs.add(stepPos(s, line), s.ID, "%s: %s: no input named %q", where, r, r.Path[0].Key)
 						}
@@ -254,7 +254,7 @@ func (c *Chain) structure() (*graph, error) {
 					errs.add(p, "", "output: %s: no step %q", r, r.Step)
 				}
 			case RootInput:
-				if c.Inputs != nil && len(r.Path) > 0 && !r.Path[0].IsIndex {
+				if c.Inputs != nil && len(r.Path) > 0 && r.Path[0].IsKey() {
 					if _, ok := c.Inputs[r.Path[0].Key]; !ok {
 						errs.add(p, "", "output: %s: no input named %q", r, r.Path[0].Key)
 					}

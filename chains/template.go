@@ -19,15 +19,23 @@ const (
 	RootItem                 // {{item...}}: the current element of a foreach
 )
 
-// PathElem is one step of a JSON path: an object key (.key or ["key"]) or an
-// array index ([n]).
+// PathElem is one step of a JSON path: an object key (.key or ["key"]), an
+// array index ([n]), or every element of an array ([*]: the rest of the path
+// is taken from each element, giving an array).
 type PathElem struct {
 	Key     string
 	Index   int
 	IsIndex bool
+	All     bool
 }
 
+// IsKey reports whether p is an object key.
+func (p PathElem) IsKey() bool { return !p.IsIndex && !p.All }
+
 func (p PathElem) String() string {
+	if p.All {
+		return "[*]"
+	}
 	if p.IsIndex {
 		return "[" + strconv.Itoa(p.Index) + "]"
 	}
@@ -40,10 +48,18 @@ func (p PathElem) String() string {
 // Ref is a parsed reference such as {{steps.search.output.documents[0].id}}.
 // For RootInput the first path element is the input's name (absent for the
 // whole input object); for RootStep, Path starts after ".output".
+//
+// A reference may end with a filter; the one there is, join, turns an array
+// into a string: {{steps.s.output[*].summary | join "\n\n"}} (elements that
+// are strings as they are, others as JSON; the separator, a JSON string, is
+// "\n" when left out).
 type Ref struct {
 	Root RefRoot
 	Step string // RootStep only
 	Path []PathElem
+	// Join is set for the join filter; Sep is its separator.
+	Join bool
+	Sep  string
 }
 
 func (r *Ref) String() string {
@@ -61,6 +77,11 @@ func (r *Ref) String() string {
 	}
 	for _, p := range r.Path {
 		b.WriteString(p.String())
+	}
+	if r.Join {
+		b.WriteString(" | join ")
+		sep, _ := json.Marshal(r.Sep)
+		b.Write(sep)
 	}
 	b.WriteString("}}")
 	return b.String()
@@ -370,31 +391,51 @@ func parseRef(text string) (*Ref, error) {
 	default:
 		return nil, bad(fmt.Sprintf("unknown root %q (want input, steps or item)", head))
 	}
-	path, err := parsePath(rest)
+	path, rest, err := parsePath(rest)
 	if err != nil {
 		return nil, bad(err.Error())
 	}
 	r.Path = path
+	if rest = strings.TrimSpace(rest); rest != "" {
+		f, ok := strings.CutPrefix(rest, "|")
+		if !ok {
+			return nil, bad(fmt.Sprintf("unexpected %q", rest))
+		}
+		f = strings.TrimSpace(f)
+		name, arg, _ := strings.Cut(f, " ")
+		if name != "join" {
+			return nil, bad(fmt.Sprintf("unknown filter %q (there is join)", name))
+		}
+		r.Join, r.Sep = true, "\n"
+		if arg = strings.TrimSpace(arg); arg != "" {
+			if err := json.Unmarshal([]byte(arg), &r.Sep); err != nil {
+				return nil, bad("join: the separator is a JSON string, like \", \"")
+			}
+		}
+	}
 	return r, nil
 }
 
-// splitHead splits s at the first '.' or '['.
+// splitHead splits s at the first '.', '[', '|' or space.
 func splitHead(s string) (head, rest string) {
-	i := strings.IndexAny(s, ".[")
+	i := strings.IndexAny(s, ".[| \t")
 	if i < 0 {
 		return s, ""
 	}
 	return s[:i], s[i:]
 }
 
-func parsePath(s string) ([]PathElem, error) {
+// parsePath parses path elements up to a space or '|' and returns the rest.
+func parsePath(s string) ([]PathElem, string, error) {
 	var path []PathElem
 	for s != "" {
 		switch s[0] {
+		case ' ', '\t', '|':
+			return path, s, nil
 		case '.':
 			key, rest := splitHead(s[1:])
 			if !isPlainKey(key) {
-				return nil, fmt.Errorf("bad key %q", key)
+				return nil, "", fmt.Errorf("bad key %q", key)
 			}
 			path = append(path, PathElem{Key: key})
 			s = rest
@@ -404,11 +445,11 @@ func parsePath(s string) ([]PathElem, error) {
 				dec := json.NewDecoder(strings.NewReader(s[1:]))
 				var key string
 				if err := dec.Decode(&key); err != nil {
-					return nil, fmt.Errorf("bad quoted key: %v", err)
+					return nil, "", fmt.Errorf("bad quoted key: %v", err)
 				}
 				n := 1 + int(dec.InputOffset())
 				if n >= len(s) || s[n] != ']' {
-					return nil, fmt.Errorf("missing ] after quoted key")
+					return nil, "", fmt.Errorf("missing ] after quoted key")
 				}
 				path = append(path, PathElem{Key: key})
 				s = s[n+1:]
@@ -416,20 +457,25 @@ func parsePath(s string) ([]PathElem, error) {
 			}
 			end := strings.IndexByte(s, ']')
 			if end < 0 {
-				return nil, fmt.Errorf("missing ]")
+				return nil, "", fmt.Errorf("missing ]")
 			}
 			digits := s[1:end]
+			if digits == "*" {
+				path = append(path, PathElem{All: true})
+				s = s[end+1:]
+				continue
+			}
 			n, err := strconv.Atoi(digits)
 			if err != nil || n < 0 || digits == "" || (len(digits) > 1 && digits[0] == '0') || strings.ContainsAny(digits, "+-") {
-				return nil, fmt.Errorf("bad index [%s]", digits)
+				return nil, "", fmt.Errorf("bad index [%s]", digits)
 			}
 			path = append(path, PathElem{Index: n, IsIndex: true})
 			s = s[end+1:]
 		default:
-			return nil, fmt.Errorf("unexpected %q", s)
+			return nil, "", fmt.Errorf("unexpected %q", s)
 		}
 	}
-	return path, nil
+	return path, "", nil
 }
 
 // isPlainKey: a key that may follow a dot.
@@ -492,10 +538,33 @@ func (e *env) lookup(r *Ref) (any, error) {
 		}
 		v = out
 	}
-	for i, p := range r.Path {
+	v, err := walkPath(r, v, 0)
+	if err != nil || !r.Join {
+		return v, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: join wants an array, not %s", r, jsonTypeOf(v))
+	}
+	var b strings.Builder
+	for i, el := range arr {
+		if i > 0 {
+			b.WriteString(r.Sep)
+		}
+		if err := writeInterp(&b, el); err != nil {
+			return nil, err
+		}
+	}
+	return b.String(), nil
+}
+
+// walkPath follows r.Path[from:] into v.
+func walkPath(r *Ref, v any, from int) (any, error) {
+	for i := from; i < len(r.Path); i++ {
+		p := r.Path[i]
 		switch cur := v.(type) {
 		case map[string]any:
-			if p.IsIndex {
+			if !p.IsKey() {
 				return nil, fmt.Errorf("%s: %s is an object, not an array", r, prefix(r, i))
 			}
 			next, ok := cur[p.Key]
@@ -504,8 +573,19 @@ func (e *env) lookup(r *Ref) (any, error) {
 			}
 			v = next
 		case []any:
-			if !p.IsIndex {
+			if p.IsKey() {
 				return nil, fmt.Errorf("%s: %s is an array, not an object", r, prefix(r, i))
+			}
+			if p.All {
+				out := make([]any, len(cur))
+				for k, el := range cur {
+					x, err := walkPath(r, el, i+1)
+					if err != nil {
+						return nil, err
+					}
+					out[k] = x
+				}
+				return out, nil
 			}
 			if p.Index >= len(cur) {
 				return nil, fmt.Errorf("%s: index %d out of range (%s has %d elements)", r, p.Index, prefix(r, i), len(cur))
@@ -518,10 +598,26 @@ func (e *env) lookup(r *Ref) (any, error) {
 	return v, nil
 }
 
+// writeInterp writes a value into an interpolated string: a string as it
+// is, anything else as JSON.
+func writeInterp(b *strings.Builder, v any) error {
+	if s, ok := v.(string); ok {
+		b.WriteString(s)
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(raw)
+	return nil
+}
+
 // prefix renders the first n path elements of r, for error messages.
 func prefix(r *Ref, n int) string {
 	c := *r
 	c.Path = r.Path[:n]
+	c.Join = false
 	s := c.String()
 	return s[2 : len(s)-2]
 }
@@ -547,15 +643,9 @@ func (t *Template) render(e *env) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if s, ok := v.(string); ok {
-				b.WriteString(s)
-				continue
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
+			if err := writeInterp(&b, v); err != nil {
 				return nil, err
 			}
-			b.Write(raw)
 		}
 		return b.String(), nil
 	case tObject:

@@ -30,7 +30,12 @@ func TestParseRef(t *testing.T) {
 		{"item[01]", "error: bad index"},
 		{"item[-1]", "error: bad index"},
 		{"item[1", "error: missing ]"},
-		{"item a", "error: unknown root"},
+		{"item a", "error: unexpected \"a\""},
+		{"item[*].x", "{{item[*].x}}"},
+		{"item | join", `{{item | join "\n"}}`},
+		{`item|join "; "`, `{{item | join "; "}}`},
+		{"item | upper", "error: unknown filter"},
+		{"item | join x", "error: separator is a JSON string"},
 	} {
 		r, err := parseRef(tc.in)
 		if msg, isErr := strings.CutPrefix(tc.want, "error: "); isErr {
@@ -81,6 +86,12 @@ func TestRenderKeepsTypesAndInterpolates(t *testing.T) {
 		{`\{{not a ref}}`, `"{{not a ref}}"`},
 		{`\{{x}} {{input.topic}}`, `"{{x}} go"`},
 		{"plain", `"plain"`},
+		{"{{steps.search.output.docs[*].id}}", `["d1","d2"]`},
+		{"{{steps.search.output.docs[*]}}", `[{"id":"d1"},{"id":"d2"}]`},
+		{`{{steps.search.output.docs[*].id | join ", "}}`, `"d1, d2"`},
+		{"{{steps.search.output.docs[*].id|join}}", `"d1\nd2"`},
+		{"ids: {{steps.search.output.docs[*].id | join \"+\"}}.", `"ids: d1+d2."`},
+		{"{{steps.search.output.obj.a | join}}", `"1\n2"`},
 		{map[string]any{"q": "{{input.topic}}", "limit": 5, "nested": []any{"{{steps.search.output.n}}", "x"}}, `{"limit":5,"nested":[3,"x"],"q":"go"}`},
 	} {
 		tm, err := NewTemplate(tc.tmpl)
@@ -123,6 +134,8 @@ func TestRenderErrors(t *testing.T) {
 		{"{{steps.s.output.str.x}}", "is string, cannot take .x"},
 		{"{{steps.t.output}}", "step t has no output"},
 		{"{{item}}", "no foreach item"},
+		{"{{steps.s.output.str | join}}", "join wants an array, not string"},
+		{"{{steps.s.output[*]}}", "is an object, not an array"},
 	} {
 		tm := MustTemplate(tc.tmpl)
 		_, err := tm.render(e)

@@ -452,7 +452,7 @@ func (tc *typeChecker) refType(s *Step, r *Ref, line int) (snode, bool) {
 			n = snode{s: map[string]any{"type": "object"}}
 			break
 		}
-		if in := tc.c.Inputs[path[0].Key]; in != nil && in.Type != "" && !path[0].IsIndex {
+		if in := tc.c.Inputs[path[0].Key]; in != nil && in.Type != "" && path[0].IsKey() {
 			n = snode{s: map[string]any{"type": in.Type}}
 		}
 		path = path[1:]
@@ -473,31 +473,53 @@ func (tc *typeChecker) refType(s *Step, r *Ref, line int) (snode, bool) {
 			n = snode{root: ts.returns, s: map[string]any{"type": "array", "items": ts.returns}}
 		}
 	}
+	n, ok := tc.walkType(s, r, n, path, line)
+	if !ok || !r.Join {
+		return n, ok
+	}
+	if tt := n.types(); n.known() && tt != nil && !slices.Contains(tt, "array") {
+		tc.errs.add(stepPos(s, line), s.ID, "%s: join wants an array, not %s", r, typeList(tt))
+		return snode{}, false
+	}
+	return snode{s: map[string]any{"type": "string"}}, true
+}
+
+// walkType follows path through the schema n.
+func (tc *typeChecker) walkType(s *Step, r *Ref, n snode, path []PathElem, line int) (snode, bool) {
 	for k, p := range path {
 		if !n.known() {
 			return n, true
 		}
 		tt := n.types()
-		var next snode
-		if p.IsIndex {
-			if tt != nil && !slices.Contains(tt, "array") {
-				tc.errs.add(stepPos(s, line), s.ID, "%s: %s is %s, cannot take %s", r, prefixFrom(r, path, k), typeList(tt), p)
+		want := "object"
+		if !p.IsKey() {
+			want = "array"
+		}
+		if tt != nil && !slices.Contains(tt, want) {
+			tc.errs.add(stepPos(s, line), s.ID, "%s: %s is %s, cannot take %s", r, prefixFrom(r, path, k), typeList(tt), p)
+			return snode{}, false
+		}
+		switch {
+		case p.All:
+			el, ok := tc.walkType(s, r, n.item(-1), path[k+1:], line)
+			if !ok {
 				return snode{}, false
 			}
-			next = n.item(p.Index)
-		} else {
-			if tt != nil && !slices.Contains(tt, "object") {
-				tc.errs.add(stepPos(s, line), s.ID, "%s: %s is %s, cannot take %s", r, prefixFrom(r, path, k), typeList(tt), p)
-				return snode{}, false
+			var items any
+			if el.known() {
+				items = el.resolve().s
 			}
+			return snode{root: el.root, s: map[string]any{"type": "array", "items": items}}, true
+		case p.IsIndex:
+			n = n.item(p.Index)
+		default:
 			sub, closed := n.prop(p.Key)
 			if closed {
 				tc.errs.add(stepPos(s, line), s.ID, "%s: %s has no property %q (it has: %s)", r, prefixFrom(r, path, k), p.Key, strings.Join(propNames(n), ", "))
 				return snode{}, false
 			}
-			next = sub
+			n = sub
 		}
-		n = next
 	}
 	return n, true
 }

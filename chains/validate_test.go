@@ -42,6 +42,42 @@ steps:
     tool: count
     params: {n: "{{steps.a.output.files[0].size}}"}
 `},
+		{name: "pluck and join", src: `
+steps:
+  - id: a
+    tool: list
+    params: {n: 3}
+  - id: b
+    tool: upper
+    params: {text: "{{steps.a.output.files[*].name | join \", \"}}"}
+`},
+		{name: "pluck without join into a string", src: `
+steps:
+  - id: a
+    tool: list
+    params: {n: 3}
+  - id: b
+    tool: upper
+    params: {text: "{{steps.a.output.files[*].name}}"}
+`, want: []string{"test.yaml:8: step b: params.text: {{steps.a.output.files[*].name}} is array; the parameter wants string"}},
+		{name: "join of a non-array", src: `
+steps:
+  - id: a
+    tool: count
+    params: {n: 3}
+  - id: b
+    tool: upper
+    params: {text: "{{steps.a.output.n | join}}"}
+`, want: []string{"join wants an array, not integer"}},
+		{name: "pluck a missing property", src: `
+steps:
+  - id: a
+    tool: list
+    params: {n: 3}
+  - id: b
+    tool: upper
+    params: {text: "{{steps.a.output.files[*].title | join}}"}
+`, want: []string{`steps.a.output.files[*] has no property "title" (it has: name, size)`}},
 		{name: "cycle", src: `
 steps:
   - id: a
