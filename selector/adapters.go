@@ -1,0 +1,126 @@
+package selector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// RegistryCatalog is the Catalog over the pipeline's registry and access
+// policy: a tool is callable when the caller reaches its provider (level 1),
+// holds every capability it requires (level 3), and it is not past its
+// sunset. It applies the same rules the pipeline enforces at call time, so
+// the prompt and the grammar never offer a call the pipeline would refuse
+// for capability reasons.
+type RegistryCatalog struct {
+	Registry *pipeline.Registry
+	Policy   pipeline.AccessPolicy // nil: AllowAll
+	Now      func() time.Time
+}
+
+// Callable lists the caller's tools, the registry's preferred provider of
+// each name first.
+func (c *RegistryCatalog) Callable(caller string) []Entry {
+	pol := c.Policy
+	if pol == nil {
+		pol = pipeline.AllowAll{}
+	}
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	var out []Entry
+	for _, r := range c.Registry.List() {
+		if d := r.Tool.Deprecation; d != nil && !d.Sunset.IsZero() && now.After(d.Sunset) {
+			continue
+		}
+		if !pol.CanReach(caller, r.Provider) {
+			continue
+		}
+		ok := true
+		for _, req := range r.Tool.CapabilityRequired {
+			if !pol.Holds(caller, req) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, Entry{Provider: r.Provider, Tool: r.Tool})
+		}
+	}
+	return out
+}
+
+// Tool implements chains.Catalog with the same rules.
+func (c *RegistryCatalog) Tool(caller, name string) (pipeline.Tool, error) {
+	for _, e := range c.Callable(caller) {
+		if e.Tool.Name == name {
+			return e.Tool, nil
+		}
+	}
+	if len(c.Registry.Providers(name)) > 0 {
+		return pipeline.Tool{}, fmt.Errorf("tool %s: caller %s may not call it (missing capability or provider access)", name, caller)
+	}
+	return pipeline.Tool{}, fmt.Errorf("tool %s: no such tool (airs tools list shows the tools)", name)
+}
+
+// Docs turns entries into index documents.
+func Docs(entries []Entry) []embeddings.Doc {
+	docs := make([]embeddings.Doc, 0, len(entries))
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.Tool.Name] {
+			continue
+		}
+		seen[e.Tool.Name] = true
+		caps := make([]string, 0, len(e.Tool.CapabilityRequired))
+		for _, c := range e.Tool.CapabilityRequired {
+			caps = append(caps, c.String())
+		}
+		docs = append(docs, embeddings.Doc{
+			ID:           e.Tool.Name,
+			Name:         e.Tool.Name,
+			Description:  e.Tool.Description,
+			Params:       embeddings.ParamsFromSchema(e.Tool.Parameters),
+			Trust:        int(e.Tool.Trust),
+			Capabilities: caps,
+		})
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].ID < docs[j].ID })
+	return docs
+}
+
+// IndexRetriever is the Retriever over the embeddings index (hybrid dense +
+// BM25). The allowed names become the search's ID filter, applied before
+// ranking.
+type IndexRetriever struct {
+	Index *embeddings.Index
+}
+
+func (r *IndexRetriever) Retrieve(ctx context.Context, query string, k int, allowed []string) ([]Retrieved, error) {
+	hits, err := r.Index.Search(ctx, query, k, embeddings.Filter{IDs: allowed})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Retrieved, 0, len(hits))
+	var top float64
+	for _, h := range hits {
+		if h.Fused > top {
+			top = h.Fused
+		}
+	}
+	for _, h := range hits {
+		sem := h.Dense
+		if sem < 0 {
+			sem = 0
+		}
+		out = append(out, Retrieved{Name: h.ID, Semantic: sem})
+	}
+	// The fused rank is the retrieval order; the semantic score shown is
+	// the dense similarity, which is comparable across requests.
+	return out, nil
+}
