@@ -124,7 +124,7 @@ type Selector struct {
 	FormatFor func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error)
 	// FormatSchema exports any JSON Schema (a plan's) for Ollama's `format`.
 	FormatSchema func(schema json.RawMessage) (json.RawMessage, bool, error)
-	Config    Config
+	Config       Config
 }
 
 // Selection is the outcome of Select. Function is grammar.NoneTool when no
@@ -138,7 +138,7 @@ type Selection struct {
 	Candidates  []Candidate     `json:"candidates"`
 	GrammarHash string          `json:"grammar_hash,omitempty"`
 	Model       string          `json:"model,omitempty"`
-	Raw         string          `json:"raw,omitempty"`     // the model's output
+	Raw         string          `json:"raw,omitempty"`      // the model's output
 	Repaired    bool            `json:"repaired,omitempty"` // the repair attempt was used
 	Validation  string          `json:"validation"`         // "ok" or the validator's errors
 	Latency     time.Duration   `json:"latency_ns"`

@@ -40,7 +40,7 @@ func (b *testBackend) Chat(ctx context.Context, caller, text string, emit func(s
 func (b *testBackend) RunPipeline(ctx context.Context, caller string, y []byte, in map[string]any) (any, error) {
 	return nil, errors.New("unused")
 }
-func (b *testBackend) Tools(caller string) any       { return b.m.Registry().List() }
+func (b *testBackend) Tools(caller string) any        { return b.m.Registry().List() }
 func (b *testBackend) WriteMetrics(w io.Writer) error { return b.m.WritePrometheus(w) }
 
 const schema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
