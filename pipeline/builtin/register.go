@@ -1,0 +1,93 @@
+package builtin
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// ProviderID is the provider (agent id) the builtin tools are registered
+// under.
+const ProviderID = "builtin"
+
+// Options configures the builtin tools.
+type Options struct {
+	// Spaces maps a space name to its directory. Relative directories are
+	// made absolute at registration.
+	Spaces map[string]string
+	// Policy says what each agent holds: the space tools need
+	// ReadSpace(<space>) for the space named in each call, and ask
+	// Policy.Holds(call.Caller, ReadSpace(space)). Give it the same policy
+	// as the Manager (pipeline.Config.Policy). Nil: nobody may read any
+	// space (unlike the Manager, where nil means AllowAll: a tool package
+	// used by another host should fail closed).
+	Policy pipeline.AccessPolicy
+	// Summarizer writes model summaries; nil: extractive only.
+	Summarizer Summarizer
+}
+
+// Entry is one builtin tool: its description and its handler.
+type Entry struct {
+	Tool    pipeline.Tool
+	Handler pipeline.Handler
+}
+
+// Tools returns the builtin tools configured by opts, in a fixed order.
+func Tools(opts Options) ([]Entry, error) {
+	s := &spaces{dirs: map[string]string{}, policy: opts.Policy}
+	for name, dir := range opts.Spaces {
+		if name == "" || name == "*" {
+			return nil, fmt.Errorf("builtin: invalid space name %q", name)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("builtin: space %q: %w", name, err)
+		}
+		s.dirs[name] = abs
+	}
+	names := s.names()
+	return []Entry{
+		{CalculatorTool(), Calculator()},
+		{CompareTool(), Compare()},
+		{listFilesTool(names), pipeline.HandlerFunc(s.listFiles)},
+		{pdfExtractTool(names), pipeline.HandlerFunc(s.pdfExtract)},
+		{readFileTool(names), pipeline.HandlerFunc(s.readFile)},
+		{SummarizeTool(), Summarize(opts.Summarizer)},
+	}, nil
+}
+
+// Registrar is what Register needs from the Tool Manager;
+// *pipeline.Registry has it.
+type Registrar interface {
+	Register(providerID string, t pipeline.Tool, h pipeline.Handler) error
+}
+
+// Register registers every builtin tool under ProviderID.
+func Register(r Registrar, opts Options) error {
+	entries, err := Tools(opts)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := r.Register(ProviderID, e.Tool, e.Handler); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Handlers returns the builtin handlers by manifest handler id
+// ("builtin.calculator", "builtin.read-file", ...), so a manifest can
+// declare a builtin under another provider, name or schema.
+func Handlers(opts Options) (pipeline.HandlerMap, error) {
+	entries, err := Tools(opts)
+	if err != nil {
+		return nil, err
+	}
+	m := pipeline.HandlerMap{}
+	for _, e := range entries {
+		m[ProviderID+"."+e.Tool.Name] = e.Handler
+	}
+	return m, nil
+}
