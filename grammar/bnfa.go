@@ -1,0 +1,442 @@
+package grammar
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Byte-level NFAs for rules. Structural bytes, keys, strings, numbers and
+// literals are byte paths; nested containers are call edges; "checked" edges
+// carry an op the runtime evaluates (see ops.go). String-content states carry
+// the code point limit of their string (lim ≥ 0) and whether they sit on a
+// code point boundary (rb), for the runtime length counter.
+
+type bedge struct {
+	lo, hi byte
+	to     int32
+	op     int32
+}
+
+type bcall struct {
+	rule int32
+	to   int32
+}
+
+type bstate struct {
+	eps   []int32
+	edges []bedge
+	calls []bcall
+	final bool
+	lim   int32
+	rb    bool
+}
+
+type bnfa struct{ st []bstate }
+
+func (n *bnfa) add() int32 {
+	n.st = append(n.st, bstate{lim: -1})
+	return int32(len(n.st) - 1)
+}
+
+func (n *bnfa) addStr(lim int32, rb bool) int32 {
+	n.st = append(n.st, bstate{lim: lim, rb: rb})
+	return int32(len(n.st) - 1)
+}
+
+func (n *bnfa) eps(a, b int32) { n.st[a].eps = append(n.st[a].eps, b) }
+func (n *bnfa) edge(a int32, lo, hi byte, b int32, op int32) {
+	n.st[a].edges = append(n.st[a].edges, bedge{lo, hi, b, op})
+}
+
+// lit adds the byte path s from a to b.
+func (n *bnfa) lit(a int32, s string, b int32) {
+	cur := a
+	for i := 0; i < len(s); i++ {
+		nx := b
+		if i < len(s)-1 {
+			nx = n.add()
+		}
+		n.edge(cur, s[i], s[i], nx, 0)
+		cur = nx
+	}
+	if len(s) == 0 {
+		n.eps(a, b)
+	}
+}
+
+// utf8Seqs splits [lo,hi] (no surrogates) into sequences of byte ranges.
+func utf8Seqs(lo, hi rune, out [][][2]byte) [][][2]byte {
+	bounds := []rune{0x7F, 0x7FF, 0xFFFF}
+	for _, b := range bounds {
+		if lo <= b && hi > b {
+			out = utf8Seqs(lo, b, out)
+			return utf8Seqs(b+1, hi, out)
+		}
+	}
+	n := utf8.RuneLen(lo)
+	if n == 1 {
+		return append(out, [][2]byte{{byte(lo), byte(hi)}})
+	}
+	for i := 1; i < n; i++ {
+		m := rune(1)<<(6*i) - 1
+		if lo&^m != hi&^m {
+			if lo&m != 0 {
+				out = utf8Seqs(lo, lo|m, out)
+				return utf8Seqs((lo|m)+1, hi, out)
+			}
+			if hi&m != m {
+				out = utf8Seqs(lo, (hi&^m)-1, out)
+				return utf8Seqs(hi&^m, hi, out)
+			}
+		}
+	}
+	var a, b [4]byte
+	utf8.EncodeRune(a[:], lo)
+	utf8.EncodeRune(b[:], hi)
+	seq := make([][2]byte, n)
+	for i := 0; i < n; i++ {
+		seq[i] = [2]byte{a[i], b[i]}
+	}
+	return append(out, seq)
+}
+
+var shortEsc = map[rune]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
+
+// strRunes adds the JSON-string encodings of code points lo..hi from a to b
+// (inside a string with limit lim).
+func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
+	mid := func() int32 { return n.addStr(lim, false) }
+	chain := func(seq [][2]byte) {
+		cur := a
+		for i, r := range seq {
+			nx := b
+			if i < len(seq)-1 {
+				nx = mid()
+			}
+			n.edge(cur, r[0], r[1], nx, 0)
+			cur = nx
+		}
+	}
+	// escaped: controls, '"', '\\'; '/' also as "\/"
+	for r := lo; r <= hi && r < 0x20; r++ {
+		if e, ok := shortEsc[r]; ok {
+			chain([][2]byte{{'\\', '\\'}, {e, e}})
+			continue
+		}
+		h := byte("0123456789abcdef"[r&15])
+		hs := [][2]byte{{'\\', '\\'}, {'u', 'u'}, {'0', '0'}, {'0', '0'}, {'0' + byte(r>>4), '0' + byte(r>>4)}, {h, h}}
+		chain(hs)
+		if h >= 'a' {
+			hs[5] = [2]byte{h - 32, h - 32}
+			chain(hs)
+		}
+	}
+	for _, r := range []rune{'"', '\\'} {
+		if lo <= r && r <= hi {
+			chain([][2]byte{{'\\', '\\'}, {byte(r), byte(r)}})
+		}
+	}
+	if lo <= '/' && '/' <= hi {
+		chain([][2]byte{{'\\', '\\'}, {'/', '/'}})
+	}
+	raw := rset{{max(lo, 0x20), hi}}.minus(rset{{'"', '"'}, {'\\', '\\'}})
+	for _, rr := range raw {
+		if rr.lo > rr.hi {
+			continue
+		}
+		for _, seq := range utf8Seqs(rr.lo, rr.hi, nil) {
+			chain(seq)
+		}
+	}
+}
+
+// str adds a JSON string ("..." with content in d) from a to b. closeOp is
+// the op on the closing quote (0: none).
+func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
+	base := int32(len(n.st))
+	for range d.st {
+		n.addStr(lim, true)
+	}
+	n.edge(a, '"', '"', base, 0)
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			n.strRunes(base+int32(i), e.lo, e.hi, base+e.to, lim)
+		}
+		if s.final {
+			n.edge(base+int32(i), '"', '"', b, closeOp)
+		}
+	}
+}
+
+// ascii adds the (ASCII) language d from a to b.
+func (n *bnfa) ascii(d *rdfa, a, b int32) {
+	base := int32(len(n.st))
+	for range d.st {
+		n.add()
+	}
+	n.eps(a, base)
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			if e.lo > 0x7F {
+				continue
+			}
+			n.edge(base+int32(i), byte(e.lo), byte(min(e.hi, 0x7F)), base+e.to, 0)
+		}
+		if s.final {
+			n.eps(base+int32(i), b)
+		}
+	}
+}
+
+// ---- determinization ----
+
+type spEdge struct {
+	lo, hi byte
+	op     int32
+	to     int32
+}
+
+type callEdge struct {
+	rule int32
+	ret  int32
+}
+
+type dstate struct {
+	plain []bedge // op 0, sorted disjoint
+	spec  []spEdge
+	calls []callEdge
+	final bool
+	lim   int32
+	rb    bool
+}
+
+const maxRuleStates = 100000
+
+type closer struct {
+	n    *bnfa
+	mark []uint32
+	gen  uint32
+}
+
+func (c *closer) closure(seed []int32) []int32 {
+	c.gen++
+	if len(c.mark) < len(c.n.st) {
+		c.mark = make([]uint32, len(c.n.st))
+	}
+	stack := append([]int32(nil), seed...)
+	var out []int32
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c.mark[s] == c.gen {
+			continue
+		}
+		c.mark[s] = c.gen
+		out = append(out, s)
+		stack = append(stack, c.n.st[s].eps...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func setKey(s []int32) string {
+	var b strings.Builder
+	for _, x := range s {
+		b.WriteString(strconv.Itoa(int(x)))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+func byteIntervals(pts []int) [][2]int {
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	var out [][2]int
+	for i := 0; i+1 < len(pts); i++ {
+		out = append(out, [2]int{pts[i], pts[i+1] - 1})
+	}
+	return out
+}
+
+// determinize builds the DFA states of n from start.
+func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
+	cl := &closer{n: n}
+	index := map[string]int32{}
+	var sets [][]int32
+	var ds []dstate
+	add := func(set []int32) int32 {
+		k := setKey(set)
+		if id, ok := index[k]; ok {
+			return id
+		}
+		id := int32(len(sets))
+		index[k] = id
+		sets = append(sets, set)
+		ds = append(ds, dstate{})
+		return id
+	}
+	add(cl.closure([]int32{start}))
+	for i := 0; i < len(sets); i++ {
+		if len(sets) > maxRuleStates {
+			return nil, fmt.Errorf("automaton too large (over %d states)", maxRuleStates)
+		}
+		set := sets[i]
+		d := dstate{lim: -1}
+		var pts []int
+		ops := map[int32]bool{}
+		callT := map[int32][]int32{}
+		var callOrder []int32
+		for _, s := range set {
+			st := &n.st[s]
+			if st.final {
+				d.final = true
+			}
+			if st.lim >= 0 && (d.lim < 0 || st.lim < d.lim) {
+				d.lim = st.lim
+			}
+			if st.rb {
+				d.rb = true
+			}
+			for _, e := range st.edges {
+				pts = append(pts, int(e.lo), int(e.hi)+1)
+				if e.op != 0 {
+					ops[e.op] = true
+				}
+			}
+			for _, c := range st.calls {
+				if _, ok := callT[c.rule]; !ok {
+					callOrder = append(callOrder, c.rule)
+				}
+				callT[c.rule] = append(callT[c.rule], c.to)
+			}
+		}
+		opList := []int32{0}
+		for op := range ops {
+			opList = append(opList, op)
+		}
+		slices.Sort(opList)
+		for _, iv := range byteIntervals(pts) {
+			for _, op := range opList {
+				var tg []int32
+				for _, s := range set {
+					for _, e := range n.st[s].edges {
+						if e.op == op && int(e.lo) <= iv[0] && iv[0] <= int(e.hi) {
+							tg = append(tg, e.to)
+						}
+					}
+				}
+				if len(tg) == 0 {
+					continue
+				}
+				to := add(cl.closure(tg))
+				lo, hi := byte(iv[0]), byte(iv[1])
+				if op == 0 {
+					if k := len(d.plain); k > 0 && d.plain[k-1].to == to && int(d.plain[k-1].hi)+1 == iv[0] {
+						d.plain[k-1].hi = hi
+					} else {
+						d.plain = append(d.plain, bedge{lo: lo, hi: hi, to: to})
+					}
+				} else {
+					if k := len(d.spec); k > 0 && d.spec[k-1].to == to && d.spec[k-1].op == op && int(d.spec[k-1].hi)+1 == iv[0] {
+						d.spec[k-1].hi = hi
+					} else {
+						d.spec = append(d.spec, spEdge{lo, hi, op, to})
+					}
+				}
+			}
+		}
+		for _, r := range callOrder {
+			d.calls = append(d.calls, callEdge{r, add(cl.closure(callT[r]))})
+		}
+		ds[i] = d
+	}
+	return ds, nil
+}
+
+// minimizeStates merges equivalent DFA states (Moore); state 0 stays start.
+func minimizeStates(ds []dstate) []dstate {
+	n := len(ds)
+	cls := make([]int32, n)
+	ncls := -1
+	var b strings.Builder
+	for {
+		index := map[string]int32{}
+		next := make([]int32, n)
+		for i, d := range ds {
+			b.Reset()
+			fmt.Fprintf(&b, "%d|%t|%d|%t|", cls[i], d.final, d.lim, d.rb)
+			var plo, phi int = -1, -1
+			var pto int32 = -1
+			flush := func() {
+				if plo >= 0 {
+					fmt.Fprintf(&b, "%d-%d:%d,", plo, phi, pto)
+				}
+			}
+			for _, e := range d.plain {
+				t := cls[e.to]
+				if plo >= 0 && pto == t && phi+1 == int(e.lo) {
+					phi = int(e.hi)
+					continue
+				}
+				flush()
+				plo, phi, pto = int(e.lo), int(e.hi), t
+			}
+			flush()
+			b.WriteByte('|')
+			for _, e := range d.spec {
+				fmt.Fprintf(&b, "%d-%d/%d:%d,", e.lo, e.hi, e.op, cls[e.to])
+			}
+			b.WriteByte('|')
+			for _, c := range d.calls {
+				fmt.Fprintf(&b, "%d:%d,", c.rule, cls[c.ret])
+			}
+			k := b.String()
+			id, ok := index[k]
+			if !ok {
+				id = int32(len(index))
+				index[k] = id
+			}
+			next[i] = id
+		}
+		cls = next
+		if len(index) == ncls {
+			break
+		}
+		ncls = len(index)
+	}
+	ren := make([]int32, ncls)
+	for i := range ren {
+		ren[i] = -1
+	}
+	order := []int32{}
+	for i := range ds {
+		if ren[cls[i]] < 0 {
+			ren[cls[i]] = int32(len(order))
+			order = append(order, int32(i))
+		}
+	}
+	out := make([]dstate, len(order))
+	for ni, oi := range order {
+		d := ds[oi]
+		nd := dstate{final: d.final, lim: d.lim, rb: d.rb}
+		for _, e := range d.plain {
+			t := ren[cls[e.to]]
+			if k := len(nd.plain); k > 0 && nd.plain[k-1].to == t && int(nd.plain[k-1].hi)+1 == int(e.lo) {
+				nd.plain[k-1].hi = e.hi
+			} else {
+				nd.plain = append(nd.plain, bedge{lo: e.lo, hi: e.hi, to: t})
+			}
+		}
+		for _, e := range d.spec {
+			nd.spec = append(nd.spec, spEdge{e.lo, e.hi, e.op, ren[cls[e.to]]})
+		}
+		for _, c := range d.calls {
+			nd.calls = append(nd.calls, callEdge{c.rule, ren[cls[c.ret]]})
+		}
+		out[ni] = nd
+	}
+	return out
+}

@@ -1,0 +1,480 @@
+package grammar
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The build stage: IR nodes become rules. Primitive values are inlined as
+// byte paths into the rule of the enclosing container; each object or array
+// alternative becomes (once) its own rule, called from where a value starts.
+
+type builder struct {
+	c        *compiler
+	opts     Options
+	rules    []*rule
+	ops      []opDef
+	objRules map[*objCons]int32
+	arrRules map[*arrCons]int32
+	pending  []func() error
+	nonEmpty map[*rdfa]*rdfa
+}
+
+func newBuilder(c *compiler) *builder {
+	return &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
+}
+
+func (b *builder) op(o opDef) int32 {
+	b.ops = append(b.ops, o)
+	return int32(len(b.ops) - 1)
+}
+
+func (b *builder) ws(n *bnfa, x, y int32) {
+	n.eps(x, y)
+	if b.opts.Whitespace != WhitespaceFlexible {
+		return
+	}
+	cur := x
+	for i := 0; i < b.opts.MaxWhitespace; i++ {
+		nx := n.add()
+		for _, c := range []byte(" \t\n\r") {
+			n.edge(cur, c, c, nx, 0)
+		}
+		n.eps(nx, y)
+		cur = nx
+	}
+}
+
+func (b *builder) strLim(sc *strCons) int32 {
+	if sc.max >= 0 {
+		return int32(min(sc.max, 1<<30))
+	}
+	if b.opts.MaxStringBytes < 0 {
+		return 1 << 30
+	}
+	return int32(b.opts.MaxStringBytes)
+}
+
+func (b *builder) strFrag(n *bnfa, sc *strCons, x, y int32) {
+	d := sc.d
+	var closeOp int32
+	if sc.min == 1 {
+		ne, ok := b.nonEmpty[d]
+		if !ok {
+			ne = intersectDFA(d, lengthDFA(1, -1))
+			b.nonEmpty[d] = ne
+		}
+		d = ne
+	} else if sc.min > 1 {
+		closeOp = b.op(opDef{kind: opStrMin, arg: int32(sc.min)})
+	}
+	if d.isEmpty() {
+		return
+	}
+	n.str(d, x, y, b.strLim(sc), closeOp)
+}
+
+func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
+	if nd.null {
+		n.lit(x, "null", y)
+	}
+	if nd.tru {
+		n.lit(x, "true", y)
+	}
+	if nd.fal {
+		n.lit(x, "false", y)
+	}
+	if nd.str != nil {
+		b.strFrag(n, nd.str, x, y)
+	}
+	if nd.num != nil {
+		n.ascii(nd.num, x, y)
+	}
+	for _, o := range nd.objs {
+		n.st[x].calls = append(n.st[x].calls, bcall{b.objRule(o), y})
+	}
+	for _, a := range nd.arrs {
+		n.st[x].calls = append(n.st[x].calls, bcall{b.arrRule(a), y})
+	}
+	for _, l := range nd.lits {
+		n.lit(x, l, y)
+	}
+}
+
+func (b *builder) reserve(kind uint8, name string, body func(id int32) (*bnfa, error)) int32 {
+	id := int32(len(b.rules))
+	b.rules = append(b.rules, nil)
+	b.pending = append(b.pending, func() error {
+		n, err := body(id)
+		if err != nil {
+			return err
+		}
+		ds, err := determinizeBytes(n, 0)
+		if err != nil {
+			return err
+		}
+		r := newRule(minimizeStates(ds))
+		r.id, r.kind, r.name = id, kind, name
+		if old := b.rules[id]; old != nil {
+			r.obj, r.arr = old.obj, old.arr
+		}
+		b.rules[id] = r
+		return nil
+	})
+	return id
+}
+
+type keyCat struct {
+	lang *rdfa
+	decl int // index in objInfo.names, -1 undeclared
+	nd   *node
+}
+
+func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
+	c := b.c
+	var names []string
+	for _, p := range oc.parts {
+		for _, pd := range p.props {
+			if !slices.Contains(names, pd.name) {
+				names = append(names, pd.name)
+			}
+		}
+	}
+	var cats []keyCat
+	var allowed []string
+	for _, name := range names {
+		refs, ok := c.propRefs(oc, name)
+		if !ok {
+			continue
+		}
+		nd := c.conjRefs(refs)
+		if nd.isEmpty() {
+			continue
+		}
+		cats = append(cats, keyCat{lang: literalsDFA([]string{name}), decl: len(allowed), nd: nd})
+		allowed = append(allowed, name)
+	}
+	if b.opts.Strict {
+		return cats, allowed
+	}
+	u := c.anyStr
+	if len(names) > 0 {
+		u = complementDFA(literalsDFA(names), anyRune)
+	}
+	var pats []patDef
+	var patPart []int
+	for pi, p := range oc.parts {
+		if p.names != nil {
+			u = intersectDFA(u, p.names)
+		}
+		for _, pt := range p.patterns {
+			pats = append(pats, pt)
+			patPart = append(patPart, pi)
+		}
+	}
+	if u.isEmpty() {
+		return cats, allowed
+	}
+	if len(pats) > 6 {
+		c.unsupported("", "patternProperties", "more than 6 patterns on one object")
+		pats = pats[:6]
+	}
+	for mask := 0; mask < 1<<len(pats); mask++ {
+		lang := u
+		for i, pt := range pats {
+			if mask&(1<<i) != 0 {
+				lang = intersectDFA(lang, pt.d)
+			} else {
+				lang = intersectDFA(lang, complementDFA(pt.d, anyRune))
+			}
+			if lang.isEmpty() {
+				break
+			}
+		}
+		if lang.isEmpty() {
+			continue
+		}
+		var refs []sref
+		forbidden := false
+		for pi, p := range oc.parts {
+			matched := false
+			for i, pt := range pats {
+				if patPart[i] == pi && mask&(1<<i) != 0 {
+					refs = append(refs, pt.s)
+					matched = true
+				}
+			}
+			if !matched {
+				if p.addlFalse {
+					forbidden = true
+				} else if p.addl != nil {
+					refs = append(refs, *p.addl)
+				}
+			}
+		}
+		if forbidden {
+			continue
+		}
+		nd := c.conjRefs(refs)
+		if nd.isEmpty() {
+			continue
+		}
+		cats = append(cats, keyCat{lang: lang, decl: -1, nd: nd})
+	}
+	return cats, allowed
+}
+
+func (b *builder) objRule(oc *objCons) int32 {
+	if id, ok := b.objRules[oc]; ok {
+		return id
+	}
+	id := b.reserve(kindObject, "", func(id int32) (*bnfa, error) {
+		cats, allowed := b.objCategories(oc)
+		oi := &objInfo{names: allowed, minP: oc.minP, maxP: oc.maxP, ordered: b.opts.PropertyOrder == DeclaredOrder}
+		words := (len(allowed) + 63) / 64
+		oi.reqMask = make([]uint64, words)
+		oi.prevReq = make([][]uint64, len(allowed))
+		unsat := false
+		for _, r := range oc.required {
+			i := slices.Index(allowed, r)
+			if i < 0 {
+				unsat = true // a required property that no value satisfies
+				continue
+			}
+			oi.reqMask[i/64] |= 1 << (i % 64)
+		}
+		for i := range allowed {
+			oi.prevReq[i] = make([]uint64, words)
+			for j := 0; j < i; j++ {
+				if hasBit(oi.reqMask, j) {
+					oi.prevReq[i][j/64] |= 1 << (j % 64)
+				}
+			}
+		}
+		for k, deps := range oc.depReq {
+			i := slices.Index(allowed, k)
+			if i < 0 {
+				continue
+			}
+			for _, d := range deps {
+				j := slices.Index(allowed, d)
+				if j < 0 {
+					j = len(allowed) + 1 // impossible: never seen
+					oi.depReq = append(oi.depReq, [2]int{i, j})
+					continue
+				}
+				oi.depReq = append(oi.depReq, [2]int{i, j})
+			}
+		}
+		for _, ct := range cats {
+			if ct.decl < 0 {
+				oi.extras = true
+			}
+		}
+		b.rules[id] = &rule{obj: oi}
+		n := &bnfa{}
+		s0 := n.add()
+		s1 := n.add()
+		n.lit(s0, "{", s1)
+		s2 := n.add()
+		b.ws(n, s1, s2)
+		F := n.add()
+		n.st[F].final = true
+		if unsat {
+			return n, nil // no way to complete: only "{"... trimmed below
+		}
+		var closeOp int32
+		if oi.nreq = popcountMissing(oi.reqMask, nil); oi.nreq > 0 || oi.minP > 0 || len(oi.depReq) > 0 {
+			closeOp = b.op(opDef{kind: opObjClose, obj: oi})
+		}
+		if oi.nreq == 0 && oi.minP == 0 {
+			n.edge(s2, '}', '}', F, closeOp)
+		}
+		KS := n.add()
+		n.eps(s2, KS)
+		W := n.add()
+		X := n.add()
+		b.ws(n, W, X)
+		lim := int32(b.opts.MaxStringBytes)
+		if lim < 0 {
+			lim = 1 << 30
+		}
+		var extraOp int32
+		if oi.maxP >= 0 || oi.minP > 0 {
+			extraOp = b.op(opDef{kind: opExtraKey, obj: oi})
+		}
+		for _, ct := range cats {
+			op := extraOp
+			if ct.decl >= 0 {
+				op = b.op(opDef{kind: opKey, arg: int32(ct.decl), obj: oi})
+			}
+			A := n.add()
+			n.str(ct.lang, KS, A, lim, op)
+			A2 := n.add()
+			b.ws(n, A, A2)
+			V0 := n.add()
+			n.lit(A2, ":", V0)
+			V := n.add()
+			b.ws(n, V0, V)
+			b.fragment(n, ct.nd, V, W)
+		}
+		var commaOp int32
+		if oi.maxP >= 0 || !oi.extras {
+			commaOp = b.op(opDef{kind: opObjComma, obj: oi})
+		}
+		Y := n.add()
+		n.edge(X, ',', ',', Y, commaOp)
+		b.ws(n, Y, KS)
+		n.edge(X, '}', '}', F, closeOp)
+		return n, nil
+	})
+	b.objRules[oc] = id
+	b.rules[id] = &rule{}
+	return id
+}
+
+func (b *builder) arrRule(ac *arrCons) int32 {
+	if id, ok := b.arrRules[ac]; ok {
+		return id
+	}
+	id := b.reserve(kindArray, "", func(id int32) (*bnfa, error) {
+		c := b.c
+		ai := &arrInfo{minI: ac.minI, maxI: ac.maxI}
+		b.rules[id] = &rule{arr: ai}
+		P := 0
+		for _, p := range ac.parts {
+			P = max(P, len(p.prefix))
+		}
+		itemRefs := func(i int) ([]sref, bool) {
+			var refs []sref
+			for _, p := range ac.parts {
+				switch {
+				case i < len(p.prefix):
+					refs = append(refs, p.prefix[i])
+				case p.itemsFalse:
+					return nil, false
+				case b.opts.Strict && p.items == nil && len(p.prefix) > 0:
+					return nil, false
+				case p.items != nil:
+					refs = append(refs, *p.items)
+				}
+			}
+			return refs, true
+		}
+		var pos []*node
+		for i := 0; i < P; i++ {
+			refs, ok := itemRefs(i)
+			if !ok {
+				break
+			}
+			nd := c.conjRefs(refs)
+			if nd.isEmpty() {
+				break
+			}
+			pos = append(pos, nd)
+		}
+		var rest *node
+		if len(pos) == P {
+			if refs, ok := itemRefs(P); ok {
+				if nd := c.conjRefs(refs); !nd.isEmpty() {
+					rest = nd
+				}
+			}
+		}
+		maxLen := -1 // unbounded
+		if rest == nil {
+			maxLen = len(pos)
+		}
+		if ai.maxI >= 0 && (maxLen < 0 || ai.maxI < maxLen) {
+			maxLen = ai.maxI
+		}
+		n := &bnfa{}
+		s0 := n.add()
+		s1 := n.add()
+		n.lit(s0, "[", s1)
+		s2 := n.add()
+		b.ws(n, s1, s2)
+		F := n.add()
+		n.st[F].final = true
+		if ai.minI == 0 {
+			n.edge(s2, ']', ']', F, 0)
+		}
+		if maxLen == 0 || maxLen >= 0 && maxLen < ai.minI {
+			return n, nil
+		}
+		var closeOp, commaOp int32
+		if ai.minI > 1 {
+			closeOp = b.op(opDef{kind: opArrClose, arr: ai})
+		}
+		if ai.maxI >= 0 || ai.minI > 1 {
+			commaOp = b.op(opDef{kind: opArrComma, arr: ai})
+		}
+		cur := s2
+		for i, nd := range pos {
+			if maxLen >= 0 && i >= maxLen {
+				break
+			}
+			W := n.add()
+			b.fragment(n, nd, cur, W)
+			X := n.add()
+			b.ws(n, W, X)
+			n.edge(X, ']', ']', F, closeOp)
+			if i+1 < len(pos) || rest != nil {
+				Y := n.add()
+				n.edge(X, ',', ',', Y, commaOp)
+				cur = n.add()
+				b.ws(n, Y, cur)
+			} else {
+				cur = -1
+			}
+		}
+		if rest != nil && cur >= 0 {
+			R := n.add()
+			n.eps(cur, R)
+			W := n.add()
+			b.fragment(n, rest, R, W)
+			X := n.add()
+			b.ws(n, W, X)
+			n.edge(X, ']', ']', F, closeOp)
+			Y := n.add()
+			n.edge(X, ',', ',', Y, commaOp)
+			b.ws(n, Y, R)
+		}
+		return n, nil
+	})
+	b.arrRules[ac] = id
+	b.rules[id] = &rule{}
+	return id
+}
+
+func (b *builder) rootRule(nd *node) int32 {
+	return b.reserve(kindValue, "root", func(id int32) (*bnfa, error) {
+		n := &bnfa{}
+		s0 := n.add()
+		F := n.add()
+		n.st[F].final = true
+		b.fragment(n, nd, s0, F)
+		return n, nil
+	})
+}
+
+func (b *builder) run() error {
+	for len(b.pending) > 0 {
+		f := b.pending[0]
+		b.pending = b.pending[1:]
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	for i, r := range b.rules {
+		if r.name == "" {
+			switch r.kind {
+			case kindObject:
+				r.name = fmt.Sprintf("object#%d", i)
+			case kindArray:
+				r.name = fmt.Sprintf("array#%d", i)
+			}
+		}
+	}
+	return nil
+}

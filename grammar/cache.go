@@ -1,0 +1,5 @@
+package grammar
+
+import "sync"
+
+var dfaCacheMu sync.Mutex

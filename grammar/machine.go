@@ -1,0 +1,179 @@
+package grammar
+
+// The runtime: a set of configurations (rule, state, string counter,
+// activation data, call stack), advanced byte by byte. Calls into nested
+// containers and returns from finished ones are taken eagerly (closure), so
+// every configuration in a set waits on a byte.
+
+type frame struct {
+	rule, ret int32
+	depth     int32
+	data      *actData
+	next      *frame
+}
+
+type cfg struct {
+	rule, state int32
+	cnt         int32
+	data        *actData
+	stack       *frame
+}
+
+func dataEq(a, b *actData) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.count != b.count || a.last != b.last || len(a.seen) != len(b.seen) {
+		return false
+	}
+	for i := range a.seen {
+		if a.seen[i] != b.seen[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func stackEq(a, b *frame) bool {
+	for a != b {
+		if a == nil || b == nil || a.rule != b.rule || a.ret != b.ret || !dataEq(a.data, b.data) {
+			return false
+		}
+		a, b = a.next, b.next
+	}
+	return true
+}
+
+func cfgEq(a, b *cfg) bool {
+	return a.rule == b.rule && a.state == b.state && a.cnt == b.cnt && dataEq(a.data, b.data) && stackEq(a.stack, b.stack)
+}
+
+const maxConfigs = 512
+
+// add puts c and its closure into out.
+func (g *Grammar) add(out []cfg, c cfg) []cfg {
+	r := g.rules[c.rule]
+	if r.final[c.state] && c.stack != nil {
+		f := c.stack
+		out = g.add(out, cfg{rule: f.rule, state: f.ret, data: f.data, stack: f.next})
+		if r.popOnly[c.state] {
+			return out
+		}
+	}
+	for i := range out {
+		if cfgEq(&out[i], &c) {
+			return out
+		}
+	}
+	if len(out) >= maxConfigs {
+		return out
+	}
+	out = append(out, c)
+	if calls := r.calls[c.state]; len(calls) > 0 {
+		var depth int32
+		if c.stack != nil {
+			depth = c.stack.depth
+		}
+		if int(depth) < g.opts.MaxDepth {
+			for _, ce := range calls {
+				out = g.add(out, cfg{rule: ce.rule, data: emptyAct, stack: &frame{rule: c.rule, ret: ce.ret, depth: depth + 1, data: c.data, next: c.stack}})
+			}
+		}
+	}
+	return out
+}
+
+// move applies the counter rule for a transition s→t in r.
+func move(r *rule, s, t int32, c *cfg) bool {
+	if r.lim[t] < 0 {
+		c.cnt = 0
+		return true
+	}
+	if r.lim[s] < 0 {
+		c.cnt = 0
+		return true
+	}
+	if r.rb[t] {
+		c.cnt++
+		if c.cnt > r.lim[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// stepOne advances one configuration by b, appending results to out.
+func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
+	r := g.rules[c.rule]
+	s := c.state
+	if t := r.next[s*r.ncls+int32(r.cls[b])]; t >= 0 {
+		nc := *c
+		nc.state = t
+		if move(r, s, t, &nc) {
+			out = g.add(out, nc)
+		}
+	}
+	for i := range r.spec[s] {
+		e := &r.spec[s][i]
+		if e.lo <= b && b <= e.hi {
+			nd, ok := g.ops[e.op].apply(c.data, c.cnt)
+			if !ok {
+				continue
+			}
+			nc := *c
+			nc.state = e.to
+			nc.data = nd
+			if move(r, s, e.to, &nc) {
+				out = g.add(out, nc)
+			}
+		}
+	}
+	return out
+}
+
+func (g *Grammar) step(in []cfg, b byte, out []cfg) []cfg {
+	for i := range in {
+		out = g.stepOne(&in[i], b, out)
+	}
+	return out
+}
+
+func (g *Grammar) initial() []cfg {
+	return g.add(nil, cfg{rule: g.root, data: emptyAct})
+}
+
+func (g *Grammar) accepting(cs []cfg) bool {
+	for i := range cs {
+		c := &cs[i]
+		if c.stack == nil && c.rule == g.root && g.rules[c.rule].final[c.state] {
+			return true
+		}
+	}
+	return false
+}
+
+// forced returns the bytes forced from cs (at most limit).
+func (g *Grammar) forced(cs []cfg, limit int) []byte {
+	var out []byte
+	var buf []cfg
+	for len(out) < limit && !g.accepting(cs) {
+		var only int = -1
+		var next []cfg
+		for b := 0; b < 256; b++ {
+			buf = g.step(cs, byte(b), buf[:0])
+			if len(buf) > 0 {
+				if only >= 0 {
+					return out
+				}
+				only = b
+				next = append([]cfg(nil), buf...)
+			}
+		}
+		if only < 0 {
+			return out
+		}
+		out = append(out, byte(only))
+		cs = next
+	}
+	return out
+}

@@ -1,0 +1,529 @@
+package grammar
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Rune automata: string contents (decoded code points) and number lexemes
+// are regular languages over code points, built as Thompson NFAs (rnfa) and
+// turned into trimmed, minimal DFAs (rdfa) on which intersection, union and
+// complement are exact. The builder later encodes an rdfa as bytes (UTF-8,
+// with JSON escapes inside strings).
+
+// Assertion kinds on epsilon edges (regex anchors).
+const (
+	epsPlain = iota
+	epsBOL
+	epsEOL
+)
+
+type redge struct {
+	set rset
+	to  int32
+}
+
+type eedge struct {
+	kind uint8
+	to   int32
+}
+
+type rnfa struct {
+	eps   [][]eedge
+	edges [][]redge
+}
+
+func (n *rnfa) add() int32 {
+	n.eps = append(n.eps, nil)
+	n.edges = append(n.edges, nil)
+	return int32(len(n.eps) - 1)
+}
+
+func (n *rnfa) epsTo(a, b int32)         { n.eps[a] = append(n.eps[a], eedge{epsPlain, b}) }
+func (n *rnfa) edge(a int32, s rset, b int32) {
+	if len(s) > 0 {
+		n.edges[a] = append(n.edges[a], redge{s, b})
+	}
+}
+
+type rdedge struct {
+	lo, hi rune
+	to     int32
+}
+
+type rdstate struct {
+	edges []rdedge // sorted, disjoint
+	final bool
+}
+
+// rdfa is a deterministic automaton over code points; state 0 is the start.
+// A trimmed rdfa has only useful states; the empty language is one
+// non-final state without edges.
+type rdfa struct{ st []rdstate }
+
+func emptyDFA() *rdfa { return &rdfa{st: []rdstate{{}}} }
+
+func (d *rdfa) isEmpty() bool { return len(d.st) == 1 && !d.st[0].final && len(d.st[0].edges) == 0 }
+
+func (d *rdfa) step(s int32, r rune) int32 {
+	es := d.st[s].edges
+	i := sort.Search(len(es), func(i int) bool { return es[i].hi >= r })
+	if i < len(es) && es[i].lo <= r {
+		return es[i].to
+	}
+	return -1
+}
+
+func (d *rdfa) accepts(s string) bool {
+	q := int32(0)
+	for _, r := range s {
+		if q = d.step(q, r); q < 0 {
+			return false
+		}
+	}
+	return d.st[q].final
+}
+
+// closure of NFA (state, phase) items; phase 0: nothing consumed, 1:
+// consumed, 2: after $ (nothing more may be consumed).
+func (n *rnfa) closure(items []int32) []int32 {
+	seen := map[int32]bool{}
+	stack := append([]int32(nil), items...)
+	var out []int32
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[it] {
+			continue
+		}
+		seen[it] = true
+		out = append(out, it)
+		s, ph := it/3, it%3
+		for _, e := range n.eps[s] {
+			switch e.kind {
+			case epsPlain:
+				stack = append(stack, e.to*3+ph)
+			case epsBOL:
+				if ph == 0 {
+					stack = append(stack, e.to*3+ph)
+				}
+			case epsEOL:
+				stack = append(stack, e.to*3+2)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func itemsKey(items []int32) string {
+	var b strings.Builder
+	for _, x := range items {
+		b.WriteString(strconv.Itoa(int(x)))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// boundaries returns the elementary intervals of a list of ranges.
+func elementary(rs []rrange) []rrange {
+	var pts []rune
+	for _, r := range rs {
+		pts = append(pts, r.lo, r.hi+1)
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	var out []rrange
+	for i := 0; i+1 < len(pts); i++ {
+		out = append(out, rrange{pts[i], pts[i+1] - 1})
+	}
+	return out
+}
+
+// determinize builds the DFA of n from start to accept (subset
+// construction), then trims and minimizes it.
+func (n *rnfa) determinize(start, accept int32) *rdfa {
+	d := &rdfa{}
+	index := map[string]int32{}
+	var sets [][]int32
+	addSet := func(items []int32) int32 {
+		k := itemsKey(items)
+		if id, ok := index[k]; ok {
+			return id
+		}
+		id := int32(len(sets))
+		index[k] = id
+		sets = append(sets, items)
+		d.st = append(d.st, rdstate{})
+		return id
+	}
+	addSet(n.closure([]int32{start * 3}))
+	for i := 0; i < len(sets); i++ {
+		items := sets[i]
+		var rs []rrange
+		for _, it := range items {
+			if it/3 == accept {
+				d.st[i].final = true
+			}
+			if it%3 == 2 {
+				continue
+			}
+			for _, e := range n.edges[it/3] {
+				rs = append(rs, e.set...)
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		var edges []rdedge
+		for _, iv := range elementary(rs) {
+			var tgt []int32
+			for _, it := range items {
+				if it%3 == 2 {
+					continue
+				}
+				for _, e := range n.edges[it/3] {
+					if e.set.has(iv.lo) {
+						tgt = append(tgt, e.to*3+1)
+					}
+				}
+			}
+			if len(tgt) == 0 {
+				continue
+			}
+			slices.Sort(tgt)
+			tgt = slices.Compact(tgt)
+			to := addSet(n.closure(tgt))
+			if k := len(edges); k > 0 && edges[k-1].to == to && edges[k-1].hi+1 == iv.lo {
+				edges[k-1].hi = iv.hi
+			} else {
+				edges = append(edges, rdedge{iv.lo, iv.hi, to})
+			}
+		}
+		d.st[i].edges = edges
+	}
+	return d.trim().minimize()
+}
+
+// trim removes states that are unreachable or cannot reach a final state.
+func (d *rdfa) trim() *rdfa {
+	n := len(d.st)
+	rev := make([][]int32, n)
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			rev[e.to] = append(rev[e.to], int32(i))
+		}
+	}
+	live := make([]bool, n)
+	var stack []int32
+	for i, s := range d.st {
+		if s.final {
+			live[i] = true
+			stack = append(stack, int32(i))
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, p := range rev[x] {
+			if !live[p] {
+				live[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if !live[0] {
+		return emptyDFA()
+	}
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = -1
+	}
+	order := []int32{0}
+	idx[0] = 0
+	for i := 0; i < len(order); i++ {
+		for _, e := range d.st[order[i]].edges {
+			if live[e.to] && idx[e.to] < 0 {
+				idx[e.to] = int32(len(order))
+				order = append(order, e.to)
+			}
+		}
+	}
+	out := &rdfa{st: make([]rdstate, len(order))}
+	for ni, oi := range order {
+		s := d.st[oi]
+		out.st[ni].final = s.final
+		for _, e := range s.edges {
+			if idx[e.to] >= 0 {
+				ne := rdedge{e.lo, e.hi, idx[e.to]}
+				if k := len(out.st[ni].edges); k > 0 && out.st[ni].edges[k-1].to == ne.to && out.st[ni].edges[k-1].hi+1 == ne.lo {
+					out.st[ni].edges[k-1].hi = ne.hi
+				} else {
+					out.st[ni].edges = append(out.st[ni].edges, ne)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// minimize merges equivalent states (Moore's partition refinement).
+func (d *rdfa) minimize() *rdfa {
+	n := len(d.st)
+	cls := make([]int32, n)
+	for i, s := range d.st {
+		if s.final {
+			cls[i] = 1
+		}
+	}
+	ncls := -1
+	for {
+		index := map[string]int32{}
+		next := make([]int32, n)
+		var b strings.Builder
+		for i, s := range d.st {
+			b.Reset()
+			b.WriteString(strconv.Itoa(int(cls[i])))
+			for _, e := range s.edges {
+				b.WriteByte('|')
+				b.WriteString(strconv.Itoa(int(e.lo)))
+				b.WriteByte('-')
+				b.WriteString(strconv.Itoa(int(e.hi)))
+				b.WriteByte(':')
+				b.WriteString(strconv.Itoa(int(cls[e.to])))
+			}
+			k := b.String()
+			id, ok := index[k]
+			if !ok {
+				id = int32(len(index))
+				index[k] = id
+			}
+			next[i] = id
+		}
+		cls = next
+		if len(index) == ncls {
+			break
+		}
+		ncls = len(index)
+	}
+	// renumber so that the start is 0
+	ren := make([]int32, ncls)
+	for i := range ren {
+		ren[i] = -1
+	}
+	ren[cls[0]] = 0
+	cnt := int32(1)
+	for i := range d.st {
+		if ren[cls[i]] < 0 {
+			ren[cls[i]] = cnt
+			cnt++
+		}
+	}
+	out := &rdfa{st: make([]rdstate, ncls)}
+	done := make([]bool, ncls)
+	for i, s := range d.st {
+		c := ren[cls[i]]
+		if done[c] {
+			continue
+		}
+		done[c] = true
+		out.st[c].final = s.final
+		for _, e := range s.edges {
+			ne := rdedge{e.lo, e.hi, ren[cls[e.to]]}
+			if k := len(out.st[c].edges); k > 0 && out.st[c].edges[k-1].to == ne.to && out.st[c].edges[k-1].hi+1 == ne.lo {
+				out.st[c].edges[k-1].hi = ne.hi
+			} else {
+				out.st[c].edges = append(out.st[c].edges, ne)
+			}
+		}
+	}
+	return out
+}
+
+// product builds the intersection (and) or union (!and) of a and b.
+func product(a, b *rdfa, and bool) *rdfa {
+	type pair struct{ x, y int32 }
+	index := map[pair]int32{}
+	var pairs []pair
+	d := &rdfa{}
+	add := func(p pair) int32 {
+		if id, ok := index[p]; ok {
+			return id
+		}
+		id := int32(len(pairs))
+		index[p] = id
+		pairs = append(pairs, p)
+		d.st = append(d.st, rdstate{})
+		return id
+	}
+	add(pair{0, 0})
+	for i := 0; i < len(pairs); i++ {
+		p := pairs[i]
+		var ea, eb []rdedge
+		fa, fb := false, false
+		if p.x >= 0 {
+			ea, fa = a.st[p.x].edges, a.st[p.x].final
+		}
+		if p.y >= 0 {
+			eb, fb = b.st[p.y].edges, b.st[p.y].final
+		}
+		if and {
+			d.st[i].final = fa && fb
+		} else {
+			d.st[i].final = fa || fb
+		}
+		var rs []rrange
+		for _, e := range ea {
+			rs = append(rs, rrange{e.lo, e.hi})
+		}
+		for _, e := range eb {
+			rs = append(rs, rrange{e.lo, e.hi})
+		}
+		var edges []rdedge
+		for _, iv := range elementary(rs) {
+			tx, ty := int32(-1), int32(-1)
+			if p.x >= 0 {
+				tx = a.step(p.x, iv.lo)
+			}
+			if p.y >= 0 {
+				ty = b.step(p.y, iv.lo)
+			}
+			if and && (tx < 0 || ty < 0) || tx < 0 && ty < 0 {
+				continue
+			}
+			to := add(pair{tx, ty})
+			if k := len(edges); k > 0 && edges[k-1].to == to && edges[k-1].hi+1 == iv.lo {
+				edges[k-1].hi = iv.hi
+			} else {
+				edges = append(edges, rdedge{iv.lo, iv.hi, to})
+			}
+		}
+		d.st[i].edges = edges
+	}
+	return d.trim().minimize()
+}
+
+func intersectDFA(a, b *rdfa) *rdfa { return product(a, b, true) }
+func unionDFA(a, b *rdfa) *rdfa     { return product(a, b, false) }
+
+// complementDFA is the complement of a within all strings over universe u.
+func complementDFA(a *rdfa, u rset) *rdfa {
+	d := &rdfa{st: make([]rdstate, len(a.st)+1)}
+	sink := int32(len(a.st))
+	for i, s := range a.st {
+		d.st[i].final = !s.final
+		var covered rset
+		for _, e := range s.edges {
+			lo, hi := e.lo, e.hi
+			r := rset{{lo, hi}}.intersect(u)
+			for _, x := range r {
+				d.st[i].edges = append(d.st[i].edges, rdedge{x.lo, x.hi, e.to})
+			}
+			covered = append(covered, rrange{lo, hi})
+		}
+		for _, x := range u.minus(covered.norm()) {
+			d.st[i].edges = append(d.st[i].edges, rdedge{x.lo, x.hi, sink})
+		}
+		slices.SortFunc(d.st[i].edges, func(p, q rdedge) int { return int(p.lo) - int(q.lo) })
+	}
+	d.st[sink].final = true
+	for _, x := range u {
+		d.st[sink].edges = append(d.st[sink].edges, rdedge{x.lo, x.hi, sink})
+	}
+	return d.trim().minimize()
+}
+
+// literalsDFA accepts exactly the given strings.
+func literalsDFA(ss []string) *rdfa {
+	n := &rnfa{}
+	start := n.add()
+	acc := n.add()
+	for _, s := range ss {
+		cur := start
+		for _, r := range s {
+			nx := n.add()
+			n.edge(cur, rset{{r, r}}, nx)
+			cur = nx
+		}
+		n.epsTo(cur, acc)
+	}
+	return n.determinize(start, acc)
+}
+
+// starDFA accepts every string over set s.
+func starDFA(s rset) *rdfa {
+	d := &rdfa{st: []rdstate{{final: true}}}
+	for _, r := range s {
+		d.st[0].edges = append(d.st[0].edges, rdedge{r.lo, r.hi, 0})
+	}
+	return d
+}
+
+// lengthDFA accepts strings over any rune with min..max code points (max <
+// 0: unbounded).
+func lengthDFA(minL, maxL int) *rdfa {
+	top := minL
+	if maxL >= 0 {
+		top = maxL
+	}
+	d := &rdfa{st: make([]rdstate, top+1)}
+	for i := 0; i <= top; i++ {
+		d.st[i].final = i >= minL
+		to := int32(i + 1)
+		if i == top {
+			if maxL >= 0 {
+				continue
+			}
+			to = int32(i)
+		}
+		for _, r := range anyRune {
+			d.st[i].edges = append(d.st[i].edges, rdedge{r.lo, r.hi, to})
+		}
+	}
+	return d
+}
+
+// shortest returns a shortest accepted string and whether there is one.
+func (d *rdfa) shortest() (string, bool) {
+	type item struct {
+		s    int32
+		path []rune
+	}
+	seen := make([]bool, len(d.st))
+	q := []item{{0, nil}}
+	seen[0] = true
+	for len(q) > 0 {
+		it := q[0]
+		q = q[1:]
+		if d.st[it.s].final {
+			return string(it.path), true
+		}
+		for _, e := range d.st[it.s].edges {
+			if !seen[e.to] {
+				seen[e.to] = true
+				q = append(q, item{e.to, append(append([]rune(nil), it.path...), e.lo)})
+			}
+		}
+	}
+	return "", false
+}
+
+// toNFA copies d into n; returns start and the single accept state.
+func (d *rdfa) toNFA(n *rnfa) (int32, int32) {
+	base := int32(len(n.eps))
+	for range d.st {
+		n.add()
+	}
+	acc := n.add()
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			n.edge(base+int32(i), rset{{e.lo, e.hi}}, base+e.to)
+		}
+		if s.final {
+			n.epsTo(base+int32(i), acc)
+		}
+	}
+	return base, acc
+}

@@ -1,0 +1,274 @@
+package grammar
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// A rule is one byte-level DFA: the root value, or one object or array
+// shape. Plain transitions are a dense table over byte classes; checked
+// edges and calls are short lists per state.
+
+const (
+	kindValue = iota
+	kindObject
+	kindArray
+)
+
+type rule struct {
+	id    int32
+	name  string
+	kind  uint8
+	ncls  int32
+	cls   [256]uint8
+	next  []int32 // state*ncls + class → state, -1 none
+	final []bool
+	lim   []int32 // ≥ 0: string content state with that code point limit
+	rb    []bool  // code point boundary inside a string
+	spec  [][]spEdge
+	calls [][]callEdge
+	// popOnly: final and nothing else to do here: the runtime returns at once.
+	popOnly []bool
+	first   [256]bool // bytes the start state can consume
+	obj     *objInfo
+	arr     *arrInfo
+}
+
+func (r *rule) nstates() int { return len(r.final) }
+
+func newRule(ds []dstate) *rule {
+	r := &rule{}
+	// byte classes: bytes with identical plain targets in every state
+	n := len(ds)
+	pts := []int{0, 256}
+	for _, d := range ds {
+		for _, e := range d.plain {
+			pts = append(pts, int(e.lo), int(e.hi)+1)
+		}
+	}
+	ivs := byteIntervals(pts)
+	col := func(b int) []int32 {
+		c := make([]int32, n)
+		for i, d := range ds {
+			c[i] = -1
+			for _, e := range d.plain {
+				if int(e.lo) <= b && b <= int(e.hi) {
+					c[i] = e.to
+					break
+				}
+			}
+		}
+		return c
+	}
+	var reps [][]int32
+	for _, iv := range ivs {
+		cc := col(iv[0])
+		found := -1
+		for k, rep := range reps {
+			if slices.Equal(rep, cc) {
+				found = k
+				break
+			}
+		}
+		if found < 0 {
+			found = len(reps)
+			reps = append(reps, cc)
+		}
+		for b := iv[0]; b <= iv[1]; b++ {
+			r.cls[b] = uint8(found)
+		}
+	}
+	r.ncls = int32(len(reps))
+	r.next = make([]int32, n*len(reps))
+	for i := 0; i < n; i++ {
+		for c, rep := range reps {
+			r.next[i*len(reps)+c] = rep[i]
+		}
+	}
+	r.final = make([]bool, n)
+	r.lim = make([]int32, n)
+	r.rb = make([]bool, n)
+	r.spec = make([][]spEdge, n)
+	r.calls = make([][]callEdge, n)
+	r.popOnly = make([]bool, n)
+	for i, d := range ds {
+		r.final[i] = d.final
+		r.lim[i] = d.lim
+		r.rb[i] = d.rb
+		r.spec[i] = d.spec
+		r.calls[i] = d.calls
+		r.popOnly[i] = d.final && len(d.plain) == 0 && len(d.spec) == 0 && len(d.calls) == 0
+	}
+	for _, e := range ds[0].plain {
+		for b := int(e.lo); b <= int(e.hi); b++ {
+			r.first[b] = true
+		}
+	}
+	for _, e := range ds[0].spec {
+		for b := int(e.lo); b <= int(e.hi); b++ {
+			r.first[b] = true
+		}
+	}
+	return r
+}
+
+// ---- ops: the checked edges ----
+
+const (
+	opKey      = iota + 1 // declared property arg: check not seen, mark
+	opExtraKey            // undeclared property: count
+	opObjComma            // another property must be possible
+	opObjClose            // required, minProperties, dependentRequired
+	opArrComma            // another item must be possible
+	opArrClose            // minItems
+	opStrMin              // string has at least arg code points
+)
+
+type opDef struct {
+	kind uint8
+	arg  int32
+	obj  *objInfo
+	arr  *arrInfo
+}
+
+type objInfo struct {
+	names    []string // declared (allowed) property names; bit i of seen
+	reqMask  []uint64
+	nreq     int
+	minP     int
+	maxP     int // -1 none
+	extras   bool
+	ordered  bool
+	depReq   [][2]int // (if i seen) → j seen
+	allMask  []uint64
+	prevReq  [][]uint64 // ordered: required names declared before i
+	reqAfter []int      // unused
+}
+
+type arrInfo struct {
+	minI, maxI int
+}
+
+// actData is the immutable per-activation state of an object or array.
+type actData struct {
+	seen  []uint64
+	count int32
+	last  int32
+}
+
+var emptyAct = &actData{last: -1}
+
+func popcountMissing(req, seen []uint64) int {
+	n := 0
+	for i, w := range req {
+		var s uint64
+		if i < len(seen) {
+			s = seen[i]
+		}
+		n += bits.OnesCount64(w &^ s)
+	}
+	return n
+}
+
+func hasBit(s []uint64, i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+
+// apply evaluates op on data; ok false rejects the edge.
+func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
+	switch o.kind {
+	case opKey:
+		oi := o.obj
+		i := int(o.arg)
+		if hasBit(d.seen, i) {
+			return nil, false
+		}
+		if oi.ordered {
+			if int32(i) <= d.last {
+				return nil, false
+			}
+			if popcountMissing(oi.prevReq[i], d.seen) > 0 {
+				return nil, false
+			}
+		}
+		nd := &actData{seen: make([]uint64, (len(oi.names)+63)/64), count: d.count + 1, last: d.last}
+		copy(nd.seen, d.seen)
+		nd.seen[i/64] |= 1 << (i % 64)
+		if oi.ordered {
+			nd.last = int32(i)
+		}
+		if oi.maxP >= 0 && int(nd.count)+popcountMissing(oi.reqMask, nd.seen) > oi.maxP {
+			return nil, false
+		}
+		return nd, true
+	case opExtraKey:
+		oi := o.obj
+		nd := &actData{seen: d.seen, count: d.count + 1, last: d.last}
+		if oi.maxP >= 0 && int(nd.count)+popcountMissing(oi.reqMask, nd.seen) > oi.maxP {
+			return nil, false
+		}
+		return nd, true
+	case opObjComma:
+		oi := o.obj
+		if oi.maxP >= 0 && int(d.count) >= oi.maxP {
+			return nil, false
+		}
+		if !oi.extras {
+			// some declared name must remain (and be allowed by order)
+			ok := false
+			for i := range oi.names {
+				if !hasBit(d.seen, i) && (!oi.ordered || int32(i) > d.last) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return nil, false
+			}
+		}
+		return d, true
+	case opObjClose:
+		oi := o.obj
+		if popcountMissing(oi.reqMask, d.seen) > 0 || int(d.count) < oi.minP {
+			return nil, false
+		}
+		for _, dr := range oi.depReq {
+			if hasBit(d.seen, dr[0]) && !hasBit(d.seen, dr[1]) {
+				return nil, false
+			}
+		}
+		return d, true
+	case opArrComma:
+		if o.arr.maxI >= 0 && int(d.count)+1 >= o.arr.maxI {
+			return nil, false
+		}
+		return &actData{count: d.count + 1, last: -1}, true
+	case opArrClose:
+		if int(d.count)+1 < o.arr.minI {
+			return nil, false
+		}
+		return d, true
+	case opStrMin:
+		return d, cnt >= o.arg
+	}
+	return nil, false
+}
+
+func (o *opDef) String() string {
+	switch o.kind {
+	case opKey:
+		return "key " + o.obj.names[o.arg]
+	case opExtraKey:
+		return "undeclared key: maxProperties"
+	case opObjComma:
+		return "another property possible"
+	case opObjClose:
+		return "close object: required, minProperties, dependentRequired"
+	case opArrComma:
+		return "item count: maxItems"
+	case opArrClose:
+		return "close array: minItems"
+	case opStrMin:
+		return fmt.Sprintf("minLength %d", o.arg)
+	}
+	return "?"
+}

@@ -1,0 +1,1150 @@
+package grammar
+
+import (
+	"fmt"
+	"math/big"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The lowering stage: a schema (jv tree) becomes an IR node that says, per
+// JSON type, which values are allowed. String and number constraints are
+// regular languages (rdfa); object and array constraints are lists of
+// alternatives whose members refer to child schemas lazily (so that
+// recursive schemas lower in finite time); the builder turns them into rules.
+
+// strCons: strings whose content is in d, with min..max code points (max <
+// 0: no bound from the schema).
+type strCons struct {
+	d        *rdfa
+	min, max int
+}
+
+type sref struct {
+	v   *jv
+	ptr string
+}
+
+type propDef struct {
+	name string
+	s    sref
+}
+
+type patDef struct {
+	re string
+	d  *rdfa
+	s  sref
+}
+
+// objPart is the object keywords of one schema object.
+type objPart struct {
+	props     []propDef
+	patterns  []patDef
+	addl      *sref // nil: any value
+	addlFalse bool
+	names     *rdfa // propertyNames, nil: any
+}
+
+type objCons struct {
+	parts    []*objPart
+	required []string
+	minP     int
+	maxP     int // -1: none
+	depReq   map[string][]string
+}
+
+type arrPart struct {
+	prefix     []sref
+	items      *sref // nil: any
+	itemsFalse bool
+}
+
+type arrCons struct {
+	parts []*arrPart
+	minI  int
+	maxI  int // -1: none
+}
+
+type node struct {
+	null, tru, fal bool
+	str            *strCons
+	num            *rdfa
+	objs           []*objCons
+	arrs           []*arrCons
+	lits           []string // canonical JSON texts of container enum values
+	litsOnly       bool     // containers restricted to lits
+}
+
+const maxAlternatives = 64
+
+type compiler struct {
+	opts      Options
+	root      *jv
+	loosened  []Loosening
+	memo      map[*jv]*node
+	busy      map[*jv]bool
+	conjMemo  map[string]*node
+	ids       map[string]*jv
+	anchors   map[string]*jv
+	jvID      map[*jv]int
+	rootBase  string
+	freeNum   *rdfa
+	intNum    *rdfa
+	boundNum  *rdfa
+	boundInt  *rdfa
+	anyStr    *rdfa
+	anyObj    *objCons
+	anyArr    *arrCons
+	anyMemo   *node
+	emptyMemo *node
+}
+
+func fail(ptr, kw, format string, a ...any) {
+	panic(&CompileError{Pointer: ptr, Keyword: kw, Msg: fmt.Sprintf(format, a...)})
+}
+
+// unsupported fails, or records a loosening when lenient.
+func (c *compiler) unsupported(ptr, kw, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if c.opts.Lenient {
+		c.loosened = append(c.loosened, Loosening{Pointer: ptr, Keyword: kw, Msg: msg})
+		return
+	}
+	panic(&CompileError{Pointer: ptr, Keyword: kw, Msg: msg})
+}
+
+func newCompiler(opts Options) *compiler {
+	c := &compiler{
+		opts:     opts,
+		memo:     map[*jv]*node{},
+		busy:     map[*jv]bool{},
+		conjMemo: map[string]*node{},
+		ids:      map[string]*jv{},
+		anchors:  map[string]*jv{},
+		jvID:     map[*jv]int{},
+	}
+	d := opts.MaxNumberDigits
+	c.freeNum = cachedDFA(fmt.Sprintf("num%d", d), func() *rdfa { return numberSyntax(d, true, true) })
+	c.intNum = cachedDFA(fmt.Sprintf("int%d", d), func() *rdfa { return numberSyntax(d, false, false) })
+	c.boundNum = cachedDFA(fmt.Sprintf("bnum%d", d), func() *rdfa { return numberSyntax(d, false, true) })
+	c.anyStr = starDFA(anyRune)
+	c.anyObj = &objCons{maxP: -1}
+	c.anyArr = &arrCons{maxI: -1}
+	return c
+}
+
+func (c *compiler) anyNode() *node {
+	if c.anyMemo == nil {
+		c.anyMemo = &node{null: true, tru: true, fal: true, str: &strCons{d: c.anyStr, max: -1}, num: c.freeNum,
+			objs: []*objCons{c.anyObj}, arrs: []*arrCons{c.anyArr}}
+	}
+	return c.anyMemo
+}
+
+func (c *compiler) emptyNode() *node {
+	if c.emptyMemo == nil {
+		c.emptyMemo = &node{}
+	}
+	return c.emptyMemo
+}
+
+func (n *node) isEmpty() bool {
+	return !n.null && !n.tru && !n.fal && n.str == nil && n.num == nil && len(n.objs) == 0 && len(n.arrs) == 0 && len(n.lits) == 0
+}
+
+// index walks the document for $id and $anchor.
+func (c *compiler) index(v *jv, base string) {
+	if v == nil {
+		return
+	}
+	switch v.kind {
+	case 'o':
+		if id := v.get("$id"); id != nil && id.kind == 's' {
+			if u, err := resolveURL(base, id.s); err == nil {
+				base = strings.TrimSuffix(u, "#")
+				c.ids[base] = v
+			}
+		}
+		if a := v.get("$anchor"); a != nil && a.kind == 's' {
+			c.anchors[base+"#"+a.s] = v
+			c.anchors["#"+a.s] = v
+		}
+		for i, k := range v.keys {
+			if k == "enum" || k == "const" || k == "examples" || k == "default" {
+				continue
+			}
+			c.index(v.vals[i], base)
+		}
+	case 'a':
+		for _, x := range v.vals {
+			c.index(x, base)
+		}
+	}
+}
+
+func resolveURL(base, ref string) (string, error) {
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", err
+	}
+	if base == "" {
+		return r.String(), nil
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	return b.ResolveReference(r).String(), nil
+}
+
+func (c *compiler) resolveRef(ref, ptr string) (*jv, string) {
+	if strings.HasPrefix(ref, "#") {
+		return c.resolveFragment(c.root, ref[1:], ref, ptr)
+	}
+	full := ref
+	if c.rootBase != "" {
+		if u, err := resolveURL(c.rootBase, ref); err == nil {
+			full = u
+		}
+	}
+	doc, frag, _ := strings.Cut(full, "#")
+	if target, ok := c.ids[doc]; ok {
+		return c.resolveFragment(target, frag, ref, ptr)
+	}
+	if a, ok := c.anchors[full]; ok {
+		return a, ""
+	}
+	fail(ptr, "$ref", "cannot resolve %q (only local references are supported)", ref)
+	return nil, ""
+}
+
+func (c *compiler) resolveFragment(doc *jv, frag, ref, ptr string) (*jv, string) {
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		fail(ptr, "$ref", "bad reference %q", ref)
+	}
+	if frag == "" {
+		return doc, ""
+	}
+	if !strings.HasPrefix(frag, "/") {
+		if a, ok := c.anchors["#"+frag]; ok {
+			return a, ""
+		}
+		fail(ptr, "$ref", "unknown anchor in %q", ref)
+	}
+	cur := doc
+	p := ""
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		p += "/" + escapePointerToken(tok)
+		switch {
+		case cur != nil && cur.kind == 'o':
+			cur = cur.get(tok)
+		case cur != nil && cur.kind == 'a':
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(cur.vals) {
+				cur = nil
+			} else {
+				cur = cur.vals[i]
+			}
+		default:
+			cur = nil
+		}
+		if cur == nil {
+			fail(ptr, "$ref", "reference %q does not resolve", ref)
+		}
+	}
+	return cur, p
+}
+
+var annotationKeywords = map[string]bool{
+	"$schema": true, "$id": true, "id": true, "$anchor": true, "$dynamicAnchor": true, "$comment": true,
+	"$defs": true, "definitions": true, "$vocabulary": true, "title": true, "description": true,
+	"default": true, "examples": true, "example": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+	"contentEncoding": true, "contentMediaType": true, "contentSchema": true, "format": true,
+}
+
+// lower returns the IR of schema v (pointer ptr).
+func (c *compiler) lower(s sref) *node {
+	v := s.v
+	if v.kind == 'b' {
+		if v.b {
+			return c.anyNode()
+		}
+		return c.emptyNode()
+	}
+	if v.kind != 'o' {
+		fail(s.ptr, "", "a schema must be an object or a boolean")
+	}
+	if n, ok := c.memo[v]; ok {
+		return n
+	}
+	if c.busy[v] {
+		fail(s.ptr, "$ref", "reference cycle that consumes no input")
+	}
+	c.busy[v] = true
+	n := c.lowerObject(v, s.ptr)
+	delete(c.busy, v)
+	c.memo[v] = n
+	return n
+}
+
+func num(v *jv) (string, bool) {
+	if v != nil && v.kind == 'd' {
+		return v.s, true
+	}
+	return "", false
+}
+
+func nonNegInt(v *jv, ptr, kw string) int {
+	s, ok := num(v)
+	if !ok {
+		fail(ptr, kw, "must be a non-negative integer")
+	}
+	r, ok2 := new(big.Rat).SetString(s)
+	if !ok2 || !r.IsInt() || r.Sign() < 0 {
+		fail(ptr, kw, "must be a non-negative integer")
+	}
+	if !r.Num().IsInt64() || r.Num().Int64() > 1<<30 {
+		return 1 << 30
+	}
+	return int(r.Num().Int64())
+}
+
+const (
+	tNull = 1 << iota
+	tBool
+	tString
+	tInteger
+	tNumber
+	tObject
+	tArray
+	tAll = tNull | tBool | tString | tNumber | tObject | tArray
+)
+
+var typeBits = map[string]int{"null": tNull, "boolean": tBool, "string": tString, "integer": tInteger, "number": tNumber, "object": tObject, "array": tArray}
+
+func (c *compiler) lowerObject(v *jv, ptr string) *node {
+	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	types := tAll
+	if t := v.get("type"); t != nil {
+		types = 0
+		add := func(x *jv) {
+			if x.kind != 's' || typeBits[x.s] == 0 {
+				fail(at("type"), "type", "unknown type")
+			}
+			types |= typeBits[x.s]
+		}
+		if t.kind == 'a' {
+			for _, x := range t.vals {
+				add(x)
+			}
+		} else {
+			add(t)
+		}
+		if types&tNumber != 0 {
+			types &^= tInteger
+		}
+	}
+	n := &node{}
+	n.null = types&tNull != 0
+	n.tru = types&tBool != 0
+	n.fal = n.tru
+
+	// strings
+	if types&tString != 0 {
+		sc := &strCons{d: c.anyStr, max: -1}
+		if x := v.get("minLength"); x != nil {
+			sc.min = nonNegInt(x, at("minLength"), "minLength")
+		}
+		if x := v.get("maxLength"); x != nil {
+			sc.max = nonNegInt(x, at("maxLength"), "maxLength")
+		}
+		if x := v.get("pattern"); x != nil {
+			if x.kind != 's' {
+				fail(at("pattern"), "pattern", "must be a string")
+			}
+			d, err := regexDFA(x.s)
+			if err != nil {
+				c.unsupported(at("pattern"), "pattern", "%v", err)
+			} else {
+				sc.d = intersectDFA(sc.d, d)
+			}
+		}
+		if x := v.get("format"); x != nil && x.kind == 's' {
+			d, ok, err := formatDFA(x.s)
+			if err != nil {
+				c.unsupported(at("format"), "format", "%v", err)
+			} else if ok {
+				sc.d = intersectDFA(sc.d, d)
+			}
+		}
+		if sc.max >= 0 && sc.min > sc.max || sc.d.isEmpty() {
+			sc = nil
+		}
+		n.str = sc
+	}
+
+	// numbers
+	if types&(tInteger|tNumber) != 0 {
+		d := c.freeNum
+		integer := types&tNumber == 0
+		if integer {
+			d = c.intNum
+		}
+		bounded := false
+		bound := func(kw string, want uint8) {
+			x := v.get(kw)
+			if x == nil {
+				return
+			}
+			if x.kind == 'b' { // draft 4 exclusive flags
+				return
+			}
+			s, ok := num(x)
+			if !ok {
+				fail(at(kw), kw, "must be a number")
+			}
+			if kw == "minimum" || kw == "maximum" {
+				if ex := v.get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:]); ex != nil && ex.kind == 'b' && ex.b {
+					want &^= relEQ
+				}
+			}
+			b, err := parseDecimal(s)
+			if err != nil {
+				c.unsupported(at(kw), kw, "%v", err)
+				return
+			}
+			if !bounded && !integer {
+				d = intersectDFA(d, c.boundNum)
+			}
+			bounded = true
+			d = intersectDFA(d, compareDFA(b, want))
+		}
+		bound("minimum", relGT|relEQ)
+		bound("exclusiveMinimum", relGT)
+		bound("maximum", relLT|relEQ)
+		bound("exclusiveMaximum", relLT)
+		if x := v.get("multipleOf"); x != nil {
+			s, ok := num(x)
+			if !ok {
+				fail(at("multipleOf"), "multipleOf", "must be a number")
+			}
+			m, err := multipleDFA(s)
+			if err != nil {
+				c.unsupported(at("multipleOf"), "multipleOf", "%v", err)
+			} else {
+				if !bounded && !integer {
+					d = intersectDFA(d, c.boundNum)
+				}
+				d = intersectDFA(d, m)
+			}
+		}
+		if !d.isEmpty() {
+			n.num = d
+		}
+	}
+
+	// objects
+	if types&tObject != 0 {
+		n.objs = []*objCons{c.lowerObjCons(v, ptr)}
+	}
+	// arrays
+	if types&tArray != 0 {
+		n.arrs = []*arrCons{c.lowerArrCons(v, ptr)}
+	}
+
+	// unsupported keywords
+	for i, k := range v.keys {
+		x := v.vals[i]
+		switch k {
+		case "not":
+			n = c.lowerNot(n, sref{x, at(k)})
+		case "if":
+			if v.get("then") != nil || v.get("else") != nil {
+				c.unsupported(at(k), k, "if/then/else is not supported")
+			}
+		case "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef":
+			if k == "unevaluatedProperties" || k == "unevaluatedItems" {
+				if x.kind == 'b' && x.b {
+					continue
+				}
+			}
+			c.unsupported(at(k), k, "%s is not supported", k)
+		case "contains":
+			c.unsupported(at(k), k, "contains is not supported")
+		case "uniqueItems":
+			if x.kind == 'b' && x.b && types&tArray != 0 {
+				c.unsupported(at(k), k, "uniqueItems is not supported")
+			}
+		case "dependencies":
+			if x.kind == 'o' {
+				for j, dk := range x.keys {
+					if x.vals[j].kind != 'a' {
+						c.unsupported(at(k)+"/"+escapePointerToken(dk), k, "schema dependencies are not supported")
+					}
+				}
+			}
+		}
+	}
+
+	// enum / const
+	if x := v.get("const"); x != nil {
+		n = c.conj(n, c.enumNode([]*jv{x}), at("const"))
+	}
+	if x := v.get("enum"); x != nil {
+		if x.kind != 'a' {
+			fail(at("enum"), "enum", "must be an array")
+		}
+		n = c.conj(n, c.enumNode(x.vals), at("enum"))
+	}
+
+	// applicators
+	if x := v.get("$ref"); x != nil && x.kind == 's' {
+		t, p := c.resolveRef(x.s, at("$ref"))
+		if p == "" {
+			p = at("$ref")
+		}
+		n = c.conj(n, c.lower(sref{t, p}), at("$ref"))
+	}
+	if x := v.get("allOf"); x != nil && x.kind == 'a' {
+		for i, s := range x.vals {
+			n = c.conj(n, c.lower(sref{s, at("allOf") + "/" + strconv.Itoa(i)}), at("allOf"))
+		}
+	}
+	if x := v.get("anyOf"); x != nil && x.kind == 'a' {
+		u := c.emptyNode()
+		for i, s := range x.vals {
+			u = c.disj(u, c.lower(sref{s, at("anyOf") + "/" + strconv.Itoa(i)}), at("anyOf"))
+		}
+		n = c.conj(n, u, at("anyOf"))
+	}
+	if x := v.get("oneOf"); x != nil && x.kind == 'a' {
+		var branches []*node
+		for i, s := range x.vals {
+			b := c.conj(n, c.lower(sref{s, at("oneOf") + "/" + strconv.Itoa(i)}), at("oneOf"))
+			if !b.isEmpty() {
+				branches = append(branches, b)
+			}
+		}
+		for i := range branches {
+			for j := i + 1; j < len(branches); j++ {
+				if !c.disjoint(branches[i], branches[j], 0) {
+					c.unsupported(at("oneOf"), "oneOf", "branches %d and %d may both match; oneOf is exact only when branches are disjoint", i, j)
+				}
+			}
+		}
+		u := c.emptyNode()
+		for _, b := range branches {
+			u = c.disj(u, b, at("oneOf"))
+		}
+		n = u
+	}
+	return n
+}
+
+// lowerNot handles the regular cases of "not": a schema that only restricts
+// type (not: {type: X}), or const/enum of scalars, or a bare required list.
+func (c *compiler) lowerNot(n *node, s sref) *node {
+	v := s.v
+	if v.kind == 'b' {
+		if v.b {
+			return c.emptyNode()
+		}
+		return n
+	}
+	simple := true
+	for _, k := range v.keys {
+		if !annotationKeywords[k] && k != "type" && k != "enum" && k != "const" {
+			simple = false
+		}
+	}
+	if !simple || v.get("format") != nil {
+		c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
+		return n
+	}
+	m := *n
+	if t := v.get("type"); t != nil && v.get("enum") == nil && v.get("const") == nil {
+		sub := c.lower(s)
+		if sub.null {
+			m.null = false
+		}
+		if sub.tru {
+			m.tru, m.fal = false, false
+		}
+		if sub.str != nil {
+			m.str = nil
+		}
+		if sub.num != nil {
+			if sub.num == c.intNum && m.num != nil {
+				m.num = intersectDFA(m.num, complementDFA(c.intNum, anyRune))
+				if m.num.isEmpty() {
+					m.num = nil
+				}
+			} else {
+				m.num = nil
+			}
+		}
+		if len(sub.objs) > 0 {
+			m.objs = nil
+		}
+		if len(sub.arrs) > 0 {
+			m.arrs = nil
+			m.lits = nil
+		}
+		return &m
+	}
+	if t := v.get("type"); t == nil {
+		vals := []*jv{v.get("const")}
+		if e := v.get("enum"); e != nil && e.kind == 'a' {
+			vals = e.vals
+		}
+		for _, x := range vals {
+			if x == nil {
+				continue
+			}
+			switch x.kind {
+			case 'n':
+				m.null = false
+			case 'b':
+				if x.b {
+					m.tru = false
+				} else {
+					m.fal = false
+				}
+			case 's':
+				if m.str != nil {
+					ns := *m.str
+					ns.d = intersectDFA(ns.d, complementDFA(literalsDFA([]string{x.s}), anyRune))
+					m.str = &ns
+				}
+			default:
+				c.unsupported(s.ptr, "not", "not over number or container values is not supported")
+				return n
+			}
+		}
+		return &m
+	}
+	c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
+	return n
+}
+
+func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
+	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	has := false
+	p := &objPart{}
+	oc := &objCons{maxP: -1}
+	if x := v.get("properties"); x != nil && x.kind == 'o' {
+		has = true
+		for i, k := range x.keys {
+			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + escapePointerToken(k)}})
+		}
+	}
+	if x := v.get("patternProperties"); x != nil && x.kind == 'o' {
+		has = true
+		for i, k := range x.keys {
+			pp := at("patternProperties") + "/" + escapePointerToken(k)
+			d, err := regexDFA(k)
+			if err != nil {
+				c.unsupported(pp, "patternProperties", "%v", err)
+				continue
+			}
+			p.patterns = append(p.patterns, patDef{k, d, sref{x.vals[i], pp}})
+		}
+	}
+	if x := v.get("additionalProperties"); x != nil {
+		has = true
+		if x.kind == 'b' {
+			p.addlFalse = !x.b
+		} else {
+			p.addl = &sref{x, at("additionalProperties")}
+		}
+	}
+	if x := v.get("propertyNames"); x != nil {
+		has = true
+		pn := c.lower(sref{x, at("propertyNames")})
+		if pn.str == nil {
+			p.names = emptyDFA()
+		} else {
+			p.names = c.materialize(pn.str, at("propertyNames"))
+		}
+	}
+	if has {
+		oc.parts = []*objPart{p}
+	}
+	if x := v.get("required"); x != nil && x.kind == 'a' {
+		for _, r := range x.vals {
+			if r.kind == 's' && !slices.Contains(oc.required, r.s) {
+				oc.required = append(oc.required, r.s)
+			}
+		}
+	}
+	if x := v.get("minProperties"); x != nil {
+		oc.minP = nonNegInt(x, at("minProperties"), "minProperties")
+	}
+	if x := v.get("maxProperties"); x != nil {
+		oc.maxP = nonNegInt(x, at("maxProperties"), "maxProperties")
+	}
+	dep := v.get("dependentRequired")
+	if dep == nil {
+		dep = v.get("dependencies")
+	}
+	if dep != nil && dep.kind == 'o' {
+		for i, k := range dep.keys {
+			if dep.vals[i].kind != 'a' {
+				continue
+			}
+			for _, r := range dep.vals[i].vals {
+				if r.kind == 's' {
+					if oc.depReq == nil {
+						oc.depReq = map[string][]string{}
+					}
+					oc.depReq[k] = append(oc.depReq[k], r.s)
+				}
+			}
+		}
+	}
+	if !has && len(oc.required) == 0 && oc.minP == 0 && oc.maxP < 0 && oc.depReq == nil {
+		return c.anyObj
+	}
+	return oc
+}
+
+func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
+	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	p := &arrPart{}
+	has := false
+	ac := &arrCons{maxI: -1}
+	if x := v.get("prefixItems"); x != nil && x.kind == 'a' {
+		has = true
+		for i, s := range x.vals {
+			p.prefix = append(p.prefix, sref{s, at("prefixItems") + "/" + strconv.Itoa(i)})
+		}
+	}
+	if x := v.get("items"); x != nil {
+		has = true
+		if x.kind == 'a' { // draft 4-2019 tuple form
+			for i, s := range x.vals {
+				p.prefix = append(p.prefix, sref{s, at("items") + "/" + strconv.Itoa(i)})
+			}
+			if ai := v.get("additionalItems"); ai != nil {
+				if ai.kind == 'b' {
+					p.itemsFalse = !ai.b
+				} else {
+					p.items = &sref{ai, at("additionalItems")}
+				}
+			}
+		} else if x.kind == 'b' {
+			p.itemsFalse = !x.b
+		} else {
+			p.items = &sref{x, at("items")}
+		}
+	}
+	if has {
+		ac.parts = []*arrPart{p}
+	}
+	if x := v.get("minItems"); x != nil {
+		ac.minI = nonNegInt(x, at("minItems"), "minItems")
+	}
+	if x := v.get("maxItems"); x != nil {
+		ac.maxI = nonNegInt(x, at("maxItems"), "maxItems")
+	}
+	if !has && ac.minI == 0 && ac.maxI < 0 {
+		return c.anyArr
+	}
+	return ac
+}
+
+// materialize folds length bounds into the DFA.
+func (c *compiler) materialize(s *strCons, ptr string) *rdfa {
+	if s.min == 0 && s.max < 0 {
+		return s.d
+	}
+	if s.min > 1000 || s.max > 1000 {
+		c.unsupported(ptr, "maxLength", "length bound too large to combine here")
+		return s.d
+	}
+	return intersectDFA(s.d, lengthDFA(s.min, s.max))
+}
+
+func (c *compiler) enumNode(vals []*jv) *node {
+	n := &node{litsOnly: true}
+	var strs []string
+	var nums []string
+	for _, x := range vals {
+		switch x.kind {
+		case 'n':
+			n.null = true
+		case 'b':
+			if x.b {
+				n.tru = true
+			} else {
+				n.fal = true
+			}
+		case 's':
+			strs = append(strs, x.s)
+		case 'd':
+			nums = append(nums, x.s)
+		default:
+			n.lits = append(n.lits, string(appendCompact(nil, x)))
+		}
+	}
+	if len(strs) > 0 {
+		n.str = &strCons{d: literalsDFA(strs), max: -1}
+	}
+	if len(nums) > 0 {
+		n.num = literalsDFA(nums)
+	}
+	return n
+}
+
+func unionStr(a, b *strCons, c *compiler, ptr string) *strCons {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	if a.min == b.min && a.max == b.max {
+		return &strCons{d: unionDFA(a.d, b.d), min: a.min, max: a.max}
+	}
+	mx := -1
+	if a.max >= 0 && b.max >= 0 {
+		mx = max(a.max, b.max)
+	}
+	return &strCons{d: unionDFA(c.materialize(a, ptr), c.materialize(b, ptr)), max: mx}
+}
+
+func (c *compiler) disj(a, b *node, ptr string) *node {
+	if a.isEmpty() {
+		return b
+	}
+	if b.isEmpty() {
+		return a
+	}
+	n := &node{null: a.null || b.null, tru: a.tru || b.tru, fal: a.fal || b.fal}
+	n.str = unionStr(a.str, b.str, c, ptr)
+	switch {
+	case a.num == nil:
+		n.num = b.num
+	case b.num == nil:
+		n.num = a.num
+	case a.num == b.num:
+		n.num = a.num
+	default:
+		n.num = unionDFA(a.num, b.num)
+	}
+	n.objs = append(slices.Clone(a.objs), b.objs...)
+	n.arrs = append(slices.Clone(a.arrs), b.arrs...)
+	if len(a.objs) > 0 && slices.Contains(a.objs, c.anyObj) || len(b.objs) > 0 && slices.Contains(b.objs, c.anyObj) {
+		n.objs = []*objCons{c.anyObj}
+	}
+	if slices.Contains(n.arrs, c.anyArr) {
+		n.arrs = []*arrCons{c.anyArr}
+	}
+	n.objs = slices.Compact(n.objs)
+	n.arrs = slices.Compact(n.arrs)
+	n.lits = append(slices.Clone(a.lits), b.lits...)
+	slices.Sort(n.lits)
+	n.lits = slices.Compact(n.lits)
+	n.litsOnly = a.litsOnly && b.litsOnly
+	if len(n.objs)+len(n.arrs) > maxAlternatives {
+		c.unsupported(ptr, "anyOf", "too many object/array alternatives")
+		n.objs, n.arrs = []*objCons{c.anyObj}, []*arrCons{c.anyArr}
+	}
+	return n
+}
+
+func (c *compiler) conj(a, b *node, ptr string) *node {
+	if a == c.anyMemo {
+		return b
+	}
+	if b == c.anyMemo {
+		return a
+	}
+	n := &node{null: a.null && b.null, tru: a.tru && b.tru, fal: a.fal && b.fal}
+	if a.str != nil && b.str != nil {
+		s := &strCons{min: max(a.str.min, b.str.min), max: a.str.max}
+		if s.max < 0 || b.str.max >= 0 && b.str.max < s.max {
+			s.max = b.str.max
+		}
+		if a.str.d == b.str.d {
+			s.d = a.str.d
+		} else if a.str.d == c.anyStr {
+			s.d = b.str.d
+		} else if b.str.d == c.anyStr {
+			s.d = a.str.d
+		} else {
+			s.d = intersectDFA(a.str.d, b.str.d)
+		}
+		if !(s.max >= 0 && s.min > s.max) && !s.d.isEmpty() {
+			n.str = s
+		}
+	}
+	if a.num != nil && b.num != nil {
+		switch {
+		case a.num == b.num || b.num == c.freeNum:
+			n.num = a.num
+		case a.num == c.freeNum:
+			n.num = b.num
+		default:
+			n.num = intersectDFA(a.num, b.num)
+		}
+		if n.num.isEmpty() {
+			n.num = nil
+		}
+	}
+	switch {
+	case a.litsOnly && b.litsOnly:
+		for _, l := range a.lits {
+			if slices.Contains(b.lits, l) {
+				n.lits = append(n.lits, l)
+			}
+		}
+		n.litsOnly = true
+	case a.litsOnly || b.litsOnly:
+		lits, other := a.lits, b
+		if b.litsOnly {
+			lits, other = b.lits, a
+		}
+		for _, l := range lits {
+			if l[0] == '{' && len(other.objs) > 0 || l[0] == '[' && len(other.arrs) > 0 || slices.Contains(other.lits, l) {
+				n.lits = append(n.lits, l)
+			}
+		}
+		n.litsOnly = true
+	default:
+		for _, x := range a.objs {
+			for _, y := range b.objs {
+				n.objs = append(n.objs, mergeObj(x, y, c))
+			}
+		}
+		for _, x := range a.arrs {
+			for _, y := range b.arrs {
+				n.arrs = append(n.arrs, mergeArr(x, y, c))
+			}
+		}
+		if len(n.objs)+len(n.arrs) > maxAlternatives {
+			c.unsupported(ptr, "allOf", "too many object/array alternatives")
+			n.objs, n.arrs = n.objs[:1], nil
+		}
+	}
+	return n
+}
+
+func mergeObj(x, y *objCons, c *compiler) *objCons {
+	if x == c.anyObj {
+		return y
+	}
+	if y == c.anyObj {
+		return x
+	}
+	o := &objCons{parts: append(slices.Clone(x.parts), y.parts...), minP: max(x.minP, y.minP), maxP: x.maxP}
+	if o.maxP < 0 || y.maxP >= 0 && y.maxP < o.maxP {
+		o.maxP = y.maxP
+	}
+	o.required = slices.Clone(x.required)
+	for _, r := range y.required {
+		if !slices.Contains(o.required, r) {
+			o.required = append(o.required, r)
+		}
+	}
+	if x.depReq != nil || y.depReq != nil {
+		o.depReq = map[string][]string{}
+		for k, v := range x.depReq {
+			o.depReq[k] = append(o.depReq[k], v...)
+		}
+		for k, v := range y.depReq {
+			o.depReq[k] = append(o.depReq[k], v...)
+		}
+	}
+	return o
+}
+
+func mergeArr(x, y *arrCons, c *compiler) *arrCons {
+	if x == c.anyArr {
+		return y
+	}
+	if y == c.anyArr {
+		return x
+	}
+	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI}
+	if a.maxI < 0 || y.maxI >= 0 && y.maxI < a.maxI {
+		a.maxI = y.maxI
+	}
+	return a
+}
+
+// conjRefs lowers the conjunction of schemas (memoized by identity).
+func (c *compiler) conjRefs(refs []sref) *node {
+	if len(refs) == 0 {
+		return c.anyNode()
+	}
+	if len(refs) == 1 {
+		return c.lower(refs[0])
+	}
+	var key strings.Builder
+	ids := make([]int, len(refs))
+	for i, r := range refs {
+		id, ok := c.jvID[r.v]
+		if !ok {
+			id = len(c.jvID)
+			c.jvID[r.v] = id
+		}
+		ids[i] = id
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fmt.Fprintf(&key, "%d,", id)
+	}
+	if n, ok := c.conjMemo[key.String()]; ok {
+		return n
+	}
+	n := c.lower(refs[0])
+	for _, r := range refs[1:] {
+		n = c.conj(n, c.lower(r), r.ptr)
+	}
+	c.conjMemo[key.String()] = n
+	return n
+}
+
+var (
+	noDotNum  = anchoredDFA(`-?[0-9]+`)
+	dotNum    = anchoredDFA(`-?[0-9]+\.[0-9]+`)
+	zeroTail  = anchoredDFA(`(?:\.0+)?`)
+	zerosTail = anchoredDFA(`0*`)
+	expNum    = anchoredDFA(`.*[eE].*`)
+)
+
+func concatDFA(a, b *rdfa) *rdfa {
+	n := &rnfa{}
+	s1, e1 := a.toNFA(n)
+	s2, e2 := b.toNFA(n)
+	n.epsTo(e1, s2)
+	return n.determinize(s1, e2)
+}
+
+// widenNum adds the other lexemes of the same values (trailing zeros).
+func widenNum(d *rdfa) *rdfa {
+	if !intersectDFA(d, expNum).isEmpty() {
+		return nil // exponents: give up (callers treat as overlapping)
+	}
+	return unionDFA(concatDFA(intersectDFA(d, noDotNum), zeroTail), concatDFA(intersectDFA(d, dotNum), zerosTail))
+}
+
+// disjoint reports whether no JSON value can be valid for both a and b.
+func (c *compiler) disjoint(a, b *node, depth int) bool {
+	if depth > 3 {
+		return false
+	}
+	if a.null && b.null || a.tru && b.tru || a.fal && b.fal {
+		return false
+	}
+	if a.str != nil && b.str != nil {
+		if !intersectDFA(a.str.d, b.str.d).isEmpty() && !(a.str.max >= 0 && b.str.min > a.str.max) && !(b.str.max >= 0 && a.str.min > b.str.max) {
+			return false
+		}
+	}
+	if a.num != nil && b.num != nil {
+		wa, wb := widenNum(a.num), widenNum(b.num)
+		if wa == nil || wb == nil || !intersectDFA(wa, wb).isEmpty() {
+			return false
+		}
+	}
+	for _, l := range a.lits {
+		if slices.Contains(b.lits, l) || l[0] == '{' && len(b.objs) > 0 || l[0] == '[' && len(b.arrs) > 0 {
+			return false
+		}
+	}
+	for _, l := range b.lits {
+		if l[0] == '{' && len(a.objs) > 0 || l[0] == '[' && len(a.arrs) > 0 {
+			return false
+		}
+	}
+	for _, x := range a.objs {
+		for _, y := range b.objs {
+			if !c.objDisjoint(x, y, depth) {
+				return false
+			}
+		}
+	}
+	for _, x := range a.arrs {
+		for _, y := range b.arrs {
+			if !(x.maxI >= 0 && y.minI > x.maxI || y.maxI >= 0 && x.minI > y.maxI) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// propNode is the schema a value of property name must satisfy in o, and
+// whether the name is allowed at all.
+func (c *compiler) propRefs(o *objCons, name string) ([]sref, bool) {
+	var refs []sref
+	for _, p := range o.parts {
+		if p.names != nil && !p.names.accepts(name) {
+			return nil, false
+		}
+		matched := false
+		for _, pd := range p.props {
+			if pd.name == name {
+				refs = append(refs, pd.s)
+				matched = true
+			}
+		}
+		for _, pt := range p.patterns {
+			if pt.d.accepts(name) {
+				refs = append(refs, pt.s)
+				matched = true
+			}
+		}
+		if !matched {
+			if p.addlFalse {
+				return nil, false
+			}
+			if p.addl != nil {
+				refs = append(refs, *p.addl)
+			}
+		}
+	}
+	return refs, true
+}
+
+func (c *compiler) objDisjoint(x, y *objCons, depth int) bool {
+	if x.maxP >= 0 && y.minP > x.maxP || y.maxP >= 0 && x.minP > y.maxP {
+		return true
+	}
+	check := func(x, y *objCons) bool {
+		for _, r := range x.required {
+			ry, ok := c.propRefs(y, r)
+			if !ok {
+				return true
+			}
+			rx, ok := c.propRefs(x, r)
+			if !ok {
+				return true
+			}
+			if slices.Contains(y.required, r) && c.disjoint(c.conjRefs(rx), c.conjRefs(ry), depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	return check(x, y) || check(y, x)
+}
+
+var dfaCache = map[string]*rdfa{}
+
+func cachedDFA(key string, f func() *rdfa) *rdfa {
+	dfaCacheMu.Lock()
+	defer dfaCacheMu.Unlock()
+	if d, ok := dfaCache[key]; ok {
+		return d
+	}
+	d := f()
+	dfaCache[key] = d
+	return d
+}
