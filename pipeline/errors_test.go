@@ -275,7 +275,9 @@ func TestErrorKinds(t *testing.T) {
 }
 
 func TestProviderUnavailableCircuitOpen(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Breaker = BreakerConfig{Failures: 2, Window: time.Minute, Cooldown: 10 * time.Second} })
+	e := newEnv(t, func(c *Config) {
+		c.Breaker = BreakerConfig{Failures: 2, Window: time.Minute, Cooldown: 10 * time.Second}
+	})
 	e.register(t, "p", tool("flaky"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
 		panic("flaky")
 	}))

@@ -192,7 +192,9 @@ func TestDeadProvider(t *testing.T) {
 // With a breaker open on the best provider, calls go to the next one; after
 // the cooldown one trial call decides.
 func TestBreakerDegradedAndRecovery(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Breaker = BreakerConfig{Failures: 3, Window: 10 * time.Second, Cooldown: 30 * time.Second} })
+	e := newEnv(t, func(c *Config) {
+		c.Breaker = BreakerConfig{Failures: 3, Window: 10 * time.Second, Cooldown: 30 * time.Second}
+	})
 	failing := true
 	best := tool("t")
 	best.Trust = TL3
