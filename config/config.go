@@ -1,0 +1,238 @@
+// Package config loads airs.yaml and locates AIRS's state directory.
+//
+// # Where things are
+//
+// The configuration file is, in order: the --config flag, $AIRS_CONFIG, or
+// airs.yaml in the user's configuration directory
+// ($XDG_CONFIG_HOME/airs/airs.yaml, ~/.config/airs/airs.yaml on Linux,
+// ~/Library/Application Support/airs/airs.yaml on macOS). A file named
+// explicitly (flag or environment) must exist; the default one may be
+// absent, and then the defaults below apply.
+//
+// The state directory ($AIRS_HOME: audit log, vector index, recorded
+// sessions) is $AIRS_HOME if set, else home: in the file, else the user's
+// data directory: $XDG_DATA_HOME/airs, else ~/.local/share/airs
+// (~/Library/Application Support/airs on macOS, %LocalAppData%\airs on
+// Windows).
+//
+// # Defaults (no file, or a file that leaves a section out)
+//
+//   - spaces: "cwd" is the directory airs was started in, and "documents"
+//     is ~/Documents when it exists. A file with a spaces: section replaces
+//     both.
+//   - agents: one agent, "local", holding ReadSpace(*) and Network(*) and
+//     reaching every provider; cli.users maps every local OS user to it.
+//     The CLI runs as the user who typed the command, with that user's own
+//     rights, so it can read what that user can read; a shared server
+//     (airs serve) grants nothing by default: every HTTP token must be
+//     configured.
+//   - breaker: 5 failures in 30 s open a tool's circuit for 30 s.
+//   - rate_limit: none. max_payload: 1 MiB.
+//   - ollama: host $OLLAMA_HOST or http://127.0.0.1:11434, no model (the
+//     documented no-LLM mode).
+//   - recording: off; when on, sessions go to $AIRS_HOME/sessions with the
+//     values of the redact keys replaced.
+//
+// # File format
+//
+// An annotated example is Example (the text of `airs config example`).
+// Every error names the file and line and says what to change.
+package config
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// Config is a loaded, validated configuration. Paths in it are absolute.
+type Config struct {
+	// File is the configuration file that was read; "" when none was.
+	File string
+	// Home is the state directory.
+	Home string
+
+	// Spaces maps a space name to its directory.
+	Spaces map[string]string
+	// Agents are the identities callers act as, by agent id.
+	Agents map[string]Agent
+	CLI    CLI
+	HTTP   HTTP
+
+	Breaker pipeline.BreakerConfig
+	// RateLimit applies to every caller without one of its own.
+	RateLimit  pipeline.RateLimit
+	MaxPayload int // bytes
+
+	// Manifests are tool manifest files to load at start (globs expanded,
+	// in the order written).
+	Manifests []string
+	Ollama    Ollama
+	Recording Recording
+}
+
+// Agent is an identity that calls tools: the CLI's local user, an HTTP
+// token's holder, a chain.
+type Agent struct {
+	ID string
+	// Capabilities the agent holds (level 3), e.g. ReadSpace(documents).
+	Capabilities []pipeline.Capability
+	// Providers the agent may reach (level 1); "*" is any.
+	Providers []string
+	// RateLimit overrides the default for this agent when non-nil.
+	RateLimit *pipeline.RateLimit
+}
+
+// CLI maps local OS users to agents.
+type CLI struct {
+	// Users maps an OS user name to an agent id; "*" is any other user.
+	Users map[string]string
+}
+
+// HTTP configures airs serve.
+type HTTP struct {
+	Listen string  // host:port, loopback by default
+	Tokens []Token // bearer tokens, hashed
+}
+
+// Token maps a bearer token, by its SHA-256, to an agent.
+type Token struct {
+	SHA256 [32]byte
+	Agent  string
+}
+
+// Ollama says where the model server is.
+type Ollama struct {
+	Host       string // base URL
+	Model      string // chat/generation model; "" = no-LLM mode
+	EmbedModel string // embedding model; "" = the embedded default embedder
+}
+
+// Recording configures session recording for evals.
+type Recording struct {
+	Enabled bool
+	Dir     string
+	// Redact lists keys (argument or field names, case-insensitive) whose
+	// values are replaced by "[redacted]" in recordings.
+	Redact []string
+}
+
+// Defaults.
+const (
+	DefaultListen     = "127.0.0.1:7777"
+	DefaultOllamaHost = "http://127.0.0.1:11434"
+	DefaultMaxPayload = 1 << 20
+	DefaultAgent      = "local"
+	FileName          = "airs.yaml"
+)
+
+// AuditPath is the audit log's path: $AIRS_HOME/audit.jsonl.
+func (c *Config) AuditPath() string { return filepath.Join(c.Home, "audit.jsonl") }
+
+// IndexDir is where the vector index is persisted: $AIRS_HOME/index.
+func (c *Config) IndexDir() string { return filepath.Join(c.Home, "index") }
+
+// Policy is the access policy the Manager (and the builtin space tools)
+// enforce: each agent's providers and capabilities.
+func (c *Config) Policy() *pipeline.StaticPolicy {
+	p := &pipeline.StaticPolicy{
+		Channels:     map[string][]string{},
+		Capabilities: map[string][]pipeline.Capability{},
+	}
+	for id, a := range c.Agents {
+		p.Channels[id] = slices.Clone(a.Providers)
+		p.Capabilities[id] = slices.Clone(a.Capabilities)
+	}
+	return p
+}
+
+// RateLimits returns the per-agent rate limits that differ from the default.
+func (c *Config) RateLimits() map[string]pipeline.RateLimit {
+	m := map[string]pipeline.RateLimit{}
+	for id, a := range c.Agents {
+		if a.RateLimit != nil {
+			m[id] = *a.RateLimit
+		}
+	}
+	return m
+}
+
+// ManagerConfig fills the parts of a pipeline.Config that come from
+// configuration (policy, breaker, rate limits, payload limit). The caller
+// adds the Registry, the audit sink and the rest.
+func (c *Config) ManagerConfig() pipeline.Config {
+	return pipeline.Config{
+		Policy:     c.Policy(),
+		Breaker:    c.Breaker,
+		RateLimit:  c.RateLimit,
+		RateLimits: c.RateLimits(),
+		MaxPayload: c.MaxPayload,
+	}
+}
+
+// CLIAgent returns the agent id the local OS user acts as: cli.users[user],
+// else cli.users["*"], else an agent named like the user. The identity comes
+// from the OS, never from a flag or a request.
+func (c *Config) CLIAgent(osUser string) (string, error) {
+	id, ok := c.CLI.Users[osUser]
+	if !ok {
+		id, ok = c.CLI.Users["*"]
+	}
+	if !ok {
+		if _, exists := c.Agents[osUser]; exists {
+			return osUser, nil
+		}
+		where := c.File
+		if where == "" {
+			where = "airs.yaml"
+		}
+		return "", fmt.Errorf("local user %q has no agent: add it under cli.users in %s (e.g. `%s: %s`)", osUser, where, osUser, DefaultAgent)
+	}
+	return id, nil
+}
+
+// LocalUser is the name of the OS user running this process.
+func LocalUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	for _, v := range []string{"USER", "USERNAME", "LOGNAME"} {
+		if s := os.Getenv(v); s != "" {
+			return s
+		}
+	}
+	return "unknown"
+}
+
+// HashToken returns the hex SHA-256 of a bearer token, the form airs.yaml
+// stores (http.tokens[].sha256).
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// AgentForToken returns the agent a bearer token maps to. Every configured
+// hash is compared in constant time, so timing reveals neither which
+// token matched nor how much of one did.
+func (c *Config) AgentForToken(token string) (string, bool) {
+	h := sha256.Sum256([]byte(token))
+	agent, found := "", false
+	for _, t := range c.HTTP.Tokens {
+		if subtle.ConstantTimeCompare(h[:], t.SHA256[:]) == 1 && !found {
+			agent, found = t.Agent, true
+		}
+	}
+	return agent, found
+}
+
+// Duration is a time.Duration written as "30s", "1m30s" or a number of
+// seconds in airs.yaml.
+type Duration time.Duration

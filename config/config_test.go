@@ -1,0 +1,302 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// isolate points every location the package reads at temp dirs.
+func isolate(t *testing.T) (home string) {
+	t.Helper()
+	home = t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	t.Setenv("AIRS_HOME", "")
+	t.Setenv("AIRS_CONFIG", "")
+	t.Setenv("OLLAMA_HOST", "")
+	return home
+}
+
+func write(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefaultsWithoutFile(t *testing.T) {
+	home := isolate(t)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	os.Mkdir(filepath.Join(home, "Documents"), 0o755)
+
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.File != "" {
+		t.Errorf("File = %q", c.File)
+	}
+	if want := filepath.Join(home, ".local", "share", "airs"); c.Home != want {
+		t.Errorf("Home = %q, want %q", c.Home, want)
+	}
+	if c.Spaces["cwd"] != wd || c.Spaces["documents"] != filepath.Join(home, "Documents") || len(c.Spaces) != 2 {
+		t.Errorf("Spaces = %v", c.Spaces)
+	}
+	agent, err := c.CLIAgent("anyone")
+	if err != nil || agent != DefaultAgent {
+		t.Fatalf("CLIAgent = %q, %v", agent, err)
+	}
+	pol := c.Policy()
+	if !pol.Holds(agent, pipeline.Capability{Kind: "ReadSpace", Arg: "cwd"}) || !pol.CanReach(agent, "builtin") {
+		t.Errorf("default agent lacks ReadSpace(cwd) or builtin: %+v", pol)
+	}
+	if pol.Holds("someone-else", pipeline.Capability{Kind: "ReadSpace", Arg: "cwd"}) {
+		t.Error("an unknown agent holds ReadSpace(cwd)")
+	}
+	if c.Breaker.Failures != 5 || c.Breaker.Window != 30*time.Second || c.MaxPayload != DefaultMaxPayload {
+		t.Errorf("breaker %+v payload %d", c.Breaker, c.MaxPayload)
+	}
+	if c.Ollama.Host != DefaultOllamaHost || c.Ollama.Model != "" || c.HTTP.Listen != DefaultListen || len(c.HTTP.Tokens) != 0 {
+		t.Errorf("ollama %+v http %+v", c.Ollama, c.HTTP)
+	}
+	if c.AuditPath() != filepath.Join(c.Home, "audit.jsonl") || c.Recording.Enabled || c.Recording.Dir != filepath.Join(c.Home, "sessions") {
+		t.Errorf("audit %s recording %+v", c.AuditPath(), c.Recording)
+	}
+	if err := c.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(c.Home); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("home: %v %v", st, err)
+	}
+}
+
+func TestLookupOrder(t *testing.T) {
+	home := isolate(t)
+	def := write(t, filepath.Join(home, ".config", "airs", "airs.yaml"), "ollama: {model: from-default}\n")
+	env := write(t, filepath.Join(home, "env.yaml"), "ollama: {model: from-env}\n")
+	flag := write(t, filepath.Join(home, "flag.yaml"), "ollama: {model: from-flag}\n")
+
+	model := func(flagValue string) string {
+		t.Helper()
+		c, err := Load(flagValue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Ollama.Model
+	}
+	if got := model(""); got != "from-default" {
+		t.Errorf("default file: %q", got)
+	}
+	t.Setenv("AIRS_CONFIG", env)
+	if got := model(""); got != "from-env" {
+		t.Errorf("AIRS_CONFIG: %q", got)
+	}
+	if got := model(flag); got != "from-flag" {
+		t.Errorf("--config: %q", got)
+	}
+	// A file named explicitly must exist.
+	if _, err := Load(filepath.Join(home, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing explicit file: %v", err)
+	}
+	_ = def
+
+	// Home: $AIRS_HOME beats home: in the file, which beats the default.
+	f := write(t, filepath.Join(home, "h.yaml"), "home: state\n")
+	c, _ := Load(f)
+	if c.Home != filepath.Join(home, "state") {
+		t.Errorf("home from file: %q", c.Home)
+	}
+	t.Setenv("AIRS_HOME", filepath.Join(home, "envhome"))
+	c, _ = Load(f)
+	if c.Home != filepath.Join(home, "envhome") {
+		t.Errorf("home from env: %q", c.Home)
+	}
+}
+
+func TestFullFile(t *testing.T) {
+	home := isolate(t)
+	dir := filepath.Join(home, "cfg")
+	os.MkdirAll(filepath.Join(home, "Documents"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "shared"), 0o755)
+	write(t, filepath.Join(dir, "tools", "a.yaml"), "provider: x\ntools: []\n")
+	write(t, filepath.Join(dir, "tools", "b.yaml"), "provider: y\ntools: []\n")
+	t.Setenv("TEAM", "shared")
+	token := "s3cret-token"
+	f := write(t, filepath.Join(dir, "airs.yaml"), `
+home: ~/airs-state
+spaces:
+  documents: ~/Documents
+  team: ./${TEAM}
+agents:
+  alice:
+    capabilities: ["ReadSpace(documents)", "Network(*)"]
+  web-ui:
+    capabilities: [ReadSpace(team)]
+    providers: [builtin]
+    rate_limit: {per_second: 2.5}
+cli:
+  users:
+    alice: alice
+    "*": web-ui
+http:
+  listen: 127.0.0.1:9999
+  tokens:
+    - sha256: `+HashToken(token)+`
+      agent: web-ui
+breaker: {failures: 3, window: 10s, cooldown: 1m}
+rate_limit: {per_second: 100, burst: 200}
+max_payload: 65536
+manifests: ["tools/*.yaml"]
+ollama: {host: "localhost:11500", model: qwen2.5:0.5b, embed_model: nomic-embed-text}
+recording: {enabled: true, redact: [SSN, password]}
+`)
+	c, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.File != f || c.Home != filepath.Join(home, "airs-state") {
+		t.Errorf("file %q home %q", c.File, c.Home)
+	}
+	if c.Spaces["documents"] != filepath.Join(home, "Documents") || c.Spaces["team"] != filepath.Join(dir, "shared") || len(c.Spaces) != 2 {
+		t.Errorf("spaces %v", c.Spaces)
+	}
+	if a, _ := c.CLIAgent("alice"); a != "alice" {
+		t.Errorf("alice → %q", a)
+	}
+	if a, _ := c.CLIAgent("mallory"); a != "web-ui" {
+		t.Errorf("mallory → %q", a)
+	}
+	pol := c.Policy()
+	if !pol.Holds("alice", pipeline.Capability{Kind: "Network", Arg: "smtp.example.org"}) ||
+		pol.Holds("alice", pipeline.Capability{Kind: "ReadSpace", Arg: "team"}) ||
+		!pol.CanReach("alice", "anything") || pol.CanReach("web-ui", "other") || !pol.CanReach("web-ui", "builtin") {
+		t.Errorf("policy %+v", pol)
+	}
+	if a, ok := c.AgentForToken(token); !ok || a != "web-ui" {
+		t.Errorf("token → %q %v", a, ok)
+	}
+	if _, ok := c.AgentForToken("wrong"); ok {
+		t.Error("wrong token accepted")
+	}
+	if c.HTTP.Listen != "127.0.0.1:9999" {
+		t.Errorf("listen %q", c.HTTP.Listen)
+	}
+	if c.Breaker != (pipeline.BreakerConfig{Failures: 3, Window: 10 * time.Second, Cooldown: time.Minute}) {
+		t.Errorf("breaker %+v", c.Breaker)
+	}
+	mc := c.ManagerConfig()
+	if mc.RateLimit != (pipeline.RateLimit{PerSecond: 100, Burst: 200}) || mc.RateLimits["web-ui"] != (pipeline.RateLimit{PerSecond: 2.5, Burst: 3}) || mc.MaxPayload != 65536 || mc.Policy == nil {
+		t.Errorf("manager config %+v", mc)
+	}
+	if want := []string{filepath.Join(dir, "tools", "a.yaml"), filepath.Join(dir, "tools", "b.yaml")}; !slices.Equal(c.Manifests, want) {
+		t.Errorf("manifests %v", c.Manifests)
+	}
+	if c.Ollama != (Ollama{Host: "http://localhost:11500", Model: "qwen2.5:0.5b", EmbedModel: "nomic-embed-text"}) {
+		t.Errorf("ollama %+v", c.Ollama)
+	}
+	if !c.Recording.Enabled || !slices.Contains(c.Recording.Redact, "ssn") || !slices.Contains(c.Recording.Redact, "api_key") {
+		t.Errorf("recording %+v", c.Recording)
+	}
+}
+
+// Every mistake is reported with file:line and what to do.
+func TestValidationErrors(t *testing.T) {
+	home := isolate(t)
+	os.MkdirAll(filepath.Join(home, "docs"), 0o755)
+	write(t, filepath.Join(home, "afile"), "x")
+	cases := []struct {
+		name, yaml string
+		want       []string // substrings, each must appear in the error
+	}{
+		{"unknown key", "spaces:\n  docs: ~/docs\nspacez: {}\n", []string{"airs.yaml:3: unknown key \"spacez\""}},
+		{"nested unknown key", "ollama:\n  hots: x\n", []string{"airs.yaml:2: unknown key \"hots\""}},
+		{"wrong type", "max_payload: lots\n", []string{"airs.yaml:1: wrong type"}},
+		{"bad yaml", "spaces: [\n", []string{"airs.yaml:"}},
+		{"missing space dir", "spaces:\n  docs: ~/docs\n  gone: ~/nope\n", []string{"airs.yaml:3: space gone: directory " + filepath.Join(home, "nope") + " does not exist"}},
+		{"space is a file", "spaces:\n  f: ~/afile\n", []string{"airs.yaml:2: space f:", "is not a directory"}},
+		{"bad space name", "spaces:\n  \"a b\": ~/docs\n", []string{"airs.yaml:2: space name \"a b\""}},
+		{"bad capability", "agents:\n  a:\n    capabilities:\n      - ReadSpace(docs\n", []string{"airs.yaml:4: agents.a.capabilities[0]", "Kind(arg)"}},
+		{"capability names no space", "spaces: {docs: ~/docs}\nagents:\n  a:\n    capabilities: [ReadSpace(nope)]\n", []string{"airs.yaml:4: agents.a: ReadSpace(nope) names no configured space"}},
+		{"cli user to unknown agent", "agents: {a: {}}\ncli:\n  users:\n    bob: b\n", []string{"airs.yaml:4: cli.users.bob: agent \"b\" is not defined"}},
+		{"plaintext token", "agents: {a: {}}\nhttp:\n  tokens:\n    - sha256: hunter2\n      agent: a\n", []string{"airs.yaml:4: http.tokens[0].sha256", "never the token itself"}},
+		{"token for unknown agent", "http:\n  tokens:\n    - sha256: " + HashToken("t") + "\n      agent: ghost\n", []string{"airs.yaml:3: http.tokens[0].agent: \"ghost\""}},
+		{"bad duration", "breaker:\n  window: 30x\n", []string{"airs.yaml:2:", "\"30x\" is not a duration"}},
+		{"zero failures", "breaker:\n  failures: 0\n", []string{"airs.yaml:2: breaker.failures"}},
+		{"negative rate", "rate_limit:\n  per_second: -1\n", []string{"airs.yaml:1: rate_limit.per_second"}},
+		{"missing manifest", "manifests:\n  - tools/x.yaml\n", []string{"airs.yaml:2: manifests[0]:", "does not exist"}},
+		{"bad ollama host", "ollama:\n  host: ftp://x\n", []string{"airs.yaml:2: ollama.host", "not http or https"}},
+		{"bad listen", "http:\n  listen: localhost\n", []string{"airs.yaml:2: http.listen"}},
+		{"several at once", "spaces:\n  gone: ~/nope\nbreaker:\n  failures: -5\n", []string{"airs.yaml:2:", "airs.yaml:4:"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := write(t, filepath.Join(t.TempDir(), "airs.yaml"), c.yaml)
+			_, err := Load(f)
+			if err == nil {
+				t.Fatalf("no error for:\n%s", c.yaml)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T %v is not *config.Error", err, err)
+			}
+			msg := strings.ReplaceAll(err.Error(), filepath.Dir(f)+string(filepath.Separator), "")
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestCLIAgentWithoutMapping(t *testing.T) {
+	isolate(t)
+	f := write(t, filepath.Join(t.TempDir(), "airs.yaml"), "agents:\n  alice: {}\n")
+	c, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.CLIAgent("alice"); err != nil || a != "alice" {
+		t.Errorf("alice: %q %v", a, err)
+	}
+	if _, err := c.CLIAgent("bob"); err == nil || !strings.Contains(err.Error(), "cli.users") {
+		t.Errorf("bob: %v", err)
+	}
+}
+
+func TestEmptySpacesMeansNone(t *testing.T) {
+	isolate(t)
+	f := write(t, filepath.Join(t.TempDir(), "airs.yaml"), "spaces: {}\n")
+	c, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Spaces) != 0 {
+		t.Errorf("spaces %v", c.Spaces)
+	}
+}
+
+func TestExampleParses(t *testing.T) {
+	home := isolate(t)
+	os.MkdirAll(filepath.Join(home, "Documents"), 0o755)
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte(Example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Spaces["documents"] == "" || len(c.Agents) != 2 || len(c.HTTP.Tokens) != 1 {
+		t.Errorf("%+v", c)
+	}
+}

@@ -1,0 +1,69 @@
+package config
+
+// Example is an annotated airs.yaml with every key (`airs help config`
+// prints it). Every section is optional; see the package comment for the
+// defaults.
+const Example = `# airs.yaml — AIRS configuration. Every section is optional.
+# Location: --config FILE, else $AIRS_CONFIG, else ~/.config/airs/airs.yaml.
+# Relative paths are relative to this file's folder; ~ and $VARS expand.
+
+# State directory (audit log, vector index, recorded sessions).
+# $AIRS_HOME overrides it; default ~/.local/share/airs.
+home: ~/.local/share/airs
+
+# Spaces: named folders the file tools (list-files, read-file, pdf-extract)
+# may read. A caller needs ReadSpace(NAME) to read space NAME. Without this
+# section: cwd (the folder airs runs in) and documents (~/Documents).
+spaces:
+  documents: ~/Documents
+
+# Agents: the identities callers act as, with what they hold.
+# Without this section: one agent "local" holding ReadSpace(*), Network(*).
+agents:
+  local:
+    capabilities: ["ReadSpace(*)", "Network(*)"]
+  web-ui:
+    capabilities: ["ReadSpace(documents)"]
+    providers: [builtin]            # providers it may reach; default: all
+    rate_limit: {per_second: 20, burst: 40}
+
+# The CLI acts as the agent its OS user maps to ("*": any other user).
+# Without this section every user is "local" (if that agent exists).
+cli:
+  users:
+    "*": local
+
+# airs serve: loopback by default. Tokens are stored hashed:
+#   printf %s "$TOKEN" | sha256sum
+http:
+  listen: 127.0.0.1:7777
+  tokens:
+    - sha256: 0000000000000000000000000000000000000000000000000000000000000000
+      agent: web-ui
+
+# Circuit breaker: this many failures within window open a tool's circuit
+# for cooldown (failures: -1 disables it).
+breaker: {failures: 5, window: 30s, cooldown: 30s}
+
+# Default per-caller rate limit (0 = unlimited); agents may override it.
+rate_limit: {per_second: 0, burst: 0}
+
+# Largest params of one call, in bytes.
+max_payload: 1048576
+
+# Tool manifests (YAML or JSON) to load at start; globs allowed.
+manifests: []
+
+# Ollama. No model: the documented no-LLM mode. $OLLAMA_HOST is read too.
+ollama:
+  host: http://127.0.0.1:11434
+  model: ""
+  embed_model: ""
+
+# Session recording for evals; values under these keys are replaced by
+# [redacted] (added to: password passwd secret token api_key apikey
+# authorization cookie).
+recording:
+  enabled: false
+  redact: []
+`

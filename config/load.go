@@ -1,0 +1,663 @@
+package config
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// Problem is one thing wrong in a configuration file, at a line.
+type Problem struct {
+	File string
+	Line int // 0: the file as a whole
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return p.File + ": " + p.Msg
+}
+
+// Error lists every problem found in a configuration file, one per line,
+// each as file:line: what is wrong and what to do.
+type Error struct {
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Path returns the configuration file to read and whether it was named
+// explicitly: flagValue if not empty, else $AIRS_CONFIG, else the default
+// location (DefaultPath).
+func Path(flagValue string) (path string, explicit bool) {
+	if flagValue != "" {
+		return flagValue, true
+	}
+	if env := os.Getenv("AIRS_CONFIG"); env != "" {
+		return env, true
+	}
+	return DefaultPath(), false
+}
+
+// DefaultPath is airs.yaml in the user's configuration directory.
+func DefaultPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return FileName
+	}
+	return filepath.Join(dir, "airs", FileName)
+}
+
+// DefaultHome is the default state directory: the user's data directory
+// plus "airs" (see the package comment).
+func DefaultHome() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "airs")
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "airs")
+		}
+	case "darwin", "ios":
+		if d, err := os.UserConfigDir(); err == nil { // ~/Library/Application Support
+			return filepath.Join(d, "airs")
+		}
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "airs")
+	}
+	return filepath.Join(os.TempDir(), "airs-"+LocalUser())
+}
+
+// Load reads the configuration. flagValue is the --config flag ("" when not
+// given); see Path for the lookup. A missing default file is not an error:
+// the defaults apply. Every problem in the file is reported at once, as an
+// *Error.
+func Load(flagValue string) (*Config, error) {
+	path, explicit := Path(flagValue)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return Parse(path, data)
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return Parse("", nil)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("config file %s does not exist: create it (see `airs help config`) or fix --config / AIRS_CONFIG", path)
+	default:
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+}
+
+// The file's shape. Pointers and nil maps tell "absent" (take the default)
+// from "empty".
+type fileConfig struct {
+	Home   string               `yaml:"home"`
+	Spaces map[string]string    `yaml:"spaces"`
+	Agents map[string]fileAgent `yaml:"agents"`
+	CLI    struct {
+		Users map[string]string `yaml:"users"`
+	} `yaml:"cli"`
+	HTTP struct {
+		Listen string `yaml:"listen"`
+		Tokens []struct {
+			SHA256 string `yaml:"sha256"`
+			Agent  string `yaml:"agent"`
+		} `yaml:"tokens"`
+	} `yaml:"http"`
+	Breaker struct {
+		Failures *int     `yaml:"failures"`
+		Window   Duration `yaml:"window"`
+		Cooldown Duration `yaml:"cooldown"`
+	} `yaml:"breaker"`
+	RateLimit  *fileRate `yaml:"rate_limit"`
+	MaxPayload *int      `yaml:"max_payload"`
+	Manifests  []string  `yaml:"manifests"`
+	Ollama     struct {
+		Host       string `yaml:"host"`
+		Model      string `yaml:"model"`
+		EmbedModel string `yaml:"embed_model"`
+	} `yaml:"ollama"`
+	Recording struct {
+		Enabled bool     `yaml:"enabled"`
+		Dir     string   `yaml:"dir"`
+		Redact  []string `yaml:"redact"`
+	} `yaml:"recording"`
+}
+
+type fileAgent struct {
+	Capabilities []string  `yaml:"capabilities"`
+	Providers    []string  `yaml:"providers"`
+	RateLimit    *fileRate `yaml:"rate_limit"`
+}
+
+type fileRate struct {
+	PerSecond float64 `yaml:"per_second"`
+	Burst     int     `yaml:"burst"`
+}
+
+// UnmarshalYAML reads "30s", "1m30s" or a plain number of seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration like 30s or 1m30s", n.Line)
+	}
+	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration: write it like 30s, 1m30s or 500ms", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// DefaultRedact are the keys always redacted in recordings; the file's
+// recording.redact adds to them.
+var DefaultRedact = []string{"password", "passwd", "secret", "token", "api_key", "apikey", "authorization", "cookie"}
+
+var (
+	spaceNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+	agentIDRE   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:@-]*$`)
+)
+
+// Parse parses and validates configuration bytes; file names it in errors
+// and anchors relative paths ("" = no file: the defaults, paths relative
+// to the working directory).
+func Parse(file string, data []byte) (*Config, error) {
+	p := &parser{file: file, name: file}
+	if file == "" {
+		p.name = "(defaults)"
+	}
+	var fc fileConfig
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.Unmarshal(data, &p.root); err != nil {
+			return nil, &Error{Problems: p.yamlProblems(err)}
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+			return nil, &Error{Problems: p.yamlProblems(err)}
+		}
+	}
+	c := p.build(&fc)
+	if len(p.problems) > 0 {
+		return nil, &Error{Problems: p.problems}
+	}
+	return c, nil
+}
+
+type parser struct {
+	file     string // "" when none
+	name     string // for messages
+	root     yaml.Node
+	problems []Problem
+}
+
+func (p *parser) add(line int, format string, args ...any) {
+	p.problems = append(p.problems, Problem{File: p.name, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type `)
+
+// yamlProblems turns yaml.v3's errors ("yaml: unmarshal errors:\n  line 3:
+// field foo not found in type ...") into file:line problems.
+func (p *parser) yamlProblems(err error) []Problem {
+	var out []Problem
+	var te *yaml.TypeError
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	for _, m := range msgs {
+		m = strings.TrimSpace(m)
+		line := 0
+		if sm := lineRE.FindStringSubmatch(m); sm != nil {
+			line, _ = strconv.Atoi(sm[1])
+			m = sm[2]
+		}
+		if sm := unknownFieldRE.FindStringSubmatch(m); sm != nil {
+			m = fmt.Sprintf("unknown key %q: check its spelling and indentation (keys: see `airs help config`)", sm[1])
+		} else if strings.HasPrefix(m, "cannot unmarshal") {
+			m = strings.Replace(m, "cannot unmarshal", "wrong type:", 1) + "; see `airs help config` for the expected form"
+		}
+		out = append(out, Problem{File: p.name, Line: line, Msg: m})
+	}
+	return out
+}
+
+// line returns the line of the node at path (mapping keys, or sequence
+// indexes as decimal strings); for the last key of a mapping, the key's
+// line. 0 when absent.
+func (p *parser) line(path ...string) int {
+	n := &p.root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, k := range path {
+		switch n.Kind {
+		case yaml.MappingNode:
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					line = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				return line
+			}
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+// has reports whether the file sets the key at path.
+func (p *parser) has(path ...string) bool {
+	n := &p.root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, k := range path {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// baseDir anchors relative paths: the config file's directory, or the
+// working directory when there is no file.
+func (p *parser) baseDir() string {
+	if p.file != "" {
+		if abs, err := filepath.Abs(filepath.Dir(p.file)); err == nil {
+			return abs
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// expandPath expands ~, $VAR and ${VAR}, and anchors a relative path.
+func (p *parser) expandPath(s string) string {
+	s = os.ExpandEnv(s)
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			s = filepath.Join(h, s[1:])
+		}
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(p.baseDir(), s)
+	}
+	return filepath.Clean(s)
+}
+
+func (p *parser) build(fc *fileConfig) *Config {
+	c := &Config{File: "", MaxPayload: DefaultMaxPayload}
+	if p.file != "" {
+		if abs, err := filepath.Abs(p.file); err == nil {
+			c.File = abs
+		}
+	}
+
+	// home
+	switch {
+	case os.Getenv("AIRS_HOME") != "":
+		c.Home = p.expandPath(os.Getenv("AIRS_HOME"))
+	case fc.Home != "":
+		c.Home = p.expandPath(fc.Home)
+	default:
+		c.Home = DefaultHome()
+	}
+
+	p.buildSpaces(fc, c)
+	p.buildAgents(fc, c)
+
+	// cli
+	c.CLI.Users = map[string]string{}
+	if fc.CLI.Users == nil {
+		if _, ok := c.Agents[DefaultAgent]; ok {
+			c.CLI.Users["*"] = DefaultAgent
+		}
+	}
+	for _, u := range sortedKeys(fc.CLI.Users) {
+		id := fc.CLI.Users[u]
+		if _, ok := c.Agents[id]; !ok {
+			p.add(p.line("cli", "users", u), "cli.users.%s: agent %q is not defined: add it under agents, or map the user to one of %s", u, id, strings.Join(sortedKeys(c.Agents), ", "))
+			continue
+		}
+		c.CLI.Users[u] = id
+	}
+
+	// http
+	c.HTTP.Listen = DefaultListen
+	if fc.HTTP.Listen != "" {
+		c.HTTP.Listen = fc.HTTP.Listen
+		if _, port, err := splitHostPort(fc.HTTP.Listen); err != nil || port == "" {
+			p.add(p.line("http", "listen"), "http.listen %q: want host:port, e.g. %s", fc.HTTP.Listen, DefaultListen)
+		}
+	}
+	seen := map[[32]byte]bool{}
+	for i, t := range fc.HTTP.Tokens {
+		line := p.line("http", "tokens", strconv.Itoa(i))
+		b, err := hex.DecodeString(t.SHA256)
+		if err != nil || len(b) != 32 {
+			p.add(line, "http.tokens[%d].sha256: want the 64 hex digits of the token's SHA-256 (e.g. `printf %%s \"$TOKEN\" | sha256sum`), never the token itself", i)
+			continue
+		}
+		if _, ok := c.Agents[t.Agent]; !ok {
+			p.add(line, "http.tokens[%d].agent: %q is not defined under agents", i, t.Agent)
+			continue
+		}
+		var h [32]byte
+		copy(h[:], b)
+		if seen[h] {
+			p.add(line, "http.tokens[%d]: the same token is listed twice; keep one", i)
+			continue
+		}
+		seen[h] = true
+		c.HTTP.Tokens = append(c.HTTP.Tokens, Token{SHA256: h, Agent: t.Agent})
+	}
+
+	// breaker
+	if f := fc.Breaker.Failures; f != nil {
+		if *f < -1 || *f == 0 {
+			p.add(p.line("breaker", "failures"), "breaker.failures: want a positive count, or -1 to disable breakers")
+		}
+		c.Breaker.Failures = *f
+	}
+	c.Breaker.Window = time.Duration(fc.Breaker.Window)
+	c.Breaker.Cooldown = time.Duration(fc.Breaker.Cooldown)
+	if c.Breaker.Window < 0 || c.Breaker.Cooldown < 0 {
+		p.add(p.line("breaker"), "breaker: window and cooldown must not be negative")
+	}
+	// Fill the documented defaults so what is shown is what runs.
+	if c.Breaker.Failures == 0 {
+		c.Breaker.Failures = 5
+	}
+	if c.Breaker.Window == 0 {
+		c.Breaker.Window = 30 * time.Second
+	}
+	if c.Breaker.Cooldown == 0 {
+		c.Breaker.Cooldown = 30 * time.Second
+	}
+
+	if fc.RateLimit != nil {
+		c.RateLimit = p.rate(fc.RateLimit, "rate_limit")
+	}
+	if fc.MaxPayload != nil {
+		if *fc.MaxPayload < 1 {
+			p.add(p.line("max_payload"), "max_payload: want a positive number of bytes, e.g. 1048576")
+		}
+		c.MaxPayload = *fc.MaxPayload
+	}
+
+	// manifests: globs relative to the file's directory
+	for i, pat := range fc.Manifests {
+		line := p.line("manifests", strconv.Itoa(i))
+		full := p.expandPath(pat)
+		if !strings.ContainsAny(pat, "*?[") {
+			if _, err := os.Stat(full); err != nil {
+				p.add(line, "manifests[%d]: %s does not exist: fix the path (relative paths start at the config file's folder)", i, full)
+				continue
+			}
+			c.Manifests = append(c.Manifests, full)
+			continue
+		}
+		matches, err := filepath.Glob(full)
+		if err != nil {
+			p.add(line, "manifests[%d]: bad glob %q: %v", i, pat, err)
+			continue
+		}
+		c.Manifests = append(c.Manifests, matches...)
+	}
+
+	// ollama
+	c.Ollama.Host = DefaultOllamaHost
+	if env := os.Getenv("OLLAMA_HOST"); env != "" {
+		c.Ollama.Host = env
+	}
+	if fc.Ollama.Host != "" {
+		c.Ollama.Host = fc.Ollama.Host
+	}
+	if h, err := normalizeHost(c.Ollama.Host); err != nil {
+		p.add(p.line("ollama", "host"), "ollama.host %q: %v; write it like %s", c.Ollama.Host, err, DefaultOllamaHost)
+	} else {
+		c.Ollama.Host = h
+	}
+	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
+
+	// recording
+	c.Recording.Enabled = fc.Recording.Enabled
+	c.Recording.Dir = filepath.Join(c.Home, "sessions")
+	if fc.Recording.Dir != "" {
+		c.Recording.Dir = p.expandPath(fc.Recording.Dir)
+	}
+	c.Recording.Redact = append([]string(nil), DefaultRedact...)
+	for i, k := range fc.Recording.Redact {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k == "" {
+			p.add(p.line("recording", "redact", strconv.Itoa(i)), "recording.redact[%d]: empty key", i)
+			continue
+		}
+		if !contains(c.Recording.Redact, k) {
+			c.Recording.Redact = append(c.Recording.Redact, k)
+		}
+	}
+	return c
+}
+
+func (p *parser) buildSpaces(fc *fileConfig, c *Config) {
+	c.Spaces = map[string]string{}
+	if fc.Spaces == nil && !p.has("spaces") {
+		if wd, err := os.Getwd(); err == nil {
+			c.Spaces["cwd"] = wd
+		}
+		if h, err := os.UserHomeDir(); err == nil {
+			if st, err := os.Stat(filepath.Join(h, "Documents")); err == nil && st.IsDir() {
+				c.Spaces["documents"] = filepath.Join(h, "Documents")
+			}
+		}
+		return
+	}
+	for _, name := range sortedKeys(fc.Spaces) {
+		line := p.line("spaces", name)
+		dir := fc.Spaces[name]
+		if !spaceNameRE.MatchString(name) {
+			p.add(line, "space name %q: use letters, digits, '_', '-' or '.'", name)
+			continue
+		}
+		if dir == "" {
+			p.add(line, "space %s: give the directory it maps to, e.g. `%s: ~/%s`", name, name, name)
+			continue
+		}
+		full := p.expandPath(dir)
+		st, err := os.Stat(full)
+		switch {
+		case err != nil:
+			p.add(line, "space %s: directory %s does not exist: create it or fix the path", name, full)
+			continue
+		case !st.IsDir():
+			p.add(line, "space %s: %s is not a directory", name, full)
+			continue
+		}
+		c.Spaces[name] = full
+	}
+}
+
+func (p *parser) buildAgents(fc *fileConfig, c *Config) {
+	c.Agents = map[string]Agent{}
+	if fc.Agents == nil && !p.has("agents") {
+		c.Agents[DefaultAgent] = Agent{
+			ID:           DefaultAgent,
+			Capabilities: []pipeline.Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
+			Providers:    []string{"*"},
+		}
+		return
+	}
+	for _, id := range sortedKeys(fc.Agents) {
+		fa := fc.Agents[id]
+		if !agentIDRE.MatchString(id) {
+			p.add(p.line("agents", id), "agent id %q: use letters, digits and _ . : @ -", id)
+			continue
+		}
+		a := Agent{ID: id, Providers: fa.Providers}
+		if a.Providers == nil {
+			a.Providers = []string{"*"}
+		}
+		for i, s := range fa.Capabilities {
+			cp, err := pipeline.ParseCapability(s)
+			if err == nil && cp.Kind == "" {
+				err = errors.New("empty kind")
+			}
+			if err != nil {
+				p.add(p.line("agents", id, "capabilities", strconv.Itoa(i)), "agents.%s.capabilities[%d]: %q is not a capability: write Kind(arg), e.g. ReadSpace(documents) or Network(*)", id, i, s)
+				continue
+			}
+			if cp.Kind == "ReadSpace" && cp.Arg != "*" && cp.Arg != "" {
+				if _, ok := c.Spaces[cp.Arg]; !ok && !p.hasProblemFor("spaces", cp.Arg) {
+					p.add(p.line("agents", id, "capabilities", strconv.Itoa(i)), "agents.%s: ReadSpace(%s) names no configured space (spaces: %s)", id, cp.Arg, strings.Join(sortedKeys(c.Spaces), ", "))
+					continue
+				}
+			}
+			a.Capabilities = append(a.Capabilities, cp)
+		}
+		if fa.RateLimit != nil {
+			r := p.rate(fa.RateLimit, "agents", id, "rate_limit")
+			a.RateLimit = &r
+		}
+		c.Agents[id] = a
+	}
+}
+
+// hasProblemFor reports whether a problem was already reported at the line
+// of path (so one mistake is not reported twice).
+func (p *parser) hasProblemFor(path ...string) bool {
+	l := p.line(path...)
+	for _, pr := range p.problems {
+		if pr.Line == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
+	where := strings.Join(path, ".")
+	if fr.PerSecond < 0 || math.IsNaN(fr.PerSecond) || math.IsInf(fr.PerSecond, 0) {
+		p.add(p.line(path...), "%s.per_second: want a number ≥ 0 (0 = unlimited)", where)
+	}
+	if fr.Burst < 0 {
+		p.add(p.line(path...), "%s.burst: want a count ≥ 0", where)
+	}
+	r := pipeline.RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
+	if r.Burst == 0 && r.PerSecond > 0 {
+		r.Burst = int(math.Ceil(r.PerSecond))
+	}
+	return r
+}
+
+func normalizeHost(h string) (string, error) {
+	if !strings.Contains(h, "://") {
+		h = "http://" + h
+	}
+	u, err := url.Parse(h)
+	if err != nil {
+		return "", errors.New("not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("scheme %q is not http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", errors.New("no host")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+func splitHostPort(s string) (host, port string, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", errors.New("missing port")
+	}
+	port = s[i+1:]
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", errors.New("bad port")
+	}
+	return s[:i], port, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// EnsureHome creates the state directory (mode 0700: it holds the audit log
+// and recorded sessions) if it does not exist.
+func (c *Config) EnsureHome() error {
+	if err := os.MkdirAll(c.Home, 0o700); err != nil {
+		return fmt.Errorf("creating the state directory %s: %w (set AIRS_HOME to another place)", c.Home, err)
+	}
+	return nil
+}
