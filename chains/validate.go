@@ -2,11 +2,14 @@ package chains
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -71,7 +74,7 @@ func (c *Chain) compile(cat Catalog, caller string) (*compiled, error) {
 			continue
 		}
 		cp.tools[i] = t
-		ts, err := newToolSchemas(t)
+		ts, err := toolSchemasFor(t)
 		if err != nil {
 			errs.add(s.Pos, s.ID, "tool %s: %v", s.Tool, err)
 			continue
@@ -106,13 +109,57 @@ func knownType(t string) bool {
 
 // toolSchemas holds a tool's decoded parameter and return schemas and
 // compiles sub-schemas of the parameters on demand to validate literals.
+// They are shared between validations (see toolSchemasFor); the decoded
+// documents are never modified.
 type toolSchemas struct {
 	tool     pipeline.Tool
 	params   any // decoded parameters schema; nil when the tool has none
 	returns  any // decoded return schema; nil when unknown
-	compiler *jsonschema.Compiler
 	url      string
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
 	cache    map[string]*jsonschema.Schema
+}
+
+// schemaCache keeps the compiled schemas of the tools chains were validated
+// against, keyed by the schemas' content: compiling a JSON Schema (which
+// validates it against the meta-schema first) costs far more than the rest
+// of validating a chain. It is dropped whole when it grows past
+// schemaCacheMax entries.
+var schemaCache struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]*toolSchemas
+}
+
+const schemaCacheMax = 4096
+
+func toolSchemasFor(t pipeline.Tool) (*toolSchemas, error) {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(t.Name), t.Parameters, t.ReturnSchema} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	schemaCache.Lock()
+	ts, ok := schemaCache.m[key]
+	schemaCache.Unlock()
+	if ok {
+		return ts, nil
+	}
+	ts, err := newToolSchemas(t)
+	if err != nil {
+		return nil, err
+	}
+	schemaCache.Lock()
+	if schemaCache.m == nil || len(schemaCache.m) >= schemaCacheMax {
+		schemaCache.m = map[[sha256.Size]byte]*toolSchemas{}
+	}
+	schemaCache.m[key] = ts
+	schemaCache.Unlock()
+	return ts, nil
 }
 
 func newToolSchemas(t pipeline.Tool) (*toolSchemas, error) {
@@ -142,6 +189,8 @@ func newToolSchemas(t pipeline.Tool) (*toolSchemas, error) {
 }
 
 func (ts *toolSchemas) schemaAt(ptr string) (*jsonschema.Schema, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	if s, ok := ts.cache[ptr]; ok {
 		return s, nil
 	}
