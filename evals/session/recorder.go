@@ -1,0 +1,331 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Recorder.
+type Options struct {
+	// Disabled turns recording off: Record returns at once and nothing is
+	// written (the log file is not even opened).
+	Disabled bool
+	// Redact lists parameter names (case-insensitive) whose values are
+	// replaced by "[redacted]" wherever they occur in arguments.
+	Redact []string
+	// MaxBatch bounds how many records one write+fsync carries (default 256).
+	MaxBatch int
+	// Now is the clock for records without a time (default time.Now).
+	Now func() time.Time
+}
+
+// ErrClosed is returned by Record after Close.
+var ErrClosed = errors.New("session: recorder closed")
+
+type pending struct {
+	line []byte
+	done chan error // buffered: the writer never blocks on an abandoned waiter
+}
+
+// Recorder appends records to a session log. It is safe for concurrent
+// use: records are encoded (and redacted) by the caller's goroutine, then
+// one writer goroutine writes whatever is queued as one batch, fsyncs, and
+// only then acknowledges each record of the batch. Record returning nil
+// therefore means the record is on disk.
+//
+// A nil *Recorder, or one opened with Options.Disabled, records nothing.
+type Recorder struct {
+	path    string
+	f       *os.File
+	redact  *Redactor
+	now     func() time.Time
+	maxB    int
+	enabled atomic.Bool
+
+	mu      sync.RWMutex // guards closed and sends on queue
+	closed  bool
+	queue   chan *pending
+	writerD chan struct{}
+
+	errMu     sync.Mutex
+	sticky    error // first write/fsync error: every later Record fails
+	recovered int64 // bytes of a torn last line cut off on open
+	size      int64 // bytes known good on disk
+}
+
+// Open opens (creating it and its directory if needed) the log at path for
+// appending. A last line without its newline — a write torn by a crash,
+// never acknowledged — is cut off first; Recovered says how many bytes.
+func Open(path string, opt Options) (*Recorder, error) {
+	r := &Recorder{path: path, redact: NewRedactor(opt.Redact), now: opt.Now, maxB: opt.MaxBatch}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.maxB <= 0 {
+		r.maxB = 256
+	}
+	if opt.Disabled {
+		return r, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	size, cut, err := recoverTail(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session: recovering %s: %w", path, err)
+	}
+	if os.IsNotExist(statErr) {
+		syncDir(filepath.Dir(path)) // the new file's directory entry
+	}
+	r.f, r.size, r.recovered = f, size, cut
+	r.queue = make(chan *pending, 1024)
+	r.writerD = make(chan struct{})
+	r.enabled.Store(true)
+	go r.writer()
+	return r, nil
+}
+
+// recoverTail truncates f after its last newline when the file does not end
+// with one, and positions f at the end. It returns the good size and the
+// number of bytes cut.
+func recoverTail(f *os.File) (size, cut int64, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size = st.Size()
+	if size == 0 {
+		return 0, 0, nil
+	}
+	// Scan back for the last '\n'.
+	const chunk = 64 << 10
+	end := size
+	good := int64(0)
+	buf := make([]byte, chunk)
+	for end > 0 {
+		start := max(0, end-chunk)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && err != io.EOF {
+			return 0, 0, err
+		}
+		found := false
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				good, found = start+int64(i)+1, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+		end = start
+	}
+	if good < size {
+		if err := f.Truncate(good); err != nil {
+			return 0, 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, 0, err
+		}
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		return 0, 0, err
+	}
+	return good, size - good, nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// Path is the log's path ("" when disabled).
+func (r *Recorder) Path() string {
+	if r == nil || r.f == nil {
+		return ""
+	}
+	return r.path
+}
+
+// Recovered is the number of bytes of a torn last line that Open cut off.
+func (r *Recorder) Recovered() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.recovered
+}
+
+// Enabled reports whether records are being written.
+func (r *Recorder) Enabled() bool { return r != nil && r.f != nil && r.enabled.Load() }
+
+// SetEnabled pauses (false) or resumes (true) recording at run time. A
+// recorder opened with Options.Disabled stays off.
+func (r *Recorder) SetEnabled(on bool) {
+	if r != nil {
+		r.enabled.Store(on)
+	}
+}
+
+// Record fills in V, Kind ("request"), ID (a new random one) and Time when
+// they are zero, redacts, appends, and returns the record's ID once the
+// record is on disk. With recording off it returns the ID and writes
+// nothing. If ctx ends first, Record returns ctx.Err() and the record may
+// or may not be written.
+func (r *Recorder) Record(ctx context.Context, rec Record) (string, error) {
+	if rec.V == 0 {
+		rec.V = Version
+	}
+	if rec.Kind == "" {
+		rec.Kind = KindRequest
+	}
+	if rec.ID == "" {
+		rec.ID = NewID()
+	}
+	if !r.Enabled() {
+		return rec.ID, nil
+	}
+	if rec.Time.IsZero() {
+		rec.Time = r.now()
+	}
+	if rec.Kind == KindFeedback && (rec.Ref == "" || rec.Feedback == nil) {
+		return rec.ID, errors.New("session: a feedback record needs Ref and Feedback")
+	}
+	rec = r.redact.Record(rec)
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return rec.ID, fmt.Errorf("session: encoding record: %w", err)
+	}
+	line = append(line, '\n')
+	if err := r.stickyErr(); err != nil {
+		return rec.ID, err
+	}
+	p := &pending{line: line, done: make(chan error, 1)}
+	r.mu.RLock()
+	if r.closed {
+		r.mu.RUnlock()
+		return rec.ID, ErrClosed
+	}
+	select {
+	case r.queue <- p:
+		r.mu.RUnlock()
+	case <-ctx.Done():
+		r.mu.RUnlock()
+		return rec.ID, ctx.Err()
+	}
+	select {
+	case err := <-p.done:
+		return rec.ID, err
+	case <-ctx.Done():
+		return rec.ID, ctx.Err()
+	}
+}
+
+// Feedback appends a feedback record for the request with ID ref.
+func (r *Recorder) Feedback(ctx context.Context, ref string, fb Feedback) error {
+	if fb.Time.IsZero() && r != nil {
+		fb.Time = r.now()
+	}
+	_, err := r.Record(ctx, Record{Kind: KindFeedback, Ref: ref, Feedback: &fb})
+	return err
+}
+
+func (r *Recorder) stickyErr() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.sticky
+}
+
+// writer is the one goroutine that touches the file.
+func (r *Recorder) writer() {
+	defer close(r.writerD)
+	batch := make([]*pending, 0, r.maxB)
+	var buf []byte
+	for p := range r.queue {
+		batch = append(batch[:0], p)
+	drain:
+		for len(batch) < r.maxB {
+			select {
+			case q, ok := <-r.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, q)
+			default:
+				break drain
+			}
+		}
+		buf = buf[:0]
+		for _, q := range batch {
+			buf = append(buf, q.line...)
+		}
+		err := r.stickyErr()
+		if err == nil {
+			err = r.writeBatch(buf)
+		}
+		for _, q := range batch {
+			q.done <- err
+		}
+	}
+}
+
+func (r *Recorder) writeBatch(buf []byte) error {
+	n, err := r.f.Write(buf)
+	if err == nil {
+		err = r.f.Sync()
+	}
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if err != nil {
+		// Cut a partial write so the log stays line-aligned; after a failed
+		// fsync nothing more is trusted (the error is sticky).
+		if n > 0 {
+			_ = r.f.Truncate(r.size)
+			_, _ = r.f.Seek(r.size, io.SeekStart)
+		}
+		r.sticky = fmt.Errorf("session: writing %s: %w", r.path, err)
+		return r.sticky
+	}
+	r.size += int64(n)
+	return nil
+}
+
+// Close waits for queued records to be written and closes the log.
+func (r *Recorder) Close() error {
+	if r == nil || r.f == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	close(r.queue)
+	r.mu.Unlock()
+	<-r.writerD
+	err := r.f.Close()
+	if s := r.stickyErr(); s != nil {
+		return s
+	}
+	return err
+}
