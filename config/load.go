@@ -225,6 +225,45 @@ func (p *parser) add(line int, format string, args ...any) {
 }
 
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+var cannotRE = regexp.MustCompile(`^cannot unmarshal !!(\w+) (.*) into (.*)$`)
+
+func yamlTagName(tag string) string {
+	switch tag {
+	case "str":
+		return "a string"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true/false"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "null":
+		return "empty"
+	}
+	return tag
+}
+
+func goTypeName(t string) string {
+	t = strings.TrimPrefix(t, "*")
+	switch {
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "struct"), strings.HasPrefix(t, "config."):
+		return "a mapping"
+	}
+	return t
+}
+
 var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type `)
 
 // yamlProblems turns yaml.v3's errors ("yaml: unmarshal errors:\n  line 3:
@@ -245,6 +284,8 @@ func (p *parser) yamlProblems(err error) []Problem {
 		}
 		if sm := unknownFieldRE.FindStringSubmatch(m); sm != nil {
 			m = fmt.Sprintf("unknown key %q: check its spelling and indentation (keys: see `airs help config`)", sm[1])
+		} else if sm := cannotRE.FindStringSubmatch(m); sm != nil {
+			m = fmt.Sprintf("wrong type: %s is %s, want %s; see `airs help config` for the expected form", sm[2], yamlTagName(sm[1]), goTypeName(sm[3]))
 		} else if strings.HasPrefix(m, "cannot unmarshal") {
 			m = strings.Replace(m, "cannot unmarshal", "wrong type:", 1) + "; see `airs help config` for the expected form"
 		}

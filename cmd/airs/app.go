@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/pipeline/builtin"
+)
+
+// app is what every subcommand shares: the standard streams, the
+// --config flag, and lazily the configuration, the registry and the
+// Manager. Subcommands ask for what they need; nothing is built twice.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	configFlag     string
+	cmd            *command // the running subcommand
+
+	cfg    *config.Config
+	policy *pipeline.StaticPolicy
+	reg    *pipeline.Registry
+}
+
+// flags returns a FlagSet for the running subcommand that also accepts
+// --config, and prints the command's Usage (with its flags) on -h/--help.
+func (a *app) flags() *flag.FlagSet {
+	cmd := a.cmd
+	fs := flag.NewFlagSet("airs "+cmd.Name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.StringVar(&a.configFlag, "config", a.configFlag, "configuration `file` (default: $AIRS_CONFIG, else the user's airs.yaml)")
+	fs.Usage = func() { printCommandUsage(a.stdout, cmd, fs) }
+	return fs
+}
+
+func printCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	usage, examples, _ := strings.Cut(cmd.Usage, "\nExamples:\n")
+	fmt.Fprint(w, strings.TrimRight(usage, "\n")+"\n")
+	if fs != nil {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if examples != "" {
+		fmt.Fprint(w, "\nExamples:\n"+examples)
+	}
+}
+
+// parseArgs parses flags wherever they appear among the arguments (Go's
+// flag package stops at the first positional one), so both
+// `airs call NAME --args X` and `airs call --args X NAME` work. "--" ends
+// the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// config loads the configuration once.
+func (a *app) config() (*config.Config, error) {
+	if a.cfg == nil {
+		c, err := config.Load(a.configFlag)
+		if err != nil {
+			return nil, err
+		}
+		a.cfg = c
+		a.policy = c.Policy()
+	}
+	return a.cfg, nil
+}
+
+// caller is the agent id this CLI process acts as: the local OS user
+// mapped through cli.users. Never a flag: identity comes from the channel.
+func (a *app) caller() (string, error) {
+	c, err := a.config()
+	if err != nil {
+		return "", err
+	}
+	return c.CLIAgent(config.LocalUser())
+}
+
+// registry builds the tool registry: the builtins, then the manifests
+// named in the configuration.
+func (a *app) registry() (*pipeline.Registry, error) {
+	if a.reg != nil {
+		return a.reg, nil
+	}
+	c, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	opts := builtin.Options{Spaces: c.Spaces, Policy: a.policy}
+	if err := builtin.Register(reg, opts); err != nil {
+		return nil, err
+	}
+	handlers, err := builtin.Handlers(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range c.Manifests {
+		m, err := pipeline.LoadManifest(path)
+		if err != nil {
+			return nil, fmt.Errorf("loading manifest: %w", err)
+		}
+		if err := m.Register(reg, handlers.Resolve); err != nil {
+			return nil, fmt.Errorf("registering manifest %s: %w", path, err)
+		}
+	}
+	a.reg = reg
+	return reg, nil
+}
+
+// manager builds a Manager with the durable audit log. close releases
+// both; call it when the command is done.
+func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
+	reg, err := a.registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := a.cfg
+	if err := c.EnsureHome(); err != nil {
+		return nil, nil, err
+	}
+	log, err := openAudit(c.AuditPath(), 5*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	mc := c.ManagerConfig()
+	mc.Policy = a.policy
+	mc.Registry = reg
+	mc.Audit = log
+	m, err = pipeline.NewManager(mc)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return m, func() { m.Close(); log.Close() }, nil
+}
+
+// openAudit opens the audit log, waiting up to wait while another airs
+// process holds it (the log allows one writer; a concurrent `airs call`
+// holds it only for its own call).
+func openAudit(path string, wait time.Duration) (*audit.Log, error) {
+	deadline := time.Now().Add(wait)
+	delay := 5 * time.Millisecond
+	for {
+		log, err := audit.Open(path)
+		if err == nil {
+			return log, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%w (is 'airs serve' running with the same AIRS_HOME? call through it, or set AIRS_HOME elsewhere)", err)
+			}
+			return nil, err
+		}
+		time.Sleep(delay)
+		delay = min(delay*2, 200*time.Millisecond)
+	}
+}

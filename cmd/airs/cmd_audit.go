@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline/audit"
+)
+
+var auditCmd = &command{
+	Name:    "audit",
+	Summary: "verify the audit log's hash chain, or show its last records",
+	Usage: `Usage:
+  airs audit verify [--json]
+  airs audit tail [-n N] [--json]
+
+Every call is recorded in $AIRS_HOME/audit.jsonl before its result is
+delivered: who called which tool of which provider, a SHA-256 of the params
+(never the params), the outcome and the latency. Each record carries the
+hash of the one before, so editing, deleting or reordering records breaks
+the chain.
+
+'verify' reads the whole log and checks every link. It exits 0 when the
+chain holds and prints the last record's hash — keep that hash somewhere
+else if you need to detect the log being cut short or replaced wholesale.
+It exits 4 and names the first broken line when it does not.
+
+'tail' prints the last N records, oldest first.
+
+Examples:
+  airs audit verify
+  airs audit tail -n 20
+  airs audit tail --json | jq 'select(.outcome != "ok")'
+`,
+	Run: runAudit,
+}
+
+func runAudit(a *app, args []string) error {
+	fs := a.flags()
+	n := fs.Int("n", 10, "how many records 'tail' prints")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("say 'verify' or 'tail'")
+	}
+	c, err := a.config()
+	if err != nil {
+		return err
+	}
+	path := c.AuditPath()
+	switch pos[0] {
+	case "verify":
+		return auditVerify(a, path, *asJSON)
+	case "tail":
+		if *n < 1 {
+			return usagef("-n must be at least 1")
+		}
+		return auditTail(a, path, *n, *asJSON)
+	default:
+		return usagef("unknown 'audit' action %q: say 'verify' or 'tail'", pos[0])
+	}
+}
+
+func auditVerify(a *app, path string, asJSON bool) error {
+	rep, err := audit.Verify(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if asJSON {
+			return writeJSON(a.stdout, map[string]any{"path": path, "ok": true, "records": 0})
+		}
+		fmt.Fprintf(a.stdout, "ok: no audit log yet at %s (no calls recorded)\n", path)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if asJSON {
+		out := map[string]any{"path": path, "ok": rep.OK(), "records": rep.Records, "last_seq": rep.LastSeq,
+			"last_hash": rep.LastHash, "torn_tail_bytes": rep.TornTail}
+		if rep.Break != nil {
+			out["break"] = rep.Break
+		}
+		if err := writeJSON(a.stdout, out); err != nil {
+			return err
+		}
+	}
+	if !rep.OK() {
+		if !asJSON {
+			fmt.Fprintf(a.stdout, "BROKEN: %s: %d records verify, then %s\n", path, rep.Records, rep.Break)
+		}
+		return &exitError{code: exitAuditBad, err: fmt.Errorf("the audit chain is broken at %s\nhint: the log was edited or damaged there; keep a copy for inspection before writing to it again", rep.Break)}
+	}
+	if !asJSON {
+		fmt.Fprintf(a.stdout, "ok: %s: %d records, chain intact, last seq %d, last hash %s\n", path, rep.Records, rep.LastSeq, rep.LastHash)
+		if rep.TornTail > 0 {
+			fmt.Fprintf(a.stdout, "note: %d bytes of an unfinished last record (a crash mid-write; never acknowledged) will be dropped on the next write\n", rep.TornTail)
+		}
+	}
+	return nil
+}
+
+func auditTail(a *app, path string, n int, asJSON bool) error {
+	recs, err := audit.Tail(path, n)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(a.stderr, "no audit log yet at %s\n", path)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		for _, r := range recs {
+			if err := writeCompactJSON(a.stdout, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tCALLER\tTOOL\tPROVIDER\tOUTCOME\tLATENCY\tCALL ID")
+	for _, r := range recs {
+		outcome := r.Outcome
+		if r.Error != "" {
+			outcome += " (" + r.Error + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("2006-01-02 15:04:05"), r.Caller,
+			r.Tool, r.Provider, outcome, time.Duration(r.LatencyNs).Round(time.Microsecond), r.CallID)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+var toolsCmd = &command{
+	Name:    "tools",
+	Summary: "list the registered tools, or show one with its schemas",
+	Usage: `Usage:
+  airs tools list [--json] [--provider P]
+  airs tools show NAME [--provider P] [--version V] [--json]
+
+'list' prints every registered tool: the builtins (provider "builtin") and
+those declared in the manifests named in airs.yaml. 'show' prints one tool's
+description, parameters (JSON Schema 2020-12), return schema, required
+capabilities, trust level, latency class and whether it is idempotent —
+everything you need to write its --args for 'airs call'.
+
+Examples:
+  airs tools list
+  airs tools list --json | jq -r '.[].name'
+  airs tools show calculator
+  airs tools show list-files --json
+`,
+	Run: runTools,
+}
+
+func runTools(a *app, args []string) error {
+	fs := a.flags()
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	provider := fs.String("provider", "", "only tools of this `provider`")
+	version := fs.String("version", "", "show this `version` (default: the highest)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("say 'list' or 'show NAME'")
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	switch pos[0] {
+	case "list", "ls":
+		if len(pos) > 1 {
+			return usagef("'tools list' takes no arguments, got %q", pos[1:])
+		}
+		return toolsList(a, reg, *provider, *asJSON)
+	case "show":
+		if len(pos) != 2 {
+			return usagef("'tools show' takes one tool NAME")
+		}
+		return toolsShow(a, reg, pos[1], *provider, *version, *asJSON)
+	default:
+		return usagef("unknown 'tools' action %q: say 'list' or 'show NAME'", pos[0])
+	}
+}
+
+// toolJSON is the JSON form of a registered tool.
+type toolJSON struct {
+	Provider string `json:"provider"`
+	pipeline.Tool
+}
+
+func toolsList(a *app, reg *pipeline.Registry, provider string, asJSON bool) error {
+	var list []pipeline.Registered
+	seen := map[[2]string]bool{}
+	for _, r := range reg.List() { // sorted; highest version first
+		k := [2]string{r.Provider, r.Tool.Name}
+		if seen[k] || provider != "" && r.Provider != provider {
+			continue
+		}
+		seen[k] = true
+		list = append(list, r)
+	}
+	if asJSON {
+		out := make([]toolJSON, len(list))
+		for i, r := range list {
+			out[i] = toolJSON{r.Provider, r.Tool}
+		}
+		return writeJSON(a.stdout, out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.stderr, "no tools registered")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tPROVIDER\tTRUST\tLATENCY\tIDEMPOTENT\tDESCRIPTION")
+	for _, r := range list {
+		t := r.Tool
+		desc := firstSentence(t.Description, 60)
+		if t.Deprecation != nil {
+			desc = "[deprecated] " + desc
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Version, r.Provider, t.Trust, t.LatencyClass, yesNo(t.Idempotent), desc)
+	}
+	return tw.Flush()
+}
+
+func toolsShow(a *app, reg *pipeline.Registry, name, provider, version string, asJSON bool) error {
+	var r pipeline.Registered
+	if provider != "" {
+		var ok bool
+		if r, ok = reg.Get(provider, name, version); !ok {
+			return &pipeline.ToolNotFound{Tool: name, Provider: provider, Version: version}
+		}
+	} else {
+		provs := reg.Providers(name)
+		if len(provs) == 0 {
+			return &pipeline.ToolNotFound{Tool: name, Version: version}
+		}
+		r = provs[0] // the provider a call would use
+		if version != "" {
+			var ok bool
+			if r, ok = reg.Get(r.Provider, name, version); !ok {
+				return &pipeline.ToolNotFound{Tool: name, Provider: provs[0].Provider, Version: version}
+			}
+		}
+		if len(provs) > 1 && !asJSON {
+			var others []string
+			for _, p := range provs[1:] {
+				others = append(others, p.Provider)
+			}
+			fmt.Fprintf(a.stderr, "note: also offered by %s (use --provider)\n", strings.Join(others, ", "))
+		}
+	}
+	if asJSON {
+		return writeJSON(a.stdout, toolJSON{r.Provider, r.Tool})
+	}
+	t := r.Tool
+	w := a.stdout
+	fmt.Fprintf(w, "%s %s (provider %s)\n\n", t.Name, t.Version, r.Provider)
+	fmt.Fprintf(w, "%s\n\n", wrap(t.Description, 78))
+	caps := "none"
+	if len(t.CapabilityRequired) > 0 {
+		var cs []string
+		for _, c := range t.CapabilityRequired {
+			cs = append(cs, c.String())
+		}
+		caps = strings.Join(cs, ", ")
+	}
+	if isSpaceTool(t) {
+		caps += " (and ReadSpace(<space>) for the space named in each call)"
+	}
+	fmt.Fprintf(w, "trust:        %s\nlatency:      %s\nidempotent:   %s\ncapabilities: %s\n", t.Trust, t.LatencyClass, yesNo(t.Idempotent), caps)
+	if t.Lenient {
+		fmt.Fprintln(w, "lenient:      yes (params are coerced per the lenient table)")
+	}
+	if d := t.Deprecation; d != nil {
+		fmt.Fprintf(w, "deprecated:   retires %s", d.Sunset.Format("2006-01-02"))
+		if d.Replacement != "" {
+			fmt.Fprintf(w, "; use %s", d.Replacement)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nparameters:\n%s\n", indentJSON(t.Parameters))
+	if len(t.ReturnSchema) > 0 {
+		fmt.Fprintf(w, "\nreturns:\n%s\n", indentJSON(t.ReturnSchema))
+	}
+	if ex := exampleArgs(t.Parameters); ex != "" {
+		fmt.Fprintf(w, "\nexample:\n  airs call %s --args '%s'\n", t.Name, ex)
+	}
+	return nil
+}
+
+func isSpaceTool(t pipeline.Tool) bool {
+	return bytes.Contains(t.Parameters, []byte(`"space":`))
+}
+
+// exampleArgs builds a skeleton call from a schema's required properties.
+func exampleArgs(schema json.RawMessage) string {
+	var s struct {
+		Properties map[string]struct {
+			Type    any   `json:"type"`
+			Enum    []any `json:"enum"`
+			Default any   `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		var v any
+		switch {
+		case len(p.Enum) > 0:
+			v = p.Enum[0]
+		case p.Default != nil:
+			v = p.Default
+		default:
+			switch p.Type {
+			case "string":
+				v = "…"
+			case "integer", "number":
+				v = 1
+			case "boolean":
+				v = true
+			case "array":
+				v = []any{}
+			default:
+				v = map[string]any{}
+			}
+		}
+		b, _ := json.Marshal(v)
+		k, _ := json.Marshal(name)
+		parts = append(parts, string(k)+": "+string(b))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func firstSentence(s string, max int) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func wrap(s string, width int) string {
+	var sb strings.Builder
+	col := 0
+	for _, w := range strings.Fields(s) {
+		if col > 0 && col+1+len(w) > width {
+			sb.WriteByte('\n')
+			col = 0
+		} else if col > 0 {
+			sb.WriteByte(' ')
+			col++
+		}
+		sb.WriteString(w)
+		col += len(w)
+	}
+	return sb.String()
+}
+
+func indentJSON(b []byte) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "  ", "  "); err != nil {
+		return "  " + string(b)
+	}
+	return "  " + out.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
