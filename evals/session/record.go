@@ -111,7 +111,7 @@ type Validation struct {
 
 // Execution is how running the call went.
 type Execution struct {
-	Outcome   string  `json:"outcome"`         // see the Outcome constants
+	Outcome   string  `json:"outcome"`              // see the Outcome constants
 	ErrorKind string  `json:"error_kind,omitempty"` // the pipeline's error taxonomy code
 	Error     string  `json:"error,omitempty"`
 	LatencyMS float64 `json:"latency_ms"`
