@@ -90,7 +90,10 @@ type Error struct {
 	Pos  Pos
 	Step string
 	Msg  string
+	Err  error // the cause, when there is one (a Catalog's error)
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -112,6 +115,11 @@ type errorList []*Error
 
 func (l *errorList) add(pos Pos, step, format string, args ...any) {
 	*l = append(*l, &Error{Pos: pos, Step: step, Msg: fmt.Sprintf(format, args...)})
+}
+
+// addErr adds an error with a cause.
+func (l *errorList) addErr(pos Pos, step string, cause error, format string, args ...any) {
+	*l = append(*l, &Error{Pos: pos, Step: step, Msg: fmt.Sprintf(format, args...), Err: cause})
 }
 
 func (l errorList) err() error {

@@ -70,7 +70,7 @@ func (c *Chain) compile(cat Catalog, caller string) (*compiled, error) {
 	for i, s := range c.Steps {
 		t, err := cat.Tool(caller, s.Tool)
 		if err != nil {
-			errs.add(s.Pos, s.ID, "tool %s: %v", s.Tool, err)
+			errs.addErr(s.Pos, s.ID, err, "tool %s: %v", s.Tool, err)
 			continue
 		}
 		cp.tools[i] = t
