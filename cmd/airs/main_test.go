@@ -262,3 +262,33 @@ func TestNoConfigFile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// Concurrent `airs call` processes share the audit log (one writer at a
+// time; each waits for the lock): every call is recorded, the chain holds.
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t, "")
+	const n = 6
+	codes := make(chan int, n)
+	for i := range n {
+		go func() {
+			cmd := exec.Command(airsBin, "--config", e.config, "call", "calculator", "--args", `{"expression": "`+strings.Repeat("1+", i)+`1"}`)
+			cmd.Env = append(os.Environ(), "AIRS_HOME="+e.home, "AIRS_CONFIG=", "HOME="+e.dir)
+			err := cmd.Run()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+				codes <- 0
+			case errors.As(err, &ee):
+				codes <- ee.ExitCode()
+			default:
+				codes <- -1
+			}
+		}()
+	}
+	for range n {
+		if c := <-codes; c != 0 {
+			t.Errorf("a concurrent call exited %d", c)
+		}
+	}
+	e.run("audit", "verify").expect(t, 0, "6 records, chain intact", "")
+}
