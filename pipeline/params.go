@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // DefaultMaxPayload is the params size limit when Config.MaxPayload is 0.
@@ -84,17 +87,58 @@ func decodeJSON(b []byte) (any, error) {
 	if _, err := d.Token(); err != io.EOF {
 		return nil, errors.New("trailing data after the JSON value")
 	}
+	if err := checkNumbers(v, 0); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
+// checkNumbers refuses numbers outside float64's range (RFC 8259 §6: the
+// interoperable range). The validator compares numbers as big.Rat, which
+// cannot represent 1e99999999 (jsonschema/v6 then dereferences nil and
+// panics) and would spend seconds expanding 1e-9999999; neither belongs in
+// a tool call.
+func checkNumbers(v any, depth int) error {
+	if depth > maxDepth {
+		return errors.New("nesting too deep")
+	}
+	switch t := v.(type) {
+	case json.Number:
+		s := string(t)
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+			if err != nil || exp > 400 || exp < -400 {
+				return fmt.Errorf("number %.40s is out of range", s)
+			}
+		}
+		if _, err := strconv.ParseFloat(s, 64); err != nil {
+			return fmt.Errorf("number %.40s is out of range", s)
+		}
+	case map[string]any:
+		for _, e := range t {
+			if err := checkNumbers(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if err := checkNumbers(e, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func msgpackToJSON(b []byte) ([]byte, error) {
-	d := msgpack.NewDecoder(bytes.NewReader(b))
-	d.UseLooseInterfaceDecoding(true) // int64/uint64/float64 at every depth
-	v, err := d.DecodeInterface()
+	r := bytes.NewReader(b)
+	d := msgpack.NewDecoder(r)
+	d.UseLooseInterfaceDecoding(true) // int64/uint64/float64 for scalars
+	v, err := decodeMsgpackValue(d, r, 0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.PeekCode(); err != io.EOF {
+	if r.Len() != 0 {
 		return nil, errors.New("trailing data after the MessagePack value")
 	}
 	nv, err := normalizeMsgpack(v, 0)
@@ -102,6 +146,65 @@ func msgpackToJSON(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(nv)
+}
+
+// decodeMsgpackValue walks maps and arrays itself instead of letting the
+// library do it: the library preallocates from the declared length, so a
+// 5-byte header claiming 2^32 entries would allocate gigabytes (found by
+// FuzzDecodeMsgPackParams). Every entry takes at least one byte, so a
+// declared length larger than the bytes left is refused before allocating.
+func decodeMsgpackValue(d *msgpack.Decoder, r *bytes.Reader, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errors.New("nesting too deep")
+	}
+	c, err := d.PeekCode()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		n, err := d.DecodeMapLen()
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || 2*n > r.Len() {
+			return nil, fmt.Errorf("map of %d entries in %d bytes", n, r.Len())
+		}
+		m := make(map[string]any, n)
+		for range n {
+			if kc, err := d.PeekCode(); err != nil {
+				return nil, err
+			} else if !msgpcode.IsString(kc) {
+				return nil, fmt.Errorf("map key of type 0x%02x is not a string", kc)
+			}
+			k, err := d.DecodeString()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeMsgpackValue(d, r, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		return m, nil
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		n, err := d.DecodeArrayLen()
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || n > r.Len() {
+			return nil, fmt.Errorf("array of %d items in %d bytes", n, r.Len())
+		}
+		a := make([]any, n)
+		for i := range a {
+			if a[i], err = decodeMsgpackValue(d, r, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return a, nil
+	}
+	return d.DecodeInterfaceLoose()
 }
 
 // maxDepth bounds nesting so a hostile payload cannot blow the stack.

@@ -110,7 +110,13 @@ func (noLoader) Load(url string) (any, error) {
 
 // validate checks v (decoded with json.Number, as jsonschema expects) and
 // returns every violation with its JSON pointer, or nil.
-func (cs *compiledSchema) validate(v any) []FieldError {
+func (cs *compiledSchema) validate(v any) (fes []FieldError) {
+	// Defence in depth: a validator bug must fail the call, not the process.
+	defer func() {
+		if p := recover(); p != nil {
+			fes = []FieldError{{Pointer: "", Message: fmt.Sprintf("validator failed: %v", p)}}
+		}
+	}()
 	err := cs.sch.Validate(v)
 	if err == nil {
 		return nil
@@ -122,7 +128,6 @@ func (cs *compiledSchema) validate(v any) []FieldError {
 	// The basic output is the flat list of failing units; units with an
 	// Error are the leaves, the causes a person can act on.
 	out := ve.BasicOutput()
-	var fes []FieldError
 	for _, u := range out.Errors {
 		if u.Error == nil {
 			continue

@@ -242,3 +242,23 @@ func TestHandlerKindErrorsPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Numbers outside float64's range are refused in stage 1: the validator's
+// big.Rat arithmetic cannot take them (1e99999999 made jsonschema/v6 panic).
+func TestHugeNumbersRejected(t *testing.T) {
+	e := newEnv(t, nil)
+	tl := tool("n")
+	tl.Parameters = objSchema(`{"n":{"type":"number","minimum":1}}`)
+	e.register(t, "p", tl, echo)
+	for _, n := range []string{"1e99999999", "1e-99999999", "1e309", "-1E+401"} {
+		start := time.Now()
+		_, err := e.call("n", `{"n":`+n+`}`)
+		var sv *SchemaValidationFailed
+		if !errors.As(err, &sv) || !strings.Contains(sv.Errors[0].Message, "out of range") || time.Since(start) > time.Second {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := e.call("n", `{"n":1.5e300}`); err != nil {
+		t.Fatal(err)
+	}
+}
