@@ -2,6 +2,8 @@ package bfcl
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -353,4 +355,80 @@ func TestFunctionNamesRight(t *testing.T) {
 	}
 }
 
-var _ = json.Number("")
+// TestJSFindPairsMatchesPython compares the hand-written matcher with
+// Python's re.findall on the pattern BFCL uses (the fixture was produced by
+// Python 3's re module; 18 hand-picked and 300 random inputs).
+func TestJSFindPairsMatchesPython(t *testing.T) {
+	b, err := os.ReadFile("testdata/js_dict_pairs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		In    string      `json:"in"`
+		Pairs [][2]string `json:"pairs"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		got := jsFindPairs(c.In)
+		if len(got) != len(c.Pairs) {
+			t.Errorf("%q: got %q, want %q", c.In, got, c.Pairs)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.Pairs[i] {
+				t.Errorf("%q: got %q, want %q", c.In, got, c.Pairs)
+				break
+			}
+		}
+	}
+}
+
+// TestConverterRegexpsMatchPython checks that Go's regexp gives the same
+// matches and groups as Python's re (which BFCL's converters use) for the
+// converters' lazy and optional patterns, on hand-picked and random inputs
+// (fixture produced by Python 3's re module).
+func TestConverterRegexpsMatchPython(t *testing.T) {
+	b, err := os.ReadFile("testdata/regex_diff.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Re     string    `json:"re"`
+		In     string    `json:"in"`
+		Groups []*string `json:"groups"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	res := map[string]*regexp.Regexp{
+		"javaHashMapRE": javaHashMapRE, "javaAsListRE": javaAsListRE, "javaAddBlockRE": javaAddBlockRE,
+		"jsArray2DRE": jsArray2DRE, "jsArrayRE": jsArrayRE, "javaArrayRE": javaArrayRE,
+	}
+	for _, c := range cases {
+		m := res[c.Re].FindStringSubmatchIndex(c.In)
+		if (m == nil) != (c.Groups == nil) {
+			t.Errorf("%s on %q: match %v, Python %v", c.Re, c.In, m != nil, c.Groups != nil)
+			continue
+		}
+		if m == nil {
+			continue
+		}
+		// The Go patterns wrap match-anchored alternations in (?:…), which
+		// captures nothing, so group numbers agree.
+		for g, want := range c.Groups {
+			got := "<nil>"
+			if 2*g+1 < len(m) && m[2*g] >= 0 {
+				got = c.In[m[2*g]:m[2*g+1]]
+			}
+			w := "<nil>"
+			if want != nil {
+				w = *want
+			}
+			if got != w {
+				t.Errorf("%s on %q: group %d = %q, Python %q", c.Re, c.In, g, got, w)
+			}
+		}
+	}
+}

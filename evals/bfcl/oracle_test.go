@@ -10,12 +10,17 @@ import (
 	"testing"
 )
 
-// dataDir returns the BFCL data directory, or skips the test.
+// dataDir returns the BFCL data directory ($DATA_DIR/bfcl; a relative
+// DATA_DIR, as the Makefile passes it, is taken from the module root), or
+// skips the test.
 func dataDir(t testing.TB) string {
 	t.Helper()
+	root := filepath.Join("..", "..") // this package is evals/bfcl
 	base := os.Getenv("DATA_DIR")
 	if base == "" {
-		base = filepath.Join("..", "..", "..", "shared", "data")
+		base = filepath.Join(root, "..", "shared", "data")
+	} else if !filepath.IsAbs(base) {
+		base = filepath.Join(root, base)
 	}
 	dir := filepath.Join(base, "bfcl")
 	if _, err := os.Stat(filepath.Join(dir, "simple_python.jsonl.gz")); err != nil {
