@@ -261,3 +261,38 @@ func TestBootstrapPairedDiff(t *testing.T) {
 		t.Error("unequal lengths accepted")
 	}
 }
+
+func TestWriteComparison(t *testing.T) {
+	n := 200
+	base, cand, same := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		if i%10 < 6 {
+			base[i] = 1
+		}
+		if i%10 < 8 {
+			cand[i] = 1
+		}
+	}
+	for i := range n {
+		same[i] = base[(i+5)%n] // same rate, different items
+	}
+	dir := t.TempDir()
+	p, diffs, err := WriteComparison(dir, Comparison{
+		Title: "Replay", BaselineName: "default weights", CandidateName: "tuned",
+		Metrics:   []PairedMetric{{"top-1", base, cand}, {"validity", base, same}},
+		Bootstrap: BootstrapOptions{Seed: 1, Iterations: 2000},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 2 || math.Abs(diffs[0].Delta-0.2) > 1e-12 || diffs[0].Lo <= 0 || diffs[1].Lo > 0 || diffs[1].Hi < 0 {
+		t.Errorf("diffs %+v", diffs)
+	}
+	md, _ := os.ReadFile(p)
+	for _, want := range []string{"| top-1 | 200 | 0.6000 | 0.8000 | +0.2000 |", "candidate higher", "no clear difference", "![difference with interval](compare_diff.png)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	checkPNG(t, filepath.Join(dir, "compare_diff.png"), 350, 250)
+}
