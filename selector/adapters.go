@@ -107,20 +107,8 @@ func (r *IndexRetriever) Retrieve(ctx context.Context, query string, k int, allo
 		return nil, err
 	}
 	out := make([]Retrieved, 0, len(hits))
-	var top float64
 	for _, h := range hits {
-		if h.Fused > top {
-			top = h.Fused
-		}
+		out = append(out, Retrieved{Name: h.ID, Semantic: h.Fused, Dense: h.Dense})
 	}
-	for _, h := range hits {
-		sem := h.Dense
-		if sem < 0 {
-			sem = 0
-		}
-		out = append(out, Retrieved{Name: h.ID, Semantic: sem})
-	}
-	// The fused rank is the retrieval order; the semantic score shown is
-	// the dense similarity, which is comparable across requests.
 	return out, nil
 }

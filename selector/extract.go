@@ -41,6 +41,7 @@ const (
 	kProper
 	kFile
 	kSpace
+	kExpr // an arithmetic expression: "2 + 3 * (4 - 1)"
 )
 
 type cand struct {
@@ -62,6 +63,7 @@ var (
 	reQuoted = regexp.MustCompile(`(?:^|[\s(\[,:=])(?:'([^']+)'|"([^"]+)"|“([^”]+)”)`)
 	reNumber = regexp.MustCompile(`(?:^|[^\w.])(-?\$?\d[\d,]*(?:\.\d+)?)(%?)`)
 	reFile   = regexp.MustCompile(`[\w./-]+\.(?:pdf|txt|md|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log)\b`)
+	reExpr   = regexp.MustCompile(`(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*[-+*/^%]\s*(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*\))*)+`)
 	reWord   = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'&-]*`)
 )
 
@@ -120,6 +122,13 @@ func newExtraction(text string, hints Hints) *extraction {
 		if i := indexWord(ex.lower, strings.ToLower(s)); i >= 0 && !taken[i] {
 			ex.cands = append(ex.cands, &cand{kind: kSpace, text: s, pos: i})
 		}
+	}
+	for _, m := range reExpr.FindAllStringIndex(text, -1) {
+		if taken[m[0]] || strings.Trim(text[m[0]:m[1]], "0123456789-.") == "" {
+			continue // a date or an id like 2024-01-05, not arithmetic
+		}
+		ex.cands = append(ex.cands, &cand{kind: kExpr, text: strings.TrimSpace(text[m[0]:m[1]]), pos: m[0]})
+		mark(m[0], m[1])
 	}
 	for _, m := range reNumber.FindAllStringSubmatchIndex(text, -1) {
 		a, b := m[2], m[3]
@@ -360,7 +369,7 @@ func (ex *extraction) value(p *prop, required bool) (any, bool) {
 			return !ex.negatedNear(p), true
 		}
 	case p.is("string"):
-		if c := ex.pick(p, required, kQuoted, kFile, kSpace, kProper); c != nil {
+		if c := ex.pick(p, required, kExpr, kQuoted, kFile, kSpace, kProper); c != nil {
 			return c.text, true
 		}
 		if required {

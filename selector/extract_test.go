@@ -42,3 +42,14 @@ func TestExtractArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestExtractExpression(t *testing.T) {
+	got, err := ExtractArguments(json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`),
+		"what is (2 + 3) * 4.5 - 1?", Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["expression"] != "(2 + 3) * 4.5 - 1" {
+		t.Errorf("got %q", got["expression"])
+	}
+}

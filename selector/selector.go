@@ -46,11 +46,11 @@ type Catalog interface {
 	Callable(caller string) []Entry
 }
 
-// Retrieved is one retrieval hit, by tool name, with its semantic score in
-// 0..1.
+// Retrieved is one retrieval hit, by tool name.
 type Retrieved struct {
 	Name     string
-	Semantic float64
+	Semantic float64 // retrieval's ranking score (fused), any scale
+	Dense    float64 // cosine similarity of the request and the tool, -1..1
 }
 
 // Retriever finds the tools nearest to a request among the allowed names.
@@ -88,7 +88,7 @@ type Config struct {
 	Seed           int     // fixed seed [42]
 	MaxOutputBytes int     // runaway stop [16384]
 	NumPredict     int     // token cap [1024]
-	MinSemantic    float64 // below it, no-LLM mode answers "none" [0]
+	MinSimilarity  float64 // best dense similarity below it: no-LLM mode answers "none" [0]
 	Hints          Hints
 }
 
@@ -208,7 +208,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 
 func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
 	sel := &Selection{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
-	if len(cands) == 0 || cands[0].Score["semantic_match"] <= cfg.MinSemantic {
+	if len(cands) == 0 || cands[0].Score["similarity"] < cfg.MinSimilarity {
 		return sel, nil
 	}
 	best := entries[cands[0].Name]

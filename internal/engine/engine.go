@@ -1,0 +1,237 @@
+// Package engine is AIRS running: the Tool Manager, the tool index, the
+// selector, the model (when one is reachable) and the session recorder,
+// wired from configuration. `airs chat`, `airs serve` and `airs run` are thin
+// channels over it; each passes the caller its channel authenticated.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/grammar/export"
+	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+)
+
+// Engine is one AIRS instance.
+type Engine struct {
+	Config   *config.Config
+	Registry *pipeline.Registry
+	Manager  *pipeline.Manager
+	Catalog  *selector.RegistryCatalog
+	Index    *embeddings.Index
+	Selector *selector.Selector
+	Ranker   *Ranker
+	// Model is nil in no-LLM mode; ModelNotice says why.
+	Model       ollama.Client
+	ModelName   string
+	ModelNotice string
+	Recorder    *session.Recorder // nil: recording off
+	Channel     string            // "chat", "serve", "run"
+
+	// MaxResultBytes bounds a tool result shown to the model; more is cut
+	// with a note saying so (default 8 KiB).
+	MaxResultBytes int
+}
+
+// Options are what the channel adds to the configuration.
+type Options struct {
+	Channel string
+	// Model overrides config's ollama.model ("" keeps it; "none" forces
+	// no-LLM mode).
+	Model string
+	// ProbeTimeout bounds the check that Ollama answers (default 2 s).
+	ProbeTimeout time.Duration
+}
+
+// New wires an engine over an existing registry and manager (cmd/airs
+// builds those, with the durable audit log).
+func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
+	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10}
+	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
+
+	model := cfg.Ollama.Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	if model != "" && model != "none" {
+		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
+		if err != nil {
+			return nil, err
+		}
+		pt := opts.ProbeTimeout
+		if pt <= 0 {
+			pt = 2 * time.Second
+		}
+		pctx, cancel := context.WithTimeout(ctx, pt)
+		err = c.Ping(pctx)
+		cancel()
+		if err != nil {
+			e.ModelNotice = fmt.Sprintf("Ollama at %s is not reachable (%v): %s", c.Host(), err, selector.NoLLMNotice)
+		} else {
+			e.Model, e.ModelName = c, model
+		}
+	} else {
+		e.ModelNotice = selector.NoLLMNotice
+	}
+
+	var emb embeddings.Embedder = embeddings.NewLexical(embeddings.LexicalOptions{})
+	if cfg.Ollama.EmbedModel != "" && e.Model != nil {
+		emb = embeddings.NewOllama(e.Model, cfg.Ollama.EmbedModel)
+	}
+	dir := ""
+	if cfg.Home != "" {
+		dir = cfg.IndexDir()
+	}
+	ix, err := embeddings.Open(ctx, emb, embeddings.Options{Dir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("opening the tool index in %s: %w", dir, err)
+	}
+	e.Index = ix
+	if err := e.Reindex(ctx); err != nil {
+		return nil, err
+	}
+
+	e.Ranker = NewRanker(reg)
+	e.Selector = &selector.Selector{
+		Catalog:   e.Catalog,
+		Retriever: &selector.IndexRetriever{Index: ix},
+		Ranker:    e.Ranker,
+		Validate:  m.Validate,
+		FormatFor: func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error) {
+			ts := make([]export.Tool, len(tools))
+			for i, t := range tools {
+				ts[i] = export.Tool{Name: t.Name, Parameters: t.Parameters}
+			}
+			out, loose, err := export.ToolCallFormat(ts, allowNone)
+			return out, len(loose) > 0, err
+		},
+		FormatSchema: func(schema json.RawMessage) (json.RawMessage, bool, error) {
+			out, loose, err := export.OllamaFormat(schema)
+			return out, len(loose) > 0, err
+		},
+		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)}},
+	}
+	if e.Model != nil {
+		e.Selector.Model = e.Model
+	}
+
+	if cfg.Recording.Enabled {
+		rec, err := session.Open(sessionPath(cfg), session.Options{Redact: cfg.Recording.Redact})
+		if err != nil {
+			return nil, fmt.Errorf("opening the session log: %w", err)
+		}
+		e.Recorder = rec
+	}
+	return e, nil
+}
+
+func spaceNames(cfg *config.Config) []string {
+	var out []string
+	for n := range cfg.Spaces {
+		out = append(out, n)
+	}
+	return out
+}
+
+func sessionPath(cfg *config.Config) string {
+	dir := cfg.Recording.Dir
+	if dir == "" {
+		dir = cfg.Home + "/sessions"
+	}
+	return dir + "/sessions.jsonl"
+}
+
+// Reindex brings the tool index up to date with the registry (only tools
+// whose description changed are embedded again).
+func (e *Engine) Reindex(ctx context.Context) error {
+	var all []selector.Entry
+	for _, r := range e.Registry.List() {
+		all = append(all, selector.Entry{Provider: r.Provider, Tool: r.Tool})
+	}
+	if _, err := e.Index.Sync(ctx, selector.Docs(all)); err != nil {
+		return fmt.Errorf("indexing tools: %w", err)
+	}
+	return nil
+}
+
+// Close flushes the recorder.
+func (e *Engine) Close() error {
+	if e.Recorder != nil {
+		return e.Recorder.Close()
+	}
+	return nil
+}
+
+// Mode names how calls are chosen right now.
+func (e *Engine) Mode() string {
+	if e.Model != nil {
+		return "model " + e.ModelName + " (Ollama)"
+	}
+	return "no-LLM mode"
+}
+
+// Call runs one call through the pipeline and feeds its outcome to the
+// ranker's statistics.
+func (e *Engine) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	res, err := e.Manager.Call(ctx, req)
+	e.Ranker.Observe(req.Tool, res, err)
+	return res, err
+}
+
+// Select chooses a call for the request.
+func (e *Engine) Select(ctx context.Context, caller, text string) (*selector.Selection, error) {
+	return e.Selector.Select(ctx, caller, text)
+}
+
+// Plan plans a multi-step request.
+func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanResult, error) {
+	return e.Selector.Plan(ctx, caller, text, e.Catalog)
+}
+
+// Executor is chains' view of the engine: calls go through the pipeline.
+func (e *Engine) Executor() chains.Executor { return chainExec{e} }
+
+type chainExec struct{ e *Engine }
+
+func (c chainExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	return c.e.Call(ctx, req)
+}
+func (c chainExec) Cancel(id string) bool { return c.e.Manager.Cancel(id) }
+
+// RunPipeline parses, validates and runs a DSL pipeline for the caller.
+func (e *Engine) RunPipeline(ctx context.Context, caller, file string, yaml []byte, input map[string]any) (*chains.Result, error) {
+	c, err := chains.Parse(file, yaml)
+	if err != nil {
+		return nil, err
+	}
+	return chains.Run(ctx, c, input, chains.Options{Executor: e.Executor(), Catalog: e.Catalog, Caller: caller})
+}
+
+// Truncate cuts a result for the model's context, never silently: the
+// note says how much was left out.
+func Truncate(b []byte, max int) (string, bool) {
+	if len(b) <= max {
+		return string(b), false
+	}
+	cut := max
+	for cut > 0 && b[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return string(b[:cut]) + fmt.Sprintf("\n[truncated: %d of %d bytes shown]", cut, len(b)), true
+}
+
+// WriteMetrics writes the Prometheus text of the Manager's metrics.
+func (e *Engine) WriteMetrics(w io.Writer) error { return e.Manager.WritePrometheus(w) }
+
+var errDeclined = errors.New("declined")
