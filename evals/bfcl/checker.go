@@ -116,6 +116,9 @@ func Check(q Question, calls []Call, category string) Result {
 		if len(calls) != len(q.GroundTruth) {
 			return fail("multiple_function_checker:wrong_count", "Wrong number of functions: got %d, want %d.", len(calls), len(q.GroundTruth))
 		}
+		if len(q.GroundTruth) == 0 {
+			return fail("multiple_function_checker:no_ground_truth", "Question has no ground truth.")
+		}
 		exp := q.GroundTruth[0]
 		fd, ok := q.Function(exp.Name)
 		if !ok {

@@ -202,6 +202,15 @@ func TestOmittedOptionalWithoutEmptyFails(t *testing.T) {
 	}
 }
 
+func TestCheckWithoutGroundTruth(t *testing.T) {
+	q := mustQ(t, qIrrelevance, "multiple") // no ground truth, scored as "multiple"
+	for _, cat := range []string{"multiple", "simple_python", "parallel"} {
+		if r := Check(q, nil, cat); r.OK && cat != "parallel" {
+			t.Errorf("%s: a question without ground truth passed: %+v", cat, r)
+		}
+	}
+}
+
 func TestStandardize(t *testing.T) {
 	for in, want := range map[string]string{
 		"April 1, 2024":     "april12024",

@@ -59,16 +59,16 @@ type CategoryResult struct {
 	// ASTAcc applies the full checker.
 	ASTAcc float64 `json:"ast_acc"`
 
-	Calls          int             `json:"-"` // calls produced
-	ValidCalls     int             `json:"-"` // of which valid for their tool's JSON Schema
-	PredictErrors  int             `json:"-"` // Predict returned an error (scored wrong)
-	Latencies      []time.Duration `json:"-"` // one per question
-	ErrorTypes     map[string]int  `json:"-"`
-	Failures       []Failure       `json:"-"` // the first MaxFailuresKept
-	FunctionRight  []bool          `json:"-"` // per question, in file order
-	ASTRight       []bool          `json:"-"`
-	QuestionIDs    []string        `json:"-"`
-	schemaFailures []string
+	Calls         int             `json:"-"` // calls produced
+	ValidCalls    int             `json:"-"` // of which valid for their tool's JSON Schema
+	PredictErrors int             `json:"-"` // Predict returned an error (scored wrong)
+	Latencies     []time.Duration `json:"-"` // one per question
+	ErrorTypes    map[string]int  `json:"-"`
+	Failures      []Failure       `json:"-"` // the first MaxFailuresKept
+	FunctionRight []bool          `json:"-"` // per question, in file order
+	ASTRight      []bool          `json:"-"`
+	QuestionIDs   []string        `json:"-"`
+	SchemaErrors  []string        `json:"-"` // translated schemas that failed to compile (should stay empty)
 }
 
 // MaxFailuresKept bounds CategoryResult.Failures.
@@ -225,7 +225,7 @@ func (r *CategoryResult) countValidity(tools []ToolSchemaJSON, calls []Call) {
 		}
 		s, err := CompileSchema(tools[i].Parameters)
 		if err != nil {
-			r.schemaFailures = append(r.schemaFailures, fmt.Sprintf("%s: %v", c.Name, err))
+			r.SchemaErrors = append(r.SchemaErrors, fmt.Sprintf("%s: %v", c.Name, err))
 			continue
 		}
 		args := c.Args
