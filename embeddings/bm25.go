@@ -1,0 +1,175 @@
+package embeddings
+
+import (
+	"math"
+	"sort"
+)
+
+// BM25 is an Okapi BM25 index over analysed documents (Robertson & Zaragoza,
+// "The Probabilistic Relevance Framework: BM25 and Beyond", 2009), with
+// Lucene's non-negative idf. Term frequencies may be fractional: a field
+// weight multiplies a term's count before saturation, which is the simple
+// form of BM25F. It is immutable once built and safe for concurrent Search.
+type BM25 struct {
+	K1, B    float64
+	terms    map[string]int32
+	postings [][]posting
+	idf      []float64
+	docLen   []float64
+	avgLen   float64
+}
+
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// WeightedTerms is one document for BM25: analysed terms and the weight each
+// occurrence counts for (field weight).
+type WeightedTerms struct {
+	Terms   []string
+	Weights []float32 // nil: every term counts 1
+}
+
+// NewBM25 builds an index over docs with parameters k1 and b (1.2 and 0.75
+// are the usual defaults).
+func NewBM25(docs []WeightedTerms, k1, b float64) *BM25 {
+	ix := &BM25{K1: k1, B: b, terms: map[string]int32{}, docLen: make([]float64, len(docs))}
+	total := 0.0
+	for d, doc := range docs {
+		tf := map[string]float32{}
+		for i, t := range doc.Terms {
+			w := float32(1)
+			if doc.Weights != nil {
+				w = doc.Weights[i]
+			}
+			tf[t] += w
+			ix.docLen[d] += float64(w)
+		}
+		total += ix.docLen[d]
+		keys := make([]string, 0, len(tf))
+		for t := range tf {
+			keys = append(keys, t)
+		}
+		sort.Strings(keys) // deterministic term ids
+		for _, t := range keys {
+			id, ok := ix.terms[t]
+			if !ok {
+				id = int32(len(ix.postings))
+				ix.terms[t] = id
+				ix.postings = append(ix.postings, nil)
+			}
+			ix.postings[id] = append(ix.postings[id], posting{int32(d), tf[t]})
+		}
+	}
+	if len(docs) > 0 {
+		ix.avgLen = total / float64(len(docs))
+	}
+	if ix.avgLen == 0 {
+		ix.avgLen = 1
+	}
+	n := float64(len(docs))
+	ix.idf = make([]float64, len(ix.postings))
+	for i, p := range ix.postings {
+		df := float64(len(p))
+		ix.idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	return ix
+}
+
+// Len is the number of documents.
+func (ix *BM25) Len() int { return len(ix.docLen) }
+
+// Scores adds the BM25 score of every document for the query terms into
+// scores (len = Len()); documents with allowed[d] == false are skipped
+// (allowed == nil allows all). A term repeated in the query counts once.
+func (ix *BM25) Scores(query []string, allowed []bool, scores []float64) {
+	seen := make(map[int32]bool, len(query))
+	for _, t := range query {
+		id, ok := ix.terms[t]
+		if !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		idf := ix.idf[id]
+		for _, p := range ix.postings[id] {
+			if allowed != nil && !allowed[p.doc] {
+				continue
+			}
+			tf := float64(p.tf)
+			norm := ix.K1 * (1 - ix.B + ix.B*ix.docLen[p.doc]/ix.avgLen)
+			scores[p.doc] += idf * tf * (ix.K1 + 1) / (tf + norm)
+		}
+	}
+}
+
+// Search returns the k best documents for the query with their scores, best
+// first; documents scoring 0 are left out. Ties break by document number.
+func (ix *BM25) Search(query []string, k int, allowed []bool) []Scored {
+	scores := make([]float64, ix.Len())
+	ix.Scores(query, allowed, scores)
+	return TopK(scores, k, func(d int) bool { return scores[d] > 0 })
+}
+
+// Scored is a document number with its score.
+type Scored struct {
+	Doc   int
+	Score float64
+}
+
+// TopK returns the k highest scores among the documents keep accepts (nil:
+// all), best first, ties broken by the lower document number. It keeps a
+// min-heap of size k: O(n log k).
+func TopK(scores []float64, k int, keep func(int) bool) []Scored {
+	if k <= 0 {
+		return nil
+	}
+	h := make([]Scored, 0, k)
+	less := func(a, b Scored) bool { // a ranks below b
+		if a.Score != b.Score {
+			return a.Score < b.Score
+		}
+		return a.Doc > b.Doc
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				m = r
+			}
+			if !less(h[m], h[i]) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for d, s := range scores {
+		if keep != nil && !keep(d) {
+			continue
+		}
+		c := Scored{d, s}
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !less(h[i], h[p]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+			continue
+		}
+		if less(h[0], c) {
+			h[0] = c
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return less(h[j], h[i]) })
+	return h
+}
