@@ -620,7 +620,13 @@ func (r *runner) callHeld(i, item int, e *env, deadline time.Time) (json.RawMess
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	req := pipeline.Request{CallID: callID, Tool: s.Tool, Params: payload, Encoding: pipeline.JSON, Timeout: t.Budget, Caller: r.opts.Caller}
+	timeout := t.Budget
+	if timeout > pipeline.MaxTimeout {
+		// The Manager gives a request above its maximum the tool's
+		// latency-class default; the most it grants is what we want.
+		timeout = pipeline.MaxTimeout
+	}
+	req := pipeline.Request{CallID: callID, Tool: s.Tool, Params: payload, Encoding: pipeline.JSON, Timeout: timeout, Caller: r.opts.Caller}
 
 	// On cancellation of the run, also tell the executor by call id; wait
 	// for that to finish so no goroutine outlives the call.

@@ -539,6 +539,21 @@ steps:
 	near("side", 3*time.Second)
 	near("capped", 200*time.Millisecond)
 
+	// A share above the Manager's maximum asks for the maximum (more would
+	// get the latency-class default instead).
+	c.Timeout = time.Hour
+	res, err = Run(context.Background(), c, nil, opts(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range res.Trace {
+		if n.Node == "side" {
+			if req, _ := x.requestFor(n.CallID); req.Timeout != pipeline.MaxTimeout || n.Budget < 59*time.Minute {
+				t.Errorf("side with an hour: request timeout %v, budget %v", req.Timeout, n.Budget)
+			}
+		}
+	}
+
 	// Without any budget, calls get the step's timeout or the tool default (0).
 	c.Timeout = 0
 	res, err = Run(context.Background(), c, nil, opts(x))
