@@ -216,12 +216,10 @@ func (c *Chain) bindInputs(input map[string]any) (map[string]any, error) {
 		if s, isStr := val.(string); isStr && decl.Type != "" && decl.Type != "string" {
 			switch decl.Type {
 			case "integer", "number":
-				if f, err := strconv.ParseFloat(s, 64); err == nil {
-					n := json.Number(s)
-					if decl.Type == "integer" && f != float64(int64(f)) {
-						break
+				if v, err := decodeJSON([]byte(s)); err == nil {
+					if n, ok := v.(json.Number); ok {
+						val = n
 					}
-					val = n
 				}
 			case "boolean":
 				if b, err := strconv.ParseBool(s); err == nil {

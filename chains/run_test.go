@@ -79,6 +79,9 @@ steps:
 		`{"n": 1, "other": 2}`:  "input other: not declared",
 		`{"n": 1.5}`:            "input n: number given, integer wanted",
 		`{"n": 1, "flag": "z"}`: "input flag: string given, boolean wanted",
+		`{"n": "NaN"}`:          "input n: string given, integer wanted",
+		`{"n": "0x1p-2"}`:       "input n: string given, integer wanted",
+		`{"n": "2.5"}`:          "input n: number given, integer wanted",
 	} {
 		var m map[string]any
 		_ = json.Unmarshal([]byte(in), &m)
@@ -591,8 +594,11 @@ steps:
 	if !errors.As(err, &se) || se.Step != "s1" || se.Outcome != pipeline.OutcomeTimeout {
 		t.Fatalf("err = %v, want s1 timeout", err)
 	}
-	if el := time.Since(start); el > 250*time.Millisecond {
+	if el := time.Since(start); el > 280*time.Millisecond {
 		t.Errorf("took %v; s1's share was 150ms", el)
+	}
+	if b := res.Trace[0].Budget; res.Trace[0].Node != "s1" || b > 150*time.Millisecond || b < 120*time.Millisecond {
+		t.Errorf("s1's budget %v, want ≈ 150ms (300ms over 2 levels)", b)
 	}
 	if res.Steps["s2"].Status != StatusSkipped {
 		t.Errorf("s2: %s", res.Steps["s2"].Status)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -679,15 +681,17 @@ func jsonTypeOf(v any) string {
 	case bool:
 		return "boolean"
 	case json.Number:
+		// JSON Schema: an integer is a number with no fractional part, so
+		// 1.0 and 1e3 are integers.
 		if _, err := v.Int64(); err == nil {
 			return "integer"
 		}
-		if f, err := v.Float64(); err == nil && f == float64(int64(f)) && !strings.ContainsAny(string(v), "eE.") {
+		if f, ok := new(big.Float).SetString(string(v)); ok && f.IsInt() {
 			return "integer"
 		}
 		return "number"
 	case float64:
-		if v == float64(int64(v)) {
+		if v == math.Trunc(v) && !math.IsInf(v, 0) {
 			return "integer"
 		}
 		return "number"
