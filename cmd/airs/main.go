@@ -28,6 +28,8 @@ import (
 var commands = []*command{
 	toolsCmd,
 	callCmd,
+	runCmd,
+	serveCmd,
 	auditCmd,
 	versionCmd,
 }

@@ -209,13 +209,18 @@ func (c chainExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Re
 }
 func (c chainExec) Cancel(id string) bool { return c.e.Manager.Cancel(id) }
 
-// RunPipeline parses, validates and runs a DSL pipeline for the caller.
-func (e *Engine) RunPipeline(ctx context.Context, caller, file string, yaml []byte, input map[string]any) (*chains.Result, error) {
+// RunPipeline parses, validates and runs a DSL pipeline for the caller;
+// with continueOnFailure, independent steps go on after a failure.
+func (e *Engine) RunPipeline(ctx context.Context, caller, file string, yaml []byte, input map[string]any, continueOnFailure bool) (*chains.Result, error) {
 	c, err := chains.Parse(file, yaml)
 	if err != nil {
 		return nil, err
 	}
-	return chains.Run(ctx, c, input, chains.Options{Executor: e.Executor(), Catalog: e.Catalog, Caller: caller})
+	opts := chains.Options{Executor: e.Executor(), Catalog: e.Catalog, Caller: caller}
+	if continueOnFailure {
+		opts.OnFailure = chains.ContinueOnFailure
+	}
+	return chains.Run(ctx, c, input, opts)
 }
 
 // Truncate cuts a result for the model's context, never silently: the

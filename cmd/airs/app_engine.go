@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/airs-dev/airs/internal/engine"
+)
+
+// engine builds the running AIRS (manager with the durable audit log, tool
+// index, selector, model when reachable, recorder) for a channel. model
+// overrides ollama.model from airs.yaml ("" keeps it, "none" forces no-LLM
+// mode). close releases everything.
+func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine, func(), error) {
+	m, closeM, err := a.manager()
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, engine.Options{Channel: channel, Model: model})
+	if err != nil {
+		closeM()
+		return nil, nil, fmt.Errorf("starting airs: %w", err)
+	}
+	if e.ModelNotice != "" {
+		fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
+	}
+	return e, func() { e.Close(); closeM() }, nil
+}
+
+// context is the base context of a command.
+func (a *app) context() context.Context { return context.Background() }
+
+// warnf prints a note for the user on stderr.
+func (a *app) warnf(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "airs: "+format+"\n", args...)
+}
+
+// logger writes structured logs to stderr.
+func (a *app) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+)
+
+var runCmd = &command{
+	Name:    "run",
+	Summary: "run a YAML pipeline (a DAG of tool calls) through the pipeline",
+	Usage: `Usage:
+  airs run FILE.yaml [--input NAME=VALUE]... [--timeout D] [--continue] [--json]
+
+Parses the pipeline, validates it before anything runs (acyclic, every
+reference resolves to an earlier step, every tool exists and you may call
+it, argument types fit), then runs independent steps in parallel. Errors
+name the file, line and step. Ctrl-C cancels the run and prints the results
+of the steps that finished.
+
+A pipeline:
+
+  pipeline: compare-pricing
+  inputs: {left: {type: string}, right: {type: string}}
+  steps:
+    - id: a
+      tool: pdf-extract
+      params: {space: documents, path: "{{input.left}}"}
+    - id: b
+      tool: pdf-extract
+      params: {space: documents, path: "{{input.right}}"}
+    - id: diff
+      tool: compare
+      params: {left: "{{steps.a.output.text}}", right: "{{steps.b.output.text}}"}
+  output: "{{steps.diff.output}}"
+
+Values given with --input are JSON when they parse as JSON (numbers,
+true, [..]), strings otherwise.
+
+Examples:
+  airs run chains/examples/compare-pricing.yaml --input left=a.pdf --input right=b.pdf
+  airs run summarize.yaml --input folder=documents --json
+`,
+	Run: func(a *app, args []string) error {
+		fs := a.flags()
+		var inputs multiFlag
+		fs.Var(&inputs, "input", "an input as NAME=VALUE (repeatable)")
+		timeout := fs.Duration("timeout", 0, "budget for the whole run (default: the pipeline's own, else none)")
+		cont := fs.Bool("continue", false, "keep running independent steps after a failure (default: stop at the first)")
+		asJSON := fs.Bool("json", false, "print the whole result (output, steps, trace) as JSON")
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("'run' takes one pipeline file")
+		}
+		data, err := os.ReadFile(pos[0])
+		if err != nil {
+			return err
+		}
+		in := map[string]any{}
+		for _, kv := range inputs {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usagef("--input %q: want NAME=VALUE", kv)
+			}
+			var jv any
+			if json.Unmarshal([]byte(v), &jv) == nil {
+				in[k] = jv
+			} else {
+				in[k] = v
+			}
+		}
+		caller, err := a.caller()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
+		defer stop()
+		e, closeE, err := a.engine(ctx, "run", "none")
+		if err != nil {
+			return err
+		}
+		defer closeE()
+		if *timeout > 0 {
+			var cancel func()
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		res, runErr := e.RunPipeline(ctx, caller, pos[0], data, in, *cont)
+		if res != nil {
+			if *asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(res)
+			} else {
+				for _, t := range res.Trace {
+					status := string(t.Outcome)
+					if t.Error != "" {
+						status += ": " + t.Error
+					}
+					fmt.Fprintf(a.stderr, "  %-24s %-14s %8s  %s\n", t.Node, t.Tool, t.Latency.Round(time.Millisecond), status)
+				}
+				if len(res.Output) > 0 {
+					var v any
+					if json.Unmarshal(res.Output, &v) == nil {
+						b, _ := json.MarshalIndent(v, "", "  ")
+						fmt.Fprintln(a.stdout, string(b))
+					}
+				}
+			}
+		}
+		return runErr
+	},
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }

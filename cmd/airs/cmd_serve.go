@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/airs-dev/airs/server"
+)
+
+var serveCmd = &command{
+	Name:    "serve",
+	Summary: "serve the HTTP API (call, select, plan, chat, pipelines, metrics)",
+	Usage: `Usage:
+  airs serve [--listen ADDR] [--model M|none]
+
+Serves the HTTP API on loopback (http.listen in airs.yaml, default
+127.0.0.1:7777) until SIGINT or SIGTERM, then drains in-flight requests.
+
+Every endpoint but /healthz needs "Authorization: Bearer TOKEN"; tokens are
+configured in airs.yaml under http.tokens (stored as SHA-256) and each maps
+to an agent id. The caller is always the token's agent, never a body field.
+
+  POST /v1/call            {"tool","arguments","provider"?,"timeout_ms"?}
+  POST /v1/select          {"text"}   → the chosen call and its candidates
+  POST /v1/plan            {"text"}   → a validated plan (DAG of calls)
+  POST /v1/chat            {"text"}   → server-sent events
+  POST /v1/pipelines/run   {"yaml","input"?}
+  GET  /v1/tools, /metrics (Prometheus text), /healthz
+
+Examples:
+  airs serve
+  airs serve --listen 127.0.0.1:9000 --model none
+  curl -s -H "Authorization: Bearer $TOKEN" localhost:7777/v1/tools
+`,
+	Run: func(a *app, args []string) error {
+		fs := a.flags()
+		listen := fs.String("listen", "", "address to listen on (default: http.listen in airs.yaml)")
+		model := fs.String("model", "", "Ollama model for selection and chat, or none for no-LLM mode (default: ollama.model in airs.yaml)")
+		drain := fs.Duration("drain", 30*time.Second, "how long shutdown waits for in-flight requests")
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) > 0 {
+			return usagef("'serve' takes no arguments")
+		}
+		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		e, closeE, err := a.engine(ctx, "serve", *model)
+		if err != nil {
+			return err
+		}
+		defer closeE()
+		cfg := a.cfg
+		addr := cfg.HTTP.Listen
+		if *listen != "" {
+			addr = *listen
+		}
+		var toks []server.Token
+		for _, t := range cfg.HTTP.Tokens {
+			toks = append(toks, server.Token{SHA256: t.SHA256, Agent: t.Agent})
+		}
+		if len(toks) == 0 {
+			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")
+		}
+		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger()})
+		a.warnf("serving on http://%s (%s)", addr, e.Mode())
+		return s.ListenAndServe(ctx)
+	},
+}
