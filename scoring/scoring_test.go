@@ -45,13 +45,13 @@ func TestCompositeIsWeightedSum(t *testing.T) {
 	}
 	want := ToolScore{Tool: "a", SemanticMatch: 1, TrustWeight: 1, SuccessRate: 0.8, LatencyScore: 0.5, PreferenceScore: 0.75}
 	want.Composite = (2*1 + 1*1 + 1*0.8 + 0.5*0.5 + 0.5*0.75) / 5
-	if !close(a, want) {
+	if !closeTo(a, want) {
 		t.Fatalf("a = %+v, want %+v", a, want)
 	}
 	b := got[1]
 	wantB := ToolScore{Tool: "b", SemanticMatch: 0.5, TrustWeight: 0.2, SuccessRate: 0.9, LatencyScore: 1, PreferenceScore: 1.0 / 3}
 	wantB.Composite = (2*0.5 + 0.2 + 0.9 + 0.5*1 + 0.5/3) / 5
-	if !close(b, wantB) {
+	if !closeTo(b, wantB) {
 		t.Fatalf("b = %+v, want %+v", b, wantB)
 	}
 	ex := a.Explain(w)
@@ -62,7 +62,7 @@ func TestCompositeIsWeightedSum(t *testing.T) {
 	}
 }
 
-func close(a, b ToolScore) bool {
+func closeTo(a, b ToolScore) bool {
 	eq := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
 	return a.Tool == b.Tool && eq(a.SemanticMatch, b.SemanticMatch) && eq(a.TrustWeight, b.TrustWeight) &&
 		eq(a.SuccessRate, b.SuccessRate) && eq(a.LatencyScore, b.LatencyScore) &&

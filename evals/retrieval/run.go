@@ -1,0 +1,259 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airs-dev/airs/embeddings"
+)
+
+// Options configure a benchmark run.
+type Options struct {
+	// Data are the files to load (see Load).
+	Data []string
+	// Embedder is "lexical" (default) or "ollama:MODEL".
+	Embedder string
+	// EmbedClient talks to Ollama for "ollama:MODEL".
+	EmbedClient embeddings.EmbedClient
+	// JSON prints one line per dataset and method instead of a table.
+	JSON bool
+	// Progress receives plain progress lines (nil: none).
+	Progress io.Writer
+	// Index and Lexical tune AIRS's retrieval (zero: defaults).
+	Index   embeddings.Options
+	Lexical embeddings.LexicalOptions
+	// Workers searching in parallel (default GOMAXPROCS).
+	Workers int
+}
+
+// Result is one dataset × method line.
+type Result struct {
+	Dataset  string  `json:"dataset"`
+	Method   string  `json:"method"`
+	N        int     `json:"n"`
+	Acc1     float64 `json:"acc@1"`
+	Recall5  float64 `json:"recall@5"`
+	Recall10 float64 `json:"recall@10"`
+	NDCG5    float64 `json:"ndcg@5"`
+	NDCG10   float64 `json:"ndcg@10"`
+}
+
+func newResult(ds, method string, m Metrics) Result {
+	r4 := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+	return Result{ds, method, m.N, r4(m.Acc1), r4(m.Recall5), r4(m.Recall10), r4(m.NDCG5), r4(m.NDCG10)}
+}
+
+// Method ranks tool IDs for a query.
+type Method interface {
+	Name() string
+	Rank(ctx context.Context, query string, k int) ([]string, error)
+}
+
+// Run loads the data, evaluates AIRS's retrieval and plain BM25 on every
+// dataset and writes the results to out.
+func Run(ctx context.Context, o Options, out io.Writer) error {
+	if len(o.Data) == 0 {
+		return errors.New("retrieval: no data files")
+	}
+	sets, err := Load(o.Data)
+	if err != nil {
+		return err
+	}
+	var results []Result
+	for _, ds := range sets {
+		rs, err := Evaluate(ctx, ds, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ds.Name, err)
+		}
+		results = append(results, rs...)
+		if o.JSON {
+			for _, r := range rs {
+				b, _ := json.Marshal(r)
+				fmt.Fprintf(out, "%s\n", b)
+			}
+		}
+	}
+	if !o.JSON {
+		writeTable(out, results)
+	}
+	return nil
+}
+
+// NewEmbedder builds the embedder named by spec.
+func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
+	switch {
+	case spec == "" || spec == "lexical":
+		return embeddings.NewLexical(lo), nil
+	case strings.HasPrefix(spec, "ollama:"):
+		model := strings.TrimPrefix(spec, "ollama:")
+		if model == "" || c == nil {
+			return nil, fmt.Errorf("retrieval: embedder %q needs a model and an Ollama client", spec)
+		}
+		return embeddings.NewOllama(c, model), nil
+	}
+	return nil, fmt.Errorf("retrieval: unknown embedder %q (lexical or ollama:MODEL)", spec)
+}
+
+// Evaluate runs both methods on one dataset.
+func Evaluate(ctx context.Context, ds Dataset, o Options) ([]Result, error) {
+	emb, err := NewEmbedder(o.Embedder, o.EmbedClient, o.Lexical)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	progress(o.Progress, "%s: indexing %d tools", ds.Name, len(ds.Docs))
+	airs, err := NewAIRS(ctx, ds.Docs, emb, o.Index)
+	if err != nil {
+		return nil, err
+	}
+	progress(o.Progress, "%s: indexed in %s; %d queries", ds.Name, time.Since(start).Round(time.Millisecond), len(ds.Queries))
+	methods := []Method{airs, NewPlainBM25(ds.Docs)}
+	var out []Result
+	for _, m := range methods {
+		met, err := score(ctx, ds, m, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, newResult(ds.Name, m.Name(), met))
+	}
+	return out, nil
+}
+
+func score(ctx context.Context, ds Dataset, m Method, o Options) (Metrics, error) {
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ranked := make([][]string, len(ds.Queries))
+	errs := make([]error, workers)
+	var next, done int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	last := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if int(i) >= len(ds.Queries) || ctx.Err() != nil {
+					return
+				}
+				r, err := m.Rank(ctx, ds.Queries[i].Text, 10)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				ranked[i] = r
+				mu.Lock()
+				done++
+				if time.Since(last) > 5*time.Second {
+					last = time.Now()
+					progress(o.Progress, "%s/%s: %d/%d queries", ds.Name, m.Name(), done, len(ds.Queries))
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return Metrics{}, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Metrics{}, err
+	}
+	var acc accumulator
+	for i, q := range ds.Queries {
+		acc.add(ranked[i], q.Gold)
+	}
+	return acc.result(), nil
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+func writeTable(out io.Writer, rs []Result) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "dataset\tmethod\tn\tacc@1\trecall@5\trecall@10\tndcg@5\tndcg@10\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r.Dataset, r.Method, r.N, r.Acc1, r.Recall5, r.Recall10, r.NDCG5, r.NDCG10)
+	}
+	tw.Flush()
+}
+
+// AIRS is the hybrid retrieval of the embeddings package.
+type AIRS struct{ ix *embeddings.Index }
+
+// NewAIRS indexes docs in memory.
+func NewAIRS(ctx context.Context, docs []embeddings.Doc, emb embeddings.Embedder, o embeddings.Options) (*AIRS, error) {
+	o.Dir = ""
+	ix, err := embeddings.Open(ctx, emb, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.Sync(ctx, docs); err != nil {
+		return nil, err
+	}
+	return &AIRS{ix}, nil
+}
+
+func (a *AIRS) Name() string { return "airs" }
+
+func (a *AIRS) Rank(ctx context.Context, q string, k int) ([]string, error) {
+	hits, err := a.ix.Search(ctx, q, k, embeddings.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids, nil
+}
+
+// PlainBM25 is the baseline: Okapi BM25 (k1 1.2, b 0.75) over each tool's
+// whole text (Doc.Text) with the same analyser (identifier splitting, stop
+// words, light stemming), no field weights, no groups, no dense part.
+type PlainBM25 struct {
+	bm  *embeddings.BM25
+	ids []string
+}
+
+// NewPlainBM25 indexes docs.
+func NewPlainBM25(docs []embeddings.Doc) *PlainBM25 {
+	wt := make([]embeddings.WeightedTerms, len(docs))
+	ids := make([]string, len(docs))
+	for i := range docs {
+		wt[i] = embeddings.WeightedTerms{Terms: embeddings.Terms(docs[i].Text())}
+		ids[i] = docs[i].ID
+	}
+	return &PlainBM25{embeddings.NewBM25(wt, 1.2, 0.75), ids}
+}
+
+func (p *PlainBM25) Name() string { return "bm25" }
+
+func (p *PlainBM25) Rank(_ context.Context, q string, k int) ([]string, error) {
+	res := p.bm.Search(embeddings.Terms(q), k, nil)
+	ids := make([]string, len(res))
+	for i, r := range res {
+		ids[i] = p.ids[r.Doc]
+	}
+	return ids, nil
+}
