@@ -255,13 +255,17 @@ func (r *Registry) List() []Registered {
 	return out
 }
 
-// candidates returns, in a fresh slice, the entries a call for name may use:
+// candidates returns (in a fresh slice when ranking may reorder it) the entries a call for name may use:
 // the highest version of each provider, or exactly version when given.
 func (r *Registry) candidates(name, version string) []*entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if version == "" {
-		return slices.Clone(r.byName[name])
+		l := r.byName[name]
+		if len(l) < 2 {
+			return l // rank does not reorder a single candidate: no copy needed
+		}
+		return slices.Clone(l)
 	}
 	var out []*entry
 	for _, latest := range r.byName[name] {

@@ -6,12 +6,18 @@
 // # Durability
 //
 // Append returns only after the record is on disk (written and fdatasync'd).
-// Appends are group-committed: one writer goroutine takes every record queued
-// since its last flush, writes them with one write(2), syncs once, then
-// releases all their waiters. Under concurrency the cost of a sync is shared
-// by the whole batch, which is how a disk with a ~1 ms fsync serves tens of
-// thousands of durable appends a second. A record whose Append returned nil
-// survives kill -9 and power loss (to the extent the disk honours fsync).
+// Appends are group-committed in two stages: one writer goroutine takes
+// every record queued since its last write, extends the hash chain and
+// writes them with one write(2); Syncers goroutines (each with its own file
+// descriptor) call fdatasync, each sync covering every batch written before
+// it started, and release those batches' waiters when it returns. The cost
+// of a sync is shared by the batch, and overlapping syncs let the
+// filesystem's journal commit several at once — which is how a disk with a
+// ~1 ms fsync serves tens of thousands of durable appends a second. A record
+// whose Append returned nil survives kill -9 and power loss (to the extent
+// the disk honours fsync). After any write or sync error the log stops
+// acknowledging (every later Append fails): it never guesses what reached
+// the disk.
 //
 // # Crashes and torn lines
 //

@@ -1,0 +1,44 @@
+// Package pipeline is the Tool Manager: the registry of tools and providers,
+// and the seven-stage pipeline every tool call goes through (issue 2).
+//
+// # Using it
+//
+//	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+//	reg.Register("local", tool, handler)           // or LoadManifest + Manifest.Register
+//	reg.SetLiveness("remote", func() bool { ... })  // optional health check
+//	log, _ := audit.Open(filepath.Join(home, "audit.jsonl"))
+//	m, _ := pipeline.NewManager(pipeline.Config{Registry: reg, Audit: log, Policy: policy})
+//	res, err := m.Call(ctx, pipeline.Request{CallID: id, Tool: "read-file", Params: js, Caller: user})
+//	m.Cancel(id)                                     // from anywhere
+//	os.Exit(pipeline.ExitCode(err)); fmt.Println(pipeline.Hint(err))
+//	m.Close(); log.Close()
+//
+// # The stages (Manager.Call)
+//
+//  1. Request: per-caller rate limit (RateLimited), payload limit
+//     (PayloadTooLarge), params decoded from JSON or MessagePack (MessagePack
+//     is re-encoded as JSON; handlers and the validator only see JSON).
+//  2. Lookup: candidates for the name are ranked (explicit provider, trust,
+//     p50 latency, error rate, registration order — see rank); the first
+//     that is alive, not past its sunset and whose circuit is closed wins. A
+//     dead provider is deregistered on the spot.
+//  3. Capabilities: level 1 AccessPolicy.CanReach (channel), level 2
+//     IntentVerifier (sync for non-idempotent tools, async for idempotent
+//     ones, skipped when nil), level 3 AccessPolicy.Holds for each required
+//     capability (matching rules: Capability.Covers).
+//  4. Schema validation: JSON Schema 2020-12 (santhosh-tekuri/jsonschema/v6),
+//     ECMA-262 patterns (regexp2, with a match timeout), schemas compiled
+//     once at registration; lenient tools get the seed's coercion table
+//     (lenient.go). Every violation is listed with its JSON pointer.
+//  5. Dispatch: the caller's timeout if 0 < t ≤ 600 s, else the latency-class
+//     default (ClassTimeouts); the deadline counts from the start of stage 1,
+//     so the handler's context carries what is left.
+//  6. Execution: the handler runs in its own goroutine; a panic becomes
+//     ProviderCrashed; cancellation and timeouts answer at once (after a
+//     short grace for partial output) even if the handler ignores them.
+//  7. Delivery: return_schema check, breaker and metrics, a durable audit
+//     record (package audit), then the Result.
+//
+// Nothing is retried. The 13 error kinds, their exit codes and hints are in
+// errors.go.
+package pipeline
