@@ -377,8 +377,11 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			Error string `json:"error"`
 		}
 		if err := json.Unmarshal(line, &msg); err != nil {
-			// A line cut mid-way by a dropped connection.
+			// A line cut mid-way: by the caller's context, or a dropped connection.
 			out.Content = sb.String()
+			if ctx.Err() != nil {
+				return out, fmt.Errorf("ollama: chat: %w", ctx.Err())
+			}
 			return out, fmt.Errorf("%w: bad line %.80q: %v", ErrTruncated, line, err)
 		}
 		if msg.Error != "" {
