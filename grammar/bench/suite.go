@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/grammar"
+)
+
+const suiteUsage = `usage: airs grammar suite [--dir DIR] [--markdown|--json] [--lenient] [--timeout DUR]
+
+Runs the JSON Schema Test Suite (draft 2020-12) through the grammar: each test
+group's schema is compiled, each test's instance (compact, strings in the
+grammar's canonical escaping, number lexemes kept) must be accepted when
+valid and rejected when invalid.
+
+  --dir DIR      the suite's tests/draft2020-12 directory (default
+                 $DATA_DIR/json-schema-test-suite/tests/draft2020-12)
+`
+
+// SuiteFile is the result of one keyword file.
+type SuiteFile struct {
+	File            string         `json:"file"`
+	Groups          int            `json:"groups"`
+	Compiled        int            `json:"compiled"`
+	CompileErrors   int            `json:"compile_errors"`
+	Timeouts        int            `json:"timeouts,omitempty"`
+	ValidAccepted   int            `json:"valid_accepted"`
+	ValidTotal      int            `json:"valid_total"`
+	InvalidRejected int            `json:"invalid_rejected"`
+	InvalidTotal    int            `json:"invalid_total"`
+	InvalidAccepted int            `json:"invalid_accepted"`
+	ErrorKeywords   map[string]int `json:"error_keywords,omitempty"`
+	FalseAccepts    []string       `json:"false_accepts,omitempty"` // "group / test" descriptions (first few)
+}
+
+// RunSuiteFile runs one suite file.
+func RunSuiteFile(path string, opts grammar.Options, timeout time.Duration) (*SuiteFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var groups []struct {
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Tests       []struct {
+			Description string          `json:"description"`
+			Data        json.RawMessage `json:"data"`
+			Valid       bool            `json:"valid"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(b, &groups); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	sf := &SuiteFile{File: strings.TrimSuffix(filepath.Base(path), ".json"), ErrorKeywords: map[string]int{}}
+	for _, grp := range groups {
+		sf.Groups++
+		type result struct {
+			g   *grammar.Grammar
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			defer func() {
+				if e := recover(); e != nil {
+					done <- result{nil, fmt.Errorf("panic: %v", e)}
+				}
+			}()
+			g, err := grammar.Compile(grp.Schema, opts)
+			done <- result{g, err}
+		}()
+		var res result
+		select {
+		case res = <-done:
+		case <-time.After(timeout):
+			sf.Timeouts++
+			continue
+		}
+		for _, t := range grp.Tests {
+			if t.Valid {
+				sf.ValidTotal++
+			} else {
+				sf.InvalidTotal++
+			}
+		}
+		if res.err != nil {
+			sf.CompileErrors++
+			kw := "other"
+			var ce *grammar.CompileError
+			if errors.As(res.err, &ce) && ce.Keyword != "" {
+				kw = ce.Keyword
+			}
+			sf.ErrorKeywords[kw]++
+			continue
+		}
+		sf.Compiled++
+		for _, t := range grp.Tests {
+			data, err := Canonical(t.Data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %v", path, t.Description, err)
+			}
+			ok := matchSafe(res.g, data)
+			switch {
+			case t.Valid && ok:
+				sf.ValidAccepted++
+			case !t.Valid && !ok:
+				sf.InvalidRejected++
+			case !t.Valid && ok:
+				sf.InvalidAccepted++
+				if len(sf.FalseAccepts) < 5 {
+					sf.FalseAccepts = append(sf.FalseAccepts, grp.Description+" / "+t.Description)
+				}
+			}
+		}
+	}
+	return sf, nil
+}
+
+func matchSafe(g *grammar.Grammar, data []byte) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return g.Match(data)
+}
+
+// SuiteMain is `airs grammar suite`.
+func SuiteMain(argv []string, stdout, stderr io.Writer) int {
+	a, err := parseArgs(argv, nil, map[string]bool{"markdown": true, "json": true, "lenient": true, "strict": true, "declared-order": true})
+	if err == nil {
+		err = a.check("dir", "markdown", "json", "lenient", "strict", "declared-order", "timeout")
+	}
+	if err == errHelp {
+		fmt.Fprint(stdout, suiteUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "suite: %v\n%s", err, suiteUsage)
+		return 2
+	}
+	dir := a.str("dir", filepath.Join(DataDir(), "json-schema-test-suite", "tests", "draft2020-12"))
+	timeout, err := time.ParseDuration(a.str("timeout", "10s"))
+	if err != nil {
+		fmt.Fprintf(stderr, "suite: %v\n", err)
+		return 2
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "suite: no *.json in %s\n", dir)
+		return 1
+	}
+	sort.Strings(files)
+	var res []*SuiteFile
+	for _, f := range files {
+		sf, err := RunSuiteFile(f, grammarOptions(a), timeout)
+		if err != nil {
+			fmt.Fprintf(stderr, "suite: %v\n", err)
+			return 1
+		}
+		res = append(res, sf)
+	}
+	switch {
+	case a.bool("json"):
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, r := range res {
+			enc.Encode(r)
+		}
+	default:
+		WriteSuiteMarkdown(stdout, res)
+	}
+	return 0
+}
+
+// WriteSuiteMarkdown prints the per-keyword table and the compile errors by
+// keyword.
+func WriteSuiteMarkdown(w io.Writer, res []*SuiteFile) {
+	fmt.Fprintln(w, "| keyword file | groups | compiled | compile errors | valid accepted | invalid rejected | false accepts |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	var t SuiteFile
+	kws := map[string]int{}
+	for _, r := range res {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d/%d | %d/%d | %d |\n", r.File, r.Groups, r.Compiled, r.CompileErrors+r.Timeouts,
+			r.ValidAccepted, r.ValidTotal, r.InvalidRejected, r.InvalidTotal, r.InvalidAccepted)
+		t.Groups += r.Groups
+		t.Compiled += r.Compiled
+		t.CompileErrors += r.CompileErrors + r.Timeouts
+		t.ValidAccepted += r.ValidAccepted
+		t.ValidTotal += r.ValidTotal
+		t.InvalidRejected += r.InvalidRejected
+		t.InvalidTotal += r.InvalidTotal
+		for k, n := range r.ErrorKeywords {
+			kws[k] += n
+		}
+		t.InvalidAccepted += r.InvalidAccepted
+	}
+	total := t.InvalidAccepted
+	fmt.Fprintf(w, "| **total** | %d | %d | %d | %d/%d | %d/%d | %d |\n", t.Groups, t.Compiled, t.CompileErrors,
+		t.ValidAccepted, t.ValidTotal, t.InvalidRejected, t.InvalidTotal, total)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Valid/invalid totals count every test; tests of groups that did not compile count as neither accepted nor rejected.")
+	if len(kws) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Compile errors by keyword:")
+		fmt.Fprintln(w)
+		ks := sortedKeys(kws)
+		sort.SliceStable(ks, func(i, j int) bool { return kws[ks[i]] > kws[ks[j]] })
+		var parts []string
+		for _, k := range ks {
+			parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
+		}
+		fmt.Fprintln(w, strings.Join(parts, ", "))
+	}
+}

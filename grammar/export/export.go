@@ -1,0 +1,203 @@
+// Package export turns JSON Schemas into the two forms other engines take:
+//
+//   - OllamaFormat: a JSON Schema for Ollama's "format" field. Ollama v0.17.4
+//     converts it with llama.cpp's common/json-schema-to-grammar.cpp, which
+//     handles a subset of JSON Schema and silently mishandles the rest (it
+//     ignores allOf beside properties, min/maxProperties, uniqueItems,
+//     number bounds, most formats, patterns that are not ^...$-anchored or use
+//     \d; treats a missing additionalProperties as false, a schema without
+//     "type" as an error, {} as "any object", minimum 1.5 on an integer as 1,
+//     and fails the whole request on a repetition above 2000).
+//   - GBNF: a llama.cpp grammar for the same documents, compact JSON by
+//     default, bounded whitespace on request.
+//
+// Both are produced from one normalized schema (see normalizer) that uses only
+// what the converter handles exactly. Every rewrite is exact or a narrowing
+// (fewer documents accepted: declared property order with required ones
+// first, fixed-length tuples, anchored patterns, bounded strings and arrays,
+// format subsets); a keyword that could only be carried by widening is
+// dropped and reported as a Loosening with its JSON pointer, so the caller
+// knows to validate the output against the original schema afterwards.
+//
+// Known limits of the converter that no rewrite avoids (documented, not
+// reported per schema): its string length counts JSON characters, so a
+// surrogate pair written as two \u escapes counts 2 toward minLength; its
+// number grammar allows a leading "-0". Ollama also truncates a converted
+// grammar longer than max(32 KiB, min(1 MiB, 4×schema bytes)).
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Tool is a tool for ToolCallFormat: a name and the JSON Schema of its
+// arguments (nil or empty: any object).
+type Tool struct {
+	Name       string
+	Parameters json.RawMessage
+}
+
+// NoneTool is the function name of the "no tool fits" choice, as in
+// grammar.ToolCall: {"function":"none","arguments":{}}.
+const NoneTool = "none"
+
+// OllamaFormat returns a JSON Schema for Ollama's format field that
+// llama.cpp's converter turns into a grammar no wider than schema, except
+// where loosened says.
+func OllamaFormat(schema []byte) (out []byte, loosened []Loosening, err error) {
+	return OllamaFormatWith(schema, Options{})
+}
+
+// OllamaFormatWith is OllamaFormat with explicit bounds.
+func OllamaFormatWith(schema []byte, opts Options) ([]byte, []Loosening, error) {
+	doc, loose, err := normalizeDoc(schema, opts, "", false)
+	if err != nil {
+		return nil, loose, err
+	}
+	var b bytes.Buffer
+	doc.encode(&b)
+	return b.Bytes(), loose, nil
+}
+
+// normalizeDoc normalizes one schema document into a root object that
+// carries its $defs.
+func normalizeDoc(schema []byte, opts Options, prefix string, forGBNF bool) (*value, []Loosening, error) {
+	root, err := parseValue(schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("export: schema is not JSON: %v", err)
+	}
+	n := newNormalizer(root, opts, prefix)
+	n.forGBNF = forGBNF
+	out := n.norm(root, "")
+	if out == nil {
+		return nil, n.loosenings(), fmt.Errorf("export: the schema accepts no value")
+	}
+	return n.withDefs(out), n.loosenings(), nil
+}
+
+func newNormalizer(root *value, opts Options, prefix string) *normalizer {
+	return &normalizer{root: root, opts: opts.withDefaults(), prefix: prefix,
+		defFor: map[string]string{}, used: map[string]bool{}, inline: map[string]int{}, path: map[string]int{}}
+}
+
+func (n *normalizer) loosenings() []Loosening {
+	seen := map[Loosening]bool{}
+	var out []Loosening
+	for _, l := range n.loose {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
+	return out
+}
+
+// withDefs attaches the collected $defs to the root (wrapping a root that
+// is not a plain object schema).
+func (n *normalizer) withDefs(out *value) *value {
+	if len(n.defs) == 0 {
+		return out
+	}
+	if out.has("$defs") || out.has("$ref") && len(out.obj) > 1 {
+		out = newObj("anyOf", []*value{out})
+	}
+	out = out.clone()
+	d := newObj()
+	for _, m := range n.defs {
+		d.set(m.key, m.val)
+	}
+	out.set("$defs", d)
+	return out
+}
+
+// ToolCallFormat returns the JSON Schema of
+// {"function":"<name>","arguments":<that tool's parameters>} over tools
+// (anyOf, one branch per tool with "function" a const), plus the "none"
+// branch when allowNone.
+func ToolCallFormat(tools []Tool, allowNone bool) ([]byte, []Loosening, error) {
+	return ToolCallFormatWith(tools, allowNone, Options{})
+}
+
+// ToolCallFormatWith is ToolCallFormat with explicit bounds.
+func ToolCallFormatWith(tools []Tool, allowNone bool, opts Options) ([]byte, []Loosening, error) {
+	doc, loose, err := toolCallDoc(tools, allowNone, opts, false)
+	if err != nil {
+		return nil, loose, err
+	}
+	var b bytes.Buffer
+	doc.encode(&b)
+	return b.Bytes(), loose, nil
+}
+
+func toolCallDoc(tools []Tool, allowNone bool, opts Options, forGBNF bool) (*value, []Loosening, error) {
+	if len(tools) == 0 && !allowNone {
+		return nil, nil, fmt.Errorf("export: no tools")
+	}
+	var alts []*value
+	var loose []Loosening
+	defs := newObj()
+	seen := map[string]bool{}
+	for i, t := range tools {
+		if t.Name == "" || seen[t.Name] || (allowNone && t.Name == NoneTool) {
+			return nil, nil, fmt.Errorf("export: tool %d: empty, duplicate or reserved name %q", i, t.Name)
+		}
+		seen[t.Name] = true
+		var args *value
+		params := bytes.TrimSpace(t.Parameters)
+		if len(params) == 0 || string(params) == "null" || string(params) == "{}" {
+			args = newObj("type", "object", "properties", newObj(), "additionalProperties", toValue(true))
+		} else {
+			root, err := parseValue(params)
+			if err != nil {
+				return nil, nil, fmt.Errorf("export: tool %q: parameters are not JSON: %v", t.Name, err)
+			}
+			n := newNormalizer(root, opts, fmt.Sprintf("t%d-", i))
+			n.forGBNF = forGBNF
+			args = n.norm(root, "")
+			for _, l := range n.loosenings() {
+				l.Pointer = "/" + escapePtr(t.Name) + l.Pointer
+				loose = append(loose, l)
+			}
+			if args == nil {
+				return nil, loose, fmt.Errorf("export: tool %q: its parameters schema accepts no value", t.Name)
+			}
+			for _, m := range n.defs {
+				defs.set(m.key, m.val)
+			}
+		}
+		alts = append(alts, callObject(t.Name, args))
+	}
+	if allowNone {
+		alts = append(alts, callObject(NoneTool, newObj("type", "object", "properties", newObj(), "additionalProperties", toValue(false))))
+	}
+	doc := alts[0]
+	if len(alts) > 1 {
+		doc = newObj("anyOf", alts)
+	}
+	if len(defs.obj) > 0 {
+		doc = doc.clone()
+		doc.set("$defs", defs)
+	}
+	return doc, loose, nil
+}
+
+func callObject(name string, args *value) *value {
+	return newObj("type", "object",
+		"properties", newObj("function", newObj("const", name), "arguments", args),
+		"required", toValue([]string{"function", "arguments"}),
+		"additionalProperties", toValue(false))
+}
+
+// describe is a one-line summary of loosenings for messages.
+func describe(ls []Loosening) string {
+	var parts []string
+	for _, l := range ls {
+		parts = append(parts, fmt.Sprintf("%s at %q", l.Keyword, l.Pointer))
+	}
+	return strings.Join(parts, ", ")
+}
