@@ -49,6 +49,8 @@ func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 		req.CallID = m.newCallID()
 	}
 	res := &Result{CallID: req.CallID, Tool: req.Tool, Provider: req.Provider}
+	m.active.Add(1)
+	defer m.active.Add(-1)
 	if m.closed.Load() {
 		res.Outcome, res.ErrorKind = OutcomeError, KindOf(ErrClosed)
 		return res, ErrClosed
@@ -89,6 +91,20 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 
+	// The budget is known once the tool is: the caller's timeout, or the
+	// latency-class default. Its deadline counts from the start of the call,
+	// so the time stages 1–4 take is deducted; the context is created now so
+	// that a cancellation or the deadline also reaches a synchronous intent
+	// verifier.
+	cs.budget = req.Timeout
+	if cs.budget <= 0 || cs.budget > MaxTimeout {
+		cs.budget = ClassTimeouts[e.tool.LatencyClass]
+	}
+	deadline := cs.start.Add(cs.budget)
+	hctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	cs.fl.setCancel(cancel)
+
 	// Stage 3: capabilities.
 	if !m.policy.CanReach(req.Caller, e.prov.id) {
 		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
@@ -97,8 +113,8 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
 			Params: cs.params.json, Intent: req.Intent}
 		if !e.tool.Idempotent {
-			if err := m.cfg.Intent.Verify(ctx, check); err != nil {
-				if err := m.stopped(ctx, cs); err != nil {
+			if err := m.cfg.Intent.Verify(hctx, check); err != nil {
+				if err := m.stopped(hctx, cs); err != nil {
 					return err
 				}
 				return asMisaligned(err)
@@ -130,23 +146,14 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if fes := e.params.validate(cs.params.value); fes != nil {
 		return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
 	}
-	if err := m.stopped(ctx, cs); err != nil {
+	if err := m.stopped(hctx, cs); err != nil {
 		return err
 	}
 
-	// Stage 5: dispatch. The deadline counts from the start of the call, so
-	// the time stages 1–4 took is already deducted.
-	cs.budget = req.Timeout
-	if cs.budget <= 0 || cs.budget > MaxTimeout {
-		cs.budget = ClassTimeouts[e.tool.LatencyClass]
-	}
-	deadline := cs.start.Add(cs.budget)
+	// Stage 5: dispatch, with what is left of the budget.
 	if !time.Now().Before(deadline) {
 		return &Timeout{Budget: cs.budget}
 	}
-	hctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	cs.fl.setCancel(cancel)
 
 	// Stage 6: execution.
 	out, err := m.execute(hctx, cs)
@@ -183,7 +190,11 @@ func (m *Manager) stopped(ctx context.Context, cs *callState) error {
 	case context.Canceled:
 		return &Cancelled{CallID: cs.req.CallID}
 	}
-	return &Timeout{Budget: time.Since(cs.start)}
+	budget := cs.budget
+	if budget == 0 { // the caller's own deadline, before ours exists
+		budget = time.Since(cs.start)
+	}
+	return &Timeout{Budget: budget}
 }
 
 // lookup is stage 2: rank the candidates and take the first usable one.

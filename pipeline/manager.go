@@ -81,6 +81,7 @@ type Manager struct {
 	now     func() time.Time
 
 	handlers sync.WaitGroup // handler goroutines still running
+	active   atomic.Int64   // calls inside Call
 	closed   atomic.Bool
 
 	ctx      context.Context // cancelled by Close: stops background intent checks
@@ -159,14 +160,21 @@ func (m *Manager) Cancel(callID string) bool { return m.flights.cancel(callID) }
 // InFlight is the number of calls between stage 1 and delivery.
 func (m *Manager) InFlight() int { return m.flights.count() }
 
-// Close refuses new calls, stops background intent checks and waits for
-// every handler goroutine to return. Handlers that ignore their context
+// Close refuses new calls, waits for the calls in flight to be answered,
+// stops background intent checks and waits for every handler goroutine to
+// return. Handlers that ignore their context
 // make Close wait for them; that is deliberate — a handler still running
 // after Close would outlive the resources it uses. Close does not close the
 // audit sink: whoever opened it closes it, after Close.
 func (m *Manager) Close() error {
 	if m.closed.Swap(true) {
 		return nil
+	}
+	// A Call increments active before it reads closed, and Close sets closed
+	// before it reads active, so every call either sees closed or is waited
+	// for here; after this no handler goroutine can be added.
+	for m.active.Load() > 0 {
+		time.Sleep(time.Millisecond)
 	}
 	m.stop()
 	m.intentWG.Wait()

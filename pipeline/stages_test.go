@@ -262,3 +262,53 @@ func TestHugeNumbersRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Cancel reaches a synchronous intent verifier through its context, and a
+// verifier that gives up because of it does not turn into IntentMisaligned.
+func TestCancelReachesVerifier(t *testing.T) {
+	in := make(chan struct{})
+	e := newEnv(t, func(c *Config) {
+		c.Intent = IntentVerifierFunc(func(ctx context.Context, _ IntentCheck) error {
+			close(in)
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	})
+	tl := tool("d")
+	tl.Idempotent = false
+	e.register(t, "p", tl, echo)
+	go func() { <-in; e.m.Cancel("v") }()
+	if _, err := e.m.Call(context.Background(), Request{CallID: "v", Tool: "d", Caller: "a"}); !errors.Is(err, ErrCancelled) {
+		t.Fatal(err)
+	}
+}
+
+// Close waits for calls in flight, then refuses new ones.
+func TestCloseWaitsForCalls(t *testing.T) {
+	reg := NewRegistry(RegistryConfig{})
+	m, _ := NewManager(Config{Registry: reg})
+	started := make(chan struct{})
+	reg.Register("p", tool("slow"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		close(started)
+		time.Sleep(50 * time.Millisecond)
+		return json.RawMessage(`1`), nil
+	}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Call(context.Background(), Request{Tool: "slow", Caller: "a"})
+		done <- err
+	}()
+	<-started
+	m.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("in-flight call: %v", err)
+		}
+	default:
+		t.Fatal("Close returned before the call in flight was answered")
+	}
+	if _, err := m.Call(context.Background(), Request{Tool: "slow", Caller: "a"}); !errors.Is(err, ErrClosed) || ExitCode(err) != 1 {
+		t.Fatalf("after Close: %v", err)
+	}
+}
