@@ -1,0 +1,526 @@
+// Package chat is the `airs chat` REPL without the terminal: it reads lines
+// from an io.Reader, writes to an io.Writer, and takes Ctrl-C as values on a
+// channel, so tests drive it the way a terminal would.
+//
+// Each line is a request (served by engine.Turn: select, confirm when the
+// tool is not idempotent, call through the pipeline, result to the model)
+// or a command: /why, /tools, /history, /accept, /dismiss, /help, /quit.
+//
+// Ctrl-C while a request runs cancels it (the context, and the pipeline
+// call by its ID) and returns to the prompt with any partial output;
+// Ctrl-C at the prompt only prints a hint, it never ends the session;
+// Ctrl-C or end of input at a confirmation answers No.
+package chat
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+)
+
+// Options configure a REPL.
+type Options struct {
+	In  io.Reader
+	Out io.Writer
+	// Caller is the agent id, from the channel (the CLI's OS user).
+	Caller string
+	// Interrupts delivers Ctrl-C (os.Interrupt from signal.Notify).
+	Interrupts <-chan os.Signal
+	// HistoryFile, when set, gets every line typed appended to it.
+	HistoryFile string
+	// Session names the conversation in the session log ("" = a new ID).
+	Session string
+	// MaxShowBytes bounds a result printed in no-LLM mode; more is cut
+	// with a note (default 8 KiB).
+	MaxShowBytes int
+	// Prompt is printed before each line (default "> ").
+	Prompt string
+}
+
+// REPL is one chat session.
+type REPL struct {
+	e    *engine.Engine
+	opts Options
+	out  *syncWriter
+
+	lines   chan string // closed at end of input
+	history []string
+	last    *engine.TurnResult
+
+	mu     sync.Mutex
+	callID string // the running call's ID, for Manager.Cancel
+}
+
+// New returns a REPL over an engine.
+func New(e *engine.Engine, opts Options) *REPL {
+	if opts.Prompt == "" {
+		opts.Prompt = "> "
+	}
+	if opts.MaxShowBytes <= 0 {
+		opts.MaxShowBytes = 8 << 10
+	}
+	if opts.Session == "" {
+		opts.Session = session.NewID()
+	}
+	return &REPL{e: e, opts: opts, out: &syncWriter{w: opts.Out}}
+}
+
+// History returns the lines typed in this session, oldest first.
+func (r *REPL) History() []string { return append([]string(nil), r.history...) }
+
+// Run serves lines until /quit, the end of input, or ctx's end.
+func (r *REPL) Run(ctx context.Context) error {
+	r.lines = make(chan string)
+	go r.read()
+	r.banner()
+	for {
+		r.printf("%s", r.opts.Prompt)
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-r.lines:
+		case <-r.opts.Interrupts:
+			r.printf("^C\n(Ctrl-D or /quit to leave)\n")
+			continue
+		case <-ctx.Done():
+			r.printf("\n")
+			return ctx.Err()
+		}
+		if !ok {
+			r.printf("\nbye\n")
+			return nil
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		r.remember(line)
+		if strings.HasPrefix(line, "/") {
+			if quit := r.command(ctx, line); quit {
+				return nil
+			}
+			continue
+		}
+		r.turn(ctx, line)
+	}
+}
+
+// read feeds lines to r.lines and closes it at end of input.
+func (r *REPL) read() {
+	defer close(r.lines)
+	br := bufio.NewReader(r.opts.In)
+	for {
+		s, err := br.ReadString('\n')
+		if s != "" {
+			r.lines <- strings.TrimRight(s, "\r\n")
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *REPL) printf(format string, args ...any) { fmt.Fprintf(r.out, format, args...) }
+
+func (r *REPL) banner() {
+	r.printf("AIRS chat as %s — ", r.opts.Caller)
+	if r.e.Model != nil {
+		r.printf("mode: model %s via Ollama (calls are generated under a grammar)\n", r.e.ModelName)
+	} else {
+		r.printf("mode: no-LLM\n%s\n", r.e.ModelNotice)
+	}
+	if r.e.Recorder != nil {
+		r.printf("recording this session to %s\n", r.e.Recorder.Path())
+	}
+	r.printf("Type a request, or /help. Ctrl-C cancels a running call; Ctrl-D or /quit leaves.\n")
+}
+
+// remember adds a line to the history and appends it to the history file.
+func (r *REPL) remember(line string) {
+	r.history = append(r.history, line)
+	if r.opts.HistoryFile == "" {
+		return
+	}
+	f, err := os.OpenFile(r.opts.HistoryFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		_, err = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		r.printf("warning: history not saved: %v\n", err)
+		r.opts.HistoryFile = "" // say it once
+	}
+}
+
+const helpText = `Type a request in plain words, e.g. "list the pdf files in documents".
+AIRS picks a tool, shows the call, asks before running a tool that is not
+idempotent, runs it through the pipeline and shows the result (or the
+model's answer).
+
+  /why       score components of the last request's candidate tools
+  /tools     the tools you may call (* = not idempotent: asks before running)
+  /history   the lines typed in this session
+  /accept    the last call was right (raises the tool's preference)
+  /dismiss   the last call was wrong (lowers it)
+  /help      this text
+  /quit      leave (also Ctrl-D)
+
+Ctrl-C cancels a running call and keeps the session.
+`
+
+// command runs a /command; it reports whether to quit.
+func (r *REPL) command(ctx context.Context, line string) bool {
+	name, _, _ := strings.Cut(line, " ")
+	switch name {
+	case "/quit", "/exit", "/q":
+		r.printf("bye\n")
+		return true
+	case "/help", "/?":
+		r.printf("%s", helpText)
+	case "/tools":
+		r.tools()
+	case "/why":
+		r.why()
+	case "/history":
+		for i, h := range r.history {
+			r.printf("%4d  %s\n", i+1, h)
+		}
+	case "/accept", "/dismiss":
+		verdict := session.Accepted
+		if name == "/dismiss" {
+			verdict = session.Dismissed
+		}
+		r.feedback(ctx, verdict)
+	default:
+		r.printf("unknown command %s; /help lists the commands\n", name)
+	}
+	return false
+}
+
+func (r *REPL) tools() {
+	entries := r.e.Catalog.Callable(r.opts.Caller)
+	if len(entries) == 0 {
+		r.printf("you may call no tool: grant %s capabilities in airs.yaml\n", r.opts.Caller)
+		return
+	}
+	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	seen := map[string]bool{}
+	for _, c := range entries {
+		key := c.Provider + "/" + c.Tool.Name
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		mark := " "
+		if !c.Tool.Idempotent {
+			mark = "*"
+		}
+		desc, _, _ := strings.Cut(c.Tool.Description, "\n")
+		if len(desc) > 70 {
+			desc = desc[:67] + "..."
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, c.Tool.Name, c.Provider, desc)
+	}
+	tw.Flush()
+	r.printf("(* = not idempotent: AIRS asks before running it)\n")
+}
+
+// whyColumns are the score components /why shows, in order.
+var whyColumns = []struct{ key, head string }{
+	{"composite", "score"},
+	{"semantic_match", "semantic"},
+	{"similarity", "cosine"},
+	{"trust_weight", "trust"},
+	{"success_rate", "success"},
+	{"latency_score", "speed"},
+	{"preference_score", "pref"},
+}
+
+func (r *REPL) why() {
+	if r.last == nil || r.last.Selection == nil {
+		r.printf("no request yet: /why explains the last one\n")
+		return
+	}
+	sel := r.last.Selection
+	if len(sel.Candidates) == 0 {
+		r.printf("no candidate tools were found for the last request\n")
+		return
+	}
+	r.printf("candidates for the last request (%s), best first:\n", modeName(sel))
+	// Components the table does not name (a scorer may add some).
+	var extra []string
+	for k := range sel.Candidates[0].Score {
+		if !knownColumn(k) {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	row := []string{"  tool"}
+	for _, c := range whyColumns {
+		row = append(row, c.head)
+	}
+	fmt.Fprintln(tw, strings.Join(append(row, extra...), "\t"))
+	for _, c := range sel.Candidates {
+		mark := " "
+		if c.Name == sel.Function {
+			mark = "→"
+		}
+		row = []string{mark + " " + c.Name}
+		for _, col := range whyColumns {
+			row = append(row, num(c.Score[col.key]))
+		}
+		for _, k := range extra {
+			row = append(row, num(c.Score[k]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	r.printf("score = the weighted sum of semantic, trust, success, speed and pref; cosine is the raw similarity\n")
+}
+
+// num formats a score component; no "-0.000".
+func num(v float64) string {
+	if math.Abs(v) < 0.0005 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func knownColumn(k string) bool {
+	for _, c := range whyColumns {
+		if c.key == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *REPL) feedback(ctx context.Context, verdict string) {
+	if r.last == nil {
+		r.printf("no request yet to give feedback on\n")
+		return
+	}
+	if err := r.e.Feedback(ctx, r.last, verdict); err != nil {
+		r.printf("feedback not recorded: %v\n", err)
+		return
+	}
+	what := "no tool"
+	if s := r.last.Selection; s != nil && s.Function != grammar.NoneTool {
+		what = s.Function
+	}
+	r.printf("noted: %s %s\n", verdict, what)
+}
+
+// turn serves one request, cancelling it on Ctrl-C.
+func (r *REPL) turn(ctx context.Context, text string) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ui := &termUI{r: r}
+	type outcome struct {
+		tr  *engine.TurnResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		tr, err := r.e.Turn(tctx, r.opts.Caller, text, ui, engine.TurnOptions{Session: r.opts.Session})
+		done <- outcome{tr, err}
+	}()
+	var o outcome
+	interrupted := false
+wait:
+	for {
+		select {
+		case o = <-done:
+			break wait
+		case <-r.opts.Interrupts:
+			if !interrupted {
+				interrupted = true
+				r.printf("^C cancelling…\n")
+			}
+			cancel()
+			r.mu.Lock()
+			id := r.callID
+			r.mu.Unlock()
+			if id != "" {
+				r.e.Manager.Cancel(id)
+			}
+		}
+	}
+	r.mu.Lock()
+	r.callID = ""
+	r.mu.Unlock()
+	ui.endAnswer()
+	tr, err := o.tr, o.err
+	if tr != nil && tr.RecordID != "" {
+		r.last = tr
+	}
+	switch {
+	case tr != nil && tr.Skipped != "":
+		r.printf("not run: %s\n", tr.Skipped)
+	}
+	if err != nil && !(interrupted && errors.Is(err, context.Canceled)) {
+		r.printf("error: %v\n", err)
+	}
+	if interrupted {
+		r.printf("cancelled; back at the prompt\n")
+	}
+	if tr != nil && tr.RecordErr != nil {
+		r.printf("warning: this request was not recorded: %v\n", tr.RecordErr)
+	}
+}
+
+// termUI is the REPL's engine.TurnUI.
+type termUI struct {
+	r         *REPL
+	streaming bool // the model's answer is being written
+}
+
+func modeName(sel *selector.Selection) string {
+	if sel.Mode == selector.ModeModel {
+		return "model " + sel.Model
+	}
+	return "no-LLM mode"
+}
+
+func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
+	r := u.r
+	if sel.Function == grammar.NoneTool {
+		r.printf("[%s] no tool fits this request", modeName(sel))
+		if r.e.Model != nil {
+			r.printf("; the model answers directly:\n")
+		} else {
+			r.printf(" (/why shows the candidates; /tools lists what you may call)\n")
+		}
+		return
+	}
+	r.printf("[%s] tool: %s %s\n", modeName(sel), sel.Function, compactJSON(sel.Arguments))
+	if sel.Validation != "ok" {
+		r.printf("  the arguments do not fit the schema: %s\n", sel.Validation)
+	}
+}
+
+func (u *termUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
+	r := u.r
+	r.printf("%s is not idempotent. run %s with %s? [y/N] ", tool.Name, tool.Name, compactJSON(args))
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.printf("\n")
+			return false
+		}
+		r.remember(strings.TrimSpace(line))
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true
+		}
+		return false
+	case <-ctx.Done():
+		r.printf("\n")
+		return false
+	}
+}
+
+func (u *termUI) Running(callID string) {
+	u.r.mu.Lock()
+	u.r.callID = callID
+	u.r.mu.Unlock()
+}
+
+func (u *termUI) Result(res *pipeline.Result, err error) {
+	r := u.r
+	u.r.mu.Lock()
+	u.r.callID = ""
+	u.r.mu.Unlock()
+	switch {
+	case err == nil:
+		r.printf("ok: %s in %s\n", res.Tool, res.Latency.Round(time.Microsecond))
+	case pipeline.KindOf(err) == pipeline.KindCancelled:
+		r.printf("cancelled: %s after %s", res.Tool, res.Latency.Round(time.Microsecond))
+		if len(res.Output) > 0 {
+			r.printf("; partial output:\n")
+			u.show(res.Output)
+		} else {
+			r.printf(" (no partial output)\n")
+		}
+		return
+	default:
+		r.printf("failed: %s: %v\n", pipeline.KindOf(err), err)
+		if h := pipeline.Hint(err); h != "" {
+			r.printf("hint: %s\n", h)
+		}
+	}
+	if res.Warning != "" {
+		r.printf("warning: %s\n", res.Warning)
+	}
+	if len(res.Output) > 0 && r.e.Model == nil {
+		u.show(res.Output)
+	}
+}
+
+// show prints a result as indented JSON, cut with a note when large.
+func (u *termUI) show(out json.RawMessage) {
+	var b bytes.Buffer
+	if json.Indent(&b, out, "", "  ") != nil {
+		b.Reset()
+		b.Write(out)
+	}
+	s, _ := engine.Truncate(b.Bytes(), u.r.opts.MaxShowBytes)
+	u.r.printf("%s\n", s)
+}
+
+func (u *termUI) Note(msg string) { u.r.printf("note: %s\n", msg) }
+
+func (u *termUI) Token(chunk string) error {
+	u.streaming = true
+	_, err := io.WriteString(u.r.out, chunk)
+	return err
+}
+
+// endAnswer ends a streamed answer with a newline.
+func (u *termUI) endAnswer() {
+	if u.streaming {
+		u.r.printf("\n")
+		u.streaming = false
+	}
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// syncWriter serializes writes from the REPL and the running turn.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,472 @@
+package chat
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/pipeline/builtin"
+)
+
+// rig is a real engine (builtin tools, the real Manager with a durable
+// audit log, the session recorder, no-LLM mode) over a temp space, plus
+// two test tools: delete-note (not idempotent, really deletes) and slow
+// (runs until cancelled, then hands back partial output).
+type rig struct {
+	t        *testing.T
+	dir      string
+	docs     string
+	home     string
+	eng      *engine.Engine
+	auditLog *audit.Log
+	slowOn   chan struct{} // a value each time slow starts
+
+	in   *io.PipeWriter
+	out  *buffer
+	ints chan os.Signal
+	done chan error
+	repl *REPL
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	t.Setenv("AIRS_HOME", "")
+	dir := t.TempDir()
+	r := &rig{t: t, dir: dir, docs: filepath.Join(dir, "docs"), home: filepath.Join(dir, "state"), slowOn: make(chan struct{}, 4)}
+	must(t, os.MkdirAll(filepath.Join(r.docs, "notes"), 0o755))
+	must(t, os.WriteFile(filepath.Join(r.docs, "notes", "todo.txt"), []byte("buy milk\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(r.docs, "hello.txt"), []byte("hello from the docs space\n"), 0o644))
+	big := strings.Repeat("a line of a large report, repeated to make it big.\n", 400) // ~20 KB
+	must(t, os.WriteFile(filepath.Join(r.docs, "report.txt"), []byte(big), 0o644))
+	yaml := `home: ./state
+spaces:
+  documents: ./docs
+agents:
+  tester:
+    capabilities: ["ReadSpace(documents)"]
+cli:
+  users:
+    "*": tester
+recording:
+  enabled: true
+  dir: ./sessions
+`
+	cfgPath := filepath.Join(dir, "airs.yaml")
+	must(t, os.WriteFile(cfgPath, []byte(yaml), 0o644))
+	cfg, err := config.Parse(cfgPath, []byte(yaml))
+	must(t, err)
+	must(t, cfg.EnsureHome())
+
+	policy := cfg.Policy()
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	must(t, builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}))
+	must(t, reg.Register("notes", pipeline.Tool{
+		Name: "delete-note", Version: "1.0.0",
+		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the note file to delete"}},"required":["path"],"additionalProperties":false}`),
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false,
+	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
+		var p struct{ Path string }
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(filepath.Join(r.docs, "notes", filepath.Base(p.Path))); err != nil {
+			return nil, pipeline.Reject("not_found", err.Error())
+		}
+		return json.Marshal(map[string]string{"deleted": p.Path})
+	})))
+	must(t, reg.Register("test", pipeline.Tool{
+		Name: "slow", Version: "1.0.0",
+		Description: "Wait slowly: count seconds one by one for a long time (a slow, long-running wait).",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"integer","minimum":1}},"required":["seconds"]}`),
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Slow, Idempotent: true,
+	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
+		r.slowOn <- struct{}{}
+		ticks := 0
+		tk := time.NewTicker(5 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				ticks++
+			case <-ctx.Done():
+				out, _ := json.Marshal(map[string]any{"ticks": ticks, "partial": true})
+				return out, ctx.Err()
+			}
+		}
+	})))
+
+	log, err := audit.Open(cfg.AuditPath())
+	must(t, err)
+	r.auditLog = log
+	mc := cfg.ManagerConfig()
+	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	mc.CancelGrace = 200 * time.Millisecond
+	m, err := pipeline.NewManager(mc)
+	must(t, err)
+	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: "none"})
+	must(t, err)
+	r.eng = eng
+	t.Cleanup(func() {
+		eng.Close()
+		m.Close()
+		log.Close()
+	})
+	return r
+}
+
+// start runs the REPL over a pipe; stop ends its input and waits.
+func (r *rig) start(opts Options) {
+	pr, pw := io.Pipe()
+	r.in, r.out, r.ints, r.done = pw, &buffer{}, make(chan os.Signal, 1), make(chan error, 1)
+	opts.In, opts.Out, opts.Caller, opts.Interrupts = pr, r.out, "tester", r.ints
+	if opts.HistoryFile == "" {
+		opts.HistoryFile = filepath.Join(r.home, "chat_history")
+	}
+	r.repl = New(r.eng, opts)
+	go func() { r.done <- r.repl.Run(context.Background()) }()
+	r.t.Cleanup(func() { pw.Close() })
+}
+
+func (r *rig) stop() {
+	r.t.Helper()
+	r.in.Close()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("the REPL did not end at end of input; output:\n%s", r.out)
+	}
+}
+
+// say types a line.
+func (r *rig) say(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatalf("typing %q: %v", line, err)
+	}
+}
+
+// expect waits until the output after mark contains s and returns the new
+// mark (the end of s).
+func (r *rig) expect(mark int, s string) int {
+	r.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out := r.out.String()
+		if i := strings.Index(out[mark:], s); i >= 0 {
+			return mark + i + len(s)
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("output never showed %q; after the mark it is:\n%s", s, out[mark:])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *rig) auditTools() map[string][]string {
+	r.t.Helper()
+	recs, err := audit.Tail(filepath.Join(r.home, "audit.jsonl"), 1000)
+	if err != nil && !os.IsNotExist(err) {
+		r.t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, rec := range recs {
+		out[rec.Tool] = append(out[rec.Tool], string(rec.Outcome))
+	}
+	return out
+}
+
+func (r *rig) sessions() []session.Record {
+	r.t.Helper()
+	f, err := os.Open(filepath.Join(r.dir, "sessions", "sessions.jsonl"))
+	must(r.t, err)
+	defer f.Close()
+	var out []session.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec session.Record
+		must(r.t, json.Unmarshal(sc.Bytes(), &rec))
+		out = append(out, rec)
+	}
+	return out
+}
+
+func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
+	r := newRig(t)
+	r.start(Options{})
+	m := r.expect(0, "mode: no-LLM")
+	m = r.expect(m, "no-LLM mode: no model reachable")
+
+	r.say("calculate (12.5 + 7) * 3")
+	m = r.expect(m, `[no-LLM mode] tool: calculator {"expression":"(12.5 + 7) * 3"}`)
+	m = r.expect(m, "ok: calculator")
+	m = r.expect(m, `"result": 58.5`)
+
+	r.say("/why")
+	m = r.expect(m, "candidates for the last request (no-LLM mode)")
+	m = r.expect(m, "score  semantic  cosine  trust  success  speed  pref\n")
+	m = r.expect(m, "→ calculator   0.")
+	m = r.expect(m, "  delete-note  0.")
+	m = r.expect(m, "cosine is the raw similarity")
+
+	r.say("/tools")
+	m = r.expect(m, "* delete-note")
+	m = r.expect(m, "(* = not idempotent")
+	if tools := r.out.String()[:m]; !strings.Contains(tools, "  calculator") || strings.Contains(tools, "* calculator") {
+		t.Errorf("/tools marks calculator wrongly:\n%s", tools)
+	}
+
+	before := r.eng.Ranker.Prefs().Score("calculator")
+	r.say("/accept")
+	m = r.expect(m, "noted: accepted calculator")
+	if after := r.eng.Ranker.Prefs().Score("calculator"); after <= before {
+		t.Errorf("accept did not raise calculator's preference: %v -> %v", before, after)
+	}
+
+	r.say("/nope")
+	m = r.expect(m, "unknown command /nope")
+	r.say("/history")
+	m = r.expect(m, "   1  calculate (12.5 + 7) * 3")
+	m = r.expect(m, "   6  /history")
+	r.say("/help")
+	m = r.expect(m, "/dismiss")
+	r.say("/quit")
+	r.expect(m, "bye")
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("/quit did not end the session")
+	}
+
+	// History is persisted, appended.
+	hist, err := os.ReadFile(filepath.Join(r.home, "chat_history"))
+	must(t, err)
+	if !strings.HasPrefix(string(hist), "calculate (12.5 + 7) * 3\n/why\n/tools\n/accept\n") {
+		t.Errorf("chat_history:\n%s", hist)
+	}
+
+	// The session log: the request with its candidates, call, validation,
+	// execution, then the feedback that refers to it.
+	recs := r.sessions()
+	if len(recs) != 2 {
+		t.Fatalf("want 2 session records, got %d: %+v", len(recs), recs)
+	}
+	req, fb := recs[0], recs[1]
+	if req.Kind != session.KindRequest || req.Channel != "chat" || req.Caller != "tester" || req.Request != "calculate (12.5 + 7) * 3" || req.Session == "" {
+		t.Errorf("request record: %+v", req)
+	}
+	if req.Call == nil || req.Call.Tool != "calculator" || fmt.Sprint(req.Call.Arguments["expression"]) != "(12.5 + 7) * 3" {
+		t.Errorf("call: %+v", req.Call)
+	}
+	if len(req.Candidates) == 0 || req.Candidates[0].Tool != "calculator" || req.Candidates[0].Components["semantic_match"] == 0 || req.Candidates[0].Score == 0 {
+		t.Errorf("candidates: %+v", req.Candidates)
+	}
+	if req.Model != nil || req.Validation == nil || !req.Validation.Valid {
+		t.Errorf("model %+v validation %+v", req.Model, req.Validation)
+	}
+	if req.Execution == nil || req.Execution.Outcome != session.OutcomeOK || req.Execution.LatencyMS <= 0 || req.Latency == nil || req.Latency.TotalMS < req.Execution.LatencyMS {
+		t.Errorf("execution %+v latency %+v", req.Execution, req.Latency)
+	}
+	if fb.Kind != session.KindFeedback || fb.Ref != req.ID || fb.Feedback == nil || fb.Feedback.Verdict != session.Accepted {
+		t.Errorf("feedback record: %+v", fb)
+	}
+}
+
+func TestDestructiveCallNeedsConfirmation(t *testing.T) {
+	r := newRig(t)
+	note := filepath.Join(r.docs, "notes", "todo.txt")
+	r.start(Options{})
+	m := r.expect(0, "> ")
+
+	// Declined: nothing runs, nothing reaches the pipeline.
+	r.say("delete the note todo.txt")
+	m = r.expect(m, `tool: delete-note {"path":"todo.txt"}`)
+	m = r.expect(m, `run delete-note with {"path":"todo.txt"}? [y/N] `)
+	r.say("n")
+	m = r.expect(m, "not run: declined by the user")
+	m = r.expect(m, "> ")
+	if _, err := os.Stat(note); err != nil {
+		t.Fatalf("the declined call deleted the note: %v", err)
+	}
+
+	// Anything but y/yes is No; an empty answer too.
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "[y/N] ")
+	r.say("")
+	m = r.expect(m, "not run: declined by the user")
+
+	// Ctrl-C at the question is No as well, and the session goes on.
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "[y/N] ")
+	r.ints <- os.Interrupt
+	m = r.expect(m, "not run: declined by the user")
+	m = r.expect(m, "> ")
+	if _, err := os.Stat(note); err != nil {
+		t.Fatalf("a declined call deleted the note: %v", err)
+	}
+	if got := r.auditTools()["delete-note"]; len(got) != 0 {
+		t.Fatalf("declined calls reached the pipeline: %v", got)
+	}
+
+	// Confirmed: it runs.
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "[y/N] ")
+	r.say("y")
+	m = r.expect(m, "ok: delete-note")
+	m = r.expect(m, `"deleted": "todo.txt"`)
+	if _, err := os.Stat(note); !os.IsNotExist(err) {
+		t.Fatalf("the confirmed call did not delete the note: %v", err)
+	}
+	if got := r.auditTools()["delete-note"]; len(got) != 1 || got[0] != "ok" {
+		t.Fatalf("audit of delete-note: %v", got)
+	}
+
+	// End of input at the question is No.
+	must(t, os.WriteFile(note, []byte("again\n"), 0o644))
+	r.say("delete the note todo.txt")
+	r.expect(m, "[y/N] ")
+	r.stop()
+	if _, err := os.Stat(note); err != nil {
+		t.Fatalf("EOF at the question deleted the note: %v", err)
+	}
+
+	var outcomes []string
+	for _, rec := range r.sessions() {
+		outcomes = append(outcomes, rec.Execution.Outcome)
+	}
+	want := "skipped skipped skipped ok skipped"
+	if got := strings.Join(outcomes, " "); got != want {
+		t.Errorf("recorded outcomes %q, want %q", got, want)
+	}
+}
+
+func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
+	r := newRig(t)
+	r.start(Options{})
+	m := r.expect(0, "> ")
+
+	// Ctrl-C at the prompt: a hint, and the session goes on.
+	r.ints <- os.Interrupt
+	m = r.expect(m, "(Ctrl-D or /quit to leave)")
+	m = r.expect(m, "> ")
+
+	r.say("wait slowly for 30 seconds")
+	m = r.expect(m, `tool: slow {"seconds":30}`)
+	select {
+	case <-r.slowOn:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("slow never started:\n%s", r.out)
+	}
+	time.Sleep(30 * time.Millisecond) // let it produce some partial output
+	start := time.Now()
+	r.ints <- os.Interrupt
+	m = r.expect(m, "^C cancelling")
+	m = r.expect(m, "cancelled: slow after")
+	m = r.expect(m, "partial output:")
+	m = r.expect(m, `"partial": true`)
+	m = r.expect(m, "cancelled; back at the prompt")
+	m = r.expect(m, "> ")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("cancelling took %v", d)
+	}
+
+	// The session is alive: the next request runs.
+	r.say("calculate 2 + 2")
+	m = r.expect(m, `"result": 4`)
+	r.stop()
+
+	if got := r.auditTools()["slow"]; len(got) != 1 || got[0] != "cancelled" {
+		t.Fatalf("audit of slow: %v", got)
+	}
+	recs := r.sessions()
+	if len(recs) != 2 || recs[0].Execution.Outcome != session.OutcomeCancelled || recs[0].Execution.ErrorKind != pipeline.KindCancelled {
+		t.Fatalf("recorded: %+v", recs)
+	}
+}
+
+func TestLargeResultIsCutWithANote(t *testing.T) {
+	r := newRig(t)
+	r.start(Options{MaxShowBytes: 2048})
+	m := r.expect(0, "> ")
+	r.say("read the file report.txt in documents")
+	m = r.expect(m, "tool: read-file")
+	m = r.expect(m, "a line of a large report")
+	m = r.expect(m, "[truncated: ")
+	r.stop()
+	out := r.out.String()
+	if n := strings.Count(out, "a line of a large report"); n < 10 || n > 60 {
+		t.Errorf("showed %d lines of the report (want the first ~2 KB only)", n)
+	}
+}
+
+func TestNoToolFits(t *testing.T) {
+	r := newRig(t)
+	// No-LLM mode answers "none" when the best tool is not similar enough.
+	r.eng.Selector.Config.MinSimilarity = 1.5
+	r.start(Options{})
+	m := r.expect(0, "> ")
+	r.say("/why")
+	m = r.expect(m, "no request yet")
+	r.say("/accept")
+	m = r.expect(m, "no request yet to give feedback on")
+	r.say("calculate 1 + 1")
+	m = r.expect(m, "[no-LLM mode] no tool fits this request")
+	m = r.expect(m, "> ")
+	r.say("/why")
+	m = r.expect(m, "  calculator")
+	r.say("/dismiss")
+	r.expect(m, "noted: dismissed no tool")
+	r.stop()
+	if strings.Contains(r.out.String(), "ok: calculator") || len(r.auditTools()) != 0 {
+		t.Fatalf("a call ran although no tool was chosen:\n%s", r.out)
+	}
+	recs := r.sessions()
+	if len(recs) != 2 || recs[0].Call != nil || recs[0].Execution != nil || len(recs[0].Candidates) == 0 || recs[1].Feedback.Verdict != session.Dismissed {
+		t.Fatalf("recorded: %+v", recs)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buffer is a goroutine-safe bytes.Buffer.
+type buffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
