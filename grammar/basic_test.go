@@ -4,7 +4,7 @@ import "testing"
 
 func TestBasicAcceptReject(t *testing.T) {
 	cases := []struct {
-		schema string
+		schema  string
 		ok, bad []string
 	}{
 		{`{"type":"object","properties":{"a":{"type":"integer","minimum":3},"b":{"type":"string","maxLength":3}},"required":["a"],"additionalProperties":false}`,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -32,6 +33,8 @@ type bstate struct {
 	final bool
 	lim   int32
 	rb    bool
+	sd    *rdfa // string content provenance: state si of sd
+	si    int32
 }
 
 type bnfa struct{ st []bstate }
@@ -106,41 +109,42 @@ func utf8Seqs(lo, hi rune, out [][][2]byte) [][][2]byte {
 var shortEsc = map[rune]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
 
 // strRunes adds the JSON-string encodings of code points lo..hi from a to b
-// (inside a string with limit lim).
+// (inside a string with limit lim). Escapes share one "\\" state per call.
 func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
 	mid := func() int32 { return n.addStr(lim, false) }
-	chain := func(seq [][2]byte) {
-		cur := a
-		for i, r := range seq {
-			nx := b
-			if i < len(seq)-1 {
-				nx = mid()
-			}
-			n.edge(cur, r[0], r[1], nx, 0)
-			cur = nx
+	esc := int32(-1)
+	escState := func() int32 {
+		if esc < 0 {
+			esc = mid()
+			n.edge(a, '\\', '\\', esc, 0)
 		}
+		return esc
 	}
-	// escaped: controls, '"', '\\'; '/' also as "\/"
+	var hexHi [2]int32 = [2]int32{-1, -1}
 	for r := lo; r <= hi && r < 0x20; r++ {
 		if e, ok := shortEsc[r]; ok {
-			chain([][2]byte{{'\\', '\\'}, {e, e}})
+			n.edge(escState(), e, e, b, 0)
 			continue
 		}
+		k := r >> 4
+		if hexHi[k] < 0 {
+			u1, u2, u3 := mid(), mid(), mid()
+			n.edge(escState(), 'u', 'u', u1, 0)
+			n.edge(u1, '0', '0', u2, 0)
+			n.edge(u2, '0', '0', u3, 0)
+			hexHi[k] = mid()
+			n.edge(u3, '0'+byte(k), '0'+byte(k), hexHi[k], 0)
+		}
 		h := byte("0123456789abcdef"[r&15])
-		hs := [][2]byte{{'\\', '\\'}, {'u', 'u'}, {'0', '0'}, {'0', '0'}, {'0' + byte(r>>4), '0' + byte(r>>4)}, {h, h}}
-		chain(hs)
+		n.edge(hexHi[k], h, h, b, 0)
 		if h >= 'a' {
-			hs[5] = [2]byte{h - 32, h - 32}
-			chain(hs)
+			n.edge(hexHi[k], h-32, h-32, b, 0)
 		}
 	}
-	for _, r := range []rune{'"', '\\'} {
+	for _, r := range []rune{'"', '\\', '/'} {
 		if lo <= r && r <= hi {
-			chain([][2]byte{{'\\', '\\'}, {byte(r), byte(r)}})
+			n.edge(escState(), byte(r), byte(r), b, 0)
 		}
-	}
-	if lo <= '/' && '/' <= hi {
-		chain([][2]byte{{'\\', '\\'}, {'/', '/'}})
 	}
 	raw := rset{{max(lo, 0x20), hi}}.minus(rset{{'"', '"'}, {'\\', '\\'}})
 	for _, rr := range raw {
@@ -148,7 +152,15 @@ func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
 			continue
 		}
 		for _, seq := range utf8Seqs(rr.lo, rr.hi, nil) {
-			chain(seq)
+			cur := a
+			for i, r := range seq {
+				nx := b
+				if i < len(seq)-1 {
+					nx = mid()
+				}
+				n.edge(cur, r[0], r[1], nx, 0)
+				cur = nx
+			}
 		}
 	}
 }
@@ -156,19 +168,81 @@ func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
 // str adds a JSON string ("..." with content in d) from a to b. closeOp is
 // the op on the closing quote (0: none).
 func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
+	t := strTemplate(d, lim)
 	base := int32(len(n.st))
-	for range d.st {
-		n.addStr(lim, true)
+	for i, s := range t.st {
+		ns := bstate{lim: s.lim, rb: s.rb, si: -1}
+		if i < len(d.st) {
+			ns.sd, ns.si = d, int32(i)
+		}
+		ns.edges = make([]bedge, len(s.edges))
+		for i, e := range s.edges {
+			e.to += base
+			ns.edges[i] = e
+		}
+		n.st = append(n.st, ns)
 	}
 	n.edge(a, '"', '"', base, 0)
 	for i, s := range d.st {
-		for _, e := range s.edges {
-			n.strRunes(base+int32(i), e.lo, e.hi, base+e.to, lim)
-		}
 		if s.final {
 			n.edge(base+int32(i), '"', '"', b, closeOp)
 		}
 	}
+}
+
+// strTagged adds a string over d whose closing quote, from a final state
+// with tag c, carries ops[c] and goes to targets[c].
+func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32) {
+	t := strTemplate(d, lim)
+	base := int32(len(n.st))
+	for i, s := range t.st {
+		ns := bstate{lim: s.lim, rb: s.rb, si: -1}
+		if i < len(d.st) {
+			ns.sd, ns.si = d, int32(i)
+		}
+		ns.edges = make([]bedge, len(s.edges))
+		for j, e := range s.edges {
+			e.to += base
+			ns.edges[j] = e
+		}
+		n.st = append(n.st, ns)
+	}
+	n.edge(a, '"', '"', base, 0)
+	for i, s := range d.st {
+		if s.final && tags[i] >= 0 {
+			n.edge(base+int32(i), '"', '"', targets[tags[i]], ops[tags[i]])
+		}
+	}
+}
+
+type strTmplKey struct {
+	d   *rdfa
+	lim int32
+}
+
+var strTemplates sync.Map // strTmplKey → *bnfa (weakly bounded: shared DFAs only)
+
+// strTemplate is the encoded content of d (states 0..len(d.st)-1 are d's).
+func strTemplate(d *rdfa, lim int32) *bnfa {
+	k := strTmplKey{d, lim}
+	if v, ok := strTemplates.Load(k); ok {
+		return v.(*bnfa)
+	}
+	t := &bnfa{}
+	for range d.st {
+		t.addStr(lim, true)
+	}
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			t.strRunes(int32(i), e.lo, e.hi, e.to, lim)
+		}
+	}
+	if len(d.st) > 1 || len(d.st[0].edges) > 3 {
+		if d.shared {
+			strTemplates.Store(k, t)
+		}
+	}
+	return t
 }
 
 // ascii adds the (ASCII) language d from a to b.
@@ -211,6 +285,8 @@ type dstate struct {
 	final bool
 	lim   int32
 	rb    bool
+	sd    *rdfa
+	si    int32
 }
 
 const maxRuleStates = 100000
@@ -284,7 +360,10 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 			return nil, fmt.Errorf("automaton too large (over %d states)", maxRuleStates)
 		}
 		set := sets[i]
-		d := dstate{lim: -1}
+		d := dstate{lim: -1, si: -1}
+		if len(set) == 1 && n.st[set[0]].sd != nil {
+			d.sd, d.si = n.st[set[0]].sd, n.st[set[0]].si
+		}
 		var pts []int
 		ops := map[int32]bool{}
 		callT := map[int32][]int32{}
@@ -356,23 +435,38 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	return ds, nil
 }
 
-// minimizeStates merges equivalent DFA states (Moore); state 0 stays start.
+// minimizeStates merges equivalent DFA states (Moore's partition
+// refinement with 128-bit signatures); state 0 stays the start.
 func minimizeStates(ds []dstate) []dstate {
 	n := len(ds)
 	cls := make([]int32, n)
 	ncls := -1
-	var b strings.Builder
+	type sig struct{ a, b uint64 }
+	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
 	for {
-		index := map[string]int32{}
+		index := make(map[sig]int32, n)
 		next := make([]int32, n)
-		for i, d := range ds {
-			b.Reset()
-			fmt.Fprintf(&b, "%d|%t|%d|%t|", cls[i], d.final, d.lim, d.rb)
-			var plo, phi int = -1, -1
-			var pto int32 = -1
+		for i := range ds {
+			d := &ds[i]
+			h1, h2 := uint64(14695981039346656037), uint64(0x84222325cbf29ce4)
+			mix := func(x uint64) {
+				h1 = (h1 ^ x) * p1
+				h2 = (h2 ^ (x + 0x9E37)) * p2
+				h2 ^= h2 >> 29
+			}
+			mix(uint64(cls[i]))
+			var f uint64
+			if d.final {
+				f |= 1
+			}
+			if d.rb {
+				f |= 2
+			}
+			mix(f | uint64(uint32(d.lim))<<8)
+			plo, phi, pto := -1, -1, int32(-1)
 			flush := func() {
 				if plo >= 0 {
-					fmt.Fprintf(&b, "%d-%d:%d,", plo, phi, pto)
+					mix(uint64(plo) | uint64(phi)<<8 | uint64(uint32(pto))<<16)
 				}
 			}
 			for _, e := range d.plain {
@@ -385,15 +479,16 @@ func minimizeStates(ds []dstate) []dstate {
 				plo, phi, pto = int(e.lo), int(e.hi), t
 			}
 			flush()
-			b.WriteByte('|')
+			mix(0xFFFFFFFFFFFF)
 			for _, e := range d.spec {
-				fmt.Fprintf(&b, "%d-%d/%d:%d,", e.lo, e.hi, e.op, cls[e.to])
+				mix(uint64(e.lo) | uint64(e.hi)<<8 | uint64(uint32(e.op))<<16)
+				mix(uint64(cls[e.to]))
 			}
-			b.WriteByte('|')
+			mix(0xFFFFFFFFFFFE)
 			for _, c := range d.calls {
-				fmt.Fprintf(&b, "%d:%d,", c.rule, cls[c.ret])
+				mix(uint64(uint32(c.rule))<<32 | uint64(uint32(cls[c.ret])))
 			}
-			k := b.String()
+			k := sig{h1, h2}
 			id, ok := index[k]
 			if !ok {
 				id = int32(len(index))
@@ -421,7 +516,7 @@ func minimizeStates(ds []dstate) []dstate {
 	out := make([]dstate, len(order))
 	for ni, oi := range order {
 		d := ds[oi]
-		nd := dstate{final: d.final, lim: d.lim, rb: d.rb}
+		nd := dstate{final: d.final, lim: d.lim, rb: d.rb, sd: d.sd, si: d.si}
 		for _, e := range d.plain {
 			t := ren[cls[e.to]]
 			if k := len(nd.plain); k > 0 && nd.plain[k-1].to == t && int(nd.plain[k-1].hi)+1 == int(e.lo) {

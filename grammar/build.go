@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // The build stage: IR nodes become rules. Primitive values are inlined as
@@ -18,10 +19,67 @@ type builder struct {
 	arrRules map[*arrCons]int32
 	pending  []func() error
 	nonEmpty map[*rdfa]*rdfa
+	anyReady bool // rule 3 (any value) may be called
 }
 
+// Rules 1 and 2 of every grammar are "any object" and "any array"; they
+// depend only on the options, so they are built once and shared.
+const (
+	anyObjRule = 1
+	anyArrRule = 2
+	anyValRule = 3
+)
+
+var anyRules sync.Map // options key → [3]*rule
+
 func newBuilder(c *compiler) *builder {
-	return &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
+	b := &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
+	key := c.opts.key()
+	if v, ok := anyRules.Load(key); ok {
+		rs := v.([3]*rule)
+		b.rules = []*rule{nil, rs[0], rs[1], rs[2]}
+		b.objRules[c.anyObj] = anyObjRule
+		b.arrRules[c.anyArr] = anyArrRule
+		b.anyReady = true
+		return b
+	}
+	// build them in a private builder at the same indices
+	pb := &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
+	pb.rules = []*rule{nil}
+	pb.objRule(c.anyObj)
+	pb.arrRule(c.anyArr)
+	pb.anyReady = true
+	pb.reserve(kindValue, "any-value", func(id int32) (*bnfa, error) {
+		n := &bnfa{}
+		s0 := n.add()
+		F := n.add()
+		n.st[F].final = true
+		pb.anyReady = false
+		pb.fragment(n, c.anyNode(), s0, F)
+		pb.anyReady = true
+		return n, nil
+	})
+	if err := pb.run(); err != nil || len(pb.ops) != 1 {
+		panic(fmt.Sprintf("grammar: building the any-value rules: %v", err))
+	}
+	pb.rules[1].name, pb.rules[2].name = "any-object", "any-array"
+	rs := [3]*rule{pb.rules[1], pb.rules[2], pb.rules[3]}
+	anyRules.Store(key, rs)
+	b.rules = []*rule{nil, rs[0], rs[1], rs[2]}
+	b.objRules[c.anyObj] = anyObjRule
+	b.arrRules[c.anyArr] = anyArrRule
+	b.anyReady = true
+	return b
+}
+
+// isAny reports whether nd accepts every JSON value.
+func (b *builder) isAny(nd *node) bool {
+	c := b.c
+	if nd == c.anyMemo {
+		return true
+	}
+	return nd.null && nd.tru && nd.fal && nd.str != nil && nd.str.d == c.anyStr && nd.str.min == 0 && nd.str.max < 0 &&
+		nd.num == c.freeNum && len(nd.objs) == 1 && nd.objs[0] == c.anyObj && len(nd.arrs) == 1 && nd.arrs[0] == c.anyArr && len(nd.lits) == 0
 }
 
 func (b *builder) op(o opDef) int32 {
@@ -75,6 +133,10 @@ func (b *builder) strFrag(n *bnfa, sc *strCons, x, y int32) {
 }
 
 func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
+	if b.anyReady && b.isAny(nd) {
+		n.st[x].calls = append(n.st[x].calls, bcall{anyValRule, y})
+		return
+	}
 	if nd.null {
 		n.lit(x, "null", y)
 	}
@@ -102,8 +164,11 @@ func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
 }
 
 func (b *builder) reserve(kind uint8, name string, body func(id int32) (*bnfa, error)) int32 {
-	id := int32(len(b.rules))
 	b.rules = append(b.rules, nil)
+	return b.reserveAt(int32(len(b.rules)-1), kind, name, body)
+}
+
+func (b *builder) reserveAt(id int32, kind uint8, name string, body func(id int32) (*bnfa, error)) int32 {
 	b.pending = append(b.pending, func() error {
 		n, err := body(id)
 		if err != nil {
@@ -303,13 +368,23 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if oi.maxP >= 0 || oi.minP > 0 {
 			extraOp = b.op(opDef{kind: opExtraKey, obj: oi})
 		}
-		for _, ct := range cats {
-			op := extraOp
+		langs := make([]*rdfa, len(cats))
+		targets := make([]int32, len(cats))
+		ops := make([]int32, len(cats))
+		for i, ct := range cats {
+			langs[i] = ct.lang
+			targets[i] = n.add()
+			ops[i] = extraOp
 			if ct.decl >= 0 {
-				op = b.op(opDef{kind: opKey, arg: int32(ct.decl), obj: oi})
+				ops[i] = b.op(opDef{kind: opKey, arg: int32(ct.decl), obj: oi})
 			}
-			A := n.add()
-			n.str(ct.lang, KS, A, lim, op)
+		}
+		if len(cats) > 0 {
+			kd, tags := taggedUnion(langs)
+			n.strTagged(kd, tags, KS, targets, ops, lim)
+		}
+		for i, ct := range cats {
+			A := targets[i]
 			A2 := n.add()
 			b.ws(n, A, A2)
 			V0 := n.add()
@@ -448,7 +523,7 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 }
 
 func (b *builder) rootRule(nd *node) int32 {
-	return b.reserve(kindValue, "root", func(id int32) (*bnfa, error) {
+	return b.reserveAt(0, kindValue, "root", func(id int32) (*bnfa, error) {
 		n := &bnfa{}
 		s0 := n.add()
 		F := n.add()
@@ -467,7 +542,7 @@ func (b *builder) run() error {
 		}
 	}
 	for i, r := range b.rules {
-		if r.name == "" {
+		if r != nil && r.name == "" {
 			switch r.kind {
 			case kindObject:
 				r.name = fmt.Sprintf("object#%d", i)

@@ -42,8 +42,8 @@ const (
 	uriAuth     = `(?:(?:[` + uriUnres + uriSub + `:]|` + uriPct + `)*@)?[` + uriUnres + uriSub + `]*(?::[0-9]{0,5})?`
 	fmtURI      = `[A-Za-z][A-Za-z0-9+.\-]*:(?://` + uriAuth + `(?:/` + uriPchar + `*)*|/?(?:` + uriPchar + `+(?:/` + uriPchar + `*)*)?)` + uriQuery
 	// relative references: no ':' in the first segment
-	uriNC     = `(?:[` + uriUnres + uriSub + `@]|` + uriPct + `)`
-	fmtURIRef = `(?:` + fmtURI + `|(?://` + uriAuth + `(?:/` + uriPchar + `*)*|/?(?:` + uriNC + `+(?:/` + uriPchar + `*)*)?)` + uriQuery + `)`
+	uriNC      = `(?:[` + uriUnres + uriSub + `@]|` + uriPct + `)`
+	fmtURIRef  = `(?:` + fmtURI + `|(?://` + uriAuth + `(?:/` + uriPchar + `*)*|/?(?:` + uriNC + `+(?:/` + uriPchar + `*)*)?)` + uriQuery + `)`
 	fmtJSONPtr = `(?:/(?:[^~/]|~[01])*)*`
 	fmtRelPtr  = `(?:0|[1-9][0-9]{0,8})(?:#|` + fmtJSONPtr + `)`
 )
@@ -97,6 +97,7 @@ func formatDFA(name string) (d *rdfa, ok bool, err error) {
 	} else {
 		d = anchoredDFA(re)
 	}
+	d.shared = true
 	formatCache.Store(name, d)
 	return d, true, nil
 }

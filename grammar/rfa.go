@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Rune automata: string contents (decoded code points) and number lexemes
@@ -41,7 +42,7 @@ func (n *rnfa) add() int32 {
 	return int32(len(n.eps) - 1)
 }
 
-func (n *rnfa) epsTo(a, b int32)         { n.eps[a] = append(n.eps[a], eedge{epsPlain, b}) }
+func (n *rnfa) epsTo(a, b int32) { n.eps[a] = append(n.eps[a], eedge{epsPlain, b}) }
 func (n *rnfa) edge(a int32, s rset, b int32) {
 	if len(s) > 0 {
 		n.edges[a] = append(n.edges[a], redge{s, b})
@@ -61,7 +62,64 @@ type rdstate struct {
 // rdfa is a deterministic automaton over code points; state 0 is the start.
 // A trimmed rdfa has only useful states; the empty language is one
 // non-final state without edges.
-type rdfa struct{ st []rdstate }
+type rdfa struct {
+	st     []rdstate
+	shared bool     // long-lived (formats, any string): its encodings are cached
+	canon  sync.Map // state → canonical key of its prefix-closed language
+}
+
+// prefixFrom is the minimal DFA of the prefix-closed language from state si
+// (every state final).
+func (d *rdfa) prefixFrom(si int32) *rdfa {
+	out := &rdfa{st: make([]rdstate, len(d.st))}
+	for i, s := range d.st {
+		out.st[i].final = true
+		out.st[i].edges = s.edges
+	}
+	// make si the start
+	if si != 0 {
+		out.st[0], out.st[si] = out.st[si], out.st[0]
+		for i := range out.st {
+			es := make([]rdedge, len(out.st[i].edges))
+			for j, e := range out.st[i].edges {
+				switch e.to {
+				case 0:
+					e.to = si
+				case si:
+					e.to = 0
+				}
+				es[j] = e
+			}
+			out.st[i].edges = es
+		}
+	}
+	return out.trim().minimize().trim()
+}
+
+// canonKey is a canonical serialization of prefixFrom(si).
+func (d *rdfa) canonKey(si int32) string {
+	if k, ok := d.canon.Load(si); ok {
+		return k.(string)
+	}
+	m := d.prefixFrom(si)
+	var b strings.Builder
+	for i, s := range m.st {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(':')
+		for _, e := range s.edges {
+			b.WriteString(strconv.Itoa(int(e.lo)))
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(int(e.hi)))
+			b.WriteByte('>')
+			b.WriteString(strconv.Itoa(int(e.to)))
+			b.WriteByte(',')
+		}
+		b.WriteByte(';')
+	}
+	k := b.String()
+	d.canon.Store(si, k)
+	return k
+}
 
 func emptyDFA() *rdfa { return &rdfa{st: []rdstate{{}}} }
 
@@ -526,4 +584,74 @@ func (d *rdfa) toNFA(n *rnfa) (int32, int32) {
 		}
 	}
 	return base, acc
+}
+
+// taggedUnion is the DFA of the union of disjoint languages; tag[s] is the
+// language a final state s accepts (-1 for non-final states).
+func taggedUnion(langs []*rdfa) (*rdfa, []int32) {
+	index := map[string]int32{}
+	var tuples [][]int32
+	d := &rdfa{}
+	var tags []int32
+	add := func(t []int32) int32 {
+		var b strings.Builder
+		for _, x := range t {
+			b.WriteString(strconv.Itoa(int(x)))
+			b.WriteByte(',')
+		}
+		k := b.String()
+		if id, ok := index[k]; ok {
+			return id
+		}
+		id := int32(len(tuples))
+		index[k] = id
+		tuples = append(tuples, t)
+		d.st = append(d.st, rdstate{})
+		tags = append(tags, -1)
+		return id
+	}
+	start := make([]int32, len(langs))
+	add(start)
+	for i := 0; i < len(tuples); i++ {
+		t := tuples[i]
+		var rs []rrange
+		for li, x := range t {
+			if x < 0 {
+				continue
+			}
+			if langs[li].st[x].final {
+				d.st[i].final = true
+				tags[i] = int32(li)
+			}
+			for _, e := range langs[li].st[x].edges {
+				rs = append(rs, rrange{e.lo, e.hi})
+			}
+		}
+		var edges []rdedge
+		for _, iv := range elementary(rs) {
+			nt := make([]int32, len(t))
+			any := false
+			for li, x := range t {
+				nt[li] = -1
+				if x >= 0 {
+					nt[li] = langs[li].step(x, iv.lo)
+					any = any || nt[li] >= 0
+				}
+			}
+			if !any {
+				continue
+			}
+			to := add(nt)
+			if k := len(edges); k > 0 && edges[k-1].to == to && edges[k-1].hi+1 == iv.lo {
+				edges[k-1].hi = iv.hi
+			} else {
+				edges = append(edges, rdedge{iv.lo, iv.hi, to})
+			}
+		}
+		d.st[i].edges = edges
+		if len(tuples) > 200000 {
+			panic(&reError{"key automaton too large"})
+		}
+	}
+	return d, tags
 }

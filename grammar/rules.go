@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // A rule is one byte-level DFA: the root value, or one object or array
@@ -15,6 +16,11 @@ const (
 	kindObject
 	kindArray
 )
+
+type strProv struct {
+	sd *rdfa
+	si int32
+}
 
 type rule struct {
 	id    int32
@@ -30,9 +36,18 @@ type rule struct {
 	calls [][]callEdge
 	// popOnly: final and nothing else to do here: the runtime returns at once.
 	popOnly []bool
-	first   [256]bool // bytes the start state can consume
-	obj     *objInfo
-	arr     *arrInfo
+	// prov[s]: s is state si of string content DFA sd (nil: not a string
+	// content state of a single string)
+	prov []strProv
+	// other[s]: bytes after which the walk from s cannot decide on plain
+	// edges alone: checked edges, plus (mid-token) returns and calls.
+	otherStart [][4]uint64
+	otherMid   [][4]uint64
+	first      [256]bool // bytes the start state can consume
+	obj        *objInfo
+	arr        *arrInfo
+	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go)
+	maskCache sync.Map
 }
 
 func (r *rule) nstates() int { return len(r.final) }
@@ -92,7 +107,20 @@ func newRule(ds []dstate) *rule {
 	r.spec = make([][]spEdge, n)
 	r.calls = make([][]callEdge, n)
 	r.popOnly = make([]bool, n)
+	r.prov = make([]strProv, n)
+	r.otherStart = make([][4]uint64, n)
+	r.otherMid = make([][4]uint64, n)
 	for i, d := range ds {
+		r.prov[i] = strProv{d.sd, d.si}
+		for _, e := range d.spec {
+			for b := int(e.lo); b <= int(e.hi); b++ {
+				r.otherStart[i][b>>6] |= 1 << (b & 63)
+			}
+		}
+		r.otherMid[i] = r.otherStart[i]
+		if d.final || len(d.calls) > 0 {
+			r.otherMid[i] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		}
 		r.final[i] = d.final
 		r.lim[i] = d.lim
 		r.rb[i] = d.rb

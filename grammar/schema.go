@@ -129,7 +129,7 @@ func newCompiler(opts Options) *compiler {
 	c.freeNum = cachedDFA(fmt.Sprintf("num%d", d), func() *rdfa { return numberSyntax(d, true, true) })
 	c.intNum = cachedDFA(fmt.Sprintf("int%d", d), func() *rdfa { return numberSyntax(d, false, false) })
 	c.boundNum = cachedDFA(fmt.Sprintf("bnum%d", d), func() *rdfa { return numberSyntax(d, false, true) })
-	c.anyStr = starDFA(anyRune)
+	c.anyStr = anyStrDFA
 	c.anyObj = &objCons{maxP: -1}
 	c.anyArr = &arrCons{maxI: -1}
 	return c
@@ -1137,6 +1137,8 @@ func (c *compiler) objDisjoint(x, y *objCons, depth int) bool {
 }
 
 var dfaCache = map[string]*rdfa{}
+
+var anyStrDFA = func() *rdfa { d := starDFA(anyRune); d.shared = true; return d }()
 
 func cachedDFA(key string, f func() *rdfa) *rdfa {
 	dfaCacheMu.Lock()

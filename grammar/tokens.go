@@ -1,53 +1,452 @@
 package grammar
 
-// TokenizerInfo is a vocabulary prepared for masks: its token trie and byte
-// tables. Built once per *Vocab (NewTokenizerInfo caches it); safe for
+import (
+	"bytes"
+	"math/bits"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// TokenizerInfo is a vocabulary prepared for masks: its token tries and
+// byte tables. Built once per *Vocab (NewTokenizerInfo caches it); safe for
 // concurrent use.
-type TokenizerInfo struct{ v *Vocab }
+type TokenizerInfo struct {
+	v       *Vocab
+	all     *ttrie // every non-special token
+	noQuote *ttrie // tokens without a '"' byte
+	quote   *ttrie // tokens with a '"' byte
+	maxLen  int
+	byLen   []int32 // non-special token ids by byte length, longest first
+	eos     []int32
+	words   int
+	// interiorCache: canonical content language → []uint64
+	interiorCache sync.Map
+}
+
+// ttrie is a token trie in depth-first order; node 0 is the root.
+type ttrie struct {
+	nb    []byte  // byte on the edge into node i
+	nend  []int32 // end of node i's subtree (exclusive)
+	depth []uint8 // depth of node i (root 0; capped at 255)
+	ntok0 []int32 // tokens ending at node i: toks[ntok0[i]:ntok0[i+1]]
+	toks  []int32
+}
+
+var tiCache sync.Map // *Vocab → *TokenizerInfo
 
 // NewTokenizerInfo returns the (cached) TokenizerInfo of v. v must not be
 // modified afterwards.
-func NewTokenizerInfo(v *Vocab) *TokenizerInfo { panic("todo") }
+func NewTokenizerInfo(v *Vocab) *TokenizerInfo {
+	if x, ok := tiCache.Load(v); ok {
+		return x.(*TokenizerInfo)
+	}
+	ti := buildTokenizerInfo(v)
+	x, _ := tiCache.LoadOrStore(v, ti)
+	return x.(*TokenizerInfo)
+}
+
+func buildTokenizerInfo(v *Vocab) *TokenizerInfo {
+	size := max(v.Size, len(v.Tokens))
+	ti := &TokenizerInfo{v: v, words: (size + 63) / 64}
+	var ids, q, nq []int32
+	for id, t := range v.Tokens {
+		if len(t) == 0 || id < len(v.Special) && v.Special[id] {
+			continue
+		}
+		ids = append(ids, int32(id))
+		if bytes.IndexByte(t, '"') >= 0 {
+			q = append(q, int32(id))
+		} else {
+			nq = append(nq, int32(id))
+		}
+		ti.maxLen = max(ti.maxLen, len(t))
+	}
+	for _, e := range v.EOS {
+		ti.eos = append(ti.eos, int32(e))
+	}
+	ti.byLen = slices.Clone(ids)
+	sort.SliceStable(ti.byLen, func(i, j int) bool { return len(v.Tokens[ti.byLen[i]]) > len(v.Tokens[ti.byLen[j]]) })
+	ti.all = buildTrie(v, ids)
+	ti.quote = buildTrie(v, q)
+	ti.noQuote = buildTrie(v, nq)
+	return ti
+}
+
+func buildTrie(v *Vocab, ids []int32) *ttrie {
+	ids = slices.Clone(ids)
+	slices.SortStableFunc(ids, func(a, b int32) int { return bytes.Compare(v.Tokens[a], v.Tokens[b]) })
+	tr := &ttrie{nb: []byte{0}, nend: []int32{0}, depth: []uint8{0}}
+	tokOf := [][]int32{nil}
+	var path []int32
+	var prev []byte
+	for _, id := range ids {
+		t := v.Tokens[id]
+		lcp := 0
+		for lcp < len(prev) && lcp < len(t) && prev[lcp] == t[lcp] {
+			lcp++
+		}
+		for len(path) > lcp {
+			tr.nend[path[len(path)-1]] = int32(len(tr.nb))
+			path = path[:len(path)-1]
+		}
+		for d := lcp; d < len(t); d++ {
+			tr.nb = append(tr.nb, t[d])
+			tr.nend = append(tr.nend, 0)
+			tr.depth = append(tr.depth, uint8(min(d+1, 255)))
+			tokOf = append(tokOf, nil)
+			path = append(path, int32(len(tr.nb)-1))
+		}
+		last := path[len(path)-1]
+		tokOf[last] = append(tokOf[last], id)
+		prev = t
+	}
+	for _, p := range path {
+		tr.nend[p] = int32(len(tr.nb))
+	}
+	tr.nend[0] = int32(len(tr.nb))
+	tr.ntok0 = make([]int32, len(tr.nb)+1)
+	for i, ts := range tokOf {
+		tr.ntok0[i] = int32(len(tr.toks))
+		tr.toks = append(tr.toks, ts...)
+	}
+	tr.ntok0[len(tr.nb)] = int32(len(tr.toks))
+	return tr
+}
 
 // Vocab returns the vocabulary.
 func (ti *TokenizerInfo) Vocab() *Vocab { return ti.v }
 
 // MaskWords is the number of uint64 words of a mask for this vocabulary.
-func (ti *TokenizerInfo) MaskWords() int { return (ti.v.Size + 63) / 64 }
+func (ti *TokenizerInfo) MaskWords() int { return ti.words }
+
+// TrieNodes is the number of nodes of the token trie.
+func (ti *TokenizerInfo) TrieNodes() int { return len(ti.all.nb) }
+
+// ---- per-state mask cache ----
+
+// stateMask is what a rule state allows regardless of context: tokens
+// accepted through plain edges only (acc, as a list when short, else a
+// bitset) and tokens whose fate depends on a checked edge, a call or a
+// return (unc), simulated at run time.
+type stateMask struct {
+	accList []int32
+	accBits []uint64
+	unc     []int32
+}
+
+type ruleMasks struct {
+	mu     sync.Mutex
+	states []*stateMask
+}
+
+func (ti *TokenizerInfo) masksOf(r *rule) *ruleMasks {
+	if x, ok := r.maskCache.Load(ti); ok {
+		return x.(*ruleMasks)
+	}
+	x, _ := r.maskCache.LoadOrStore(ti, &ruleMasks{states: make([]*stateMask, r.nstates())})
+	return x.(*ruleMasks)
+}
+
+func (ti *TokenizerInfo) stateMask(r *rule, s int32) *stateMask {
+	rm := ti.masksOf(r)
+	rm.mu.Lock()
+	sm := rm.states[s]
+	rm.mu.Unlock()
+	if sm != nil {
+		return sm
+	}
+	sm = ti.computeStateMask(r, s)
+	rm.mu.Lock()
+	if rm.states[s] == nil {
+		rm.states[s] = sm
+	}
+	sm = rm.states[s]
+	rm.mu.Unlock()
+	return sm
+}
+
+// walk runs the token trie tr from state s of r through plain edges (see
+// docs/masks.md): tokens accepted on plain edges go to acc; tokens that meet
+// a checked edge, a call or a return before failing go to unc.
+func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
+	var st [256]int32
+	var oth [256]bool
+	st[0] = s
+	n := int32(len(tr.nb))
+	ncls := r.ncls
+	next, cls := r.next, &r.cls
+	for i := int32(1); i < n; {
+		d := tr.depth[i]
+		ps := st[d-1]
+		b := tr.nb[i]
+		t := next[ps*ncls+int32(cls[b])]
+		other := oth[d-1]
+		if !other {
+			if d == 1 {
+				other = r.otherStart[ps][b>>6]&(1<<(b&63)) != 0
+			} else {
+				other = r.otherMid[ps][b>>6]&(1<<(b&63)) != 0
+			}
+		}
+		if t >= 0 {
+			for k := tr.ntok0[i]; k < tr.ntok0[i+1]; k++ {
+				x := tr.toks[k]
+				acc[x>>6] |= 1 << (x & 63)
+			}
+			if d < 255 {
+				st[d], oth[d] = t, other
+				i++
+				continue
+			}
+		}
+		if other {
+			unc = append(unc, tr.toks[tr.ntok0[i]:tr.ntok0[tr.nend[i]]]...)
+		}
+		i = tr.nend[i]
+	}
+	return unc
+}
+
+// interior returns the tokens without '"' that stay inside a string from
+// state si of content DFA sd. It depends only on which code point sequences
+// may follow (finality does not matter inside a token), so it is cached
+// under a canonical form of that prefix-closed language: every free string,
+// every key of an object that allows any key, every state of a format that
+// recurs in another schema share one entry.
+func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
+	key := sd.canonKey(si)
+	if m, ok := ti.interiorCache.Load(key); ok {
+		return m.([]uint64)
+	}
+	d := sd.prefixFrom(si)
+	t := strTemplate(d, 1<<30)
+	ds, err := determinizeBytes(t, 0)
+	m := make([]uint64, ti.words)
+	if err == nil {
+		walk(ti.noQuote, newRule(ds), 0, m, nil)
+	}
+	x, _ := ti.interiorCache.LoadOrStore(key, m)
+	return x.([]uint64)
+}
+
+// computeStateMask is the context-independent part of the mask at state s.
+func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
+	sm := &stateMask{}
+	acc := make([]uint64, ti.words)
+	if p := r.prov[s]; p.sd != nil {
+		copy(acc, ti.interior(p.sd, p.si))
+		sm.unc = walk(ti.quote, r, s, acc, nil)
+	} else {
+		sm.unc = walk(ti.all, r, s, acc, nil)
+	}
+	cnt := 0
+	for _, w := range acc {
+		cnt += bits.OnesCount64(w)
+	}
+	if cnt > 2048 {
+		sm.accBits = acc
+	} else {
+		for i, w := range acc {
+			for w != 0 {
+				sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
+				w &= w - 1
+			}
+		}
+	}
+	return sm
+}
 
 // TokenMatcher runs a Grammar over tokens of a vocabulary. Not safe for
 // concurrent use; many TokenMatchers may share a Grammar and TokenizerInfo.
-type TokenMatcher struct{ g *Grammar }
+type TokenMatcher struct {
+	g    *Grammar
+	ti   *TokenizerInfo
+	cur  []cfg
+	hist []tmStep
+	term bool
+	bufA []cfg
+	bufB []cfg
+	tmp  []uint64
+}
+
+type tmStep struct {
+	cfgs []cfg
+	term bool
+}
 
 // NewTokenMatcher returns a token matcher at the start of the grammar.
-func (g *Grammar) NewTokenMatcher(ti *TokenizerInfo) *TokenMatcher { panic("todo") }
+func (g *Grammar) NewTokenMatcher(ti *TokenizerInfo) *TokenMatcher {
+	return &TokenMatcher{g: g, ti: ti, cur: g.initial()}
+}
+
+// simulate reports whether token bytes t are accepted from configuration c.
+func (tm *TokenMatcher) simulate(c *cfg, t []byte) bool {
+	a := append(tm.bufA[:0], *c)
+	b := tm.bufB[:0]
+	for _, x := range t {
+		b = tm.g.step(a, x, b[:0])
+		if len(b) == 0 {
+			tm.bufA, tm.bufB = a, b
+			return false
+		}
+		a, b = b, a
+	}
+	tm.bufA, tm.bufB = a, b
+	return true
+}
 
 // FillMask sets bits (len ≥ MaskWords) to the allowed next tokens: bit id of
 // word id/64. EOS ids are allowed only when the output is complete; special
 // tokens never; after EOS was accepted nothing is allowed.
-func (tm *TokenMatcher) FillMask(bits []uint64) { panic("todo") }
+func (tm *TokenMatcher) FillMask(bits []uint64) {
+	clear(bits[:tm.ti.words])
+	if tm.term {
+		return
+	}
+	ti := tm.ti
+	toks := ti.v.Tokens
+	for ci := range tm.cur {
+		c := &tm.cur[ci]
+		r := tm.g.rules[c.rule]
+		sm := ti.stateMask(r, c.state)
+		near := r.lim[c.state] >= 0 && int(r.lim[c.state]-c.cnt) < ti.maxLen
+		if !near {
+			if sm.accBits != nil {
+				for i, w := range sm.accBits {
+					bits[i] |= w
+				}
+			} else {
+				for _, t := range sm.accList {
+					bits[t>>6] |= 1 << (t & 63)
+				}
+			}
+		} else {
+			// near a string's length limit: long tokens need a real check
+			rem := int(r.lim[c.state] - c.cnt)
+			if len(tm.tmp) < ti.words {
+				tm.tmp = make([]uint64, ti.words)
+			}
+			tmp := tm.tmp[:ti.words]
+			if sm.accBits != nil {
+				copy(tmp, sm.accBits)
+			} else {
+				clear(tmp)
+				for _, t := range sm.accList {
+					tmp[t>>6] |= 1 << (t & 63)
+				}
+			}
+			for _, t := range ti.byLen {
+				if len(toks[t]) <= rem {
+					break
+				}
+				if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					tmp[t>>6] &^= 1 << (t & 63)
+				}
+			}
+			for i, w := range tmp {
+				bits[i] |= w
+			}
+		}
+		for _, t := range sm.unc {
+			if bits[t>>6]&(1<<(t&63)) != 0 {
+				continue
+			}
+			if tm.simulate(c, toks[t]) {
+				bits[t>>6] |= 1 << (t & 63)
+			}
+		}
+	}
+	if tm.g.accepting(tm.cur) {
+		for _, e := range ti.eos {
+			bits[e>>6] |= 1 << (e & 63)
+		}
+	}
+}
+
+func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
+
+func (tm *TokenMatcher) isEOS(id int) bool {
+	for _, e := range tm.ti.eos {
+		if int(e) == id {
+			return true
+		}
+	}
+	return false
+}
 
 // Accept consumes token id; false (and no change) if it is not allowed.
-func (tm *TokenMatcher) Accept(id int) bool { panic("todo") }
+func (tm *TokenMatcher) Accept(id int) bool {
+	if tm.term || id < 0 || id >= len(tm.ti.v.Tokens) {
+		return false
+	}
+	if tm.isEOS(id) {
+		if !tm.g.accepting(tm.cur) {
+			return false
+		}
+		tm.hist = append(tm.hist, tmStep{tm.cur, false})
+		tm.term = true
+		return true
+	}
+	v := tm.ti.v
+	if id < len(v.Special) && v.Special[id] || len(v.Tokens[id]) == 0 {
+		return false
+	}
+	return tm.AcceptBytes(v.Tokens[id])
+}
 
 // AcceptBytes consumes raw bytes as one step (e.g. forced bytes); false
 // (and no change) if they are not allowed.
-func (tm *TokenMatcher) AcceptBytes(p []byte) bool { panic("todo") }
+func (tm *TokenMatcher) AcceptBytes(p []byte) bool {
+	if tm.term {
+		return false
+	}
+	cur := tm.cur
+	for _, b := range p {
+		next := tm.g.step(cur, b, nil)
+		if len(next) == 0 {
+			return false
+		}
+		cur = next
+	}
+	tm.hist = append(tm.hist, tmStep{tm.cur, tm.term})
+	tm.cur = cur
+	return true
+}
 
 // IsAccepting reports whether the output so far is complete (EOS allowed).
-func (tm *TokenMatcher) IsAccepting() bool { panic("todo") }
+func (tm *TokenMatcher) IsAccepting() bool { return !tm.term && tm.g.accepting(tm.cur) }
 
 // IsTerminated reports whether an EOS token was accepted.
-func (tm *TokenMatcher) IsTerminated() bool { panic("todo") }
+func (tm *TokenMatcher) IsTerminated() bool { return tm.term }
 
 // Steps is the number of steps (tokens or AcceptBytes calls) accepted.
-func (tm *TokenMatcher) Steps() int { panic("todo") }
+func (tm *TokenMatcher) Steps() int { return len(tm.hist) }
 
 // Rollback undoes the last n steps.
-func (tm *TokenMatcher) Rollback(n int) { panic("todo") }
+func (tm *TokenMatcher) Rollback(n int) {
+	if n <= 0 {
+		return
+	}
+	if n > len(tm.hist) {
+		n = len(tm.hist)
+	}
+	k := len(tm.hist) - n
+	tm.cur, tm.term = tm.hist[k].cfgs, tm.hist[k].term
+	tm.hist = tm.hist[:k]
+}
 
 // Reset returns to the start.
-func (tm *TokenMatcher) Reset() { panic("todo") }
+func (tm *TokenMatcher) Reset() {
+	tm.cur = tm.g.initial()
+	tm.hist = nil
+	tm.term = false
+}
 
 // Forced returns the bytes the grammar forces next (see Matcher.Forced).
-func (tm *TokenMatcher) Forced() []byte { panic("todo") }
+func (tm *TokenMatcher) Forced() []byte {
+	if tm.term {
+		return nil
+	}
+	return tm.g.forced(tm.cur, 4096)
+}

@@ -1,0 +1,161 @@
+package grammar
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// greedyTokenizer splits text by longest match over a vocabulary.
+type greedyTokenizer struct {
+	ids    map[string]int
+	maxLen int
+}
+
+func newGreedyTokenizer(v *Vocab) *greedyTokenizer {
+	g := &greedyTokenizer{ids: map[string]int{}}
+	for id, t := range v.Tokens {
+		if len(t) == 0 || v.Special[id] {
+			continue
+		}
+		if _, ok := g.ids[string(t)]; !ok {
+			g.ids[string(t)] = id
+		}
+		g.maxLen = max(g.maxLen, len(t))
+	}
+	return g
+}
+
+func (g *greedyTokenizer) tokenize(b []byte) []int {
+	var out []int
+	for i := 0; i < len(b); {
+		for l := min(g.maxLen, len(b)-i); l > 0; l-- {
+			if id, ok := g.ids[string(b[i:i+l])]; ok {
+				out = append(out, id)
+				i += l
+				break
+			}
+			if l == 1 {
+				return nil
+			}
+		}
+	}
+	return out
+}
+
+// TestJSONSchemaBenchMasks walks every instance token by token through the
+// TokenMatcher (MaskBench style) with the llama3 vocab; set JSB=1.
+func TestJSONSchemaBenchMasks(t *testing.T) {
+	if os.Getenv("JSB") == "" {
+		t.Skip("set JSB=1 to run on JSONSchemaBench")
+	}
+	vocabPath := filepath.Join(dataDir(), "tokenizers", "llama3.vocab.jsonl.gz")
+	if _, err := os.Stat(vocabPath); err != nil {
+		t.Skip("no llama3 vocab under DATA_DIR")
+	}
+	v, err := LoadVocab(vocabPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti := NewTokenizerInfo(v)
+	tok := newGreedyTokenizer(v)
+	files, _ := filepath.Glob(filepath.Join(dataDir(), "jsonschemabench", "*.jsonl.gz"))
+	if f := os.Getenv("JSB_FILE"); f != "" {
+		files = []string{filepath.Join(dataDir(), "jsonschemabench", f+".jsonl.gz")}
+	}
+	every := 1
+	if s := os.Getenv("JSB_EVERY"); s != "" {
+		every = atoiOr(s, 1)
+	}
+	bits := make([]uint64, ti.MaskWords())
+	var maskTimes []time.Duration
+	var compTimes []time.Duration
+	var schemas, compiled, passing, falseAcc, mismatch int
+	k := 0
+	for _, f := range files {
+		for _, rec := range readJSB(t, f) {
+			r := rec
+			k++
+			if k%every != 0 {
+				continue
+			}
+			schemas++
+			t0 := time.Now()
+			g, err := Compile(r.Schema, Options{})
+			if err != nil {
+				continue
+			}
+			compTimes = append(compTimes, time.Since(t0))
+			compiled++
+			ok := true
+			for _, tc := range r.Tests {
+				text, _ := instanceText(tc.Data)
+				ids := tok.tokenize(text)
+				tm := g.NewTokenMatcher(ti)
+				accepted := true
+				for _, id := range ids {
+					t1 := time.Now()
+					tm.FillMask(bits)
+					if dt := time.Since(t1); dt > 2*time.Millisecond && os.Getenv("JSB_SLOW") != "" {
+						for _, c := range tm.cur {
+							ru := g.rules[c.rule]
+							t.Logf("slow %v %s rule %s state %d prov %v lim %d cnt %d ncfg %d", dt, rec.ID, ru.name, c.state, ru.prov[c.state].sd != nil, ru.lim[c.state], c.cnt, len(tm.cur))
+						}
+					}
+					maskTimes = append(maskTimes, time.Since(t1))
+					allowed := bits[id/64]&(1<<(id%64)) != 0
+					acc := tm.Accept(id)
+					if allowed != acc {
+						mismatch++
+						t.Logf("MISMATCH %s: token %q mask %v accept %v", r.ID, v.Tokens[id], allowed, acc)
+					}
+					if !acc {
+						accepted = false
+						break
+					}
+				}
+				if accepted {
+					t1 := time.Now()
+					tm.FillMask(bits)
+					maskTimes = append(maskTimes, time.Since(t1))
+					e := v.EOS[0]
+					accepted = bits[e/64]&(1<<(e%64)) != 0
+				}
+				if accepted != tc.Valid {
+					ok = false
+					if accepted {
+						falseAcc++
+						t.Logf("FALSE ACCEPT %s: %s", r.ID, text)
+					}
+				}
+			}
+			if ok {
+				passing++
+			}
+		}
+	}
+	sort.Slice(maskTimes, func(i, j int) bool { return maskTimes[i] < maskTimes[j] })
+	sort.Slice(compTimes, func(i, j int) bool { return compTimes[i] < compTimes[j] })
+	p := func(ts []time.Duration, q float64) time.Duration {
+		if len(ts) == 0 {
+			return 0
+		}
+		return ts[min(len(ts)-1, int(float64(len(ts))*q))]
+	}
+	t.Logf("schemas %d compiled %d passing %d (%.1f%%) false accepts %d mismatches %d", schemas, compiled, passing, 100*float64(passing)/float64(max(schemas, 1)), falseAcc, mismatch)
+	t.Logf("mask n=%d p50 %v p90 %v p99 %v max %v", len(maskTimes), p(maskTimes, .5), p(maskTimes, .9), p(maskTimes, .99), p(maskTimes, 1))
+	t.Logf("compile p50 %v p90 %v p99 %v max %v", p(compTimes, .5), p(compTimes, .9), p(compTimes, .99), p(compTimes, 1))
+}
+
+func atoiOr(s string, d int) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return d
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
