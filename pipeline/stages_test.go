@@ -312,3 +312,21 @@ func TestCloseWaitsForCalls(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// Manager.Validate (added for the selector) agrees with stage 4.
+func TestValidateAgreesWithStage4(t *testing.T) {
+	e := newEnv(t, nil)
+	tl := tool("v")
+	tl.Parameters = objSchema(`{"n":{"type":"integer","default":2}}`, "n")
+	tl.Lenient = true
+	e.register(t, "p", tl, echo)
+	for _, p := range []string{`{"n":1}`, `{"n":null}`, `{"n":"1"}`, `{}`, `{"n":1e999}`} {
+		_, callErr := e.call("v", p)
+		if verr := e.m.Validate(tl, json.RawMessage(p)); (verr == nil) != (callErr == nil) {
+			t.Errorf("%s: Validate %v, Call %v", p, verr, callErr)
+		}
+	}
+	if err := e.m.Validate(tool("nope"), nil); !errors.Is(err, ErrToolNotFound) {
+		t.Fatal(err)
+	}
+}
