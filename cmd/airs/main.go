@@ -32,6 +32,7 @@ var commands = []*command{
 	serveCmd,
 	auditCmd,
 	versionCmd,
+	chatCmd,
 }
 
 // command is one subcommand.

@@ -98,7 +98,8 @@ func (r *REPL) Run(ctx context.Context) error {
 		select {
 		case line, ok = <-r.lines:
 		case <-r.opts.Interrupts:
-			r.printf("^C\n(Ctrl-D or /quit to leave)\n")
+			// A terminal has echoed ^C and dropped the line being typed.
+			r.printf("\n(Ctrl-D or /quit to leave)\n")
 			continue
 		case <-ctx.Done():
 			r.printf("\n")
@@ -356,7 +357,7 @@ wait:
 		case <-r.opts.Interrupts:
 			if !interrupted {
 				interrupted = true
-				r.printf("^C cancelling…\n")
+				r.printf("\ncancelling…\n")
 			}
 			cancel()
 			r.mu.Lock()
@@ -429,7 +430,6 @@ func (u *termUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawM
 			r.printf("\n")
 			return false
 		}
-		r.remember(strings.TrimSpace(line))
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
 			return true

@@ -380,7 +380,7 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 	time.Sleep(30 * time.Millisecond) // let it produce some partial output
 	start := time.Now()
 	r.ints <- os.Interrupt
-	m = r.expect(m, "^C cancelling")
+	m = r.expect(m, "cancelling…")
 	m = r.expect(m, "cancelled: slow after")
 	m = r.expect(m, "partial output:")
 	m = r.expect(m, `"partial": true`)
