@@ -129,7 +129,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	}
 	var missing []Capability
 	for _, c := range e.tool.CapabilityRequired {
-		if !m.policy.Holds(req.Caller, c) {
+		if c = c.Bind(cs.params.value); !m.policy.Holds(req.Caller, c) {
 			missing = append(missing, c)
 		}
 	}

@@ -80,3 +80,29 @@ func (c *Capability) UnmarshalJSON(b []byte) error {
 	*c = Capability(p)
 	return nil
 }
+
+// ParamRef reports whether the capability's argument names a parameter of
+// the call ("ReadSpace($space)" → "space"): the capability a call needs
+// then depends on its arguments, and is bound per call (Bind).
+func (c Capability) ParamRef() (string, bool) {
+	name, ok := strings.CutPrefix(c.Arg, "$")
+	return name, ok && name != ""
+}
+
+// Bind resolves a "$param" argument from the call's decoded params (a
+// top-level string). A parameter that is absent or not a string binds to
+// "" — covered only by a held "*" — and schema validation rejects the call
+// anyway.
+func (c Capability) Bind(params any) Capability {
+	name, ok := c.ParamRef()
+	if !ok {
+		return c
+	}
+	c.Arg = ""
+	if m, ok := params.(map[string]any); ok {
+		if s, ok := m[name].(string); ok {
+			c.Arg = s
+		}
+	}
+	return c
+}

@@ -2,6 +2,7 @@ package selector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -41,18 +42,66 @@ func (c *RegistryCatalog) Callable(caller string) []Entry {
 		if !pol.CanReach(caller, r.Provider) {
 			continue
 		}
-		ok := true
-		for _, req := range r.Tool.CapabilityRequired {
-			if !pol.Holds(caller, req) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out = append(out, Entry{Provider: r.Provider, Tool: r.Tool})
+		if t, ok := narrow(r.Tool, caller, pol); ok {
+			out = append(out, Entry{Provider: r.Provider, Tool: t})
 		}
 	}
 	return out
+}
+
+// narrow decides whether the caller may call t and returns the tool as the
+// caller sees it. A capability bound to a parameter ("ReadSpace($space)")
+// is held when the caller holds it for some value of that parameter's enum;
+// the enum is then narrowed to those values, so a space the caller cannot
+// read never reaches the prompt or the grammar. Without an enum the
+// pipeline decides per call.
+func narrow(t pipeline.Tool, caller string, pol pipeline.AccessPolicy) (pipeline.Tool, bool) {
+	var schema map[string]any
+	for _, req := range t.CapabilityRequired {
+		param, bound := req.ParamRef()
+		if !bound {
+			if !pol.Holds(caller, req) {
+				return t, false
+			}
+			continue
+		}
+		if schema == nil && json.Unmarshal(t.Parameters, &schema) != nil {
+			return t, false
+		}
+		props, _ := schema["properties"].(map[string]any)
+		ps, _ := props[param].(map[string]any)
+		enum, _ := ps["enum"].([]any)
+		if enum == nil {
+			if !holdsAny(pol, caller, req.Kind) {
+				return t, false
+			}
+			continue
+		}
+		var keep []any
+		for _, v := range enum {
+			if s, ok := v.(string); ok && pol.Holds(caller, pipeline.Capability{Kind: req.Kind, Arg: s}) {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) == 0 {
+			return t, false
+		}
+		ps["enum"] = keep
+	}
+	if schema != nil {
+		b, err := json.Marshal(schema)
+		if err != nil {
+			return t, false
+		}
+		t.Parameters = b
+	}
+	return t, true
+}
+
+// holdsAny reports whether the caller holds some capability of kind; with
+// no way to enumerate a policy, it probes the wildcard, which covers all.
+func holdsAny(pol pipeline.AccessPolicy, caller, kind string) bool {
+	return pol.Holds(caller, pipeline.Capability{Kind: kind, Arg: "*"}) || pol.Holds(caller, pipeline.Capability{Kind: kind, Arg: ""})
 }
 
 // Tool implements chains.Catalog with the same rules.

@@ -20,15 +20,12 @@
 //
 // The capability a space tool needs depends on an argument: listing
 // "documents" needs ReadSpace(documents), listing "downloads" needs
-// ReadSpace(downloads). A static capability_required cannot say that:
-// ReadSpace(*) would demand the wildcard itself (a required "*" is covered
-// only by a held "*", see pipeline.Capability.Covers), and any single space
-// would be wrong for the others. So the space tools declare no static
-// requirement and their handlers enforce ReadSpace(<space>) for the space
-// named in each call, asking the AccessPolicy given to Register whether the
-// calling agent (pipeline.Call.Caller, set by the channel, never by the
-// request body) holds it. A caller without it gets *pipeline.ToolCapabilityDenied
-// naming the missing capability, the same error the Manager's stage 3 gives.
-// RequiredFor exposes the same rule, so a pipeline stage (or a selector
-// filtering tools by capability) can apply it before dispatch.
+// ReadSpace(downloads). The space tools declare ReadSpace($space), which the
+// Manager's stage 3 binds to the call's "space" argument
+// (pipeline.Capability.Bind), and the selector's catalog narrows the
+// "space" enum to the spaces the caller may read, so a space it cannot read
+// never reaches the prompt or the grammar. The handlers check the same rule
+// again through the AccessPolicy given to Register (defence in depth: a
+// manifest may bind a builtin handler under another name without the
+// requirement); RequiredFor exposes it.
 package builtin

@@ -39,8 +39,9 @@ const (
 
 func listFilesTool(names []string) pipeline.Tool {
 	return pipeline.Tool{
-		Name:    "list-files",
-		Version: "1.0.0",
+		Name:               "list-files",
+		Version:            "1.0.0",
+		CapabilityRequired: readSpaceOfCall,
 		Description: "List the files in a folder of a space (a directory the user has shared, such as documents), " +
 			"optionally filtered by a glob pattern like *.pdf and optionally recursive into subfolders. " +
 			"Returns each file's path, name, type, size in bytes and modification time. " +
@@ -246,8 +247,9 @@ const (
 
 func readFileTool(names []string) pipeline.Tool {
 	return pipeline.Tool{
-		Name:    "read-file",
-		Version: "1.0.0",
+		Name:               "read-file",
+		Version:            "1.0.0",
+		CapabilityRequired: readSpaceOfCall,
 		Description: "Read the text of a file in a space (a directory the user has shared, such as documents): " +
 			"plain text, Markdown, CSV, JSON, source code, notes. Returns the UTF-8 text, cut at max_bytes with truncated=true. " +
 			"Binary files are refused; for PDF documents use pdf-extract instead.",

@@ -20,8 +20,9 @@ const (
 
 func pdfExtractTool(names []string) pipeline.Tool {
 	return pipeline.Tool{
-		Name:    "pdf-extract",
-		Version: "1.0.0",
+		Name:               "pdf-extract",
+		Version:            "1.0.0",
+		CapabilityRequired: readSpaceOfCall,
 		Description: "Extract the text of a PDF document in a space (a directory the user has shared, such as documents): " +
 			"papers, reports, invoices, price lists, contracts. Returns the text of the pages (all, or first_page..last_page) " +
 			"and the page count, cut at max_chars with truncated=true. Scanned PDFs without a text layer give empty text.",

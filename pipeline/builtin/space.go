@@ -17,6 +17,11 @@ import (
 // ReadSpace(documents) lets its holder read the space "documents".
 const KindReadSpace = "ReadSpace"
 
+// readSpaceOfCall is the space tools' requirement: ReadSpace of the space
+// the call names, bound per call by the Manager's stage 3 (and checked again
+// by the handler, for hosts that bind the handler under another name).
+var readSpaceOfCall = []pipeline.Capability{{Kind: KindReadSpace, Arg: "$space"}}
+
 // RequiredFor returns the capabilities a call of a builtin tool needs given
 // its parameters, beyond what the Tool declares statically. For the space
 // tools (list-files, read-file, pdf-extract) that is ReadSpace(<space>); for
