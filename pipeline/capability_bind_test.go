@@ -9,7 +9,9 @@ import (
 
 func TestCapabilityBoundToParam(t *testing.T) {
 	reg := NewRegistry(RegistryConfig{})
-	h := HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+	h := HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	})
 	tool := Tool{Name: "ls", Version: "1", Idempotent: true,
 		Parameters:         json.RawMessage(`{"type":"object","properties":{"space":{"type":"string"}},"required":["space"]}`),
 		CapabilityRequired: []Capability{{Kind: "ReadSpace", Arg: "$space"}}}
