@@ -2,6 +2,7 @@ package embeddings
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -16,6 +17,7 @@ type BM25 struct {
 	postings [][]posting
 	idf      []float64
 	docLen   []float64
+	norm     []float64 // k1·(1 − b + b·len/avgLen) per document
 	avgLen   float64
 }
 
@@ -68,6 +70,10 @@ func NewBM25(docs []WeightedTerms, k1, b float64) *BM25 {
 	if ix.avgLen == 0 {
 		ix.avgLen = 1
 	}
+	ix.norm = make([]float64, len(docs))
+	for d, l := range ix.docLen {
+		ix.norm[d] = k1 * (1 - b + b*l/ix.avgLen)
+	}
 	n := float64(len(docs))
 	ix.idf = make([]float64, len(ix.postings))
 	for i, p := range ix.postings {
@@ -84,21 +90,20 @@ func (ix *BM25) Len() int { return len(ix.docLen) }
 // scores (len = Len()); documents with allowed[d] == false are skipped
 // (allowed == nil allows all). A term repeated in the query counts once.
 func (ix *BM25) Scores(query []string, allowed []bool, scores []float64) {
-	seen := make(map[int32]bool, len(query))
+	seen := make([]int32, 0, len(query))
 	for _, t := range query {
 		id, ok := ix.terms[t]
-		if !ok || seen[id] {
+		if !ok || slices.Contains(seen, id) {
 			continue
 		}
-		seen[id] = true
+		seen = append(seen, id)
 		idf := ix.idf[id]
 		for _, p := range ix.postings[id] {
 			if allowed != nil && !allowed[p.doc] {
 				continue
 			}
 			tf := float64(p.tf)
-			norm := ix.K1 * (1 - ix.B + ix.B*ix.docLen[p.doc]/ix.avgLen)
-			scores[p.doc] += idf * tf * (ix.K1 + 1) / (tf + norm)
+			scores[p.doc] += idf * tf * (ix.K1 + 1) / (tf + ix.norm[p.doc])
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -177,9 +178,11 @@ type state struct {
 	vecs   []float32 // len(docs) × dim
 	bm     *BM25
 	// groups
-	groupOf   []int32 // doc → group, -1 none
-	groupBM   *BM25
-	groupVecs []float32 // groups × dim, normalised centroids
+	groupOf []int32 // doc → group, -1 none
+	groupBM *BM25
+	// groupNorm is |Σ member vectors| per group: the centroid's cosine
+	// with q is Σ(q·v)/groupNorm, so it comes from the members' dot products.
+	groupNorm []float64
 	nGroups   int
 }
 
@@ -572,9 +575,13 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 				acc[int(g)*dim+j] += float64(v[j])
 			}
 		}
-		st.groupVecs = make([]float32, st.nGroups*dim)
+		st.groupNorm = make([]float64, st.nGroups)
 		for g := 0; g < st.nGroups; g++ {
-			copy(st.groupVecs[g*dim:], normalized(acc[g*dim:(g+1)*dim]))
+			n := 0.0
+			for _, v := range acc[g*dim : (g+1)*dim] {
+				n += v * v
+			}
+			st.groupNorm[g] = math.Sqrt(n)
 		}
 	}
 	ix.mu.Lock()
@@ -685,22 +692,19 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	keep := func(i int) bool { return mask == nil || mask[i] }
 
 	dense := make([]float64, n)
-	var gdense []float64
+	st.dots(qv, dense)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
-		gdense = make([]float64, st.nGroups)
-		for g := range gdense {
-			gdense[g] = float64(dot32(qv, st.groupVecs[g*st.dim:(g+1)*st.dim]))
+		gsum := make([]float64, st.nGroups)
+		for i, g := range st.groupOf {
+			if g >= 0 {
+				gsum[g] += dense[i]
+			}
 		}
-	}
-	for i := 0; i < n; i++ {
-		if !keep(i) {
-			continue
+		for i, g := range st.groupOf {
+			if g >= 0 && st.groupNorm[g] > 0 {
+				dense[i] += o.GroupWeight * gsum[g] / st.groupNorm[g]
+			}
 		}
-		s := float64(dot32(qv, st.vecs[i*st.dim:(i+1)*st.dim]))
-		if gdense != nil && st.groupOf[i] >= 0 {
-			s += o.GroupWeight * gdense[st.groupOf[i]]
-		}
-		dense[i] = s
 	}
 	sparse := make([]float64, n)
 	st.bm.Scores(qterms, mask, sparse)
@@ -768,17 +772,54 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	return hits
 }
 
+// parallelDots is the registry size from which the dense scan is split
+// across GOMAXPROCS goroutines.
+const parallelDots = 4096
+
+// dots computes q·v for every document (filtered ones too: group centroids
+// include them; the filter applies when the lists are cut).
+func (st *state) dots(q []float32, out []float64) {
+	n := len(st.docs)
+	scan := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = float64(dot32(q, st.vecs[i*st.dim:(i+1)*st.dim]))
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelDots || workers < 2 {
+		scan(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			scan(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	wg.Wait()
+}
+
+// dot32 is the dot product of equal-length vectors, eight lanes at a time.
 func dot32(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
 	}
-	return s0 + s1 + s2 + s3
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }

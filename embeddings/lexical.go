@@ -342,11 +342,19 @@ func (m *lexModel) fitBasis(ctx context.Context, X []sparseRow, V int) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	Bt := xtMul(X, Q, V) // V × l  (= (Qᵀ X)ᵀ)
-	var G mat.SymDense   // l × l = B Bᵀ
-	G.SymOuterK(1, Bt.T())
+	// G = B Bᵀ = Qᵀ X Xᵀ Q (l × l), computed through the sparse X: two
+	// sparse products and one n·l² dense one, instead of V·l².
+	XXtQ := xMul(X, xtMul(X, Q, V)) // n × l
+	var Gd mat.Dense
+	Gd.Mul(Q.T(), XXtQ)
+	G := mat.NewSymDense(l, nil)
+	for i := 0; i < l; i++ {
+		for j := i; j < l; j++ {
+			G.SetSym(i, j, (Gd.At(i, j)+Gd.At(j, i))/2)
+		}
+	}
 	var eig mat.EigenSym
-	if !eig.Factorize(&G, true) {
+	if !eig.Factorize(G, true) {
 		return errors.New("embeddings: LSA eigendecomposition did not converge")
 	}
 	vals := eig.Values(nil) // ascending
@@ -374,8 +382,11 @@ func (m *lexModel) fitBasis(ctx context.Context, X []sparseRow, V int) error {
 			Wr.Set(i, k, W.At(i, j)/s)
 		}
 	}
-	var P mat.Dense // V × Dim: right singular vectors
-	P.Mul(Bt, Wr)
+	// Right singular vectors P = Bᵀ W Σ⁻¹ = Xᵀ (Q W Σ⁻¹) (V × Dim), again
+	// through the sparse X.
+	var QW mat.Dense
+	QW.Mul(Q, Wr)
+	P := xtMul(X, &QW, V)
 	raw := P.RawMatrix()
 	m.Proj = make([]float32, V*m.Dim)
 	for i := 0; i < V; i++ {
