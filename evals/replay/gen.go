@@ -164,80 +164,95 @@ func NoneRequests(r *rand.Rand, n int) []Request {
 	return out
 }
 
-// Generate serves each request through the engine as a channel would and
-// records it: selection by the engine (its mode: no-LLM without a model),
-// the chosen call executed through the pipeline when it is the right one
-// and a builtin, and explicit feedback — accepted when AIRS chose the right
-// tool, corrected (to the right call, or to "no tool") otherwise. Records
-// go to e.Recorder. It returns how many selections were right.
+// Generate serves each request through the engine's Turn, as `airs chat`
+// does, so the engine itself records it (recording.enabled in airs.yaml):
+// selection (no-LLM mode without a model), the call run through the
+// pipeline — except calls of tools outside the builtin provider, which
+// the generator declines at the confirmation (the fixture manifest's
+// handlers are placeholders) — then explicit feedback: accepted when AIRS
+// chose the right tool (and the expected arguments, when given), else
+// corrected to the right call (or to "no tool"). It returns how many
+// selections were right.
 func Generate(ctx context.Context, e *engine.Engine, caller string, reqs []Request) (right int, err error) {
 	if e.Recorder == nil {
 		return 0, fmt.Errorf("replay: the engine records nothing (recording.enabled is off)")
 	}
-	for _, rq := range reqs {
-		sel, err := e.Select(ctx, caller, rq.Text)
-		if err != nil {
-			return right, fmt.Errorf("selecting for %q: %w", rq.Text, err)
+	builtins := map[string]bool{}
+	for _, r := range e.Registry.List() {
+		if r.Provider == "builtin" {
+			builtins[r.Tool.Name] = true
 		}
-		rec := RecordOf(e.Channel, caller, rq.Text, sel)
+	}
+	ui := genUI{run: builtins}
+	for i, rq := range reqs {
+		tr, err := e.Turn(ctx, caller, rq.Text, ui, engine.TurnOptions{Session: fmt.Sprintf("gen-%d", i/5)})
+		if err != nil && tr == nil {
+			return right, fmt.Errorf("serving %q: %w", rq.Text, err)
+		}
+		if tr.RecordErr != nil {
+			return right, tr.RecordErr
+		}
+		sel := tr.Selection
+		if sel == nil {
+			continue
+		}
 		ok := sel.Function == rq.Tool || rq.Tool == "" && sel.Function == grammar.NoneTool
-		if ok && rq.Args != nil && rec.Call != nil {
-			b1, _ := json.Marshal(rec.Call.Arguments)
+		var args map[string]any
+		if sel.Function != grammar.NoneTool {
+			dec := json.NewDecoder(strings.NewReader(string(sel.Arguments)))
+			dec.UseNumber()
+			_ = dec.Decode(&args)
+		}
+		if ok && rq.Args != nil {
+			b1, _ := json.Marshal(args)
 			b2, _ := json.Marshal(rq.Args)
 			ok = string(b1) == string(b2)
 		}
-		if rec.Call != nil {
-			rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped}
-			if ok && sel.Provider == "builtin" {
-				res, cerr := e.Call(ctx, pipeline.Request{Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments, Caller: caller})
-				rec.Execution = execution(res, cerr)
-			}
-		}
 		if ok {
 			right++
-			rec.Feedback = &session.Feedback{Verdict: session.Accepted}
-		} else {
-			var fix *session.Call
-			if rq.Tool != "" {
-				args := rq.Args
-				if args == nil {
-					args = map[string]any{}
-					if rec.Call != nil && rec.Call.Tool == rq.Tool {
-						args = rec.Call.Arguments
-					} else if t, ok := toolOf(e, caller, rq.Tool); ok {
-						if a, err := selector.ExtractArguments(t.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
-							args = a
-						}
+			if err := e.Feedback(ctx, tr, session.Accepted); err != nil {
+				return right, err
+			}
+			continue
+		}
+		var fix *session.Call
+		if rq.Tool != "" {
+			want := rq.Args
+			switch {
+			case want != nil:
+			case sel.Function == rq.Tool && args != nil:
+				want = args
+			default:
+				want = map[string]any{}
+				if t, ok := toolOf(e, caller, rq.Tool); ok {
+					if a, err := selector.ExtractArguments(t.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
+						want = a
 					}
 				}
-				fix = &session.Call{Tool: rq.Tool, Arguments: args}
 			}
-			rec.Feedback = &session.Feedback{Verdict: session.Corrected, Corrected: fix}
+			fix = &session.Call{Tool: rq.Tool, Arguments: want}
 		}
-		if _, err := e.Recorder.Record(ctx, rec); err != nil {
+		if err := e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
 			return right, err
 		}
 	}
 	return right, nil
 }
 
+// genUI is the generator's channel: silent, confirming only the tools it
+// may run.
+type genUI struct{ run map[string]bool }
+
+func (genUI) Selected(*selector.Selection, *pipeline.Tool) {}
+func (u genUI) Confirm(_ context.Context, t pipeline.Tool, _ json.RawMessage) bool {
+	return u.run[t.Name]
+}
+func (genUI) Running(string)                 {}
+func (genUI) Result(*pipeline.Result, error) {}
+func (genUI) Note(string)                    {}
+func (genUI) Token(string) error             { return nil }
+
 func toolOf(e *engine.Engine, caller, name string) (pipeline.Tool, bool) {
 	t, err := e.Catalog.Tool(caller, name)
 	return t, err == nil
-}
-
-func execution(res *pipeline.Result, err error) *session.Execution {
-	x := &session.Execution{Outcome: session.OutcomeOK}
-	if res != nil {
-		x.LatencyMS = float64(res.Latency) / float64(time.Millisecond)
-	}
-	if err != nil {
-		x.Outcome = session.OutcomeError
-		x.Error = err.Error()
-		x.ErrorKind = pipeline.KindOf(err)
-		if x.ErrorKind == "timeout" {
-			x.Outcome = session.OutcomeTimeout
-		}
-	}
-	return x
 }

@@ -25,8 +25,9 @@
 //
 // Records are replayed in log order through one ranker, and after each
 // record its recorded execution (outcome and latency) is fed to the
-// ranker's statistics, as the live engine does: a record's success_rate and
-// latency_score come only from the records before it.
+// ranker's statistics and its feedback to the preferences, as the live
+// engine does: a record's success_rate, latency_score and preference_score
+// come only from the records before it.
 package replay
 
 import (
@@ -334,9 +335,21 @@ func Run(ctx context.Context, items []Item, cfg Config, o Options) (*Result, err
 	return res, nil
 }
 
-// observe feeds a record's execution to the ranker's statistics.
+// observe feeds a record's feedback to the ranker's preferences and its
+// execution to its statistics, as the live engine did after the request.
 func observe(r *engine.Ranker, rec session.Record) {
-	if rec.Call == nil || rec.Execution == nil {
+	if rec.Call == nil {
+		return
+	}
+	if rec.Feedback != nil {
+		switch rec.Feedback.Verdict {
+		case session.Accepted:
+			r.Prefs().Accept(rec.Call.Tool)
+		case session.Dismissed:
+			r.Prefs().Dismiss(rec.Call.Tool)
+		}
+	}
+	if rec.Execution == nil {
 		return
 	}
 	lat := time.Duration(rec.Execution.LatencyMS * float64(time.Millisecond))

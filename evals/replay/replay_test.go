@@ -286,3 +286,46 @@ func TestMetricsLine(t *testing.T) {
 		t.Errorf("json line %s (%v)", b.String(), err)
 	}
 }
+
+// sessionLog records n sessions (builtins 50%, manifest tools 40%, none
+// 10%) through the engine and returns the env and the log's items.
+func sessionLog(t testing.TB, n int) (*testEnv, []Item) {
+	te := newTestEnv(t)
+	return te, te.record(t, knownRequests(n, 11))
+}
+
+// TestGenerateSessionLog writes a 1,000-session log for scripts/evals.sh
+// when AIRS_GEN_SESSIONS names the output file.
+func TestGenerateSessionLog(t *testing.T) {
+	out := os.Getenv("AIRS_GEN_SESSIONS")
+	if out == "" {
+		t.Skip("set AIRS_GEN_SESSIONS=FILE to write a 1,000-session log (scripts/evals.sh does)")
+	}
+	te, items := sessionLog(t, 1000)
+	b, err := os.ReadFile(te.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d sessions to %s", len(items), out)
+}
+
+// BenchmarkReplay1000 replays a 1,000-session log in no-LLM mode (the
+// issue's goal: under 10 s). One op is the whole replay, index build
+// included.
+func BenchmarkReplay1000(b *testing.B) {
+	te, items := sessionLog(b, 1000)
+	o := te.options()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), items, Config{}, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.ReportMetric(res.Metrics.Top1, "top1")
+		}
+	}
+}
