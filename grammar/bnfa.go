@@ -192,22 +192,29 @@ func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
 
 // strTagged adds a string over d whose closing quote, from a final state
 // with tag c, carries ops[c] and goes to targets[c].
-func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32) {
+func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32, avail []int32) {
 	t := strTemplate(d, lim)
 	base := int32(len(n.st))
 	for i, s := range t.st {
 		ns := bstate{lim: s.lim, rb: s.rb, si: -1}
-		if i < len(d.st) {
+		if i < len(d.st) && avail == nil { // checked edges: no shared interior
 			ns.sd, ns.si = d, int32(i)
 		}
 		ns.edges = make([]bedge, len(s.edges))
 		for j, e := range s.edges {
+			if avail != nil && int(e.to) < len(d.st) {
+				e.op = avail[e.to]
+			}
 			e.to += base
 			ns.edges[j] = e
 		}
 		n.st = append(n.st, ns)
 	}
-	n.edge(a, '"', '"', base, 0)
+	op0 := int32(0)
+	if avail != nil {
+		op0 = avail[0]
+	}
+	n.edge(a, '"', '"', base, op0)
 	for i, s := range d.st {
 		if s.final && tags[i] >= 0 {
 			n.edge(base+int32(i), '"', '"', targets[tags[i]], ops[tags[i]])

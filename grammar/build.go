@@ -59,8 +59,15 @@ func newBuilder(c *compiler) *builder {
 		pb.anyReady = true
 		return n, nil
 	})
-	if err := pb.run(); err != nil || len(pb.ops) != 1 {
+	if err := pb.run(); err != nil {
 		panic(fmt.Sprintf("grammar: building the any-value rules: %v", err))
+	}
+	for _, r := range pb.rules[1:] {
+		for _, sp := range r.spec {
+			if len(sp) > 0 {
+				panic("grammar: the any-value rules must not have checked edges")
+			}
+		}
 	}
 	pb.rules[1].name, pb.rules[2].name = "any-object", "any-array"
 	rs := [3]*rule{pb.rules[1], pb.rules[2], pb.rules[3]}
@@ -198,11 +205,23 @@ type keyCat struct {
 func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 	c := b.c
 	var names []string
+	addName := func(n string) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	for _, p := range oc.parts {
 		for _, pd := range p.props {
-			if !slices.Contains(names, pd.name) {
-				names = append(names, pd.name)
-			}
+			addName(pd.name)
+		}
+	}
+	for _, r := range oc.required {
+		addName(r)
+	}
+	for k, deps := range oc.depReq {
+		addName(k)
+		for _, d := range deps {
+			addName(d)
 		}
 	}
 	var cats []keyCat
@@ -381,7 +400,11 @@ func (b *builder) objRule(oc *objCons) int32 {
 		}
 		if len(cats) > 0 {
 			kd, tags := taggedUnion(langs)
-			n.strTagged(kd, tags, KS, targets, ops, lim)
+			var avail []int32
+			if !oi.extras {
+				avail = b.keyAvailOps(kd, tags, cats, oi)
+			}
+			n.strTagged(kd, tags, KS, targets, ops, lim, avail)
 		}
 		for i, ct := range cats {
 			A := targets[i]
@@ -552,4 +575,37 @@ func (b *builder) run() error {
 		}
 	}
 	return nil
+}
+
+// keyAvailOps gives, per state of the key DFA, a check that some declared
+// property reachable from that state is still allowed: without undeclared
+// properties, a key prefix that only leads to names already used is a dead
+// end, so it must not be entered.
+func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo) []int32 {
+	words := (len(oi.names) + 63) / 64
+	reach := make([][]uint64, len(kd.st))
+	for i := range reach {
+		reach[i] = make([]uint64, words)
+		if t := tags[i]; t >= 0 && cats[t].decl >= 0 {
+			reach[i][cats[t].decl/64] |= 1 << (cats[t].decl % 64)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, st := range kd.st {
+			for _, e := range st.edges {
+				for w := range reach[i] {
+					if x := reach[i][w] | reach[e.to][w]; x != reach[i][w] {
+						reach[i][w] = x
+						changed = true
+					}
+				}
+			}
+		}
+	}
+	ops := make([]int32, len(kd.st))
+	for i := range kd.st {
+		ops[i] = b.op(opDef{kind: opKeyAvail, obj: oi, mask: reach[i]})
+	}
+	return ops
 }

@@ -35,8 +35,8 @@
 //   - Strings: raw UTF-8 except the characters JSON requires escaped ('"', '\\',
 //     controls), which use the short escapes \" \\ \n \r \t \b \f or \u00XX;
 //     "\/" is also accepted. Other \uXXXX escapes are not accepted. Strings
-//     without maxLength are bounded to Options.MaxStringBytes bytes of
-//     encoded content (default 8192).
+//     without maxLength are bounded to Options.MaxStringBytes code points
+//     (default 8192; object keys too).
 //   - Numbers: JSON number syntax with at most Options.MaxNumberDigits digits
 //     in the integer part and in the fraction (default 20 each) and a 1..3
 //     digit exponent. Integer-typed values are written without fraction or
@@ -83,7 +83,17 @@
 //
 //	{"function":"none","arguments":{}}
 //
-// to decline. Per-tool automata are cached by schema hash and options.
+// to decline. Per-tool automata are cached by schema hash and options
+// (CompileCached); a tool-call grammar relocates them under a new root rule.
+//
+// # Formats
+//
+// date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri,
+// uri-reference, iri, iri-reference, json-pointer, relative-json-pointer are
+// enforced by regular languages that are subsets of what RFC checks accept
+// (no leap seconds; hostnames of at most 5 labels; email domains of at most
+// 4 labels; IPv6 without embedded IPv4). Unknown formats are annotations.
+// uri-template, regex, semver, period are errors (Lenient: ignored).
 //
 // The package is pure Go, has no cgo, and imports nothing else from AIRS.
 package grammar

@@ -83,7 +83,8 @@ func (g *Grammar) add(out []cfg, c cfg) []cfg {
 	return out
 }
 
-// move applies the counter rule for a transition s→t in r.
+// move applies the counter rule for a transition s→t in r: inside a
+// string, a byte leaving a code point boundary starts a code point.
 func move(r *rule, s, t int32, c *cfg) bool {
 	if r.lim[t] < 0 {
 		c.cnt = 0
@@ -93,7 +94,7 @@ func move(r *rule, s, t int32, c *cfg) bool {
 		c.cnt = 0
 		return true
 	}
-	if r.rb[t] {
+	if r.rb[s] { // a new code point starts at this byte
 		c.cnt++
 		if c.cnt > r.lim[t] {
 			return false

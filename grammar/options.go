@@ -36,8 +36,9 @@ type Options struct {
 	// Lenient drops or approximates keywords that cannot be enforced instead
 	// of failing; Grammar.Loosened lists what was loosened.
 	Lenient bool
-	// MaxStringBytes bounds the encoded content of strings that have no
-	// maxLength; default 8192. Negative means unbounded.
+	// MaxStringBytes bounds the length, in code points, of strings (values
+	// and keys) that have no maxLength; default 8192. Negative means
+	// unbounded. (The name is kept for compatibility.)
 	MaxStringBytes int
 	// MaxNumberDigits bounds the digits of the integer part and of the
 	// fraction of numbers; default 20.

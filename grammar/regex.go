@@ -106,7 +106,10 @@ func (p *reParser) cat(depth int) *reNode {
 		a = p.quant(a)
 		items = append(items, a)
 	}
-	if len(items) == 1 {
+	switch len(items) {
+	case 0:
+		return &reNode{kind: reEmpty}
+	case 1:
 		return items[0]
 	}
 	return &reNode{kind: reCat, subs: items}

@@ -46,14 +46,15 @@ type rule struct {
 	first      [256]bool // bytes the start state can consume
 	obj        *objInfo
 	arr        *arrInfo
-	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go)
-	maskCache sync.Map
+	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go); shared by
+	// relocated copies of the rule (ToolCall), whose masks are the same.
+	maskCache *sync.Map
 }
 
 func (r *rule) nstates() int { return len(r.final) }
 
 func newRule(ds []dstate) *rule {
-	r := &rule{}
+	r := &rule{maskCache: new(sync.Map)}
 	// byte classes: bytes with identical plain targets in every state
 	n := len(ds)
 	pts := []int{0, 256}
@@ -151,11 +152,13 @@ const (
 	opArrComma            // another item must be possible
 	opArrClose            // minItems
 	opStrMin              // string has at least arg code points
+	opKeyAvail            // a declared property in mask is still allowed
 )
 
 type opDef struct {
 	kind uint8
 	arg  int32
+	mask []uint64
 	obj  *objInfo
 	arr  *arrInfo
 }
@@ -277,6 +280,26 @@ func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
 		return d, true
 	case opStrMin:
 		return d, cnt >= o.arg
+	case opKeyAvail:
+		for w, m := range o.mask {
+			var s uint64
+			if w < len(d.seen) {
+				s = d.seen[w]
+			}
+			m &^= s
+			if o.obj.ordered {
+				for m != 0 {
+					i := w*64 + bits.TrailingZeros64(m)
+					if int32(i) > d.last {
+						return d, true
+					}
+					m &= m - 1
+				}
+			} else if m != 0 {
+				return d, true
+			}
+		}
+		return nil, false
 	}
 	return nil, false
 }
@@ -297,6 +320,8 @@ func (o *opDef) String() string {
 		return "close array: minItems"
 	case opStrMin:
 		return fmt.Sprintf("minLength %d", o.arg)
+	case opKeyAvail:
+		return "key prefix of an unused property"
 	}
 	return "?"
 }

@@ -1,5 +1,12 @@
 package grammar
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+)
+
 // NoneTool is the function name of the "no tool fits" choice:
 // {"function":"none","arguments":{}}.
 const NoneTool = "none"
@@ -19,8 +26,166 @@ type ToolCallOptions struct {
 	Options Options
 }
 
+var toolCache sync.Map // schema hash + options → *Grammar
+
+// CompileCached is Compile with a process-wide cache keyed by the schema's
+// SHA-256 and the options.
+func CompileCached(schema []byte, opts Options) (*Grammar, error) {
+	h := sha256.Sum256(schema)
+	key := hex.EncodeToString(h[:]) + "|" + opts.key()
+	if g, ok := toolCache.Load(key); ok {
+		return g.(*Grammar), nil
+	}
+	g, err := Compile(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	x, _ := toolCache.LoadOrStore(key, g)
+	return x.(*Grammar), nil
+}
+
 // ToolCall builds the grammar of {"function":"<name>","arguments":{...}}
 // over tools (names must be distinct and not "none" when AllowNone). Each
 // tool's compiled automaton is cached by (schema hash, options), so a new
-// subset of seen tools costs little.
-func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) { panic("todo") }
+// subset of seen tools costs little: the tools' rules are relocated (shared
+// tables, renumbered calls and checks) under a new root rule.
+func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
+	o := opts.Options.withDefaults()
+	if len(tools) == 0 && !opts.AllowNone {
+		return nil, &CompileError{Msg: "no tools"}
+	}
+	seen := map[string]bool{}
+	subs := make([]*Grammar, len(tools))
+	for i, t := range tools {
+		if t.Name == "" || seen[t.Name] || opts.AllowNone && t.Name == NoneTool {
+			return nil, &CompileError{Pointer: fmt.Sprintf("/tools/%d", i), Keyword: "name", Msg: fmt.Sprintf("tool name %q is empty or repeated", t.Name)}
+		}
+		seen[t.Name] = true
+		params := t.Parameters
+		if len(params) == 0 {
+			params = []byte(`{"type":"object"}`)
+		}
+		g, err := CompileCached(params, o)
+		if err != nil {
+			if ce, ok := err.(*CompileError); ok {
+				ce2 := *ce
+				ce2.Msg = fmt.Sprintf("tool %q: %s", t.Name, ce.Msg)
+				return nil, &ce2
+			}
+			return nil, fmt.Errorf("grammar: tool %q: %w", t.Name, err)
+		}
+		subs[i] = g
+	}
+	g := &Grammar{opts: o, ops: []opDef{{}}}
+	// rules 0 (root, below) and 1..3 (shared any-value rules)
+	var shared []*rule
+	for _, s := range subs {
+		shared = s.rules[1:4]
+		break
+	}
+	if shared == nil {
+		c := newCompiler(o)
+		shared = newBuilder(c).rules[1:4]
+	}
+	g.rules = append([]*rule{nil}, shared...)
+	roots := make([]int32, len(subs))
+	for i, s := range subs {
+		roots[i] = relocate(g, s)
+	}
+	b := &builder{opts: o}
+	n := &bnfa{}
+	s0 := n.add()
+	F := n.add()
+	n.st[F].final = true
+	ws := func(x int32) int32 {
+		y := n.add()
+		b.ws(n, x, y)
+		return y
+	}
+	lit := func(x int32, s string) int32 {
+		y := n.add()
+		n.lit(x, s, y)
+		return y
+	}
+	x := ws(lit(s0, "{"))
+	x = ws(lit(x, `"function"`))
+	x = ws(lit(x, ":"))
+	end := n.add()
+	for i, t := range tools {
+		y := lit(x, string(appendJSONString(nil, t.Name)))
+		y = ws(lit(ws(y), ","))
+		y = ws(lit(y, `"arguments"`))
+		y = ws(lit(y, ":"))
+		n.st[y].calls = append(n.st[y].calls, bcall{roots[i], end})
+	}
+	if opts.AllowNone {
+		y := lit(x, `"none"`)
+		y = ws(lit(ws(y), ","))
+		y = ws(lit(y, `"arguments"`))
+		y = ws(lit(y, ":"))
+		y = ws(lit(y, "{"))
+		n.eps(lit(y, "}"), end)
+	}
+	n.lit(ws(end), "}", F)
+	ds, err := determinizeBytes(n, 0)
+	if err != nil {
+		return nil, &CompileError{Msg: err.Error()}
+	}
+	r := newRule(minimizeStates(ds))
+	r.name, r.kind = "tool-call", kindValue
+	g.rules[0] = r
+	for _, s := range subs {
+		g.Loosened = append(g.Loosened, s.Loosened...)
+	}
+	return g, nil
+}
+
+// relocate appends s's own rules (0 and 4...) to g, renumbering calls and
+// ops, and returns the new index of s's root rule.
+func relocate(g *Grammar, s *Grammar) int32 {
+	base := int32(len(g.rules))
+	mapRule := func(id int32) int32 {
+		switch {
+		case id == 0:
+			return base
+		case id <= anyValRule:
+			return id
+		default:
+			return base + id - anyValRule
+		}
+	}
+	opBase := int32(len(g.ops)) - 1
+	g.ops = append(g.ops, s.ops[1:]...)
+	for i, r := range s.rules {
+		if i >= 1 && i <= anyValRule {
+			continue
+		}
+		nr := *r
+		nr.id = mapRule(int32(i))
+		nr.calls = make([][]callEdge, len(r.calls))
+		for st, cs := range r.calls {
+			if len(cs) == 0 {
+				continue
+			}
+			nc := make([]callEdge, len(cs))
+			for k, c := range cs {
+				nc[k] = callEdge{mapRule(c.rule), c.ret}
+			}
+			nr.calls[st] = nc
+		}
+		nr.spec = make([][]spEdge, len(r.spec))
+		for st, es := range r.spec {
+			if len(es) == 0 {
+				continue
+			}
+			ne := make([]spEdge, len(es))
+			for k, e := range es {
+				e.op += opBase
+				ne[k] = e
+			}
+			nr.spec[st] = ne
+		}
+		g.rules = append(g.rules, &nr)
+	}
+	return base
+}
