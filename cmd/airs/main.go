@@ -32,6 +32,7 @@ var commands = []*command{
 	serveCmd,
 	auditCmd,
 	versionCmd,
+	evalCmd,
 	chatCmd,
 }
 

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/evals/bfcl"
+	"github.com/airs-dev/airs/evals/predict"
+	"github.com/airs-dev/airs/evals/replay"
+	"github.com/airs-dev/airs/evals/retrieval"
+	"github.com/airs-dev/airs/internal/ollama"
+)
+
+var evalCmd = &command{
+	Name:    "eval",
+	Summary: "measure selection: BFCL, retrieval benchmarks, replay and tuning on recorded sessions",
+	Usage: `Usage:
+  airs eval bfcl [--data DIR] [--categories a,b] [--model none|ollama:M] [--json] [--report DIR] [--limit N]
+  airs eval retrieval --data FILE… [--embedder lexical|ollama:M] [--json]
+  airs eval replay SESSIONS.jsonl [--weights W.json] [--embedder lexical|ollama:M] [--model M]
+                   [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
+  airs eval tune SESSIONS.jsonl [--holdout 0.3] [--seed 1] [--write W.json] [--json]
+
+bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl)
+and scores them with the port of BFCL's AST checker. --model none is AIRS's
+no-LLM path: for each question it ranks the question's own candidate
+functions with the tool index (lexical embedder fitted once on every BFCL
+function in --data) and the composite score, answers "no call" when the best
+similarity is under a calibrated threshold, and extracts the arguments from
+the text; in the parallel categories it makes one call per clause of the
+request. --model ollama:M generates through Ollama under the tool-call
+grammar (temperature 0, one call per question). With --json, one line per
+category: {"category":…,"n":N,"function_acc":x,"ast_acc":x}.
+
+retrieval measures AIRS's tool retrieval against plain BM25 on MetaTool,
+StableToolBench and BFCL files (one JSON line per dataset and method with
+--json).
+
+replay re-runs selection on the requests of a session log (recording.dir in
+airs.yaml, default $AIRS_HOME/sessions/sessions.jsonl) against the tools of
+the current airs.yaml (builtins and manifests) and scores it against the
+labels: the executed and accepted call, or the corrected one. It reports
+top-1 and top-k tool accuracy, argument match, validity, "none" correctness
+and latency percentiles. --baseline CONFIG.json replays a second
+configuration ({"name","weights","embedder","model","top_k"}) on the same
+requests and reports the paired differences with bootstrap 95% intervals;
+--report writes replay.md and compare.md with plots. With --json: one line
+per configuration, then one line per compared metric
+{"metric","n","baseline","candidate","diff","lo","hi"}.
+
+tune fits the selection weights on the recorded candidates' score
+components (conditional logit, non-negative weights) on part of the log and
+reports held-out top-1 against the default weights. It writes the weights
+only with --write; use them with 'airs eval replay --weights'.
+
+Examples:
+  airs eval bfcl --model none --categories multiple,live_multiple
+  airs eval bfcl --model none --json --report /tmp/bfcl
+  airs eval bfcl --model ollama:qwen3:0.6b --limit 20
+  airs eval retrieval --data $DATA_DIR/retrieval/metatool_tools.jsonl.gz $DATA_DIR/retrieval/metatool_queries.jsonl.gz
+  airs eval replay ~/.local/state/airs/sessions/sessions.jsonl
+  echo '{"name":"trust-heavy","weights":{"semantic":0.3,"trust":0.7}}' > base.json
+  airs eval replay sessions.jsonl --baseline base.json --report /tmp/replay
+  airs eval tune sessions.jsonl --holdout 0.3 --write weights.json
+  airs eval replay sessions.jsonl --weights weights.json --baseline base.json
+`,
+	Run: runEval,
+}
+
+func runEval(a *app, args []string) error {
+	if len(args) == 0 {
+		return usagef("say bfcl, retrieval, replay or tune")
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		printCommandUsage(a.stdout, a.cmd, nil)
+		return nil
+	case "bfcl":
+		return exitCodeErr(bfcl.Main(args[1:], a.stdout, a.stderr, bfclFactory(args[1:], a.stderr)))
+	case "retrieval":
+		return exitCodeErr(retrieval.Main(args[1:], a.stdout, a.stderr))
+	case "replay":
+		return evalReplay(a, args[1:])
+	case "tune":
+		return evalTune(a, args[1:])
+	}
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay or tune", args[0])
+}
+
+func exitCodeErr(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// bfclFactory builds the predictors; for "none" it fits the lexical
+// embedder on every function of the data directory the run reads.
+func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) bfcl.PredictorFactory {
+	return func(model string) (bfcl.Predictor, error) {
+		o := predict.Options{MinSimilarity: predict.DefaultMinSimilarity, Parallel: true}
+		if model == "none" || model == "" {
+			dir := flagValue(args, "data")
+			if dir == "" && os.Getenv("DATA_DIR") != "" {
+				dir = filepath.Join(os.Getenv("DATA_DIR"), "bfcl")
+			}
+			pool, err := predict.PoolTexts(dir)
+			if err != nil {
+				return nil, fmt.Errorf("reading the functions of %s: %w", dir, err)
+			}
+			start := time.Now()
+			p, err := predict.NewNoLLM(context.Background(), predict.Options{Pool: pool, MinSimilarity: o.MinSimilarity, Parallel: true})
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(stderr, "airs eval bfcl: no-LLM mode: lexical embedder fitted on %d BFCL functions in %s; irrelevance threshold %.2f\n",
+				len(pool), time.Since(start).Round(time.Millisecond), o.MinSimilarity)
+			return p, nil
+		}
+		return predict.New(model, o)
+	}
+}
+
+// flagValue finds --name V or --name=V among args.
+func flagValue(args []string, name string) string {
+	for i, s := range args {
+		for _, p := range []string{"--" + name, "-" + name} {
+			if s == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(s, p+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func evalReplay(a *app, args []string) error {
+	fs := a.flags()
+	weights := fs.String("weights", "", "selection weights `file` (JSON, as 'airs eval tune --write' writes it; default: the built-in weights)")
+	embedder := fs.String("embedder", "lexical", "embedder: lexical or ollama:MODEL")
+	model := fs.String("model", "none", "none (no-LLM) or an Ollama model to generate calls with")
+	baseline := fs.String("baseline", "", "a second configuration `file` to compare against (JSON: name, weights, embedder, model, top_k)")
+	reportDir := fs.String("report", "", "write replay.md (and compare.md) with plots into this `dir`")
+	asJSON := fs.Bool("json", false, "print JSON lines")
+	k := fs.Int("k", 3, "k of top-k accuracy")
+	implicit := fs.Bool("implicit", false, "count a call that ran ok without feedback as accepted")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("'eval replay' takes one SESSIONS.jsonl")
+	}
+	cand := replay.Config{Name: "candidate", Embedder: *embedder, Model: *model}
+	if *weights != "" {
+		w, err := replay.LoadWeights(*weights)
+		if err != nil {
+			return err
+		}
+		cand.Weights = &w
+		cand.Name = strings.TrimSuffix(filepath.Base(*weights), ".json")
+	} else {
+		cand.Name = "default"
+	}
+	var base *replay.Config
+	if *baseline != "" {
+		c, err := replay.LoadConfig(*baseline)
+		if err != nil {
+			return err
+		}
+		base = &c
+		if c.Label() == cand.Label() {
+			cand.Name += " (candidate)"
+		}
+	}
+	items, unlabelled, err := replay.Items(pos[0], *implicit)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("%s: no labelled requests (%d unlabelled; try --implicit)", pos[0], unlabelled)
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	cfg := a.cfg
+	o := replay.Options{Registry: reg, Policy: a.policy, K: *k, Progress: a.stderr}
+	for n := range cfg.Spaces {
+		o.Hints.Spaces = append(o.Hints.Spaces, n)
+	}
+	if strings.HasPrefix(*embedder, "ollama:") || (*model != "none" && *model != "") || base != nil && (base.Model != "" && base.Model != "none" || strings.HasPrefix(base.Embedder, "ollama:")) {
+		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
+		if err != nil {
+			return err
+		}
+		o.Ollama = c
+	}
+	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
+	defer stop()
+	fmt.Fprintf(a.stderr, "airs eval replay: %d labelled requests (%d unlabelled) from %s; %s\n", len(items), unlabelled, pos[0], selectorMode(*model))
+	res, err := replay.Run(ctx, items, cand, o)
+	if err != nil {
+		return err
+	}
+	var baseRes *replay.Result
+	var diffs []replay.DiffLine
+	if base != nil {
+		if baseRes, err = replay.Run(ctx, items, *base, o); err != nil {
+			return err
+		}
+		if diffs, err = replay.Compare(baseRes, res); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if baseRes != nil {
+			replay.WriteJSON(a.stdout, baseRes.Line())
+		}
+		replay.WriteJSON(a.stdout, res.Line())
+		for _, d := range diffs {
+			replay.WriteJSON(a.stdout, d)
+		}
+	} else {
+		if baseRes != nil {
+			replay.WriteTable(a.stdout, baseRes, res)
+			fmt.Fprintf(a.stdout, "\n%s − %s (paired, bootstrap 95%% interval):\n", res.Config.Label(), baseRes.Config.Label())
+			for _, d := range diffs {
+				fmt.Fprintf(a.stdout, "  %-10s %+.4f [%+.4f, %+.4f]\n", d.Metric, d.Diff, d.Lo, d.Hi)
+			}
+		} else {
+			replay.WriteTable(a.stdout, res)
+		}
+		fmt.Fprintf(a.stdout, "replayed %d requests in %s\n", len(res.Items), res.Elapsed.Round(time.Millisecond))
+	}
+	if *reportDir != "" {
+		p, err := replay.WriteReport(*reportDir, res, baseRes, replay.ReportInfo{Command: "airs eval replay " + strings.Join(args, " "), Log: pos[0]})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "report: %s\n", p)
+	}
+	return nil
+}
+
+func selectorMode(model string) string {
+	if model == "" || model == "none" {
+		return "no-LLM mode (retrieval, ranking and argument extraction; no model)"
+	}
+	return "model " + model + " through Ollama"
+}
+
+func evalTune(a *app, args []string) error {
+	fs := a.flags()
+	holdout := fs.Float64("holdout", 0.3, "fraction of the decisions held out for scoring")
+	seed := fs.Uint64("seed", 1, "seed of the split")
+	write := fs.String("write", "", "write the fitted weights to this `file` (JSON)")
+	asJSON := fs.Bool("json", false, "print one JSON line")
+	implicit := fs.Bool("implicit", false, "count a call that ran ok without feedback as accepted")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("'eval tune' takes one SESSIONS.jsonl")
+	}
+	items, _, err := replay.Items(pos[0], *implicit)
+	if err != nil {
+		return err
+	}
+	r, err := replay.Tune(items, *holdout, *seed)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := struct {
+			Train   int `json:"train"`
+			Test    int `json:"test"`
+			Skipped int `json:"skipped"`
+			*replay.TuneResult
+			Written string `json:"written,omitempty"`
+		}{r.Train, r.Test, r.Skipped, r, *write}
+		replay.WriteJSON(a.stdout, out)
+	} else {
+		w := r.Weights
+		fmt.Fprintf(a.stdout, "decisions: %d to fit, %d held out (%d records skipped: unlabelled, \"none\", or right tool not among the recorded candidates)\n", r.Train, r.Test, r.Skipped)
+		fmt.Fprintf(a.stdout, "fitted weights: semantic %.3f  trust %.3f  success %.3f  latency %.3f  preference %.3f\n", w.Semantic, w.Trust, w.Success, w.Latency, w.Preference)
+		fmt.Fprintf(a.stdout, "held-out top-1: default %.3f, fitted %.3f, difference %+.3f [%+.3f, %+.3f] (bootstrap 95%%)\n",
+			r.DefaultTop1, r.TunedTop1, r.Diff.Mean, r.Diff.Lo, r.Diff.Hi)
+		fmt.Fprintf(a.stdout, "training top-1: default %.3f, fitted %.3f\n", r.TrainDefault, r.TrainTuned)
+	}
+	if *write != "" {
+		b, _ := json.MarshalIndent(r.Weights, "", "  ")
+		if err := os.WriteFile(*write, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		if !*asJSON {
+			fmt.Fprintf(a.stdout, "wrote %s\n", *write)
+		}
+	} else if !*asJSON {
+		fmt.Fprintln(a.stdout, "(not written: pass --write FILE to keep them)")
+	}
+	return nil
+}
