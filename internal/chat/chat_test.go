@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -33,6 +34,7 @@ type rig struct {
 	eng      *engine.Engine
 	auditLog *audit.Log
 	slowOn   chan struct{} // a value each time slow starts
+	wait     time.Duration // expect's timeout (default 15 s)
 
 	in   *io.PipeWriter
 	out  *buffer
@@ -41,7 +43,12 @@ type rig struct {
 	repl *REPL
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, "none", nil) }
+
+// newRigWith builds the rig with a model ("none": no-LLM mode) and, when
+// register is set, with only the tools it registers instead of the
+// builtins and the two test tools.
+func newRigWith(t *testing.T, model string, register func(r *rig, reg *pipeline.Registry, opts builtin.Options)) *rig {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -72,7 +79,35 @@ recording:
 
 	policy := cfg.Policy()
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	must(t, builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}))
+	if register != nil {
+		register(r, reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy})
+	} else {
+		r.registerTestTools(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy})
+	}
+
+	log, err := audit.Open(cfg.AuditPath())
+	must(t, err)
+	r.auditLog = log
+	mc := cfg.ManagerConfig()
+	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	mc.CancelGrace = 200 * time.Millisecond
+	m, err := pipeline.NewManager(mc)
+	must(t, err)
+	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: model})
+	must(t, err)
+	r.eng = eng
+	t.Cleanup(func() {
+		eng.Close()
+		m.Close()
+		log.Close()
+	})
+	return r
+}
+
+// registerTestTools registers the builtins, delete-note and slow.
+func (r *rig) registerTestTools(reg *pipeline.Registry, opts builtin.Options) {
+	t := r.t
+	must(t, builtin.Register(reg, opts))
 	must(t, reg.Register("notes", pipeline.Tool{
 		Name: "delete-note", Version: "1.0.0",
 		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
@@ -108,24 +143,6 @@ recording:
 			}
 		}
 	})))
-
-	log, err := audit.Open(cfg.AuditPath())
-	must(t, err)
-	r.auditLog = log
-	mc := cfg.ManagerConfig()
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	mc.CancelGrace = 200 * time.Millisecond
-	m, err := pipeline.NewManager(mc)
-	must(t, err)
-	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: "none"})
-	must(t, err)
-	r.eng = eng
-	t.Cleanup(func() {
-		eng.Close()
-		m.Close()
-		log.Close()
-	})
-	return r
 }
 
 // start runs the REPL over a pipe; stop ends its input and waits.
@@ -166,7 +183,11 @@ func (r *rig) say(line string) {
 // mark (the end of s).
 func (r *rig) expect(mark int, s string) int {
 	r.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	wait := r.wait
+	if wait == 0 {
+		wait = 15 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		out := r.out.String()
 		if i := strings.Index(out[mark:], s); i >= 0 {
@@ -469,4 +490,78 @@ func (b *buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// scriptedModel is an in-process ollama.Client for the result-integration
+// path: it records what the engine asks and streams a fixed answer. (The
+// real Ollama path is TestModelMode, build tag e2e; its tiny random model
+// never picks a tool, so the call → model path is checked here.)
+type scriptedModel struct {
+	mu   sync.Mutex
+	reqs []ollama.ChatRequest
+}
+
+func (s *scriptedModel) Chat(ctx context.Context, req ollama.ChatRequest, onChunk func(string) error) (ollama.ChatResponse, error) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+	var resp ollama.ChatResponse
+	for _, c := range []string{"The report ", "repeats one line."} {
+		resp.Content += c
+		if err := onChunk(c); err != nil {
+			return resp, err
+		}
+	}
+	resp.Done = true
+	return resp, nil
+}
+func (s *scriptedModel) Embed(context.Context, string, []string) ([][]float32, error) {
+	return nil, ollama.ErrUnavailable
+}
+func (s *scriptedModel) Ping(context.Context) error               { return nil }
+func (s *scriptedModel) Version(context.Context) (string, error)  { return "scripted", nil }
+func (s *scriptedModel) Models(context.Context) ([]string, error) { return []string{"scripted"}, nil }
+
+func TestResultToTheModel(t *testing.T) {
+	r := newRig(t)
+	// The model writes the final answer; selection stays in no-LLM mode
+	// (the selector has no model), so the chosen call is predictable.
+	model := &scriptedModel{}
+	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = model, "scripted", 1024
+	r.start(Options{})
+	m := r.expect(0, "mode: model scripted via Ollama")
+	r.say("read the file report.txt in documents")
+	m = r.expect(m, "tool: read-file")
+	m = r.expect(m, "ok: read-file")
+	m = r.expect(m, "note: the result (")
+	m = r.expect(m, "bytes) was truncated to 1024 bytes for the model's context")
+	m = r.expect(m, "The report repeats one line.\n")
+	m = r.expect(m, "> ")
+	if strings.Contains(r.out.String(), "a line of a large report") {
+		t.Errorf("with a model, the raw result is given to the model, not printed:\n%s", r.out)
+	}
+
+	// No tool fits: the model answers directly.
+	r.eng.Selector.Config.MinSimilarity = 1.5
+	r.say("what is the meaning of life")
+	m = r.expect(m, "no tool fits this request; the model answers directly:")
+	r.expect(m, "The report repeats one line.\n")
+	r.stop()
+
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if len(model.reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(model.reqs))
+	}
+	user := model.reqs[0].Messages[len(model.reqs[0].Messages)-1].Content
+	if !strings.Contains(user, "read the file report.txt in documents") || !strings.Contains(user, "Tool call: read-file") ||
+		!strings.Contains(user, "[truncated: ") || len(user) > 1024+600 {
+		t.Errorf("the result given to the model (%d bytes):\n%s", len(user), user)
+	}
+	if sys := model.reqs[1].Messages[0].Content; !strings.Contains(sys, "No tool fits") {
+		t.Errorf("direct answer's system prompt: %s", sys)
+	}
+	if model.reqs[0].Options.NumPredict <= 0 || model.reqs[0].Format != nil {
+		t.Errorf("answer options: %+v format %s", model.reqs[0].Options, model.reqs[0].Format)
+	}
 }

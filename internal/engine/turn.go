@@ -240,10 +240,11 @@ func resultMessages(text string, sel *selector.Selection, shown string, callErr 
 // answer streams the model's final answer to ui.
 func (e *Engine) answer(ctx context.Context, ui TurnUI, msgs []ollama.Message) (string, error) {
 	temp := 0.0
+	o := e.modelOptions()
 	resp, err := e.Model.Chat(ctx, ollama.ChatRequest{
 		Model:    e.ModelName,
 		Messages: msgs,
-		Options:  ollama.Options{Temperature: &temp, NumCtx: e.modelOptions()["num_ctx"].(int)},
+		Options:  ollama.Options{Temperature: &temp, NumCtx: o["num_ctx"].(int), NumPredict: o["num_predict"].(int)},
 	}, ui.Token)
 	if err != nil {
 		return resp.Content, fmt.Errorf("the model's answer: %w", err)
