@@ -3,7 +3,6 @@ package selector
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
 
@@ -104,17 +103,20 @@ func holdsAny(pol pipeline.AccessPolicy, caller, kind string) bool {
 	return pol.Holds(caller, pipeline.Capability{Kind: kind, Arg: "*"}) || pol.Holds(caller, pipeline.Capability{Kind: kind, Arg: ""})
 }
 
-// Tool implements chains.Catalog with the same rules.
+// Tool implements chains.Catalog with the same rules, answering with the
+// pipeline's own error kinds so a chain's validation error maps to the
+// status and exit code a call would get.
 func (c *RegistryCatalog) Tool(caller, name string) (pipeline.Tool, error) {
 	for _, e := range c.Callable(caller) {
 		if e.Tool.Name == name {
 			return e.Tool, nil
 		}
 	}
-	if len(c.Registry.Providers(name)) > 0 {
-		return pipeline.Tool{}, fmt.Errorf("tool %s: caller %s may not call it (missing capability or provider access)", name, caller)
+	provs := c.Registry.Providers(name)
+	if len(provs) == 0 {
+		return pipeline.Tool{}, &pipeline.ToolNotFound{Tool: name}
 	}
-	return pipeline.Tool{}, fmt.Errorf("tool %s: no such tool (airs tools list shows the tools)", name)
+	return pipeline.Tool{}, &pipeline.ToolCapabilityDenied{Required: provs[0].Tool.CapabilityRequired}
 }
 
 // Docs turns entries into index documents.

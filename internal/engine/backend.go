@@ -8,6 +8,7 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
 )
 
@@ -58,34 +59,64 @@ func (b backend) WriteMetrics(w io.Writer) error {
 	return b.e.WriteMetrics(w)
 }
 
-// Chat over HTTP: select, run the call when it is idempotent (an HTTP
-// client cannot be asked to confirm mid-stream, so a destructive call is
-// proposed, not run: the client confirms by POSTing it to /v1/call), and
-// stream the result.
+// Chat over HTTP is a Turn whose UI streams server-sent events. An HTTP
+// client cannot be asked to confirm mid-stream, so a call of a tool that is
+// not idempotent is proposed ("confirm" event), not run: the client runs it
+// by POSTing it to /v1/call. Every request is recorded like chat's.
 func (b backend) Chat(ctx context.Context, caller, text string, emit func(string, any) error) error {
-	sel, err := b.e.Select(ctx, caller, text)
+	ui := &sseUI{emit: emit}
+	tr, err := b.e.Turn(ctx, caller, text, ui, TurnOptions{})
 	if err != nil {
 		return err
 	}
-	if err := emit("selection", sel); err != nil {
-		return err
+	if ui.err != nil {
+		return ui.err
 	}
+	if tr.RecordErr != nil {
+		return emit("note", map[string]string{"text": "this request was not recorded: " + tr.RecordErr.Error()})
+	}
+	return nil
+}
+
+// sseUI turns a Turn's progress into events: selection, confirm, running,
+// result, note, token.
+type sseUI struct {
+	emit func(string, any) error
+	err  error
+}
+
+func (u *sseUI) send(event string, data any) {
+	if u.err == nil {
+		u.err = u.emit(event, data)
+	}
+}
+
+func (u *sseUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
+	u.send("selection", sel)
 	if sel.Function == grammar.NoneTool {
-		return emit("message", map[string]string{"text": "no tool fits this request"})
+		u.send("note", map[string]string{"text": "no tool fits this request"})
 	}
-	var tool pipeline.Tool
-	for _, c := range b.e.Catalog.Callable(caller) {
-		if c.Tool.Name == sel.Function {
-			tool = c.Tool
-		}
-	}
-	if !tool.Idempotent {
-		return emit("confirm", map[string]any{"tool": sel.Function, "arguments": sel.Arguments,
-			"message": fmt.Sprintf("%s is not idempotent: POST it to /v1/call to run it", sel.Function)})
-	}
-	res, err := b.e.Call(ctx, pipeline.Request{Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments, Caller: caller})
+}
+
+func (u *sseUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
+	u.send("confirm", map[string]any{"tool": tool.Name, "arguments": args,
+		"message": fmt.Sprintf("%s is not idempotent: POST it to /v1/call to run it", tool.Name)})
+	return false
+}
+
+func (u *sseUI) Running(callID string) { u.send("running", map[string]string{"call_id": callID}) }
+
+func (u *sseUI) Result(res *pipeline.Result, err error) {
 	if err != nil {
-		return err
+		u.send("result", map[string]any{"result": res, "error": pipeline.KindOf(err), "message": err.Error(), "hint": pipeline.Hint(err)})
+		return
 	}
-	return emit("result", res)
+	u.send("result", res)
+}
+
+func (u *sseUI) Note(msg string) { u.send("note", map[string]string{"text": msg}) }
+
+func (u *sseUI) Token(chunk string) error {
+	u.send("token", map[string]string{"text": chunk})
+	return u.err
 }

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/server"
+)
+
+// newServed starts the real engine (no-LLM mode, builtin tools over a space
+// of real PDFs, recording on) behind the real HTTP server.
+func newServed(t *testing.T) (base string, cfg *config.Config) {
+	t.Helper()
+	t.Setenv("AIRS_HOME", "")
+	dir := t.TempDir()
+	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\n  nobody: {capabilities: []}\nrecording: {enabled: true}\n"
+	path := filepath.Join(dir, "airs.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(path, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	policy := cfg.Policy()
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.Open(cfg.AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(e.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		e.Close()
+		m.Close()
+		log.Close()
+	})
+	return "http://" + l.Addr().String(), cfg
+}
+
+func post(t *testing.T, url, token, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestServedChatRunsAndRecords(t *testing.T) {
+	base, cfg := newServed(t)
+	resp := post(t, base+"/v1/chat", "t-web", `{"text":"what is (12.5 + 7) * 3"}`)
+	defer resp.Body.Close()
+	var events []string
+	var result string
+	sc := bufio.NewScanner(resp.Body)
+	ev := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			ev = e
+			events = append(events, e)
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && ev == "result" {
+			result = d
+		}
+	}
+	if got := strings.Join(events, ","); got != "selection,running,result,done" {
+		t.Fatalf("events %s", got)
+	}
+	if !strings.Contains(result, `"result":58.5`) {
+		t.Errorf("result %s", result)
+	}
+	recs, err := session.ReadFile(filepath.Join(cfg.Home, "sessions", "sessions.jsonl"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("session log: %v, %d records", err, len(recs))
+	}
+	r := recs[0]
+	if r.Channel != "serve" || r.Caller != "web" || r.Call == nil || r.Call.Tool != "calculator" || r.Execution == nil || r.Execution.Outcome != session.OutcomeOK || len(r.Candidates) == 0 {
+		t.Errorf("record %+v", r)
+	}
+}
+
+// The seed's two examples through POST /v1/pipelines/run, without a model:
+// the DSL versions run on real PDFs and produce the right content.
+func TestServedSeedPipelines(t *testing.T) {
+	base, _ := newServed(t)
+	run := func(file string, input map[string]any, token string) (int, map[string]any) {
+		y, err := os.ReadFile(filepath.Join("..", "..", "chains", "examples", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"yaml": string(y), "input": input})
+		resp := post(t, base+"/v1/pipelines/run", token, string(body))
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, out := run("compare-pricing.yaml", map[string]any{"a": "quotes/acme-2024.pdf", "b": "quotes/acme-2025.pdf"}, "t-web")
+	if code != 200 {
+		t.Fatalf("compare: %d %v", code, out)
+	}
+	var res struct {
+		Output struct {
+			Summary string `json:"summary"`
+		} `json:"output"`
+	}
+	b, _ := json.Marshal(out)
+	_ = json.Unmarshal(b, &res)
+	for _, want := range []string{"$10 → $12", "$25 → $30", "$0.02 → $0.03"} {
+		if !strings.Contains(res.Output.Summary, want) {
+			t.Errorf("compare summary lacks %q: %s", want, res.Output.Summary)
+		}
+	}
+	code, out = run("summarize-papers.yaml", map[string]any{"dir": "papers"}, "t-web")
+	if code != 200 {
+		t.Fatalf("summarize: %d %v", code, out)
+	}
+	b, _ = json.Marshal(out)
+	for _, want := range []string{"papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf", "Transformer", "BM25", "extractive"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("summarize result lacks %q", want)
+		}
+	}
+	// An agent that may read no space is refused before anything runs.
+	code, out = run("summarize-papers.yaml", map[string]any{"dir": "papers"}, "t-nobody")
+	if code != http.StatusForbidden {
+		t.Errorf("nobody: %d %v", code, out)
+	}
+}
