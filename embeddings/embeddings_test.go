@@ -560,3 +560,19 @@ func TestParamsFromSchema(t *testing.T) {
 	}
 	_ = sort.Strings
 }
+
+func TestSplitName(t *testing.T) {
+	vocab := map[string]bool{"dice": true, "roller": true, "keyword": true, "explorer": true, "key": true, "word": true, "calculator": true}
+	cases := map[string][]string{
+		"diceroller":      {"dice", "roller"},
+		"keywordexplorer": {"keyword", "explorer"}, // fewest pieces, not key+word+explorer
+		"calculator":      nil,                     // a word of its own
+		"dicexroller":     nil,                     // no split covers it
+		"short":           nil,
+	}
+	for in, want := range cases {
+		if got := splitName(in, vocab); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitName(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

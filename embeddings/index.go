@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -508,6 +509,7 @@ func writeAtomic(path string, b []byte) error {
 
 // denseText is the text a document is embedded from: the name's words come
 // first and twice, as a name says more about a tool than any other phrase.
+// It depends on the document alone, so the content hash decides re-embedding.
 func (ix *Index) denseText(d *Doc) string {
 	name := strings.Join(Tokens(d.Name), " ")
 	return name + ". " + d.Text()
@@ -534,9 +536,10 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 		copy(st.vecs[k*dim:], vecs[i])
 	}
 	fw := ix.opts.Fields
+	vocab := registryVocab(st.docs)
 	wt := make([]WeightedTerms, len(st.docs))
 	for i := range st.docs {
-		wt[i] = docTerms(&st.docs[i], fw)
+		wt[i] = docTerms(&st.docs[i], fw, vocab)
 	}
 	st.bm = NewBM25(wt, ix.opts.K1, ix.opts.B)
 
@@ -589,8 +592,59 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 	ix.mu.Unlock()
 }
 
-// docTerms analyses a document's fields with their weights.
-func docTerms(d *Doc, fw FieldWeights) WeightedTerms {
+// registryVocab is the set of words (three letters or more) the registry
+// uses in descriptions and parameter names: the dictionary for splitting
+// run-together tool names.
+func registryVocab(docs []Doc) map[string]bool {
+	v := map[string]bool{}
+	add := func(s string) {
+		for _, t := range Tokens(s) {
+			if len(t) >= 3 && !stopwords[t] {
+				v[t] = true
+			}
+		}
+	}
+	for i := range docs {
+		add(docs[i].Description)
+		for _, p := range docs[i].Params {
+			add(p.Name)
+		}
+	}
+	return v
+}
+
+// splitName breaks a run-together name word ("diceroller",
+// "keywordexplorer") into the fewest registry words of three letters or
+// more; nil when the word is itself a registry word or has no such split.
+func splitName(w string, vocab map[string]bool) []string {
+	n := len(w)
+	if n < 6 || vocab[w] {
+		return nil
+	}
+	best := make([]int, n+1) // fewest pieces for w[:i], -1 impossible
+	from := make([]int, n+1)
+	for i := 1; i <= n; i++ {
+		best[i] = -1
+		for j := max(0, i-20); j <= i-3; j++ {
+			if best[j] >= 0 && vocab[w[j:i]] && (best[i] < 0 || best[j]+1 < best[i]) {
+				best[i], from[i] = best[j]+1, j
+			}
+		}
+	}
+	if best[n] < 2 {
+		return nil
+	}
+	var parts []string
+	for i := n; i > 0; i = from[i] {
+		parts = append(parts, w[from[i]:i])
+	}
+	slices.Reverse(parts)
+	return parts
+}
+
+// docTerms analyses a document's fields with their weights; run-together
+// name words also count as their parts.
+func docTerms(d *Doc, fw FieldWeights, vocab map[string]bool) WeightedTerms {
 	var wt WeightedTerms
 	add := func(text string, w float64) {
 		if w <= 0 || text == "" {
@@ -602,6 +656,16 @@ func docTerms(d *Doc, fw FieldWeights) WeightedTerms {
 		}
 	}
 	add(d.Name, fw.Name)
+	if vocab != nil && fw.Name > 0 {
+		for _, t := range Tokens(d.Name) {
+			for _, p := range splitName(t, vocab) {
+				if !stopwords[p] {
+					wt.Terms = append(wt.Terms, Stem(p))
+					wt.Weights = append(wt.Weights, float32(fw.Name))
+				}
+			}
+		}
+	}
 	add(d.Description, fw.Description)
 	for _, p := range d.Params {
 		add(p.Name, fw.ParamName)
