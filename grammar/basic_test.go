@@ -35,3 +35,28 @@ func TestBasicAcceptReject(t *testing.T) {
 		}
 	}
 }
+
+func TestAutomatonView(t *testing.T) {
+	g, err := Compile([]byte(`{"type":"object","properties":{"a":{"type":"boolean"}},"required":["a"],"additionalProperties":false}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := g.Automaton()
+	if a.Rules[a.Root].Kind != "value" || len(a.Rules) < 5 {
+		t.Fatalf("rules %d", len(a.Rules))
+	}
+	var checks, calls int
+	for _, r := range a.Rules {
+		for _, s := range r.States {
+			for _, e := range s.Edges {
+				if e.Check != "" {
+					checks++
+				}
+			}
+			calls += len(s.Calls)
+		}
+	}
+	if checks == 0 || calls == 0 {
+		t.Errorf("checks %d calls %d", checks, calls)
+	}
+}
