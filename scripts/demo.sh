@@ -27,8 +27,8 @@ say airs call list-files --args '{"space":"documents","dir":"papers","pattern":"
 say "airs call read-file --args '{\"space\":\"documents\",\"path\":\"../etc/passwd\"}'   # paths cannot escape a space"
 "$airs" call read-file --args '{"space":"documents","path":"../etc/passwd"}' || echo "(exit $?)"
 if "$airs" help 2>&1 | grep -q '^  chat'; then
-	say 'printf "what is 17 * 23 + 4\n/why\nsummarize the pdf papers/bm25.pdf in documents\n/quit\n" | airs chat --model none'
-	printf 'what is 17 * 23 + 4\n/why\nsummarize the pdf papers/bm25.pdf in documents\n/quit\n' | "$airs" chat --model none || true
+	say 'printf "what is 17 * 23 + 4\n/why\nextract the text of the pdf papers/bm25.pdf in documents\n/quit\n" | airs chat --model none'
+	printf 'what is 17 * 23 + 4\n/why\nextract the text of the pdf papers/bm25.pdf in documents\n/quit\n' | "$airs" chat --model none || true
 fi
 say airs run chains/examples/compare-pricing.yaml --input a=quotes/acme-2024.pdf --input b=quotes/acme-2025.pdf
 "$airs" run chains/examples/compare-pricing.yaml --input a=quotes/acme-2024.pdf --input b=quotes/acme-2025.pdf

@@ -44,6 +44,12 @@ type Engine struct {
 	MaxResultBytes int
 }
 
+// NoLLMMinSimilarity is the best dense similarity below which no-LLM mode
+// answers "none": the value the BFCL calibration found (evals/predict:
+// the 5th percentile of the best similarity over answerable questions,
+// i.e. a 5% false-refusal budget fixed in advance).
+const NoLLMMinSimilarity = 0.20
+
 // Options are what the channel adds to the configuration.
 type Options struct {
 	Channel string
@@ -120,7 +126,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 			out, loose, err := export.OllamaFormat(schema)
 			return out, len(loose) > 0, err
 		},
-		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)}},
+		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)}, MinSimilarity: NoLLMMinSimilarity},
 	}
 	if e.Model != nil {
 		e.Selector.Model = e.Model
