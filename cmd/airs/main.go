@@ -30,6 +30,7 @@ var commands = []*command{
 	callCmd,
 	runCmd,
 	serveCmd,
+	grammarCmd,
 	auditCmd,
 	versionCmd,
 	evalCmd,
