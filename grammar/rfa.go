@@ -66,6 +66,9 @@ type rdfa struct {
 	st     []rdstate
 	shared bool     // long-lived (formats, any string): its encodings are cached
 	canon  sync.Map // state → canonical key of its prefix-closed language
+	pcOnce sync.Once
+	pcCls  []int32
+	pc     *rdfa
 }
 
 // prefixFrom is the minimal DFA of the prefix-closed language from state si
@@ -96,30 +99,6 @@ func (d *rdfa) prefixFrom(si int32) *rdfa {
 	return out.trim().minimize().trim()
 }
 
-// canonKey is a canonical serialization of prefixFrom(si).
-func (d *rdfa) canonKey(si int32) string {
-	if k, ok := d.canon.Load(si); ok {
-		return k.(string)
-	}
-	m := d.prefixFrom(si)
-	var b strings.Builder
-	for i, s := range m.st {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(':')
-		for _, e := range s.edges {
-			b.WriteString(strconv.Itoa(int(e.lo)))
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(int(e.hi)))
-			b.WriteByte('>')
-			b.WriteString(strconv.Itoa(int(e.to)))
-			b.WriteByte(',')
-		}
-		b.WriteByte(';')
-	}
-	k := b.String()
-	d.canon.Store(si, k)
-	return k
-}
 
 func emptyDFA() *rdfa { return &rdfa{st: []rdstate{{}}} }
 
@@ -584,6 +563,130 @@ func (d *rdfa) toNFA(n *rnfa) (int32, int32) {
 		}
 	}
 	return base, acc
+}
+
+// prefixClasses computes, once, the Moore classes of d with every state
+// final (the prefix-closed languages) and the quotient automaton.
+func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
+	d.pcOnce.Do(func() {
+		all := &rdfa{st: make([]rdstate, len(d.st))}
+		for i, s := range d.st {
+			all.st[i] = rdstate{edges: s.edges, final: true}
+		}
+		n := len(all.st)
+		cls := make([]int32, n)
+		ncls := -1
+		var b strings.Builder
+		for {
+			index := map[string]int32{}
+			next := make([]int32, n)
+			for i, s := range all.st {
+				b.Reset()
+				b.WriteString(strconv.Itoa(int(cls[i])))
+				for _, e := range s.edges {
+					b.WriteByte('|')
+					b.WriteString(strconv.Itoa(int(e.lo)))
+					b.WriteByte('-')
+					b.WriteString(strconv.Itoa(int(e.hi)))
+					b.WriteByte(':')
+					b.WriteString(strconv.Itoa(int(cls[e.to])))
+				}
+				k := b.String()
+				id, ok := index[k]
+				if !ok {
+					id = int32(len(index))
+					index[k] = id
+				}
+				next[i] = id
+			}
+			cls = next
+			if len(index) == ncls {
+				break
+			}
+			ncls = len(index)
+		}
+		q := &rdfa{st: make([]rdstate, ncls)}
+		done := make([]bool, ncls)
+		for i, s := range all.st {
+			c := cls[i]
+			if done[c] {
+				continue
+			}
+			done[c] = true
+			q.st[c].final = true
+			for _, e := range s.edges {
+				ne := rdedge{e.lo, e.hi, cls[e.to]}
+				if k := len(q.st[c].edges); k > 0 && q.st[c].edges[k-1].to == ne.to && q.st[c].edges[k-1].hi+1 == ne.lo {
+					q.st[c].edges[k-1].hi = ne.hi
+				} else {
+					q.st[c].edges = append(q.st[c].edges, ne)
+				}
+			}
+		}
+		d.pcCls, d.pc = cls, q
+	})
+	return d.pcCls, d.pc
+}
+
+// canonKey is a canonical serialization of the prefix-closed language from
+// state si: the quotient automaton renumbered breadth-first from si's class.
+func (d *rdfa) canonKey(si int32) string {
+	if k, ok := d.canon.Load(si); ok {
+		return k.(string)
+	}
+	cls, q := d.prefixClasses()
+	num := map[int32]int32{cls[si]: 0}
+	order := []int32{cls[si]}
+	var b strings.Builder
+	for i := 0; i < len(order); i++ {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(':')
+		for _, e := range q.st[order[i]].edges {
+			id, ok := num[e.to]
+			if !ok {
+				id = int32(len(order))
+				num[e.to] = id
+				order = append(order, e.to)
+			}
+			b.WriteString(strconv.Itoa(int(e.lo)))
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(int(e.hi)))
+			b.WriteByte('>')
+			b.WriteString(strconv.Itoa(int(id)))
+			b.WriteByte(',')
+		}
+		b.WriteByte(';')
+	}
+	k := b.String()
+	d.canon.Store(si, k)
+	return k
+}
+
+// prefixFrom is the automaton of the prefix-closed language from si.
+func (d *rdfa) prefixFromQ(si int32) *rdfa {
+	cls, q := d.prefixClasses()
+	start := cls[si]
+	out := &rdfa{st: make([]rdstate, len(q.st))}
+	for i, s := range q.st {
+		out.st[i] = rdstate{edges: s.edges, final: true}
+	}
+	if start != 0 {
+		out.st[0], out.st[start] = out.st[start], out.st[0]
+		for i := range out.st {
+			es := make([]rdedge, len(out.st[i].edges))
+			for j, e := range out.st[i].edges {
+				switch e.to {
+				case 0:
+					e.to = start
+				case start:
+					e.to = 0
+				}
+				es[j] = e
+			}
+			out.st[i].edges = es
+		}
+	}
+	return out.trim()
 }
 
 // taggedUnion is the DFA of the union of disjoint languages; tag[s] is the

@@ -219,7 +219,7 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	if m, ok := ti.interiorCache.Load(key); ok {
 		return m.([]uint64)
 	}
-	d := sd.prefixFrom(si)
+	d := sd.prefixFromQ(si)
 	t := strTemplate(d, 1<<30)
 	ds, err := determinizeBytes(t, 0)
 	m := make([]uint64, ti.words)
