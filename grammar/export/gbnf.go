@@ -44,6 +44,7 @@ func ToolCallGBNF(tools []Tool, allowNone bool, opts GBNFOptions) (string, []Loo
 type gbnfGen struct {
 	rules   []string
 	names   map[string]bool
+	next    map[string]int
 	defs    *value
 	defRule map[string]string
 	ws      string
@@ -51,7 +52,7 @@ type gbnfGen struct {
 }
 
 func gbnfOf(doc *value, opts GBNFOptions) string {
-	g := &gbnfGen{names: map[string]bool{"root": true, "ws": true, "char": true, "kchar": true}, defRule: map[string]string{}, opts: opts}
+	g := &gbnfGen{names: map[string]bool{"root": true, "ws": true, "char": true, "kchar": true}, next: map[string]int{}, defRule: map[string]string{}, opts: opts}
 	g.defs = doc.get("$defs")
 	if opts.Whitespace > 0 {
 		g.ws = " ws"
@@ -79,13 +80,20 @@ func (g *gbnfGen) rule(hint, body string) string {
 }
 
 func (g *gbnfGen) fresh(hint string) string {
+	if len(hint) > 64 { // deep paths: keep the tail
+		hint = hint[len(hint)-64:]
+	}
 	base := strings.Trim(nameRE.ReplaceAllString(hint, "-"), "-")
+	if len(base) > 48 {
+		base = strings.TrimLeft(base[len(base)-48:], "-0123456789")
+	}
 	if base == "" {
 		base = "r"
 	}
 	name := base
-	for i := 2; g.names[name]; i++ {
-		name = fmt.Sprintf("%s-%d", base, i)
+	for g.names[name] {
+		g.next[base]++
+		name = fmt.Sprintf("%s-%d", base, g.next[base]+1)
 	}
 	g.names[name] = true
 	return name
@@ -93,6 +101,9 @@ func (g *gbnfGen) fresh(hint string) string {
 
 // expr returns a GBNF expression (often a rule name) for normalized schema s.
 func (g *gbnfGen) expr(s *value, hint string) string {
+	if len(hint) > 64 {
+		hint = hint[len(hint)-64:]
+	}
 	if r := s.get("$ref"); r != nil {
 		name := strings.TrimPrefix(r.str, "#/$defs/")
 		if rn, ok := g.defRule[name]; ok {

@@ -89,7 +89,7 @@ func (n *normalizer) loosen(ptr, kw, format string, a ...any) {
 
 // maxSteps bounds the work of one export (schemas are normalized node by
 // node; shared $refs under allOf are inlined).
-const maxSteps = 200_000
+const maxSteps = 20_000
 
 var allTypes = []string{"object", "array", "string", "number", "boolean", "null"}
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# conformance.sh — `make conformance`: run the big public datasets under
+# DATA_DIR and write the results to CONFORMANCE.md.
+#
+# Grammar: `airs grammar bench` over all of jsonschemabench with the llama3
+# vocabulary (MaskBench's method, one thread, 10 s per schema), the JSON Schema
+# Test Suite (draft 2020-12) through the grammar, and the data-dependent tests
+# of grammar/bench and grammar/export.
+#
+# Env: DATA_DIR (default ../shared/data), CONFORMANCE_OUT (raw runs, default
+# .cache/conformance), CONFORMANCE_LIMIT (a --limit for quick runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA_DIR=$(cd "${DATA_DIR:-../shared/data}" && pwd)
+export DATA_DIR
+out=${CONFORMANCE_OUT:-.cache/conformance}
+mkdir -p "$out"
+log() { printf '[conformance %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# `airs grammar ...` once cmd/airs has it, else the package's own main.
+gb="$out/grammarbench"
+go build -o "$gb" ./grammar/bench/cmd/grammarbench
+grammar=("$gb")
+if go build -o "$out/airs" ./cmd/airs 2>/dev/null && "$out/airs" grammar bench --help >/dev/null 2>&1; then
+	grammar=("$out/airs" grammar)
+fi
+limit=()
+[ -n "${CONFORMANCE_LIMIT:-}" ] && limit=(--limit "$CONFORMANCE_LIMIT")
+
+cmd="airs grammar bench --data \$DATA_DIR/jsonschemabench --vocab llama3 --json"
+log "$cmd"
+"${grammar[@]}" bench --data "$DATA_DIR/jsonschemabench" --vocab llama3 --json "${limit[@]}" --out "$out/jsonschemabench.jsonl"
+tail -n 1 "$out/jsonschemabench.jsonl" >&2
+
+log "JSON Schema Test Suite (draft 2020-12)"
+"$gb" suite --dir "$DATA_DIR/json-schema-test-suite/tests/draft2020-12" --json >"$out/suite.jsonl"
+
+"$gb" report --bench "$out/jsonschemabench.jsonl" --suite "$out/suite.jsonl" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
+log "wrote CONFORMANCE.md"
+
+log "data-dependent tests: grammar/bench, grammar/export"
+go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/
