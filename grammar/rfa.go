@@ -99,7 +99,6 @@ func (d *rdfa) prefixFrom(si int32) *rdfa {
 	return out.trim().minimize().trim()
 }
 
-
 func emptyDFA() *rdfa { return &rdfa{st: []rdstate{{}}} }
 
 func (d *rdfa) isEmpty() bool { return len(d.st) == 1 && !d.st[0].final && len(d.st[0].edges) == 0 }
