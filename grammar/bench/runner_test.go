@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/grammar"
+)
+
+// byteVocab: the 256 single bytes, a few multi-byte tokens, one EOS.
+func byteVocab() *grammar.Vocab {
+	v := &grammar.Vocab{Name: "bytes"}
+	for b := range 256 {
+		v.Tokens = append(v.Tokens, []byte{byte(b)})
+	}
+	for _, s := range []string{`{"`, `":`, `",`, `"}`, "name", "true", "null", "12"} {
+		v.Tokens = append(v.Tokens, []byte(s))
+	}
+	v.Tokens = append(v.Tokens, []byte("<eos>"))
+	v.Special = make([]bool, len(v.Tokens))
+	v.Special[len(v.Tokens)-1] = true
+	v.EOS = []int{len(v.Tokens) - 1}
+	v.Size = len(v.Tokens) + 3
+	return v
+}
+
+func record(t *testing.T, id, schema string, tests ...any) *Record {
+	t.Helper()
+	var ts []map[string]any
+	for i := 0; i+1 < len(tests); i += 2 {
+		ts = append(ts, map[string]any{"valid": tests[i], "data": json.RawMessage(tests[i+1].(string))})
+	}
+	line, err := json.Marshal(map[string]any{"id": id, "schema": json.RawMessage(schema), "tests": ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Record{ID: id, File: "t.jsonl", line: line}
+}
+
+func TestRunnerStatuses(t *testing.T) {
+	rn := NewRunner(byteVocab(), grammar.Options{})
+	cases := []struct {
+		rec      *Record
+		status   string
+		accepted int
+		rejected int
+	}{
+		{record(t, "ok", `{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","minimum":10}},"required":["name"]}`,
+			true, `{"name":"x","n":12}`, false, `{"n":12}`, false, `{"name":"x","n":1}`), StatusOK, 1, 2},
+		{record(t, "prefix", `{"type":"integer","minimum":10}`, false, `1`, true, `12`), StatusOK, 1, 1},
+		{record(t, "bad-json-schema", `{"type":"nonsense-type"}`), StatusCompileError, 0, 0},
+	}
+	for _, c := range cases {
+		r := rn.Run(c.rec)
+		if r.Status != c.status || r.ValidAccepted != c.accepted || r.InvalidRejected != c.rejected {
+			t.Errorf("%s: %+v", c.rec.ID, r)
+		}
+		if r.Status == StatusOK && (r.Masks == 0 || r.Masks > r.Tokens+len(mustParse(t, c.rec).Tests) || len(r.maskUS) != r.Masks) {
+			t.Errorf("%s: %d masks for %d tokens", c.rec.ID, r.Masks, r.Tokens)
+		}
+	}
+	// "1" under minimum 10 is a prefix of a valid instance: rejected at the end.
+	r := rn.Run(record(t, "prefix2", `{"type":"integer","minimum":10}`, false, `1`))
+	if r.InvalidRejected != 1 || r.InvalidRejectedAtToken != 0 {
+		t.Errorf("prefix: %+v", r)
+	}
+}
+
+func TestMainEndToEnd(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"--data", "testdata/mini.jsonl.gz", "--vocab", "testdata/nonexistent.vocab.jsonl.gz"}, &out, &errb); code == 0 {
+		t.Fatal("missing vocab accepted")
+	}
+	if code := Main([]string{"--vocab", "x"}, &out, &errb); code != 2 {
+		t.Fatalf("no --data: exit %d", code)
+	}
+	if !strings.Contains(errb.String(), "--data") {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
+
+func mustParse(t *testing.T, r *Record) *Parsed {
+	p, err := r.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
