@@ -17,7 +17,23 @@ import (
 // step's output (or the chain's input) must match in a plan. The grammar
 // lets a model emit only well-formed references; that each one names an
 // earlier step is checked by chains.Validate after parsing.
-const RefPattern = `^\{\{(steps\.[A-Za-z_][A-Za-z0-9_-]{0,63}\.output(\.[A-Za-z0-9_$-]{1,64}|\[[0-9]{1,6}\]){0,8}|input\.[A-Za-z0-9_-]{1,64})\}\}$`
+//
+// Its bounds are kept small on purpose: a step ID is what the plan schema
+// lets a step be called (^[a-z][a-z0-9_]{0,31}$), and a path has at most
+// four keys or indexes. A reference is then 11 to refMaxLen bytes long, so
+// most string parameters (those with only length bounds that admit every
+// reference) need no union with it at all, and the remaining unions
+// (enums, patterns) stay small automata: a union of a length-bounded string
+// with a large reference automaton is a product the grammar compiler
+// cannot build in the time a request has.
+const RefPattern = `^\{\{(steps\.[a-z][a-z0-9_]{0,31}\.output(\.[A-Za-z0-9_$-]{1,32}|\[[0-9]{1,4}\]){0,4}|input\.[A-Za-z0-9_-]{1,32})\}\}$`
+
+// refMinLen and refMaxLen bound the length of a string matching RefPattern:
+// "{{input.x}}", and "{{steps." + 32 + ".output" + 4×(1+32) + "}}".
+const (
+	refMinLen = 11
+	refMaxLen = 8 + 32 + 7 + 4*33 + 2
+)
 
 // PlanSchema is the JSON Schema of a plan over the given tools:
 //
@@ -79,6 +95,10 @@ func referable(params json.RawMessage) (map[string]any, error) {
 	np := make(map[string]any, len(props))
 	ref := map[string]any{"type": "string", "pattern": RefPattern}
 	for name, ps := range props {
+		if admitsRefs(ps) {
+			np[name] = ps // the same language as anyOf [ps, ref], and far cheaper to compile
+			continue
+		}
 		np[name] = map[string]any{"anyOf": []any{ps, ref}}
 	}
 	if props != nil {
@@ -198,4 +218,30 @@ func planPrompt(cands []Candidate, entries map[string]Entry) string {
 		fmt.Fprintf(&b, "- %s: %s\n  parameters: %s\n", t.Name, t.Description, compactJSON(t.Parameters))
 	}
 	return b.String()
+}
+
+// admitsRefs reports whether a property schema already accepts every string
+// matching RefPattern: a plain string schema whose only constraints are
+// length bounds wide enough for any reference.
+func admitsRefs(ps any) bool {
+	m, ok := ps.(map[string]any)
+	if !ok || m["type"] != "string" {
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "description", "title", "default", "examples", "$comment":
+		case "minLength":
+			if n, ok := v.(float64); !ok || n > refMinLen {
+				return false
+			}
+		case "maxLength":
+			if n, ok := v.(float64); !ok || n < refMaxLen {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

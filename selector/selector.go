@@ -306,10 +306,15 @@ func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.Raw
 	switch {
 	case err == nil, errors.Is(err, errComplete):
 		return out.String(), nil
-	case errors.As(err, &off), errors.Is(err, errRunaway):
+	case errors.As(err, &off), errors.Is(err, errRunaway), errors.Is(err, ollama.ErrRepeatLimit):
 		// The output is kept so the repair attempt can show it; check()
-		// will reject it.
+		// will reject it. ErrRepeatLimit is the server's own runaway stop
+		// (a token repeated over 30 times): the model's fault, not the
+		// transport's, so it gets the repair attempt too.
 		return out.String(), nil
+	case errors.Is(err, ollama.ErrModelNotFound):
+		// A configuration error, not an outage: no fallback, and say how to fix it.
+		return "", fmt.Errorf("selector: the Ollama server has no model %q (%w): pull or create it, or set ollama.model in airs.yaml (or --model) to one that `ollama list` shows", cfg.Model, err)
 	}
 	return out.String(), fmt.Errorf("selector: model %s: %w", cfg.Model, err)
 }
