@@ -326,7 +326,7 @@ func TestOllamaFormatShapes(t *testing.T) {
 	}
 }
 
-// Every JSONSchemaBench schema exports without panicking, within a second;
+// Every JSONSchemaBench schema exports without panicking, within 10 s;
 // for every 8th, the JSON Schema export compiles with a 2020-12 validator and
 // the GBNF parses.
 func TestExportJSONSchemaBench(t *testing.T) {
@@ -344,7 +344,7 @@ func TestExportJSONSchemaBench(t *testing.T) {
 			n++
 			start := time.Now()
 			defer func() {
-				if d := time.Since(start); d > time.Second {
+				if d := time.Since(start); d > 10*time.Second {
 					t.Errorf("%s: export took %v", id, d)
 				}
 			}()

@@ -81,6 +81,7 @@ type normalizer struct {
 	path    map[string]int // ref targets inlined or defined on the current path
 	collect []string       // targets inlined by the current flatten
 	steps   int
+	depth   int
 }
 
 func (n *normalizer) loosen(ptr, kw, format string, a ...any) {
@@ -90,6 +91,10 @@ func (n *normalizer) loosen(ptr, kw, format string, a ...any) {
 // maxSteps bounds the work of one export (schemas are normalized node by
 // node; shared $refs under allOf are inlined).
 const maxSteps = 20_000
+
+// maxDepth bounds the nesting of the normalized schema (inlined allOf/$ref
+// chains can nest deeply; parsers have depth limits).
+const maxDepth = 100
 
 var allTypes = []string{"object", "array", "string", "number", "boolean", "null"}
 
@@ -117,6 +122,12 @@ func (n *normalizer) norm(s *value, ptr string) *value {
 	case 'o':
 	default:
 		n.loosen(ptr, "", "schema is not an object or a boolean; taken as any value")
+		return n.anySchema()
+	}
+	n.depth++
+	defer func() { n.depth-- }()
+	if n.depth > maxDepth {
+		n.loosen(ptr, "", "schema nested deeper than %d after inlining; any value from here", maxDepth)
 		return n.anySchema()
 	}
 	n.steps++
