@@ -3,8 +3,6 @@ package grammar
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -108,37 +106,60 @@ func utf8Seqs(lo, hi rune, out [][][2]byte) [][][2]byte {
 
 var shortEsc = map[rune]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
 
+// strEnc shares states while encoding one string template: the "\\" and
+// "\\u00X" escape states of each source state (escaped code points of
+// different edges of one state are disjoint, so sharing keeps the automaton
+// deterministic) and UTF-8 continuation suffixes.
+type strEnc struct {
+	sfx map[sfxKey]int32
+	esc map[int32]int32
+	u3  map[int32]int32
+	hex map[[2]int32]int32
+}
+
+func newStrEnc() *strEnc {
+	return &strEnc{sfx: map[sfxKey]int32{}, esc: map[int32]int32{}, u3: map[int32]int32{}, hex: map[[2]int32]int32{}}
+}
+
 // strRunes adds the JSON-string encodings of code points lo..hi from a to b
-// (inside a string with limit lim). Escapes share one "\\" state per call.
-func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
+// (inside a string with limit lim).
+func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32, se *strEnc) {
 	mid := func() int32 { return n.addStr(lim, false) }
-	esc := int32(-1)
+	sfx := se.sfx
 	escState := func() int32 {
-		if esc < 0 {
+		esc, ok := se.esc[a]
+		if !ok {
 			esc = mid()
 			n.edge(a, '\\', '\\', esc, 0)
+			se.esc[a] = esc
 		}
 		return esc
 	}
-	var hexHi [2]int32 = [2]int32{-1, -1}
 	for r := lo; r <= hi && r < 0x20; r++ {
 		if e, ok := shortEsc[r]; ok {
 			n.edge(escState(), e, e, b, 0)
 			continue
 		}
 		k := r >> 4
-		if hexHi[k] < 0 {
-			u1, u2, u3 := mid(), mid(), mid()
-			n.edge(escState(), 'u', 'u', u1, 0)
-			n.edge(u1, '0', '0', u2, 0)
-			n.edge(u2, '0', '0', u3, 0)
-			hexHi[k] = mid()
-			n.edge(u3, '0'+byte(k), '0'+byte(k), hexHi[k], 0)
+		hx, ok := se.hex[[2]int32{a, k}]
+		if !ok {
+			u3, ok := se.u3[a]
+			if !ok {
+				u1, u2 := mid(), mid()
+				u3 = mid()
+				n.edge(escState(), 'u', 'u', u1, 0)
+				n.edge(u1, '0', '0', u2, 0)
+				n.edge(u2, '0', '0', u3, 0)
+				se.u3[a] = u3
+			}
+			hx = mid()
+			n.edge(u3, '0'+byte(k), '0'+byte(k), hx, 0)
+			se.hex[[2]int32{a, k}] = hx
 		}
 		h := byte("0123456789abcdef"[r&15])
-		n.edge(hexHi[k], h, h, b, 0)
+		n.edge(hx, h, h, b, 0)
 		if h >= 'a' {
-			n.edge(hexHi[k], h-32, h-32, b, 0)
+			n.edge(hx, h-32, h-32, b, 0)
 		}
 	}
 	for _, r := range []rune{'"', '\\', '/'} {
@@ -152,15 +173,21 @@ func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32) {
 			continue
 		}
 		for _, seq := range utf8Seqs(rr.lo, rr.hi, nil) {
-			cur := a
-			for i, r := range seq {
-				nx := b
-				if i < len(seq)-1 {
-					nx = mid()
+			// The states after the first byte depend only on the rest of
+			// the sequence and the target: share them (UTF-8 suffix
+			// sharing keeps the encoded automaton near minimal).
+			nx := b
+			for i := len(seq) - 1; i >= 1; i-- {
+				k := sfxKey{to: nx, lo: seq[i][0], hi: seq[i][1]}
+				st, ok := sfx[k]
+				if !ok {
+					st = mid()
+					n.edge(st, seq[i][0], seq[i][1], nx, 0)
+					sfx[k] = st
 				}
-				n.edge(cur, r[0], r[1], nx, 0)
-				cur = nx
+				nx = st
 			}
+			n.edge(a, seq[0][0], seq[0][1], nx, 0)
 		}
 	}
 }
@@ -222,6 +249,13 @@ func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, l
 	}
 }
 
+// sfxKey names a shared UTF-8 continuation state: one byte in lo..hi, then
+// state to.
+type sfxKey struct {
+	to     int32
+	lo, hi byte
+}
+
 type strTmplKey struct {
 	d   *rdfa
 	lim int32
@@ -239,9 +273,10 @@ func strTemplate(d *rdfa, lim int32) *bnfa {
 	for range d.st {
 		t.addStr(lim, true)
 	}
+	se := newStrEnc()
 	for i, s := range d.st {
 		for _, e := range s.edges {
-			t.strRunes(int32(i), e.lo, e.hi, e.to, lim)
+			t.strRunes(int32(i), e.lo, e.hi, e.to, lim, se)
 		}
 	}
 	if len(d.st) > 1 || len(d.st[0].edges) > 3 {
@@ -299,18 +334,20 @@ type dstate struct {
 const maxRuleStates = 100000
 
 type closer struct {
-	n    *bnfa
-	mark []uint32
-	gen  uint32
+	n     *bnfa
+	mark  []uint32
+	gen   uint32
+	stack []int32
 }
 
-func (c *closer) closure(seed []int32) []int32 {
+// closure appends the sorted epsilon closure of seed to out[:0].
+func (c *closer) closure(seed []int32, out []int32) []int32 {
 	c.gen++
 	if len(c.mark) < len(c.n.st) {
 		c.mark = make([]uint32, len(c.n.st))
 	}
-	stack := append([]int32(nil), seed...)
-	var out []int32
+	stack := append(c.stack[:0], seed...)
+	out = out[:0]
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -321,47 +358,59 @@ func (c *closer) closure(seed []int32) []int32 {
 		out = append(out, s)
 		stack = append(stack, c.n.st[s].eps...)
 	}
+	c.stack = stack
 	slices.Sort(out)
 	return out
 }
 
-func setKey(s []int32) string {
-	var b strings.Builder
-	for _, x := range s {
-		b.WriteString(strconv.Itoa(int(x)))
-		b.WriteByte(',')
-	}
-	return b.String()
+func byteIntervals(pts []int) [][2]int {
+	return appendByteIntervals(nil, pts)
 }
 
-func byteIntervals(pts []int) [][2]int {
+func appendByteIntervals(out [][2]int, pts []int) [][2]int {
 	slices.Sort(pts)
 	pts = slices.Compact(pts)
-	var out [][2]int
 	for i := 0; i+1 < len(pts); i++ {
 		out = append(out, [2]int{pts[i], pts[i+1] - 1})
 	}
 	return out
 }
 
-// determinize builds the DFA states of n from start.
+type callTargets struct {
+	rule int32
+	to   []int32
+}
+
+// determinize builds the DFA states of n from start. Scratch buffers are
+// reused across states: only the subsets that become new states and the
+// states' edge lists are allocated.
 func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	cl := &closer{n: n}
 	index := map[string]int32{}
 	var sets [][]int32
 	var ds []dstate
+	var kb []byte
+	var clBuf []int32
 	add := func(set []int32) int32 {
-		k := setKey(set)
-		if id, ok := index[k]; ok {
+		kb = kb[:0]
+		for _, x := range set {
+			kb = append(kb, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+		}
+		if id, ok := index[string(kb)]; ok {
 			return id
 		}
 		id := int32(len(sets))
-		index[k] = id
-		sets = append(sets, set)
+		index[string(kb)] = id
+		sets = append(sets, slices.Clone(set))
 		ds = append(ds, dstate{})
 		return id
 	}
-	add(cl.closure([]int32{start}))
+	clBuf = cl.closure([]int32{start}, clBuf)
+	add(clBuf)
+	var pts []int
+	var ivs [][2]int
+	var opList, tg []int32
+	var calls []callTargets
 	for i := 0; i < len(sets); i++ {
 		if len(sets) > maxRuleStates {
 			return nil, fmt.Errorf("automaton too large (over %d states)", maxRuleStates)
@@ -371,10 +420,9 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 		if len(set) == 1 && n.st[set[0]].sd != nil {
 			d.sd, d.si = n.st[set[0]].sd, n.st[set[0]].si
 		}
-		var pts []int
-		ops := map[int32]bool{}
-		callT := map[int32][]int32{}
-		var callOrder []int32
+		pts = pts[:0]
+		opList = append(opList[:0], 0)
+		calls = calls[:0]
 		for _, s := range set {
 			st := &n.st[s]
 			if st.final {
@@ -389,24 +437,24 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 			for _, e := range st.edges {
 				pts = append(pts, int(e.lo), int(e.hi)+1)
 				if e.op != 0 {
-					ops[e.op] = true
+					opList = append(opList, e.op)
 				}
 			}
 			for _, c := range st.calls {
-				if _, ok := callT[c.rule]; !ok {
-					callOrder = append(callOrder, c.rule)
+				k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule })
+				if k < 0 {
+					calls = append(calls, callTargets{rule: c.rule})
+					k = len(calls) - 1
 				}
-				callT[c.rule] = append(callT[c.rule], c.to)
+				calls[k].to = append(calls[k].to, c.to)
 			}
 		}
-		opList := []int32{0}
-		for op := range ops {
-			opList = append(opList, op)
-		}
 		slices.Sort(opList)
-		for _, iv := range byteIntervals(pts) {
+		opList = slices.Compact(opList)
+		ivs = appendByteIntervals(ivs[:0], pts)
+		for _, iv := range ivs {
 			for _, op := range opList {
-				var tg []int32
+				tg = tg[:0]
 				for _, s := range set {
 					for _, e := range n.st[s].edges {
 						if e.op == op && int(e.lo) <= iv[0] && iv[0] <= int(e.hi) {
@@ -417,7 +465,8 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 				if len(tg) == 0 {
 					continue
 				}
-				to := add(cl.closure(tg))
+				clBuf = cl.closure(tg, clBuf)
+				to := add(clBuf)
 				lo, hi := byte(iv[0]), byte(iv[1])
 				if op == 0 {
 					if k := len(d.plain); k > 0 && d.plain[k-1].to == to && int(d.plain[k-1].hi)+1 == iv[0] {
@@ -434,8 +483,9 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 				}
 			}
 		}
-		for _, r := range callOrder {
-			d.calls = append(d.calls, callEdge{r, add(cl.closure(callT[r]))})
+		for _, ct := range calls {
+			clBuf = cl.closure(ct.to, clBuf)
+			d.calls = append(d.calls, callEdge{ct.rule, add(clBuf)})
 		}
 		ds[i] = d
 	}
@@ -450,9 +500,10 @@ func minimizeStates(ds []dstate) []dstate {
 	ncls := -1
 	type sig struct{ a, b uint64 }
 	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
+	index := make(map[sig]int32, n)
+	next := make([]int32, n)
 	for {
-		index := make(map[sig]int32, n)
-		next := make([]int32, n)
+		clear(index)
 		for i := range ds {
 			d := &ds[i]
 			h1, h2 := uint64(14695981039346656037), uint64(0x84222325cbf29ce4)
@@ -503,7 +554,7 @@ func minimizeStates(ds []dstate) []dstate {
 			}
 			next[i] = id
 		}
-		cls = next
+		cls, next = next, cls
 		if len(index) == ncls {
 			break
 		}

@@ -64,8 +64,9 @@ func newRule(ds []dstate) *rule {
 		}
 	}
 	ivs := byteIntervals(pts)
+	cbuf := make([]int32, n)
 	col := func(b int) []int32 {
-		c := make([]int32, n)
+		c := cbuf
 		for i, d := range ds {
 			c[i] = -1
 			for _, e := range d.plain {
@@ -89,7 +90,7 @@ func newRule(ds []dstate) *rule {
 		}
 		if found < 0 {
 			found = len(reps)
-			reps = append(reps, cc)
+			reps = append(reps, slices.Clone(cc))
 		}
 		for b := iv[0]; b <= iv[1]; b++ {
 			r.cls[b] = uint8(found)
