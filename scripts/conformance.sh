@@ -40,3 +40,7 @@ log "wrote CONFORMANCE.md"
 
 log "data-dependent tests: grammar/bench, grammar/export"
 go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/
+
+# Function-calling and retrieval benchmarks, replay: EVALS.md.
+log "evals (BFCL no-LLM, retrieval vs BM25, replay) -> EVALS.md"
+bash scripts/evals.sh
