@@ -86,6 +86,9 @@ func TestJSONSchemaBench(t *testing.T) {
 			t0 := time.Now()
 			g, err := Compile(r.Schema, Options{})
 			dt := time.Since(t0)
+			if dt > time.Second {
+				t.Logf("slow: %s %v (err %v)", r.ID, dt, err)
+			}
 			if err != nil {
 				msg := err.Error()
 				if ce, ok := err.(*CompileError); ok {

@@ -24,3 +24,18 @@ func BenchmarkCompileGlaive(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 }
+func BenchmarkToolCallCached(b *testing.B) {
+	tools := bfclTools(b, 60)
+	if _, err := ToolCall(tools[:50], ToolCallOptions{AllowNone: true}); err != nil {
+		b.Fatal(err)
+	}
+	sub := append(append([]ToolSchema(nil), tools[5:50]...), tools[:5]...)
+	b.ResetTimer()
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := ToolCall(sub, ToolCallOptions{AllowNone: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
+}

@@ -69,6 +69,9 @@ type rdfa struct {
 	pcOnce sync.Once
 	pcCls  []int32
 	pc     *rdfa
+	lrOnce sync.Once
+	lrMin  int
+	lrMax  int
 }
 
 // prefixFrom is the minimal DFA of the prefix-closed language from state si
@@ -97,6 +100,81 @@ func (d *rdfa) prefixFrom(si int32) *rdfa {
 		}
 	}
 	return out.trim().minimize().trim()
+}
+
+// isUniversal reports whether d accepts every string of code points.
+func (d *rdfa) isUniversal() bool {
+	if len(d.st) != 1 || !d.st[0].final {
+		return false
+	}
+	var cov rset
+	for _, e := range d.st[0].edges {
+		cov = append(cov, rrange{e.lo, e.hi})
+	}
+	return len(anyRune.minus(cov.norm())) == 0
+}
+
+// lenRange returns the lengths of d's shortest and longest strings (-1:
+// unbounded, or no string). d must be trimmed.
+func (d *rdfa) lenRange() (int, int) {
+	d.lrOnce.Do(func() {
+		n := len(d.st)
+		// shortest: BFS
+		dist := make([]int, n)
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[0] = 0
+		q := []int32{0}
+		d.lrMin = -1
+		for len(q) > 0 {
+			x := q[0]
+			q = q[1:]
+			if d.st[x].final && d.lrMin < 0 {
+				d.lrMin = dist[x]
+			}
+			for _, e := range d.st[x].edges {
+				if dist[e.to] < 0 {
+					dist[e.to] = dist[x] + 1
+					q = append(q, e.to)
+				}
+			}
+		}
+		// longest: DFS on the (trimmed) graph; a cycle means unbounded
+		color := make([]uint8, n)
+		long := make([]int, n)
+		cyclic := false
+		var visit func(x int32)
+		visit = func(x int32) {
+			color[x] = 1
+			best := -1
+			if d.st[x].final {
+				best = 0
+			}
+			for _, e := range d.st[x].edges {
+				switch color[e.to] {
+				case 1:
+					cyclic = true
+				case 0:
+					visit(e.to)
+				}
+				if cyclic {
+					return
+				}
+				if long[e.to] >= 0 {
+					best = max(best, long[e.to]+1)
+				}
+			}
+			long[x] = best
+			color[x] = 2
+		}
+		visit(0)
+		d.lrMax = -1
+		if !cyclic {
+			d.lrMax = long[0]
+		}
+	})
+	return d.lrMin, d.lrMax
 }
 
 func emptyDFA() *rdfa { return &rdfa{st: []rdstate{{}}} }
@@ -305,7 +383,8 @@ func (d *rdfa) trim() *rdfa {
 	return out
 }
 
-// minimize merges equivalent states (Moore's partition refinement).
+// minimize merges equivalent states (Moore's partition refinement, with
+// 128-bit signatures of (class, final, edges by class) per round).
 func (d *rdfa) minimize() *rdfa {
 	n := len(d.st)
 	cls := make([]int32, n)
@@ -314,36 +393,7 @@ func (d *rdfa) minimize() *rdfa {
 			cls[i] = 1
 		}
 	}
-	ncls := -1
-	for {
-		index := map[string]int32{}
-		next := make([]int32, n)
-		var b strings.Builder
-		for i, s := range d.st {
-			b.Reset()
-			b.WriteString(strconv.Itoa(int(cls[i])))
-			for _, e := range s.edges {
-				b.WriteByte('|')
-				b.WriteString(strconv.Itoa(int(e.lo)))
-				b.WriteByte('-')
-				b.WriteString(strconv.Itoa(int(e.hi)))
-				b.WriteByte(':')
-				b.WriteString(strconv.Itoa(int(cls[e.to])))
-			}
-			k := b.String()
-			id, ok := index[k]
-			if !ok {
-				id = int32(len(index))
-				index[k] = id
-			}
-			next[i] = id
-		}
-		cls = next
-		if len(index) == ncls {
-			break
-		}
-		ncls = len(index)
-	}
+	cls, ncls := mooreRefine(d, cls)
 	// renumber so that the start is 0
 	ren := make([]int32, ncls)
 	for i := range ren {
@@ -376,6 +426,59 @@ func (d *rdfa) minimize() *rdfa {
 		}
 	}
 	return out
+}
+
+// mooreRefine refines the initial partition cls of d's states until stable;
+// it returns the classes (numbered in order of first state) and their count.
+func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
+	n := len(d.st)
+	type sig struct{ a, b uint64 }
+	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
+	index := make(map[sig]int32, n)
+	next := make([]int32, n)
+	ncls := -1
+	for {
+		clear(index)
+		for i := range d.st {
+			s := &d.st[i]
+			h1, h2 := uint64(14695981039346656037), uint64(0x84222325cbf29ce4)
+			mix := func(x uint64) {
+				h1 = (h1 ^ x) * p1
+				h2 = (h2 ^ (x + 0x9E37)) * p2
+				h2 ^= h2 >> 29
+			}
+			mix(uint64(uint32(cls[i])))
+			plo, phi, pto := rune(-1), rune(-1), int32(-1)
+			flush := func() {
+				if plo >= 0 {
+					mix(uint64(uint32(plo)) | uint64(uint32(phi))<<32)
+					mix(uint64(uint32(pto)))
+				}
+			}
+			for _, e := range s.edges {
+				t := cls[e.to]
+				if plo >= 0 && pto == t && phi+1 == e.lo {
+					phi = e.hi
+					continue
+				}
+				flush()
+				plo, phi, pto = e.lo, e.hi, t
+			}
+			flush()
+			k := sig{h1, h2}
+			id, ok := index[k]
+			if !ok {
+				id = int32(len(index))
+				index[k] = id
+			}
+			next[i] = id
+		}
+		cls, next = next, cls
+		if len(index) == ncls {
+			return cls, ncls
+		}
+		ncls = len(index)
+	}
 }
 
 // product builds the intersection (and) or union (!and) of a and b.
@@ -572,38 +675,7 @@ func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
 		for i, s := range d.st {
 			all.st[i] = rdstate{edges: s.edges, final: true}
 		}
-		n := len(all.st)
-		cls := make([]int32, n)
-		ncls := -1
-		var b strings.Builder
-		for {
-			index := map[string]int32{}
-			next := make([]int32, n)
-			for i, s := range all.st {
-				b.Reset()
-				b.WriteString(strconv.Itoa(int(cls[i])))
-				for _, e := range s.edges {
-					b.WriteByte('|')
-					b.WriteString(strconv.Itoa(int(e.lo)))
-					b.WriteByte('-')
-					b.WriteString(strconv.Itoa(int(e.hi)))
-					b.WriteByte(':')
-					b.WriteString(strconv.Itoa(int(cls[e.to])))
-				}
-				k := b.String()
-				id, ok := index[k]
-				if !ok {
-					id = int32(len(index))
-					index[k] = id
-				}
-				next[i] = id
-			}
-			cls = next
-			if len(index) == ncls {
-				break
-			}
-			ncls = len(index)
-		}
+		cls, ncls := mooreRefine(all, make([]int32, len(all.st)))
 		q := &rdfa{st: make([]rdstate, ncls)}
 		done := make([]bool, ncls)
 		for i, s := range all.st {

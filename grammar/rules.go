@@ -64,33 +64,41 @@ func newRule(ds []dstate) *rule {
 		}
 	}
 	ivs := byteIntervals(pts)
-	cbuf := make([]int32, n)
-	col := func(b int) []int32 {
-		c := cbuf
-		for i, d := range ds {
-			c[i] = -1
-			for _, e := range d.plain {
-				if int(e.lo) <= b && b <= int(e.hi) {
-					c[i] = e.to
-					break
-				}
+	// column iv: the plain target of every state on interval iv's bytes
+	mat := make([]int32, len(ivs)*n)
+	for i := range mat {
+		mat[i] = -1
+	}
+	for i, d := range ds {
+		k := 0
+		for _, e := range d.plain {
+			for k < len(ivs) && ivs[k][1] < int(e.lo) {
+				k++
+			}
+			for j := k; j < len(ivs) && ivs[j][0] <= int(e.hi); j++ {
+				mat[j*n+i] = e.to
 			}
 		}
-		return c
 	}
 	var reps [][]int32
-	for _, iv := range ivs {
-		cc := col(iv[0])
+	byHash := map[uint64][]int{}
+	for k, iv := range ivs {
+		cc := mat[k*n : (k+1)*n]
+		h := uint64(14695981039346656037)
+		for _, x := range cc {
+			h = (h ^ uint64(uint32(x))) * 0x100000001b3
+		}
 		found := -1
-		for k, rep := range reps {
-			if slices.Equal(rep, cc) {
-				found = k
+		for _, rk := range byHash[h] {
+			if slices.Equal(reps[rk], cc) {
+				found = rk
 				break
 			}
 		}
 		if found < 0 {
 			found = len(reps)
-			reps = append(reps, slices.Clone(cc))
+			reps = append(reps, cc)
+			byHash[h] = append(byHash[h], found)
 		}
 		for b := iv[0]; b <= iv[1]; b++ {
 			r.cls[b] = uint8(found)

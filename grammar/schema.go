@@ -810,11 +810,86 @@ func unionStr(a, b *strCons, c *compiler, ptr string) *strCons {
 	if a.min == b.min && a.max == b.max {
 		return &strCons{d: unionDFA(a.d, b.d), min: a.min, max: a.max}
 	}
+	// One side often contains the other (a free or length-bounded string
+	// and a pattern, say a reference syntax): no product, and no length
+	// bound folded into states.
+	if strIncludes(a, b) {
+		return a
+	}
+	if strIncludes(b, a) {
+		return b
+	}
+	// The side with the smaller effective maximum is folded into states;
+	// the other keeps its maximum as the runtime counter (only its minimum
+	// is folded, which is cheap), when that counter cannot cut the first.
+	ea, eb := a.effMax(), b.effMax()
+	if lessMax(ea, eb) {
+		a, b, ea, eb = b, a, eb, ea
+	}
+	// now eb ≤ ea (-1: unbounded)
+	if eb >= 0 && (a.max < 0 || eb <= a.max) && a.min <= 1000 {
+		da := a.d
+		if a.min > 0 {
+			da = intersectDFA(a.d, lengthDFA(a.min, -1))
+		}
+		return &strCons{d: unionDFA(da, c.materializeEff(b, ptr)), max: a.max}
+	}
 	mx := -1
 	if a.max >= 0 && b.max >= 0 {
 		mx = max(a.max, b.max)
 	}
 	return &strCons{d: unionDFA(c.materialize(a, ptr), c.materialize(b, ptr)), max: mx}
+}
+
+// lessMax orders maxima with -1 as unbounded.
+func lessMax(x, y int) bool {
+	if x < 0 {
+		return false
+	}
+	return y < 0 || x < y
+}
+
+// effMax is the longest string s accepts (-1: unbounded).
+func (s *strCons) effMax() int {
+	_, dm := s.d.lenRange()
+	switch {
+	case s.max < 0:
+		return dm
+	case dm < 0:
+		return s.max
+	}
+	return min(s.max, dm)
+}
+
+// materializeEff folds s's bounds into its DFA, skipping bounds the DFA
+// already implies.
+func (c *compiler) materializeEff(s *strCons, ptr string) *rdfa {
+	lo, hi := s.d.lenRange()
+	t := *s
+	if t.min <= lo {
+		t.min = 0
+	}
+	if t.max >= 0 && hi >= 0 && hi <= t.max {
+		t.max = -1
+	}
+	return c.materialize(&t, ptr)
+}
+
+// strIncludes reports (conservatively) whether every string of b is one of a.
+func strIncludes(a, b *strCons) bool {
+	blo, bhi := b.d.lenRange()
+	blo = max(blo, b.min)
+	bhi = b.effMax()
+	if blo < a.min || a.max >= 0 && (bhi < 0 || bhi > a.max) {
+		return false
+	}
+	if a.d == b.d || a.d.isUniversal() {
+		return true
+	}
+	if len(a.d.st)*len(b.d.st) > 20000 {
+		return false
+	}
+	return intersectDFA(b.d, complementDFA(a.d, anyRune)).isEmpty()
 }
 
 func (c *compiler) disj(a, b *node, ptr string) *node {

@@ -131,7 +131,10 @@ func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
 	if err != nil {
 		return nil, &CompileError{Msg: err.Error()}
 	}
-	r := newRule(minimizeStates(ds))
+	// Not minimized: each name leads to its own call, so the name trie is
+	// already (nearly) minimal, and Moore's refinement would take one round
+	// per byte of the longest name.
+	r := newRule(ds)
 	r.name, r.kind = "tool-call", kindValue
 	g.rules[0] = r
 	for _, s := range subs {
