@@ -41,6 +41,9 @@ log "wrote CONFORMANCE.md"
 log "data-dependent tests: grammar/bench, grammar/export"
 go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/
 
+log "data-dependent goal tests: retrieval (AIRS beats BM25, StableToolBench NDCG@5 >= 0.45)"
+AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run TestConformanceRetrieval ./evals/retrieval/
+
 # Function-calling and retrieval benchmarks, replay: EVALS.md.
 log "evals (BFCL no-LLM, retrieval vs BM25, replay) -> EVALS.md"
 bash scripts/evals.sh
