@@ -376,6 +376,12 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 	}
 	stats.Embedded = len(texts)
 	dim := ix.emb.Dim()
+	if len(fresh) == 0 && old.dim > 0 {
+		// Nothing was embedded: an embedder that learns its dimension from
+		// its first answer (Ollama) does not know it yet after a reopen,
+		// and the stored vectors keep theirs.
+		dim = old.dim
+	}
 	for _, v := range fresh {
 		if len(v) != dim {
 			return stats, fmt.Errorf("embeddings: vector of dimension %d, embedder says %d", len(v), dim)
