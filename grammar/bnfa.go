@@ -331,7 +331,13 @@ type dstate struct {
 	si    int32
 }
 
-const maxRuleStates = 100000
+// Budgets of one rule's subset construction: a schema whose rule would
+// exceed them fails at once with a CompileError instead of compiling for
+// seconds.
+const (
+	maxRuleStates = 100000
+	maxRuleWork   = 20_000_000 // sum of subset sizes
+)
 
 type closer struct {
 	n     *bnfa
@@ -411,11 +417,15 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	var ivs [][2]int
 	var opList, tg []int32
 	var calls []callTargets
+	work := 0
 	for i := 0; i < len(sets); i++ {
 		if len(sets) > maxRuleStates {
 			return nil, fmt.Errorf("automaton too large (over %d states)", maxRuleStates)
 		}
 		set := sets[i]
+		if work += len(set); work > maxRuleWork {
+			return nil, fmt.Errorf("automaton too large (subset construction over %d NFA-state visits at %d states: overlapping alternatives, e.g. anyOf branches or whitespace, multiply)", maxRuleWork, len(sets))
+		}
 		d := dstate{lim: -1, si: -1}
 		if len(set) == 1 && n.st[set[0]].sd != nil {
 			d.sd, d.si = n.st[set[0]].sd, n.st[set[0]].si
@@ -492,74 +502,154 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	return ds, nil
 }
 
-// minimizeStates merges equivalent DFA states (Moore's partition
-// refinement with 128-bit signatures); state 0 stays the start.
+type sig128 struct{ a, b uint64 }
+
+// stateSig is a 128-bit signature of d's own attributes and its edges by
+// target class.
+func stateSig(d *dstate, cls []int32) sig128 {
+	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
+	h1, h2 := uint64(14695981039346656037), uint64(0x84222325cbf29ce4)
+	mix := func(x uint64) {
+		h1 = (h1 ^ x) * p1
+		h2 = (h2 ^ (x + 0x9E37)) * p2
+		h2 ^= h2 >> 29
+	}
+	var f uint64
+	if d.final {
+		f |= 1
+	}
+	if d.rb {
+		f |= 2
+	}
+	mix(f | uint64(uint32(d.lim))<<8)
+	plo, phi, pto := -1, -1, int32(-1)
+	flush := func() {
+		if plo >= 0 {
+			mix(uint64(plo) | uint64(phi)<<8 | uint64(uint32(pto))<<16)
+		}
+	}
+	for _, e := range d.plain {
+		t := cls[e.to]
+		if plo >= 0 && pto == t && phi+1 == int(e.lo) {
+			phi = int(e.hi)
+			continue
+		}
+		flush()
+		plo, phi, pto = int(e.lo), int(e.hi), t
+	}
+	flush()
+	mix(0xFFFFFFFFFFFF)
+	for _, e := range d.spec {
+		mix(uint64(e.lo) | uint64(e.hi)<<8 | uint64(uint32(e.op))<<16)
+		mix(uint64(cls[e.to]))
+	}
+	mix(0xFFFFFFFFFFFE)
+	for _, c := range d.calls {
+		mix(uint64(uint32(c.rule))<<32 | uint64(uint32(cls[c.ret])))
+	}
+	return sig128{h1, h2}
+}
+
+// minimizeStates merges equivalent DFA states (partition refinement with
+// 128-bit signatures); state 0 stays the start. The refinement is
+// incremental: after a round splits some blocks, only the predecessors of
+// the states that changed block get new signatures, so a long chain costs
+// its length once, not once per round.
 func minimizeStates(ds []dstate) []dstate {
 	n := len(ds)
-	cls := make([]int32, n)
-	ncls := -1
-	type sig struct{ a, b uint64 }
-	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
-	index := make(map[sig]int32, n)
-	next := make([]int32, n)
-	for {
-		clear(index)
-		for i := range ds {
-			d := &ds[i]
-			h1, h2 := uint64(14695981039346656037), uint64(0x84222325cbf29ce4)
-			mix := func(x uint64) {
-				h1 = (h1 ^ x) * p1
-				h2 = (h2 ^ (x + 0x9E37)) * p2
-				h2 ^= h2 >> 29
-			}
-			mix(uint64(cls[i]))
-			var f uint64
-			if d.final {
-				f |= 1
-			}
-			if d.rb {
-				f |= 2
-			}
-			mix(f | uint64(uint32(d.lim))<<8)
-			plo, phi, pto := -1, -1, int32(-1)
-			flush := func() {
-				if plo >= 0 {
-					mix(uint64(plo) | uint64(phi)<<8 | uint64(uint32(pto))<<16)
-				}
-			}
-			for _, e := range d.plain {
-				t := cls[e.to]
-				if plo >= 0 && pto == t && phi+1 == int(e.lo) {
-					phi = int(e.hi)
-					continue
-				}
-				flush()
-				plo, phi, pto = int(e.lo), int(e.hi), t
-			}
-			flush()
-			mix(0xFFFFFFFFFFFF)
-			for _, e := range d.spec {
-				mix(uint64(e.lo) | uint64(e.hi)<<8 | uint64(uint32(e.op))<<16)
-				mix(uint64(cls[e.to]))
-			}
-			mix(0xFFFFFFFFFFFE)
-			for _, c := range d.calls {
-				mix(uint64(uint32(c.rule))<<32 | uint64(uint32(cls[c.ret])))
-			}
-			k := sig{h1, h2}
-			id, ok := index[k]
-			if !ok {
-				id = int32(len(index))
-				index[k] = id
-			}
-			next[i] = id
+	// predecessors (CSR)
+	pstart := make([]int32, n+1)
+	forEach := func(i int, f func(to int32)) {
+		d := &ds[i]
+		for _, e := range d.plain {
+			f(e.to)
 		}
-		cls, next = next, cls
-		if len(index) == ncls {
-			break
+		for _, e := range d.spec {
+			f(e.to)
 		}
-		ncls = len(index)
+		for _, c := range d.calls {
+			f(c.ret)
+		}
 	}
+	for i := range ds {
+		forEach(i, func(to int32) { pstart[to+1]++ })
+	}
+	for i := 0; i < n; i++ {
+		pstart[i+1] += pstart[i]
+	}
+	preds := make([]int32, pstart[n])
+	fill := slices.Clone(pstart[:n])
+	for i := range ds {
+		forEach(i, func(to int32) {
+			preds[fill[to]] = int32(i)
+			fill[to]++
+		})
+	}
+	cls := make([]int32, n)
+	sigs := make([]sig128, n)
+	for i := range ds {
+		sigs[i] = stateSig(&ds[i], cls)
+	}
+	all := make([]int32, n)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	blocks := [][]int32{all}
+	touched := []int32{0}
+	tmark := make([]bool, 1, 16)
+	dmark := make([]bool, n)
+	var dirty []int32
+	groups := map[sig128]int32{}
+	var parts [][]int32
+	for len(touched) > 0 {
+		dirty = dirty[:0]
+		for _, bk := range touched {
+			tmark[bk] = false
+			mem := blocks[bk]
+			clear(groups)
+			parts = parts[:0]
+			for _, x := range mem {
+				g, ok := groups[sigs[x]]
+				if !ok {
+					g = int32(len(parts))
+					groups[sigs[x]] = g
+					parts = append(parts, nil)
+				}
+				parts[g] = append(parts[g], x)
+			}
+			if len(parts) == 1 {
+				continue
+			}
+			blocks[bk] = parts[0]
+			for _, p := range parts[1:] {
+				id := int32(len(blocks))
+				blocks = append(blocks, p)
+				tmark = append(tmark, false)
+				for _, x := range p {
+					cls[x] = id
+					for _, q := range preds[pstart[x]:pstart[x+1]] {
+						if !dmark[q] {
+							dmark[q] = true
+							dirty = append(dirty, q)
+						}
+					}
+				}
+			}
+		}
+		touched = touched[:0]
+		for _, q := range dirty {
+			dmark[q] = false
+			ns := stateSig(&ds[q], cls)
+			if ns != sigs[q] {
+				sigs[q] = ns
+				if b := cls[q]; !tmark[b] {
+					tmark[b] = true
+					touched = append(touched, b)
+				}
+			}
+		}
+	}
+	ncls := len(blocks)
 	ren := make([]int32, ncls)
 	for i := range ren {
 		ren[i] = -1

@@ -183,7 +183,11 @@ func (b *builder) reserveAt(id int32, kind uint8, name string, body func(id int3
 		}
 		ds, err := determinizeBytes(n, 0)
 		if err != nil {
-			return err
+			label := name
+			if label == "" {
+				label = [...]string{"value", "object", "array"}[kind]
+			}
+			return fmt.Errorf("%s rule %d: %w", label, id, err)
 		}
 		r := newRule(minimizeStates(ds))
 		r.id, r.kind, r.name = id, kind, name

@@ -82,6 +82,9 @@ func TestJSONSchemaBench(t *testing.T) {
 	verbose := os.Getenv("JSB_V") != ""
 	for _, f := range files {
 		for _, r := range readJSB(t, f) {
+			if id := os.Getenv("JSB_ID"); id != "" && r.ID != id {
+				continue
+			}
 			schemas++
 			t0 := time.Now()
 			g, err := Compile(r.Schema, Options{})

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -275,6 +276,9 @@ func (n *rnfa) determinize(start, accept int32) *rdfa {
 	}
 	addSet(n.closure([]int32{start * 3}))
 	for i := 0; i < len(sets); i++ {
+		if len(sets) > maxDFAStates {
+			panic(&reError{fmt.Sprintf("pattern or string constraint too large: over %d automaton states", maxDFAStates)})
+		}
 		items := sets[i]
 		var rs []rrange
 		for _, it := range items {
@@ -499,6 +503,9 @@ func product(a, b *rdfa, and bool) *rdfa {
 	}
 	add(pair{0, 0})
 	for i := 0; i < len(pairs); i++ {
+		if len(pairs) > maxDFAStates {
+			panic(&reError{fmt.Sprintf("string or number constraint too large: combining patterns, formats, enums and length bounds needs over %d automaton states", maxDFAStates)})
+		}
 		p := pairs[i]
 		var ea, eb []rdedge
 		fa, fb := false, false
@@ -543,6 +550,9 @@ func product(a, b *rdfa, and bool) *rdfa {
 	}
 	return d.trim().minimize()
 }
+
+// maxDFAStates bounds every code point automaton the compiler builds.
+const maxDFAStates = 200000
 
 func intersectDFA(a, b *rdfa) *rdfa { return product(a, b, true) }
 func unionDFA(a, b *rdfa) *rdfa     { return product(a, b, false) }
