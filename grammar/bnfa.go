@@ -397,16 +397,33 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	var ds []dstate
 	var kb []byte
 	var clBuf []int32
+	// subsets by 64-bit hash, verified; the rare colliding subsets go to
+	// a map keyed by their bytes
+	byHash := map[uint64]int32{}
 	add := func(set []int32) int32 {
-		kb = kb[:0]
+		h := uint64(14695981039346656037)
 		for _, x := range set {
-			kb = append(kb, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+			h = (h ^ uint64(uint32(x))) * 0x100000001b3
 		}
-		if id, ok := index[string(kb)]; ok {
+		id, ok := byHash[h]
+		if ok && slices.Equal(sets[id], set) {
 			return id
 		}
-		id := int32(len(sets))
-		index[string(kb)] = id
+		if ok {
+			kb = kb[:0]
+			for _, x := range set {
+				kb = append(kb, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+			}
+			if id, ok := index[string(kb)]; ok {
+				return id
+			}
+		}
+		id = int32(len(sets))
+		if ok {
+			index[string(kb)] = id
+		} else {
+			byHash[h] = id
+		}
 		sets = append(sets, slices.Clone(set))
 		ds = append(ds, dstate{})
 		return id

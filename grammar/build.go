@@ -181,15 +181,22 @@ func (b *builder) reserveAt(id int32, kind uint8, name string, body func(id int3
 		if err != nil {
 			return err
 		}
-		ds, err := determinizeBytes(n, 0)
-		if err != nil {
-			label := name
-			if label == "" {
-				label = [...]string{"value", "object", "array"}[kind]
+		key := n.hash()
+		tmpl := ruleCacheGet(key)
+		if tmpl == nil {
+			ds, err := determinizeBytes(n, 0)
+			if err != nil {
+				label := name
+				if label == "" {
+					label = [...]string{"value", "object", "array"}[kind]
+				}
+				return fmt.Errorf("%s rule %d: %w", label, id, err)
 			}
-			return fmt.Errorf("%s rule %d: %w", label, id, err)
+			tmpl = newRule(minimizeStates(ds))
+			ruleCachePut(key, tmpl)
 		}
-		r := newRule(minimizeStates(ds))
+		r := new(rule)
+		*r = *tmpl // shares the tables and the mask cache
 		r.id, r.kind, r.name = id, kind, name
 		if old := b.rules[id]; old != nil {
 			r.obj, r.arr = old.obj, old.arr

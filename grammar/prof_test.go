@@ -24,6 +24,14 @@ func BenchmarkCompileGlaive(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 }
+// BenchmarkCompileGlaiveCold compiles without the rule cache (every DFA
+// built and minimized).
+func BenchmarkCompileGlaiveCold(b *testing.B) {
+	ruleCacheOff = true
+	defer func() { ruleCacheOff = false }()
+	BenchmarkCompileGlaive(b)
+}
+
 func BenchmarkToolCallCached(b *testing.B) {
 	tools := bfclTools(b, 60)
 	if _, err := ToolCall(tools[:50], ToolCallOptions{AllowNone: true}); err != nil {

@@ -73,6 +73,8 @@ type rdfa struct {
 	lrOnce sync.Once
 	lrMin  int
 	lrMax  int
+	chOnce sync.Once
+	ch     sig128
 }
 
 // prefixFrom is the minimal DFA of the prefix-closed language from state si
