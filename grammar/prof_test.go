@@ -24,6 +24,7 @@ func BenchmarkCompileGlaive(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 }
+
 // BenchmarkCompileGlaiveCold compiles without the rule cache (every DFA
 // built and minimized).
 func BenchmarkCompileGlaiveCold(b *testing.B) {
