@@ -7,6 +7,7 @@
 package selector
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -206,22 +207,41 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	return cands, entries, nil
 }
 
+// noLLMTries is how many of the best candidates no-LLM mode tries before
+// it answers "none".
+const noLLMTries = 3
+
+// noLLM picks, among the best candidates close enough to the request, the
+// first whose arguments extracted from the text validate. When none does,
+// the answer is "none": a call that cannot be made from what the user said
+// is not proposed; the notice says which tool came closest and why.
 func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
 	sel := &Selection{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
-	if len(cands) == 0 || cands[0].Score["similarity"] < cfg.MinSimilarity {
+	var firstErr error
+	var firstName string
+	for i, c := range cands {
+		if i == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
+			break
+		}
+		e := entries[c.Name]
+		args, err := ExtractArguments(e.Tool.Parameters, request, cfg.Hints)
+		if err != nil {
+			return nil, fmt.Errorf("selector: tool %s: %w", e.Tool.Name, err)
+		}
+		raw, _ := json.Marshal(args)
+		if s.Validate != nil {
+			if err := s.Validate(e.Tool, raw); err != nil {
+				if firstErr == nil {
+					firstErr, firstName = err, e.Tool.Name
+				}
+				continue
+			}
+		}
+		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
 		return sel, nil
 	}
-	best := entries[cands[0].Name]
-	args, err := ExtractArguments(best.Tool.Parameters, request, cfg.Hints)
-	if err != nil {
-		return nil, fmt.Errorf("selector: tool %s: %w", best.Tool.Name, err)
-	}
-	raw, _ := json.Marshal(args)
-	sel.Function, sel.Provider, sel.Arguments = best.Tool.Name, best.Provider, raw
-	if s.Validate != nil {
-		if err := s.Validate(best.Tool, raw); err != nil {
-			sel.Validation = err.Error()
-		}
+	if firstErr != nil {
+		sel.Notice += fmt.Sprintf("; no tool's arguments could be taken from the request (closest: %s: %v)", firstName, firstErr)
 	}
 	return sel, nil
 }
@@ -261,7 +281,7 @@ func (s *Selector) generate(ctx context.Context, cands []Candidate, entries map[
 		}
 		call, verr := s.check(raw, entries)
 		if verr == nil {
-			sel.Function, sel.Arguments, sel.Validation = call.Function, call.Arguments, "ok"
+			sel.Function, sel.Arguments, sel.Validation = call.Function, compactRaw(call.Arguments), "ok"
 			if call.Function != grammar.NoneTool {
 				sel.Provider = entries[call.Function].Provider
 			}
@@ -385,4 +405,14 @@ func sortCandidates(cs []Candidate) {
 		}
 		return cs[i].Name < cs[j].Name
 	})
+}
+
+// compactRaw drops the model's insignificant white space from arguments,
+// for logs and recordings; the values are untouched.
+func compactRaw(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }

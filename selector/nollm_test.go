@@ -1,0 +1,76 @@
+package selector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+type fixedRetriever []Retrieved
+
+func (f fixedRetriever) Retrieve(ctx context.Context, q string, k int, allowed []string) ([]Retrieved, error) {
+	return f, nil
+}
+
+type orderRanker struct{}
+
+func (orderRanker) Rank(caller string, hits []Retrieved, entries map[string]Entry) []Candidate {
+	out := make([]Candidate, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, Candidate{Name: h.Name, Provider: entries[h.Name].Provider, Score: map[string]float64{"similarity": h.Dense, "composite": h.Semantic}})
+	}
+	return out
+}
+
+type listCatalog []Entry
+
+func (l listCatalog) Callable(string) []Entry { return l }
+
+// validate stands in for the pipeline's validator: string arguments must be
+// non-empty, and a calculator expression must contain a digit.
+func validate(t pipeline.Tool, args json.RawMessage) error {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		s, ok := v.(string)
+		if ok && s == "" {
+			return errors.New(k + " is empty")
+		}
+		if ok && t.Name == "calculator" && !strings.ContainsAny(s, "0123456789") {
+			return errors.New(k + " is not arithmetic")
+		}
+	}
+	return nil
+}
+
+func TestNoLLMTriesNextThenNone(t *testing.T) {
+	calc := pipeline.Tool{Name: "calculator", Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)}
+	greet := pipeline.Tool{Name: "greet", Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+	cat := listCatalog{{Provider: "p", Tool: calc}, {Provider: "p", Tool: greet}}
+	s := &Selector{Catalog: cat, Ranker: orderRanker{}, Validate: validate,
+		Retriever: fixedRetriever{{Name: "calculator", Semantic: 2, Dense: 0.9}, {Name: "greet", Semantic: 1, Dense: 0.8}}}
+
+	// The best tool's arguments cannot come from the text; the next one's can.
+	sel, err := s.Select(context.Background(), "u", "say hello to 'Ada Lovelace'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Function != "greet" || string(sel.Arguments) != `{"name":"Ada Lovelace"}` {
+		t.Errorf("got %s %s", sel.Function, sel.Arguments)
+	}
+	// No candidate can be called from the text: none, and the notice says why.
+	sel, err = s.Select(context.Background(), "u", "tell me a joke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Function != grammar.NoneTool || !strings.Contains(sel.Notice, "closest: calculator") {
+		t.Errorf("got %s, notice %q", sel.Function, sel.Notice)
+	}
+}
