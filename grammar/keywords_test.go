@@ -56,6 +56,8 @@ var keywordCases = []struct {
 	{"nullable", `{"type":["integer","null"],"minimum":0}`, []string{`null`, `0`, `-1`}},
 	{"annotations", `{"title":"t","description":"d","default":1,"examples":[1],"$comment":"c","x-unknown":true,"type":"integer"}`, []string{`1`, `"a"`}},
 	{"not-type", `{"not":{"type":"string"}}`, []string{`1`, `"a"`, `null`}},
+	{"not-empty", `{"anyOf":[{"type":"integer"},{"not":{}}]}`, []string{`1`, `"a"`, `null`, `{}`}},
+	{"forbidden-property", `{"properties":{"foo":{"not":{"description":"any"}}}}`, []string{`{"foo":1,"bar":2}`, `{"bar":1,"baz":2}`, `{}`}},
 	{"boolean-schema", `true`, []string{`1`, `{"a":[true,null]}`, `"x"`}},
 	{"nested", `{"type":"object","properties":{"list":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"},"maxItems":2}},"required":["id"]}}},"required":["list"]}`,
 		[]string{`{"list":[]}`, `{"list":[{"id":1,"tags":["a","b"]}]}`, `{"list":[{"tags":[]}]}`, `{"list":[{"id":1,"tags":["a","b","c"]}]}`}},

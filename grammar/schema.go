@@ -555,11 +555,19 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 		}
 		return n
 	}
-	simple := true
+	simple, constrains := true, false
 	for _, k := range v.keys {
 		if !annotationKeywords[k] && k != "type" && k != "enum" && k != "const" {
 			simple = false
 		}
+		if !annotationKeywords[k] || k == "format" { // the grammar asserts formats
+			constrains = true
+		}
+	}
+	if !constrains {
+		// not: {} (or only annotations) negates the schema that accepts
+		// everything: nothing is valid.
+		return c.emptyNode()
 	}
 	if !simple || v.get("format") != nil {
 		c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
