@@ -218,10 +218,36 @@ func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
 }
 
 // strTagged adds a string over d whose closing quote, from a final state
-// with tag c, carries ops[c] and goes to targets[c].
-func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32, avail []int32) {
+// with tag c, carries ops[c] and goes to targets[c]. With avail (objects
+// without undeclared keys), entering content state y carries the check
+// avail[y], except where it cannot fail: when the state x the encoded code
+// point starts from has the same set of reachable names (same(x, y)), the
+// check made on entering x already covers y, and the opening quote needs no
+// check (an object's first key has every name available, and the comma
+// before a later key checks that one is left). So only the few bytes where
+// the set of reachable names shrinks are checked edges, and tokens inside a
+// key stay plain for the mask walk.
+func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32, avail []int32, same func(x, y int32) bool) {
 	t := strTemplate(d, lim)
 	base := int32(len(n.st))
+	nd := int32(len(d.st))
+	var orig [][]int32 // template mid state → content states it starts from
+	if avail != nil {
+		orig = make([][]int32, len(t.st))
+		for ci := int32(0); ci < nd; ci++ {
+			stack := []int32{ci}
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for _, e := range t.st[x].edges {
+					if e.to >= nd && !slices.Contains(orig[e.to], ci) {
+						orig[e.to] = append(orig[e.to], ci)
+						stack = append(stack, e.to)
+					}
+				}
+			}
+		}
+	}
 	for i, s := range t.st {
 		ns := bstate{lim: s.lim, rb: s.rb, si: -1}
 		if i < len(d.st) && avail == nil { // checked edges: no shared interior
@@ -229,19 +255,24 @@ func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, l
 		}
 		ns.edges = make([]bedge, len(s.edges))
 		for j, e := range s.edges {
-			if avail != nil && int(e.to) < len(d.st) {
-				e.op = avail[e.to]
+			if avail != nil && e.to < nd {
+				srcs := orig[i]
+				if int32(i) < nd {
+					srcs = []int32{int32(i)}
+				}
+				for _, x := range srcs {
+					if !same(x, e.to) {
+						e.op = avail[e.to]
+						break
+					}
+				}
 			}
 			e.to += base
 			ns.edges[j] = e
 		}
 		n.st = append(n.st, ns)
 	}
-	op0 := int32(0)
-	if avail != nil {
-		op0 = avail[0]
-	}
-	n.edge(a, '"', '"', base, op0)
+	n.edge(a, '"', '"', base, 0)
 	for i, s := range d.st {
 		if s.final && tags[i] >= 0 {
 			n.edge(base+int32(i), '"', '"', targets[tags[i]], ops[tags[i]])

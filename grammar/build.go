@@ -412,10 +412,12 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if len(cats) > 0 {
 			kd, tags := taggedUnion(langs)
 			var avail []int32
+			var reach [][]uint64
 			if !oi.extras {
-				avail = b.keyAvailOps(kd, tags, cats, oi)
+				avail, reach = b.keyAvailOps(kd, tags, cats, oi)
 			}
-			n.strTagged(kd, tags, KS, targets, ops, lim, avail)
+			same := func(x, y int32) bool { return slices.Equal(reach[x], reach[y]) }
+			n.strTagged(kd, tags, KS, targets, ops, lim, avail, same)
 		}
 		for i, ct := range cats {
 			A := targets[i]
@@ -592,7 +594,7 @@ func (b *builder) run() error {
 // property reachable from that state is still allowed: without undeclared
 // properties, a key prefix that only leads to names already used is a dead
 // end, so it must not be entered.
-func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo) []int32 {
+func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo) ([]int32, [][]uint64) {
 	words := (len(oi.names) + 63) / 64
 	reach := make([][]uint64, len(kd.st))
 	for i := range reach {
@@ -618,5 +620,5 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 	for i := range kd.st {
 		ops[i] = b.op(opDef{kind: opKeyAvail, obj: oi, mask: reach[i]})
 	}
-	return ops
+	return ops, reach
 }
