@@ -169,9 +169,18 @@ func (ti *TokenizerInfo) stateMask(r *rule, s int32) *stateMask {
 // walk runs the token trie tr from state s of r through plain edges (see
 // docs/masks.md): tokens accepted on plain edges go to acc; tokens that meet
 // a checked edge, a call or a return before failing go to unc.
+//
+// Where a byte has no plain edge but exactly one checked edge (and no call
+// or return can intervene), the walk follows the checked edge assuming the
+// check passes: tokens that then fail anyway are rejected outright, and only
+// the survivors go to unc. (Only that edge could take the byte, and checks
+// only restrict, so a token failing under the assumption fails.) Without
+// this, a checked edge on the first byte of a key (the names still
+// available) made every token starting with that letter uncertain.
 func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 	var st [256]int32
 	var oth [256]bool
+	var sp [256]bool // on an assumed-check path: accepted tokens are uncertain
 	st[0] = s
 	n := int32(len(tr.nb))
 	ncls := r.ncls
@@ -182,6 +191,7 @@ func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 		b := tr.nb[i]
 		t := next[ps*ncls+int32(cls[b])]
 		other := oth[d-1]
+		inSpec := sp[d-1]
 		if !other {
 			if d == 1 {
 				other = r.otherStart[ps][b>>6]&(1<<(b&63)) != 0
@@ -190,12 +200,23 @@ func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 			}
 		}
 		if t >= 0 {
-			for k := tr.ntok0[i]; k < tr.ntok0[i+1]; k++ {
-				x := tr.toks[k]
-				acc[x>>6] |= 1 << (x & 63)
+			toks := tr.toks[tr.ntok0[i]:tr.ntok0[i+1]]
+			if inSpec {
+				unc = append(unc, toks...)
+			} else {
+				for _, x := range toks {
+					acc[x>>6] |= 1 << (x & 63)
+				}
 			}
 			if d < 255 {
-				st[d], oth[d] = t, other
+				st[d], oth[d], sp[d] = t, other, inSpec
+				i++
+				continue
+			}
+		} else if other && d < 255 {
+			if t2 := specOnly(r, ps, b, d == 1); t2 >= 0 {
+				unc = append(unc, tr.toks[tr.ntok0[i]:tr.ntok0[i+1]]...)
+				st[d], oth[d], sp[d] = t2, false, true
 				i++
 				continue
 			}
@@ -206,6 +227,25 @@ func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 		i = tr.nend[i]
 	}
 	return unc
+}
+
+// specOnly returns the target of the one checked edge on byte b at state s
+// when that is the only way b can be taken (no second checked edge; mid-token,
+// no return or call at s); else -1. The caller knows there is no plain edge.
+func specOnly(r *rule, s int32, b byte, start bool) int32 {
+	if !start && (r.final[s] || len(r.calls[s]) > 0) {
+		return -1
+	}
+	to := int32(-1)
+	for _, e := range r.spec[s] {
+		if e.lo <= b && b <= e.hi {
+			if to >= 0 {
+				return -1
+			}
+			to = e.to
+		}
+	}
+	return to
 }
 
 // interior returns the tokens without '"' that stay inside a string from
