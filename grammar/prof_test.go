@@ -48,3 +48,19 @@ func BenchmarkToolCallCached(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 }
+
+// BenchmarkToolCallCold builds the 50-tool grammar with empty caches.
+func BenchmarkToolCallCold(b *testing.B) {
+	tools := bfclTools(b, 60)
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		toolCache.Clear()
+		ruleCacheMu.Lock()
+		clear(ruleCache)
+		ruleCacheMu.Unlock()
+		if _, err := ToolCall(tools[:50], ToolCallOptions{AllowNone: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
+}

@@ -773,58 +773,62 @@ func (d *rdfa) prefixFromQ(si int32) *rdfa {
 }
 
 // taggedUnion is the DFA of the union of disjoint languages; tag[s] is the
-// language a final state s accepts (-1 for non-final states).
+// language a final state s accepts (-1 for non-final states). Product states
+// are sparse tuples of (language, state) for the languages still alive
+// (after a few code points, usually one), interned by hash.
 func taggedUnion(langs []*rdfa) (*rdfa, []int32) {
-	index := map[string]int32{}
-	var tuples [][]int32
+	type item struct{ li, x int32 }
+	var tuples [][]item
+	byHash := map[uint64][]int32{}
 	d := &rdfa{}
 	var tags []int32
-	add := func(t []int32) int32 {
-		var b strings.Builder
-		for _, x := range t {
-			b.WriteString(strconv.Itoa(int(x)))
-			b.WriteByte(',')
+	add := func(t []item) int32 {
+		h := uint64(14695981039346656037)
+		for _, it := range t {
+			h = (h ^ uint64(uint32(it.li))) * 0x100000001b3
+			h = (h ^ uint64(uint32(it.x))) * 0x100000001b3
 		}
-		k := b.String()
-		if id, ok := index[k]; ok {
-			return id
+		for _, id := range byHash[h] {
+			if slices.Equal(tuples[id], t) {
+				return id
+			}
 		}
 		id := int32(len(tuples))
-		index[k] = id
-		tuples = append(tuples, t)
+		byHash[h] = append(byHash[h], id)
+		tuples = append(tuples, slices.Clone(t))
 		d.st = append(d.st, rdstate{})
 		tags = append(tags, -1)
 		return id
 	}
-	start := make([]int32, len(langs))
+	start := make([]item, 0, len(langs))
+	for li := range langs {
+		start = append(start, item{int32(li), 0})
+	}
 	add(start)
+	var rs []rrange
+	var nt []item
 	for i := 0; i < len(tuples); i++ {
 		t := tuples[i]
-		var rs []rrange
-		for li, x := range t {
-			if x < 0 {
-				continue
-			}
-			if langs[li].st[x].final {
+		rs = rs[:0]
+		for _, it := range t {
+			st := &langs[it.li].st[it.x]
+			if st.final {
 				d.st[i].final = true
-				tags[i] = int32(li)
+				tags[i] = it.li
 			}
-			for _, e := range langs[li].st[x].edges {
+			for _, e := range st.edges {
 				rs = append(rs, rrange{e.lo, e.hi})
 			}
 		}
 		var edges []rdedge
 		for _, iv := range elementary(rs) {
-			nt := make([]int32, len(t))
-			any := false
-			for li, x := range t {
-				nt[li] = -1
-				if x >= 0 {
-					nt[li] = langs[li].step(x, iv.lo)
-					any = any || nt[li] >= 0
+			nt = nt[:0]
+			for _, it := range t {
+				if y := langs[it.li].step(it.x, iv.lo); y >= 0 {
+					nt = append(nt, item{it.li, y})
 				}
 			}
-			if !any {
+			if len(nt) == 0 {
 				continue
 			}
 			to := add(nt)
