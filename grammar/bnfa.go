@@ -167,29 +167,49 @@ func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32, se *strEnc) {
 			n.edge(escState(), byte(r), byte(r), b, 0)
 		}
 	}
-	raw := rset{{max(lo, 0x20), hi}}.minus(rset{{'"', '"'}, {'\\', '\\'}})
-	for _, rr := range raw {
-		if rr.lo > rr.hi {
-			continue
-		}
-		for _, seq := range utf8Seqs(rr.lo, rr.hi, nil) {
-			// The states after the first byte depend only on the rest of
-			// the sequence and the target: share them (UTF-8 suffix
-			// sharing keeps the encoded automaton near minimal).
-			nx := b
-			for i := len(seq) - 1; i >= 1; i-- {
-				k := sfxKey{to: nx, lo: seq[i][0], hi: seq[i][1]}
-				st, ok := sfx[k]
-				if !ok {
-					st = mid()
-					n.edge(st, seq[i][0], seq[i][1], nx, 0)
-					sfx[k] = st
-				}
-				nx = st
+	for _, seq := range rawSeqs(lo, hi) {
+		// The states after the first byte depend only on the rest of the
+		// sequence and the target: share them (UTF-8 suffix sharing keeps
+		// the encoded automaton near minimal).
+		nx := b
+		for i := len(seq) - 1; i >= 1; i-- {
+			k := sfxKey{to: nx, lo: seq[i][0], hi: seq[i][1]}
+			st, ok := sfx[k]
+			if !ok {
+				st = mid()
+				n.edge(st, seq[i][0], seq[i][1], nx, 0)
+				sfx[k] = st
 			}
-			n.edge(a, seq[0][0], seq[0][1], nx, 0)
+			nx = st
+		}
+		n.edge(a, seq[0][0], seq[0][1], nx, 0)
+	}
+}
+
+var rawSeqCache sync.Map // [2]rune → [][][2]byte
+
+// rawSeqs returns the UTF-8 byte range sequences of the code points in
+// lo..hi written raw in a JSON string (not controls, '"' or '\\'), cached:
+// the same few ranges (any character, any but a few) recur in every string.
+func rawSeqs(lo, hi rune) [][][2]byte {
+	k := [2]rune{lo, hi}
+	wide := hi-lo >= 128 // only wide ranges are cached (the map stays small)
+	if wide {
+		if v, ok := rawSeqCache.Load(k); ok {
+			return v.([][][2]byte)
 		}
 	}
+	var out [][][2]byte
+	for _, rr := range (rset{{max(lo, 0x20), hi}}).minus(rset{{'"', '"'}, {'\\', '\\'}}) {
+		if rr.lo <= rr.hi {
+			out = utf8Seqs(rr.lo, rr.hi, out)
+		}
+	}
+	if !wide {
+		return out
+	}
+	v, _ := rawSeqCache.LoadOrStore(k, out)
+	return v.([][][2]byte)
 }
 
 // str adds a JSON string ("..." with content in d) from a to b. closeOp is
