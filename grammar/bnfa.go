@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -424,11 +425,23 @@ func byteIntervals(pts []int) [][2]int {
 	return appendByteIntervals(nil, pts)
 }
 
+// appendByteIntervals appends the elementary intervals between the
+// boundary points pts (each in 0..256), by a bitmap rather than a sort.
 func appendByteIntervals(out [][2]int, pts []int) [][2]int {
-	slices.Sort(pts)
-	pts = slices.Compact(pts)
-	for i := 0; i+1 < len(pts); i++ {
-		out = append(out, [2]int{pts[i], pts[i+1] - 1})
+	var mark [5]uint64
+	for _, p := range pts {
+		mark[p>>6] |= 1 << (p & 63)
+	}
+	prev := -1
+	for w, m := range mark {
+		for m != 0 {
+			p := w*64 + bits.TrailingZeros64(m)
+			m &= m - 1
+			if prev >= 0 {
+				out = append(out, [2]int{prev, p - 1})
+			}
+			prev = p
+		}
 	}
 	return out
 }
