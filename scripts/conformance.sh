@@ -38,8 +38,8 @@ log "JSON Schema Test Suite (draft 2020-12)"
 "$gb" report --bench "$out/jsonschemabench.jsonl" --suite "$out/suite.jsonl" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
 log "wrote CONFORMANCE.md"
 
-log "data-dependent tests: grammar/bench, grammar/export"
-go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/
+log "data-dependent tests: grammar/bench, grammar/export, evals/bfcl (checker vs BFCL's answers, schema translation), evals/predict (multiple >= 95%)"
+go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/ ./evals/bfcl/ ./evals/predict/
 
 log "data-dependent goal tests: retrieval (AIRS beats BM25, StableToolBench NDCG@5 >= 0.45)"
 AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run TestConformanceRetrieval ./evals/retrieval/
