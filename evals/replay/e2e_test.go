@@ -1,0 +1,271 @@
+//go:build e2e
+
+package replay
+
+// End-to-end test: a session log recorded through the real engine with the
+// tiny random-weight model of internal/tinymodel behind a real Ollama
+// server (scripts/e2e.sh exports OLLAMA_HOST, AIRS_E2E=1 and
+// AIRS_E2E_MODEL; without them the test skips), then replayed against a
+// --baseline configuration and tuned. The model's choices mean nothing;
+// what must hold is that its requests are recorded with the model's output
+// and are replayable, the comparison carries a bootstrap interval around
+// its difference, and tune reports held-out accuracy.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+)
+
+// e2eServer returns the server's address and the tiny model's name, or
+// skips when no server was started for the tests.
+func e2eServer(t *testing.T) (host, model string) {
+	t.Helper()
+	host = os.Getenv("OLLAMA_HOST")
+	if os.Getenv("AIRS_E2E") == "" || host == "" {
+		t.Skip("e2e: AIRS_E2E/OLLAMA_HOST are not set; run `bash scripts/e2e.sh ./evals/replay/` (make e2e), which starts Ollama with the tiny model")
+	}
+	model = os.Getenv("AIRS_E2E_MODEL")
+	if model == "" {
+		model = "airs-tiny"
+	}
+	return host, model
+}
+
+// declineUI is a channel that confirms nothing (idempotent builtins run
+// without asking, as in `airs serve`).
+type declineUI struct{}
+
+func (declineUI) Selected(*selector.Selection, *pipeline.Tool) {}
+func (declineUI) Confirm(context.Context, pipeline.Tool, json.RawMessage) bool {
+	return false
+}
+func (declineUI) Running(string)                 {}
+func (declineUI) Result(*pipeline.Result, error) {}
+func (declineUI) Note(string)                    {}
+func (declineUI) Token(string) error             { return nil }
+
+func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
+	host, model := e2eServer(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	os.MkdirAll(docs, 0o755)
+	for _, f := range []string{"notes.txt", "prices.csv", "todo.md"} {
+		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
+	}
+	manifest, err := filepath.Abs("testdata/extra_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := `home: ` + filepath.Join(dir, "state") + `
+spaces:
+  documents: ` + docs + `
+agents:
+  tester:
+    capabilities: ["ReadSpace(documents)"]
+cli:
+  users:
+    "*": tester
+manifests:
+  - ` + manifest + `
+ollama:
+  host: ` + host + `
+  model: ` + model + `
+recording:
+  enabled: true
+  dir: ` + filepath.Join(dir, "sessions") + `
+`
+	path := filepath.Join(dir, "airs.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Registry(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry = reg
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+
+	// 1. Record with the model (ollama.model from airs.yaml).
+	e, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Model == nil || e.ModelName != model {
+		t.Fatalf("the engine is not using the model %s: %s", model, e.ModelNotice)
+	}
+	if e.Recorder == nil {
+		t.Fatal("recording is enabled but the engine opened no recorder")
+	}
+	logPath := e.Recorder.Path()
+	// Few, short generations: the tiny model costs tens of ms per token.
+	e.Selector.Config.NumPredict = 96
+	e.Selector.Config.NumCtx = 2048
+	e.Selector.Config.TopK = 4
+	r := rand.New(rand.NewPCG(11, 2))
+	reqs := append(BuiltinRequests(r, 2, "documents"), NoneRequests(r, 1)...)
+	start := time.Now()
+	for i, rq := range reqs {
+		t0 := time.Now()
+		tr, err := e.Turn(ctx, "tester", rq.Text, declineUI{}, engine.TurnOptions{Session: "e2e-model"})
+		if tr == nil {
+			t.Fatalf("turn %q: %v", rq.Text, err)
+		}
+		if tr.RecordErr != nil {
+			t.Fatalf("turn %q: recording: %v", rq.Text, tr.RecordErr)
+		}
+		if tr.RecordID == "" {
+			t.Fatalf("turn %q recorded nothing (err %v)", rq.Text, err)
+		}
+		got := "(selection failed)"
+		if tr.Selection != nil {
+			got = fmt.Sprintf("%s %s mode=%s validation=%q", tr.Selection.Function, tr.Selection.Arguments, tr.Selection.Mode, tr.Selection.Validation)
+		}
+		t.Logf("turn %d %q (want %q) → %s err=%v skipped=%q in %v", i, rq.Text, rq.Tool, got, err, tr.Skipped, time.Since(t0).Round(time.Millisecond))
+		// Every request is labelled by an explicit correction to its known
+		// right call (a correction to the same call when the model chose
+		// it), so the label does not depend on the random model.
+		var fix *session.Call
+		if rq.Tool != "" {
+			want := rq.Args
+			if want == nil {
+				want = map[string]any{}
+				if tl, ok := toolOf(e, "tester", rq.Tool); ok {
+					if a, err := selector.ExtractArguments(tl.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
+						want = a
+					}
+				}
+			}
+			fix = &session.Call{Tool: rq.Tool, Arguments: want}
+		}
+		if err := e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("recorded %d requests with %s in %v", len(reqs), model, time.Since(start).Round(time.Millisecond))
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	modelItems, unl, err := Items(logPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unl != 0 || len(modelItems) != len(reqs) {
+		t.Fatalf("%d items, %d unlabelled, for %d model requests", len(modelItems), unl, len(reqs))
+	}
+	for _, it := range modelItems {
+		rec := it.Recorded
+		if rec.Model == nil || rec.Model.Name != model {
+			t.Errorf("record %s: model %+v, want %s", rec.ID, rec.Model, model)
+		}
+		if rec.Call != nil && rec.Call.Tool != grammar.NoneTool && rec.RawOutput == "" {
+			t.Errorf("record %s: a model call without the raw output", rec.ID)
+		}
+	}
+
+	// 2. Tune needs more decisions than a few model requests give: append
+	// labelled no-LLM sessions (same airs.yaml, same log) with the
+	// package's generator.
+	e2, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e2.Recorder == nil || e2.Recorder.Path() != logPath {
+		t.Fatalf("the no-LLM engine records elsewhere: %v", e2.Recorder)
+	}
+	extra := knownRequests(60, 5)
+	if _, err := Generate(ctx, e2, "tester", extra); err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	items, unl, err := Items(logPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unl != 0 || len(items) != len(reqs)+len(extra) {
+		t.Fatalf("%d items, %d unlabelled, for %d+%d requests", len(items), unl, len(reqs), len(extra))
+	}
+
+	// 3. Replay (no-LLM) against a --baseline configuration file.
+	basePath := filepath.Join(dir, "baseline.json")
+	if err := os.WriteFile(basePath, []byte(`{"name": "trust-only", "weights": {"trust": 1}, "model": "none"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	baseCfg, err := LoadConfig(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Registry: reg, Policy: cfg.Policy(), K: 3}
+	for _, set := range []struct {
+		name  string
+		items []Item
+	}{{"model-recorded", modelItems}, {"whole log", items}} {
+		def, err := Run(ctx, set.items, Config{Name: "default"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Run(ctx, set.items, baseCfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if def.Metrics.N != len(set.items) || base.Metrics.N != len(set.items) {
+			t.Fatalf("%s: scored %d and %d of %d", set.name, def.Metrics.N, base.Metrics.N, len(set.items))
+		}
+		t.Logf("%s default: %+v", set.name, def.Metrics)
+		t.Logf("%s %s: %+v", set.name, base.Config.Label(), base.Metrics)
+		diffs, err := Compare(base, def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(diffs) == 0 {
+			t.Fatalf("%s: no comparison lines", set.name)
+		}
+		for _, d := range diffs {
+			t.Logf("%s: %s default − trust-only: %+.3f [%+.3f, %+.3f]", set.name, d.Metric, d.Diff, d.Lo, d.Hi)
+			if !(d.Lo <= d.Diff+1e-12 && d.Diff <= d.Hi+1e-12) {
+				t.Errorf("%s: %s: the difference %g is outside its interval [%g, %g]", set.name, d.Metric, d.Diff, d.Lo, d.Hi)
+			}
+		}
+	}
+
+	// 4. Tune with a held-out split, reporting held-out accuracy.
+	tr, err := Tune(items, 0.3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tune: train %d, held out %d, skipped %d; held-out top-1 default %.3f, tuned %.3f, diff %+.3f [%+.3f, %+.3f]; weights %+v",
+		tr.Train, tr.Test, tr.Skipped, tr.DefaultTop1, tr.TunedTop1, tr.Diff.Mean, tr.Diff.Lo, tr.Diff.Hi, tr.Weights)
+	if tr.Test == 0 || tr.Train == 0 || tr.Weights.Validate() != nil {
+		t.Errorf("tune result %+v", tr)
+	}
+	if tr.TunedTop1 < 0 || tr.TunedTop1 > 1 || tr.DefaultTop1 < 0 || tr.DefaultTop1 > 1 || !(tr.Diff.Lo <= tr.Diff.Mean+1e-12 && tr.Diff.Mean <= tr.Diff.Hi+1e-12) {
+		t.Errorf("implausible held-out figures %+v", tr)
+	}
+}
