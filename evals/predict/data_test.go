@@ -20,7 +20,11 @@ func dataDir(t *testing.T) string {
 	if !filepath.IsAbs(d) {
 		d = filepath.Join("..", "..", d)
 	}
-	return filepath.Join(d, "bfcl")
+	d = filepath.Join(d, "bfcl")
+	if _, err := os.Stat(d); err != nil {
+		t.Skipf("the full BFCL data is not at %s (DATA_DIR): %v", d, err)
+	}
+	return d
 }
 
 // TestNoLLMOnBFCL runs the no-LLM predictor on the full data and holds the
