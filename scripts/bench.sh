@@ -19,7 +19,7 @@ run pipeline ./pipeline/ 'BenchmarkCallNoop' -benchtime 2s
 run audit ./pipeline/audit/ 'BenchmarkAppend'
 run chains ./chains/ 'BenchmarkParallelSteps' -benchtime 10x
 run selection ./evals/retrieval/ 'BenchmarkSelection'
-[ -f grammar/bench_tools_test.go ] && run toolcall ./grammar/ 'BenchmarkToolCall'
+run grammar ./grammar/ 'BenchmarkToolCall|BenchmarkCompileGlaive'
 echo "== airs serve: 200 clients, 30 s, separate process"
 bash scripts/serve-load.sh 200 30s | tee "$out/serve.txt"
 if [ -x scripts/peer-xgrammar.sh ] && [ -d "${DATA_DIR:-../shared/data}" ]; then
