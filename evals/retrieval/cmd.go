@@ -23,8 +23,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	embedder := fs.String("embedder", "lexical", "lexical or ollama:MODEL")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airs eval retrieval --data FILE… [--embedder lexical|ollama:MODEL] [--json]")
+		fmt.Fprintln(stderr, "usage: airs eval retrieval --data FILE… [--embedder lexical|ollama:MODEL] [--json] [--report DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -43,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	o := Options{Data: data, Embedder: *embedder, JSON: *asJSON}
+	o := Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir}
 	if !*quiet {
 		o.Progress = stderr
 	}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airs-dev/airs/evals/report"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -26,8 +29,11 @@ type Options struct {
 	EmbedClient embeddings.EmbedClient
 	// JSON prints one line per dataset and method instead of a table.
 	JSON bool
-	// Progress receives plain progress lines (nil: none).
+	// Progress receives progress: a bar on a terminal, plain lines
+	// otherwise (nil: none).
 	Progress io.Writer
+	// ReportDir, when set, receives retrieval.md and its PNG charts.
+	ReportDir string
 	// Index and Lexical tune AIRS's retrieval (zero: defaults).
 	Index   embeddings.Options
 	Lexical embeddings.LexicalOptions
@@ -85,8 +91,69 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if !o.JSON {
 		writeTable(out, results)
 	}
+	if o.ReportDir != "" {
+		path, err := WriteReport(o.ReportDir, o, results)
+		if err != nil {
+			return err
+		}
+		progress(o.Progress, "report: %s", path)
+	}
 	return nil
 }
+
+// WriteReport writes retrieval.md with the results table and PNG charts
+// (NDCG@5 and Acc@1 per dataset, AIRS against BM25) into dir.
+func WriteReport(dir string, o Options, results []Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var datasets []string
+	val := map[string]map[string]Result{}
+	for _, r := range results {
+		if val[r.Dataset] == nil {
+			val[r.Dataset] = map[string]Result{}
+			datasets = append(datasets, r.Dataset)
+		}
+		val[r.Dataset][r.Method] = r
+	}
+	series := func(method string, f func(Result) float64) report.Series {
+		s := report.Series{Name: method}
+		for _, d := range datasets {
+			s.Values = append(s.Values, f(val[d][method]))
+		}
+		return s
+	}
+	ndcg := func(r Result) float64 { return r.NDCG5 }
+	acc := func(r Result) float64 { return r.Acc1 }
+	if err := report.AccuracyBarChart(filepath.Join(dir, "retrieval_ndcg5.png"), "NDCG@5", datasets, series("airs", ndcg), series("bm25", ndcg)); err != nil {
+		return "", err
+	}
+	if err := report.AccuracyBarChart(filepath.Join(dir, "retrieval_acc1.png"), "Accuracy@1", datasets, series("airs", acc), series("bm25", acc)); err != nil {
+		return "", err
+	}
+	t := report.Table{Header: []string{"dataset", "method", "n", "acc@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10"}}
+	for _, r := range results {
+		f := func(x float64) string { return fmt.Sprintf("%.3f", x) }
+		t.Rows = append(t.Rows, []string{r.Dataset, r.Method, fmt.Sprint(r.N), f(r.Acc1), f(r.Recall5), f(r.Recall10), f(r.NDCG5), f(r.NDCG10)})
+	}
+	emb := o.Embedder
+	if emb == "" {
+		emb = "lexical"
+	}
+	doc := report.Document{
+		Title: "Tool retrieval: AIRS against BM25",
+		Intro: fmt.Sprintf("`airs eval retrieval --embedder %s --data %s` — AIRS's hybrid retrieval (dense %s embeddings + field-weighted BM25, fused) against plain Okapi BM25 over each tool's whole text, on the same registry and queries.", emb, strings.Join(o.Data, " "), emb),
+		Sections: []Section{{
+			Title:   "Results",
+			Tables:  []report.Table{t},
+			Figures: []report.Figure{{Title: "NDCG@5", Path: "retrieval_ndcg5.png"}, {Title: "Accuracy@1", Path: "retrieval_acc1.png"}},
+		}},
+	}
+	return doc.Write(dir, "retrieval.md")
+}
+
+// Section is report.Section (shorter to write here).
+type Section = report.Section
 
 // NewEmbedder builds the embedder named by spec.
 func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
@@ -135,10 +202,17 @@ func score(ctx context.Context, ds Dataset, m Method, o Options) (Metrics, error
 	}
 	ranked := make([][]string, len(ds.Queries))
 	errs := make([]error, workers)
-	var next, done int64
+	var next int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	last := time.Now()
+	// A bar on a terminal, plain progress lines otherwise.
+	var bar *report.Progress
+	if o.Progress != nil {
+		bar = report.NewProgress(o.Progress, ds.Name+"/"+m.Name(), len(ds.Queries))
+	} else {
+		bar = report.NewProgress(io.Discard, "", len(ds.Queries))
+	}
+	defer bar.Done()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -157,13 +231,7 @@ func score(ctx context.Context, ds Dataset, m Method, o Options) (Metrics, error
 					return
 				}
 				ranked[i] = r
-				mu.Lock()
-				done++
-				if time.Since(last) > 5*time.Second {
-					last = time.Now()
-					progress(o.Progress, "%s/%s: %d/%d queries", ds.Name, m.Name(), done, len(ds.Queries))
-				}
-				mu.Unlock()
+				bar.Add(1)
 			}
 		}(w)
 	}
