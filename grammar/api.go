@@ -18,6 +18,9 @@ type Grammar struct {
 	root  int32
 
 	masks sync.Map // *TokenizerInfo → *maskCache
+
+	depthOnce sync.Once
+	depth     *depthInfo // see depth.go
 }
 
 // Compile compiles a JSON Schema (draft 2020-12) to a Grammar.

@@ -50,8 +50,13 @@ func cfgEq(a, b *cfg) bool {
 
 const maxConfigs = 512
 
-// add puts c and its closure into out.
+// add puts c and its closure into out. A configuration that cannot reach
+// its rule's end within the nesting depth left is dropped (depth.go), so
+// the matcher never gets stuck at the depth limit.
 func (g *Grammar) add(out []cfg, c cfg) []cfg {
+	if frameDepth(&c)+g.depths().need[c.rule][c.state] > int32(g.opts.MaxDepth) {
+		return out
+	}
 	r := g.rules[c.rule]
 	if r.final[c.state] && c.stack != nil {
 		f := c.stack

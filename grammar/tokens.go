@@ -351,7 +351,10 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		r := tm.g.rules[c.rule]
 		sm := ti.stateMask(r, c.state)
 		near := r.lim[c.state] >= 0 && int(r.lim[c.state]-c.cnt) < ti.maxLen
-		if !near {
+		// Near the depth limit a token that stays inside the rule may still
+		// end in a state that cannot finish (depth.go): check every one.
+		deep := frameDepth(c)+tm.g.depths().maxNeed[c.rule] > int32(tm.g.opts.MaxDepth)
+		if !near && !deep {
 			if sm.accBits != nil {
 				for i, w := range sm.accBits {
 					bits[i] |= w
@@ -363,7 +366,11 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			}
 		} else {
 			// near a string's length limit: long tokens need a real check
+			// (near the depth limit: every token)
 			rem := int(r.lim[c.state] - c.cnt)
+			if deep || !near {
+				rem = -1
+			}
 			if len(tm.tmp) < ti.words {
 				tm.tmp = make([]uint64, ti.words)
 			}
