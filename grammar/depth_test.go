@@ -33,3 +33,37 @@ func TestNoDeadEndAtDepthLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxContainerItems(t *testing.T) {
+	cases := []struct {
+		schema string
+		ok, no []string
+	}{
+		{`{"type":"array"}`, []string{`[]`, `[1,2,3]`, `[[1,2,3,4,5]]`}, []string{`[1,2,3,4]`}},
+		{`{"type":"array","items":{"type":"array"}}`, []string{`[[1,2,3]]`}, []string{`[[1,2,3,4]]`}},
+		{`{"type":"object"}`, []string{`{}`, `{"a":1,"b":2,"c":3}`}, []string{`{"a":1,"b":2,"c":3,"d":4}`}},
+		{`{"type":"array","minItems":5}`, []string{`[1,2,3,4,5]`}, []string{`[1,2,3,4,5,6]`}},
+		{`{"type":"array","maxItems":10}`, []string{`[1,2,3,4,5,6,7,8,9,10]`}, []string{`[1,2,3,4,5,6,7,8,9,10,11]`}},
+	}
+	for _, c := range cases {
+		g, err := Compile([]byte(c.schema), Options{MaxContainerItems: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range c.ok {
+			if !g.Match([]byte(x)) {
+				t.Errorf("%s: %s rejected", c.schema, x)
+			}
+		}
+		for _, x := range c.no {
+			if g.Match([]byte(x)) {
+				t.Errorf("%s: %s accepted with MaxContainerItems 3", c.schema, x)
+			}
+		}
+	}
+	// The default is the schema's own: unbounded.
+	g, _ := Compile([]byte(`{"type":"array"}`), Options{})
+	if !g.Match([]byte(`[1,2,3,4,5,6,7,8,9,10,11,12]`)) {
+		t.Error("unbounded array limited by default")
+	}
+}

@@ -45,6 +45,13 @@ type Options struct {
 	MaxNumberDigits int
 	// MaxDepth bounds container nesting; default 32.
 	MaxDepth int
+	// MaxContainerItems bounds the items of arrays and the properties of
+	// objects where the schema declares them (type array/object, items,
+	// properties, …) without maxItems/maxProperties. 0 (the default) leaves
+	// them unbounded, as the schema says; a generation grammar sets it so
+	// that a model cannot emit an endless list. Values the schema leaves
+	// entirely open ({} or true) stay unbounded, bounded only by MaxDepth.
+	MaxContainerItems int
 }
 
 func (o Options) withDefaults() Options {
@@ -65,7 +72,7 @@ func (o Options) withDefaults() Options {
 
 func (o Options) key() string {
 	o = o.withDefaults()
-	return fmt.Sprintf("w%d/%d o%d s%t l%t sb%d nd%d d%d", o.Whitespace, o.MaxWhitespace, o.PropertyOrder, o.Strict, o.Lenient, o.MaxStringBytes, o.MaxNumberDigits, o.MaxDepth)
+	return fmt.Sprintf("w%d/%d o%d s%t l%t sb%d nd%d d%d ci%d", o.Whitespace, o.MaxWhitespace, o.PropertyOrder, o.Strict, o.Lenient, o.MaxStringBytes, o.MaxNumberDigits, o.MaxDepth, o.MaxContainerItems)
 }
 
 // CompileError is a schema the compiler cannot enforce exactly: Keyword at
