@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 )
 
 // app is what every subcommand shares: the standard streams, the
@@ -111,23 +111,9 @@ func (a *app) registry() (*pipeline.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	opts := builtin.Options{Spaces: c.Spaces, Policy: a.policy}
-	if err := builtin.Register(reg, opts); err != nil {
-		return nil, err
-	}
-	handlers, err := builtin.Handlers(opts)
+	reg, err := engine.Registry(c, a.policy)
 	if err != nil {
 		return nil, err
-	}
-	for _, path := range c.Manifests {
-		m, err := pipeline.LoadManifest(path)
-		if err != nil {
-			return nil, fmt.Errorf("loading manifest: %w", err)
-		}
-		if err := m.Register(reg, handlers.Resolve); err != nil {
-			return nil, fmt.Errorf("registering manifest %s: %w", path, err)
-		}
 	}
 	a.reg = reg
 	return reg, nil
