@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func forEachSchema(t *testing.T, path string, f func(id string, schema []byte)) {
+func forEachSchema(t testing.TB, path string, f func(id string, schema []byte)) {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
@@ -30,5 +30,34 @@ func forEachSchema(t *testing.T, path string, f func(id string, schema []byte)) 
 			t.Fatal(err)
 		}
 		f(rec.ID, rec.Schema)
+	}
+}
+
+// BenchmarkExportLargest exports the largest schemas of JSONSchemaBench's
+// JsonSchemaStore file (the slowest exports seen) to both formats.
+func BenchmarkExportLargest(b *testing.B) {
+	dir := os.Getenv("DATA_DIR")
+	if dir == "" {
+		b.Skip("DATA_DIR not set")
+	}
+	var big [][]byte
+	forEachSchema(b, dir+"/jsonschemabench/JsonSchemaStore.jsonl.gz", func(id string, schema []byte) {
+		if len(schema) > 200_000 {
+			big = append(big, schema)
+		}
+	})
+	if len(big) == 0 {
+		b.Skip("no schema over 200 kB")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range big {
+			if _, _, err := OllamaFormat(s); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := GBNF(s); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -326,9 +326,10 @@ func TestOllamaFormatShapes(t *testing.T) {
 	}
 }
 
-// Every JSONSchemaBench schema exports without panicking, within 10 s;
-// for every 8th, the JSON Schema export compiles with a 2020-12 validator and
-// the GBNF parses.
+// Every JSONSchemaBench schema exports without panicking; for every 8th, the
+// JSON Schema export compiles with a 2020-12 validator and the GBNF parses.
+// The slowest export is logged, not asserted: speed goals live in benchmarks
+// (BenchmarkExport*), and this test runs under -race on a shared machine.
 func TestExportJSONSchemaBench(t *testing.T) {
 	dir := os.Getenv("DATA_DIR")
 	if dir == "" {
@@ -339,13 +340,15 @@ func TestExportJSONSchemaBench(t *testing.T) {
 		t.Skip("no jsonschemabench under DATA_DIR")
 	}
 	n, noValue, loosened := 0, 0, 0
+	var slowest time.Duration
+	slowestID := ""
 	for _, f := range files {
 		forEachSchema(t, f, func(id string, schema []byte) {
 			n++
 			start := time.Now()
 			defer func() {
-				if d := time.Since(start); d > 10*time.Second {
-					t.Errorf("%s: export took %v", id, d)
+				if d := time.Since(start); d > slowest {
+					slowest, slowestID = d, id
 				}
 			}()
 			if os.Getenv("EXPORT_TRACE") != "" {
@@ -382,5 +385,5 @@ func TestExportJSONSchemaBench(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d schemas: %d exported with loosenings, %d accept no value", n, loosened, noValue)
+	t.Logf("%d schemas: %d exported with loosenings, %d accept no value; slowest %s (%v, with the checks)", n, loosened, noValue, slowestID, slowest)
 }
