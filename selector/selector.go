@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -246,6 +247,38 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	return sel, nil
 }
 
+// ToolCallGrammar is how a request's tool-call grammar is compiled: compact
+// and Strict (no argument the tool does not declare, even where its schema
+// would allow one: for generation an undeclared argument is a hallucination,
+// and BFCL's checker counts it wrong), with what cannot be enforced loosened
+// (the full validation after parsing catches it). Compact grammars are the
+// ones token masks use, so their per-tool automata are shared with them; the
+// whitespace Ollama's converter lets a model emit is tolerated by the stream
+// check (MaxWhitespace), not compiled into every automaton.
+var ToolCallGrammar = grammar.ToolCallOptions{AllowNone: true, Options: grammar.Options{Strict: true, Lenient: true}}
+
+// MaxWhitespace bounds each run of whitespace between JSON tokens in a
+// model's output (llama.cpp's converter allows up to 22).
+const MaxWhitespace = 32
+
+// NewOutputChecker is the stream check of a model's output against g.
+func NewOutputChecker(g *grammar.Grammar) *grammar.WhitespaceChecker {
+	return g.NewWhitespaceChecker(MaxWhitespace)
+}
+
+// FormatFor exports the tool-call grammar's inputs as the JSON Schema given
+// as Ollama's `format`, Strict like ToolCallGrammar (llama.cpp's converter
+// then has no undeclared argument to offer the model either); the bool
+// reports whether the export had to loosen anything.
+func FormatFor(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error) {
+	ts := make([]export.Tool, len(tools))
+	for i, t := range tools {
+		ts[i] = export.Tool{Name: t.Name, Parameters: t.Parameters}
+	}
+	out, loose, err := export.ToolCallFormatWith(ts, allowNone, export.Options{Strict: true})
+	return out, len(loose) > 0, err
+}
+
 // toolCall is the shape every grammar-constrained output has.
 type toolCall struct {
 	Function  string          `json:"function"`
@@ -257,10 +290,7 @@ func (s *Selector) generate(ctx context.Context, cands []Candidate, entries map[
 	for _, c := range cands {
 		tools = append(tools, grammar.ToolSchema{Name: c.Name, Parameters: entries[c.Name].Tool.Parameters})
 	}
-	// Ollama's converter may emit whitespace between tokens; the checking
-	// grammar allows a bounded amount of it, and nothing else the schema
-	// does not.
-	g, err := grammar.ToolCall(tools, grammar.ToolCallOptions{AllowNone: true, Options: grammar.Options{Whitespace: grammar.WhitespaceFlexible, MaxWhitespace: 32, Lenient: true}})
+	g, err := grammar.ToolCall(tools, ToolCallGrammar)
 	if err != nil {
 		return nil, fmt.Errorf("selector: grammar: %w", err)
 	}
@@ -300,7 +330,7 @@ func (s *Selector) generate(ctx context.Context, cands []Candidate, entries map[
 // so generation stops at the first byte that leaves the grammar, and stops
 // runaway output at MaxOutputBytes.
 func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.RawMessage, msgs []ollama.Message, cfg Config) (string, error) {
-	check := g.NewStreamChecker()
+	check := NewOutputChecker(g)
 	var out strings.Builder
 	temp := 0.0
 	seed := cfg.Seed

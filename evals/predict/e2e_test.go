@@ -219,7 +219,7 @@ func questionSelector(t *testing.T, ctx context.Context, tools []bfcl.ToolSchema
 		Ranker:    engine.NewRanker(nil),
 		Validate:  predict.Validator(),
 		Model:     c,
-		FormatFor: predict.FormatFor,
+		FormatFor: selector.FormatFor,
 		Config:    selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
 	}
 }

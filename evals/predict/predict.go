@@ -18,7 +18,6 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
@@ -144,7 +143,7 @@ func (m *Model) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 		Ranker:    engine.NewRanker(nil),
 		Validate:  Validator(),
 		Model:     m.Client,
-		FormatFor: FormatFor,
+		FormatFor: selector.FormatFor,
 		Config:    selector.Config{Model: m.Name, TopK: len(cat)},
 	}
 	s, err := sel.Select(ctx, caller, q.Text())
@@ -160,17 +159,6 @@ func (m *Model) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 		return nil, fmt.Errorf("model %s unreachable: %s", m.Name, s.Notice)
 	}
 	return callsOf(s)
-}
-
-// FormatFor is the engine's export of the tool-call grammar as Ollama's
-// `format` JSON Schema.
-func FormatFor(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error) {
-	ts := make([]export.Tool, len(tools))
-	for i, t := range tools {
-		ts[i] = export.Tool{Name: t.Name, Parameters: t.Parameters}
-	}
-	out, loose, err := export.ToolCallFormat(ts, allowNone)
-	return out, len(loose) > 0, err
 }
 
 // Validator validates arguments against the tool's schema with the same

@@ -471,7 +471,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 		Retriever: &selector.IndexRetriever{Index: ix},
 		Ranker:    ranker,
 		Validate:  predict.Validator(),
-		FormatFor: predict.FormatFor,
+		FormatFor: selector.FormatFor,
 		Config:    selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints},
 	}
 	if cfg.modelName() != "" {

@@ -441,11 +441,11 @@ func (v *env) checkPrefix(t *testing.T, caller, req string, cands []selector.Can
 	for _, c := range cands {
 		tools = append(tools, grammar.ToolSchema{Name: c.Name, Parameters: byName[c.Name].Parameters})
 	}
-	g, err := grammar.ToolCall(tools, grammar.ToolCallOptions{AllowNone: true, Options: grammar.Options{Whitespace: grammar.WhitespaceFlexible, MaxWhitespace: 32, Lenient: true}})
+	g, err := grammar.ToolCall(tools, selector.ToolCallGrammar)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := g.NewStreamChecker()
+	sc := selector.NewOutputChecker(g)
 	for i := 0; i < len(raw); i++ {
 		if _, err := sc.Write([]byte{raw[i]}); err != nil {
 			// One token's worth of bytes may follow the offending byte.

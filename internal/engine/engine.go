@@ -16,7 +16,6 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/session"
-	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
@@ -114,14 +113,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		Retriever: &selector.IndexRetriever{Index: ix},
 		Ranker:    e.Ranker,
 		Validate:  m.Validate,
-		FormatFor: func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error) {
-			ts := make([]export.Tool, len(tools))
-			for i, t := range tools {
-				ts[i] = export.Tool{Name: t.Name, Parameters: t.Parameters}
-			}
-			out, loose, err := export.ToolCallFormat(ts, allowNone)
-			return out, len(loose) > 0, err
-		},
+		FormatFor: selector.FormatFor,
 		FormatSchema: func(schema json.RawMessage) (json.RawMessage, bool, error) {
 			out, loose, err := export.OllamaFormat(schema)
 			return out, len(loose) > 0, err
