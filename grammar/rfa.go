@@ -586,21 +586,31 @@ func complementDFA(a *rdfa, u rset) *rdfa {
 	return d.trim().minimize()
 }
 
-// literalsDFA accepts exactly the given strings.
+// literalsDFA accepts exactly the given strings. It is built directly as a
+// trie (deterministic by construction; object keys make this hot: one call
+// per declared property) and minimized only when suffixes can be shared.
 func literalsDFA(ss []string) *rdfa {
-	n := &rnfa{}
-	start := n.add()
-	acc := n.add()
+	d := &rdfa{st: make([]rdstate, 1, 1+len(ss)*8)}
 	for _, s := range ss {
-		cur := start
+		cur := int32(0)
 		for _, r := range s {
-			nx := n.add()
-			n.edge(cur, rset{{r, r}}, nx)
+			edges := d.st[cur].edges
+			k, found := slices.BinarySearchFunc(edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
+			if found {
+				cur = edges[k].to
+				continue
+			}
+			nx := int32(len(d.st))
+			d.st = append(d.st, rdstate{})
+			d.st[cur].edges = slices.Insert(edges, k, rdedge{r, r, nx})
 			cur = nx
 		}
-		n.epsTo(cur, acc)
+		d.st[cur].final = true
 	}
-	return n.determinize(start, acc)
+	if len(ss) <= 1 {
+		return d // a chain is minimal
+	}
+	return d.minimize()
 }
 
 // starDFA accepts every string over set s.

@@ -3,7 +3,6 @@ package grammar
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 	"sync"
 )
 
@@ -55,60 +54,71 @@ func (r *rule) nstates() int { return len(r.final) }
 
 func newRule(ds []dstate) *rule {
 	r := &rule{maskCache: new(sync.Map)}
-	// byte classes: bytes with identical plain targets in every state
+	// Byte classes: bytes with identical plain targets in every state. The
+	// elementary intervals of all edge boundaries are grouped by a 128-bit
+	// signature of (state, target) over the states whose edges cover them:
+	// an order-independent sum of per-pair hashes, so the cost is the number
+	// of (edge, interval) incidences, not states × intervals.
 	n := len(ds)
-	pts := []int{0, 256}
+	var mark [5]uint64
+	mark[0] |= 1
+	mark[4] |= 1 // 256
 	for _, d := range ds {
 		for _, e := range d.plain {
-			pts = append(pts, int(e.lo), int(e.hi)+1)
+			mark[e.lo>>6] |= 1 << (e.lo & 63)
+			hi := int(e.hi) + 1
+			mark[hi>>6] |= 1 << (hi & 63)
 		}
 	}
-	ivs := byteIntervals(pts)
-	// column iv: the plain target of every state on interval iv's bytes
-	mat := make([]int32, len(ivs)*n)
-	for i := range mat {
-		mat[i] = -1
+	var ivOf [256]uint8 // byte → its elementary interval
+	nIv := 0
+	for b := 1; b <= 256; b++ {
+		if mark[b>>6]&(1<<(b&63)) != 0 {
+			nIv++
+		}
+		if b < 256 {
+			ivOf[b] = uint8(nIv)
+		}
+	}
+	sig := make([]sig128, nIv)
+	for i, d := range ds {
+		for _, e := range d.plain {
+			x := uint64(uint32(i))<<32 | uint64(uint32(e.to))
+			h1 := (x + 0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9
+			h1 ^= h1 >> 31
+			h2 := (x ^ 0xD6E8FEB86659FD93) * 0x94D049BB133111EB
+			h2 ^= h2 >> 29
+			for k := ivOf[e.lo]; k <= ivOf[e.hi]; k++ {
+				sig[k].a += h1
+				sig[k].b += h2
+			}
+		}
+	}
+	ivCls := make([]uint8, nIv)
+	byHash := make(map[sig128]uint8, nIv)
+	for k, h := range sig {
+		c, ok := byHash[h]
+		if !ok {
+			c = uint8(len(byHash))
+			byHash[h] = c
+		}
+		ivCls[k] = c
+	}
+	for b := 0; b < 256; b++ {
+		r.cls[b] = ivCls[ivOf[b]]
+	}
+	ncls := len(byHash)
+	r.ncls = int32(ncls)
+	r.next = make([]int32, n*ncls)
+	for i := range r.next {
+		r.next[i] = -1
 	}
 	for i, d := range ds {
-		k := 0
+		row := r.next[i*ncls : (i+1)*ncls]
 		for _, e := range d.plain {
-			for k < len(ivs) && ivs[k][1] < int(e.lo) {
-				k++
+			for k := ivOf[e.lo]; k <= ivOf[e.hi]; k++ {
+				row[ivCls[k]] = e.to
 			}
-			for j := k; j < len(ivs) && ivs[j][0] <= int(e.hi); j++ {
-				mat[j*n+i] = e.to
-			}
-		}
-	}
-	var reps [][]int32
-	byHash := map[uint64][]int{}
-	for k, iv := range ivs {
-		cc := mat[k*n : (k+1)*n]
-		h := uint64(14695981039346656037)
-		for _, x := range cc {
-			h = (h ^ uint64(uint32(x))) * 0x100000001b3
-		}
-		found := -1
-		for _, rk := range byHash[h] {
-			if slices.Equal(reps[rk], cc) {
-				found = rk
-				break
-			}
-		}
-		if found < 0 {
-			found = len(reps)
-			reps = append(reps, cc)
-			byHash[h] = append(byHash[h], found)
-		}
-		for b := iv[0]; b <= iv[1]; b++ {
-			r.cls[b] = uint8(found)
-		}
-	}
-	r.ncls = int32(len(reps))
-	r.next = make([]int32, n*len(reps))
-	for i := 0; i < n; i++ {
-		for c, rep := range reps {
-			r.next[i*len(reps)+c] = rep[i]
 		}
 	}
 	r.final = make([]bool, n)

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // NoneTool is the function name of the "no tool fits" choice:
@@ -31,8 +33,7 @@ var toolCache sync.Map // schema hash + options → *Grammar
 // CompileCached is Compile with a process-wide cache keyed by the schema's
 // SHA-256 and the options.
 func CompileCached(schema []byte, opts Options) (*Grammar, error) {
-	h := sha256.Sum256(schema)
-	key := hex.EncodeToString(h[:]) + "|" + opts.key()
+	key := cacheKey(schema, opts)
 	if g, ok := toolCache.Load(key); ok {
 		return g.(*Grammar), nil
 	}
@@ -42,6 +43,11 @@ func CompileCached(schema []byte, opts Options) (*Grammar, error) {
 	}
 	x, _ := toolCache.LoadOrStore(key, g)
 	return x.(*Grammar), nil
+}
+
+func cacheKey(schema []byte, opts Options) string {
+	h := sha256.Sum256(schema)
+	return hex.EncodeToString(h[:]) + "|" + opts.key()
 }
 
 // ToolCall builds the grammar of {"function":"<name>","arguments":{...}}
@@ -55,26 +61,28 @@ func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
 		return nil, &CompileError{Msg: "no tools"}
 	}
 	seen := map[string]bool{}
-	subs := make([]*Grammar, len(tools))
+	params := make([][]byte, len(tools))
 	for i, t := range tools {
 		if t.Name == "" || seen[t.Name] || opts.AllowNone && t.Name == NoneTool {
 			return nil, &CompileError{Pointer: fmt.Sprintf("/tools/%d", i), Keyword: "name", Msg: fmt.Sprintf("tool name %q is empty or repeated", t.Name)}
 		}
 		seen[t.Name] = true
-		params := t.Parameters
-		if len(params) == 0 {
-			params = []byte(`{"type":"object"}`)
+		params[i] = t.Parameters
+		if len(params[i]) == 0 {
+			params[i] = []byte(`{"type":"object"}`)
 		}
-		g, err := CompileCached(params, o)
-		if err != nil {
-			if ce, ok := err.(*CompileError); ok {
-				ce2 := *ce
-				ce2.Msg = fmt.Sprintf("tool %q: %s", t.Name, ce.Msg)
-				return nil, &ce2
-			}
-			return nil, fmt.Errorf("grammar: tool %q: %w", t.Name, err)
+	}
+	subs, errs := compileAll(params, o)
+	for i, err := range errs {
+		if err == nil {
+			continue
 		}
-		subs[i] = g
+		if ce, ok := err.(*CompileError); ok {
+			ce2 := *ce
+			ce2.Msg = fmt.Sprintf("tool %q: %s", tools[i].Name, ce.Msg)
+			return nil, &ce2
+		}
+		return nil, fmt.Errorf("grammar: tool %q: %w", tools[i].Name, err)
 	}
 	g := &Grammar{opts: o, ops: []opDef{{}}}
 	// rules 0 (root, below) and 1..3 (shared any-value rules)
@@ -141,6 +149,55 @@ func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
 		g.Loosened = append(g.Loosened, s.Loosened...)
 	}
 	return g, nil
+}
+
+// compileAll compiles the schemas through the cache; the ones not cached
+// yet are compiled in parallel (up to GOMAXPROCS at once), since a
+// request's first grammar over new tools waits for all of them.
+func compileAll(schemas [][]byte, o Options) ([]*Grammar, []error) {
+	subs := make([]*Grammar, len(schemas))
+	errs := make([]error, len(schemas))
+	keys := make([]string, len(schemas))
+	var miss []int
+	for i, s := range schemas {
+		keys[i] = cacheKey(s, o)
+		if g, ok := toolCache.Load(keys[i]); ok {
+			subs[i] = g.(*Grammar)
+		} else {
+			miss = append(miss, i)
+		}
+	}
+	compile := func(i int) {
+		g, err := Compile(schemas[i], o)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		x, _ := toolCache.LoadOrStore(keys[i], g)
+		subs[i] = x.(*Grammar)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(miss))
+	if workers <= 1 {
+		for _, i := range miss {
+			compile(i)
+		}
+		return subs, errs
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(miss) {
+					return
+				}
+				compile(miss[k])
+			}
+		})
+	}
+	wg.Wait()
+	return subs, errs
 }
 
 // relocate appends s's own rules (0 and 4...) to g, renumbering calls and
