@@ -101,7 +101,11 @@ func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
 		roots[i] = relocate(g, s)
 	}
 	b := &builder{opts: o}
-	n := &bnfa{}
+	size := 64
+	for _, t := range tools {
+		size += len(t.Name) + 24 // the name, then ,"arguments": and the call
+	}
+	n := &bnfa{st: make([]bstate, 0, size)}
 	s0 := n.add()
 	F := n.add()
 	n.st[F].final = true
@@ -118,16 +122,34 @@ func ToolCall(tools []ToolSchema, opts ToolCallOptions) (*Grammar, error) {
 	x := ws(lit(s0, "{"))
 	x = ws(lit(x, `"function"`))
 	x = ws(lit(x, ":"))
+	// The names share their prefixes in the NFA already (a trie from x), so
+	// the subset construction sees singletons there instead of one path per
+	// tool merged byte by byte.
+	trie := map[[2]int32]int32{}
+	name := func(s string) int32 {
+		cur := x
+		for i := 0; i < len(s); i++ {
+			k := [2]int32{cur, int32(s[i])}
+			nx, ok := trie[k]
+			if !ok {
+				nx = n.add()
+				n.edge(cur, s[i], s[i], nx, 0)
+				trie[k] = nx
+			}
+			cur = nx
+		}
+		return cur
+	}
 	end := n.add()
 	for i, t := range tools {
-		y := lit(x, string(appendJSONString(nil, t.Name)))
+		y := name(string(appendJSONString(nil, t.Name)))
 		y = ws(lit(ws(y), ","))
 		y = ws(lit(y, `"arguments"`))
 		y = ws(lit(y, ":"))
 		n.st[y].calls = append(n.st[y].calls, bcall{roots[i], end})
 	}
 	if opts.AllowNone {
-		y := lit(x, `"none"`)
+		y := name(`"none"`)
 		y = ws(lit(ws(y), ","))
 		y = ws(lit(y, `"arguments"`))
 		y = ws(lit(y, ":"))
