@@ -193,6 +193,9 @@ var rawSeqCache sync.Map // [2]rune → [][][2]byte
 // lo..hi written raw in a JSON string (not controls, '"' or '\\'), cached:
 // the same few ranges (any character, any but a few) recur in every string.
 func rawSeqs(lo, hi rune) [][][2]byte {
+	if hi < 0x80 {
+		return asciiSeqs(lo, hi)
+	}
 	k := [2]rune{lo, hi}
 	wide := hi-lo >= 128 // only wide ranges are cached (the map stays small)
 	if wide {
@@ -211,6 +214,44 @@ func rawSeqs(lo, hi rune) [][][2]byte {
 	}
 	v, _ := rawSeqCache.LoadOrStore(k, out)
 	return v.([][][2]byte)
+}
+
+// asciiSingle[c] is the one-byte sequence of printable ASCII c (keys and
+// enum values are mostly single characters: no allocation for them).
+var asciiSingle = func() (t [128][][][2]byte) {
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			t[c] = [][][2]byte{{{byte(c), byte(c)}}}
+		}
+	}
+	return
+}()
+
+// asciiSeqs is rawSeqs for lo..hi < 0x80: the range without controls, '"'
+// and '\\', each piece one byte.
+func asciiSeqs(lo, hi rune) [][][2]byte {
+	lo = max(lo, 0x20)
+	if lo > hi {
+		return nil
+	}
+	if lo == hi {
+		return asciiSingle[lo]
+	}
+	var out [][][2]byte
+	for _, cut := range [...]rune{'"', '\\', 0x80} {
+		if lo > hi {
+			break
+		}
+		if cut > hi {
+			out = append(out, [][2]byte{{byte(lo), byte(hi)}})
+			break
+		}
+		if lo < cut {
+			out = append(out, [][2]byte{{byte(lo), byte(cut - 1)}})
+		}
+		lo = max(lo, cut+1)
+	}
+	return out
 }
 
 // str adds a JSON string ("..." with content in d) from a to b. closeOp is
