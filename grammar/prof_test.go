@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"encoding/json"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -82,4 +84,58 @@ func BenchmarkToolCallCold(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 		})
 	}
+}
+
+// TestWriteToolCallSchema writes the 50-tool call grammar of the benchmarks
+// above as one JSON Schema (an anyOf of {"function": const, "arguments":
+// parameters} objects, plus the "none" choice) in JSONSchemaBench's line
+// format, for engines that take only a schema (scripts/peer-toolcall.sh
+// gives it to XGrammar). Set TOOLCALL_SCHEMA_OUT=FILE.
+func TestWriteToolCallSchema(t *testing.T) {
+	out := os.Getenv("TOOLCALL_SCHEMA_OUT")
+	if out == "" {
+		t.Skip("set TOOLCALL_SCHEMA_OUT=FILE to write the 50-tool call schema")
+	}
+	tools := bfclTools(t, 60)[:50]
+	var branches []any
+	call := func(name string, args json.RawMessage) any {
+		return map[string]any{
+			"type":                 "object",
+			"properties":           map[string]any{"function": map[string]any{"const": name}, "arguments": args},
+			"required":             []string{"function", "arguments"},
+			"additionalProperties": false,
+		}
+	}
+	for _, tl := range tools {
+		branches = append(branches, call(tl.Name, tl.Parameters))
+	}
+	branches = append(branches, call(NoneTool, json.RawMessage(`{"type":"object","maxProperties":0}`)))
+	schema := map[string]any{"anyOf": branches}
+	g, err := ToolCall(tools, ToolCallOptions{AllowNone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := []string{`{"function":"none","arguments":{}}`}
+	invalid := []string{`{"function":"nope","arguments":{}}`, `{"function":"none","arguments":{"x":1}}`}
+	var tests []map[string]any
+	for _, s := range valid {
+		if !g.Match([]byte(s)) {
+			t.Fatalf("%s rejected by ToolCall", s)
+		}
+		tests = append(tests, map[string]any{"valid": true, "data": json.RawMessage(s)})
+	}
+	for _, s := range invalid {
+		if g.Match([]byte(s)) {
+			t.Fatalf("%s accepted by ToolCall", s)
+		}
+		tests = append(tests, map[string]any{"valid": false, "data": json.RawMessage(s)})
+	}
+	line, err := json.Marshal(map[string]any{"id": "bfcl-toolcall-50", "schema": schema, "tests": tests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", out, len(line))
 }

@@ -19,10 +19,12 @@ run pipeline ./pipeline/ 'BenchmarkCallNoop' -benchtime 2s
 run audit ./pipeline/audit/ 'BenchmarkAppend'
 run chains ./chains/ 'BenchmarkParallelSteps' -benchtime 10x
 run selection ./evals/retrieval/ 'BenchmarkSelection'
-run grammar ./grammar/ 'BenchmarkToolCall|BenchmarkCompileGlaive'
+run grammar ./grammar/ 'BenchmarkToolCall|BenchmarkCompileGlaive' -cpu 1,2
 echo "== airs serve: 200 clients, 30 s, separate process"
 bash scripts/serve-load.sh 200 30s | tee "$out/serve.txt"
 if [ -x scripts/peer-xgrammar.sh ] && [ -d "${DATA_DIR:-../shared/data}" ]; then
 	echo "== grammar vs XGrammar (same schemas, same vocab)"
 	bash scripts/peer-xgrammar.sh | tee "$out/peer.txt"
+	echo "== the 50-tool call grammar, cold: AIRS ToolCall vs XGrammar compiling the same tools"
+	bash scripts/peer-toolcall.sh "$count" | tee "$out/peer-toolcall.txt"
 fi
