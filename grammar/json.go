@@ -19,7 +19,152 @@ type jv struct {
 	vals []*jv // object values (parallel to keys) or array items
 }
 
+// parseJSON parses a schema document. Well-formed input (json.Valid, the
+// standard library's own check) is read by a small scanner that needs no
+// error handling; anything else goes through encoding/json's decoder for
+// its error message. Token-by-token decoding was most of the parse time,
+// and parsing is on the path of every cold tool-call grammar.
 func parseJSON(data []byte) (*jv, error) {
+	if json.Valid(data) {
+		sc := jsonScanner{data: data}
+		v, err := sc.value(0)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	return parseJSONDecoder(data)
+}
+
+// jsonScanner reads a document json.Valid accepted.
+type jsonScanner struct {
+	data []byte
+	pos  int
+}
+
+func (sc *jsonScanner) skipSpace() {
+	for sc.pos < len(sc.data) {
+		switch sc.data[sc.pos] {
+		case ' ', '\t', '\n', '\r':
+			sc.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (sc *jsonScanner) value(depth int) (*jv, error) {
+	if depth > 1000 {
+		return nil, fmt.Errorf("JSON nested too deeply")
+	}
+	sc.skipSpace()
+	switch c := sc.data[sc.pos]; c {
+	case 'n':
+		sc.pos += 4
+		return &jv{kind: 'n'}, nil
+	case 't':
+		sc.pos += 4
+		return &jv{kind: 'b', b: true}, nil
+	case 'f':
+		sc.pos += 5
+		return &jv{kind: 'b'}, nil
+	case '"':
+		s, err := sc.str()
+		if err != nil {
+			return nil, err
+		}
+		return &jv{kind: 's', s: s}, nil
+	case '{':
+		sc.pos++
+		v := &jv{kind: 'o'}
+		for {
+			sc.skipSpace()
+			if sc.data[sc.pos] == '}' {
+				sc.pos++
+				return v, nil
+			}
+			if sc.data[sc.pos] == ',' {
+				sc.pos++
+				sc.skipSpace()
+			}
+			k, err := sc.str()
+			if err != nil {
+				return nil, err
+			}
+			sc.skipSpace()
+			sc.pos++ // ':'
+			val, err := sc.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			if i := v.index(k); i >= 0 { // duplicate key: last wins
+				v.vals[i] = val
+				continue
+			}
+			v.keys = append(v.keys, k)
+			v.vals = append(v.vals, val)
+		}
+	case '[':
+		sc.pos++
+		v := &jv{kind: 'a'}
+		for {
+			sc.skipSpace()
+			if sc.data[sc.pos] == ']' {
+				sc.pos++
+				return v, nil
+			}
+			if sc.data[sc.pos] == ',' {
+				sc.pos++
+			}
+			val, err := sc.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			v.vals = append(v.vals, val)
+		}
+	default: // a number
+		start := sc.pos
+		for sc.pos < len(sc.data) && strings.IndexByte("+-.0123456789eE", sc.data[sc.pos]) >= 0 {
+			sc.pos++
+		}
+		return &jv{kind: 'd', s: string(sc.data[start:sc.pos])}, nil
+	}
+}
+
+// str reads a string at the opening quote. Plain ones (no escape, valid
+// UTF-8) are taken as they are; the others are decoded by encoding/json,
+// so escapes and invalid UTF-8 come out exactly as the decoder gives them.
+func (sc *jsonScanner) str() (string, error) {
+	start := sc.pos
+	sc.pos++
+	plain := true
+	for {
+		c := sc.data[sc.pos]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			plain = false
+			sc.pos++
+		} else if c >= 0x80 {
+			plain = false
+		}
+		sc.pos++
+	}
+	sc.pos++
+	raw := sc.data[start:sc.pos]
+	if plain {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// parseJSONDecoder parses with encoding/json's decoder, token by token.
+func parseJSONDecoder(data []byte) (*jv, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseJV(dec, 0)
