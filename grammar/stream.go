@@ -1,6 +1,5 @@
 package grammar
 
-import "fmt"
 
 // WhitespaceChecker checks a model's streamed output against a compact
 // grammar while tolerating bounded JSON whitespace between tokens, the way a
@@ -20,10 +19,8 @@ import "fmt"
 // so the offending offset is the one the flexible grammar reports
 // (TestWhitespaceCheckerMatchesFlexible checks both on random documents).
 type WhitespaceChecker struct {
-	m   *Matcher
-	max int
-	off int
-	err *OffendingByteError
+	StreamChecker // Offset, Complete and Close are the plain checker's
+	max           int
 
 	inStr, esc bool
 	run        int  // whitespace bytes pending since the last token byte
@@ -35,7 +32,7 @@ type WhitespaceChecker struct {
 // between tokens, where WhitespaceFlexible would: not before the value nor
 // after it, and not where no token can follow.
 func (g *Grammar) NewWhitespaceChecker(max int) *WhitespaceChecker {
-	return &WhitespaceChecker{m: g.NewMatcher(), max: max}
+	return &WhitespaceChecker{StreamChecker: StreamChecker{m: g.NewMatcher()}, max: max}
 }
 
 func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
@@ -106,21 +103,4 @@ func (s *WhitespaceChecker) tokenMayFollow() bool {
 func (s *WhitespaceChecker) fail(b byte) error {
 	s.err = &OffendingByteError{Offset: s.off, Byte: b}
 	return s.err
-}
-
-// Offset is the number of bytes accepted so far.
-func (s *WhitespaceChecker) Offset() int { return s.off }
-
-// Complete reports whether the bytes so far form a complete sentence.
-func (s *WhitespaceChecker) Complete() bool { return s.err == nil && s.m.IsAccepting() }
-
-// Close returns nil when the stream is a complete sentence, else an error.
-func (s *WhitespaceChecker) Close() error {
-	if s.err != nil {
-		return s.err
-	}
-	if !s.m.IsAccepting() {
-		return fmt.Errorf("grammar: stream ended after %d bytes before the value was complete", s.off)
-	}
-	return nil
 }
