@@ -2,8 +2,12 @@ package chains
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/pipeline"
 )
 
 const comparePlan = `{"steps": [
@@ -95,4 +99,90 @@ func TestParsePlanErrors(t *testing.T) {
 	if err := c.Validate(stdExec(), "alice"); err == nil || err.Error() != "plan: step a: params: at /n: got string, want integer" {
 		t.Errorf("Validate: %v", err)
 	}
+}
+
+// TestOutputPaths: the paths a planner may offer into a tool's output are
+// the ones Validate resolves — declared keys, any index of an array, any key
+// of an object that declares none, local $refs followed; nothing below a
+// string; everything below what the schema leaves unknown (Open) — each with
+// the type Validate checks; and a reference along each path validates
+// against a parameter of that type (and not of another).
+func TestOutputPaths(t *testing.T) {
+	from := pipeline.Tool{Name: "src", ReturnSchema: json.RawMessage(`{
+		"$defs": {"file": {"type": "object", "properties": {"path": {"type": "string"}, "size": {"type": "integer"}}, "additionalProperties": false}},
+		"type": "object",
+		"properties": {
+			"files": {"type": "array", "items": {"$ref": "#/$defs/file"}},
+			"text": {"type": "string"},
+			"meta": {"type": "object", "additionalProperties": {"type": "number"}},
+			"any": {},
+			"pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}]},
+			"bad key": {"type": "string"}
+		},
+		"additionalProperties": false}`)}
+	paths, err := OutputPaths(from, 3, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range paths {
+		s := p.String() + " " + strings.Join(p.Types, "|")
+		if p.Open {
+			s += " open"
+		}
+		got = append(got, strings.Join(strings.Fields(s), " "))
+	}
+	want := []string{
+		"object", ".any open", ".files array", ".meta object", ".pair array", ".text string",
+		".files[N] object", ".meta.KEY number", ".pair[0] string", ".pair[1] boolean",
+		".files[N].path string", ".files[N].size integer",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("OutputPaths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if p, _ := OutputPaths(from, 1, 3); len(p) != 3 {
+		t.Errorf("maxPaths 3: %d paths", len(p))
+	}
+	if p, _ := OutputPaths(pipeline.Tool{Name: "x"}, 4, 10); len(p) != 1 || !p[0].Open || p[0].Types != nil {
+		t.Errorf("no return schema: %+v, want one open path", p)
+	}
+
+	// What Validate says of a reference along each path, into a string
+	// parameter and an integer one.
+	to := pipeline.Tool{Name: "dst", Parameters: json.RawMessage(`{"type": "object",
+		"properties": {"s": {"type": "string"}, "n": {"type": "integer"}}}`)}
+	cat := toolMap{"src": from, "dst": to}
+	for _, p := range paths {
+		ref := p.String()
+		ref = strings.ReplaceAll(strings.ReplaceAll(ref, "[N]", "[3]"), ".KEY", ".k")
+		for _, param := range []string{"s", "n"} {
+			want, err := ParamTypes(to, param)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := fmt.Sprintf(`{"steps": [{"id": "a", "function": "src"}, {"id": "b", "function": "dst", "arguments": {%q: "{{steps.a.output%s}}"}}]}`, param, ref)
+			c, err := ParsePlan([]byte(plan))
+			if err != nil {
+				t.Fatalf("%s: %v", plan, err)
+			}
+			verr := c.Validate(cat, "u")
+			if fits := TypesCompatible(p.Types, want); fits != (verr == nil) {
+				t.Errorf("%s into %s (%v): TypesCompatible %v, Validate: %v", ref, param, want, fits, verr)
+			}
+		}
+	}
+	if _, err := ParamTypes(pipeline.Tool{Name: "c", Parameters: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}, "x"); err == nil {
+		t.Error("ParamTypes of an undeclared parameter of a closed schema: no error")
+	}
+}
+
+// toolMap is a Catalog over fixed tools.
+type toolMap map[string]pipeline.Tool
+
+func (m toolMap) Tool(caller, name string) (pipeline.Tool, error) {
+	t, ok := m[name]
+	if !ok {
+		return pipeline.Tool{}, fmt.Errorf("no tool %q", name)
+	}
+	return t, nil
 }
