@@ -24,6 +24,7 @@ import (
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
 )
@@ -231,87 +232,127 @@ func TestOllamaEmbeddingsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPlanSchemaCompiles: the plan schema over every builtin tool compiles
-// with the grammar package in well under a second's budget and exports for
-// Ollama without loosening; a plan with references is accepted by the
-// grammar, the exported schema and chains alike, and a malformed reference
-// by none of the first two.
+// TestPlanSchemaCompiles: the outline schema over every builtin tool and the
+// plan schemas of the seed's two outlines compile with the grammar package
+// and export for Ollama without loosening; a plan with references is
+// accepted by the grammar, the exported format and chains alike, and plans
+// with a malformed, forward or mistyped reference by neither of the first
+// two.
 func TestPlanSchemaCompiles(t *testing.T) {
 	entries := builtinEntries(t)
-	schema, err := selector.PlanSchema(entries, 8)
+	byName := map[string]pipeline.Tool{}
+	var names []string
+	for _, e := range entries {
+		byName[e.Tool.Name] = e.Tool
+		names = append(names, e.Tool.Name)
+	}
+	compile := func(schema []byte) (*grammar.Grammar, *jsonschema.Schema) {
+		t.Helper()
+		start := time.Now()
+		g, err := grammar.Compile(schema, grammar.Options{Strict: true, Lenient: true})
+		if err != nil {
+			t.Fatalf("grammar.Compile rejects the schema: %v", err)
+		}
+		t.Logf("compiled in %v", time.Since(start))
+		pf, err := selector.PlanFormat(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		format, loose, err := export.OllamaFormat(pf)
+		if err != nil {
+			t.Fatalf("export.OllamaFormat: %v", err)
+		}
+		if len(loose) > 0 {
+			t.Errorf("export loosened the schema: %v", loose)
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(format)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp := jsonschema.NewCompiler()
+		if err := comp.AddResource("mem://format.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := comp.Compile("mem://format.json")
+		if err != nil {
+			t.Fatalf("the exported format is not a valid schema: %v", err)
+		}
+		return g, fs
+	}
+	// The grammar is compact; the stream check takes the white space a
+	// model may emit between tokens.
+	matches := func(g *grammar.Grammar, doc string) bool {
+		sc := selector.NewOutputChecker(g)
+		_, err := sc.Write([]byte(doc))
+		return err == nil && sc.Complete()
+	}
+	accepts := func(fs *jsonschema.Schema, doc string) bool {
+		var v any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		return fs.Validate(v) == nil
+	}
+
+	os, _, err := selector.OutlineSchema(names, selector.PlanLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	g, err := grammar.Compile(schema, grammar.Options{Whitespace: grammar.WhitespaceFlexible, MaxWhitespace: 32, Lenient: true})
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("grammar.Compile rejects the plan schema: %v", err)
+	og, ofs := compile(os)
+	if doc := `{"steps": ["list-files", "pdf-extract", "summarize"]}`; !matches(og, doc) || !accepts(ofs, doc) {
+		t.Errorf("the outline grammar or format rejects %s", doc)
 	}
-	t.Logf("plan grammar over %d tools compiled in %v", len(entries), took)
-	if took > 20*time.Second {
-		t.Errorf("compiling the plan grammar took %v", took)
+
+	plan := func(outline ...string) []byte {
+		var ts []pipeline.Tool
+		for _, n := range outline {
+			ts = append(ts, byName[n])
+		}
+		s, b, err := selector.PlanSchema(ts, selector.PlanLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.Bounded {
+			t.Errorf("plan of %v: unbounded", outline)
+		}
+		return s
 	}
-	format, loose, err := export.OllamaFormat(schema)
-	if err != nil {
-		t.Fatalf("export.OllamaFormat rejects the plan schema: %v", err)
-	}
-	if len(loose) > 0 {
-		t.Errorf("export loosened the plan schema: %v", loose)
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(format)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource("mem://format.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	fs, err := comp.Compile("mem://format.json")
-	if err != nil {
-		t.Fatalf("the exported format is not a valid schema: %v", err)
-	}
+	g, fs := compile(plan("pdf-extract", "pdf-extract", "compare"))
 	good := `{"steps": [
-		{"id": "a", "function": "pdf-extract", "arguments": {"space": "docs", "path": "pricing-2024.pdf"}},
-		{"id": "b", "function": "pdf-extract", "arguments": {"space": "docs", "path": "pricing-2025.pdf"}},
-		{"id": "c", "function": "compare", "arguments": {"a": "{{steps.a.output.text}}", "b": "{{steps.b.output.text}}", "a_label": "2024"}},
-		{"id": "d", "function": "list-files", "arguments": {"space": "{{input.space}}", "limit": "{{steps.c.output.files[0]}}"}}
+		{"id": "s1", "function": "pdf-extract", "arguments": {"space": "docs", "path": "pricing-2024.pdf"}},
+		{"id": "s2", "function": "pdf-extract", "arguments": {"space": "docs", "path": "pricing-2025.pdf"}},
+		{"id": "s3", "function": "compare", "arguments": {"a": "{{steps.s1.output.text}}", "b": "{{steps.s2.output.text}}", "a_label": "{{steps.s1.output.path}}"}}
 	]}`
-	if !g.Match([]byte(good)) {
+	if !matches(g, good) {
 		t.Errorf("the plan grammar rejects a valid plan")
 	}
-	var v any
-	if err := json.Unmarshal([]byte(good), &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := fs.Validate(v); err != nil {
-		t.Errorf("the exported format rejects a valid plan: %v", err)
+	if !accepts(fs, good) {
+		t.Errorf("the exported format rejects a valid plan")
 	}
 	if _, err := chains.ParsePlan([]byte(good)); err != nil {
 		t.Errorf("chains.ParsePlan: %v", err)
 	}
 	for _, bad := range []string{
-		`{"steps": [{"id": "a", "function": "list-files", "arguments": {"space": "{{steps.a.outputs}}"}}]}`,
-		`{"steps": [{"id": "a", "function": "list-files", "arguments": {"space": "elsewhere"}}]}`,
-		`{"steps": [{"id": "a", "function": "list-files", "arguments": {"space": "docs", "limit": "{{steps.x}}"}}]}`,
-		`{"steps": [{"id": "a", "function": "rm-rf", "arguments": {}}]}`,
+		strings.Replace(good, "{{steps.s1.output.text}}", "{{steps.s1.outputs}}", 1),
+		strings.Replace(good, "{{steps.s1.output.text}}", "{{steps.s3.output.text}}", 1),
+		strings.Replace(good, "{{steps.s1.output.text}}", "{{steps.s1.output.num_pages}}", 1),
+		strings.Replace(good, `"path": "pricing-2024.pdf"`, `"path": "{{steps.s2.output.path}}"`, 1),
+		strings.Replace(good, `"space": "docs"`, `"space": "elsewhere"`, 1),
 	} {
-		if g.Match([]byte(bad)) {
+		if matches(g, bad) {
 			t.Errorf("the plan grammar accepts %s", bad)
 		}
-		var v any
-		if err := json.Unmarshal([]byte(bad), &v); err != nil {
-			t.Fatal(err)
-		}
-		if fs.Validate(v) == nil {
+		if accepts(fs, bad) {
 			t.Errorf("the exported format accepts %s", bad)
 		}
 	}
-	// A reference as long as RefPattern allows still fits a plain string
-	// parameter without the union (admitsRefs), e.g. a 200-byte label.
-	long := "{{steps.s" + strings.Repeat("x", 31) + ".output" + strings.Repeat("."+strings.Repeat("k", 32), 4) + "}}"
-	plan := `{"steps": [{"id": "a", "function": "compare", "arguments": {"a": "x", "b": "y", "a_label": "` + long + `"}}]}`
-	if !g.Match([]byte(plan)) {
-		t.Errorf("the plan grammar rejects the longest reference (%d bytes) in a_label", len(long))
+	g, fs = compile(plan("list-files", "pdf-extract", "summarize"))
+	good = `{"steps": [
+		{"id": "s1", "function": "list-files", "arguments": {"space": "docs", "dir": "papers", "pattern": "*.pdf"}},
+		{"id": "s2", "function": "pdf-extract", "arguments": {"space": "docs", "path": "{{steps.s1.output.files[0].path}}"}},
+		{"id": "s3", "function": "summarize", "arguments": {"text": "{{steps.s2.output.text}}", "max_words": 50}}
+	]}`
+	if !matches(g, good) || !accepts(fs, good) {
+		t.Errorf("the summarize plan is rejected by the grammar (%v) or the format", matches(g, good))
 	}
 }

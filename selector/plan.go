@@ -5,123 +5,109 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/pipeline"
 )
 
-// RefPattern is the ECMA-262 pattern a whole-value reference to an earlier
-// step's output (or the chain's input) must match in a plan. The grammar
-// lets a model emit only well-formed references; that each one names an
-// earlier step is checked by chains.Validate after parsing.
+// Planning runs in two grammar-constrained passes, so that every plan a
+// model can emit is valid by construction — it parses (chains.ParsePlan)
+// and validates (Chain.Validate) — and every output ends within a length
+// known before generation starts:
 //
-// Its bounds are kept small on purpose: a step ID is what the plan schema
-// lets a step be called (^[a-z][a-z0-9_]{0,31}$), and a path has at most
-// four keys or indexes. A reference is then 11 to refMaxLen bytes long, so
-// most string parameters (those with only length bounds that admit every
-// reference) need no union with it at all, and the remaining unions
-// (enums, patterns) stay small automata: a union of a length-bounded string
-// with a large reference automaton is a product the grammar compiler
-// cannot build in the time a request has.
-const RefPattern = `^\{\{(steps\.[a-z][a-z0-9_]{0,31}\.output(\.[A-Za-z0-9_$-]{1,32}|\[[0-9]{1,4}\]){0,4}|input\.[A-Za-z0-9_-]{1,32})\}\}$`
+//  1. The outline: which tools to call, in order, {"steps": ["pdf-extract",
+//     "pdf-extract", "compare"]} — an enum of the caller's candidates per
+//     step, at most PlanLimits.MaxSteps steps.
+//  2. The plan for that outline (PlanSchema): step K has the fixed id "sK",
+//     the outline's tool, and arguments in which each top-level argument is
+//     a bounded literal or a whole-value reference to the output of an
+//     EARLIER step, {{steps.sJ.output.PATH}}, restricted to the paths of
+//     sJ's tool's return schema whose type fits the parameter (the same
+//     resolution and typing Chain.Validate does: chains.OutputPaths).
+//
+// A reference to a later or unknown step, to a field the earlier output does
+// not have, or of the wrong type, cannot be written; neither can a literal
+// string over PlanLimits.MaxLiteral characters or one holding "{", which
+// ParsePlan would read as a reference inside a string. Big contents (a
+// document's text) flow through references, which is what plans are for.
+//
+// One pass cannot do this: which fields a reference to sJ may name depends
+// on the tool sJ calls, and a grammar that remembered the tool of every
+// earlier step would have (tools)^(steps) states.
+//
+// Both schemas are written for what Ollama's converter (llama.cpp's
+// json-schema-to-grammar, through grammar/export) enforces exactly. It
+// ignores maxLength beside a pattern, so the format sent to Ollama has each
+// string's length bounds folded into its pattern (PlanFormat: ^[^{]{0,256}$)
+// and the bounds reach the model, not only the stream check (a tool's own
+// pattern that is not one repeated character class keeps its bound in the
+// stream check alone, and the export reports that loosening). Each pass's
+// num_predict is its schema's Budget — the most bytes, hence tokens, any
+// document of the schema can take — not a guess.
 
-// refMinLen and refMaxLen bound the length of a string matching RefPattern:
-// "{{input.x}}", and "{{steps." + 32 + ".output" + 4×(1+32) + "}}".
-const (
-	refMinLen = 11
-	refMaxLen = 8 + 32 + 7 + 4*33 + 2
-)
-
-// PlanSchema is the JSON Schema of a plan over the given tools:
-//
-//	{"steps":[{"id":"a","function":"<tool>","arguments":{...}}, ...]}
-//
-// Each step's arguments follow its tool's schema, except that any top-level
-// argument may instead be a reference string (RefPattern). Only the tools
-// given can be named, so a tool the caller may not call cannot be planned.
-func PlanSchema(entries []Entry, maxSteps int) (json.RawMessage, error) {
-	if maxSteps <= 0 {
-		maxSteps = 8
-	}
-	var branches []any
-	for _, e := range entries {
-		params, err := referable(e.Tool.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", e.Tool.Name, err)
-		}
-		branches = append(branches, map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"id":        map[string]any{"type": "string", "pattern": `^[a-z][a-z0-9_]{0,31}$`},
-				"function":  map[string]any{"const": e.Tool.Name},
-				"arguments": params,
-			},
-			"required":             []string{"id", "function", "arguments"},
-			"additionalProperties": false,
-		})
-	}
-	if len(branches) == 0 {
-		return nil, ErrNoTools
-	}
-	s := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"steps": map[string]any{"type": "array", "minItems": 1, "maxItems": maxSteps, "items": map[string]any{"anyOf": branches}},
-		},
-		"required":             []string{"steps"},
-		"additionalProperties": false,
-	}
-	return json.Marshal(s)
+// PlanLimits bound what a plan may hold. Zero values take the defaults in
+// brackets.
+type PlanLimits struct {
+	MaxSteps   int // steps in a plan [8]
+	MaxLiteral int // characters in a literal string argument (or the parameter's maxLength if smaller) [256]
+	MaxItems   int // items in a literal array argument (or its maxItems if smaller) [16]
+	MaxRefPath int // keys and indexes after .output in a reference [4]
 }
 
-// referable rewrites a parameters schema so each top-level property also
-// accepts a reference string.
-func referable(params json.RawMessage) (map[string]any, error) {
-	var s map[string]any
-	if len(params) == 0 {
-		return map[string]any{"type": "object"}, nil
+// DefaultPlanLimits are the limits Plan uses.
+var DefaultPlanLimits = PlanLimits{MaxSteps: 8, MaxLiteral: 256, MaxItems: 16, MaxRefPath: 4}
+
+func (l PlanLimits) withDefaults() PlanLimits {
+	d := DefaultPlanLimits
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = d.MaxSteps
 	}
-	if err := json.Unmarshal(params, &s); err != nil {
-		return nil, err
+	if l.MaxLiteral <= 0 {
+		l.MaxLiteral = d.MaxLiteral
 	}
-	props, _ := s["properties"].(map[string]any)
-	out := make(map[string]any, len(s))
-	for k, v := range s {
-		out[k] = v
+	if l.MaxItems <= 0 {
+		l.MaxItems = d.MaxItems
 	}
-	np := make(map[string]any, len(props))
-	ref := map[string]any{"type": "string", "pattern": RefPattern}
-	for name, ps := range props {
-		if admitsRefs(ps) {
-			np[name] = ps // the same language as anyOf [ps, ref], and far cheaper to compile
-			continue
-		}
-		np[name] = map[string]any{"anyOf": []any{ps, ref}}
+	if l.MaxRefPath <= 0 {
+		l.MaxRefPath = d.MaxRefPath
 	}
-	if props != nil {
-		out["properties"] = np
-	}
-	return out, nil
+	return l
 }
+
+// StepID is the id of the k-th step (1-based) of a generated plan.
+func StepID(k int) string { return "s" + strconv.Itoa(k) }
 
 // PlanResult is a plan with how it was made.
 type PlanResult struct {
-	Mode        Mode            `json:"mode"`
-	Notice      string          `json:"notice,omitempty"`
-	Plan        json.RawMessage `json:"plan"`
-	Chain       *chains.Chain   `json:"-"`
-	Candidates  []Candidate     `json:"candidates"`
-	GrammarHash string          `json:"grammar_hash,omitempty"`
-	Raw         string          `json:"raw,omitempty"`
-	Latency     time.Duration   `json:"latency_ns"`
+	Mode   Mode            `json:"mode"`
+	Notice string          `json:"notice,omitempty"`
+	Plan   json.RawMessage `json:"plan"`
+	Chain  *chains.Chain   `json:"-"`
+	// Outline is the tools of the first pass, in step order.
+	Outline     []string    `json:"outline,omitempty"`
+	Candidates  []Candidate `json:"candidates"`
+	GrammarHash string      `json:"grammar_hash,omitempty"`
+	// OutlineRaw and Raw are the model's outputs of the two passes.
+	OutlineRaw string `json:"outline_raw,omitempty"`
+	Raw        string `json:"raw,omitempty"`
+	// Budget is the second pass's num_predict (its schema's bound).
+	Budget   int           `json:"budget,omitempty"`
+	Repaired bool          `json:"repaired,omitempty"`
+	Latency  time.Duration `json:"latency_ns"`
 }
 
 // Plan turns a multi-step request into a validated chain. With a model, the
-// plan is generated under the plan grammar over the caller's top candidates;
-// in no-LLM mode it is the one-step plan of Select.
+// plan is generated in two passes under grammars over the caller's top
+// candidates (see OutlineSchema, PlanSchema), so that it is valid by
+// construction; it is still parsed and validated against cat. Each pass's
+// num_predict is its schema's Budget (Config.NumPredict does not apply: a
+// lower cap could only cut a plan the grammar allows). In no-LLM mode the
+// plan is the one-step plan of Select.
 func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
 	cfg := s.Config.withDefaults()
@@ -145,7 +131,7 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	pr := &PlanResult{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands}
 	steps := []map[string]any{}
 	if sel.Function != grammar.NoneTool {
-		steps = append(steps, map[string]any{"id": "step1", "function": sel.Function, "arguments": sel.Arguments})
+		steps = append(steps, map[string]any{"id": StepID(1), "function": sel.Function, "arguments": sel.Arguments})
 	}
 	pr.Plan, _ = json.Marshal(map[string]any{"steps": steps})
 	if len(steps) > 0 {
@@ -160,88 +146,204 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 }
 
 func (s *Selector) generatePlan(ctx context.Context, cands []Candidate, entries map[string]Entry, request string, cfg Config, cat chains.Catalog, caller string) (*PlanResult, error) {
-	list := make([]Entry, 0, len(cands))
-	for _, c := range cands {
-		list = append(list, entries[c.Name])
+	lim := DefaultPlanLimits
+	pr := &PlanResult{Mode: ModeModel, Candidates: cands}
+	names := make([]string, len(cands))
+	for i, c := range cands {
+		names[i] = c.Name
 	}
-	schema, err := PlanSchema(list, 8)
+
+	// Pass 1: the outline.
+	schema, budget, err := OutlineSchema(names, lim)
 	if err != nil {
 		return nil, err
 	}
-	g, err := grammar.Compile(schema, grammar.Options{Whitespace: grammar.WhitespaceFlexible, MaxWhitespace: 32, Lenient: true})
-	if err != nil {
-		return nil, fmt.Errorf("selector: plan grammar: %w", err)
-	}
-	format := schema
-	if s.FormatSchema != nil {
-		if format, _, err = s.FormatSchema(schema); err != nil {
-			return nil, fmt.Errorf("selector: plan format export: %w", err)
-		}
-	}
-	pr := &PlanResult{Mode: ModeModel, Candidates: cands, GrammarHash: hashOf(schema)}
 	msgs := []ollama.Message{
-		{Role: "system", Content: planPrompt(cands, entries)},
+		{Role: "system", Content: outlinePrompt(cands, entries, lim)},
 		{Role: "user", Content: request},
 	}
+	var outline []string
+	raw, _, err := s.generateJSON(ctx, schema, budget, msgs, cfg, "outline", func(raw string) error {
+		var o struct {
+			Steps []string `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			return fmt.Errorf("the outline is not JSON: %v", err)
+		}
+		for _, n := range o.Steps {
+			if _, ok := entries[n]; !ok {
+				return fmt.Errorf("the outline calls %q, which is not one of the offered tools", n)
+			}
+		}
+		if len(o.Steps) == 0 {
+			return errors.New("the outline has no steps")
+		}
+		outline = o.Steps
+		return nil
+	})
+	pr.OutlineRaw = raw
+	if err != nil {
+		return pr, err
+	}
+	return pr, s.planOutline(ctx, pr, outline, entries, request, cfg, cat, caller, lim)
+}
+
+// PlanWith is Plan's second pass alone: the plan that calls the given
+// tools in that order (an outline a caller already knows), generated under
+// PlanSchema and validated against cat. It needs a model.
+func (s *Selector) PlanWith(ctx context.Context, caller, request string, outline []string, cat chains.Catalog) (*PlanResult, error) {
+	start := time.Now()
+	cfg := s.Config.withDefaults()
+	if s.Model == nil || cfg.Model == "" {
+		return nil, errors.New("selector: PlanWith needs a model")
+	}
+	entries := map[string]Entry{}
+	for _, e := range s.Catalog.Callable(caller) {
+		if _, dup := entries[e.Tool.Name]; !dup {
+			entries[e.Tool.Name] = e
+		}
+	}
+	for _, n := range outline {
+		if _, ok := entries[n]; !ok {
+			return nil, fmt.Errorf("selector: the outline calls %q, which %s may not call", n, caller)
+		}
+	}
+	pr := &PlanResult{Mode: ModeModel}
+	err := s.planOutline(ctx, pr, outline, entries, request, cfg, cat, caller, DefaultPlanLimits)
+	pr.Latency = time.Since(start)
+	return pr, err
+}
+
+// planOutline is the second pass: the plan for outline, into pr.
+func (s *Selector) planOutline(ctx context.Context, pr *PlanResult, outline []string, entries map[string]Entry, request string, cfg Config, cat chains.Catalog, caller string, lim PlanLimits) error {
+	pr.Outline = outline
+	tools := make([]pipeline.Tool, len(outline))
+	for i, n := range outline {
+		tools[i] = entries[n].Tool
+	}
+	schema, budget, err := PlanSchema(tools, lim)
+	if err != nil {
+		return err
+	}
+	pr.GrammarHash, pr.Budget = hashOf(schema), budget.Bytes
+	msgs := []ollama.Message{
+		{Role: "system", Content: planPrompt(tools, lim)},
+		{Role: "user", Content: request},
+	}
+	var chain *chains.Chain
+	raw, repaired, err := s.generateJSON(ctx, schema, budget, msgs, cfg, "plan", func(raw string) error {
+		c, err := chains.ParsePlan([]byte(raw))
+		if err == nil && cat != nil {
+			err = c.Validate(cat, caller)
+		}
+		chain = c
+		return err
+	})
+	pr.Raw, pr.Repaired = raw, repaired
+	if err != nil {
+		return err
+	}
+	pr.Plan, pr.Chain = compactRaw(json.RawMessage(raw)), chain
+	return nil
+}
+
+// PlanFormat rewrites an OutlineSchema or PlanSchema schema for Ollama's
+// format (before grammar/export): the same language, with string length
+// bounds folded into patterns, the form llama.cpp's converter enforces.
+func PlanFormat(schema json.RawMessage) (json.RawMessage, error) {
+	v, err := decodeOrdered(schema)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ollamaFormat(v))
+}
+
+// generateJSON generates one document under schema, with the schema's
+// budget as num_predict, and one repair attempt when accept rejects it.
+func (s *Selector) generateJSON(ctx context.Context, schema json.RawMessage, budget Budget, msgs []ollama.Message, cfg Config, what string, accept func(string) error) (string, bool, error) {
+	g, err := grammar.Compile(schema, grammar.Options{Strict: true, Lenient: true})
+	if err != nil {
+		return "", false, fmt.Errorf("selector: %s grammar: %w", what, err)
+	}
+	format, err := PlanFormat(schema)
+	if err != nil {
+		return "", false, fmt.Errorf("selector: %s format: %w", what, err)
+	}
+	if s.FormatSchema != nil {
+		if format, _, err = s.FormatSchema(format); err != nil {
+			return "", false, fmt.Errorf("selector: %s format export: %w", what, err)
+		}
+	}
+	if budget.Bounded {
+		// +1: the end-of-generation token.
+		cfg.NumPredict = budget.Bytes + 1
+		cfg.MaxOutputBytes = max(cfg.MaxOutputBytes, budget.Bytes)
+	}
+	var raw string
 	for attempt := 0; attempt < 2; attempt++ {
-		raw, err := s.chat(ctx, g, format, msgs, cfg)
-		pr.Raw = raw
+		raw, err = s.chat(ctx, g, format, msgs, cfg)
 		if err != nil {
-			return nil, err
+			return raw, attempt == 1, err
 		}
-		c, perr := chains.ParsePlan([]byte(raw))
-		if perr == nil && cat != nil {
-			perr = c.Validate(cat, caller)
-		}
-		if perr == nil {
-			pr.Plan, pr.Chain = json.RawMessage(raw), c
-			return pr, nil
+		err = accept(raw)
+		if err == nil {
+			return raw, attempt == 1, nil
 		}
 		msgs = append(msgs,
 			ollama.Message{Role: "assistant", Content: raw},
-			ollama.Message{Role: "user", Content: "That plan is invalid: " + perr.Error() + "\nAnswer again with one corrected plan, JSON only."})
-		err = perr
-		if attempt == 1 {
-			return pr, &InvalidCallError{Raw: raw, Reason: err.Error()}
-		}
+			ollama.Message{Role: "user", Content: "That " + what + " is invalid: " + err.Error() + "\nAnswer again with one corrected " + what + ", JSON only."})
 	}
-	return pr, nil
+	return raw, true, &InvalidCallError{Raw: raw, Reason: err.Error()}
 }
 
-func planPrompt(cands []Candidate, entries map[string]Entry) string {
+func outlinePrompt(cands []Candidate, entries map[string]Entry, lim PlanLimits) string {
 	var b strings.Builder
-	b.WriteString("You plan the tool calls that do what the user asks. Answer with JSON only: ")
-	b.WriteString(`{"steps": [{"id": "a", "function": "<tool>", "arguments": {...}}, ...]}. `)
-	b.WriteString(`An argument may be "{{steps.ID.output.FIELD}}" to use an earlier step's output. Steps that do not use each other's output run in parallel; do not add references that are not needed.` + "\nTools:\n")
+	b.WriteString("You plan the tool calls that do what the user asks. First list the calls, in the order they run: one tool name per call (a tool may be called more than once), at most ")
+	b.WriteString(strconv.Itoa(lim.MaxSteps))
+	b.WriteString(` calls; their arguments come next. Answer with JSON only: {"steps": ["<tool>", ...]}.` + "\nTools:\n")
 	for _, c := range cands {
 		t := entries[c.Name].Tool
 		fmt.Fprintf(&b, "- %s: %s\n  parameters: %s\n", t.Name, t.Description, compactJSON(t.Parameters))
+		if out := outputFields(t); out != "" {
+			fmt.Fprintf(&b, "  output: %s\n", out)
+		}
 	}
 	return b.String()
 }
 
-// admitsRefs reports whether a property schema already accepts every string
-// matching RefPattern: a plain string schema whose only constraints are
-// length bounds wide enough for any reference.
-func admitsRefs(ps any) bool {
-	m, ok := ps.(map[string]any)
-	if !ok || m["type"] != "string" {
-		return false
-	}
-	for k, v := range m {
-		switch k {
-		case "type", "description", "title", "default", "examples", "$comment":
-		case "minLength":
-			if n, ok := v.(float64); !ok || n > refMinLen {
-				return false
-			}
-		case "maxLength":
-			if n, ok := v.(float64); !ok || n < refMaxLen {
-				return false
-			}
-		default:
-			return false
+func planPrompt(tools []pipeline.Tool, lim PlanLimits) string {
+	var b strings.Builder
+	b.WriteString("You write the arguments of each step of the plan that does what the user asks. The steps, in order:\n")
+	for k, t := range tools {
+		fmt.Fprintf(&b, "- %s: %s: %s\n  parameters: %s\n", StepID(k+1), t.Name, t.Description, compactJSON(t.Parameters))
+		if out := outputFields(t); out != "" {
+			fmt.Fprintf(&b, "  output: %s\n", out)
 		}
 	}
-	return true
+	fmt.Fprintf(&b, `An argument may be a reference to an earlier step's output, written alone as its value: "{{steps.s1.output.text}}". `+
+		`Steps that do not use each other's output run in parallel; do not add references that are not needed. `+
+		`A literal string has at most %d characters and no "{": pass long texts by reference. `+
+		`Answer with JSON only: {"steps": [{"id": "s1", "function": "%s", "arguments": {...}}, ...]}.`, lim.MaxLiteral, tools[0].Name)
+	return b.String()
+}
+
+// outputFields lists the top-level fields of a tool's output with their
+// types: "text (string), path (string)".
+func outputFields(t pipeline.Tool) string {
+	paths, err := chains.OutputPaths(t, 1, maxOutputPaths)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range paths {
+		if len(p.Elems) != 1 || p.Elems[0].IsIndex || p.Elems[0].Key == "" {
+			continue
+		}
+		ty := "any"
+		if p.Types != nil {
+			ty = strings.Join(p.Types, " or ")
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", p.Elems[0].Key, ty))
+	}
+	return strings.Join(parts, ", ")
 }
