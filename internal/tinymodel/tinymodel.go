@@ -34,6 +34,21 @@
 // tensors are F32. Weights are drawn from N(0, 0.02²) with a PCG generator
 // seeded from Config.Seed and the tensor's name, so a given Config and
 // tokenizer always give byte-identical files.
+//
+// Tied embeddings (TieEmbeddings, the default) make a degenerate model:
+// two weak random blocks leave the last position's hidden state close to its
+// input token's embedding, so that token's own logit (its embedding's
+// squared norm) usually wins and greedy decoding repeats the previous token
+// ("lanç lanç lanç ..."). Some tests rely on that (a generation Ollama's
+// runaway check ends: a token repeated over 30 times). But inside a string
+// a grammar allows, the repetition then runs until the grammar's length
+// bound forces the string closed or, for any bound above about 30 tokens,
+// until that runaway check cuts the output. With an untied output
+// projection (TieEmbeddings false: a random output.weight of its own) the
+// next token is a random function of the context instead: the grammar still
+// decides every structural choice and bound, and the model finishes what
+// the grammar allows, as a real model would. Create puts such a variant on a
+// running server, with the tokenizer of the model it serves (TokenizerOf).
 package tinymodel
 
 import (
@@ -63,7 +78,7 @@ type Config struct {
 	RopeBase      float32 // rope.freq_base
 	Epsilon       float32 // attention.layer_norm_rms_epsilon
 	Seed          uint64
-	TieEmbeddings bool // no output.weight: the output projection reuses token_embd
+	TieEmbeddings bool // no output.weight: the output projection reuses token_embd (a model that repeats its last token; see above)
 }
 
 // DefaultConfig is 2 layers, 64 dimensions, 4 heads (2 KV heads), FFN 128,

@@ -124,6 +124,28 @@ func TestWriteDecodes(t *testing.T) {
 	if _, ok := shapes["output.weight"]; ok {
 		t.Error("output.weight present with TieEmbeddings")
 	}
+
+	// Untied: an output projection of its own.
+	c.TieEmbeddings = false
+	if err := Write(path, c, tok); err != nil {
+		t.Fatal(err)
+	}
+	uf, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uf.Close()
+	ug, err := ggml.Decode(uf, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ushapes := map[string][]uint64{}
+	for _, ts := range ug.Tensors().Items() {
+		ushapes[ts.Name] = ts.Shape
+	}
+	if len(ushapes) != 1+2*9+2 || !slices.Equal(ushapes["output.weight"], []uint64{64, 12}) {
+		t.Errorf("untied: %d tensors, output.weight %v; want 21, [64 12]", len(ushapes), ushapes["output.weight"])
+	}
 }
 
 func TestWriteDeterministic(t *testing.T) {

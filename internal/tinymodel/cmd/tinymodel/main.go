@@ -30,6 +30,7 @@ func main() {
 	flag.IntVar(&c.KVHeads, "kv-heads", c.KVHeads, "key/value heads")
 	flag.IntVar(&c.FFN, "ffn", c.FFN, "feed-forward dimension")
 	flag.IntVar(&c.Context, "ctx", c.Context, "context length")
+	flag.BoolVar(&c.TieEmbeddings, "tie", c.TieEmbeddings, "reuse the token embeddings as the output projection (a random model that repeats its last token)")
 	flag.Parse()
 	if *tokPath == "" {
 		fmt.Fprintln(os.Stderr, "tinymodel: -tokenizer is required")
