@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/airs-dev/airs/chains"
@@ -40,6 +41,7 @@ import (
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/tinymodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
@@ -708,48 +710,88 @@ func (nopUI) Result(*pipeline.Result, error)                               {}
 func (nopUI) Note(string)                                                  {}
 func (nopUI) Token(string) error                                           { return nil }
 
-// TestPlanTinyModel: the seed's two multi-step requests planned by the tiny
-// model under the plan grammar. The plan is valid (it parses and validates
-// against the caller's catalog), or — when a random model cannot finish a
-// valid plan in the budget — the error is the clear InvalidCallError. Which
-// one happened is logged.
+// TestPlanTinyModel: the seed's two multi-step requests, and one over the
+// bounded tools, planned by the tiny model under the plan grammars. Every
+// plan must come back valid — it parses (chains.ParsePlan) and validates
+// against the caller's catalog (Chain.Validate: references name earlier
+// steps, fields their tools return, of the parameter's type) — because the
+// grammars let no other plan be written and bound every output's length;
+// a random model gets no leniency.
+//
+// The model is the e2e model's untied variant (untiedVariant): the default
+// tiny model repeats its last token, so any literal the grammar lets run
+// over 30 tokens ends at Ollama's runaway check, cut, whatever the grammar.
 func TestPlanTinyModel(t *testing.T) {
-	host, model := e2eServer(t)
+	host, base := e2eServer(t)
+	model := untiedVariant(t, base)
 	builtinReqs := []string{
 		"Compare the pricing in these two documents",
 		"Summarize the research papers in my documents folder",
 	}
 	boundedReqs := []string{"Set a tea timer for 4 minutes, then convert 5 miles to kilometers"}
-	t.Run("builtin", func(t *testing.T) { planAll(t, newEngine(t, host, model, false, false), builtinReqs) })
-	t.Run("bounded", func(t *testing.T) {
-		v := newEngine(t, host, model, false, true)
-		// A plan is longer than one call, and a random model pads it with
-		// white space tokens.
-		v.engine.Selector.Config.NumPredict = 512
-		planAll(t, v, boundedReqs)
+	t.Run("builtin", func(t *testing.T) { planAll(t, newEngine(t, host, model, false, false), builtinReqs, nil) })
+	t.Run("bounded", func(t *testing.T) { planAll(t, newEngine(t, host, model, false, true), boundedReqs, nil) })
+	// The seed's own outlines, whatever the random model would choose: the
+	// second pass alone, where the comparison and the summary can only
+	// take their texts by reference to the extractions before them.
+	t.Run("seed outlines", func(t *testing.T) {
+		outlines := map[string][]string{
+			builtinReqs[0]: {"pdf-extract", "pdf-extract", "compare"},
+			builtinReqs[1]: {"list-files", "pdf-extract", "summarize"},
+		}
+		planAll(t, newEngine(t, host, model, false, false), builtinReqs, outlines)
 	})
 }
 
-func planAll(t *testing.T, v *env, reqs []string) {
+// untiedVariant creates on the e2e server the variant of model base with an
+// untied output projection (internal/tinymodel: same tokenizer, same sizes,
+// an output.weight of its own), and returns its name.
+func untiedVariant(t *testing.T, base string) string {
+	t.Helper()
+	client, err := api.ClientFromEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t, 5*time.Minute)
+	tok, err := tinymodel.TokenizerOf(ctx, client, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tinymodel.DefaultConfig()
+	c.Name, c.TieEmbeddings = base+"-untied", false
+	start := time.Now()
+	if err := tinymodel.Create(ctx, client, t.TempDir(), c, tok); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("created %s (%d tokens, untied output) in %v", c.Name, len(tok.Tokens), time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() { client.Delete(context.Background(), &api.DeleteRequest{Model: c.Name}) })
+	return c.Name
+}
+
+// planAll plans each request (with the given outline, when there is one:
+// Selector.PlanWith) and checks the plan in full.
+func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) {
 	e := v.engine
 	if e.Model == nil {
 		t.Fatalf("no model: %s", e.ModelNotice)
 	}
 	allowed := v.callable(alice)
+	schemas := v.schemas(t)
 	for _, req := range reqs {
 		start := time.Now()
-		pr, err := e.Plan(ctxFor(t, 10*time.Minute), alice, req)
+		var pr *selector.PlanResult
+		var err error
+		if o, ok := outlines[req]; ok {
+			pr, err = e.Selector.PlanWith(ctxFor(t, 20*time.Minute), alice, req, o, e.Catalog)
+		} else {
+			pr, err = e.Plan(ctxFor(t, 20*time.Minute), alice, req)
+		}
 		took := time.Since(start).Round(time.Millisecond)
-		var ice *selector.InvalidCallError
-		switch {
-		case errors.As(err, &ice):
-			if ice.Reason == "" {
-				t.Errorf("%q: InvalidCallError without a reason", req)
-			}
-			t.Logf("%q: no valid plan after the repair (%v): %v\n    raw: %.300q", req, took, err, ice.Raw)
-			continue
-		case err != nil:
-			t.Errorf("%q: %v", req, err)
+		if pr != nil {
+			t.Logf("%q (%v): outline %q\n    outline raw: %q\n    plan raw (budget %d, repaired %v): %q", req, took, pr.Outline, pr.OutlineRaw, pr.Budget, pr.Repaired, pr.Raw)
+		}
+		if err != nil {
+			t.Errorf("%q: no valid plan: %v", req, err)
 			continue
 		}
 		if pr.Mode != selector.ModeModel {
@@ -765,19 +807,37 @@ func planAll(t *testing.T, v *env, reqs []string) {
 		}
 		var plan struct {
 			Steps []struct {
-				Function string `json:"function"`
+				ID        string         `json:"id"`
+				Function  string         `json:"function"`
+				Arguments map[string]any `json:"arguments"`
 			} `json:"steps"`
 		}
 		if err := json.Unmarshal(pr.Plan, &plan); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range plan.Steps {
+		if len(plan.Steps) != len(pr.Outline) {
+			t.Errorf("%q: %d steps for an outline of %d", req, len(plan.Steps), len(pr.Outline))
+		}
+		for i, s := range plan.Steps {
 			if !allowed[s.Function] {
 				t.Errorf("%q: plan step calls %s, which %s may not call", req, s.Function, alice)
 			}
+			if want := selector.StepID(i + 1); s.ID != want || i < len(pr.Outline) && s.Function != pr.Outline[i] {
+				t.Errorf("%q: step %d is %s %s, want %s %s", req, i+1, s.ID, s.Function, want, pr.Outline[i])
+			}
+			// Arguments without references are whole calls: valid against
+			// the tool's full schema.
+			lit, _ := json.Marshal(s.Arguments)
+			if !strings.Contains(string(lit), "{{") {
+				var args any
+				json.Unmarshal(lit, &args)
+				if err := schemas[s.Function].Validate(args); err != nil {
+					t.Errorf("%q: step %s: %s%s is invalid against its schema: %v", req, s.ID, s.Function, lit, err)
+				}
+			}
 		}
 		checkStopped(t, req, pr.Raw)
-		t.Logf("%q: valid plan of %d steps (%v): %s", req, len(plan.Steps), took, pr.Plan)
+		t.Logf("%q: valid plan of %d steps: %s", req, len(plan.Steps), pr.Plan)
 	}
 }
 
