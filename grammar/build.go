@@ -20,6 +20,7 @@ type builder struct {
 	pending  []func() error
 	nonEmpty map[*rdfa]*rdfa
 	anyReady bool // rule 3 (any value) may be called
+	shared   bool // building the shared any-value rules (no MaxContainerItems bound)
 }
 
 // Rules 1 and 2 of every grammar are "any object" and "any array"; they
@@ -33,6 +34,19 @@ const (
 var anyRules sync.Map // options key → [3]*rule
 
 func newBuilder(c *compiler) *builder {
+	b := newBuilderShared(c)
+	if c.opts.MaxContainerItems > 0 {
+		// Open values are bounded too: they get rules of their own, with
+		// the bound's checked edges (rules 1..3 stay the unbounded shared
+		// ones, unused here).
+		delete(b.objRules, c.anyObj)
+		delete(b.arrRules, c.anyArr)
+		b.anyReady = false
+	}
+	return b
+}
+
+func newBuilderShared(c *compiler) *builder {
 	b := &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
 	key := c.opts.key()
 	if v, ok := anyRules.Load(key); ok {
@@ -44,7 +58,7 @@ func newBuilder(c *compiler) *builder {
 		return b
 	}
 	// build them in a private builder at the same indices
-	pb := &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}}
+	pb := &builder{c: c, opts: c.opts, ops: []opDef{{}}, objRules: map[*objCons]int32{}, arrRules: map[*arrCons]int32{}, nonEmpty: map[*rdfa]*rdfa{}, shared: true}
 	pb.rules = []*rule{nil}
 	pb.objRule(c.anyObj)
 	pb.arrRule(c.anyArr)
@@ -117,7 +131,10 @@ func (b *builder) strLim(sc *strCons) int32 {
 	if b.opts.MaxStringBytes < 0 {
 		return 1 << 30
 	}
-	return int32(b.opts.MaxStringBytes)
+	// the default bound never makes the string unsatisfiable (minLength, or
+	// a pattern or format whose shortest string is longer)
+	lo, _ := sc.d.lenRange()
+	return int32(min(max(b.opts.MaxStringBytes, sc.min, lo), 1<<30))
 }
 
 func (b *builder) strFrag(n *bnfa, sc *strCons, x, y int32) {
@@ -328,7 +345,6 @@ func (b *builder) objRule(oc *objCons) int32 {
 		oi := &objInfo{names: allowed, minP: oc.minP, maxP: oc.maxP, ordered: b.opts.PropertyOrder == DeclaredOrder}
 		words := (len(allowed) + 63) / 64
 		oi.reqMask = make([]uint64, words)
-		oi.prevReq = make([][]uint64, len(allowed))
 		unsat := false
 		for _, r := range oc.required {
 			i := slices.Index(allowed, r)
@@ -337,14 +353,6 @@ func (b *builder) objRule(oc *objCons) int32 {
 				continue
 			}
 			oi.reqMask[i/64] |= 1 << (i % 64)
-		}
-		for i := range allowed {
-			oi.prevReq[i] = make([]uint64, words)
-			for j := 0; j < i; j++ {
-				if hasBit(oi.reqMask, j) {
-					oi.prevReq[i][j/64] |= 1 << (j % 64)
-				}
-			}
 		}
 		for k, deps := range oc.depReq {
 			i := slices.Index(allowed, k)
@@ -366,6 +374,13 @@ func (b *builder) objRule(oc *objCons) int32 {
 				oi.extras = true
 			}
 		}
+		if m := b.opts.MaxContainerItems; m > 0 && oi.maxP < 0 && !b.shared {
+			// the generation bound, applied here and not to the schema's
+			// constraints (where conjunctions would take the smaller one);
+			// it leaves room for what is required
+			need, _, _, _ := oi.mustAdd(nil, -1)
+			oi.maxP = max(m, oi.minP, need)
+		}
 		b.rules[id] = &rule{obj: oi}
 		n := &bnfa{}
 		s0 := n.add()
@@ -375,8 +390,8 @@ func (b *builder) objRule(oc *objCons) int32 {
 		b.ws(n, s1, s2)
 		F := n.add()
 		n.st[F].final = true
-		if unsat {
-			return n, nil // no way to complete: only "{"... trimmed below
+		if unsat || !oi.feasible(nil, -1, 0, -1) {
+			return n, nil // no way to complete: the matcher drops "{" (depth.go)
 		}
 		var closeOp int32
 		if oi.nreq = popcountMissing(oi.reqMask, nil); oi.nreq > 0 || oi.minP > 0 || len(oi.depReq) > 0 {
@@ -385,8 +400,34 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if oi.nreq == 0 && oi.minP == 0 {
 			n.edge(s2, '}', '}', F, closeOp)
 		}
+		// Keys. Where maxProperties can leave room for the required
+		// properties only, whether an undeclared key may still come is
+		// decided at the comma: KS starts a key of any category, KD (split)
+		// one of a declared property only, so that no key is entered that
+		// cannot be finished (see feasible in rules.go). The first key's
+		// start is known at compile time.
+		var declIdx []int
+		for i, ct := range cats {
+			if ct.decl >= 0 {
+				declIdx = append(declIdx, i)
+			}
+		}
+		split := oi.extras && oi.maxP >= 0 && len(declIdx) > 0
 		KS := n.add()
-		n.eps(s2, KS)
+		KD := int32(-1)
+		if split {
+			KD = n.add()
+		}
+		switch {
+		case oi.extraAddable(emptyAct):
+			n.eps(s2, KS)
+		case oi.declAddable(emptyAct, nil):
+			if split {
+				n.eps(s2, KD)
+			} else {
+				n.eps(s2, KS)
+			}
+		}
 		W := n.add()
 		X := n.add()
 		b.ws(n, W, X)
@@ -394,30 +435,44 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if lim < 0 {
 			lim = 1 << 30
 		}
+		for _, ct := range cats { // every key category stays writable
+			lo, _ := ct.lang.lenRange()
+			lim = max(lim, int32(min(lo, 1<<30)))
+		}
 		var extraOp int32
 		if oi.maxP >= 0 || oi.minP > 0 {
 			extraOp = b.op(opDef{kind: opExtraKey, obj: oi})
 		}
-		langs := make([]*rdfa, len(cats))
 		targets := make([]int32, len(cats))
 		ops := make([]int32, len(cats))
 		for i, ct := range cats {
-			langs[i] = ct.lang
 			targets[i] = n.add()
 			ops[i] = extraOp
 			if ct.decl >= 0 {
 				ops[i] = b.op(opDef{kind: opKey, arg: int32(ct.decl), obj: oi})
 			}
 		}
-		if len(cats) > 0 {
-			kd, tags := taggedUnion(langs)
-			var avail []int32
-			var reach [][]uint64
-			if !oi.extras {
-				avail, reach = b.keyAvailOps(kd, tags, cats, oi)
+		keys := func(start int32, idx []int) {
+			sub := make([]keyCat, len(idx))
+			langs := make([]*rdfa, len(idx))
+			tg := make([]int32, len(idx))
+			op := make([]int32, len(idx))
+			for j, i := range idx {
+				sub[j], langs[j], tg[j], op[j] = cats[i], cats[i].lang, targets[i], ops[i]
 			}
-			same := func(x, y int32) bool { return slices.Equal(reach[x], reach[y]) }
-			n.strTagged(kd, tags, KS, targets, ops, lim, avail, same)
+			kd, tags := taggedUnion(langs)
+			avail, same := b.keyAvailOps(kd, tags, sub, oi)
+			n.strTagged(kd, tags, start, tg, op, lim, avail, same)
+		}
+		if len(cats) > 0 {
+			all := make([]int, len(cats))
+			for i := range all {
+				all[i] = i
+			}
+			keys(KS, all)
+			if split {
+				keys(KD, declIdx)
+			}
 		}
 		for i, ct := range cats {
 			A := targets[i]
@@ -429,13 +484,22 @@ func (b *builder) objRule(oc *objCons) int32 {
 			b.ws(n, V0, V)
 			b.fragment(n, ct.nd, V, W)
 		}
-		var commaOp int32
-		if oi.maxP >= 0 || !oi.extras {
-			commaOp = b.op(opDef{kind: opObjComma, obj: oi})
+		if split {
+			Y := n.add()
+			n.edge(X, ',', ',', Y, b.op(opDef{kind: opObjCommaExtra, obj: oi}))
+			b.ws(n, Y, KS)
+			YD := n.add()
+			n.edge(X, ',', ',', YD, b.op(opDef{kind: opObjCommaDecl, obj: oi}))
+			b.ws(n, YD, KD)
+		} else {
+			var commaOp int32
+			if oi.maxP >= 0 || !oi.extras {
+				commaOp = b.op(opDef{kind: opObjComma, obj: oi})
+			}
+			Y := n.add()
+			n.edge(X, ',', ',', Y, commaOp)
+			b.ws(n, Y, KS)
 		}
-		Y := n.add()
-		n.edge(X, ',', ',', Y, commaOp)
-		b.ws(n, Y, KS)
 		n.edge(X, '}', '}', F, closeOp)
 		return n, nil
 	})
@@ -451,6 +515,9 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 	id := b.reserve(kindArray, "", func(id int32) (*bnfa, error) {
 		c := b.c
 		ai := &arrInfo{minI: ac.minI, maxI: ac.maxI}
+		if m := b.opts.MaxContainerItems; m > 0 && ai.maxI < 0 && !b.shared {
+			ai.maxI = max(m, ai.minI) // the generation bound (see objRule)
+		}
 		b.rules[id] = &rule{arr: ai}
 		P := 0
 		for _, p := range ac.parts {
@@ -591,22 +658,37 @@ func (b *builder) run() error {
 }
 
 // keyAvailOps gives, per state of the key DFA, a check that some declared
-// property reachable from that state is still allowed: without undeclared
-// properties, a key prefix that only leads to names already used is a dead
-// end, so it must not be entered.
-func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo) ([]int32, [][]uint64) {
+// property reachable from that state may still be written (see
+// objInfo.keyAddable): a key prefix that only leads to names already used,
+// or not allowed any more by maxProperties or the declared order, is a dead
+// end, so it must not be entered. A state from which an undeclared key is
+// reachable needs no check (where that key start is used, an undeclared key
+// may still come). The check sits only on the bytes where the set of
+// reachable properties shrinks (same); avail is nil when no state needs one
+// and undeclared keys are possible, so that the key keeps its shared string
+// interiors (masks.md §3).
+func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo) ([]int32, func(x, y int32) bool) {
 	words := (len(oi.names) + 63) / 64
 	reach := make([][]uint64, len(kd.st))
+	extra := make([]bool, len(kd.st))
 	for i := range reach {
 		reach[i] = make([]uint64, words)
-		if t := tags[i]; t >= 0 && cats[t].decl >= 0 {
-			reach[i][cats[t].decl/64] |= 1 << (cats[t].decl % 64)
+		if t := tags[i]; t >= 0 {
+			if cats[t].decl >= 0 {
+				reach[i][cats[t].decl/64] |= 1 << (cats[t].decl % 64)
+			} else {
+				extra[i] = true
+			}
 		}
 	}
 	for changed := true; changed; {
 		changed = false
 		for i, st := range kd.st {
 			for _, e := range st.edges {
+				if extra[e.to] && !extra[i] {
+					extra[i] = true
+					changed = true
+				}
 				for w := range reach[i] {
 					if x := reach[i][w] | reach[e.to][w]; x != reach[i][w] {
 						reach[i][w] = x
@@ -616,9 +698,25 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 			}
 		}
 	}
+	same := func(x, y int32) bool { return extra[y] || !extra[x] && slices.Equal(reach[x], reach[y]) }
+	needed := false
+	for i, st := range kd.st {
+		for _, e := range st.edges {
+			if !same(int32(i), e.to) {
+				needed = true
+			}
+		}
+	}
+	if !needed && extra[0] {
+		return nil, same
+	}
+	// (declared names only: the narrow key states use the plain walk even
+	// without checks, cheaper than a shared interior per name suffix)
 	ops := make([]int32, len(kd.st))
 	for i := range kd.st {
-		ops[i] = b.op(opDef{kind: opKeyAvail, obj: oi, mask: reach[i]})
+		if !extra[i] {
+			ops[i] = b.op(opDef{kind: opKeyAvail, obj: oi, mask: reach[i]})
+		}
 	}
-	return ops, reach
+	return ops, same
 }

@@ -15,6 +15,17 @@ package grammar
 // bound and the pruning never drops a configuration that could finish), a
 // call costs one more than the callee's entry needs, and the path goes on
 // from the call's return state.
+//
+// Assuming that checks pass is sound because the checks themselves keep the
+// matcher live: an object check lets a property through only if the object
+// can still be completed after it (objInfo.feasible in rules.go), and a
+// string's counter only if the code points left reach the closing quote
+// (stringDists). The three together are the liveness invariant: every
+// configuration the matcher keeps can reach the end of the output. (Not
+// covered: a required property whose value can never be completed, e.g. an
+// object whose own required properties exceed its maxProperties — the
+// schema is unsatisfiable there, which the compiler does not propagate to
+// the parent — or one that needs more nesting than is left.)
 
 const needInf = int32(1 << 29)
 

@@ -39,7 +39,11 @@ func TestMaxContainerItems(t *testing.T) {
 		schema string
 		ok, no []string
 	}{
-		{`{"type":"array"}`, []string{`[]`, `[1,2,3]`, `[[1,2,3,4,5]]`}, []string{`[1,2,3,4]`}},
+		{`{"type":"array"}`, []string{`[]`, `[1,2,3]`, `[[1,2,3]]`}, []string{`[1,2,3,4]`}},
+		// open values (items and undeclared properties with no schema) too
+		{`{}`, []string{`[1,2,3]`, `{"a":[{"b":1,"c":2,"d":3}]}`}, []string{`[1,2,3,4]`, `{"a":[{"b":1,"c":2,"d":3,"e":4}]}`}},
+		{`{"type":"array"}`, []string{`[[{"a":[1,2,3]}]]`}, []string{`[[1,2,3,4,5]]`, `[{"a":[1,2,3,4]}]`}},
+		{`{"properties":{"a":{}}}`, []string{`{"a":[1,2,3],"b":{"c":1}}`}, []string{`{"a":[1,2,3,4]}`, `{"b":{"a":1,"b":2,"c":3,"d":4}}`}},
 		{`{"type":"array","items":{"type":"array"}}`, []string{`[[1,2,3]]`}, []string{`[[1,2,3,4]]`}},
 		{`{"type":"object"}`, []string{`{}`, `{"a":1,"b":2,"c":3}`}, []string{`{"a":1,"b":2,"c":3,"d":4}`}},
 		{`{"type":"array","minItems":5}`, []string{`[1,2,3,4,5]`}, []string{`[1,2,3,4,5,6]`}},

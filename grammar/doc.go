@@ -20,9 +20,14 @@
 // bookkeeping (which declared properties were seen, for required,
 // duplicates, min/maxProperties, dependentRequired) and per-array item counts
 // (min/maxItems). Those are "checked edges": the DFA says where they happen,
-// the runtime checks them. When a schema is ambiguous (anyOf of two object
-// shapes), the matcher keeps a small set of configurations, like a
-// Thompson NFA simulation of a pushdown automaton.
+// the runtime checks them. A check asks not only whether the property or
+// item is allowed but whether the output can still be completed after it
+// (the required properties still fit maxProperties, the declared order
+// leaves them writable, a string has the code points left for what its
+// pattern still needs), so no accepted prefix is a dead end. When a schema
+// is ambiguous (anyOf of two object shapes), the matcher keeps a small set
+// of configurations, like a Thompson NFA simulation of a pushdown
+// automaton.
 //
 // # Faithfulness and formatting
 //
@@ -36,7 +41,8 @@
 //     controls), which use the short escapes \" \\ \n \r \t \b \f or \u00XX;
 //     "\/" is also accepted. Other \uXXXX escapes are not accepted. Strings
 //     without maxLength are bounded to Options.MaxStringBytes code points
-//     (default 8192; object keys too).
+//     (default 8192; object keys too), or to the shortest string their
+//     minLength, pattern or format allows if that is longer.
 //   - Numbers: JSON number syntax with at most Options.MaxNumberDigits digits
 //     in the integer part and in the fraction (default 20 each) and a 1..3
 //     digit exponent. Integer-typed values are written without fraction or

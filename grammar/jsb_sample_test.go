@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,18 +16,35 @@ import (
 // (evenly spaced over the schemas sorted by id), five outputs drawn
 // uniformly at random among the allowed tokens (a random model; EOS is one
 // of the allowed tokens once the output is complete) must terminate within
-// the token budget and validate with the reference validator. Strings are
-// bounded for generation (Options.MaxStringBytes), as AIRS compiles tool
-// grammars. Set JSB_SAMPLING=1 (JSB_SAMPLE=N for another sample size).
+// the token budget and validate with the reference validator. A dead end (a
+// mask that allows nothing) fails it too. The grammars are compiled for
+// generation: strings without maxLength hold at most 32 code points
+// (Options.MaxStringBytes) and arrays and objects without maxItems or
+// maxProperties at most 4 items (Options.MaxContainerItems), so that a
+// random model, which fills nearly every string and list to its bound,
+// terminates: the longest output of the sample takes about 3,000 tokens
+// (4,000 with another seed), the budget is 8,000. (With 64 code points and
+// 8 items there are still no dead ends and no invalid outputs, but the
+// largest schemas need more than 20,000 tokens.)
 //
-// Not yet part of make conformance. History: the first run (2026-11-30)
-// found dead ends at the nesting limit (fixed: depth.go) and random walks
-// that never closed open arrays and objects (generation now bounds them:
-// Options.MaxContainerItems). A run with JSB_SAMPLE=40 still finds dead
-// ends in Glaive schemas whose objects carry count checks: a path is taken
-// on the assumption that a checked edge (a property count, a key still
-// available) will pass, and then it does not — the liveness analysis
-// assumes checks pass. See the issue 3 note.
+// Opt-in (it needs ../shared/data): JSB_SAMPLING=1, JSB_SAMPLE=N for
+// another sample size, JSB_SAMPLING_OUT=FILE to write the summary as JSON
+// (make conformance puts it in CONFORMANCE.md). It takes about a minute.
+//
+// History: the first run (2026-11-30) found dead ends at the nesting limit
+// (fixed: depth.go) and random walks that never closed open arrays and
+// objects (Options.MaxContainerItems). Then (2026-12-01) dead ends where a
+// checked edge was taken on the assumption that the object could still be
+// completed: an undeclared key when maxProperties left room for the
+// required properties only (Glaive), a key whose dependencies or declared
+// order left the object unfinishable, a string pattern with too few code
+// points left for its suffix, a format or minLength longer than the string
+// bound, and objects the generation bound made unsatisfiable (the bound was
+// applied to each conjunct of allOf, which took the smaller one). Every
+// checked edge now asks whether the output can still be completed (rules.go:
+// feasible, stringDists; build.go: the key start chosen at the comma), and
+// MaxContainerItems bounds open values too. liveness_test.go reproduces
+// each class on committed data.
 func TestJSONSchemaBenchSampling(t *testing.T) {
 	if os.Getenv("JSB_SAMPLING") == "" {
 		t.Skip("set JSB_SAMPLING=1 to run the sampling-compliance check on JSONSchemaBench")
@@ -39,69 +58,100 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 		all = append(all, readJSB(t, f)...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
-	const draws, budget = 5, 4000
+	const draws, budget = 5, 8000
+	opts := Options{MaxStringBytes: 32, MaxContainerItems: 4}
 	sample := 500
 	if n, err := strconv.Atoi(os.Getenv("JSB_SAMPLE")); err == nil && n > 0 {
-		sample = n
+		sample = min(n, len(all))
 	}
 	ti := NewTokenizerInfo(testVocab(t))
 	bits := make([]uint64, ti.MaskWords())
 	rng := rand.New(rand.NewPCG(7, 11))
-	var compiled, outputs, unterminated, invalid, skipped, deadEnds int
+	var compiled, compileErrors, outputs, unterminated, invalid, deadEnds int
+	var skipped []string
+	var lens []int
 	for i := 0; i < sample; i++ {
 		r := all[i*len(all)/sample]
-		g, err := Compile(r.Schema, Options{MaxStringBytes: 64, MaxContainerItems: 8})
+		g, err := Compile(r.Schema, opts)
 		if err != nil {
+			compileErrors++
 			continue
 		}
 		val := newValidatorOrNil(r.Schema)
 		if val == nil {
-			skipped++ // the reference validator cannot compile it (remote refs, …)
+			skipped = append(skipped, r.ID) // the reference validator cannot compile it
 			continue
 		}
 		compiled++
 		for d := 0; d < draws; d++ {
 			tm := g.NewTokenMatcher(ti)
 			var out []byte
-			done, dead := false, false
-			for step := 0; step < budget && !done; step++ {
+			steps, dead := 0, false
+			for ; steps < budget && !tm.IsTerminated(); steps++ {
 				tm.FillMask(bits)
-				id, n := -1, 0
-				for w, x := range bits { // reservoir-pick one set bit uniformly
-					for x != 0 {
-						b := w*64 + trailingZeros(x)
-						x &= x - 1
-						n++
-						if rng.IntN(n) == 0 {
-							id = b
-						}
-					}
-				}
+				id := pickUniform(bits, rng)
 				if id < 0 {
-					deadEnds++
 					dead = true
-					t.Errorf("%s: dead end (no token allowed) after %d bytes", r.ID, len(out))
 					break
 				}
 				if !tm.Accept(id) {
 					t.Fatalf("%s: allowed token %d rejected after %q", r.ID, id, out)
 				}
-				if done = tm.IsTerminated(); !done {
+				if !tm.IsTerminated() {
 					out = append(out, ti.v.Tokens[id]...)
 				}
 			}
 			outputs++
 			switch {
 			case dead:
-			case !done:
+				deadEnds++
+				t.Errorf("%s: dead end (no token allowed) after %d bytes: ...%s", r.ID, len(out), out[max(0, len(out)-200):])
+			case !tm.IsTerminated():
 				unterminated++
 				t.Errorf("%s: no EOS within %d tokens (%d bytes so far)", r.ID, budget, len(out))
 			case !val.valid(out):
 				invalid++
 				t.Errorf("%s: sampled output does not validate: %.300s", r.ID, out)
+			default:
+				lens = append(lens, steps)
 			}
 		}
 	}
-	t.Logf("sampling: %d of %d sampled schemas compiled and checked (%d skipped: reference validator cannot compile), %d outputs, %d dead ends, %d unterminated, %d invalid",
-		compiled, sample, skipped, outputs, deadEnds, unterminated, invalid)
+	sort.Ints(lens)
+	var p50, p99, most int
+	if len(lens) > 0 {
+		p50, p99, most = lens[len(lens)/2], lens[len(lens)*99/100], lens[len(lens)-1]
+	}
+	summary := fmt.Sprintf("sampling: %d sampled, %d compile errors, %d skipped (reference validator cannot compile), %d checked, %d outputs: %d dead ends, %d unterminated, %d invalid; tokens per output p50 %d, p99 %d, max %d (budget %d)",
+		sample, compileErrors, len(skipped), compiled, outputs, deadEnds, unterminated, invalid, p50, p99, most, budget)
+	t.Log(summary)
+	if len(skipped) > 0 {
+		t.Logf("skipped: %v", skipped)
+	}
+	if p := os.Getenv("JSB_SAMPLING_OUT"); p != "" {
+		b, err := json.Marshal(map[string]any{
+			"command":        "JSB_SAMPLING=1 go test -run TestJSONSchemaBenchSampling ./grammar/",
+			"sample":         sample,
+			"draws":          draws,
+			"budget":         budget,
+			"vocab":          "qwen3",
+			"options":        fmt.Sprintf("MaxStringBytes %d, MaxContainerItems %d", opts.MaxStringBytes, opts.MaxContainerItems),
+			"compile_errors": compileErrors,
+			"skipped":        len(skipped),
+			"skipped_ids":    skipped,
+			"checked":        compiled,
+			"outputs":        outputs,
+			"dead_ends":      deadEnds,
+			"unterminated":   unterminated,
+			"invalid":        invalid,
+			"tokens":         map[string]int{"p50": p50, "p99": p99, "max": most},
+			"summary":        summary,
+		})
+		if err == nil {
+			err = os.WriteFile(p, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -89,7 +89,9 @@ func (g *Grammar) add(out []cfg, c cfg) []cfg {
 }
 
 // move applies the counter rule for a transition s→t in r: inside a
-// string, a byte leaving a code point boundary starts a code point.
+// string, a byte leaving a code point boundary starts a code point. A
+// transition after which the string cannot be finished within its limit
+// (rules.go, sdist) is refused.
 func move(r *rule, s, t int32, c *cfg) bool {
 	if r.lim[t] < 0 {
 		c.cnt = 0
@@ -97,15 +99,12 @@ func move(r *rule, s, t int32, c *cfg) bool {
 	}
 	if r.lim[s] < 0 {
 		c.cnt = 0
-		return true
+		return r.sdist[t] <= r.lim[t]
 	}
 	if r.rb[s] { // a new code point starts at this byte
 		c.cnt++
-		if c.cnt > r.lim[t] {
-			return false
-		}
 	}
-	return true
+	return c.cnt+r.sdist[t] <= r.lim[t]
 }
 
 // stepOne advances one configuration by b, appending results to out.

@@ -46,11 +46,11 @@ type Options struct {
 	// MaxDepth bounds container nesting; default 32.
 	MaxDepth int
 	// MaxContainerItems bounds the items of arrays and the properties of
-	// objects where the schema declares them (type array/object, items,
-	// properties, …) without maxItems/maxProperties. 0 (the default) leaves
-	// them unbounded, as the schema says; a generation grammar sets it so
-	// that a model cannot emit an endless list. Values the schema leaves
-	// entirely open ({} or true) stay unbounded, bounded only by MaxDepth.
+	// objects that have no maxItems/maxProperties, declared ones (type
+	// array/object, items, properties, …) and those of values the schema
+	// leaves open ({} or true, undeclared properties). 0 (the default)
+	// leaves them unbounded, as the schema says; a generation grammar sets
+	// it so that a model cannot emit an endless list.
 	MaxContainerItems int
 }
 

@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -43,8 +44,14 @@ type rule struct {
 	otherStart [][4]uint64
 	otherMid   [][4]uint64
 	first      [256]bool // bytes the start state can consume
-	obj        *objInfo
-	arr        *arrInfo
+	// sdist[s] (string content states): the fewest code points on a path
+	// from s out of its string, so a configuration at s with counter cnt can
+	// finish the string only if cnt+sdist[s] ≤ lim[s]; sdmax[s] is the
+	// largest finite sdist of the content states reachable from s (masks
+	// near the limit). needInf where the string cannot be left.
+	sdist, sdmax []int32
+	obj          *objInfo
+	arr          *arrInfo
 	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go); shared by
 	// relocated copies of the rule (ToolCall), whose masks are the same.
 	maskCache *sync.Map
@@ -148,6 +155,7 @@ func newRule(ds []dstate) *rule {
 		r.calls[i] = d.calls
 		r.popOnly[i] = d.final && len(d.plain) == 0 && len(d.spec) == 0 && len(d.calls) == 0
 	}
+	r.sdist, r.sdmax = stringDists(r)
 	for _, e := range ds[0].plain {
 		for b := int(e.lo); b <= int(e.hi); b++ {
 			r.first[b] = true
@@ -161,17 +169,114 @@ func newRule(ds []dstate) *rule {
 	return r
 }
 
+// stringDists computes sdist and sdmax (see rule): a 0-1 breadth-first
+// search backwards from the content states that can leave their string,
+// where a byte taken at a code point boundary (rb) costs one code point.
+// The runtime counter (move) then never lets a configuration in that has
+// too few code points left to finish: a pattern such as [a-z]+@[a-z]+ under
+// a 64 code point bound must not fill 64 letters before the '@'.
+func stringDists(r *rule) (sdist, sdmax []int32) {
+	n := r.nstates()
+	sdist = make([]int32, n)
+	sdmax = make([]int32, n)
+	var preds [][]int32
+	var mark []int32 // mark[t] == s+1: s already a predecessor of t
+	var queue []int32
+	for s := 0; s < n; s++ {
+		sdist[s] = needInf
+		if r.lim[s] < 0 {
+			continue
+		}
+		exits := false
+		succ := func(t int32) {
+			if t < 0 {
+				return
+			}
+			if r.lim[t] < 0 {
+				exits = true
+				return
+			}
+			if preds == nil {
+				preds, mark = make([][]int32, n), make([]int32, n)
+			}
+			if mark[t] != int32(s)+1 {
+				mark[t] = int32(s) + 1
+				preds[t] = append(preds[t], int32(s))
+			}
+		}
+		for c := int32(0); c < r.ncls; c++ {
+			succ(r.next[int32(s)*r.ncls+c])
+		}
+		for _, e := range r.spec[s] {
+			succ(e.to)
+		}
+		if exits || r.final[s] {
+			sdist[s] = 0
+			queue = append(queue, int32(s))
+		}
+	}
+	if len(queue) == 0 {
+		return sdist, sdmax
+	}
+	// 0-1 BFS: a deque as two stacks of the current and the next distance
+	for cur := queue; len(cur) > 0; {
+		var nxt []int32
+		for len(cur) > 0 {
+			u := cur[len(cur)-1]
+			cur = cur[:len(cur)-1]
+			if preds == nil {
+				continue
+			}
+			for _, p := range preds[u] {
+				d := sdist[u]
+				if r.rb[p] {
+					d++
+				}
+				if d < sdist[p] {
+					sdist[p] = d
+					if d == sdist[u] {
+						cur = append(cur, p)
+					} else {
+						nxt = append(nxt, p)
+					}
+				}
+			}
+		}
+		cur = nxt
+	}
+	work := make([]int32, 0, n)
+	for s := 0; s < n; s++ {
+		if r.lim[s] >= 0 && sdist[s] < needInf {
+			sdmax[s] = sdist[s]
+			work = append(work, int32(s))
+		}
+	}
+	for len(work) > 0 && preds != nil {
+		u := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range preds[u] {
+			if sdist[p] < needInf && sdmax[u] > sdmax[p] {
+				sdmax[p] = sdmax[u]
+				work = append(work, p)
+			}
+		}
+	}
+	return sdist, sdmax
+}
+
 // ---- ops: the checked edges ----
 
 const (
-	opKey      = iota + 1 // declared property arg: check not seen, mark
-	opExtraKey            // undeclared property: count
-	opObjComma            // another property must be possible
-	opObjClose            // required, minProperties, dependentRequired
-	opArrComma            // another item must be possible
-	opArrClose            // minItems
-	opStrMin              // string has at least arg code points
-	opKeyAvail            // a declared property in mask is still allowed
+	opKey           = iota + 1 // declared property arg: check not seen, mark
+	opExtraKey                 // undeclared property: count
+	opObjComma                 // another property must be possible
+	opObjClose                 // required, minProperties, dependentRequired
+	opArrComma                 // another item must be possible
+	opArrClose                 // minItems
+	opStrMin                   // string has at least arg code points
+	opKeyAvail                 // a declared property in mask is still allowed
+	opObjCommaExtra            // another property, and an undeclared one is possible
+	opObjCommaDecl             // another property, only a declared one is possible
 )
 
 type opDef struct {
@@ -183,17 +288,14 @@ type opDef struct {
 }
 
 type objInfo struct {
-	names    []string // declared (allowed) property names; bit i of seen
-	reqMask  []uint64
-	nreq     int
-	minP     int
-	maxP     int // -1 none
-	extras   bool
-	ordered  bool
-	depReq   [][2]int // (if i seen) → j seen
-	allMask  []uint64
-	prevReq  [][]uint64 // ordered: required names declared before i
-	reqAfter []int      // unused
+	names   []string // declared (allowed) property names; bit i of seen
+	reqMask []uint64
+	nreq    int
+	minP    int
+	maxP    int // -1 none
+	extras  bool
+	ordered bool
+	depReq  [][2]int // (if i seen) → j seen; j ≥ len(names): j can never be seen
 }
 
 type arrInfo struct {
@@ -223,22 +325,163 @@ func popcountMissing(req, seen []uint64) int {
 
 func hasBit(s []uint64, i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
 
+// Object bookkeeping and liveness.
+//
+// A checked edge of an object must not only say whether the property just
+// written is allowed, but whether the object can still be completed after
+// it: otherwise a random (or merely unlucky) model can walk into a key it
+// cannot finish (an undeclared key when maxProperties leaves room only for
+// the required ones) or write the last property allowed in declared order
+// while minProperties still wants more. So every object check asks
+// feasible: is there a set of further properties that satisfies required,
+// dependentRequired, min/maxProperties (and, in declared order, the order)?
+// Every configuration the matcher keeps is then feasible: the initial one
+// (the object is satisfiable at compile time, or its keys are not built)
+// and every one a check let through.
+
+// mustAdd counts the properties that must still be added to an object
+// with properties seen (plus declared property add, if ≥ 0): the required
+// ones and, transitively, the dependencies (dependentRequired) of those
+// seen or to be added; minMust is the lowest declared index among them
+// (-1: none), must their set when there are dependencies (else nil: the
+// required ones not seen). ok is false when a dependency can never be
+// written.
+func (oi *objInfo) mustAdd(seen []uint64, add int) (need, minMust int, must []uint64, ok bool) {
+	minMust = -1
+	if len(oi.depReq) == 0 {
+		for w, r := range oi.reqMask {
+			var sw uint64
+			if w < len(seen) {
+				sw = seen[w]
+			}
+			if add >= 0 && add/64 == w {
+				sw |= 1 << (add % 64)
+			}
+			m := r &^ sw
+			if m != 0 && minMust < 0 {
+				minMust = w*64 + bits.TrailingZeros64(m)
+			}
+			need += bits.OnesCount64(m)
+		}
+		return need, minMust, nil, true
+	}
+	isSeen := func(i int) bool { return i == add || hasBit(seen, i) }
+	must = slices.Clone(oi.reqMask)
+	for i := range oi.names {
+		if isSeen(i) {
+			must[i/64] &^= 1 << (i % 64)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, dr := range oi.depReq {
+			if !isSeen(dr[0]) && !hasBit(must, dr[0]) {
+				continue
+			}
+			if dr[1] >= len(oi.names) {
+				return 0, -1, nil, false
+			}
+			if !isSeen(dr[1]) && !hasBit(must, dr[1]) {
+				must[dr[1]/64] |= 1 << (dr[1] % 64)
+				changed = true
+			}
+		}
+	}
+	for w, m := range must {
+		if m != 0 && minMust < 0 {
+			minMust = w*64 + bits.TrailingZeros64(m)
+		}
+		need += bits.OnesCount64(m)
+	}
+	return need, minMust, must, true
+}
+
+// feasible reports whether an object with properties seen (plus declared
+// property add, if ≥ 0), count properties in all and last declared index
+// last can still be completed.
+func (oi *objInfo) feasible(seen []uint64, add int, count, last int32) bool {
+	need, minMust, must, ok := oi.mustAdd(seen, add)
+	if !ok {
+		return false
+	}
+	if oi.ordered && minMust >= 0 && int32(minMust) <= last {
+		return false // a property that must come was skipped
+	}
+	total := int(count) + need
+	if oi.maxP >= 0 && total > oi.maxP {
+		return false
+	}
+	if total >= oi.minP {
+		return true
+	}
+	if oi.maxP >= 0 && oi.minP > oi.maxP {
+		return false
+	}
+	if oi.extras {
+		return true
+	}
+	// more declared properties are needed for minProperties
+	if must == nil {
+		must = oi.reqMask
+	}
+	free := 0
+	for i := range oi.names {
+		if i != add && !hasBit(seen, i) && !hasBit(must, i) && (!oi.ordered || int32(i) > last) {
+			free++
+		}
+	}
+	return total+free >= oi.minP
+}
+
+// keyAddable reports whether declared property i may be written next with
+// the object still completable afterwards.
+func (oi *objInfo) keyAddable(d *actData, i int) bool {
+	if hasBit(d.seen, i) || oi.ordered && int32(i) <= d.last {
+		return false
+	}
+	last := d.last
+	if oi.ordered {
+		last = int32(i)
+	}
+	return oi.feasible(d.seen, i, d.count+1, last)
+}
+
+// extraAddable reports whether an undeclared property may be written next.
+func (oi *objInfo) extraAddable(d *actData) bool {
+	return oi.extras && oi.feasible(d.seen, -1, d.count+1, d.last)
+}
+
+// declAddable reports whether some declared property in mask (nil: any)
+// may be written next.
+func (oi *objInfo) declAddable(d *actData, mask []uint64) bool {
+	for w := 0; w*64 < len(oi.names); w++ {
+		m := ^uint64(0)
+		if mask != nil {
+			m = mask[w]
+		}
+		if w < len(d.seen) {
+			m &^= d.seen[w]
+		}
+		if k := len(oi.names) - w*64; k < 64 {
+			m &= 1<<k - 1
+		}
+		for ; m != 0; m &= m - 1 {
+			if i := w*64 + bits.TrailingZeros64(m); oi.keyAddable(d, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // apply evaluates op on data; ok false rejects the edge.
 func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
 	switch o.kind {
 	case opKey:
 		oi := o.obj
 		i := int(o.arg)
-		if hasBit(d.seen, i) {
+		if !oi.keyAddable(d, i) {
 			return nil, false
-		}
-		if oi.ordered {
-			if int32(i) <= d.last {
-				return nil, false
-			}
-			if popcountMissing(oi.prevReq[i], d.seen) > 0 {
-				return nil, false
-			}
 		}
 		nd := &actData{seen: make([]uint64, (len(oi.names)+63)/64), count: d.count + 1, last: d.last}
 		copy(nd.seen, d.seen)
@@ -246,36 +489,20 @@ func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
 		if oi.ordered {
 			nd.last = int32(i)
 		}
-		if oi.maxP >= 0 && int(nd.count)+popcountMissing(oi.reqMask, nd.seen) > oi.maxP {
-			return nil, false
-		}
 		return nd, true
 	case opExtraKey:
-		oi := o.obj
-		nd := &actData{seen: d.seen, count: d.count + 1, last: d.last}
-		if oi.maxP >= 0 && int(nd.count)+popcountMissing(oi.reqMask, nd.seen) > oi.maxP {
+		if !o.obj.extraAddable(d) {
 			return nil, false
 		}
-		return nd, true
+		return &actData{seen: d.seen, count: d.count + 1, last: d.last}, true
 	case opObjComma:
 		oi := o.obj
-		if oi.maxP >= 0 && int(d.count) >= oi.maxP {
-			return nil, false
-		}
-		if !oi.extras {
-			// some declared name must remain (and be allowed by order)
-			ok := false
-			for i := range oi.names {
-				if !hasBit(d.seen, i) && (!oi.ordered || int32(i) > d.last) {
-					ok = true
-					break
-				}
-			}
-			if !ok {
-				return nil, false
-			}
-		}
-		return d, true
+		return d, oi.extraAddable(d) || oi.declAddable(d, nil)
+	case opObjCommaExtra:
+		return d, o.obj.extraAddable(d)
+	case opObjCommaDecl:
+		oi := o.obj
+		return d, !oi.extraAddable(d) && oi.declAddable(d, nil)
 	case opObjClose:
 		oi := o.obj
 		if popcountMissing(oi.reqMask, d.seen) > 0 || int(d.count) < oi.minP {
@@ -300,25 +527,7 @@ func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
 	case opStrMin:
 		return d, cnt >= o.arg
 	case opKeyAvail:
-		for w, m := range o.mask {
-			var s uint64
-			if w < len(d.seen) {
-				s = d.seen[w]
-			}
-			m &^= s
-			if o.obj.ordered {
-				for m != 0 {
-					i := w*64 + bits.TrailingZeros64(m)
-					if int32(i) > d.last {
-						return d, true
-					}
-					m &= m - 1
-				}
-			} else if m != 0 {
-				return d, true
-			}
-		}
-		return nil, false
+		return d, o.obj.declAddable(d, o.mask)
 	}
 	return nil, false
 }
@@ -331,6 +540,10 @@ func (o *opDef) String() string {
 		return "undeclared key: maxProperties"
 	case opObjComma:
 		return "another property possible"
+	case opObjCommaExtra:
+		return "another property possible, an undeclared one too"
+	case opObjCommaDecl:
+		return "another property possible, only a declared one"
 	case opObjClose:
 		return "close object: required, minProperties, dependentRequired"
 	case opArrComma:

@@ -714,9 +714,6 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 			}
 		}
 	}
-	if b := c.opts.MaxContainerItems; b > 0 && oc.maxP < 0 {
-		oc.maxP = max(b, oc.minP, len(oc.required))
-	}
 	if !has && len(oc.required) == 0 && oc.minP == 0 && oc.depReq == nil && oc.maxP < 0 {
 		return c.anyObj
 	}
@@ -761,9 +758,6 @@ func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
 	}
 	if x := v.get("maxItems"); x != nil {
 		ac.maxI = nonNegInt(x, at("maxItems"), "maxItems")
-	}
-	if b := c.opts.MaxContainerItems; b > 0 && ac.maxI < 0 {
-		ac.maxI = max(b, ac.minI)
 	}
 	if !has && ac.minI == 0 && ac.maxI < 0 {
 		return c.anyArr

@@ -17,9 +17,23 @@ type TokenizerInfo struct {
 	noQuote *ttrie // tokens without a '"' byte
 	quote   *ttrie // tokens with a '"' byte
 	maxLen  int
-	byLen   []int32 // non-special token ids by byte length, longest first
 	eos     []int32
 	words   int
+	// Near a string's length limit (FillMask): cpUp[id] is the number of
+	// bytes of token id that may start a code point (all but UTF-8
+	// continuation bytes), an upper bound on the code points it adds to a
+	// string, exact for a token without '"' or '\\' taken at a code point
+	// boundary. byCP lists the non-special tokens by cpUp, most first;
+	// cpFrom[k] is the index in byCP of the first with cpUp ≤ k; cpSpec the
+	// tokens with '"' or '\\', by cpUp, most first. cpLE[k] (built on first
+	// use) is the bitset of the tokens with cpUp ≤ k or in cpSpec.
+	cpUp   []uint16
+	maxCP  int
+	byCP   []int32
+	cpFrom []int32
+	cpSpec []int32
+	cpMu   sync.Mutex
+	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
 }
@@ -65,8 +79,38 @@ func buildTokenizerInfo(v *Vocab) *TokenizerInfo {
 	for _, e := range v.EOS {
 		ti.eos = append(ti.eos, int32(e))
 	}
-	ti.byLen = slices.Clone(ids)
-	sort.SliceStable(ti.byLen, func(i, j int) bool { return len(v.Tokens[ti.byLen[i]]) > len(v.Tokens[ti.byLen[j]]) })
+	ti.cpUp = make([]uint16, len(v.Tokens))
+	for _, id := range ids {
+		n := 0
+		for _, c := range v.Tokens[id] {
+			if c < 0x80 || c >= 0xC0 {
+				n++
+			}
+		}
+		ti.cpUp[id] = uint16(min(n, 1<<16-1))
+		ti.maxCP = max(ti.maxCP, n)
+	}
+	byCP := func(ids []int32) []int32 {
+		out := slices.Clone(ids)
+		sort.SliceStable(out, func(i, j int) bool { return ti.cpUp[out[i]] > ti.cpUp[out[j]] })
+		return out
+	}
+	ti.byCP = byCP(ids)
+	ti.cpFrom = make([]int32, ti.maxCP+1)
+	for k, i := ti.maxCP, 0; k >= 0; k-- {
+		for i < len(ti.byCP) && int(ti.cpUp[ti.byCP[i]]) > k {
+			i++
+		}
+		ti.cpFrom[k] = int32(i)
+	}
+	var spec []int32
+	for _, id := range ids {
+		if bytes.IndexByte(v.Tokens[id], '"') >= 0 || bytes.IndexByte(v.Tokens[id], '\\') >= 0 {
+			spec = append(spec, id)
+		}
+	}
+	ti.cpSpec = byCP(spec)
+	ti.cpLE = make([][]uint64, ti.maxCP+1)
 	ti.all = buildTrie(v, ids)
 	ti.quote = buildTrie(v, q)
 	ti.noQuote = buildTrie(v, nq)
@@ -123,6 +167,24 @@ func (ti *TokenizerInfo) MaskWords() int { return ti.words }
 // TrieNodes is the number of nodes of the token trie.
 func (ti *TokenizerInfo) TrieNodes() int { return len(ti.all.nb) }
 
+// cpMask returns cpLE[k] (0 ≤ k ≤ maxCP).
+func (ti *TokenizerInfo) cpMask(k int) []uint64 {
+	ti.cpMu.Lock()
+	defer ti.cpMu.Unlock()
+	if m := ti.cpLE[k]; m != nil {
+		return m
+	}
+	m := make([]uint64, ti.words)
+	for _, t := range ti.byCP[ti.cpFrom[k]:] {
+		m[t>>6] |= 1 << (t & 63)
+	}
+	for _, t := range ti.cpSpec {
+		m[t>>6] |= 1 << (t & 63)
+	}
+	ti.cpLE[k] = m
+	return m
+}
+
 // ---- per-state mask cache ----
 
 // stateMask is what a rule state allows regardless of context: tokens
@@ -170,26 +232,57 @@ func (ti *TokenizerInfo) stateMask(r *rule, s int32) *stateMask {
 // docs/masks.md): tokens accepted on plain edges go to acc; tokens that meet
 // a checked edge, a call or a return before failing go to unc.
 //
-// Where a byte has no plain edge but exactly one checked edge (and no call
-// or return can intervene), the walk follows the checked edge assuming the
-// check passes: tokens that then fail anyway are rejected outright, and only
-// the survivors go to unc. (Only that edge could take the byte, and checks
-// only restrict, so a token failing under the assumption fails.) Without
-// this, a checked edge on the first byte of a key (the names still
-// available) made every token starting with that letter uncertain.
+// Where a byte has no plain edge but only checked edges (and no call or
+// return can intervene), the walk follows each checked edge assuming its
+// check passes: tokens that then fail on every one are rejected outright,
+// and only the survivors go to unc. (Only those edges could take the byte,
+// and checks only restrict, so a token failing under the assumption fails.)
+// Without this, a checked edge on the first byte of a key (the names still
+// available) made every token starting with that letter uncertain, and the
+// two checked commas of an object whose undeclared keys depend on
+// maxProperties (build.go) every token starting with ','.
 func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
+	return walkFrom(tr, r, 0, s, false, acc, unc)
+}
+
+// walkFrom walks the subtree of trie node root (exclusive) from state s;
+// spec: root was reached through an assumed check, so accepted tokens are
+// uncertain.
+func walkFrom(tr *ttrie, r *rule, root, s int32, spec bool, acc []uint64, unc []int32) []int32 {
 	var st [256]int32
 	var oth [256]bool
 	var sp [256]bool // on an assumed-check path: accepted tokens are uncertain
-	st[0] = s
-	n := int32(len(tr.nb))
+	// cnt[d]: the code point counter of a string the token opened (-1: no
+	// string opened mid-token; the counter of a string the walk starts in
+	// is the runtime's, see FillMask)
+	var cnt [256]int32
+	d0 := tr.depth[root]
+	st[d0], sp[d0], cnt[d0] = s, spec, -1
+	n := tr.nend[root]
 	ncls := r.ncls
 	next, cls := r.next, &r.cls
-	for i := int32(1); i < n; {
+	for i := root + 1; i < n; {
 		d := tr.depth[i]
 		ps := st[d-1]
 		b := tr.nb[i]
 		t := next[ps*ncls+int32(cls[b])]
+		c := int32(-1)
+		if t >= 0 && r.lim[t] >= 0 {
+			// a string opened mid-token: its counter is known here, and
+			// refuses as the runtime does (move)
+			switch {
+			case r.lim[ps] < 0:
+				c = 0
+			case cnt[d-1] >= 0:
+				c = cnt[d-1]
+				if r.rb[ps] {
+					c++
+				}
+			}
+			if c >= 0 && c+r.sdist[t] > r.lim[t] {
+				t = -1
+			}
+		}
 		other := oth[d-1]
 		inSpec := sp[d-1]
 		if !other {
@@ -209,15 +302,24 @@ func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 				}
 			}
 			if d < 255 {
-				st[d], oth[d], sp[d] = t, other, inSpec
+				st[d], oth[d], sp[d], cnt[d] = t, other, inSpec, c
 				i++
 				continue
 			}
 		} else if other && d < 255 {
-			if t2 := specOnly(r, ps, b, d == 1); t2 >= 0 {
+			if t2, k := specOnly(r, ps, b, d == 1); k == 1 {
 				unc = append(unc, tr.toks[tr.ntok0[i]:tr.ntok0[i+1]]...)
-				st[d], oth[d], sp[d] = t2, false, true
+				st[d], oth[d], sp[d], cnt[d] = t2, false, true, -1
 				i++
+				continue
+			} else if k > 1 {
+				unc = append(unc, tr.toks[tr.ntok0[i]:tr.ntok0[i+1]]...)
+				for _, e := range r.spec[ps] {
+					if e.lo <= b && b <= e.hi {
+						unc = walkFrom(tr, r, i, e.to, true, acc, unc)
+					}
+				}
+				i = tr.nend[i]
 				continue
 			}
 		}
@@ -229,23 +331,22 @@ func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
 	return unc
 }
 
-// specOnly returns the target of the one checked edge on byte b at state s
-// when that is the only way b can be taken (no second checked edge; mid-token,
-// no return or call at s); else -1. The caller knows there is no plain edge.
-func specOnly(r *rule, s int32, b byte, start bool) int32 {
+// specOnly returns the target of a checked edge on byte b at state s and the
+// number k of checked edges on b, when checked edges are the only way b can
+// be taken (mid-token, no return or call at s); else k = 0. The caller knows
+// there is no plain edge.
+func specOnly(r *rule, s int32, b byte, start bool) (int32, int) {
 	if !start && (r.final[s] || len(r.calls[s]) > 0) {
-		return -1
+		return -1, 0
 	}
-	to := int32(-1)
+	to, k := int32(-1), 0
 	for _, e := range r.spec[s] {
 		if e.lo <= b && b <= e.hi {
-			if to >= 0 {
-				return -1
-			}
 			to = e.to
+			k++
 		}
 	}
-	return to
+	return to, k
 }
 
 // interior returns the tokens without '"' that stay inside a string from
@@ -350,7 +451,16 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		c := &tm.cur[ci]
 		r := tm.g.rules[c.rule]
 		sm := ti.stateMask(r, c.state)
-		near := r.lim[c.state] >= 0 && int(r.lim[c.state]-c.cnt) < ti.maxLen
+		// Inside a string, the cached mask assumes the length limit is far:
+		// safe is how many code points a token may add and still leave the
+		// string finishable (rules.go, sdist), whatever state it ends in.
+		lim := r.lim[c.state]
+		hard, safe := -1, -1
+		if lim >= 0 {
+			hard = int(lim - c.cnt)
+			safe = hard - int(r.sdmax[c.state])
+		}
+		near := lim >= 0 && safe < ti.maxCP
 		// Near the depth limit a token that stays inside the rule may still
 		// end in a state that cannot finish (depth.go): check every one.
 		deep := frameDepth(c)+tm.g.depths().maxNeed[c.rule] > int32(tm.g.opts.MaxDepth)
@@ -365,12 +475,6 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 				}
 			}
 		} else {
-			// near a string's length limit: long tokens need a real check
-			// (near the depth limit: every token)
-			rem := int(r.lim[c.state] - c.cnt)
-			if deep || !near {
-				rem = -1
-			}
 			if len(tm.tmp) < ti.words {
 				tm.tmp = make([]uint64, ti.words)
 			}
@@ -383,12 +487,40 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					tmp[t>>6] |= 1 << (t & 63)
 				}
 			}
-			for _, t := range ti.byLen {
-				if len(toks[t]) <= rem {
-					break
+			check := func(ts []int32) {
+				for _, t := range ts {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+						tmp[t>>6] &^= 1 << (t & 63)
+					}
 				}
-				if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
-					tmp[t>>6] &^= 1 << (t & 63)
+			}
+			switch {
+			case deep || safe < 0 && !r.rb[c.state]:
+				check(ti.byCP) // every token
+			case !r.rb[c.state]:
+				// mid code point (a UTF-8 sequence or an escape): cpUp is only
+				// an upper bound; tokens within safe are fine
+				check(ti.byCP[:ti.cpFrom[safe]])
+			default:
+				// at a code point boundary a token without '"' or '\\' adds
+				// exactly cpUp code points: more than hard fails, at most safe
+				// is fine, and in between depends on the state it ends in
+				h := min(hard, ti.maxCP)
+				for i, w := range ti.cpMask(h) {
+					tmp[i] &= w
+				}
+				end := len(ti.byCP)
+				if safe >= 0 {
+					end = int(ti.cpFrom[safe])
+				}
+				check(ti.byCP[ti.cpFrom[h]:end])
+				for _, t := range ti.cpSpec {
+					if int(ti.cpUp[t]) <= h {
+						break
+					}
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+						tmp[t>>6] &^= 1 << (t & 63)
+					}
 				}
 			}
 			for i, w := range tmp {
