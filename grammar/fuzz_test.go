@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -79,19 +80,27 @@ func FuzzMatcher(f *testing.F) {
 	})
 }
 
-func newValidatorOrNil(schema []byte) (v *refValidator) {
+func newValidatorOrNil(schema []byte) *refValidator {
+	v, _ := newValidatorErr(schema)
+	return v
+}
+
+// newValidatorErr is newValidator with the reason it could not compile the
+// schema instead of a test failure.
+func newValidatorErr(schema []byte) (v *refValidator, why string) {
 	defer func() {
-		if recover() != nil {
-			v = nil
+		if r := recover(); r != nil {
+			v, why = nil, fmt.Sprint(r)
 		}
 	}()
 	tb := &panicTB{}
-	return newValidator(tb, schema)
+	return newValidator(tb, schema), ""
 }
 
-// panicTB turns Fatal into a panic (for newValidator outside a test).
+// panicTB turns Fatal into a panic with its message (for newValidator
+// outside a test).
 type panicTB struct{ testing.TB }
 
 func (p *panicTB) Helper()                           {}
-func (p *panicTB) Fatal(args ...any)                 { panic("fatal") }
-func (p *panicTB) Fatalf(format string, args ...any) { panic("fatal") }
+func (p *panicTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (p *panicTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -68,7 +69,7 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 	bits := make([]uint64, ti.MaskWords())
 	rng := rand.New(rand.NewPCG(7, 11))
 	var compiled, compileErrors, outputs, unterminated, invalid, deadEnds int
-	var skipped []string
+	var skipped, skipWhy []string
 	var lens []int
 	for i := 0; i < sample; i++ {
 		r := all[i*len(all)/sample]
@@ -77,9 +78,10 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 			compileErrors++
 			continue
 		}
-		val := newValidatorOrNil(r.Schema)
-		if val == nil {
-			skipped = append(skipped, r.ID) // the reference validator cannot compile it
+		val, why := newValidatorErr(r.Schema)
+		if val == nil { // the reference validator cannot compile it
+			skipped = append(skipped, r.ID)
+			skipWhy = append(skipWhy, firstLine(why))
 			continue
 		}
 		compiled++
@@ -125,8 +127,8 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 	summary := fmt.Sprintf("sampling: %d sampled, %d compile errors, %d skipped (reference validator cannot compile), %d checked, %d outputs: %d dead ends, %d unterminated, %d invalid; tokens per output p50 %d, p99 %d, max %d (budget %d)",
 		sample, compileErrors, len(skipped), compiled, outputs, deadEnds, unterminated, invalid, p50, p99, most, budget)
 	t.Log(summary)
-	if len(skipped) > 0 {
-		t.Logf("skipped: %v", skipped)
+	for i, id := range skipped {
+		t.Logf("skipped %s: %s", id, skipWhy[i])
 	}
 	if p := os.Getenv("JSB_SAMPLING_OUT"); p != "" {
 		b, err := json.Marshal(map[string]any{
@@ -139,6 +141,7 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 			"compile_errors": compileErrors,
 			"skipped":        len(skipped),
 			"skipped_ids":    skipped,
+			"skipped_why":    skipWhy,
 			"checked":        compiled,
 			"outputs":        outputs,
 			"dead_ends":      deadEnds,
@@ -154,4 +157,11 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

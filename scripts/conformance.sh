@@ -4,8 +4,10 @@
 #
 # Grammar: `airs grammar bench` over all of jsonschemabench with the llama3
 # vocabulary (MaskBench's method, one thread, 10 s per schema), the JSON Schema
-# Test Suite (draft 2020-12) through the grammar, and the data-dependent tests
-# of grammar/bench and grammar/export.
+# Test Suite (draft 2020-12) through the grammar, the sampling-compliance check
+# (a random model on a 500-schema sample: no dead end, every output terminates
+# and validates), and the data-dependent tests of grammar/bench and
+# grammar/export.
 #
 # Env: DATA_DIR (default ../shared/data), CONFORMANCE_OUT (raw runs, default
 # .cache/conformance), CONFORMANCE_LIMIT (a --limit for quick runs).
@@ -35,8 +37,20 @@ tail -n 1 "$out/jsonschemabench.jsonl" >&2
 log "JSON Schema Test Suite (draft 2020-12)"
 "$gb" suite --dir "$DATA_DIR/json-schema-test-suite/tests/draft2020-12" --json >"$out/suite.jsonl"
 
-"$gb" report --bench "$out/jsonschemabench.jsonl" --suite "$out/suite.jsonl" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
+log "sampling compliance: JSB_SAMPLING=1 go test -run TestJSONSchemaBenchSampling ./grammar/ (500 schemas, 5 random outputs each)"
+rm -f "$out/sampling.json"
+sampling_rc=0
+JSB_SAMPLING=1 JSB_SAMPLING_OUT="$(cd "$out" && pwd)/sampling.json" go test -count=1 -v -timeout 60m -run '^TestJSONSchemaBenchSampling$' ./grammar/ >"$out/sampling.log" 2>&1 || sampling_rc=$?
+grep -h 'sampling: ' "$out/sampling.log" >&2 || tail -n 20 "$out/sampling.log" >&2
+sampling=()
+[ -s "$out/sampling.json" ] && sampling=(--sampling "$out/sampling.json")
+
+"$gb" report --bench "$out/jsonschemabench.jsonl" --suite "$out/suite.jsonl" "${sampling[@]}" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
 log "wrote CONFORMANCE.md"
+if [ "$sampling_rc" -ne 0 ]; then
+	log "sampling compliance failed (exit $sampling_rc): see $out/sampling.log"
+	exit "$sampling_rc"
+fi
 
 log "data-dependent tests: grammar/bench, grammar/export, evals/bfcl (checker vs BFCL's answers, schema translation), evals/predict (multiple >= 95%)"
 go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/ ./evals/bfcl/ ./evals/predict/

@@ -84,13 +84,13 @@ var kwRE = regexp.MustCompile(`^grammar: (\S+) at `)
 func ReportMain(argv []string, stdout, stderr io.Writer) int {
 	a, err := parseArgs(argv, nil, nil)
 	if err == nil {
-		err = a.check("bench", "suite", "out", "vocab", "command")
+		err = a.check("bench", "suite", "sampling", "out", "vocab", "command")
 	}
 	if err == nil && a.str("bench", "") == "" {
 		err = fmt.Errorf("--bench is required")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "report: %v\nusage: report --bench BENCH.jsonl [--suite SUITE.jsonl] [--out FILE] [--vocab NAME] [--command TEXT]\n", err)
+		fmt.Fprintf(stderr, "report: %v\nusage: report --bench BENCH.jsonl [--suite SUITE.jsonl] [--sampling SAMPLING.json] [--out FILE] [--vocab NAME] [--command TEXT]\n", err)
 		return 2
 	}
 	rows, sum, err := readLines(a.str("bench", ""))
@@ -206,6 +206,12 @@ func ReportMain(argv []string, stdout, stderr io.Writer) int {
 			parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
 		}
 		fmt.Fprintln(w, strings.Join(parts, ", "))
+	}
+	if p := a.str("sampling", ""); p != "" {
+		if err := writeSampling(w, p); err != nil {
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 1
+		}
 	}
 	if p := a.str("suite", ""); p != "" {
 		res, err := readSuite(p)
@@ -337,4 +343,40 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// writeSampling writes the section of the sampling-compliance check
+// (grammar's TestJSONSchemaBenchSampling with JSB_SAMPLING_OUT=FILE: one
+// JSON object).
+func writeSampling(w io.Writer, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	fmt.Fprintf(w, "\n## Sampling compliance (JSONSchemaBench, a random model)\n\n")
+	fmt.Fprintf(w, "`%s`: for each schema of a %d-schema sample (evenly spaced over the schemas sorted by id) that compiles, %d outputs drawn uniformly at random among the tokens each mask allows (vocab %s; EOS is allowed once the output is complete), compiled for generation (%s). Each must terminate within %d tokens and validate with the reference validator (santhosh-tekuri/jsonschema, format assertion on); a dead end is a mask that allows nothing.\n\n",
+		str(m, "command"), int(num(m, "sample")), int(num(m, "draws")), str(m, "vocab"), str(m, "options"), int(num(m, "budget")))
+	fmt.Fprintln(w, "| schemas checked | skipped (validator) | outputs | dead ends | unterminated | invalid | tokens p50 / p99 / max |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d / %d / %d |\n\n", int(num(m, "checked")), int(num(m, "skipped")), int(num(m, "outputs")),
+		int(num(m, "dead_ends")), int(num(m, "unterminated")), int(num(m, "invalid")), int(num(m, "tokens", "p50")), int(num(m, "tokens", "p99")), int(num(m, "tokens", "max")))
+	if ids, _ := m["skipped_ids"].([]any); len(ids) > 0 {
+		why, _ := m["skipped_why"].([]any)
+		fmt.Fprintln(w, "Skipped (the reference validator cannot compile the schema):")
+		fmt.Fprintln(w)
+		for i, x := range ids {
+			reason := ""
+			if i < len(why) {
+				reason = fmt.Sprintf(": %v", why[i])
+			}
+			fmt.Fprintf(w, "- `%v`%s\n", x, reason)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "```\n%s\n```\n", str(m, "summary"))
+	return nil
 }
