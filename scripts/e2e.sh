@@ -12,7 +12,8 @@
 #      (OLLAMA_CONTEXT_LENGTH: tests that send num_ctx 2048 avoid reloading
 #      the model);
 #   5. `ollama create $AIRS_E2E_MODEL -f Modelfile`;
-#   6. runs `go test -tags e2e -count=1` on PACKAGEs — by default every
+#   6. runs `go test -tags e2e -count=1 -p 1` (one package at a time: they share
+#      one server that serves one request at a time) on PACKAGEs — by default every
 #      package that has a test file with the e2e build tag — with OLLAMA_HOST
 #      and AIRS_E2E_MODEL exported;
 #   7. always stops the server (and its runners) and removes the temp dir.
@@ -184,7 +185,7 @@ fi
 log "go test -tags e2e ${pkgs[*]}"
 rc=0
 # shellcheck disable=SC2086
-timed tests go test -tags e2e -count=1 -timeout 30m ${E2E_GOFLAGS:-} ${E2E_RUN:+-run "$E2E_RUN"} "${pkgs[@]}" || rc=$?
+timed tests go test -tags e2e -count=1 -p 1 -timeout 30m ${E2E_GOFLAGS:-} ${E2E_RUN:+-run "$E2E_RUN"} "${pkgs[@]}" || rc=$?
 if ((rc != 0)); then
 	log "tests failed; last lines of the server log:"
 	tail -n 40 "$SERVER_LOG" >&2
