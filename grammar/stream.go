@@ -1,6 +1,5 @@
 package grammar
 
-
 // WhitespaceChecker checks a model's streamed output against a compact
 // grammar while tolerating bounded JSON whitespace between tokens, the way a
 // grammar compiled with WhitespaceFlexible would — without compiling one.
