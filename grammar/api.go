@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Grammar is a compiled JSON Schema (or tool-call grammar). It is immutable
@@ -17,41 +18,82 @@ type Grammar struct {
 	ops   []opDef
 	root  int32
 
-	masks sync.Map // *TokenizerInfo → *maskCache
+	// A tool-call grammar's arguments live in segments: subs[k] is tool k's
+	// grammar, its rules addressed as segment k+1 (segRule), so that a
+	// tool's automata are shared with every other tool-call grammar over it
+	// without renumbering, and are built only when a matcher first reaches
+	// them (after the tool's name).
+	subs     []*Grammar
+	subNames []string
+
+	// For a grammar built on first use (a tool's arguments): what lowering
+	// left, the build's result, and the once that guards it.
+	lazy      *lazyBuild
+	built     atomic.Bool
+	buildOnce sync.Once
+	buildErr  error
 
 	depthOnce sync.Once
 	depth     *depthInfo // see depth.go
 }
 
+// lazyBuild is a lowered schema waiting for its automata.
+type lazyBuild struct {
+	b  *builder
+	nd *node
+}
+
+// Rule ids of a tool-call grammar carry their segment in the high bits: 0
+// is the grammar's own rules (the call's root), k+1 is subs[k]'s. Inside a
+// segment, calls name local rules, so a callee's id is its local id with
+// the caller's segment bits.
+const (
+	segShift  = 20
+	localMask = 1<<segShift - 1
+	maxTools  = 1<<(31-segShift) - 2
+)
+
+// seg returns the grammar that holds rule id and the rule's local index,
+// building the segment on first use.
+func (g *Grammar) seg(id int32) (*Grammar, int32) {
+	k := id >> segShift
+	if k == 0 {
+		return g, id
+	}
+	s := g.subs[k-1]
+	if !s.built.Load() {
+		s.build()
+	}
+	return s, id & localMask
+}
+
 // Compile compiles a JSON Schema (draft 2020-12) to a Grammar.
-func Compile(schema []byte, opts Options) (g *Grammar, err error) {
-	opts = opts.withDefaults()
+func Compile(schema []byte, opts Options) (*Grammar, error) {
+	g, err := lower(schema, opts.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	if err := g.build(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// lower parses and lowers a schema without building its automata: every
+// compile error that depends on the schema's keywords (and every
+// loosening) is found here, so a grammar built later can only fail on a
+// size budget.
+func lower(schema []byte, opts Options) (g *Grammar, err error) {
 	v, err := parseJSON(schema)
 	if err != nil {
 		return nil, &CompileError{Msg: "schema is not valid JSON: " + err.Error()}
 	}
-	c := newCompiler(opts)
-	b, err := compileRoot(c, v)
-	if err != nil {
-		return nil, err
-	}
-	return &Grammar{Loosened: c.loosened, opts: opts, src: append([]byte(nil), schema...), rules: b.rules, ops: b.ops, root: 0}, nil
-}
-
-// compileRoot lowers and builds a schema document; rule 0 is its root.
-func compileRoot(c *compiler, v *jv) (b *builder, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			switch e := r.(type) {
-			case *CompileError:
-				b, err = nil, e
-			case *reError:
-				b, err = nil, &CompileError{Msg: e.msg}
-			default:
-				panic(r)
-			}
+			g, err = nil, recoveredError(r)
 		}
 	}()
+	c := newCompiler(opts)
 	c.root = v
 	if v.kind == 'o' {
 		if id := v.get("$id"); id != nil && id.kind == 's' {
@@ -63,15 +105,71 @@ func compileRoot(c *compiler, v *jv) (b *builder, err error) {
 	if nd.isEmpty() {
 		return nil, &CompileError{Msg: "schema accepts no value"}
 	}
-	b = newBuilder(c)
-	b.rootRule(nd)
-	if err := b.run(); err != nil {
-		return nil, &CompileError{Msg: err.Error()}
-	}
-	return b, nil
+	b := newBuilder(c)
+	b.lowerAll(nd)
+	return &Grammar{Loosened: c.loosened, opts: opts, src: append([]byte(nil), schema...), lazy: &lazyBuild{b: b, nd: nd}}, nil
 }
 
-// Options returns the options the grammar was compiled with (defaults filled).
+func recoveredError(r any) error {
+	switch e := r.(type) {
+	case *CompileError:
+		return e
+	case *reError:
+		return &CompileError{Msg: e.msg}
+	default:
+		panic(r)
+	}
+}
+
+// build makes the automata of a lowered grammar (once). On failure the
+// grammar is a single dead rule, so a matcher that reaches it (a tool-call
+// grammar's tool) stops there; the error is kept for Build.
+func (g *Grammar) build() error {
+	g.buildOnce.Do(func() {
+		if g.lazy != nil {
+			b := g.lazy.b
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = recoveredError(r)
+					}
+				}()
+				b.rootRule(g.lazy.nd)
+				if err := b.run(); err != nil {
+					return &CompileError{Msg: err.Error()}
+				}
+				return nil
+			}()
+			if err != nil {
+				g.buildErr = err
+				g.rules, g.ops = []*rule{deadRule()}, []opDef{{}}
+			} else {
+				g.rules, g.ops = b.rules, b.ops
+			}
+			g.lazy = nil
+		}
+		g.built.Store(true)
+	})
+	return g.buildErr
+}
+
+// Build builds every part of the grammar not built yet (a tool-call
+// grammar builds a tool's automata when its name is first matched) and
+// returns the first error: a tool whose automaton exceeds a size budget.
+// Such a tool's name leads to a dead end in a matcher.
+func (g *Grammar) Build() error {
+	if err := g.build(); err != nil {
+		return err
+	}
+	for i, s := range g.subs {
+		if err := s.build(); err != nil {
+			ce := *err.(*CompileError)
+			ce.Msg = fmt.Sprintf("tool %q: %s", g.subNames[i], ce.Msg)
+			return &ce
+		}
+	}
+	return nil
+}
 func (g *Grammar) Options() Options { return g.opts }
 
 // Match reports whether b is a complete sentence of the grammar.
@@ -88,11 +186,16 @@ type Stats struct {
 	Rules, States, Ops int
 }
 
-// Stats returns the number of rules, DFA states and checked edges.
+// Stats returns the number of rules, DFA states and checked edges
+// (building every part not built yet).
 func (g *Grammar) Stats() Stats {
-	s := Stats{Rules: len(g.rules), Ops: len(g.ops) - 1}
-	for _, r := range g.rules {
-		s.States += r.nstates()
+	var s Stats
+	for _, sg := range g.segments() {
+		s.Rules += len(sg.rules)
+		s.Ops += len(sg.ops) - 1
+		for _, r := range sg.rules {
+			s.States += r.nstates()
+		}
 	}
 	return s
 }

@@ -21,6 +21,21 @@ type builder struct {
 	nonEmpty map[*rdfa]*rdfa
 	anyReady bool // rule 3 (any value) may be called
 	shared   bool // building the shared any-value rules (no MaxContainerItems bound)
+	// what lowerAll found per container, for the rules built later
+	objCats  map[*objCons]objCats
+	arrItems map[*arrCons]arrItems
+}
+
+type objCats struct {
+	cats    []keyCat
+	allowed []string
+}
+
+// arrItems are an array's item values: pos[i] at index i, then rest (nil:
+// no more items).
+type arrItems struct {
+	pos  []*node
+	rest *node
 }
 
 // Rules 1 and 2 of every grammar are "any object" and "any array"; they
@@ -230,6 +245,20 @@ type keyCat struct {
 	nd   *node
 }
 
+// categories returns oc's key categories (computed once: lowerAll, then
+// the rule).
+func (b *builder) categories(oc *objCons) ([]keyCat, []string) {
+	if x, ok := b.objCats[oc]; ok {
+		return x.cats, x.allowed
+	}
+	cats, allowed := b.objCategories(oc)
+	if b.objCats == nil {
+		b.objCats = map[*objCons]objCats{}
+	}
+	b.objCats[oc] = objCats{cats, allowed}
+	return cats, allowed
+}
+
 func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 	c := b.c
 	var names []string
@@ -341,7 +370,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 		return id
 	}
 	id := b.reserve(kindObject, "", func(id int32) (*bnfa, error) {
-		cats, allowed := b.objCategories(oc)
+		cats, allowed := b.categories(oc)
 		oi := &objInfo{names: allowed, minP: oc.minP, maxP: oc.maxP, ordered: b.opts.PropertyOrder == DeclaredOrder}
 		words := (len(allowed) + 63) / 64
 		oi.reqMask = make([]uint64, words)
@@ -513,52 +542,13 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		return id
 	}
 	id := b.reserve(kindArray, "", func(id int32) (*bnfa, error) {
-		c := b.c
 		ai := &arrInfo{minI: ac.minI, maxI: ac.maxI}
 		if m := b.opts.MaxContainerItems; m > 0 && ai.maxI < 0 && !b.shared {
 			ai.maxI = max(m, ai.minI) // the generation bound (see objRule)
 		}
 		b.rules[id] = &rule{arr: ai}
-		P := 0
-		for _, p := range ac.parts {
-			P = max(P, len(p.prefix))
-		}
-		itemRefs := func(i int) ([]sref, bool) {
-			var refs []sref
-			for _, p := range ac.parts {
-				switch {
-				case i < len(p.prefix):
-					refs = append(refs, p.prefix[i])
-				case p.itemsFalse:
-					return nil, false
-				case b.opts.Strict && p.items == nil && len(p.prefix) > 0:
-					return nil, false
-				case p.items != nil:
-					refs = append(refs, *p.items)
-				}
-			}
-			return refs, true
-		}
-		var pos []*node
-		for i := 0; i < P; i++ {
-			refs, ok := itemRefs(i)
-			if !ok {
-				break
-			}
-			nd := c.conjRefs(refs)
-			if nd.isEmpty() {
-				break
-			}
-			pos = append(pos, nd)
-		}
-		var rest *node
-		if len(pos) == P {
-			if refs, ok := itemRefs(P); ok {
-				if nd := c.conjRefs(refs); !nd.isEmpty() {
-					rest = nd
-				}
-			}
-		}
+		it := b.items(ac)
+		pos, rest := it.pos, it.rest
 		maxLen := -1 // unbounded
 		if rest == nil {
 			maxLen = len(pos)
@@ -623,6 +613,97 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 	b.arrRules[ac] = id
 	b.rules[id] = &rule{}
 	return id
+}
+
+// items returns ac's item values (computed once).
+func (b *builder) items(ac *arrCons) arrItems {
+	if x, ok := b.arrItems[ac]; ok {
+		return x
+	}
+	c := b.c
+	P := 0
+	for _, p := range ac.parts {
+		P = max(P, len(p.prefix))
+	}
+	itemRefs := func(i int) ([]sref, bool) {
+		var refs []sref
+		for _, p := range ac.parts {
+			switch {
+			case i < len(p.prefix):
+				refs = append(refs, p.prefix[i])
+			case p.itemsFalse:
+				return nil, false
+			case b.opts.Strict && p.items == nil && len(p.prefix) > 0:
+				return nil, false
+			case p.items != nil:
+				refs = append(refs, *p.items)
+			}
+		}
+		return refs, true
+	}
+	var it arrItems
+	for i := 0; i < P; i++ {
+		refs, ok := itemRefs(i)
+		if !ok {
+			break
+		}
+		nd := c.conjRefs(refs)
+		if nd.isEmpty() {
+			break
+		}
+		it.pos = append(it.pos, nd)
+	}
+	if len(it.pos) == P {
+		if refs, ok := itemRefs(P); ok {
+			if nd := c.conjRefs(refs); !nd.isEmpty() {
+				it.rest = nd
+			}
+		}
+	}
+	if b.arrItems == nil {
+		b.arrItems = map[*arrCons]arrItems{}
+	}
+	b.arrItems[ac] = it
+	return it
+}
+
+// lowerAll lowers every value the rules of nd will reach (property values,
+// items), without building automata: the schema's compile errors and
+// loosenings come from here, and the rules built later reuse the result.
+// It visits what fragment would: containers, not any-value calls.
+func (b *builder) lowerAll(nd *node) {
+	seenObj := map[*objCons]bool{}
+	seenArr := map[*arrCons]bool{}
+	var visit func(nd *node)
+	visit = func(nd *node) {
+		if b.anyReady && b.isAny(nd) {
+			return
+		}
+		for _, o := range nd.objs {
+			if _, ok := b.objRules[o]; ok || seenObj[o] {
+				continue
+			}
+			seenObj[o] = true
+			cats, _ := b.categories(o)
+			for _, ct := range cats {
+				visit(ct.nd)
+			}
+		}
+		for _, a := range nd.arrs {
+			if _, ok := b.arrRules[a]; ok || seenArr[a] {
+				continue
+			}
+			seenArr[a] = true
+			it := b.items(a)
+			for _, p := range it.pos {
+				visit(p)
+			}
+			if it.rest != nil {
+				visit(it.rest)
+			}
+		}
+	}
+	visit(nd)
 }
 
 func (b *builder) rootRule(nd *node) int32 {

@@ -1,7 +1,9 @@
 package grammar
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -113,4 +115,47 @@ func BenchmarkParseJSON(b *testing.B) {
 			}
 		}
 	})
+}
+
+// minimizeTrie gives exactly what Moore's minimize gives on literal tries
+// (same states, numbering and edges, so rule-cache hashes do not change).
+func TestMinimizeTrieMatchesMoore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alpha := []rune("abcé_1\"")
+	for iter := 0; iter < 500; iter++ {
+		var ss []string
+		for range 1 + rng.IntN(12) {
+			var b []rune
+			for range rng.IntN(7) {
+				b = append(b, alpha[rng.IntN(len(alpha))])
+			}
+			ss = append(ss, string(b))
+		}
+		d := &rdfa{st: make([]rdstate, 1)}
+		for _, s := range ss {
+			cur := int32(0)
+			for _, r := range s {
+				k, found := slices.BinarySearchFunc(d.st[cur].edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
+				if found {
+					cur = d.st[cur].edges[k].to
+					continue
+				}
+				nx := int32(len(d.st))
+				d.st = append(d.st, rdstate{})
+				d.st[cur].edges = slices.Insert(d.st[cur].edges, k, rdedge{r, r, nx})
+				cur = nx
+			}
+			d.st[cur].final = true
+		}
+		want := d.minimize()
+		got := d.minimizeTrie()
+		if len(got.st) != len(want.st) {
+			t.Fatalf("%q: %d states, Moore %d", ss, len(got.st), len(want.st))
+		}
+		for i := range got.st {
+			if got.st[i].final != want.st[i].final || !slices.Equal(got.st[i].edges, want.st[i].edges) {
+				t.Fatalf("%q: state %d differs: %+v vs %+v", ss, i, got.st[i], want.st[i])
+			}
+		}
+	}
 }

@@ -35,11 +35,24 @@ type depthInfo struct {
 }
 
 func (g *Grammar) depths() *depthInfo {
-	g.depthOnce.Do(func() { g.depth = computeDepths(g.rules) })
+	g.depthOnce.Do(func() { g.depth = computeDepths(g.rules, g.entryNeed) })
 	return g.depth
 }
 
-func computeDepths(rules []*rule) *depthInfo {
+// entryNeed is the need of the entry of another segment's rule id (a
+// tool's arguments, called from a tool-call root): its real need once the
+// tool is built, else 0, a lower bound (so never too strict; a tool whose
+// arguments need more nesting than is left is then a dead end after its
+// name, where a built one would not be offered).
+func (g *Grammar) entryNeed(id int32) int32 {
+	s := g.subs[id>>segShift-1]
+	if !s.built.Load() {
+		return 0
+	}
+	return s.depths().need[id&localMask][0]
+}
+
+func computeDepths(rules []*rule, entryNeed func(id int32) int32) *depthInfo {
 	type site struct{ r, s int32 }
 	R := len(rules)
 	need := make([][]int32, R)
@@ -71,7 +84,9 @@ func computeDepths(rules []*rule) *depthInfo {
 				edge(e.to)
 			}
 			for _, ce := range r.calls[s] {
-				entrySites[ce.rule] = append(entrySites[ce.rule], site{int32(ri), int32(s)})
+				if ce.rule>>segShift == 0 { // (another segment's entry is fixed here: entryNeed)
+					entrySites[ce.rule] = append(entrySites[ce.rule], site{int32(ri), int32(s)})
+				}
 				retSites[ri][ce.ret] = append(retSites[ri][ce.ret], int32(s))
 			}
 		}
@@ -85,7 +100,13 @@ func computeDepths(rules []*rule) *depthInfo {
 	viaCalls := func(ri, s int32) int32 {
 		best := needInf
 		for _, ce := range rules[ri].calls[s] {
-			v := max(1+need[ce.rule][0], need[ri][ce.ret])
+			var entry int32
+			if ce.rule>>segShift != 0 {
+				entry = entryNeed(ce.rule)
+			} else {
+				entry = need[ce.rule][0]
+			}
+			v := max(1+entry, need[ri][ce.ret])
 			best = min(best, v)
 		}
 		return best

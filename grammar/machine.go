@@ -54,10 +54,11 @@ const maxConfigs = 512
 // its rule's end within the nesting depth left is dropped (depth.go), so
 // the matcher never gets stuck at the depth limit.
 func (g *Grammar) add(out []cfg, c cfg) []cfg {
-	if frameDepth(&c)+g.depths().need[c.rule][c.state] > int32(g.opts.MaxDepth) {
+	sg, lr := g.seg(c.rule)
+	if frameDepth(&c)+sg.depths().need[lr][c.state] > int32(g.opts.MaxDepth) {
 		return out
 	}
-	r := g.rules[c.rule]
+	r := sg.rules[lr]
 	if r.final[c.state] && c.stack != nil {
 		f := c.stack
 		out = g.add(out, cfg{rule: f.rule, state: f.ret, data: f.data, stack: f.next})
@@ -80,8 +81,9 @@ func (g *Grammar) add(out []cfg, c cfg) []cfg {
 			depth = c.stack.depth
 		}
 		if int(depth) < g.opts.MaxDepth {
+			segBits := c.rule &^ localMask
 			for _, ce := range calls {
-				out = g.add(out, cfg{rule: ce.rule, data: emptyAct, stack: &frame{rule: c.rule, ret: ce.ret, depth: depth + 1, data: c.data, next: c.stack}})
+				out = g.add(out, cfg{rule: ce.rule | segBits, data: emptyAct, stack: &frame{rule: c.rule, ret: ce.ret, depth: depth + 1, data: c.data, next: c.stack}})
 			}
 		}
 	}
@@ -109,7 +111,8 @@ func move(r *rule, s, t int32, c *cfg) bool {
 
 // stepOne advances one configuration by b, appending results to out.
 func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
-	r := g.rules[c.rule]
+	sg, lr := g.seg(c.rule)
+	r := sg.rules[lr]
 	s := c.state
 	if t := r.next[s*r.ncls+int32(r.cls[b])]; t >= 0 {
 		nc := *c
@@ -121,7 +124,7 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
 	for i := range r.spec[s] {
 		e := &r.spec[s][i]
 		if e.lo <= b && b <= e.hi {
-			nd, ok := g.ops[e.op].apply(c.data, c.cnt)
+			nd, ok := sg.ops[e.op].apply(c.data, c.cnt)
 			if !ok {
 				continue
 			}

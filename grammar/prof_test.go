@@ -52,37 +52,60 @@ func BenchmarkToolCallCached(b *testing.B) {
 }
 
 // toolCallOptions are the option sets the tool-call benchmarks measure:
-// the package defaults, Strict (what the selector generates with: no
-// undeclared properties), and the selector's checking grammar for Ollama
-// output (Strict, flexible whitespace).
+// the package defaults; Strict; the selector's (selector.ToolCallGrammar:
+// Strict and Lenient, compact — what a request builds); and flexible
+// whitespace in the automata (what the selector's output check used before
+// WhitespaceChecker).
 var toolCallOptions = []struct {
 	name string
 	opts Options
 }{
 	{"default", Options{}},
 	{"strict", Options{Strict: true}},
-	{"selector", Options{Strict: true, Whitespace: WhitespaceFlexible, MaxWhitespace: 32, Lenient: true}},
+	{"selector", Options{Strict: true, Lenient: true}},
+	{"flexible", Options{Strict: true, Whitespace: WhitespaceFlexible, MaxWhitespace: 32, Lenient: true}},
 }
 
 // BenchmarkToolCallCold builds the 50-tool grammar with empty caches: no
 // per-tool grammar and no rule DFA from an earlier build (what stays is
 // what does not depend on any tool: the any-value rules, format automata).
+// Three costs per option set:
+//
+//   - build: ToolCall (every schema parsed and lowered, the root over the
+//     names; a tool's automata wait for its name);
+//   - first-call: build, then a matcher through one tool's name, which
+//     builds that tool (what a request waits for before its first argument
+//     token);
+//   - eager: every tool built (ToolCallOptions.Eager).
 func BenchmarkToolCallCold(b *testing.B) {
 	tools := bfclTools(b, 60)[:50]
+	clearCaches := func() {
+		toolCache.Clear()
+		ruleCacheMu.Lock()
+		clear(ruleCache)
+		ruleCacheMu.Unlock()
+	}
 	for _, oc := range toolCallOptions {
-		b.Run(oc.name, func(b *testing.B) {
-			c0 := cpuTime()
-			for i := 0; i < b.N; i++ {
-				toolCache.Clear()
-				ruleCacheMu.Lock()
-				clear(ruleCache)
-				ruleCacheMu.Unlock()
-				if _, err := ToolCall(tools, ToolCallOptions{AllowNone: true, Options: oc.opts}); err != nil {
-					b.Fatal(err)
+		for _, mode := range []string{"build", "first-call", "eager"} {
+			b.Run(oc.name+"/"+mode, func(b *testing.B) {
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					clearCaches()
+					g, err := ToolCall(tools, ToolCallOptions{AllowNone: true, Options: oc.opts, Eager: mode == "eager"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if mode == "first-call" {
+						t := tools[i%len(tools)]
+						m := g.NewMatcher()
+						if _, ok := m.AdvanceBytes([]byte(`{"function":` + string(appendJSONString(nil, t.Name)) + `,"arguments":`)); !ok || !g.subs[i%len(tools)].built.Load() {
+							b.Fatal("name rejected or tool not built")
+						}
+					}
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
-		})
+				b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
+			})
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -400,6 +401,12 @@ func (d *rdfa) minimize() *rdfa {
 		}
 	}
 	cls, ncls := mooreRefine(d, cls)
+	return d.quotient(cls, ncls)
+}
+
+// quotient merges d's states by class (ncls classes), numbering them by
+// first state, the start's class first.
+func (d *rdfa) quotient(cls []int32, ncls int) *rdfa {
 	// renumber so that the start is 0
 	ren := make([]int32, ncls)
 	for i := range ren {
@@ -590,6 +597,17 @@ func complementDFA(a *rdfa, u rset) *rdfa {
 // trie (deterministic by construction; object keys make this hot: one call
 // per declared property) and minimized only when suffixes can be shared.
 func literalsDFA(ss []string) *rdfa {
+	if len(ss) == 1 { // a chain (minimal), its edges in one array
+		rs := []rune(ss[0])
+		d := &rdfa{st: make([]rdstate, len(rs)+1)}
+		edges := make([]rdedge, len(rs))
+		for i, r := range rs {
+			edges[i] = rdedge{r, r, int32(i + 1)}
+			d.st[i].edges = edges[i : i+1 : i+1]
+		}
+		d.st[len(rs)].final = true
+		return d
+	}
 	d := &rdfa{st: make([]rdstate, 1, 1+len(ss)*8)}
 	for _, s := range ss {
 		cur := int32(0)
@@ -610,7 +628,40 @@ func literalsDFA(ss []string) *rdfa {
 	if len(ss) <= 1 {
 		return d // a chain is minimal
 	}
-	return d.minimize()
+	return d.minimizeTrie()
+}
+
+// minimizeTrie minimizes a DFA whose edges all go from a state to a later
+// one (a trie): bottom-up, a state's class is given by its finality and
+// its edges to classes already known, so one pass replaces Moore's rounds
+// (one per byte of the longest literal). The result is the one minimize
+// gives.
+func (d *rdfa) minimizeTrie() *rdfa {
+	n := len(d.st)
+	cls := make([]int32, n)
+	index := make(map[string]int32, n)
+	var key []byte
+	for i := n - 1; i >= 0; i-- {
+		s := &d.st[i]
+		key = key[:0]
+		if s.final {
+			key = append(key, 1)
+		} else {
+			key = append(key, 0)
+		}
+		for _, e := range s.edges {
+			key = binary.LittleEndian.AppendUint32(key, uint32(e.lo))
+			key = binary.LittleEndian.AppendUint32(key, uint32(e.hi))
+			key = binary.LittleEndian.AppendUint32(key, uint32(cls[e.to]))
+		}
+		c, ok := index[string(key)]
+		if !ok {
+			c = int32(len(index))
+			index[string(key)] = c
+		}
+		cls[i] = c
+	}
+	return d.quotient(cls, len(index))
 }
 
 // starDFA accepts every string over set s.

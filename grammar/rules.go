@@ -557,3 +557,12 @@ func (o *opDef) String() string {
 	}
 	return "?"
 }
+
+// deadRule is a rule with one state and no way out: what a grammar that
+// failed to build is, so that a matcher reaching it stops (depth.go drops
+// a configuration that cannot finish).
+func deadRule() *rule {
+	r := newRule([]dstate{{lim: -1}})
+	r.name = "failed"
+	return r
+}

@@ -449,7 +449,8 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 	toks := ti.v.Tokens
 	for ci := range tm.cur {
 		c := &tm.cur[ci]
-		r := tm.g.rules[c.rule]
+		sg, lr := tm.g.seg(c.rule)
+		r := sg.rules[lr]
 		sm := ti.stateMask(r, c.state)
 		// Inside a string, the cached mask assumes the length limit is far:
 		// safe is how many code points a token may add and still leave the
@@ -463,7 +464,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		near := lim >= 0 && safe < ti.maxCP
 		// Near the depth limit a token that stays inside the rule may still
 		// end in a state that cannot finish (depth.go): check every one.
-		deep := frameDepth(c)+tm.g.depths().maxNeed[c.rule] > int32(tm.g.opts.MaxDepth)
+		deep := frameDepth(c)+sg.depths().maxNeed[lr] > int32(tm.g.opts.MaxDepth)
 		if !near && !deep {
 			if sm.accBits != nil {
 				for i, w := range sm.accBits {
