@@ -113,13 +113,46 @@ var shortEsc = map[rune]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': '
 // deterministic) and UTF-8 continuation suffixes.
 type strEnc struct {
 	sfx map[sfxKey]int32
-	esc map[int32]int32
-	u3  map[int32]int32
-	hex map[[2]int32]int32
+	esc map[escKey]int32
+	u3  map[escKey]int32
+	hex map[hexKey]int32
+}
+
+// escKey names a shared escape subtree: the one after '\\' whose escapes
+// are the escapable code points in mask (bits 0-31 the controls, 32 '"',
+// 33 '\\', 34 '/'), all leading to state to. Shared by every source
+// state with such an edge: a key trie's states all leave to the same
+// "other key" state on every escape, and one subtree per source state was
+// most of an object rule's NFA.
+type escKey struct {
+	to   int32
+	mask uint64
+}
+
+type hexKey struct {
+	e escKey
+	k int32
 }
 
 func newStrEnc() *strEnc {
-	return &strEnc{sfx: map[sfxKey]int32{}, esc: map[int32]int32{}, u3: map[int32]int32{}, hex: map[[2]int32]int32{}}
+	return &strEnc{sfx: map[sfxKey]int32{}, esc: map[escKey]int32{}, u3: map[escKey]int32{}, hex: map[hexKey]int32{}}
+}
+
+// escMask is the set of escapable code points in lo..hi (see escKey).
+func escMask(lo, hi rune) uint64 {
+	var m uint64
+	if lo < 0x20 {
+		top := min(hi, 0x1F)
+		for r := lo; r <= top; r++ {
+			m |= 1 << r
+		}
+	}
+	for i, r := range []rune{'"', '\\', '/'} {
+		if lo <= r && r <= hi {
+			m |= 1 << (32 + i)
+		}
+	}
+	return m
 }
 
 // strRunes adds the JSON-string encodings of code points lo..hi from a to b
@@ -127,46 +160,50 @@ func newStrEnc() *strEnc {
 func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32, se *strEnc) {
 	mid := func() int32 { return n.addStr(lim, false) }
 	sfx := se.sfx
+	ek := escKey{b, escMask(lo, hi)}
 	escState := func() int32 {
-		esc, ok := se.esc[a]
+		esc, ok := se.esc[ek]
 		if !ok {
 			esc = mid()
-			n.edge(a, '\\', '\\', esc, 0)
-			se.esc[a] = esc
+			se.esc[ek] = esc
+			// the subtree's edges, once
+			for r := lo; r <= hi && r < 0x20; r++ {
+				if e, ok := shortEsc[r]; ok {
+					n.edge(esc, e, e, b, 0)
+					continue
+				}
+				k := r >> 4
+				hx, ok := se.hex[hexKey{ek, k}]
+				if !ok {
+					u3, ok := se.u3[ek]
+					if !ok {
+						u1, u2 := mid(), mid()
+						u3 = mid()
+						n.edge(esc, 'u', 'u', u1, 0)
+						n.edge(u1, '0', '0', u2, 0)
+						n.edge(u2, '0', '0', u3, 0)
+						se.u3[ek] = u3
+					}
+					hx = mid()
+					n.edge(u3, '0'+byte(k), '0'+byte(k), hx, 0)
+					se.hex[hexKey{ek, k}] = hx
+				}
+				h := byte("0123456789abcdef"[r&15])
+				n.edge(hx, h, h, b, 0)
+				if h >= 'a' {
+					n.edge(hx, h-32, h-32, b, 0)
+				}
+			}
+			for _, r := range []rune{'"', '\\', '/'} {
+				if lo <= r && r <= hi {
+					n.edge(esc, byte(r), byte(r), b, 0)
+				}
+			}
 		}
 		return esc
 	}
-	for r := lo; r <= hi && r < 0x20; r++ {
-		if e, ok := shortEsc[r]; ok {
-			n.edge(escState(), e, e, b, 0)
-			continue
-		}
-		k := r >> 4
-		hx, ok := se.hex[[2]int32{a, k}]
-		if !ok {
-			u3, ok := se.u3[a]
-			if !ok {
-				u1, u2 := mid(), mid()
-				u3 = mid()
-				n.edge(escState(), 'u', 'u', u1, 0)
-				n.edge(u1, '0', '0', u2, 0)
-				n.edge(u2, '0', '0', u3, 0)
-				se.u3[a] = u3
-			}
-			hx = mid()
-			n.edge(u3, '0'+byte(k), '0'+byte(k), hx, 0)
-			se.hex[[2]int32{a, k}] = hx
-		}
-		h := byte("0123456789abcdef"[r&15])
-		n.edge(hx, h, h, b, 0)
-		if h >= 'a' {
-			n.edge(hx, h-32, h-32, b, 0)
-		}
-	}
-	for _, r := range []rune{'"', '\\', '/'} {
-		if lo <= r && r <= hi {
-			n.edge(escState(), byte(r), byte(r), b, 0)
-		}
+	if ek.mask != 0 {
+		n.edge(a, '\\', '\\', escState(), 0)
 	}
 	for _, seq := range rawSeqs(lo, hi) {
 		// The states after the first byte depend only on the rest of the

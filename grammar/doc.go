@@ -89,8 +89,11 @@
 //
 //	{"function":"none","arguments":{}}
 //
-// to decline. Per-tool automata are cached by schema hash and options
-// (CompileCached); a tool-call grammar relocates them under a new root rule.
+// to decline. Per-tool grammars are cached by schema hash and options
+// (CompileCached) and kept whole as segments of the tool-call grammar; a
+// tool's automata are built when a matcher first completes its name
+// (ToolCallOptions.Eager and Grammar.Build build them all), while every
+// compile error of its keywords is reported by ToolCall.
 //
 // # Formats
 //

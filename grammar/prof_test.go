@@ -3,6 +3,8 @@ package grammar
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
@@ -161,4 +163,51 @@ func TestWriteToolCallSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s (%d bytes)", out, len(line))
+}
+
+// BenchmarkCompileJSBSample compiles every 20th schema of JSONSchemaBench
+// (about 450, all subsets; DATA_DIR), each once per iteration in order,
+// with the rule cache cleared at the start of each iteration (as one bench
+// run sees them, caches warming over the run). Reports the median compile
+// time over the sample (the bench's compile p50) beside the total.
+func BenchmarkCompileJSBSample(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(dataDir(), "jsonschemabench", "*.jsonl.gz"))
+	if len(files) == 0 {
+		b.Skip("no jsonschemabench under DATA_DIR")
+	}
+	var schemas [][]byte
+	k := 0
+	// JSB_MID=1: only the schemas whose compile is near the median (a
+	// profile of what the p50 is made of, not of the largest schemas)
+	mid := os.Getenv("JSB_MID") != ""
+	for _, f := range files {
+		for _, r := range readJSB(b, f) {
+			if k%20 == 0 {
+				t0 := time.Now()
+				if _, err := Compile(r.Schema, Options{}); err == nil {
+					if d := time.Since(t0); !mid || d > 500*time.Microsecond && d < 4*time.Millisecond {
+						schemas = append(schemas, r.Schema)
+					}
+				}
+			}
+			k++
+		}
+	}
+	b.ResetTimer()
+	var per []float64
+	for i := 0; i < b.N; i++ {
+		ruleCacheMu.Lock()
+		clear(ruleCache)
+		ruleCacheMu.Unlock()
+		for _, s := range schemas {
+			t0 := time.Now()
+			if _, err := Compile(s, Options{}); err != nil {
+				b.Fatal(err)
+			}
+			per = append(per, float64(time.Since(t0).Microseconds())/1e3)
+		}
+	}
+	sort.Float64s(per)
+	b.ReportMetric(per[len(per)/2], "p50-ms")
+	b.ReportMetric(float64(len(schemas)), "schemas")
 }

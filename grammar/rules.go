@@ -53,7 +53,7 @@ type rule struct {
 	obj          *objInfo
 	arr          *arrInfo
 	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go); shared by
-	// relocated copies of the rule (ToolCall), whose masks are the same.
+	// the copies of a cached rule (cache.go), whose masks are the same.
 	maskCache *sync.Map
 }
 
