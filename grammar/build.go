@@ -243,6 +243,10 @@ type keyCat struct {
 	lang *rdfa
 	decl int // index in objInfo.names, -1 undeclared
 	nd   *node
+	// other (lang nil): the category of every string but these names (no
+	// automaton: see keyTrie); otherMin is its shortest key's length
+	other    []string
+	otherMin int
 }
 
 // categories returns oc's key categories (computed once: lowerAll, then
@@ -298,9 +302,21 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 	if b.opts.Strict {
 		return cats, allowed
 	}
-	u := c.anyStr
-	if len(names) > 0 {
-		u = complementDFA(literalsDFA(names), anyRune)
+	// plain: the undeclared keys are every string but the names (no
+	// propertyNames, no patternProperties); their category needs no
+	// automaton of its own (keyTrie builds the keys directly)
+	plain := true
+	for _, p := range oc.parts {
+		if p.names != nil || len(p.patterns) > 0 {
+			plain = false
+		}
+	}
+	var u *rdfa
+	if !plain {
+		u = c.anyStr
+		if len(names) > 0 {
+			u = complementDFA(literalsDFA(names), anyRune)
+		}
 	}
 	var pats []patDef
 	var patPart []int
@@ -313,7 +329,7 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 			patPart = append(patPart, pi)
 		}
 	}
-	if u.isEmpty() {
+	if !plain && u.isEmpty() {
 		return cats, allowed
 	}
 	if len(pats) > 6 {
@@ -322,6 +338,25 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 	}
 	for mask := 0; mask < 1<<len(pats); mask++ {
 		lang := u
+		if plain { // (one category, mask 0)
+			var refs []sref
+			forbidden := false
+			for _, p := range oc.parts {
+				if p.addlFalse {
+					forbidden = true
+				} else if p.addl != nil {
+					refs = append(refs, *p.addl)
+				}
+			}
+			if nd := c.conjRefs(refs); !forbidden && !nd.isEmpty() {
+				minLen := 0
+				if slices.Contains(names, "") {
+					minLen = 1
+				}
+				cats = append(cats, keyCat{decl: -1, nd: nd, other: names, otherMin: minLen})
+			}
+			break
+		}
 		for i, pt := range pats {
 			if mask&(1<<i) != 0 {
 				lang = intersectDFA(lang, pt.d)
@@ -363,6 +398,47 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 		cats = append(cats, keyCat{lang: lang, decl: -1, nd: nd})
 	}
 	return cats, allowed
+}
+
+// keyDFA is the tagged key automaton of cats (taggedUnion of their
+// languages): built directly as a trie when the categories are declared
+// names and at most the "every other string" one, the common case.
+func keyDFA(cats []keyCat, allowed []string, langs []*rdfa) (*rdfa, []int32) {
+	other := int32(-1)
+	for j, ct := range cats {
+		if ct.lang == nil {
+			other = int32(j)
+		}
+	}
+	if other < 0 {
+		for _, ct := range cats {
+			if ct.decl < 0 {
+				return taggedUnion(langs) // pattern categories
+			}
+		}
+	}
+	var names []string
+	var tags []int32
+	if other >= 0 {
+		names = cats[other].other // every name the other keys exclude...
+		tags = make([]int32, len(names))
+		for i := range tags {
+			tags[i] = -1 // ...not a key unless a category below takes it
+		}
+	}
+	for j, ct := range cats {
+		if ct.decl < 0 {
+			continue
+		}
+		name := allowed[ct.decl]
+		if k := slices.Index(names, name); k >= 0 {
+			tags[k] = int32(j)
+		} else {
+			names = append(names, name)
+			tags = append(tags, int32(j))
+		}
+	}
+	return keyTrie(names, tags, other)
 }
 
 func (b *builder) objRule(oc *objCons) int32 {
@@ -465,7 +541,10 @@ func (b *builder) objRule(oc *objCons) int32 {
 			lim = 1 << 30
 		}
 		for _, ct := range cats { // every key category stays writable
-			lo, _ := ct.lang.lenRange()
+			lo := ct.otherMin
+			if ct.lang != nil {
+				lo, _ = ct.lang.lenRange()
+			}
 			lim = max(lim, int32(min(lo, 1<<30)))
 		}
 		var extraOp int32
@@ -489,7 +568,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 			for j, i := range idx {
 				sub[j], langs[j], tg[j], op[j] = cats[i], cats[i].lang, targets[i], ops[i]
 			}
-			kd, tags := taggedUnion(langs)
+			kd, tags := keyDFA(sub, allowed, langs)
 			avail, same := b.keyAvailOps(kd, tags, sub, oi)
 			n.strTagged(kd, tags, start, tg, op, lim, avail, same)
 		}

@@ -159,3 +159,109 @@ func TestMinimizeTrieMatchesMoore(t *testing.T) {
 		}
 	}
 }
+
+// keyTrie gives the tagged language taggedUnion gives over the literal
+// names and the complement of all names (the general construction it
+// replaces for plain objects): same tag for every string.
+func TestKeyTrieMatchesTaggedUnion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alpha := []rune("ab_é\"\x01日")
+	for iter := 0; iter < 400; iter++ {
+		seen := map[string]bool{}
+		var names []string
+		for range rng.IntN(8) {
+			var b []rune
+			for range rng.IntN(5) {
+				b = append(b, alpha[rng.IntN(len(alpha))])
+			}
+			if !seen[string(b)] {
+				seen[string(b)] = true
+				names = append(names, string(b))
+			}
+		}
+		withOther := rng.IntN(3) > 0
+		// a random part of the names are keys (tags 0..), the rest excluded
+		var langs []*rdfa
+		tags := make([]int32, len(names))
+		for i, n := range names {
+			tags[i] = -1
+			if rng.IntN(4) > 0 {
+				tags[i] = int32(len(langs))
+				langs = append(langs, literalsDFA([]string{n}))
+			}
+		}
+		other := int32(-1)
+		if withOther {
+			other = int32(len(langs))
+			if len(names) > 0 {
+				langs = append(langs, complementDFA(literalsDFA(names), anyRune))
+			} else {
+				langs = append(langs, starDFA(anyRune))
+			}
+		}
+		if len(langs) == 0 {
+			continue
+		}
+		a, at := keyTrie(names, tags, other)
+		b, bt := taggedUnion(langs)
+		// walk both in step over the elementary intervals of their edges
+		type pair struct{ x, y int32 }
+		seenP := map[pair]bool{{0, 0}: true}
+		work := []pair{{0, 0}}
+		for len(work) > 0 {
+			p := work[len(work)-1]
+			work = work[:len(work)-1]
+			tx, ty := int32(-1), int32(-1)
+			if a.st[p.x].final {
+				tx = at[p.x]
+			}
+			if b.st[p.y].final {
+				ty = bt[p.y]
+			}
+			if tx != ty {
+				t.Fatalf("names %q tags %v other %d: tag %d vs %d", names, tags, other, tx, ty)
+			}
+			var rs []rrange
+			for _, e := range a.st[p.x].edges {
+				rs = append(rs, rrange{e.lo, e.hi})
+			}
+			for _, e := range b.st[p.y].edges {
+				rs = append(rs, rrange{e.lo, e.hi})
+			}
+			for _, iv := range elementary(rs) {
+				nx, ny := a.step(p.x, iv.lo), b.step(p.y, iv.lo)
+				if (nx < 0) != (ny < 0) {
+					// one side has no way on: the other must lead to no key
+					if nx >= 0 && a.canAccept(nx) || ny >= 0 && b.canAccept(ny) {
+						t.Fatalf("names %q tags %v other %d: %U leads on in one only", names, tags, other, iv.lo)
+					}
+					continue
+				}
+				if nx >= 0 && !seenP[pair{nx, ny}] {
+					seenP[pair{nx, ny}] = true
+					work = append(work, pair{nx, ny})
+				}
+			}
+		}
+	}
+}
+
+// canAccept reports whether some string leads from s to a final state.
+func (d *rdfa) canAccept(s int32) bool {
+	seen := map[int32]bool{s: true}
+	work := []int32{s}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if d.st[x].final {
+			return true
+		}
+		for _, e := range d.st[x].edges {
+			if !seen[e.to] {
+				seen[e.to] = true
+				work = append(work, e.to)
+			}
+		}
+	}
+	return false
+}

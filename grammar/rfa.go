@@ -906,3 +906,75 @@ func taggedUnion(langs []*rdfa) (*rdfa, []int32) {
 	}
 	return d, tags
 }
+
+// keyTrie is taggedUnion's result, built directly, for the common key
+// categories: literal names (names[i] tagged tags[i], -1 for a name no
+// category takes) and, with other ≥ 0, every other string tagged other
+// (the complement of all the names). It is the names' trie, where every
+// state that ends no name is an "other" key, and every code point no child
+// takes leads to one state that accepts the rest: minimal already (every
+// name leads to its own tag), and no product over one automaton per name.
+func keyTrie(names []string, tags []int32, other int32) (*rdfa, []int32) {
+	d := &rdfa{st: make([]rdstate, 1, 2+len(names)*8)}
+	end := []int32{-2} // per state: the tag of the name ending there (-2: none)
+	for i, s := range names {
+		cur := int32(0)
+		for _, r := range s {
+			edges := d.st[cur].edges
+			k, found := slices.BinarySearchFunc(edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
+			if found {
+				cur = edges[k].to
+				continue
+			}
+			nx := int32(len(d.st))
+			d.st = append(d.st, rdstate{})
+			end = append(end, -2)
+			d.st[cur].edges = slices.Insert(edges, k, rdedge{r, r, nx})
+			cur = nx
+		}
+		end[cur] = tags[i]
+	}
+	out := make([]int32, len(d.st), len(d.st)+1)
+	for i := range out {
+		switch {
+		case end[i] != -2:
+			out[i] = end[i]
+		default:
+			out[i] = other
+		}
+		d.st[i].final = out[i] >= 0
+	}
+	if other < 0 {
+		return d, out
+	}
+	x := int32(len(d.st))
+	rest := rdstate{final: true}
+	for _, r := range anyRune {
+		rest.edges = append(rest.edges, rdedge{r.lo, r.hi, x})
+	}
+	for i := range d.st {
+		children := d.st[i].edges
+		var edges []rdedge
+		lo := rune(0)
+		gap := func(hi rune) { // lo..hi goes to x, within anyRune
+			for _, r := range anyRune {
+				a, b := max(lo, r.lo), min(hi, r.hi)
+				if a <= b {
+					edges = append(edges, rdedge{a, b, x})
+				}
+			}
+		}
+		for _, c := range children {
+			if c.lo > lo {
+				gap(c.lo - 1)
+			}
+			edges = append(edges, c)
+			lo = c.hi + 1
+		}
+		gap(maxRune)
+		d.st[i].edges = edges
+	}
+	d.st = append(d.st, rest)
+	out = append(out, other)
+	return d, out
+}
