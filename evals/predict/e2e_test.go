@@ -96,7 +96,10 @@ func (p *recordingPredictor) Predict(ctx context.Context, q bfcl.Question, tools
 
 func TestOllamaPredictorBFCL(t *testing.T) {
 	srv, model := e2eServer(t)
-	ctx := context.Background()
+	// a deadline, so that a server that stops answering fails the test
+	// in minutes, not at go test's timeout
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	client := &cappedClient{Client: srv}
 	inner, err := predict.New("ollama:"+model, predict.Options{Ollama: client})
 	if err != nil {

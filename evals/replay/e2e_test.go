@@ -59,7 +59,10 @@ func (declineUI) Token(string) error             { return nil }
 
 func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
 	host, model := e2eServer(t)
-	ctx := context.Background()
+	// a deadline, so that a server that stops answering fails the test
+	// in minutes, not at go test's timeout
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	os.MkdirAll(docs, 0o755)
