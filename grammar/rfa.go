@@ -610,20 +610,7 @@ func literalsDFA(ss []string) *rdfa {
 	}
 	d := &rdfa{st: make([]rdstate, 1, 1+len(ss)*8)}
 	for _, s := range ss {
-		cur := int32(0)
-		for _, r := range s {
-			edges := d.st[cur].edges
-			k, found := slices.BinarySearchFunc(edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
-			if found {
-				cur = edges[k].to
-				continue
-			}
-			nx := int32(len(d.st))
-			d.st = append(d.st, rdstate{})
-			d.st[cur].edges = slices.Insert(edges, k, rdedge{r, r, nx})
-			cur = nx
-		}
-		d.st[cur].final = true
+		d.st[d.trieInsert(s)].final = true
 	}
 	if len(ss) <= 1 {
 		return d // a chain is minimal
@@ -907,6 +894,25 @@ func taggedUnion(langs []*rdfa) (*rdfa, []int32) {
 	return d, tags
 }
 
+// trieInsert adds s to the trie d (edges one code point each, sorted) and
+// returns the state s ends in.
+func (d *rdfa) trieInsert(s string) int32 {
+	cur := int32(0)
+	for _, r := range s {
+		edges := d.st[cur].edges
+		k, found := slices.BinarySearchFunc(edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
+		if found {
+			cur = edges[k].to
+			continue
+		}
+		nx := int32(len(d.st))
+		d.st = append(d.st, rdstate{})
+		d.st[cur].edges = slices.Insert(edges, k, rdedge{r, r, nx})
+		cur = nx
+	}
+	return cur
+}
+
 // keyTrie is taggedUnion's result, built directly, for the common key
 // categories: literal names (names[i] tagged tags[i], -1 for a name no
 // category takes) and, with other ≥ 0, every other string tagged other
@@ -918,19 +924,9 @@ func keyTrie(names []string, tags []int32, other int32) (*rdfa, []int32) {
 	d := &rdfa{st: make([]rdstate, 1, 2+len(names)*8)}
 	end := []int32{-2} // per state: the tag of the name ending there (-2: none)
 	for i, s := range names {
-		cur := int32(0)
-		for _, r := range s {
-			edges := d.st[cur].edges
-			k, found := slices.BinarySearchFunc(edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
-			if found {
-				cur = edges[k].to
-				continue
-			}
-			nx := int32(len(d.st))
-			d.st = append(d.st, rdstate{})
+		cur := d.trieInsert(s)
+		for len(end) < len(d.st) {
 			end = append(end, -2)
-			d.st[cur].edges = slices.Insert(edges, k, rdedge{r, r, nx})
-			cur = nx
 		}
 		end[cur] = tags[i]
 	}
