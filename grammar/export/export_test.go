@@ -7,7 +7,9 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +74,8 @@ var looseningCases = []struct {
 	{"word boundary", `{"type":"string","pattern":"\\bx"}`, []string{" pattern"}},
 	{"pattern needs an escaped quote", `{"type":"string","pattern":"^\"$"}`, []string{" pattern"}},
 	{"pattern with lengths inside its range", `{"type":"string","pattern":"^[a-z]{2,4}$","minLength":1,"maxLength":5}`, nil},
-	{"pattern with tighter lengths", `{"type":"string","pattern":"^[a-z]+$","maxLength":5}`, []string{" maxLength"}},
+	{"pattern with tighter lengths (folded into it)", `{"type":"string","pattern":"^[a-z]+$","maxLength":5}`, nil},
+	{"pattern with tighter lengths, not one repeated class", `{"type":"string","pattern":"^(ab|c)+$","maxLength":5,"minLength":2}`, []string{" maxLength", " minLength"}},
 	{"format email is a subset pattern", `{"type":"string","format":"email"}`, nil},
 	{"format with pattern", `{"type":"string","format":"date","pattern":"^2"}`, []string{" format"}},
 	{"unsupported asserted format", `{"type":"string","format":"uri-template"}`, []string{" format"}},
@@ -386,4 +389,71 @@ func TestExportJSONSchemaBench(t *testing.T) {
 		})
 	}
 	t.Logf("%d schemas: %d exported with loosenings, %d accept no value; slowest %s (%v, with the checks)", n, loosened, noValue, slowestID, slowest)
+}
+
+// Length bounds beside a pattern of fixed parts around one repeated class
+// are folded into the pattern: the exported pattern alone accepts exactly
+// the strings the pattern and the bounds accept together.
+func TestFoldLengthIntoPattern(t *testing.T) {
+	cases := []struct {
+		pattern string
+		lo, hi  int
+	}{
+		{"^[A-Za-z ]+$", 0, 4},
+		{"^[A-Z][a-z]*$", 3, 5},
+		{"^x-[0-9]+-y$", 0, 6},
+		{"^[a-c]{2,}$", 4, -1},
+		{"^ab$", 0, 1}, // empty: the schema accepts no value
+	}
+	alpha := []rune("aAZx0-y ")
+	for _, c := range cases {
+		schema := `{"type":"string","pattern":"` + c.pattern + `","minLength":` + strconv.Itoa(c.lo)
+		if c.hi >= 0 {
+			schema += `,"maxLength":` + strconv.Itoa(c.hi)
+		}
+		schema += `}`
+		out, loose, err := OllamaFormat([]byte(schema))
+		if c.pattern == "^ab$" { // no string of the pattern is that short
+			if err == nil || !strings.Contains(err.Error(), "accepts no value") {
+				t.Errorf("%s: %s, %v; want 'accepts no value'", schema, out, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		if len(loose) > 0 {
+			t.Errorf("%s: loosened %v", schema, loose)
+		}
+		var exp struct {
+			Pattern   string `json:"pattern"`
+			MinLength *int   `json:"minLength"`
+			MaxLength *int   `json:"maxLength"`
+		}
+		if err := json.Unmarshal(out, &exp); err != nil {
+			t.Fatal(err)
+		}
+		orig := regexp.MustCompile(c.pattern)
+		var got *regexp.Regexp
+		if exp.Pattern != "" {
+			got = regexp.MustCompile(exp.Pattern)
+		}
+		// every string over alpha up to 6 code points
+		var walk func(prefix []rune)
+		walk = func(prefix []rune) {
+			s := string(prefix)
+			n := len(prefix)
+			want := orig.MatchString(s) && n >= c.lo && (c.hi < 0 || n <= c.hi)
+			have := got != nil && got.MatchString(s)
+			if want != have {
+				t.Fatalf("%s: exported %s: %q accepted=%v, want %v", schema, out, s, have, want)
+			}
+			if n < 6 {
+				for _, r := range alpha {
+					walk(append(prefix, r))
+				}
+			}
+		}
+		walk(nil)
+	}
 }

@@ -638,3 +638,48 @@ func writeClassRune(b *strings.Builder, c rune) {
 		b.WriteRune(c)
 	}
 }
+
+// foldLength narrows r to the strings of lo..hi code points (hi < 0: no
+// upper bound) where r is a sequence of fixed-length parts around at most
+// one repeated character class (^[A-Za-z ]+$, ^[A-Z][a-z]*$): the bounds
+// go into that repetition, the form llama.cpp's converter enforces (it
+// ignores minLength and maxLength beside a pattern). ok is false for other
+// shapes; a nil result with ok is the empty language.
+func foldLength(r *rx, lo, hi int) (out *rx, ok bool) {
+	parts := []*rx{r}
+	if r.op == rxConcat {
+		parts = r.subs
+	}
+	fixed, at := 0, -1
+	for i, p := range parts {
+		if a, b := lengthRange(p); a == b {
+			fixed += a
+			continue
+		}
+		if at >= 0 || p.op != rxRepeat || p.subs[0].op != rxClass {
+			return nil, false
+		}
+		at = i
+	}
+	if at < 0 {
+		if fixed < lo || hi >= 0 && fixed > hi {
+			return nil, true
+		}
+		return r, true
+	}
+	rep := parts[at]
+	nmin, nmax := max(rep.min, lo-fixed), rep.max
+	if hi >= 0 && (nmax < 0 || hi-fixed < nmax) {
+		nmax = hi - fixed
+	}
+	if nmax >= 0 && nmin > nmax {
+		return nil, true
+	}
+	nr := &rx{op: rxRepeat, subs: rep.subs, min: nmin, max: nmax}
+	if r.op != rxConcat {
+		return nr, true
+	}
+	subs := append([]*rx(nil), parts...)
+	subs[at] = nr
+	return &rx{op: rxConcat, subs: subs}, true
+}

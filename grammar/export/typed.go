@@ -336,10 +336,23 @@ func (n *normalizer) str(s *value, ptr string) *value {
 				r, text = safe, regexText(safe)
 			}
 			plo, phi := lengthRange(r)
-			if lo > plo {
+			needLo, needHi := lo > plo, hasHi && (phi < 0 || phi > hi)
+			if (needLo || needHi) && !n.forGBNF {
+				// the converter ignores length bounds beside a pattern:
+				// fold them into it where the pattern's shape allows
+				if r2, ok := foldLength(r, lo, hi); ok {
+					if r2 == nil {
+						return nil
+					}
+					if checkRepeats(r2) == nil {
+						text, needLo, needHi = regexText(r2), false, false
+					}
+				}
+			}
+			if needLo {
 				n.loosen(ptr, "minLength", "minLength beside a pattern is not enforced")
 			}
-			if hasHi && (phi < 0 || phi > hi) {
+			if needHi {
 				n.loosen(ptr, "maxLength", "maxLength beside a pattern is not enforced")
 			}
 			o := newObj("type", "string", "pattern", text)
