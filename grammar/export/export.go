@@ -15,7 +15,9 @@
 // what the converter handles exactly. Every rewrite is exact or a narrowing
 // (fewer documents accepted: declared property order with required ones
 // first, fixed-length tuples, anchored patterns, bounded strings and arrays,
-// format subsets); a keyword that could only be carried by widening is
+// format subsets, length bounds folded into a pattern of fixed parts around
+// one repeated class — the converter ignores minLength/maxLength beside a
+// pattern); a keyword that could only be carried by widening is
 // dropped and reported as a Loosening with its JSON pointer, so the caller
 // knows to validate the output against the original schema afterwards.
 //
