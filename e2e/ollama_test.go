@@ -516,3 +516,40 @@ func nthIndex(b, sep []byte, n int) int {
 		off += j + len(sep)
 	}
 }
+
+// TestEarlyStopKeepsServerServing: stopping a stream from the chunk
+// callback (what AIRS's stream check does at the first byte outside the
+// grammar) leaves the server serving. Ollama v0.17.4 wedges a model when a
+// client hangs up mid-stream (its chat handler stops reading while the
+// completion callback, holding the runner's slot, blocks on the next
+// chunk), which hung whole e2e runs; Chat now reads a stopped stream to
+// its end instead. Each stop is followed by a normal request that must
+// finish.
+func TestEarlyStopKeepsServerServing(t *testing.T) {
+	c, model := setup(t)
+	stop := errors.New("stop here")
+	for i := range 15 {
+		req := chatReq(model, "", 1.0, 100+i)
+		req.Options.NumPredict = 48
+		n := 0
+		t0 := time.Now()
+		_, err := c.Chat(ctxT(t, time.Minute), req, func(string) error {
+			if n++; n == 2 {
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) {
+			t.Fatalf("stop %d: %v (after %d chunks)", i, err, n)
+		}
+		if d := time.Since(t0); d > 30*time.Second {
+			t.Errorf("stop %d: Chat returned after %v", i, d)
+		}
+		next := chatReq(model, "", 1.0, 200+i)
+		next.Options.NumPredict = 4
+		resp, err := c.Chat(ctxT(t, 90*time.Second), next, nil)
+		if err != nil || !resp.Done {
+			t.Fatalf("the request after stop %d did not finish: %v (%+v)", i, err, resp)
+		}
+	}
+}

@@ -345,8 +345,19 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base.JoinPath("/api/chat").String(), bytes.NewReader(data))
+	// the connection outlives ctx when the callback stops the stream
+	// (drain, below): its own context ends with ctx otherwise
+	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopConn := context.AfterFunc(ctx, connCancel)
+	draining := false
+	defer func() {
+		if !draining {
+			stopConn()
+			connCancel()
+		}
+		cancel()
+	}()
+	hreq, err := http.NewRequestWithContext(connCtx, http.MethodPost, c.base.JoinPath("/api/chat").String(), bytes.NewReader(data))
 	if err != nil {
 		return out, fmt.Errorf("ollama: chat: %w", err)
 	}
@@ -356,7 +367,11 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 	if err != nil {
 		return out, c.classify(ctx, "chat", err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if !draining {
+			resp.Body.Close()
+		}
+	}()
 	if resp.StatusCode >= http.StatusBadRequest {
 		return out, readServerError(resp)
 	}
@@ -398,8 +413,17 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			out.Chunks++
 			if onChunk != nil {
 				if err := onChunk(chunk); err != nil {
-					cancel()
 					out.Content = sb.String()
+					// Read the rest instead of hanging up: Ollama v0.17.4
+					// wedges a model when a client leaves mid-stream (its
+					// chat handler stops reading while the completion
+					// callback, holding the runner's only slot, blocks
+					// sending the next chunk — every later request waits
+					// forever). The caller gets its answer now; the server
+					// finishes this reply (bounded by num_predict) unread.
+					stopConn() // the caller's ctx no longer cuts it...
+					draining = true
+					go drain(sc, resp.Body, connCancel, drainLimit)
 					return out, err
 				}
 			}
@@ -430,6 +454,26 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 		return out, fmt.Errorf("%w: %w", ErrTruncated, ErrRepeatLimit)
 	}
 	return out, fmt.Errorf("%w: stream ended before done", ErrTruncated)
+}
+
+// drainLimit bounds how long a stopped stream is read to its end before
+// the connection is closed anyway (a model that never stops).
+var drainLimit = 2 * time.Minute
+
+// drain reads a chat stream to its end (or for at most limit) and
+// discards it, then closes the connection.
+func drain(sc *bufio.Scanner, body io.ReadCloser, cancel context.CancelFunc, limit time.Duration) {
+	t := time.AfterFunc(limit, cancel) // ...but this does, past the limit
+	defer func() {
+		t.Stop()
+		body.Close()
+		cancel()
+	}()
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), []byte(`"done":true`)) {
+			return
+		}
+	}
 }
 
 // readServerError reads an error response's body: {"error": "..."} or text.

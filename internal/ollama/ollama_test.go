@@ -129,7 +129,65 @@ func TestChatStreams(t *testing.T) {
 	}
 }
 
-func TestChatEarlyStopCancelsRequest(t *testing.T) {
+// TestChatEarlyStopDrains: when the callback stops the stream, Chat returns
+// at once with what it has, and the rest of the reply is read to its end,
+// not cut (Ollama v0.17.4 wedges a model when a client leaves mid-stream:
+// see Chat); cancelling the caller's context afterwards does not cut it
+// either.
+func TestChatEarlyStopDrains(t *testing.T) {
+	finished := make(chan struct{})
+	cancelled := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 40; i++ {
+			select {
+			case <-r.Context().Done():
+				cancelled <- struct{}{}
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			io.WriteString(w, chunkLine(fmt.Sprint(i)))
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, `{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`+"\n")
+		close(finished)
+	}))
+	defer srv.Close()
+
+	ctx, cancelCtx := context.WithCancel(context.Background())
+	stop := errors.New("enough")
+	n := 0
+	t0 := time.Now()
+	resp, err := newClient(t, srv.URL).Chat(ctx, ChatRequest{Model: "m"}, func(string) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("err = %v, want the callback's error", err)
+	}
+	if resp.Content != "012" || resp.Done {
+		t.Errorf("resp = %+v, want content 012 and not done", resp)
+	}
+	if d := time.Since(t0); d > 150*time.Millisecond {
+		t.Errorf("Chat took %v: it waited for the drain", d)
+	}
+	cancelCtx()
+	select {
+	case <-finished:
+	case <-cancelled:
+		t.Fatal("the stopped stream was cut, not read to its end")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never finished its reply")
+	}
+}
+
+// TestChatEarlyStopDrainLimit: a stopped stream that never ends is cut
+// after drainLimit.
+func TestChatEarlyStopDrainLimit(t *testing.T) {
+	old := drainLimit
+	drainLimit = 100 * time.Millisecond
+	defer func() { drainLimit = old }()
 	cancelled := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; ; i++ {
@@ -144,25 +202,15 @@ func TestChatEarlyStopCancelsRequest(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-
 	stop := errors.New("enough")
-	n := 0
-	resp, err := newClient(t, srv.URL).Chat(context.Background(), ChatRequest{Model: "m"}, func(string) error {
-		if n++; n == 3 {
-			return stop
-		}
-		return nil
-	})
+	_, err := newClient(t, srv.URL).Chat(context.Background(), ChatRequest{Model: "m"}, func(string) error { return stop })
 	if !errors.Is(err, stop) {
-		t.Fatalf("err = %v, want the callback's error", err)
-	}
-	if resp.Content != "012" || resp.Done {
-		t.Errorf("resp = %+v, want content 012 and not done", resp)
+		t.Fatalf("err = %v", err)
 	}
 	select {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
-		t.Error("server never saw the request cancelled")
+		t.Error("the endless stream was never cut")
 	}
 }
 
