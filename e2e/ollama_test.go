@@ -273,16 +273,17 @@ func TestStreaming(t *testing.T) {
 	}
 }
 
-// TestEarlyStop: a callback error stops the stream and cancels the
-// generation on the server. The stopped request asks for 20000 varied
-// tokens; the server has one slot (OLLAMA_NUM_PARALLEL=1), so if the
-// generation went on, the next request would wait far longer than a minute.
+// TestEarlyStop: a callback error ends Chat at once, with the chunks so far;
+// the rest of the reply is read unseen (hanging up mid-stream can wedge
+// the model in Ollama v0.17.4: see TestEarlyStopKeepsServerServing), so
+// the next request is served once the abandoned reply's 400 tokens are
+// done — not cancelled, and not blocked.
 func TestEarlyStop(t *testing.T) {
 	c, model := setup(t)
 	stop := errors.New("stop: runaway output")
 	n := 0
 	start := time.Now()
-	resp, err := c.Chat(ctxT(t, callTimeout), sampled(model, 1.5, 3, 20000), func(string) error {
+	resp, err := c.Chat(ctxT(t, callTimeout), sampled(model, 1.5, 3, 400), func(string) error {
 		if n++; n == 5 {
 			return stop
 		}
@@ -300,7 +301,7 @@ func TestEarlyStop(t *testing.T) {
 	next := sampled(model, 0, 1, 5)
 	r2, err := c.Chat(ctxT(t, time.Minute), next, nil)
 	if err != nil {
-		t.Fatalf("next request after an early stop: %v (is the stopped generation still running?)", err)
+		t.Fatalf("next request after an early stop: %v (is the server wedged?)", err)
 	}
 	if !r2.Done || r2.EvalCount != 5 {
 		t.Errorf("next request: %+v", r2)

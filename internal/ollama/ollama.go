@@ -197,13 +197,22 @@ type Config struct {
 	// DialTimeout bounds connecting (default 3s); past it the server counts
 	// as unavailable.
 	DialTimeout time.Duration
+	// DrainLimit bounds how long a reply Chat stopped reading (the chunk
+	// callback stopped it, or the caller's context ended) is still read to
+	// its end before the connection is closed (default 2m; negative: close
+	// at once). Closing mid-stream can wedge the model in Ollama v0.17.4
+	// (see Chat), so the default reads on; the price is that the server
+	// finishes the abandoned reply (bounded by num_predict) before it
+	// serves the next request.
+	DrainLimit time.Duration
 }
 
 // HTTP is the Client over Ollama's HTTP API.
 type HTTP struct {
-	base *url.URL
-	http *http.Client
-	api  *api.Client
+	base  *url.URL
+	http  *http.Client
+	api   *api.Client
+	drain time.Duration // Config.DrainLimit
 }
 
 var _ Client = (*HTTP)(nil)
@@ -229,7 +238,14 @@ func New(cfg Config) (*HTTP, error) {
 		tr.DialContext = (&net.Dialer{Timeout: dt, KeepAlive: 30 * time.Second}).DialContext
 		hc = &http.Client{Transport: tr}
 	}
-	return &HTTP{base: base, http: hc, api: api.NewClient(base, hc)}, nil
+	drain := cfg.DrainLimit
+	switch {
+	case drain == 0:
+		drain = defaultDrainLimit
+	case drain < 0:
+		drain = 0
+	}
+	return &HTTP{base: base, http: hc, api: api.NewClient(base, hc), drain: drain}, nil
 }
 
 // FromEnvironment is New(Config{}): OLLAMA_HOST or DefaultHost.
@@ -344,46 +360,47 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 		return out, fmt.Errorf("ollama: chat: %w", err)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	// the connection outlives ctx when the callback stops the stream
-	// (drain, below): its own context ends with ctx otherwise
-	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopConn := context.AfterFunc(ctx, connCancel)
-	draining := false
-	defer func() {
-		if !draining {
-			stopConn()
-			connCancel()
-		}
-		cancel()
-	}()
-	hreq, err := http.NewRequestWithContext(connCtx, http.MethodPost, c.base.JoinPath("/api/chat").String(), bytes.NewReader(data))
-	if err != nil {
-		return out, fmt.Errorf("ollama: chat: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/x-ndjson")
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return out, c.classify(ctx, "chat", err)
-	}
-	defer func() {
-		if !draining {
-			resp.Body.Close()
-		}
-	}()
-	if resp.StatusCode >= http.StatusBadRequest {
-		return out, readServerError(resp)
-	}
+	// The connection runs in its own goroutine and is never hung up on
+	// while Ollama is still sending: a stream the callback stops, or whose
+	// caller's ctx ends, is read to its end (bounded by Config.DrainLimit) while
+	// Chat returns at once. Ollama v0.17.4 wedges a model when a client
+	// leaves mid-stream — its chat handler stops reading while the
+	// completion callback, holding the runner's only slot, blocks sending
+	// the next chunk, so every later request waits forever.
+	st := c.openStream(data)
+	defer st.leave()
 
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
 	var sb strings.Builder
 	// Mirror Ollama's repeat guard to explain a stream that ends without done.
 	var last string
 	repeat := 0
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	for {
+		var ev streamEvent
+		select {
+		case ev = <-st.events:
+		case <-ctx.Done():
+			out.Content = sb.String()
+			return out, fmt.Errorf("ollama: chat: %w", ctx.Err())
+		}
+		switch {
+		case ev.resp != nil:
+			if ev.resp.StatusCode >= http.StatusBadRequest {
+				return out, readServerError(ev.resp)
+			}
+			continue
+		case ev.err != nil && ev.line == nil && !ev.end:
+			return out, c.classify(ctx, "chat", ev.err) // the request failed
+		case ev.end:
+			out.Content = sb.String()
+			if ev.err != nil {
+				return out, fmt.Errorf("%w: %v", ErrTruncated, ev.err)
+			}
+			if repeat >= 30 {
+				return out, fmt.Errorf("%w: %w", ErrTruncated, ErrRepeatLimit)
+			}
+			return out, fmt.Errorf("%w: stream ended before done", ErrTruncated)
+		}
+		line := bytes.TrimSpace(ev.line)
 		if len(line) == 0 {
 			continue
 		}
@@ -392,11 +409,8 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			Error string `json:"error"`
 		}
 		if err := json.Unmarshal(line, &msg); err != nil {
-			// A line cut mid-way: by the caller's context, or a dropped connection.
+			// a line cut mid-way: a dropped connection
 			out.Content = sb.String()
-			if ctx.Err() != nil {
-				return out, fmt.Errorf("ollama: chat: %w", ctx.Err())
-			}
 			return out, fmt.Errorf("%w: bad line %.80q: %v", ErrTruncated, line, err)
 		}
 		if msg.Error != "" {
@@ -414,17 +428,7 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			if onChunk != nil {
 				if err := onChunk(chunk); err != nil {
 					out.Content = sb.String()
-					// Read the rest instead of hanging up: Ollama v0.17.4
-					// wedges a model when a client leaves mid-stream (its
-					// chat handler stops reading while the completion
-					// callback, holding the runner's only slot, blocks
-					// sending the next chunk — every later request waits
-					// forever). The caller gets its answer now; the server
-					// finishes this reply (bounded by num_predict) unread.
-					stopConn() // the caller's ctx no longer cuts it...
-					draining = true
-					go drain(sc, resp.Body, connCancel, drainLimit)
-					return out, err
+					return out, err // (the rest is read unseen: leave)
 				}
 			}
 		}
@@ -443,37 +447,91 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, onChunk func(string) e
 			return out, nil
 		}
 	}
-	out.Content = sb.String()
-	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("ollama: chat: %w", err)
-	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("%w: %v", ErrTruncated, err)
-	}
-	if repeat >= 30 {
-		return out, fmt.Errorf("%w: %w", ErrTruncated, ErrRepeatLimit)
-	}
-	return out, fmt.Errorf("%w: stream ended before done", ErrTruncated)
 }
 
-// drainLimit bounds how long a stopped stream is read to its end before
-// the connection is closed anyway (a model that never stops).
-var drainLimit = 2 * time.Minute
+const defaultDrainLimit = 2 * time.Minute
 
-// drain reads a chat stream to its end (or for at most limit) and
-// discards it, then closes the connection.
-func drain(sc *bufio.Scanner, body io.ReadCloser, cancel context.CancelFunc, limit time.Duration) {
-	t := time.AfterFunc(limit, cancel) // ...but this does, past the limit
-	defer func() {
-		t.Stop()
-		body.Close()
-		cancel()
-	}()
-	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte(`"done":true`)) {
+// streamEvent is what the connection goroutine reports: the response (its
+// status), a line, or the end (err: the request or the read failed).
+type streamEvent struct {
+	resp *http.Response
+	line []byte
+	end  bool
+	err  error
+}
+
+type chatStream struct {
+	events chan streamEvent
+	left   chan struct{}
+	cancel context.CancelFunc // hangs up
+	drain  time.Duration
+}
+
+// openStream posts a chat request and reads its stream in a goroutine,
+// reporting on events until leave; after leave it reads the rest unseen,
+// to the end of the reply or for Config.DrainLimit, then closes the
+// connection.
+func (c *HTTP) openStream(data []byte) *chatStream {
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &chatStream{events: make(chan streamEvent), left: make(chan struct{}), cancel: cancel, drain: c.drain}
+	go func() {
+		defer cancel()
+		leaving := false
+		// send reports ev unless Chat has left
+		send := func(ev streamEvent) bool {
+			if !leaving {
+				select {
+				case st.events <- ev:
+					return true
+				case <-st.left:
+					leaving = true
+				}
+			}
+			return false
+		}
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base.JoinPath("/api/chat").String(), bytes.NewReader(data))
+		if err != nil {
+			send(streamEvent{err: err})
 			return
 		}
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Accept", "application/x-ndjson")
+		resp, err := c.http.Do(hreq)
+		if err != nil {
+			send(streamEvent{err: err})
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= http.StatusBadRequest {
+			send(streamEvent{resp: resp}) // Chat reads the body
+			<-st.left
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+		for sc.Scan() {
+			if leaving {
+				if bytes.Contains(sc.Bytes(), []byte(`"done":true`)) {
+					return
+				}
+				continue
+			}
+			send(streamEvent{line: bytes.Clone(sc.Bytes())})
+		}
+		send(streamEvent{end: true, err: sc.Err()})
+	}()
+	return st
+}
+
+// leave tells the connection goroutine that Chat returned, and starts the
+// drain's clock: past it the connection is hung up on anyway.
+func (st *chatStream) leave() {
+	close(st.left)
+	if st.drain <= 0 {
+		st.cancel()
+		return
 	}
+	time.AfterFunc(st.drain, st.cancel)
 }
 
 // readServerError reads an error response's body: {"error": "..."} or text.

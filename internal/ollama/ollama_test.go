@@ -183,11 +183,14 @@ func TestChatEarlyStopDrains(t *testing.T) {
 }
 
 // TestChatEarlyStopDrainLimit: a stopped stream that never ends is cut
-// after drainLimit.
+// after Config.DrainLimit, and at once with a negative one.
 func TestChatEarlyStopDrainLimit(t *testing.T) {
-	old := drainLimit
-	drainLimit = 100 * time.Millisecond
-	defer func() { drainLimit = old }()
+	for _, limit := range []time.Duration{100 * time.Millisecond, -1} {
+		endlessStopped(t, limit)
+	}
+}
+
+func endlessStopped(t *testing.T, limit time.Duration) {
 	cancelled := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; ; i++ {
@@ -203,7 +206,11 @@ func TestChatEarlyStopDrainLimit(t *testing.T) {
 	}))
 	defer srv.Close()
 	stop := errors.New("enough")
-	_, err := newClient(t, srv.URL).Chat(context.Background(), ChatRequest{Model: "m"}, func(string) error { return stop })
+	c, err := New(Config{Host: srv.URL, DrainLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Chat(context.Background(), ChatRequest{Model: "m"}, func(string) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Fatalf("err = %v", err)
 	}
@@ -348,7 +355,11 @@ func TestContextCancelled(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	resp, err := newClient(t, srv.URL).Chat(ctx, ChatRequest{Model: "m"}, func(string) error { cancel(); return nil })
+	c, err := New(Config{Host: srv.URL, DrainLimit: 50 * time.Millisecond}) // the server here never ends its reply
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Chat(ctx, ChatRequest{Model: "m"}, func(string) error { cancel(); return nil })
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTruncated) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
