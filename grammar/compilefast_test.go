@@ -147,7 +147,7 @@ func TestMinimizeTrieMatchesMoore(t *testing.T) {
 			}
 			d.st[cur].final = true
 		}
-		want := d.minimize()
+		want := d.minimizeMoore()
 		got := d.minimizeTrie()
 		if len(got.st) != len(want.st) {
 			t.Fatalf("%q: %d states, Moore %d", ss, len(got.st), len(want.st))
@@ -264,4 +264,47 @@ func (d *rdfa) canAccept(s int32) bool {
 		}
 	}
 	return false
+}
+
+// minimizeAcyclic gives what Moore's refinement gives on acyclic DFAs
+// (products of literal sets, whose ranges merge): the same states,
+// numbering and edges; minimize takes it exactly when there is no cycle.
+func TestMinimizeAcyclicMatchesMoore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alpha := []rune("abcdé")
+	set := func() []string {
+		var ss []string
+		for range 1 + rng.IntN(10) {
+			var b []rune
+			for range rng.IntN(6) {
+				b = append(b, alpha[rng.IntN(len(alpha))])
+			}
+			ss = append(ss, string(b))
+		}
+		return ss
+	}
+	for iter := 0; iter < 300; iter++ {
+		a, b := literalsDFA(set()), literalsDFA(set())
+		raw := &rdfa{st: make([]rdstate, 1)} // a trie, not minimized: ranges merge
+		for _, s := range set() {
+			raw.st[raw.trieInsert(s)].final = true
+		}
+		for _, d := range []*rdfa{raw, product(a, b, false), product(a, b, true), lengthDFA(1, 4)} {
+			if _, ok := d.postOrder(); !ok {
+				t.Fatal("an acyclic DFA reported cyclic")
+			}
+			want, got := d.minimizeMoore(), d.minimize()
+			if len(got.st) != len(want.st) {
+				t.Fatalf("%d states, Moore %d", len(got.st), len(want.st))
+			}
+			for i := range got.st {
+				if got.st[i].final != want.st[i].final || !slices.Equal(got.st[i].edges, want.st[i].edges) {
+					t.Fatalf("state %d differs: %+v vs %+v", i, got.st[i], want.st[i])
+				}
+			}
+		}
+	}
+	if _, ok := starDFA(anyRune).postOrder(); ok {
+		t.Error("a cycle not found")
+	}
 }

@@ -393,6 +393,14 @@ func (d *rdfa) trim() *rdfa {
 // minimize merges equivalent states (Moore's partition refinement, with
 // 128-bit signatures of (class, final, edges by class) per round).
 func (d *rdfa) minimize() *rdfa {
+	if order, ok := d.postOrder(); ok {
+		return d.minimizeAcyclic(order)
+	}
+	return d.minimizeMoore()
+}
+
+// minimizeMoore is minimize by Moore's partition refinement (any DFA).
+func (d *rdfa) minimizeMoore() *rdfa {
 	n := len(d.st)
 	cls := make([]int32, n)
 	for i, s := range d.st {
@@ -616,6 +624,93 @@ func literalsDFA(ss []string) *rdfa {
 		return d // a chain is minimal
 	}
 	return d.minimizeTrie()
+}
+
+// postOrder returns d's states with every state after all the states its
+// edges lead to, and false when d has a cycle.
+func (d *rdfa) postOrder() ([]int32, bool) {
+	n := len(d.st)
+	const (
+		unseen = iota
+		open
+		done
+	)
+	mark := make([]uint8, n)
+	order := make([]int32, 0, n)
+	type frame struct{ s, e int32 }
+	var stack []frame
+	for root := range n {
+		if mark[root] != unseen {
+			continue
+		}
+		stack = append(stack[:0], frame{int32(root), 0})
+		mark[root] = open
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			es := d.st[f.s].edges
+			if int(f.e) == len(es) {
+				mark[f.s] = done
+				order = append(order, f.s)
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			t := es[f.e].to
+			f.e++
+			switch mark[t] {
+			case open:
+				return nil, false
+			case unseen:
+				mark[t] = open
+				stack = append(stack, frame{t, 0})
+			}
+		}
+	}
+	return order, true
+}
+
+// minimizeAcyclic minimizes an acyclic DFA in one pass over order
+// (postOrder): a state's class is given by its finality and its edges
+// (adjacent ranges to one class merged, as Moore's signature does) to
+// classes already known — instead of one refinement round per state on
+// the longest path (number ranges, enums, formats of fixed shape).
+func (d *rdfa) minimizeAcyclic(order []int32) *rdfa {
+	cls := make([]int32, len(d.st))
+	index := make(map[string]int32, len(d.st))
+	var key []byte
+	for _, i := range order {
+		s := &d.st[i]
+		key = key[:0]
+		if s.final {
+			key = append(key, 1)
+		} else {
+			key = append(key, 0)
+		}
+		plo, phi, pto := rune(-1), rune(-1), int32(-1)
+		flush := func() {
+			if plo >= 0 {
+				key = binary.LittleEndian.AppendUint32(key, uint32(plo))
+				key = binary.LittleEndian.AppendUint32(key, uint32(phi))
+				key = binary.LittleEndian.AppendUint32(key, uint32(pto))
+			}
+		}
+		for _, e := range s.edges {
+			t := cls[e.to]
+			if plo >= 0 && pto == t && phi+1 == e.lo {
+				phi = e.hi
+				continue
+			}
+			flush()
+			plo, phi, pto = e.lo, e.hi, t
+		}
+		flush()
+		c, ok := index[string(key)]
+		if !ok {
+			c = int32(len(index))
+			index[string(key)] = c
+		}
+		cls[i] = c
+	}
+	return d.quotient(cls, len(index))
 }
 
 // minimizeTrie minimizes a DFA whose edges all go from a state to a later
