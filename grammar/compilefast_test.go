@@ -117,49 +117,6 @@ func BenchmarkParseJSON(b *testing.B) {
 	})
 }
 
-// minimizeTrie gives exactly what Moore's minimize gives on literal tries
-// (same states, numbering and edges, so rule-cache hashes do not change).
-func TestMinimizeTrieMatchesMoore(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	alpha := []rune("abcé_1\"")
-	for iter := 0; iter < 500; iter++ {
-		var ss []string
-		for range 1 + rng.IntN(12) {
-			var b []rune
-			for range rng.IntN(7) {
-				b = append(b, alpha[rng.IntN(len(alpha))])
-			}
-			ss = append(ss, string(b))
-		}
-		d := &rdfa{st: make([]rdstate, 1)}
-		for _, s := range ss {
-			cur := int32(0)
-			for _, r := range s {
-				k, found := slices.BinarySearchFunc(d.st[cur].edges, r, func(e rdedge, r rune) int { return int(e.lo) - int(r) })
-				if found {
-					cur = d.st[cur].edges[k].to
-					continue
-				}
-				nx := int32(len(d.st))
-				d.st = append(d.st, rdstate{})
-				d.st[cur].edges = slices.Insert(d.st[cur].edges, k, rdedge{r, r, nx})
-				cur = nx
-			}
-			d.st[cur].final = true
-		}
-		want := d.minimizeMoore()
-		got := d.minimizeTrie()
-		if len(got.st) != len(want.st) {
-			t.Fatalf("%q: %d states, Moore %d", ss, len(got.st), len(want.st))
-		}
-		for i := range got.st {
-			if got.st[i].final != want.st[i].final || !slices.Equal(got.st[i].edges, want.st[i].edges) {
-				t.Fatalf("%q: state %d differs: %+v vs %+v", ss, i, got.st[i], want.st[i])
-			}
-		}
-	}
-}
-
 // keyTrie gives the tagged language taggedUnion gives over the literal
 // names and the complement of all names (the general construction it
 // replaces for plain objects): same tag for every string.
@@ -267,7 +224,8 @@ func (d *rdfa) canAccept(s int32) bool {
 }
 
 // minimizeAcyclic gives what Moore's refinement gives on acyclic DFAs
-// (products of literal sets, whose ranges merge): the same states,
+// (raw literal tries — what literalsDFA minimizes — and products of
+// literal sets, whose ranges merge): the same states,
 // numbering and edges; minimize takes it exactly when there is no cycle.
 func TestMinimizeAcyclicMatchesMoore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))

@@ -469,23 +469,10 @@ func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
 				h2 ^= h2 >> 29
 			}
 			mix(uint64(uint32(cls[i])))
-			plo, phi, pto := rune(-1), rune(-1), int32(-1)
-			flush := func() {
-				if plo >= 0 {
-					mix(uint64(uint32(plo)) | uint64(uint32(phi))<<32)
-					mix(uint64(uint32(pto)))
-				}
-			}
-			for _, e := range s.edges {
-				t := cls[e.to]
-				if plo >= 0 && pto == t && phi+1 == e.lo {
-					phi = e.hi
-					continue
-				}
-				flush()
-				plo, phi, pto = e.lo, e.hi, t
-			}
-			flush()
+			mergedEdges(s, cls, func(lo, hi rune, to int32) {
+				mix(uint64(uint32(lo)) | uint64(uint32(hi))<<32)
+				mix(uint64(uint32(to)))
+			})
 			k := sig{h1, h2}
 			id, ok := index[k]
 			if !ok {
@@ -623,7 +610,7 @@ func literalsDFA(ss []string) *rdfa {
 	if len(ss) <= 1 {
 		return d // a chain is minimal
 	}
-	return d.minimizeTrie()
+	return d.minimize() // (acyclic: one pass)
 }
 
 // postOrder returns d's states with every state after all the states its
@@ -668,6 +655,26 @@ func (d *rdfa) postOrder() ([]int32, bool) {
 	return order, true
 }
 
+// mergedEdges calls f with s's edges by class of their targets, adjacent
+// ranges to one class merged: a state's signature for minimization.
+func mergedEdges(s *rdstate, cls []int32, f func(lo, hi rune, to int32)) {
+	plo, phi, pto := rune(-1), rune(-1), int32(-1)
+	for _, e := range s.edges {
+		t := cls[e.to]
+		if plo >= 0 && pto == t && phi+1 == e.lo {
+			phi = e.hi
+			continue
+		}
+		if plo >= 0 {
+			f(plo, phi, pto)
+		}
+		plo, phi, pto = e.lo, e.hi, t
+	}
+	if plo >= 0 {
+		f(plo, phi, pto)
+	}
+}
+
 // minimizeAcyclic minimizes an acyclic DFA in one pass over order
 // (postOrder): a state's class is given by its finality and its edges
 // (adjacent ranges to one class merged, as Moore's signature does) to
@@ -685,57 +692,11 @@ func (d *rdfa) minimizeAcyclic(order []int32) *rdfa {
 		} else {
 			key = append(key, 0)
 		}
-		plo, phi, pto := rune(-1), rune(-1), int32(-1)
-		flush := func() {
-			if plo >= 0 {
-				key = binary.LittleEndian.AppendUint32(key, uint32(plo))
-				key = binary.LittleEndian.AppendUint32(key, uint32(phi))
-				key = binary.LittleEndian.AppendUint32(key, uint32(pto))
-			}
-		}
-		for _, e := range s.edges {
-			t := cls[e.to]
-			if plo >= 0 && pto == t && phi+1 == e.lo {
-				phi = e.hi
-				continue
-			}
-			flush()
-			plo, phi, pto = e.lo, e.hi, t
-		}
-		flush()
-		c, ok := index[string(key)]
-		if !ok {
-			c = int32(len(index))
-			index[string(key)] = c
-		}
-		cls[i] = c
-	}
-	return d.quotient(cls, len(index))
-}
-
-// minimizeTrie minimizes a DFA whose edges all go from a state to a later
-// one (a trie): bottom-up, a state's class is given by its finality and
-// its edges to classes already known, so one pass replaces Moore's rounds
-// (one per byte of the longest literal). The result is the one minimize
-// gives.
-func (d *rdfa) minimizeTrie() *rdfa {
-	n := len(d.st)
-	cls := make([]int32, n)
-	index := make(map[string]int32, n)
-	var key []byte
-	for i := n - 1; i >= 0; i-- {
-		s := &d.st[i]
-		key = key[:0]
-		if s.final {
-			key = append(key, 1)
-		} else {
-			key = append(key, 0)
-		}
-		for _, e := range s.edges {
-			key = binary.LittleEndian.AppendUint32(key, uint32(e.lo))
-			key = binary.LittleEndian.AppendUint32(key, uint32(e.hi))
-			key = binary.LittleEndian.AppendUint32(key, uint32(cls[e.to]))
-		}
+		mergedEdges(s, cls, func(lo, hi rune, to int32) {
+			key = binary.LittleEndian.AppendUint32(key, uint32(lo))
+			key = binary.LittleEndian.AppendUint32(key, uint32(hi))
+			key = binary.LittleEndian.AppendUint32(key, uint32(to))
+		})
 		c, ok := index[string(key)]
 		if !ok {
 			c = int32(len(index))
