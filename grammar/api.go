@@ -19,7 +19,7 @@ type Grammar struct {
 	root  int32
 
 	// A tool-call grammar's arguments live in segments: subs[k] is tool k's
-	// grammar, its rules addressed as segment k+1 (segRule), so that a
+	// grammar, its rules addressed as segment k+1 (seg), so that a
 	// tool's automata are shared with every other tool-call grammar over it
 	// without renumbering, and are built only when a matcher first reaches
 	// them (after the tool's name).
