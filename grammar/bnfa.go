@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -36,7 +37,11 @@ type bstate struct {
 	si    int32
 }
 
-type bnfa struct{ st []bstate }
+type bnfa struct {
+	st    []bstate
+	slab  []bedge // free room for edge lists (grow)
+	slabN int
+}
 
 func (n *bnfa) add() int32 {
 	n.st = append(n.st, bstate{lim: -1})
@@ -50,7 +55,27 @@ func (n *bnfa) addStr(lim int32, rb bool) int32 {
 
 func (n *bnfa) eps(a, b int32) { n.st[a].eps = append(n.st[a].eps, b) }
 func (n *bnfa) edge(a int32, lo, hi byte, b int32, op int32) {
-	n.st[a].edges = append(n.st[a].edges, bedge{lo, hi, b, op})
+	st := &n.st[a]
+	if len(st.edges) == cap(st.edges) {
+		st.edges = n.grow(st.edges, 1)
+	}
+	st.edges = append(st.edges, bedge{lo, hi, b, op})
+}
+
+// grow returns es with room for k more edges, carved from a chunk shared
+// by the automaton's states: an NFA has many short edge lists, and
+// allocating each (and its regrowths) was a large part of building one.
+func (n *bnfa) grow(es []bedge, k int) []bedge {
+	c := max(4, 2*cap(es), len(es)+k)
+	if len(n.slab) < c {
+		// chunks double (64 .. 4096 edges): small automata stay small
+		n.slabN = min(max(64, 2*n.slabN), 4096)
+		n.slab = make([]bedge, max(n.slabN, c))
+	}
+	ns := n.slab[:len(es):c]
+	n.slab = n.slab[c:]
+	copy(ns, es)
+	return ns
 }
 
 // lit adds the byte path s from a to b.
@@ -112,10 +137,11 @@ var shortEsc = map[rune]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': '
 // different edges of one state are disjoint, so sharing keeps the automaton
 // deterministic) and UTF-8 continuation suffixes.
 type strEnc struct {
-	sfx map[sfxKey]int32
-	esc map[escKey]int32
-	u3  map[escKey]int32
-	hex map[hexKey]int32
+	wide map[wideKey][]bedge
+	sfx  map[sfxKey]int32
+	esc  map[escKey]int32
+	u3   map[escKey]int32
+	hex  map[hexKey]int32
 }
 
 // escKey names a shared escape subtree: the one after '\\' whose escapes
@@ -129,13 +155,19 @@ type escKey struct {
 	mask uint64
 }
 
+// wideKey names the multi-byte code points lo..hi (lo ≥ 0x80) to state to.
+type wideKey struct {
+	lo, hi rune
+	to     int32
+}
+
 type hexKey struct {
 	e escKey
 	k int32
 }
 
 func newStrEnc() *strEnc {
-	return &strEnc{sfx: map[sfxKey]int32{}, esc: map[escKey]int32{}, u3: map[escKey]int32{}, hex: map[hexKey]int32{}}
+	return &strEnc{wide: map[wideKey][]bedge{}, sfx: map[sfxKey]int32{}, esc: map[escKey]int32{}, u3: map[escKey]int32{}, hex: map[hexKey]int32{}}
 }
 
 // escMask is the set of escapable code points in lo..hi (see escKey).
@@ -143,9 +175,7 @@ func escMask(lo, hi rune) uint64 {
 	var m uint64
 	if lo < 0x20 {
 		top := min(hi, 0x1F)
-		for r := lo; r <= top; r++ {
-			m |= 1 << r
-		}
+		m = (uint64(1)<<(top+1) - 1) &^ (uint64(1)<<lo - 1)
 	}
 	for i, r := range []rune{'"', '\\', '/'} {
 		if lo <= r && r <= hi {
@@ -205,23 +235,41 @@ func (n *bnfa) strRunes(a int32, lo, hi rune, b int32, lim int32, se *strEnc) {
 	if ek.mask != 0 {
 		n.edge(a, '\\', '\\', escState(), 0)
 	}
-	for _, seq := range rawSeqs(lo, hi) {
-		// The states after the first byte depend only on the rest of the
-		// sequence and the target: share them (UTF-8 suffix sharing keeps
-		// the encoded automaton near minimal).
-		nx := b
-		for i := len(seq) - 1; i >= 1; i-- {
-			k := sfxKey{to: nx, lo: seq[i][0], hi: seq[i][1]}
-			st, ok := sfx[k]
-			if !ok {
-				st = mid()
-				n.edge(st, seq[i][0], seq[i][1], nx, 0)
-				sfx[k] = st
-			}
-			nx = st
-		}
-		n.edge(a, seq[0][0], seq[0][1], nx, 0)
+	if lo < 0x80 {
+		n.asciiRaw(a, lo, min(hi, 0x7F), b)
 	}
+	if hi < 0x80 {
+		return
+	}
+	// The multi-byte code points: their first-byte edges are remembered
+	// per (range, target), since every state of a key trie has "any other
+	// character" to the same state. The states after the first byte depend
+	// only on the rest of the sequence and the target: they are shared
+	// (UTF-8 suffix sharing keeps the encoded automaton near minimal).
+	wk := wideKey{max(lo, 0x80), hi, b}
+	es, ok := se.wide[wk]
+	if !ok {
+		for _, seq := range rawSeqs(wk.lo, hi) {
+			nx := b
+			for i := len(seq) - 1; i >= 1; i-- {
+				k := sfxKey{to: nx, lo: seq[i][0], hi: seq[i][1]}
+				st, ok := sfx[k]
+				if !ok {
+					st = mid()
+					n.edge(st, seq[i][0], seq[i][1], nx, 0)
+					sfx[k] = st
+				}
+				nx = st
+			}
+			es = append(es, bedge{seq[0][0], seq[0][1], nx, 0})
+		}
+		se.wide[wk] = es
+	}
+	st := &n.st[a]
+	if cap(st.edges)-len(st.edges) < len(es) {
+		st.edges = n.grow(st.edges, len(es))
+	}
+	st.edges = append(st.edges, es...)
 }
 
 var rawSeqCache sync.Map // [2]rune → [][][2]byte
@@ -229,10 +277,8 @@ var rawSeqCache sync.Map // [2]rune → [][][2]byte
 // rawSeqs returns the UTF-8 byte range sequences of the code points in
 // lo..hi written raw in a JSON string (not controls, '"' or '\\'), cached:
 // the same few ranges (any character, any but a few) recur in every string.
+// (ASCII goes through asciiRaw.)
 func rawSeqs(lo, hi rune) [][][2]byte {
-	if hi < 0x80 {
-		return asciiSeqs(lo, hi)
-	}
 	k := [2]rune{lo, hi}
 	wide := hi-lo >= 128 // only wide ranges are cached (the map stays small)
 	if wide {
@@ -253,42 +299,24 @@ func rawSeqs(lo, hi rune) [][][2]byte {
 	return v.([][][2]byte)
 }
 
-// asciiSingle[c] is the one-byte sequence of printable ASCII c (keys and
-// enum values are mostly single characters: no allocation for them).
-var asciiSingle = func() (t [128][][][2]byte) {
-	for c := 0x20; c < 0x80; c++ {
-		if c != '"' && c != '\\' {
-			t[c] = [][][2]byte{{{byte(c), byte(c)}}}
-		}
-	}
-	return
-}()
-
-// asciiSeqs is rawSeqs for lo..hi < 0x80: the range without controls, '"'
-// and '\\', each piece one byte.
-func asciiSeqs(lo, hi rune) [][][2]byte {
+// asciiRaw adds the edges of the code points lo..hi (< 0x80) written raw in
+// a JSON string, from a to b: the range without controls, '"' and '\\',
+// each piece one byte.
+func (n *bnfa) asciiRaw(a int32, lo, hi rune, b int32) {
 	lo = max(lo, 0x20)
-	if lo > hi {
-		return nil
-	}
-	if lo == hi {
-		return asciiSingle[lo]
-	}
-	var out [][][2]byte
 	for _, cut := range [...]rune{'"', '\\', 0x80} {
 		if lo > hi {
-			break
+			return
 		}
 		if cut > hi {
-			out = append(out, [][2]byte{{byte(lo), byte(hi)}})
-			break
+			n.edge(a, byte(lo), byte(hi), b, 0)
+			return
 		}
 		if lo < cut {
-			out = append(out, [][2]byte{{byte(lo), byte(cut - 1)}})
+			n.edge(a, byte(lo), byte(cut-1), b, 0)
 		}
 		lo = max(lo, cut+1)
 	}
-	return out
 }
 
 // str adds a JSON string ("..." with content in d) from a to b. closeOp is
@@ -296,12 +324,15 @@ func asciiSeqs(lo, hi rune) [][][2]byte {
 func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
 	t := strTemplate(d, lim)
 	base := int32(len(n.st))
+	n.st = slices.Grow(n.st, len(t.st))
 	for i, s := range t.st {
 		ns := bstate{lim: s.lim, rb: s.rb, si: -1}
 		if i < len(d.st) {
 			ns.sd, ns.si = d, int32(i)
 		}
-		ns.edges = make([]bedge, len(s.edges))
+		if len(s.edges) > 0 {
+			ns.edges = n.grow(nil, len(s.edges))[:len(s.edges)]
+		}
 		for i, e := range s.edges {
 			e.to += base
 			ns.edges[i] = e
@@ -329,6 +360,7 @@ func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
 func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32, avail []int32, same func(x, y int32) bool) {
 	t := strTemplate(d, lim)
 	base := int32(len(n.st))
+	n.st = slices.Grow(n.st, len(t.st))
 	nd := int32(len(d.st))
 	var orig [][]int32 // template mid state → content states it starts from
 	if avail != nil {
@@ -352,7 +384,9 @@ func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, l
 		if i < len(d.st) && avail == nil { // checked edges: no shared interior
 			ns.sd, ns.si = d, int32(i)
 		}
-		ns.edges = make([]bedge, len(s.edges))
+		if len(s.edges) > 0 {
+			ns.edges = n.grow(nil, len(s.edges))[:len(s.edges)]
+		}
 		for j, e := range s.edges {
 			if avail != nil && e.to < nd {
 				srcs := orig[i]
@@ -399,7 +433,7 @@ func strTemplate(d *rdfa, lim int32) *bnfa {
 	if v, ok := strTemplates.Load(k); ok {
 		return v.(*bnfa)
 	}
-	t := &bnfa{}
+	t := &bnfa{st: make([]bstate, 0, 2*len(d.st)+8)}
 	for range d.st {
 		t.addStr(lim, true)
 	}
@@ -535,7 +569,7 @@ func (a *arena[T]) copy(xs []T) []T {
 		return nil
 	}
 	if cap(a.buf)-len(a.buf) < len(xs) {
-		a.buf = make([]T, 0, max(1024, 2*len(xs)))
+		a.buf = make([]T, 0, max(256, 2*len(xs), cap(a.buf)))
 	}
 	s := len(a.buf)
 	a.buf = append(a.buf, xs...)
@@ -545,6 +579,26 @@ func (a *arena[T]) copy(xs []T) []T {
 type callTargets struct {
 	rule int32
 	to   []int32
+}
+
+// determinizeGeneral turns off determinizeBytes's one-state path (a test
+// compares the two).
+var determinizeGeneral bool
+
+// disjointEdges reports whether es's byte ranges are pairwise disjoint,
+// leaving them sorted by lo in *buf when they are.
+func disjointEdges(es []bedge, buf *[]bedge) bool {
+	*buf = append((*buf)[:0], es...)
+	b := *buf
+	if len(b) > 1 {
+		slices.SortFunc(b, func(x, y bedge) int { return int(x.lo) - int(y.lo) })
+	}
+	for i := 1; i < len(b); i++ {
+		if b[i].lo <= b[i-1].hi {
+			return false
+		}
+	}
+	return true
 }
 
 // determinize builds the DFA states of n from start. Scratch buffers are
@@ -568,7 +622,13 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	var clBuf []int32
 	// subsets by 64-bit hash, verified; the rare colliding subsets go to
 	// a map keyed by their bytes
-	byHash := map[uint64]int32{}
+	byHash := make(map[uint64]int32, len(n.st)+1)
+	nedges := 0
+	for i := range n.st {
+		nedges += len(n.st[i].edges)
+	}
+	plainArena.buf = make([]bedge, 0, nedges+16)
+	setArena.buf = make([]int32, 0, 2*len(n.st)+16)
 	add := func(set []int32) int32 {
 		h := uint64(14695981039346656037)
 		for _, x := range set {
@@ -597,8 +657,21 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 		ds = append(ds, dstate{})
 		return id
 	}
-	clBuf = cl.closure([]int32{start}, clBuf)
-	add(clBuf)
+	// single(t) is the state of closure({t}), memoized: most transitions
+	// of a rule's NFA lead to one state, and its closure and subset lookup
+	// were most of the construction
+	memo := make([]int32, len(n.st)) // state+1, 0 unknown
+	single := func(t int32) int32 {
+		if m := memo[t]; m > 0 {
+			return m - 1
+		}
+		clBuf = cl.closure([]int32{t}, clBuf)
+		id := add(clBuf)
+		memo[t] = id + 1
+		return id
+	}
+	single(start)
+	var sorted []bedge
 	var pts []int
 	var ivs [][2]int
 	var opList, tg []int32
@@ -631,12 +704,6 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 			if st.rb {
 				d.rb = true
 			}
-			for _, e := range st.edges {
-				pts = append(pts, int(e.lo), int(e.hi)+1)
-				if e.op != 0 {
-					opList = append(opList, e.op)
-				}
-			}
 			for _, c := range st.calls {
 				k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule })
 				if k < 0 {
@@ -646,43 +713,73 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 				calls[k].to = append(calls[k].to, c.to)
 			}
 		}
-		slices.Sort(opList)
-		opList = slices.Compact(opList)
-		ivs = appendByteIntervals(ivs[:0], pts)
-		for _, iv := range ivs {
-			for _, op := range opList {
-				tg = tg[:0]
-				for _, s := range set {
-					for _, e := range n.st[s].edges {
-						if e.op == op && int(e.lo) <= iv[0] && iv[0] <= int(e.hi) {
-							tg = append(tg, e.to)
+		emit := func(lo, hi byte, op, to int32) {
+			if op == 0 {
+				if k := len(plainBuf); k > 0 && plainBuf[k-1].to == to && int(plainBuf[k-1].hi)+1 == int(lo) {
+					plainBuf[k-1].hi = hi
+				} else {
+					plainBuf = append(plainBuf, bedge{lo: lo, hi: hi, to: to})
+				}
+			} else {
+				if k := len(specBuf); k > 0 && specBuf[k-1].to == to && specBuf[k-1].op == op && int(specBuf[k-1].hi)+1 == int(lo) {
+					specBuf[k-1].hi = hi
+				} else {
+					specBuf = append(specBuf, spEdge{lo, hi, op, to})
+				}
+			}
+		}
+		if len(set) == 1 && !determinizeGeneral && disjointEdges(n.st[set[0]].edges, &sorted) {
+			// one NFA state whose edges do not overlap (most of a rule:
+			// keys, strings, literals): its edges in byte order are the
+			// DFA state's, no elementary intervals needed
+			for _, e := range sorted {
+				emit(e.lo, e.hi, e.op, single(e.to))
+			}
+		} else {
+			for _, s := range set {
+				for _, e := range n.st[s].edges {
+					pts = append(pts, int(e.lo), int(e.hi)+1)
+					if e.op != 0 {
+						opList = append(opList, e.op)
+					}
+				}
+			}
+			slices.Sort(opList)
+			opList = slices.Compact(opList)
+			ivs = appendByteIntervals(ivs[:0], pts)
+			for _, iv := range ivs {
+				for _, op := range opList {
+					tg = tg[:0]
+					for _, s := range set {
+						for _, e := range n.st[s].edges {
+							if e.op == op && int(e.lo) <= iv[0] && iv[0] <= int(e.hi) {
+								tg = append(tg, e.to)
+							}
 						}
 					}
-				}
-				if len(tg) == 0 {
-					continue
-				}
-				clBuf = cl.closure(tg, clBuf)
-				to := add(clBuf)
-				lo, hi := byte(iv[0]), byte(iv[1])
-				if op == 0 {
-					if k := len(plainBuf); k > 0 && plainBuf[k-1].to == to && int(plainBuf[k-1].hi)+1 == iv[0] {
-						plainBuf[k-1].hi = hi
-					} else {
-						plainBuf = append(plainBuf, bedge{lo: lo, hi: hi, to: to})
+					if len(tg) == 0 {
+						continue
 					}
-				} else {
-					if k := len(specBuf); k > 0 && specBuf[k-1].to == to && specBuf[k-1].op == op && int(specBuf[k-1].hi)+1 == iv[0] {
-						specBuf[k-1].hi = hi
+					var to int32
+					if len(tg) == 1 {
+						to = single(tg[0])
 					} else {
-						specBuf = append(specBuf, spEdge{lo, hi, op, to})
+						clBuf = cl.closure(tg, clBuf)
+						to = add(clBuf)
 					}
+					emit(byte(iv[0]), byte(iv[1]), op, to)
 				}
 			}
 		}
 		for _, ct := range calls {
-			clBuf = cl.closure(ct.to, clBuf)
-			callBuf = append(callBuf, callEdge{ct.rule, add(clBuf)})
+			var to int32
+			if len(ct.to) == 1 {
+				to = single(ct.to[0])
+			} else {
+				clBuf = cl.closure(ct.to, clBuf)
+				to = add(clBuf)
+			}
+			callBuf = append(callBuf, callEdge{ct.rule, to})
 		}
 		d.plain, d.spec, d.calls = plainArena.copy(plainBuf), specArena.copy(specBuf), callArena.copy(callBuf)
 		ds[i] = d
@@ -778,50 +875,109 @@ func minimizeStates(ds []dstate) []dstate {
 	for i := range ds {
 		sigs[i] = stateSig(&ds[i], cls)
 	}
-	all := make([]int32, n)
-	for i := range all {
-		all[i] = int32(i)
+	// blocks are ranges of perm (bstart[b], bend[b]); a block splits in
+	// place by sorting its range by signature
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
 	}
-	blocks := [][]int32{all}
+	bstart, bend := make([]int32, 1, 16), make([]int32, 1, 16)
+	bend[0] = int32(n)
 	touched := []int32{0}
 	tmark := make([]bool, 1, 16)
 	dmark := make([]bool, n)
 	var dirty []int32
-	groups := map[sig128]int32{}
-	var parts [][]int32
+	type keyed struct {
+		a uint64 // sig.a: equal signatures end up adjacent (a collision of a alone only leaves two blocks unmerged)
+		x int32
+	}
+	var sortBuf []keyed
+	var distinct []sig128
+	var gi []uint8
+	var tmp []int32
 	for len(touched) > 0 {
 		dirty = dirty[:0]
 		for _, bk := range touched {
 			tmark[bk] = false
-			mem := blocks[bk]
-			clear(groups)
-			parts = parts[:0]
-			for _, x := range mem {
-				g, ok := groups[sigs[x]]
-				if !ok {
-					g = int32(len(parts))
-					groups[sigs[x]] = g
-					parts = append(parts, nil)
+			mem := perm[bstart[bk]:bend[bk]]
+			s0 := sigs[mem[0]]
+			uniform := true
+			for _, x := range mem[1:] {
+				if sigs[x] != s0 {
+					uniform = false
+					break
 				}
-				parts[g] = append(parts[g], x)
 			}
-			if len(parts) == 1 {
+			if uniform {
 				continue
 			}
-			blocks[bk] = parts[0]
-			for _, p := range parts[1:] {
-				id := int32(len(blocks))
-				blocks = append(blocks, p)
-				tmark = append(tmark, false)
-				for _, x := range p {
-					cls[x] = id
-					for _, q := range preds[pstart[x]:pstart[x+1]] {
-						if !dmark[q] {
-							dmark[q] = true
-							dirty = append(dirty, q)
+			// group the members by signature: a linear scan over the few
+			// distinct ones (a split is mostly in two or three), a sort
+			// when there are many
+			distinct = append(distinct[:0], s0)
+			gi = gi[:0]
+			for _, x := range mem {
+				k := slices.Index(distinct, sigs[x])
+				if k < 0 {
+					if len(distinct) == 8 {
+						k = -1
+						break
+					}
+					distinct = append(distinct, sigs[x])
+					k = len(distinct) - 1
+				}
+				gi = append(gi, uint8(k))
+			}
+			if len(gi) < len(mem) {
+				sortBuf = sortBuf[:0]
+				for _, x := range mem {
+					sortBuf = append(sortBuf, keyed{sigs[x].a, x})
+				}
+				slices.SortFunc(sortBuf, func(p, q keyed) int { return cmp.Compare(p.a, q.a) })
+				for i, k := range sortBuf {
+					mem[i] = k.x
+				}
+			} else {
+				var count [9]int
+				for _, g := range gi {
+					count[g+1]++
+				}
+				for g := 1; g < len(distinct); g++ {
+					count[g] += count[g-1]
+				}
+				tmp = append(tmp[:0], mem...)
+				for i, x := range tmp {
+					g := gi[i]
+					mem[count[g]] = x
+					count[g]++
+				}
+			}
+			base := bstart[bk]
+			first := true
+			for i := 0; i < len(mem); {
+				j := i + 1
+				for j < len(mem) && sigs[mem[j]] == sigs[mem[i]] {
+					j++
+				}
+				if first {
+					bend[bk] = base + int32(j) // the first run keeps the block
+					first = false
+				} else {
+					id := int32(len(bstart))
+					bstart = append(bstart, base+int32(i))
+					bend = append(bend, base+int32(j))
+					tmark = append(tmark, false)
+					for _, x := range mem[i:j] {
+						cls[x] = id
+						for _, q := range preds[pstart[x]:pstart[x+1]] {
+							if !dmark[q] {
+								dmark[q] = true
+								dirty = append(dirty, q)
+							}
 						}
 					}
 				}
+				i = j
 			}
 		}
 		touched = touched[:0]
@@ -837,7 +993,7 @@ func minimizeStates(ds []dstate) []dstate {
 			}
 		}
 	}
-	ncls := len(blocks)
+	ncls := len(bstart)
 	ren := make([]int32, ncls)
 	for i := range ren {
 		ren[i] = -1

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// The ASCII fast path of rawSeqs gives what the general path gives.
-func TestASCIISeqs(t *testing.T) {
+// The ASCII path of strRunes (asciiRaw) gives what the general UTF-8
+// encoding gives.
+func TestASCIIRaw(t *testing.T) {
 	for lo := rune(0); lo < 0x80; lo++ {
 		for hi := lo; hi < 0x80; hi++ {
 			var want [][][2]byte
@@ -17,7 +18,17 @@ func TestASCIISeqs(t *testing.T) {
 					want = utf8Seqs(rr.lo, rr.hi, want)
 				}
 			}
-			if got := asciiSeqs(lo, hi); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			n := &bnfa{}
+			n.add()
+			n.asciiRaw(0, lo, hi, 7)
+			var got [][][2]byte
+			for _, e := range n.st[0].edges {
+				if e.to != 7 || e.op != 0 {
+					t.Fatalf("%#x..%#x: edge %+v", lo, hi, e)
+				}
+				got = append(got, [][2]byte{{e.lo, e.hi}})
+			}
+			if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 				t.Fatalf("%#x..%#x: %v, want %v", lo, hi, got, want)
 			}
 		}
@@ -264,5 +275,35 @@ func TestMinimizeAcyclicMatchesMoore(t *testing.T) {
 	}
 	if _, ok := starDFA(anyRune).postOrder(); ok {
 		t.Error("a cycle not found")
+	}
+}
+
+// determinizeBytes's path for one NFA state with disjoint edges builds the
+// same rule automata as the general subset construction.
+func TestDeterminizeOneStatePath(t *testing.T) {
+	schemas := []string{
+		`{"type":"object","properties":{"name":{"type":"string","maxLength":20},"age":{"type":"integer","minimum":0},"tags":{"type":"array","items":{"enum":["a","bé","c"]}}},"required":["name"]}`,
+		`{"type":"object","properties":{"x":{"anyOf":[{"type":"string","pattern":"^[a-z]+$"},{"type":"null"},{"type":"number"}]}},"patternProperties":{"^p_":{"type":"boolean"}},"additionalProperties":{"type":"string","format":"date"}}`,
+		`{"type":"object","propertyNames":{"pattern":"^[a-zé]{1,8}$"},"maxProperties":3,"additionalProperties":{"oneOf":[{"const":"ü"},{"type":"integer"}]}}`,
+		`{"$defs":{"n":{"type":"object","properties":{"v":{"type":"string"},"next":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}`,
+	}
+	for _, s := range schemas {
+		for _, opts := range []Options{{}, {Strict: true}, {Whitespace: WhitespaceFlexible}} {
+			build := func(general bool) *Automaton {
+				ruleCacheMu.Lock()
+				clear(ruleCache)
+				ruleCacheMu.Unlock()
+				determinizeGeneral = general
+				defer func() { determinizeGeneral = false }()
+				g, err := Compile([]byte(s), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g.Automaton()
+			}
+			if a, b := build(true), build(false); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s %+v: the one-state path builds another automaton", s, opts)
+			}
+		}
 	}
 }
