@@ -171,6 +171,35 @@ func (b *builder) strFrag(n *bnfa, sc *strCons, x, y int32) {
 	n.str(d, x, y, b.strLim(sc), closeOp)
 }
 
+// fragKey is the shape of a value whose fragment has no container
+// alternatives but one object or array: two values with the same key have
+// the same fragment (the same byte paths, the same calls, ops alike).
+type fragKey struct {
+	null, tru, fal bool
+	sd             *rdfa
+	smin, smax     int
+	num            *rdfa
+	obj            *objCons
+	arr            *arrCons
+}
+
+func fragKeyOf(nd *node) (fragKey, bool) {
+	if len(nd.lits) > 0 || len(nd.objs)+len(nd.arrs) > 1 {
+		return fragKey{}, false
+	}
+	k := fragKey{null: nd.null, tru: nd.tru, fal: nd.fal, num: nd.num, smin: -1, smax: -1}
+	if nd.str != nil {
+		k.sd, k.smin, k.smax = nd.str.d, nd.str.min, nd.str.max
+	}
+	if len(nd.objs) > 0 {
+		k.obj = nd.objs[0]
+	}
+	if len(nd.arrs) > 0 {
+		k.arr = nd.arrs[0]
+	}
+	return k, true
+}
+
 func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
 	if b.anyReady && b.isAny(nd) {
 		n.st[x].calls = append(n.st[x].calls, bcall{anyValRule, y})
@@ -582,6 +611,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 				keys(KD, declIdx)
 			}
 		}
+		vals := map[fragKey]int32{}
 		for i, ct := range cats {
 			A := targets[i]
 			A2 := n.add()
@@ -590,6 +620,16 @@ func (b *builder) objRule(oc *objCons) int32 {
 			n.lit(A2, ":", V0)
 			V := n.add()
 			b.ws(n, V0, V)
+			// values of the same shape share one fragment: most
+			// properties are plain strings or numbers, and a copy each was
+			// most of an object rule's automaton before minimization
+			if k, ok := fragKeyOf(ct.nd); ok {
+				if e, ok := vals[k]; ok {
+					n.eps(V, e)
+					continue
+				}
+				vals[k] = V
+			}
 			b.fragment(n, ct.nd, V, W)
 		}
 		if split {
@@ -880,3 +920,5 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 	}
 	return ops, same
 }
+
+

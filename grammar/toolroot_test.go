@@ -193,11 +193,14 @@ func TestToolCallLazyBuildError(t *testing.T) {
 	ruleCacheMu.Lock()
 	clear(ruleCache)
 	ruleCacheMu.Unlock()
+	small := ToolSchema{Name: "small", Parameters: []byte(`{"enum":[{}]}`)}
+	if _, err := ToolCall([]ToolSchema{small}, ToolCallOptions{Eager: true}); err != nil {
+		t.Fatal(err) // the shared any-value rules, built under the normal budget
+	}
 	old := maxRuleStates
 	maxRuleStates = 40
 	defer func() { maxRuleStates = old }()
-	big := ToolSchema{Name: "big", Parameters: []byte(`{"type":"object","properties":{"p1":{"type":"string"},"p2":{"type":"string"},"p3":{"type":"string"},"p4":{"type":"string"},"p5":{"type":"string"}},"additionalProperties":false}`)}
-	small := ToolSchema{Name: "small", Parameters: []byte(`{"enum":[{}]}`)}
+	big := ToolSchema{Name: "big", Parameters: []byte(`{"type":"object","properties":{"p1":{"type":"string","pattern":"^a+$"},"p2":{"type":"string","pattern":"^b+$"},"p3":{"type":"string","pattern":"^c+$"},"p4":{"type":"string","pattern":"^d+$"},"p5":{"type":"string","pattern":"^e+$"},"p6":{"type":"string","pattern":"^f+$"},"p7":{"type":"string","pattern":"^g+$"},"p8":{"type":"string","pattern":"^h+$"}},"additionalProperties":false}`)}
 	g, err := ToolCall([]ToolSchema{big, small}, ToolCallOptions{})
 	if err != nil {
 		t.Fatalf("lowering failed: %v", err)
