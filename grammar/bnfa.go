@@ -41,6 +41,27 @@ type bnfa struct {
 	st    []bstate
 	slab  []bedge // free room for edge lists (grow)
 	slabN int
+	big   []bedge // the largest chunk slab came from (kept by reset)
+}
+
+// A rule's NFA lives only until its DFA is built: rule bodies take one
+// from nfaPool (newNFA) and reserveAt gives it back (release), so the
+// states and edge chunks of one build serve the next.
+var nfaPool = sync.Pool{New: func() any { return new(bnfa) }}
+
+func newNFA() *bnfa {
+	n := nfaPool.Get().(*bnfa)
+	n.st = n.st[:0]
+	n.slab = n.big
+	return n
+}
+
+// release returns n to the pool; nothing may use it afterwards. A very
+// large automaton's memory is left to the collector instead.
+func (n *bnfa) release() {
+	if cap(n.st) <= 1<<15 && len(n.big) <= 1<<16 {
+		nfaPool.Put(n)
+	}
 }
 
 func (n *bnfa) add() int32 {
@@ -71,6 +92,9 @@ func (n *bnfa) grow(es []bedge, k int) []bedge {
 		// chunks double (64 .. 4096 edges): small automata stay small
 		n.slabN = min(max(64, 2*n.slabN), 4096)
 		n.slab = make([]bedge, max(n.slabN, c))
+		if len(n.slab) > len(n.big) {
+			n.big = n.slab
+		}
 	}
 	ns := n.slab[:len(es):c]
 	n.slab = n.slab[c:]
@@ -513,6 +537,10 @@ type closer struct {
 // closure appends the sorted epsilon closure of seed to out[:0].
 func (c *closer) closure(seed []int32, out []int32) []int32 {
 	c.gen++
+	if c.gen == 0 { // wrapped: old marks could match
+		clear(c.mark)
+		c.gen = 1
+	}
 	if len(c.mark) < len(c.n.st) {
 		c.mark = make([]uint32, len(c.n.st))
 	}
@@ -605,30 +633,66 @@ func disjointEdges(es []bedge, buf *[]bedge) bool {
 // reused across states: only the subsets that become new states and the
 // states' edge lists are allocated.
 func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
-	cl := &closer{n: n}
-	index := map[string]int32{}
+	return determinizeWith(n, start, &detScratch{})
+}
+
+// detScratch is a subset construction's memory. Reused (ruleScratch) when
+// the result is only read until the next build: the DFA states, their
+// edge lists, the subsets and the lookup tables.
+type detScratch struct {
+	cl                      closer
+	index                   map[string]int32
+	byHash                  map[uint64]int32
+	sets                    [][]int32
+	ds                      []dstate
+	setArena                arena[int32]
+	plainArena              arena[bedge]
+	specArena               arena[spEdge]
+	callArena               arena[callEdge]
+	plainBuf                []bedge
+	specBuf                 []spEdge
+	callBuf                 []callEdge
+	kb                      []byte
+	clBuf, memo, opList, tg []int32
+	sorted                  []bedge
+	pts                     []int
+	ivs                     [][2]int
+	calls                   []callTargets
+}
+
+func determinizeWith(n *bnfa, start int32, sc *detScratch) ([]dstate, error) {
+	cl := &sc.cl
+	cl.n = n
+	if sc.index == nil || len(sc.index) > 0 {
+		sc.index = map[string]int32{}
+	}
+	index := sc.index
 	// a DFA has about as many states as its rule's NFA (no blow-up in
 	// practice: 4,085 for 4,526 over 50 BFCL tools)
-	sets := make([][]int32, 0, len(n.st)+1)
-	ds := make([]dstate, 0, len(n.st)+1)
-	var setArena arena[int32]
-	var plainArena arena[bedge]
-	var specArena arena[spEdge]
-	var callArena arena[callEdge]
-	var plainBuf []bedge
-	var specBuf []spEdge
-	var callBuf []callEdge
-	var kb []byte
-	var clBuf []int32
+	sets := slices.Grow(sc.sets[:0], len(n.st)+1)
+	ds := slices.Grow(sc.ds[:0], len(n.st)+1)
+	setArena, plainArena, specArena, callArena := &sc.setArena, &sc.plainArena, &sc.specArena, &sc.callArena
+	setArena.buf, plainArena.buf, specArena.buf, callArena.buf = setArena.buf[:0], plainArena.buf[:0], specArena.buf[:0], callArena.buf[:0]
+	plainBuf, specBuf, callBuf := sc.plainBuf, sc.specBuf, sc.callBuf
+	kb, clBuf := sc.kb, sc.clBuf
 	// subsets by 64-bit hash, verified; the rare colliding subsets go to
 	// a map keyed by their bytes
-	byHash := make(map[uint64]int32, len(n.st)+1)
+	if sc.byHash == nil || len(sc.byHash) > 1<<14 {
+		sc.byHash = make(map[uint64]int32, len(n.st)+1)
+	} else {
+		clear(sc.byHash)
+	}
+	byHash := sc.byHash
 	nedges := 0
 	for i := range n.st {
 		nedges += len(n.st[i].edges)
 	}
-	plainArena.buf = make([]bedge, 0, nedges+16)
-	setArena.buf = make([]int32, 0, 2*len(n.st)+16)
+	if cap(plainArena.buf) < nedges+16 {
+		plainArena.buf = make([]bedge, 0, nedges+16)
+	}
+	if cap(setArena.buf) < 2*len(n.st)+16 {
+		setArena.buf = make([]int32, 0, 2*len(n.st)+16)
+	}
 	add := func(set []int32) int32 {
 		h := uint64(14695981039346656037)
 		for _, x := range set {
@@ -660,7 +724,13 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 	// single(t) is the state of closure({t}), memoized: most transitions
 	// of a rule's NFA lead to one state, and its closure and subset lookup
 	// were most of the construction
-	memo := make([]int32, len(n.st)) // state+1, 0 unknown
+	memo := sc.memo
+	if cap(memo) < len(n.st) {
+		memo = make([]int32, len(n.st))
+	} else {
+		memo = memo[:len(n.st)]
+		clear(memo)
+	}
 	single := func(t int32) int32 {
 		if m := memo[t]; m > 0 {
 			return m - 1
@@ -671,11 +741,12 @@ func determinizeBytes(n *bnfa, start int32) ([]dstate, error) {
 		return id
 	}
 	single(start)
-	var sorted []bedge
-	var pts []int
-	var ivs [][2]int
-	var opList, tg []int32
-	var calls []callTargets
+	sorted, pts, ivs, opList, tg, calls := sc.sorted, sc.pts, sc.ivs, sc.opList, sc.tg, sc.calls
+	defer func() {
+		sc.sets, sc.ds, sc.plainBuf, sc.specBuf, sc.callBuf, sc.kb, sc.clBuf, sc.memo = sets, ds, plainBuf, specBuf, callBuf, kb, clBuf, memo
+		sc.sorted, sc.pts, sc.ivs, sc.opList, sc.tg, sc.calls = sorted, pts, ivs, opList, tg, calls
+		cl.n = nil
+	}()
 	work := 0
 	for i := 0; i < len(sets); i++ {
 		if len(sets) > maxRuleStates {
@@ -840,10 +911,44 @@ func stateSig(d *dstate, cls []int32) sig128 {
 // incremental: after a round splits some blocks, only the predecessors of
 // the states that changed block get new signatures, so a long chain costs
 // its length once, not once per round.
-func minimizeStates(ds []dstate) []dstate {
+func minimizeStates(ds []dstate) []dstate { return minimizeWith(ds, &minScratch{}) }
+
+// minScratch is minimization's memory (reused by ruleScratch): everything
+// but the edge lists that a rule keeps (its checked edges and calls).
+type minScratch struct {
+	pstart, preds, fill, cls, perm, bstart, bend, touched, dirty, tmp, ren, order []int32
+	sigs, distinct                                                                []sig128
+	tmark, dmark                                                                  []bool
+	gi                                                                            []uint8
+	sortBuf                                                                       []keyedSig
+	out                                                                           []dstate
+	plainAll                                                                      []bedge
+}
+
+// keyedSig is a state and its signature's first half: sorting a block by
+// it leaves equal signatures adjacent (a collision of the half alone only
+// leaves two blocks unmerged).
+type keyedSig struct {
+	a uint64
+	x int32
+}
+
+// zeroed returns (*s)[:n] cleared, reusing its memory when it is large
+// enough.
+func zeroed[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	} else {
+		*s = (*s)[:n]
+		clear(*s)
+	}
+	return *s
+}
+
+func minimizeWith(ds []dstate, ms *minScratch) []dstate {
 	n := len(ds)
 	// predecessors (CSR)
-	pstart := make([]int32, n+1)
+	pstart := zeroed(&ms.pstart, n+1)
 	forEach := func(i int, f func(to int32)) {
 		d := &ds[i]
 		for _, e := range d.plain {
@@ -862,39 +967,33 @@ func minimizeStates(ds []dstate) []dstate {
 	for i := 0; i < n; i++ {
 		pstart[i+1] += pstart[i]
 	}
-	preds := make([]int32, pstart[n])
-	fill := slices.Clone(pstart[:n])
+	preds := zeroed(&ms.preds, int(pstart[n]))
+	fill := append(ms.fill[:0], pstart[:n]...)
+	ms.fill = fill
 	for i := range ds {
 		forEach(i, func(to int32) {
 			preds[fill[to]] = int32(i)
 			fill[to]++
 		})
 	}
-	cls := make([]int32, n)
-	sigs := make([]sig128, n)
+	cls := zeroed(&ms.cls, n)
+	sigs := zeroed(&ms.sigs, n)
 	for i := range ds {
 		sigs[i] = stateSig(&ds[i], cls)
 	}
 	// blocks are ranges of perm (bstart[b], bend[b]); a block splits in
 	// place by sorting its range by signature
-	perm := make([]int32, n)
+	perm := zeroed(&ms.perm, n)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	bstart, bend := make([]int32, 1, 16), make([]int32, 1, 16)
+	bstart, bend := zeroed(&ms.bstart, 1), zeroed(&ms.bend, 1)
 	bend[0] = int32(n)
-	touched := []int32{0}
-	tmark := make([]bool, 1, 16)
-	dmark := make([]bool, n)
-	var dirty []int32
-	type keyed struct {
-		a uint64 // sig.a: equal signatures end up adjacent (a collision of a alone only leaves two blocks unmerged)
-		x int32
-	}
-	var sortBuf []keyed
-	var distinct []sig128
-	var gi []uint8
-	var tmp []int32
+	touched := append(ms.touched[:0], 0)
+	tmark := zeroed(&ms.tmark, 1)
+	dmark := zeroed(&ms.dmark, n)
+	dirty := ms.dirty[:0]
+	sortBuf, distinct, gi, tmp := ms.sortBuf[:0], ms.distinct[:0], ms.gi[:0], ms.tmp[:0]
 	for len(touched) > 0 {
 		dirty = dirty[:0]
 		for _, bk := range touched {
@@ -931,9 +1030,9 @@ func minimizeStates(ds []dstate) []dstate {
 			if len(gi) < len(mem) {
 				sortBuf = sortBuf[:0]
 				for _, x := range mem {
-					sortBuf = append(sortBuf, keyed{sigs[x].a, x})
+					sortBuf = append(sortBuf, keyedSig{sigs[x].a, x})
 				}
-				slices.SortFunc(sortBuf, func(p, q keyed) int { return cmp.Compare(p.a, q.a) })
+				slices.SortFunc(sortBuf, func(p, q keyedSig) int { return cmp.Compare(p.a, q.a) })
 				for i, k := range sortBuf {
 					mem[i] = k.x
 				}
@@ -994,23 +1093,29 @@ func minimizeStates(ds []dstate) []dstate {
 		}
 	}
 	ncls := len(bstart)
-	ren := make([]int32, ncls)
+	ms.bstart, ms.bend, ms.touched, ms.tmark, ms.dirty = bstart, bend, touched, tmark, dirty
+	ms.sortBuf, ms.distinct, ms.gi, ms.tmp = sortBuf, distinct, gi, tmp
+	ren := zeroed(&ms.ren, ncls)
 	for i := range ren {
 		ren[i] = -1
 	}
-	order := []int32{}
+	order := ms.order[:0]
 	for i := range ds {
 		if ren[cls[i]] < 0 {
 			ren[cls[i]] = int32(len(order))
 			order = append(order, int32(i))
 		}
 	}
-	out := make([]dstate, len(order))
+	ms.order = order
+	out := zeroed(&ms.out, len(order))
 	var np, nsp, nc int
 	for _, oi := range order {
 		np, nsp, nc = np+len(ds[oi].plain), nsp+len(ds[oi].spec), nc+len(ds[oi].calls)
 	}
-	plainAll := make([]bedge, 0, np)
+	if cap(ms.plainAll) < np {
+		ms.plainAll = make([]bedge, 0, np)
+	}
+	plainAll := ms.plainAll[:0]
 	specAll := make([]spEdge, 0, nsp)
 	callAll := make([]callEdge, 0, nc)
 	for ni, oi := range order {

@@ -79,7 +79,7 @@ func newBuilderShared(c *compiler) *builder {
 	pb.arrRule(c.anyArr)
 	pb.anyReady = true
 	pb.reserve(kindValue, "any-value", func(id int32) (*bnfa, error) {
-		n := &bnfa{}
+		n := newNFA()
 		s0 := n.add()
 		F := n.add()
 		n.st[F].final = true
@@ -245,16 +245,23 @@ func (b *builder) reserveAt(id int32, kind uint8, name string, body func(id int3
 		key := n.hash()
 		tmpl := ruleCacheGet(key)
 		if tmpl == nil {
-			ds, err := determinizeBytes(n, 0)
+			rs := ruleScratchPool.Get().(*ruleScratch)
+			ds, err := determinizeWith(n, 0, &rs.det)
+			n.release()
 			if err != nil {
+				rs.release()
 				label := name
 				if label == "" {
 					label = [...]string{"value", "object", "array"}[kind]
 				}
 				return fmt.Errorf("%s rule %d: %w", label, id, err)
 			}
-			tmpl = newRule(minimizeStates(ds))
+			ms := minimizeWith(ds, &rs.min)
+			tmpl = newRule(ms)
+			rs.release()
 			ruleCachePut(key, tmpl)
+		} else {
+			n.release()
 		}
 		r := new(rule)
 		*r = *tmpl // shares the tables and the mask cache
@@ -266,6 +273,23 @@ func (b *builder) reserveAt(id int32, kind uint8, name string, body func(id int3
 		return nil
 	})
 	return id
+}
+
+// ruleScratch is the memory of one rule's subset construction and
+// minimization, reused by the next build (a rule keeps only what newRule
+// makes and minimization's checked edges and calls).
+type ruleScratch struct {
+	det detScratch
+	min minScratch
+}
+
+var ruleScratchPool = sync.Pool{New: func() any { return new(ruleScratch) }}
+
+// release returns rs to the pool unless it grew very large.
+func (rs *ruleScratch) release() {
+	if cap(rs.det.ds) <= 1<<15 && cap(rs.min.out) <= 1<<15 {
+		ruleScratchPool.Put(rs)
+	}
 }
 
 type keyCat struct {
@@ -516,7 +540,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 			oi.maxP = max(m, oi.minP, need)
 		}
 		b.rules[id] = &rule{obj: oi}
-		n := &bnfa{}
+		n := newNFA()
 		s0 := n.add()
 		s1 := n.add()
 		n.lit(s0, "{", s1)
@@ -675,7 +699,7 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		if ai.maxI >= 0 && (maxLen < 0 || ai.maxI < maxLen) {
 			maxLen = ai.maxI
 		}
-		n := &bnfa{}
+		n := newNFA()
 		s0 := n.add()
 		s1 := n.add()
 		n.lit(s0, "[", s1)
@@ -827,7 +851,7 @@ func (b *builder) lowerAll(nd *node) {
 
 func (b *builder) rootRule(nd *node) int32 {
 	return b.reserveAt(0, kindValue, "root", func(id int32) (*bnfa, error) {
-		n := &bnfa{}
+		n := newNFA()
 		s0 := n.add()
 		F := n.add()
 		n.st[F].final = true
@@ -920,5 +944,3 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 	}
 	return ops, same
 }
-
-
