@@ -190,8 +190,22 @@ type hexKey struct {
 	k int32
 }
 
-func newStrEnc() *strEnc {
+var strEncPool = sync.Pool{New: func() any {
 	return &strEnc{wide: map[wideKey][]bedge{}, sfx: map[sfxKey]int32{}, esc: map[escKey]int32{}, u3: map[escKey]int32{}, hex: map[hexKey]int32{}}
+}}
+
+// release empties se and returns it to strEncPool (maps that grew large
+// are dropped: clearing costs their capacity).
+func (se *strEnc) release() {
+	if len(se.sfx) > 1024 || len(se.wide) > 1024 || len(se.hex) > 1024 {
+		return
+	}
+	clear(se.wide)
+	clear(se.sfx)
+	clear(se.esc)
+	clear(se.u3)
+	clear(se.hex)
+	strEncPool.Put(se)
 }
 
 // escMask is the set of escapable code points in lo..hi (see escKey).
@@ -346,7 +360,10 @@ func (n *bnfa) asciiRaw(a int32, lo, hi rune, b int32) {
 // str adds a JSON string ("..." with content in d) from a to b. closeOp is
 // the op on the closing quote (0: none).
 func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
-	t := strTemplate(d, lim)
+	t, tmp := strTemplate(d, lim)
+	if tmp {
+		defer t.release()
+	}
 	base := int32(len(n.st))
 	n.st = slices.Grow(n.st, len(t.st))
 	for i, s := range t.st {
@@ -382,7 +399,10 @@ func (n *bnfa) str(d *rdfa, a, b int32, lim int32, closeOp int32) {
 // the set of reachable names shrinks are checked edges, and tokens inside a
 // key stay plain for the mask walk.
 func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, lim int32, avail []int32, same func(x, y int32) bool) {
-	t := strTemplate(d, lim)
+	t, tmp := strTemplate(d, lim)
+	if tmp {
+		defer t.release()
+	}
 	base := int32(len(n.st))
 	n.st = slices.Grow(n.st, len(t.st))
 	nd := int32(len(d.st))
@@ -452,27 +472,32 @@ type strTmplKey struct {
 var strTemplates sync.Map // strTmplKey → *bnfa (weakly bounded: shared DFAs only)
 
 // strTemplate is the encoded content of d (states 0..len(d.st)-1 are d's).
-func strTemplate(d *rdfa, lim int32) *bnfa {
+func strTemplate(d *rdfa, lim int32) (t *bnfa, tmp bool) {
 	k := strTmplKey{d, lim}
 	if v, ok := strTemplates.Load(k); ok {
-		return v.(*bnfa)
+		return v.(*bnfa), false
 	}
-	t := &bnfa{st: make([]bstate, 0, 2*len(d.st)+8)}
+	keep := d.shared && (len(d.st) > 1 || len(d.st[0].edges) > 3)
+	if keep {
+		t = &bnfa{}
+	} else {
+		t = newNFA() // copied by the caller, then released
+	}
+	t.st = slices.Grow(t.st, 2*len(d.st)+8)
 	for range d.st {
 		t.addStr(lim, true)
 	}
-	se := newStrEnc()
+	se := strEncPool.Get().(*strEnc)
 	for i, s := range d.st {
 		for _, e := range s.edges {
 			t.strRunes(int32(i), e.lo, e.hi, e.to, lim, se)
 		}
 	}
-	if len(d.st) > 1 || len(d.st[0].edges) > 3 {
-		if d.shared {
-			strTemplates.Store(k, t)
-		}
+	se.release()
+	if keep {
+		strTemplates.Store(k, t)
 	}
-	return t
+	return t, !keep
 }
 
 // ascii adds the (ASCII) language d from a to b.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 )
 
 // The build stage: IR nodes become rules. Primitive values are inlined as
@@ -293,8 +294,8 @@ func (rs *ruleScratch) release() {
 }
 
 type keyCat struct {
-	lang *rdfa
-	decl int // index in objInfo.names, -1 undeclared
+	lang *rdfa // a pattern category's keys (nil when declared: the name)
+	decl int   // index in objInfo.names, -1 undeclared
 	nd   *node
 	// other (lang nil): the category of every string but these names (no
 	// automaton: see keyTrie); otherMin is its shortest key's length
@@ -349,7 +350,7 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 		if nd.isEmpty() {
 			continue
 		}
-		cats = append(cats, keyCat{lang: literalsDFA([]string{name}), decl: len(allowed), nd: nd})
+		cats = append(cats, keyCat{decl: len(allowed), nd: nd}) // lang: the name (keyDFA)
 		allowed = append(allowed, name)
 	}
 	if b.opts.Strict {
@@ -456,17 +457,24 @@ func (b *builder) objCategories(oc *objCons) ([]keyCat, []string) {
 // keyDFA is the tagged key automaton of cats (taggedUnion of their
 // languages): built directly as a trie when the categories are declared
 // names and at most the "every other string" one, the common case.
-func keyDFA(cats []keyCat, allowed []string, langs []*rdfa) (*rdfa, []int32) {
+func keyDFA(cats []keyCat, allowed []string) (*rdfa, []int32) {
 	other := int32(-1)
 	for j, ct := range cats {
-		if ct.lang == nil {
+		if ct.decl < 0 && ct.lang == nil {
 			other = int32(j)
 		}
 	}
 	if other < 0 {
 		for _, ct := range cats {
-			if ct.decl < 0 {
-				return taggedUnion(langs) // pattern categories
+			if ct.decl < 0 { // pattern categories
+				langs := make([]*rdfa, len(cats))
+				for j, ct := range cats {
+					langs[j] = ct.lang
+					if ct.decl >= 0 {
+						langs[j] = literalsDFA([]string{allowed[ct.decl]})
+					}
+				}
+				return taggedUnion(langs)
 			}
 		}
 	}
@@ -595,7 +603,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 		}
 		for _, ct := range cats { // every key category stays writable
 			lo := ct.otherMin
-			if ct.lang != nil {
+			if ct.decl >= 0 {
+				lo = utf8.RuneCountInString(allowed[ct.decl])
+			} else if ct.lang != nil {
 				lo, _ = ct.lang.lenRange()
 			}
 			lim = max(lim, int32(min(lo, 1<<30)))
@@ -615,13 +625,12 @@ func (b *builder) objRule(oc *objCons) int32 {
 		}
 		keys := func(start int32, idx []int) {
 			sub := make([]keyCat, len(idx))
-			langs := make([]*rdfa, len(idx))
 			tg := make([]int32, len(idx))
 			op := make([]int32, len(idx))
 			for j, i := range idx {
-				sub[j], langs[j], tg[j], op[j] = cats[i], cats[i].lang, targets[i], ops[i]
+				sub[j], tg[j], op[j] = cats[i], targets[i], ops[i]
 			}
-			kd, tags := keyDFA(sub, allowed, langs)
+			kd, tags := keyDFA(sub, allowed)
 			avail, same := b.keyAvailOps(kd, tags, sub, oi)
 			n.strTagged(kd, tags, start, tg, op, lim, avail, same)
 		}
@@ -895,8 +904,9 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 	words := (len(oi.names) + 63) / 64
 	reach := make([][]uint64, len(kd.st))
 	extra := make([]bool, len(kd.st))
+	flat := make([]uint64, words*len(kd.st))
 	for i := range reach {
-		reach[i] = make([]uint64, words)
+		reach[i] = flat[i*words : (i+1)*words : (i+1)*words]
 		if t := tags[i]; t >= 0 {
 			if cats[t].decl >= 0 {
 				reach[i][cats[t].decl/64] |= 1 << (cats[t].decl % 64)
@@ -905,10 +915,12 @@ func (b *builder) keyAvailOps(kd *rdfa, tags []int32, cats []keyCat, oi *objInfo
 			}
 		}
 	}
+	// backwards: a trie's edges lead to later states, so one pass settles
+	// it and the next confirms (forwards took a pass per key character)
 	for changed := true; changed; {
 		changed = false
-		for i, st := range kd.st {
-			for _, e := range st.edges {
+		for i := len(kd.st) - 1; i >= 0; i-- {
+			for _, e := range kd.st[i].edges {
 				if extra[e.to] && !extra[i] {
 					extra[i] = true
 					changed = true

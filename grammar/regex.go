@@ -3,6 +3,8 @@ package grammar
 import (
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -514,6 +516,83 @@ func regexDFA(pattern string) (d *rdfa, err error) {
 	c.n.epsTo(e, post)
 	c.n.edge(post, anyRune, post)
 	return c.n.determinize(start, post), nil
+}
+
+// Schemas repeat the same few patterns and formats (dates, identifiers,
+// a collection's conventions), and compiling a pattern, then its product
+// with the string universe and a format, was a fifth of lowering a typical
+// schema. The caches are process-wide and bounded: cleared when they reach
+// regexCacheMax entries. Their automata are read-only once made (lazily
+// computed fields use their own sync.Once).
+const regexCacheMax = 4096
+
+var (
+	regexCache, strDFACache   sync.Map
+	regexCacheN, strDFACacheN atomic.Int32
+)
+
+type regexEntry struct {
+	d   *rdfa
+	err error
+}
+
+// cachedRegexDFA is regexDFA through regexCache.
+func cachedRegexDFA(pattern string) (*rdfa, error) {
+	if v, ok := regexCache.Load(pattern); ok {
+		e := v.(regexEntry)
+		return e.d, e.err
+	}
+	d, err := regexDFA(pattern)
+	if regexCacheN.Add(1) > regexCacheMax {
+		regexCache.Clear()
+		regexCacheN.Store(1)
+	}
+	regexCache.Store(pattern, regexEntry{d, err})
+	return d, err
+}
+
+// strDFAKey is a string schema's pattern and format.
+type strDFAKey struct {
+	pattern, format       string
+	hasPattern, hasFormat bool
+}
+
+// strDFAEntry is the content language of a string schema with its pattern
+// and format (every string where one cannot be enforced), and why not.
+type strDFAEntry struct {
+	d              *rdfa
+	patErr, fmtErr error
+}
+
+// stringDFA is the content language of a string schema's pattern and
+// format, through strDFACache.
+func stringDFA(k strDFAKey) strDFAEntry {
+	if v, ok := strDFACache.Load(k); ok {
+		return v.(strDFAEntry)
+	}
+	e := strDFAEntry{d: anyStrDFA}
+	if k.hasPattern {
+		d, err := cachedRegexDFA(k.pattern)
+		if err != nil {
+			e.patErr = err
+		} else {
+			e.d = intersectDFA(e.d, d)
+		}
+	}
+	if k.hasFormat {
+		d, ok, err := formatDFA(k.format)
+		if err != nil {
+			e.fmtErr = err
+		} else if ok {
+			e.d = intersectDFA(e.d, d)
+		}
+	}
+	if strDFACacheN.Add(1) > regexCacheMax {
+		strDFACache.Clear()
+		strDFACacheN.Store(1)
+	}
+	strDFACache.Store(k, e)
+	return e
 }
 
 // anchoredDFA compiles a regex that must match the whole string (used for

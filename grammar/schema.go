@@ -362,24 +362,25 @@ func (c *compiler) lowerObject(v *jv, ptr string) *node {
 		if x := v.get("maxLength"); x != nil {
 			sc.max = nonNegInt(x, at("maxLength"), "maxLength")
 		}
+		var sk strDFAKey
 		if x := v.get("pattern"); x != nil {
 			if x.kind != 's' {
 				fail(at("pattern"), "pattern", "must be a string")
 			}
-			d, err := regexDFA(x.s)
-			if err != nil {
-				c.unsupported(at("pattern"), "pattern", "%v", err)
-			} else {
-				sc.d = intersectDFA(sc.d, d)
-			}
+			sk.pattern, sk.hasPattern = x.s, true
 		}
 		if x := v.get("format"); x != nil && x.kind == 's' {
-			d, ok, err := formatDFA(x.s)
-			if err != nil {
-				c.unsupported(at("format"), "format", "%v", err)
-			} else if ok {
-				sc.d = intersectDFA(sc.d, d)
+			sk.format, sk.hasFormat = x.s, true
+		}
+		if sk.hasPattern || sk.hasFormat {
+			e := stringDFA(sk)
+			if e.patErr != nil {
+				c.unsupported(at("pattern"), "pattern", "%v", e.patErr)
 			}
+			if e.fmtErr != nil {
+				c.unsupported(at("format"), "format", "%v", e.fmtErr)
+			}
+			sc.d = e.d
 		}
 		if sc.max >= 0 && sc.min > sc.max || sc.d.isEmpty() {
 			sc = nil
@@ -654,7 +655,7 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 		has = true
 		for i, k := range x.keys {
 			pp := at("patternProperties") + "/" + escapePointerToken(k)
-			d, err := regexDFA(k)
+			d, err := cachedRegexDFA(k)
 			if err != nil {
 				c.unsupported(pp, "patternProperties", "%v", err)
 				continue

@@ -361,8 +361,11 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 		return m.([]uint64)
 	}
 	d := sd.prefixFromQ(si)
-	t := strTemplate(d, 1<<30)
+	t, tmp := strTemplate(d, 1<<30)
 	ds, err := determinizeBytes(t, 0)
+	if tmp {
+		t.release()
+	}
 	m := make([]uint64, ti.words)
 	if err == nil {
 		walk(ti.noQuote, newRule(ds), 0, m, nil)
