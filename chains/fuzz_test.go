@@ -1,6 +1,7 @@
 package chains
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -59,8 +60,11 @@ func checkChain(t *testing.T, c *Chain) {
 			if err != nil {
 				t.Fatalf("step %s: MarshalJSON: %v", s.ID, err)
 			}
+			// decoded as NewTemplate takes values (UseNumber: 1.0 stays 1.0)
 			var v any
-			if err := json.Unmarshal(src, &v); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(src))
+			dec.UseNumber()
+			if err := dec.Decode(&v); err != nil {
 				t.Fatalf("step %s: %s: %v", s.ID, src, err)
 			}
 			back, err := NewTemplate(v)
