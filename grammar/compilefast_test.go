@@ -307,3 +307,51 @@ func TestDeterminizeOneStatePath(t *testing.T) {
 		}
 	}
 }
+
+// The pattern caches give the automaton compiled afresh, once per pattern,
+// and keep the error of a pattern that cannot compile.
+func TestRegexCaches(t *testing.T) {
+	d1, err := cachedRegexDFA(`^[a-z]{2,4}-\d+$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := cachedRegexDFA(`^[a-z]{2,4}-\d+$`)
+	if d1 != d2 {
+		t.Error("a cached pattern compiled twice")
+	}
+	if _, err := cachedRegexDFA(`(?=a)b`); err == nil {
+		t.Error("lookahead compiled")
+	} else if _, err2 := cachedRegexDFA(`(?=a)b`); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("cached error %v, first %v", err2, err)
+	}
+	k := strDFAKey{pattern: `^2\d{3}-`, hasPattern: true, format: "date", hasFormat: true}
+	e := stringDFA(k)
+	fresh := intersectDFA(intersectDFA(anyStrDFA, mustRegex(t, `^2\d{3}-`)), mustFormat(t, "date"))
+	if !fresh.accepts("2024-02-29") || fresh.accepts("1999-01-01") || fresh.accepts("2024-13-01") {
+		t.Fatal("the reference automaton is not pattern ∩ date")
+	}
+	for _, s := range []string{"2024-02-29", "1999-01-01", "2024-13-01", "2024-", ""} {
+		if got, want := e.d.accepts(s), fresh.accepts(s); got != want {
+			t.Errorf("%q: cached %v, fresh %v", s, got, want)
+		}
+	}
+	if stringDFA(k).d != e.d {
+		t.Error("a cached string constraint built twice")
+	}
+}
+
+func mustRegex(t *testing.T, p string) *rdfa {
+	d, err := regexDFA(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustFormat(t *testing.T, f string) *rdfa {
+	d, ok, err := formatDFA(f)
+	if err != nil || !ok {
+		t.Fatal(f, err)
+	}
+	return d
+}

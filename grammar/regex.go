@@ -521,15 +521,29 @@ func regexDFA(pattern string) (d *rdfa, err error) {
 // Schemas repeat the same few patterns and formats (dates, identifiers,
 // a collection's conventions), and compiling a pattern, then its product
 // with the string universe and a format, was a fifth of lowering a typical
-// schema. The caches are process-wide and bounded: cleared when they reach
-// regexCacheMax entries. Their automata are read-only once made (lazily
-// computed fields use their own sync.Once).
-const regexCacheMax = 4096
+// schema. The caches are process-wide and bounded by the states they hold:
+// each is cleared when it reaches regexCacheStates. Their automata are
+// read-only once made (lazily computed fields use their own sync.Once).
+const regexCacheStates = 1 << 20
 
 var (
 	regexCache, strDFACache   sync.Map
-	regexCacheN, strDFACacheN atomic.Int32
+	regexCacheN, strDFACacheN atomic.Int64 // states held (an error counts one)
 )
+
+// cacheStore stores v under k in m, clearing m first when its states would
+// go over regexCacheStates.
+func cacheStore(m *sync.Map, n *atomic.Int64, k, v any, d *rdfa) {
+	size := int64(1)
+	if d != nil {
+		size += int64(len(d.st))
+	}
+	if n.Add(size) > regexCacheStates {
+		m.Clear()
+		n.Store(size)
+	}
+	m.Store(k, v)
+}
 
 type regexEntry struct {
 	d   *rdfa
@@ -543,11 +557,7 @@ func cachedRegexDFA(pattern string) (*rdfa, error) {
 		return e.d, e.err
 	}
 	d, err := regexDFA(pattern)
-	if regexCacheN.Add(1) > regexCacheMax {
-		regexCache.Clear()
-		regexCacheN.Store(1)
-	}
-	regexCache.Store(pattern, regexEntry{d, err})
+	cacheStore(&regexCache, &regexCacheN, pattern, regexEntry{d, err}, d)
 	return d, err
 }
 
@@ -587,11 +597,7 @@ func stringDFA(k strDFAKey) strDFAEntry {
 			e.d = intersectDFA(e.d, d)
 		}
 	}
-	if strDFACacheN.Add(1) > regexCacheMax {
-		strDFACache.Clear()
-		strDFACacheN.Store(1)
-	}
-	strDFACache.Store(k, e)
+	cacheStore(&strDFACache, &strDFACacheN, k, e, e.d)
 	return e
 }
 
