@@ -931,13 +931,6 @@ func stateSig(d *dstate, cls []int32) sig128 {
 	return sig128{h1, h2}
 }
 
-// minimizeStates merges equivalent DFA states (partition refinement with
-// 128-bit signatures); state 0 stays the start. The refinement is
-// incremental: after a round splits some blocks, only the predecessors of
-// the states that changed block get new signatures, so a long chain costs
-// its length once, not once per round.
-func minimizeStates(ds []dstate) []dstate { return minimizeWith(ds, &minScratch{}) }
-
 // minScratch is minimization's memory (reused by ruleScratch): everything
 // but the edge lists that a rule keeps (its checked edges and calls).
 type minScratch struct {
@@ -970,6 +963,11 @@ func zeroed[T any](s *[]T, n int) []T {
 	return *s
 }
 
+// minimizeWith merges equivalent DFA states (partition refinement with
+// 128-bit signatures), with ms's memory; state 0 stays the start. The
+// refinement is incremental: after a round splits some blocks, only the
+// predecessors of the states that changed block get new signatures, so a
+// long chain costs its length once, not once per round.
 func minimizeWith(ds []dstate, ms *minScratch) []dstate {
 	n := len(ds)
 	// predecessors (CSR)
@@ -1044,8 +1042,7 @@ func minimizeWith(ds []dstate, ms *minScratch) []dstate {
 				k := slices.Index(distinct, sigs[x])
 				if k < 0 {
 					if len(distinct) == 8 {
-						k = -1
-						break
+						break // many signatures: sorted below
 					}
 					distinct = append(distinct, sigs[x])
 					k = len(distinct) - 1
