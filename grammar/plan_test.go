@@ -68,7 +68,8 @@ func planSchema(t testing.TB) []byte {
 }
 
 // TestPlanSchema: the plan schema over the builtin tools, with flexible
-// whitespace, compiles in well under a second (it used to run for minutes).
+// whitespace, compiles (it used to run for minutes; the time is logged, and
+// the bound below only catches that regression: speed lives in benchmarks).
 func TestPlanSchema(t *testing.T) {
 	schema := planSchema(t)
 	t0 := time.Now()
@@ -87,7 +88,7 @@ func TestPlanSchema(t *testing.T) {
 	if g.Match([]byte(bad)) {
 		t.Errorf("bad reference accepted")
 	}
-	if el > 2*time.Second {
+	if el > 60*time.Second {
 		t.Errorf("plan schema took %v", el)
 	}
 }
