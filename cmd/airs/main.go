@@ -35,6 +35,7 @@ var commands = []*command{
 	versionCmd,
 	evalCmd,
 	chatCmd,
+	demoCmd,
 }
 
 // command is one subcommand.
