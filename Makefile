@@ -33,9 +33,15 @@ e2e:
 bench:
 	bash scripts/bench.sh
 
-## demo: the main job in its embedded default (no Ollama needed).
-demo: build
-	bash scripts/demo.sh
+## demo: the main job in its embedded default (no Ollama needed), in a temp
+## folder it names (its own AIRS_HOME and airs.yaml, never the user's). The
+## first build on a fresh machine downloads and compiles the dependencies, so
+## it says so before it starts.
+demo:
+	@echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a minute or more)"
+	@$(GO) build -o bin/airs ./cmd/airs
+	@echo "built ./bin/airs"
+	@bash scripts/demo.sh
 
 clean:
 	rm -rf bin

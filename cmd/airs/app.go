@@ -31,10 +31,13 @@ type app struct {
 
 // flags returns a FlagSet for the running subcommand that also accepts
 // --config, and prints the command's Usage (with its flags) on -h/--help.
+// A bad flag is not printed here: parseArgs returns it as a usageError, and
+// report prints it once with a one-line hint (the flag package would print
+// it, then the whole usage).
 func (a *app) flags() *flag.FlagSet {
 	cmd := a.cmd
 	fs := flag.NewFlagSet("airs "+cmd.Name, flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.configFlag, "config", a.configFlag, "configuration `file` (default: $AIRS_CONFIG, else the user's airs.yaml)")
 	fs.Usage = func() { printCommandUsage(a.stdout, cmd, fs) }
 	return fs
@@ -59,12 +62,20 @@ func printCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 // the flags.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	// The flag package calls Usage on every parse error, not only on
+	// -h/--help: silence it while parsing and call it for help alone.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				if usage != nil {
+					usage()
+				}
 				return nil, err
 			}
-			return nil, &usageError{err.Error()}
+			return nil, &usageError{msg: err.Error(), flags: true}
 		}
 		args = fs.Args()
 		if len(args) == 0 {

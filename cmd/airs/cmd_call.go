@@ -57,8 +57,8 @@ func runCall(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("give exactly one tool NAME (see 'airs tools list'), got %d", len(pos))
 	}
-	if *timeout < 0 {
-		return usagef("--timeout must be positive")
+	if err := checkTimeout(fs, "timeout"); err != nil {
+		return err
 	}
 	params, err := readArgs(*argsFlag, a.stdin)
 	if err != nil {

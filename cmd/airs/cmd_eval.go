@@ -14,6 +14,7 @@ import (
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/evals/retrieval"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 )
 
@@ -23,11 +24,12 @@ var evalCmd = &command{
 	Usage: `Usage:
   airs eval bfcl [--data DIR] [--categories a,b] [--model none|ollama:M] [--json] [--report DIR] [--limit N]
   airs eval retrieval --data FILE… [--embedder lexical|ollama:M] [--json]
-  airs eval replay SESSIONS.jsonl [--weights W.json] [--embedder lexical|ollama:M] [--model M]
+  airs eval replay [SESSIONS.jsonl] [--weights W.json] [--embedder lexical|ollama:M] [--model M]
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
-  airs eval tune SESSIONS.jsonl [--holdout 0.3] [--seed 1] [--write W.json] [--json]
+  airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]
 
-bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl)
+bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
+else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
 and scores them with the port of BFCL's AST checker. --model none is AIRS's
 no-LLM path: for each question it ranks the question's own candidate
 functions with the tool index (lexical embedder fitted once on every BFCL
@@ -42,8 +44,9 @@ retrieval measures AIRS's tool retrieval against plain BM25 on MetaTool,
 StableToolBench and BFCL files (one JSON line per dataset and method with
 --json).
 
-replay re-runs selection on the requests of a session log (recording.dir in
-airs.yaml, default $AIRS_HOME/sessions/sessions.jsonl) against the tools of
+replay re-runs selection on the requests of a session log (default: the one
+airs chat and airs serve record with recording.enabled, in recording.dir,
+else $AIRS_HOME/sessions/sessions.jsonl) against the tools of
 the current airs.yaml (builtins and manifests) and scores it against the
 labels: the executed and accepted call, or the corrected one. It reports
 top-1 and top-k tool accuracy, argument match, validity, "none" correctness
@@ -64,7 +67,8 @@ Examples:
   airs eval bfcl --model none --json --report /tmp/bfcl
   airs eval bfcl --model ollama:qwen3:0.6b --limit 20
   airs eval retrieval --data $DATA_DIR/retrieval/metatool_tools.jsonl.gz $DATA_DIR/retrieval/metatool_queries.jsonl.gz
-  airs eval replay ~/.local/state/airs/sessions/sessions.jsonl
+  airs eval replay
+  airs eval bfcl --model none --data evals/bfcl/testdata
   echo '{"name":"trust-heavy","weights":{"semantic":0.3,"trust":0.7}}' > base.json
   airs eval replay sessions.jsonl --baseline base.json --report /tmp/replay
   airs eval tune sessions.jsonl --holdout 0.3 --write weights.json
@@ -82,7 +86,9 @@ func runEval(a *app, args []string) error {
 		printCommandUsage(a.stdout, a.cmd, nil)
 		return nil
 	case "bfcl":
-		return exitCodeErr(bfcl.Main(args[1:], a.stdout, a.stderr, bfclFactory(args[1:], a.stderr)))
+		bargs := withBFCLData(args[1:])
+		bfcl.NoDataHint = bfclNoDataHint
+		return exitCodeErr(bfcl.Main(bargs, a.stdout, a.stderr, bfclFactory(bargs, a.stderr)))
 	case "retrieval":
 		return exitCodeErr(retrieval.Main(args[1:], a.stdout, a.stderr))
 	case "replay":
@@ -99,6 +105,37 @@ func exitCodeErr(code int) error {
 	}
 	return &exitError{code: code}
 }
+
+// defaultDataDir is the shared data's place when DATA_DIR is not set: the
+// Makefile's default, beside the repository, for a command run from the
+// repository's root.
+const defaultDataDir = "../shared/data"
+
+// withBFCLData returns the bfcl arguments with --data set when it is not
+// given: $DATA_DIR/bfcl when DATA_DIR is set (bfcl.Main's own default),
+// else ../shared/data/bfcl when that exists. With neither, the arguments
+// go through unchanged, so that bfcl.Main still reports a bad flag first,
+// and then "--data is required" followed by bfclNoDataHint.
+func withBFCLData(args []string) []string {
+	if flagValue(args, "data") != "" || os.Getenv("DATA_DIR") != "" {
+		return args
+	}
+	dir := filepath.Join(defaultDataDir, "bfcl")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return append([]string{"--data", dir}, args...)
+	}
+	return args
+}
+
+// bfclNoDataHint says what the BFCL data is, where to get it, and how to
+// try the command without it.
+const bfclNoDataHint = `hint: no ` + defaultDataDir + `/bfcl here either (the default beside the repository).
+  Pass --data DIR or set DATA_DIR (then DATA_DIR/bfcl is read): DIR holds BFCL v4's
+  single-turn files as CATEGORY.jsonl.gz (multiple, parallel, live_simple, …), one question
+  a line as in github.com/ShishirPatil/gorilla berkeley-function-call-leaderboard/bfcl_eval/data,
+  each joined with its possible_answer as "ground_truth". To try the command now, on the 4
+  questions of each category kept in this repository:
+    airs eval bfcl --model none --data evals/bfcl/testdata`
 
 // bfclFactory builds the predictors; for "none" it fits the lexical
 // embedder on every function of the data directory the run reads.
@@ -156,8 +193,15 @@ func evalReplay(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("'eval replay' takes one SESSIONS.jsonl")
+	if len(pos) > 1 {
+		return usagef("'eval replay' takes one SESSIONS.jsonl (default: the recorded sessions of airs.yaml)")
+	}
+	if len(pos) == 0 {
+		p, err := a.recordedSessions()
+		if err != nil {
+			return err
+		}
+		pos = []string{p}
 	}
 	cand := replay.Config{Name: "candidate", Embedder: *embedder, Model: *model}
 	if *weights != "" {
@@ -269,8 +313,15 @@ func evalTune(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("'eval tune' takes one SESSIONS.jsonl")
+	if len(pos) > 1 {
+		return usagef("'eval tune' takes one SESSIONS.jsonl (default: the recorded sessions of airs.yaml)")
+	}
+	if len(pos) == 0 {
+		p, err := a.recordedSessions()
+		if err != nil {
+			return err
+		}
+		pos = []string{p}
 	}
 	items, _, err := replay.Items(pos[0], *implicit)
 	if err != nil {
@@ -309,4 +360,25 @@ func evalTune(a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "(not written: pass --write FILE to keep them)")
 	}
 	return nil
+}
+
+// recordedSessions is the session log 'airs chat' and 'airs serve' write,
+// the default of replay and tune; when there is none yet it says how to
+// record one.
+func (a *app) recordedSessions() (string, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return "", err
+	}
+	p := engine.SessionPath(cfg)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	state := "recording is on"
+	if !cfg.Recording.Enabled {
+		state = "recording is off"
+	}
+	return "", &exitError{code: exitUsage, err: fmt.Errorf(`no recorded sessions at %s (%s)
+hint: set 'recording: {enabled: true}' in airs.yaml ('airs help config'), then make requests with
+  'airs chat' or 'airs serve' and /accept or /dismiss what they chose; or name a SESSIONS.jsonl`, p, state)}
 }

@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"time"
+
+	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/config"
 )
 
 var runCmd = &command{
@@ -49,7 +53,7 @@ Examples:
 		fs := a.flags()
 		var inputs multiFlag
 		fs.Var(&inputs, "input", "an input as NAME=VALUE (repeatable)")
-		timeout := fs.Duration("timeout", 0, "budget for the whole run (default: the pipeline's own, else none)")
+		timeout := fs.Duration("timeout", 0, "budget for the whole run, at most 600s (default: the pipeline's own timeout:, else none; set a longer one there)")
 		cont := fs.Bool("continue", false, "keep running independent steps after a failure (default: stop at the first)")
 		asJSON := fs.Bool("json", false, "print the whole result (output, steps, trace) as JSON")
 		pos, err := parseArgs(fs, args)
@@ -58,6 +62,9 @@ Examples:
 		}
 		if len(pos) != 1 {
 			return usagef("'run' takes one pipeline file")
+		}
+		if err := checkTimeout(fs, "timeout"); err != nil {
+			return err
 		}
 		data, err := os.ReadFile(pos[0])
 		if err != nil {
@@ -78,6 +85,9 @@ Examples:
 		}
 		caller, err := a.caller()
 		if err != nil {
+			return err
+		}
+		if err := checkSpaceInput(pos[0], data, in, a.cfg); err != nil {
 			return err
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
@@ -123,3 +133,31 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// checkSpaceInput fails before anything runs when the pipeline's "space"
+// input (given, or its default) names no configured space: otherwise the
+// first step fails schema validation with "/space: value must be 'cwd'",
+// which does not say that ~/Documents is missing or how to get documents.
+// A pipeline that does not parse is left to RunPipeline to report.
+func checkSpaceInput(file string, data []byte, in map[string]any, cfg *config.Config) error {
+	c, err := chains.Parse(file, data)
+	if err != nil || c.Inputs == nil {
+		return nil
+	}
+	def, declared := c.Inputs["space"]
+	if !declared {
+		return nil
+	}
+	v, given := in["space"]
+	if !given && def.HasDefault {
+		v = def.Default
+	}
+	space, ok := v.(string)
+	if !ok || space == "" {
+		return nil
+	}
+	if _, ok := cfg.Spaces[space]; ok {
+		return nil
+	}
+	return errors.New(documentsHint(space, cfg))
+}

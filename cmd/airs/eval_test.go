@@ -153,8 +153,13 @@ func TestEvalReplayAndTune(t *testing.T) {
 	if out := e.run("eval", "replay", log, "--weights", w); out.code != 0 || !strings.Contains(out.stdout, "top1") {
 		t.Errorf("replay --weights exit %d: %s %s", out.code, out.stdout, out.stderr)
 	}
-	if out := e.run("eval", "replay"); out.code != 2 {
-		t.Errorf("replay without a log: exit %d", out.code)
+	// Without a SESSIONS.jsonl, replay reads the log airs.yaml records to;
+	// with none recorded yet it says how to record one.
+	if out := e.run("eval", "replay"); out.code != 0 || !strings.Contains(out.stderr, "from "+log) {
+		t.Errorf("replay of the recorded log: exit %d: %s", out.code, out.stderr)
+	}
+	if out := newEnv(t, "").run("eval", "replay"); out.code != 2 || !strings.Contains(out.stderr, "recording: {enabled: true}") {
+		t.Errorf("replay without a log: exit %d: %s", out.code, out.stderr)
 	}
 }
 

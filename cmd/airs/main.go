@@ -35,6 +35,7 @@ var commands = []*command{
 	versionCmd,
 	evalCmd,
 	chatCmd,
+	demoCmd,
 }
 
 // command is one subcommand.
@@ -58,13 +59,17 @@ const (
 	exitAuditBad = 4 // audit verify found a break in the chain
 )
 
-// usageError is a mistake in how airs was invoked.
-type usageError struct{ msg string }
+// usageError is a mistake in how airs was invoked. flags marks a flag the
+// command does not know or could not parse: its hint points at the flags.
+type usageError struct {
+	msg   string
+	flags bool
+}
 
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // exitError makes a command exit with code. With err nil, the command has
@@ -90,11 +95,13 @@ const mainUsage = `airs — find, call and audit tools for local LLMs
 
 Usage:
   airs [--config FILE] COMMAND [ARGS]
+  airs --version
 
 Commands:
 %s
 Global flags:
   --config FILE   configuration file (default: $AIRS_CONFIG, else %s)
+  --version       print the version (as 'airs version')
 
 Run 'airs help COMMAND' (or 'airs COMMAND --help') for a command's flags and
 examples, and 'airs help config' for an annotated airs.yaml.
@@ -118,12 +125,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	global.StringVar(&a.configFlag, "config", "", "")
 	help := global.Bool("help", false, "")
 	global.BoolVar(help, "h", false, "")
+	showVersion := global.Bool("version", false, "")
+	// A bad global flag is one line and a hint, not the whole usage.
+	global.Usage = func() {}
 	if err := global.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "airs: %v\n\n", err)
-		printMainUsage(stderr)
+		fmt.Fprintf(stderr, "airs: %v\nRun 'airs --help' for the commands and global flags.\n", err)
 		return exitUsage
 	}
 	rest := global.Args()
+	if *showVersion && !*help {
+		a.cmd = versionCmd
+		return report(stderr, versionCmd, versionCmd.Run(a, rest))
+	}
 	if *help || len(rest) == 0 {
 		printMainUsage(stdout)
 		if len(rest) == 0 && !*help {
@@ -205,6 +218,8 @@ func report(stderr io.Writer, cmd *command, err error) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, &ue) && ue.flags:
+		fmt.Fprintf(stderr, "%s: %s\nRun 'airs %s --help' for its flags.\n", prefix, ue.msg, cmd.Name)
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "%s: %s\nRun 'airs help %s' for usage and examples.\n", prefix, ue.msg, cmd.Name)
 	case errors.As(err, &ce):

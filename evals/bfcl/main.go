@@ -28,12 +28,19 @@ Runs BFCL's single-turn categories and scores them with BFCL's AST checker.
 {"category":…,"n":N,"function_acc":x,"ast_acc":x}
 `
 
+// NoDataHint, when set, is printed after "--data is required": the binary
+// says there where the data comes from and what to try without it.
+var NoDataHint string
+
 // Main is `airs eval bfcl`. It returns the process exit code: 0 on success,
 // 2 on bad usage, 1 on failure.
 func Main(args []string, stdout, stderr io.Writer, factory PredictorFactory) int {
 	fs := flag.NewFlagSet("airs eval bfcl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	// A bad flag is one line and a hint (the flag package would print the
+	// whole usage after it); -h/--help prints the usage to stdout.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	printUsage := func(w io.Writer) { fmt.Fprint(w, usage); fs.SetOutput(w); fs.PrintDefaults(); fs.SetOutput(io.Discard) }
 	dataDir := fs.String("data", "", "directory holding BFCL <category>.jsonl.gz files (default $DATA_DIR/bfcl)")
 	cats := fs.String("categories", "", "comma-separated categories (default: all present)")
 	model := fs.String("model", "none", `"none" (no LLM) or "ollama:MODEL"`)
@@ -42,13 +49,15 @@ func Main(args []string, stdout, stderr io.Writer, factory PredictorFactory) int
 	limit := fs.Int("limit", 0, "questions per category (0 = all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout)
 			return 0
 		}
+		fmt.Fprintf(stderr, "airs eval bfcl: %v\nRun 'airs eval bfcl --help' for its flags.\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "airs eval bfcl: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
+		printUsage(stderr)
 		return 2
 	}
 	if *dataDir == "" {
@@ -56,6 +65,9 @@ func Main(args []string, stdout, stderr io.Writer, factory PredictorFactory) int
 			*dataDir = filepath.Join(d, "bfcl")
 		} else {
 			fmt.Fprintln(stderr, "airs eval bfcl: --data is required (or set DATA_DIR)")
+			if NoDataHint != "" {
+				fmt.Fprintln(stderr, NoDataHint)
+			}
 			return 2
 		}
 	}

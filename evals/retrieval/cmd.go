@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,32 +18,57 @@ import (
 // files too, so `--data A B C` works.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("airs eval retrieval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A bad flag is one line and a hint (the flag package would print the
+	// whole usage after it); -h/--help prints the usage.
+	fs.SetOutput(io.Discard)
 	var data multi
 	fs.Var(&data, "data", "data file (repeatable; further file arguments are data files too)")
 	embedder := fs.String("embedder", "lexical", "lexical or ollama:MODEL")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airs eval retrieval --data FILE… [--embedder lexical|ollama:MODEL] [--json] [--report DIR]")
+	printUsage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: airs eval retrieval --data FILE… [--embedder lexical|ollama:MODEL] [--json] [--report DIR]")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {}
+	parse := func(args []string) int {
+		err := fs.Parse(args)
+		switch {
+		case err == nil:
+			return -1
+		case errors.Is(err, flag.ErrHelp):
+			printUsage(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "airs eval retrieval: %v\nRun 'airs eval retrieval --help' for its flags.\n", err)
 		return 2
+	}
+	if code := parse(args); code >= 0 {
+		return code
 	}
 	// Allow "--data a b c" and flags after files.
 	rest := fs.Args()
 	for len(rest) > 0 {
 		data = append(data, rest[0])
-		if err := fs.Parse(rest[1:]); err != nil {
-			return 2
+		if code := parse(rest[1:]); code >= 0 {
+			return code
 		}
 		rest = fs.Args()
 	}
 	if len(data) == 0 {
-		fs.Usage()
+		printUsage(stderr)
 		return 2
+	}
+	// A missing file is most often the shared data not being here: say
+	// where it comes from rather than only "no such file".
+	for _, f := range data {
+		if _, err := os.Stat(f); err != nil {
+			fmt.Fprintf(stderr, "airs eval retrieval: %v\nhint: the retrieval sets are under $DATA_DIR/retrieval (metatool_tools.jsonl.gz with metatool_queries.jsonl.gz, stabletoolbench_queries.jsonl.gz; DATA_DIR is %q): set DATA_DIR to the shared data folder (make conformance uses ../shared/data) or pass the files' paths\n", err, os.Getenv("DATA_DIR"))
+			return 2
+		}
 	}
 	o := Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir}
 	if !*quiet {

@@ -78,12 +78,16 @@ func CompileMain(argv []string, stdout, stderr io.Writer) int {
 	if err == nil && (len(a.pos) > 1 || (len(a.pos) == 0) == (a.str("tools", "") == "")) {
 		err = fmt.Errorf("give one SCHEMA.json or --tools TOOLS.json")
 	}
-	exp := a.str("export", "")
+	exp := ""
+	if err == nil { // a is nil after a parse error
+		exp = a.str("export", "")
+	}
 	if err == nil && exp != "" && exp != "gbnf" && exp != "json-schema" {
 		err = fmt.Errorf("--export %q: want gbnf or json-schema", exp)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "compile: %v\n%s", err, compileUsage)
+		// One line and a hint: the whole usage would bury the mistake.
+		fmt.Fprintf(stderr, "compile: %v\nRun 'airs grammar compile --help' for its flags.\n", err)
 		return 2
 	}
 	opts := grammarOptions(a)

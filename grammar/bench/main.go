@@ -243,7 +243,8 @@ func Main(argv []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n%s", err, benchUsage)
+		// One line and a hint: the whole usage would bury the mistake.
+		fmt.Fprintf(stderr, "bench: %v\nRun 'airs grammar bench --help' for its flags.\n", err)
 		return 2
 	}
 	data := append(a.vals["data"], a.pos...)

@@ -143,7 +143,8 @@ func SuiteMain(argv []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "suite: %v\n%s", err, suiteUsage)
+		// One line and a hint: the whole usage would bury the mistake.
+		fmt.Fprintf(stderr, "suite: %v\nRun 'airs grammar suite --help' for its flags.\n", err)
 		return 2
 	}
 	dir := a.str("dir", filepath.Join(DataDir(), "json-schema-test-suite", "tests", "draft2020-12"))

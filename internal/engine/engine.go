@@ -142,6 +142,10 @@ func spaceNames(cfg *config.Config) []string {
 	return out
 }
 
+// SessionPath is the recorded-session log: recording.dir (default
+// $AIRS_HOME/sessions) /sessions.jsonl. `airs eval replay` reads it by default.
+func SessionPath(cfg *config.Config) string { return sessionPath(cfg) }
+
 func sessionPath(cfg *config.Config) string {
 	dir := cfg.Recording.Dir
 	if dir == "" {
