@@ -189,7 +189,7 @@ func TestCallAndAudit(t *testing.T) {
 	// The audit log has every call that reached the Manager, and verifies.
 	r = e.run("audit", "verify")
 	r.expect(t, 0, "chain intact", "")
-	if !strings.Contains(r.stdout, "13 records") {
+	if !strings.Contains(r.stdout, "14 records") {
 		t.Errorf("audit verify: %s", r.stdout)
 	}
 	r = e.run("audit", "tail", "-n", "3", "--json")
