@@ -348,3 +348,25 @@ func TestListenErrors(t *testing.T) {
 		t.Errorf("ListenAndServe: %v", err)
 	}
 }
+
+// checkMsgpack never panics, and what it accepts the library decodes to a
+// map with as many keys as the body declares (none was dropped).
+func FuzzCheckMsgpack(f *testing.F) {
+	good, _ := msgpack.Marshal(map[string]any{"tool": "echo", "arguments": map[string]any{"n": 1, "l": []any{1, "x", map[string]any{"k": nil}}}})
+	f.Add(good)
+	f.Add([]byte{0x82, 0xa1, 'a', 0x01, 0xa1, 'a', 0x02})
+	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if checkMsgpack(b) != nil {
+			return
+		}
+		var m map[string]any
+		if err := msgpack.Unmarshal(b, &m); err != nil {
+			t.Fatalf("accepted, but the library cannot decode it: %v", err)
+		}
+		n, err := msgpack.NewDecoder(bytes.NewReader(b)).DecodeMapLen()
+		if err != nil || n != len(m) {
+			t.Fatalf("accepted a map of %d entries that decodes to %d keys", n, len(m))
+		}
+	})
+}

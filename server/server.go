@@ -388,7 +388,7 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.backend.Select(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
-		writeErrorBody(w, http.StatusUnprocessableEntity, errorBody(err, "selection_failed"))
+		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "selection_failed"))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -401,7 +401,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.backend.Plan(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
-		writeErrorBody(w, http.StatusUnprocessableEntity, errorBody(err, "planning_failed"))
+		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "planning_failed"))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -434,7 +434,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}
 	if err := s.backend.Chat(r.Context(), Caller(r.Context()), req.Text, emit); err != nil {
-		b := errorBody(err, pipeline.KindOf(err))
+		b := ErrorBody(err, pipeline.KindOf(err))
 		b["kind"] = b["error"]
 		b["error"] = b["message"] // the event's fields as they were: kind, error, hint
 		delete(b, "message")
@@ -463,7 +463,7 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 	out, err := s.backend.RunPipeline(r.Context(), Caller(r.Context()), []byte(req.YAML), req.Input)
 	if err != nil {
 		status, kind := statusFor(err), kindOr(err, "pipeline_failed")
-		b := errorBody(err, kind)
+		b := ErrorBody(err, kind)
 		switch {
 		case pipeline.KindOf(err) != "internal":
 		case errors.Is(err, chains.ErrSyntax):
@@ -593,11 +593,11 @@ const (
 	maxMessage = 4096
 )
 
-// errorBody is {"error": kind, "message", "hint"} plus, for an error that
+// ErrorBody is {"error": kind, "message", "hint"} plus, for an error that
 // is a list (schema violations, a pipeline's errors), "errors" (the first
-// maxListed) and "error_count". The hint speaks HTTP: body fields and
-// endpoints, not the CLI's flags.
-func errorBody(err error, kind string) map[string]any {
+// 20) and "error_count". The hint speaks HTTP: body fields and endpoints,
+// not the CLI's flags. The engine's chat stream uses it for its events.
+func ErrorBody(err error, kind string) map[string]any {
 	body := map[string]any{"error": kind}
 	var sv *pipeline.SchemaValidationFailed
 	var list []error
@@ -660,7 +660,7 @@ func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
 	if errors.As(err, &rl) {
 		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
 	}
-	body := errorBody(err, kindOr(err, "internal"))
+	body := ErrorBody(err, kindOr(err, "internal"))
 	if _, ok := body["hint"]; !ok {
 		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
 	}

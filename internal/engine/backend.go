@@ -225,7 +225,9 @@ func (u *sseUI) Running(callID string) { u.send("running", map[string]string{"ca
 
 func (u *sseUI) Result(res *pipeline.Result, err error) {
 	if err != nil {
-		u.send("result", map[string]any{"result": res, "error": pipeline.KindOf(err), "message": err.Error(), "hint": pipeline.HintFor(err, pipeline.HintHTTP)})
+		b := server.ErrorBody(err, pipeline.KindOf(err)) // bounded, HTTP hints
+		b["result"] = res
+		u.send("result", b)
 		return
 	}
 	u.send("result", res)
