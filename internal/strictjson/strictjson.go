@@ -57,7 +57,95 @@ type frame struct {
 // Check returns nil when b is one JSON value, optionally surrounded by
 // white space, in which no object has the same key twice (compared after
 // unescaping, so "a" and "\u0061" are the same key).
+//
+// Valid input (the common case) costs json.Valid plus one byte scan for
+// keys; only invalid input goes through the Decoder's tokens, which say
+// precisely what is wrong but are ~20 times slower.
 func Check(b []byte) error {
+	if json.Valid(b) {
+		return checkKeys(b)
+	}
+	if err := checkTokens(b); err != nil {
+		return err
+	}
+	return &Error{Kind: ErrSyntax, Msg: "invalid JSON"} // json.Valid's verdict stands
+}
+
+// checkKeys finds a repeated key in b, which is valid JSON.
+func checkKeys(b []byte) error {
+	var stack []*frame
+	expectKey := false
+	pointerTo := func(n int) string {
+		var sb strings.Builder
+		for _, f := range stack[:n] {
+			sb.WriteByte('/')
+			if f.object {
+				sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(f.key))
+			} else {
+				sb.WriteString(strconv.Itoa(f.index))
+			}
+		}
+		return sb.String()
+	}
+	for i := 0; i < len(b); {
+		switch b[i] {
+		case '{':
+			stack = append(stack, &frame{object: true})
+			expectKey = true
+			i++
+		case '[':
+			stack = append(stack, &frame{})
+			expectKey = false
+			i++
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			expectKey = false
+			i++
+		case ',':
+			top := stack[len(stack)-1]
+			if top.object {
+				expectKey = true
+			} else {
+				top.index++
+			}
+			i++
+		case '"':
+			j := i + 1
+			escaped := false
+			for b[j] != '"' {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if expectKey {
+				k := string(b[i+1 : j])
+				if escaped {
+					_ = json.Unmarshal(b[i:j+1], &k) // valid: json.Valid said so
+				}
+				top := stack[len(stack)-1]
+				if top.keys == nil {
+					top.keys = map[string]struct{}{}
+				}
+				if _, dup := top.keys[k]; dup {
+					return &Error{Kind: ErrDuplicateKey, Offset: int64(i), Pointer: pointerTo(len(stack) - 1), Msg: fmt.Sprintf("duplicate key %q", k)}
+				}
+				top.keys[k] = struct{}{}
+				top.key = k
+				expectKey = false
+			}
+			i = j + 1
+		default: // white space, ':', numbers, true, false, null
+			i++
+		}
+	}
+	return nil
+}
+
+// checkTokens is Check over the Decoder's tokens, for input json.Valid
+// refused: it finds what is wrong and where.
+func checkTokens(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // 1e999 is valid JSON; the range is the schema's concern
 	var stack []*frame

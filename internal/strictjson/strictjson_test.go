@@ -48,6 +48,9 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		err := Check(b)
+		if json.Valid(b) && (checkKeys(b) == nil) != (checkTokens(b) == nil) {
+			t.Fatalf("the fast path says %v, the token path %v", checkKeys(b), checkTokens(b))
+		}
 		var v any
 		jerr := json.Unmarshal(b, &v)
 		if err == nil && jerr != nil {
@@ -108,4 +111,21 @@ func countDecoded(v any) int {
 		return n
 	}
 	return 0
+}
+
+// The check's cost on a typical /v1/call body and on a 1 MiB string
+// argument (what the HTTP server pays per request on top of decoding).
+func BenchmarkCheck(b *testing.B) {
+	small := []byte(`{"tool":"calculator","arguments":{"expression":"round(100 * 19 / 23, 1)"},"timeout_ms":5000}`)
+	big := []byte(`{"tool":"compare","arguments":{"a":"` + strings.Repeat("x", 1<<20) + `","b":"y"}}`)
+	for name, in := range map[string][]byte{"call": small, "1MiB": big} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if err := Check(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
