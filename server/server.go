@@ -321,11 +321,11 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 // Content-Type: application/msgpack, as a MessagePack map with the same
 // keys (arguments then a MessagePack map, given to the pipeline as is).
 type CallRequest struct {
-	CallID    string          `json:"call_id,omitempty" msgpack:"call_id"`
-	Tool      string          `json:"tool" msgpack:"tool"`
-	Provider  string          `json:"provider,omitempty" msgpack:"provider"`
-	Arguments json.RawMessage `json:"arguments" msgpack:"-"`
-	TimeoutMs int64           `json:"timeout_ms,omitempty" msgpack:"timeout_ms"`
+	CallID    string          `json:"call_id,omitempty"`
+	Tool      string          `json:"tool"`
+	Provider  string          `json:"provider,omitempty"`
+	Arguments json.RawMessage `json:"arguments"`
+	TimeoutMs int64           `json:"timeout_ms,omitempty"`
 }
 
 // msgpackCall is CallRequest on the MessagePack wire.
