@@ -91,9 +91,27 @@ type Error struct {
 	Step string
 	Msg  string
 	Err  error // the cause, when there is one (a Catalog's error)
+	// Syntax: the text could not be read as YAML within the parser's
+	// limits (malformed, a repeated key, aliases that expand too far), as
+	// opposed to a readable pipeline that is wrong (a cycle, an unknown
+	// step, a missing input).
+	Syntax bool
 }
 
+// What a chain's definition error is about, for errors.Is: every *Error is
+// ErrInvalid (the caller's pipeline or input is wrong, whatever the cause),
+// those that are Syntax also ErrSyntax. A server answers them 400/422, not
+// 500; errors.As still finds a Catalog's cause (a pipeline error kind).
+var (
+	ErrInvalid = errors.New("invalid pipeline")
+	ErrSyntax  = errors.New("pipeline is not readable YAML")
+)
+
 func (e *Error) Unwrap() error { return e.Err }
+
+func (e *Error) Is(target error) bool {
+	return target == ErrInvalid || (e.Syntax && target == ErrSyntax)
+}
 
 func (e *Error) Error() string {
 	var b strings.Builder

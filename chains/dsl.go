@@ -87,15 +87,15 @@ func (p *dslParser) parse(data []byte) (*Chain, error) {
 		msg := err.Error()
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			return nil, &Error{Pos: Pos{File: p.file, Line: line}, Msg: m[2]}
+			return nil, &Error{Pos: Pos{File: p.file, Line: line}, Msg: m[2], Syntax: true}
 		}
-		return nil, &Error{Pos: Pos{File: p.file}, Msg: strings.TrimPrefix(msg, "yaml: ")}
+		return nil, &Error{Pos: Pos{File: p.file}, Msg: strings.TrimPrefix(msg, "yaml: "), Syntax: true}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, &Error{Pos: p.pos(&extra), Msg: "more than one YAML document"}
+		return nil, &Error{Pos: p.pos(&extra), Msg: "more than one YAML document", Syntax: true}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, &Error{Pos: Pos{File: p.file}, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &Error{Pos: Pos{File: p.file}, Msg: strings.TrimPrefix(err.Error(), "yaml: "), Syntax: true}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
@@ -194,7 +194,8 @@ func (p *dslParser) mapping(n *yaml.Node, step string, f func(key string, k, v *
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
-			p.errorf(k, step, "duplicate key %q (first at line %d)", k.Value, line)
+			p.errs = append(p.errs, &Error{Pos: p.pos(k), Step: step, Syntax: true,
+				Msg: fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, line)})
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -344,15 +345,15 @@ func (p *dslParser) template(n *yaml.Node, step, where string) *Template {
 func (p *dslParser) value(n *yaml.Node, depth int) (*Template, error) {
 	p.budget--
 	if p.budget < 0 {
-		return nil, &Error{Pos: p.pos(n), Msg: "document too large (aliases expand beyond " + strconv.Itoa(maxNodes) + " values)"}
+		return nil, &Error{Pos: p.pos(n), Msg: "document too large (aliases expand beyond " + strconv.Itoa(maxNodes) + " values)", Syntax: true}
 	}
 	if depth > 200 {
-		return nil, &Error{Pos: p.pos(n), Msg: "values nested too deeply"}
+		return nil, &Error{Pos: p.pos(n), Msg: "values nested too deeply", Syntax: true}
 	}
 	line := n.Line
 	n = p.deref(n)
 	if n == nil {
-		return nil, &Error{Pos: Pos{File: p.file, Line: line}, Msg: "alias loop"}
+		return nil, &Error{Pos: Pos{File: p.file, Line: line}, Msg: "alias loop", Syntax: true}
 	}
 	var t *Template
 	switch n.Kind {
@@ -387,7 +388,7 @@ func (p *dslParser) value(n *yaml.Node, depth int) (*Template, error) {
 				return nil, &Error{Pos: p.pos(n.Content[i]), Msg: "keys must be strings (merge keys are not supported)"}
 			}
 			if _, dup := fields[k.Value]; dup {
-				return nil, &Error{Pos: p.pos(k), Msg: fmt.Sprintf("duplicate key %q", k.Value)}
+				return nil, &Error{Pos: p.pos(k), Msg: fmt.Sprintf("duplicate key %q", k.Value), Syntax: true}
 			}
 			ft, err := p.value(n.Content[i+1], depth+1)
 			if err != nil {

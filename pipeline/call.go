@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -206,6 +207,19 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 	cands := m.reg.candidates(req.Tool, req.Version)
 	if len(cands) == 0 {
 		return nil, &ToolNotFound{Tool: req.Tool, Provider: req.Provider, Version: req.Version}
+	}
+	if req.Provider != "" && !slices.ContainsFunc(cands, func(e *entry) bool { return e.prov.id == req.Provider }) {
+		// A named provider is a preference among those that offer the
+		// tool; one that offers none is a mistake (a typo, a provider not
+		// loaded), not something to ignore silently.
+		nf := &ToolNotFound{Tool: req.Tool, Provider: req.Provider, Version: req.Version}
+		for _, e := range cands {
+			if !slices.Contains(nf.OfferedBy, e.prov.id) {
+				nf.OfferedBy = append(nf.OfferedBy, e.prov.id)
+			}
+		}
+		slices.Sort(nf.OfferedBy)
+		return nil, nf
 	}
 	rank(cands, req.Provider)
 	var first error

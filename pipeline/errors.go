@@ -66,6 +66,9 @@ type ToolNotFound struct {
 	Tool     string
 	Provider string // the preferred provider, when the request named one
 	Version  string // the requested version, when the request named one
+	// OfferedBy lists the providers that do offer the tool when the
+	// request named one that does not.
+	OfferedBy []string
 }
 
 func (e *ToolNotFound) Error() string {
@@ -75,6 +78,9 @@ func (e *ToolNotFound) Error() string {
 	}
 	if e.Provider != "" {
 		s += " (provider " + e.Provider + ")"
+	}
+	if len(e.OfferedBy) > 0 {
+		s += "; it is offered by " + strings.Join(e.OfferedBy, ", ")
 	}
 	return s
 }
@@ -332,8 +338,31 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// Hint is a one-line suggestion of what the user should do about err; "" for nil.
-func Hint(err error) string {
+// The interfaces a hint can speak (HintFor): the `airs` command line, whose
+// words are flags and subcommands, and the HTTP API, whose words are body
+// fields and endpoints.
+const (
+	HintCLI  = "cli"
+	HintHTTP = "http"
+)
+
+// httpHints replace the CLI hints that name a flag or a command, so an HTTP
+// client is told about timeout_ms, not --timeout.
+var httpHints = map[string]string{
+	KindToolNotFound:           "check the tool's name and provider in GET /v1/tools, or load the manifest that declares it",
+	KindSchemaValidationFailed: "fix the listed arguments (GET /v1/tools shows each tool's parameters schema) and call again",
+	KindTimeout:                "raise \"timeout_ms\" (max 600000) or narrow the request",
+	KindProviderUnavailable:    "the provider is down or failing: wait for the cooldown (Retry-After), or name another \"provider\"",
+	KindRateLimited:            "too many requests: wait the Retry-After seconds and send it again",
+}
+
+// Hint is a one-line suggestion of what the user should do about err, in
+// the command line's words; "" for nil.
+func Hint(err error) string { return HintFor(err, HintCLI) }
+
+// HintFor is Hint in the words of iface (HintCLI or HintHTTP; anything
+// else is HintCLI).
+func HintFor(err error, iface string) string {
 	if err == nil {
 		return ""
 	}
@@ -341,7 +370,11 @@ func Hint(err error) string {
 	if errors.As(err, &sv) && sv.Output {
 		return "the tool returned output that breaks its own return_schema: report it to its provider"
 	}
-	if ki, ok := kinds[KindOf(err)]; ok {
+	kind := KindOf(err)
+	if h, ok := httpHints[kind]; ok && iface == HintHTTP {
+		return h
+	}
+	if ki, ok := kinds[kind]; ok {
 		return ki.hint
 	}
 	return "an internal error: see the logs, and report it if it persists"

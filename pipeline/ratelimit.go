@@ -64,3 +64,16 @@ func (l *limiter) take(caller string, now time.Time) time.Duration {
 	}
 	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
+
+// Admit charges one request of caller to its rate-limit bucket, the one
+// every call takes from, and answers RateLimited when the bucket is empty.
+// The HTTP server admits each request that costs (selection, planning,
+// chat, pipelines) this way, so an agent's rate_limit bounds all its work,
+// not only its direct calls; the calls such a request makes take their own
+// tokens.
+func (m *Manager) Admit(caller string) error {
+	if wait := m.limiter.take(caller, m.now()); wait > 0 {
+		return &RateLimited{Caller: caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+	}
+	return nil
+}

@@ -3,8 +3,12 @@ package selector
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/pipeline"
@@ -85,6 +89,11 @@ func narrow(t pipeline.Tool, caller string, pol pipeline.AccessPolicy) (pipeline
 		if len(keep) == 0 {
 			return t, false
 		}
+		if len(keep) < len(enum) {
+			if d, ok := ps["description"].(string); ok {
+				ps["description"] = scrubDescription(d, enum, keep)
+			}
+		}
 		ps["enum"] = keep
 	}
 	if schema != nil {
@@ -95,6 +104,79 @@ func narrow(t pipeline.Tool, caller string, pol pipeline.AccessPolicy) (pipeline
 		t.Parameters = b
 	}
 	return t, true
+}
+
+// scrubDescription rewrites a bound parameter's description so that it
+// names only the values the caller kept: a description that lists every
+// configured space ("one of documents, private.") would otherwise tell an
+// agent which spaces exist that it cannot reach. The list as the registry
+// wrote it (", "-joined, the enum's order) is replaced by the kept values;
+// a sentence that still names a dropped value is left out, and the kept
+// values are then stated once at the end.
+func scrubDescription(desc string, enum, keep []any) string {
+	all, kept := strs(enum), strs(keep)
+	var dropped []string
+	for _, v := range all {
+		if !slices.Contains(kept, v) {
+			dropped = append(dropped, v)
+		}
+	}
+	names := func(s string) bool {
+		for _, d := range dropped {
+			if containsWord(s, d) {
+				return true
+			}
+		}
+		return false
+	}
+	if !names(desc) {
+		return desc
+	}
+	desc = strings.ReplaceAll(desc, strings.Join(all, ", "), strings.Join(kept, ", "))
+	if !names(desc) {
+		return desc
+	}
+	var out []string
+	for _, sentence := range strings.SplitAfter(desc, ". ") {
+		if !names(sentence) {
+			out = append(out, strings.TrimSpace(sentence))
+		}
+	}
+	out = append(out, "One of: "+strings.Join(kept, ", ")+".")
+	return strings.Join(out, " ")
+}
+
+func strs(vs []any) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// containsWord reports whether w occurs in s between non-word characters
+// (letters, digits, '-' and '_' make a word), so "doc" is not found in
+// "documents".
+func containsWord(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' }
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (start == 0 || !isWord(before)) && (end == len(s) || !isWord(after)) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // holdsAny reports whether the caller holds some capability of kind; with

@@ -9,6 +9,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -17,14 +18,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
+	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Backend is what the server serves. The app package implements it over the
@@ -40,6 +48,11 @@ type Backend interface {
 	RunPipeline(ctx context.Context, caller string, yaml []byte, input map[string]any) (any, error)
 	Tools(caller string) any
 	WriteMetrics(w io.Writer) error
+	// Admit charges one request that costs (selection, planning, chat, a
+	// pipeline) to the caller's rate limit, the one its calls take from;
+	// it answers *pipeline.RateLimited when the caller is over it. Calls
+	// are limited by Call itself.
+	Admit(caller string) error
 }
 
 // Token is one accepted bearer token, by its SHA-256.
@@ -92,10 +105,10 @@ func New(b Backend, cfg Config) *Server {
 	s.mux.HandleFunc("GET /metrics", s.auth(s.metrics))
 	s.mux.HandleFunc("GET /v1/tools", s.auth(s.tools))
 	s.mux.HandleFunc("POST /v1/call", s.auth(s.call))
-	s.mux.HandleFunc("POST /v1/select", s.auth(s.selectTool))
-	s.mux.HandleFunc("POST /v1/plan", s.auth(s.plan))
-	s.mux.HandleFunc("POST /v1/chat", s.auth(s.chat))
-	s.mux.HandleFunc("POST /v1/pipelines/run", s.auth(s.runPipeline))
+	s.mux.HandleFunc("POST /v1/select", s.auth(s.admit(s.selectTool)))
+	s.mux.HandleFunc("POST /v1/plan", s.auth(s.admit(s.plan)))
+	s.mux.HandleFunc("POST /v1/chat", s.auth(s.admit(s.chat)))
+	s.mux.HandleFunc("POST /v1/pipelines/run", s.auth(s.admit(s.runPipeline)))
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s,
@@ -116,11 +129,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	sw := &statusWriter{ResponseWriter: w, status: 200}
-	s.mux.ServeHTTP(sw, r.WithContext(ctx))
+	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept"))}
+	sw.Header().Add("Vary", "Accept")
+	r = r.WithContext(ctx)
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(sw, r)
+	} else {
+		s.mux.ServeHTTP(sw, r)
+	}
 	c, _ := s.statuses.LoadOrStore(sw.status, new(atomic.Int64))
 	c.(*atomic.Int64).Add(1)
 }
+
+// noRoute answers a path no endpoint serves (404) or a method the path
+// does not take (405, with Allow) in JSON like every other error; the
+// mux's own answers are plain text.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	h, _ := s.mux.Handler(r)
+	cw := &captureWriter{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(cw, r)
+	if allow := cw.header.Get("Allow"); cw.status == http.StatusMethodNotAllowed && allow != "" {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("%s does not take %s; use %s", r.URL.Path, r.Method, allow))
+		return
+	}
+	writeError(w, http.StatusNotFound, "not_found",
+		fmt.Sprintf("no endpoint %s: the API is POST /v1/call, /v1/select, /v1/plan, /v1/chat, /v1/pipelines/run and GET /v1/tools, /metrics, /healthz", r.URL.Path))
+}
+
+// captureWriter records what the mux's fallback handlers would answer.
+type captureWriter struct {
+	header http.Header
+	status int
+}
+
+func (c *captureWriter) Header() http.Header         { return c.header }
+func (c *captureWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (c *captureWriter) WriteHeader(code int)        { c.status = code }
 
 // Serve accepts on l until ctx is cancelled, then shuts down gracefully:
 // no new connections, in-flight requests drain within ShutdownTimeout.
@@ -142,11 +188,53 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-// ListenAndServe listens on Config.Addr and serves until ctx ends.
-func (s *Server) ListenAndServe(ctx context.Context) error {
+// Listen binds Config.Addr. A caller that says where it serves should say
+// so after Listen succeeded, with the listener's address (the port may
+// have been 0). Its errors are one sentence with what to do.
+func (s *Server) Listen() (net.Listener, error) {
 	l, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("server: listen %s: %w", s.cfg.Addr, err)
+		return nil, listenError(s.cfg.Addr, err)
+	}
+	return l, nil
+}
+
+// ListenError explains why addr cannot be listened on.
+type ListenError struct {
+	Addr string
+	Err  error
+	Why  string
+}
+
+func (e *ListenError) Error() string { return "cannot listen on " + e.Addr + ": " + e.Why }
+func (e *ListenError) Unwrap() error { return e.Err }
+
+func listenError(addr string, err error) error {
+	le := &ListenError{Addr: addr, Err: err}
+	var ae *net.AddrError
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		le.Why = "the port is already in use (is another airs serve running?); stop that process or pick another port with --listen or http.listen in airs.yaml"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		le.Why = "no interface of this machine has that address; use 127.0.0.1:PORT for loopback"
+	case errors.Is(err, syscall.EACCES):
+		le.Why = "permission denied (ports below 1024 need privileges); pick a port above 1024"
+	case errors.As(err, &ae):
+		le.Why = ae.Err + "; want HOST:PORT, e.g. 127.0.0.1:7777"
+	case errors.As(err, &dns):
+		le.Why = "unknown host " + strconv.Quote(dns.Name) + "; want HOST:PORT, e.g. 127.0.0.1:7777"
+	default:
+		le.Why = err.Error()
+	}
+	return le
+}
+
+// ListenAndServe listens on Config.Addr and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	l, err := s.Listen()
+	if err != nil {
+		return err
 	}
 	s.cfg.Logger.Info("airs serve listening", "addr", l.Addr().String())
 	return s.Serve(ctx, l)
@@ -187,6 +275,18 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// admit charges a request that costs to the caller's rate limit before
+// its body is even read: 429 with Retry-After when the caller is over it.
+func (s *Server) admit(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.backend.Admit(Caller(r.Context())); err != nil {
+			writeCallError(w, nil, err)
+			return
+		}
+		h(w, r)
+	}
+}
+
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	const p = "Bearer "
@@ -217,7 +317,9 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 }
 
 // CallRequest is the body of POST /v1/call. There is no caller field: the
-// caller is the token's agent.
+// caller is the token's agent. It may be sent as JSON or, with
+// Content-Type: application/msgpack, as a MessagePack map with the same
+// keys (arguments then a MessagePack map, given to the pipeline as is).
 type CallRequest struct {
 	CallID    string          `json:"call_id,omitempty"`
 	Tool      string          `json:"tool"`
@@ -226,21 +328,46 @@ type CallRequest struct {
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
 }
 
+// msgpackCall is CallRequest on the MessagePack wire.
+type msgpackCall struct {
+	CallID    string             `msgpack:"call_id"`
+	Tool      string             `msgpack:"tool"`
+	Provider  string             `msgpack:"provider"`
+	Arguments msgpack.RawMessage `msgpack:"arguments"`
+	TimeoutMs int64              `msgpack:"timeout_ms"`
+}
+
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	var req CallRequest
-	if !decode(w, r, &req) {
-		return
+	var params []byte
+	enc := pipeline.JSON
+	if isMsgpack(r.Header.Get("Content-Type")) {
+		var mc msgpackCall
+		if !decodeMsgpack(w, r, &mc) {
+			return
+		}
+		req = CallRequest{CallID: mc.CallID, Tool: mc.Tool, Provider: mc.Provider, TimeoutMs: mc.TimeoutMs}
+		params, enc = mc.Arguments, pipeline.MsgPack
+	} else {
+		if !decode(w, r, &req) {
+			return
+		}
+		params = []byte(req.Arguments)
+		if len(params) == 0 {
+			params = []byte("{}")
+		}
 	}
 	if req.Tool == "" {
 		writeError(w, http.StatusBadRequest, "bad_request", `"tool" is required`)
 		return
 	}
-	params := []byte(req.Arguments)
-	if len(params) == 0 {
-		params = []byte("{}")
+	if req.TimeoutMs < 0 || req.TimeoutMs > pipeline.MaxTimeout.Milliseconds() {
+		writeError(w, http.StatusBadRequest, "bad_request",
+			fmt.Sprintf(`"timeout_ms" must be between 1 and %d (omit it for the tool's latency-class default)`, pipeline.MaxTimeout.Milliseconds()))
+		return
 	}
 	res, err := s.backend.Call(r.Context(), pipeline.Request{
-		CallID: req.CallID, Tool: req.Tool, Provider: req.Provider, Params: params,
+		CallID: req.CallID, Tool: req.Tool, Provider: req.Provider, Params: params, Encoding: enc,
 		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Caller: Caller(r.Context()),
 	})
 	if err != nil {
@@ -261,7 +388,7 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.backend.Select(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, "selection_failed", err.Error())
+		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "selection_failed"))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -274,7 +401,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.backend.Plan(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, "planning_failed", err.Error())
+		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "planning_failed"))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -307,7 +434,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}
 	if err := s.backend.Chat(r.Context(), Caller(r.Context()), req.Text, emit); err != nil {
-		_ = emit("error", map[string]string{"kind": pipeline.KindOf(err), "error": err.Error(), "hint": pipeline.Hint(err)})
+		b := ErrorBody(err, pipeline.KindOf(err))
+		b["kind"] = b["error"]
+		b["error"] = b["message"] // the event's fields as they were: kind, error, hint
+		delete(b, "message")
+		_ = emit("error", b)
 		return
 	}
 	_ = emit("done", map[string]bool{"ok": true})
@@ -331,7 +462,21 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.backend.RunPipeline(r.Context(), Caller(r.Context()), []byte(req.YAML), req.Input)
 	if err != nil {
-		writeError(w, statusFor(err), kindOr(err, "pipeline_failed"), err.Error())
+		status, kind := statusFor(err), kindOr(err, "pipeline_failed")
+		b := ErrorBody(err, kind)
+		switch {
+		case pipeline.KindOf(err) != "internal":
+		case errors.Is(err, chains.ErrSyntax):
+			status, b["error"] = http.StatusBadRequest, "invalid_yaml"
+			b["hint"] = "fix the YAML at the lines shown (a pipeline is one YAML mapping: pipeline, steps, …; no repeated keys)"
+		case errors.Is(err, chains.ErrInvalid):
+			status, b["error"] = http.StatusUnprocessableEntity, "invalid_pipeline"
+			b["hint"] = "fix the pipeline at the lines shown and send it again"
+		}
+		if out != nil {
+			b["partial"] = out // what ran before the failure, with its trace
+		}
+		writeErrorBody(w, status, b)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -345,16 +490,62 @@ func needText(w http.ResponseWriter, t string) bool {
 	return true
 }
 
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+// readBody reads the whole (bounded) body: 413 past Config.MaxBody.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("body over %d bytes", mbe.Limit))
-			return false
+			return nil, false
 		}
+		writeError(w, http.StatusBadRequest, "bad_request", "reading the body: "+err.Error())
+		return nil, false
+	}
+	return b, true
+}
+
+// decode reads a JSON body into v strictly: exactly one JSON value, no key
+// twice in any object, no field v does not have (400 otherwise).
+// MessagePack is only for /v1/call (415 elsewhere).
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if isMsgpack(r.Header.Get("Content-Type")) {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type",
+			"only POST /v1/call takes application/msgpack; send this body as JSON")
+		return false
+	}
+	b, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if err := strictjson.Check(b); err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", "body: "+err.Error())
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// decodeMsgpack is decode for a MessagePack body: one map, string keys
+// only, none twice at any depth, no trailing bytes, no unknown field.
+func decodeMsgpack(w http.ResponseWriter, r *http.Request, v any) bool {
+	b, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if err := checkMsgpack(b); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "MessagePack body: "+err.Error())
+		return false
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields(true)
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "MessagePack body: "+err.Error())
 		return false
 	}
 	return true
@@ -394,27 +585,112 @@ func kindOr(err error, def string) string {
 	return def
 }
 
+// Error bodies are bounded: at most maxListed errors are listed (with the
+// count of all of them), and a message is cut at maxMessage bytes, so a
+// request that breaks every rule cannot make an answer of any size.
+const (
+	maxListed  = 20
+	maxMessage = 4096
+)
+
+// ErrorBody is {"error": kind, "message", "hint"} plus, for an error that
+// is a list (schema violations, a pipeline's errors), "errors" (the first
+// 20) and "error_count". The hint speaks HTTP: body fields and endpoints,
+// not the CLI's flags. The engine's chat stream uses it for its events.
+func ErrorBody(err error, kind string) map[string]any {
+	body := map[string]any{"error": kind}
+	var sv *pipeline.SchemaValidationFailed
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	switch {
+	case errors.As(err, &sv) && len(sv.Errors) > 0:
+		shown := *sv
+		if len(shown.Errors) > maxListed {
+			shown.Errors = shown.Errors[:maxListed]
+		}
+		msg := shown.Error()
+		if n := len(sv.Errors) - len(shown.Errors); n > 0 {
+			msg += fmt.Sprintf("; … and %d more", n)
+		}
+		body["message"] = clip(msg)
+		fes := make([]pipeline.FieldError, len(shown.Errors))
+		for i, fe := range shown.Errors {
+			fes[i] = pipeline.FieldError{Pointer: clip(fe.Pointer), Message: clip(fe.Message)}
+		}
+		body["errors"], body["error_count"] = fes, len(sv.Errors)
+	case len(list) > 1:
+		n := min(len(list), maxListed)
+		msgs := make([]map[string]string, n)
+		parts := make([]string, n)
+		for i, e := range list[:n] {
+			parts[i] = e.Error()
+			msgs[i] = map[string]string{"message": clip(parts[i])}
+		}
+		msg := strings.Join(parts, "; ")
+		if len(list) > n {
+			msg += fmt.Sprintf("; … and %d more", len(list)-n)
+		}
+		body["message"] = clip(msg)
+		body["errors"], body["error_count"] = msgs, len(list)
+	default:
+		body["message"] = clip(err.Error())
+	}
+	if pipeline.KindOf(err) != "internal" {
+		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
+	}
+	return body
+}
+
+// clip cuts s to maxMessage bytes on a rune boundary, saying so.
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d of %d bytes]", cut, len(s))
+}
+
 func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
 	var rl *pipeline.RateLimited
 	if errors.As(err, &rl) {
-		w.Header().Set("Retry-After", strconv.FormatInt((rl.RetryAfterMs+999)/1000, 10))
+		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
 	}
-	body := map[string]any{"error": kindOr(err, "internal"), "message": err.Error(), "hint": pipeline.Hint(err)}
-	var sv *pipeline.SchemaValidationFailed
-	if errors.As(err, &sv) {
-		body["errors"] = sv.Errors
+	body := ErrorBody(err, kindOr(err, "internal"))
+	if _, ok := body["hint"]; !ok {
+		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
 	}
 	if res != nil && len(res.Output) > 0 {
 		body["partial"] = res // a cancelled call's partial output is still delivered
 	}
-	writeJSON(w, statusFor(err), body)
+	writeErrorBody(w, statusFor(err), body)
 }
 
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
-	writeJSON(w, status, map[string]any{"error": kind, "message": msg})
+	writeErrorBody(w, status, map[string]any{"error": kind, "message": clip(msg)})
 }
 
+func writeErrorBody(w http.ResponseWriter, status int, body map[string]any) {
+	writeJSON(w, status, body)
+}
+
+// writeJSON answers v as JSON, or as MessagePack when the request's
+// Accept header prefers it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	if sw, ok := w.(*statusWriter); ok && sw.msgpack {
+		b, err := toMsgpack(v)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/msgpack")
+			w.WriteHeader(status)
+			_, _ = w.Write(b)
+			return
+		}
+		// Cannot happen for what encoding/json can write; answer JSON.
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
@@ -422,7 +698,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	msgpack bool // the client prefers application/msgpack answers
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -434,4 +711,41 @@ func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// isMsgpack reports whether a Content-Type names MessagePack.
+func isMsgpack(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && msgpackTypes[mt]
+}
+
+var msgpackTypes = map[string]bool{"application/msgpack": true, "application/x-msgpack": true, "application/vnd.msgpack": true}
+
+// wantsMsgpack reports whether an Accept header prefers MessagePack to
+// JSON: a MessagePack type with a q above 0 and above application/json's
+// (JSON wins ties; */* alone keeps JSON).
+func wantsMsgpack(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	qMsg, qJSON := 0.0, -1.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if qs, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(qs, 64); err == nil {
+				q = f
+			}
+		}
+		switch {
+		case msgpackTypes[mt]:
+			qMsg = max(qMsg, q)
+		case mt == "application/json":
+			qJSON = max(qJSON, q)
+		}
+	}
+	return qMsg > 0 && qMsg > qJSON
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -37,15 +39,40 @@ func (b *testBackend) Chat(ctx context.Context, caller, text string, emit func(s
 	}
 	return nil
 }
+
+// RunPipeline parses for real (so its errors are chains' own) and answers
+// the steps it would run.
 func (b *testBackend) RunPipeline(ctx context.Context, caller string, y []byte, in map[string]any) (any, error) {
-	return nil, errors.New("unused")
+	c, err := chains.Parse("request", y)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]int{"steps": len(c.Steps)}, nil
 }
 func (b *testBackend) Tools(caller string) any        { return b.m.Registry().List() }
 func (b *testBackend) WriteMetrics(w io.Writer) error { return b.m.WritePrometheus(w) }
+func (b *testBackend) Admit(caller string) error      { return b.m.Admit(caller) }
 
 const schema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
 
+// wideSchema has 50 integer properties p0…p49, so one call can break it
+// 50 times.
+func wideSchema() string {
+	var props []string
+	for i := range 50 {
+		props = append(props, fmt.Sprintf(`"p%d":{"type":"integer"}`, i))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
+}
+
 func newTestServer(t *testing.T) (base string, stop func()) {
+	t.Helper()
+	return newTestServerWith(t, nil)
+}
+
+// newTestServerWith is newTestServer with the Manager's config adjusted
+// by mod (rate limits, say).
+func newTestServerWith(t *testing.T, mod func(*pipeline.Config)) (base string, stop func()) {
 	t.Helper()
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	echo := pipeline.HandlerFunc(func(ctx context.Context, p json.RawMessage, c *pipeline.Call) (json.RawMessage, error) {
@@ -68,10 +95,15 @@ func newTestServer(t *testing.T) (base string, stop func()) {
 	must(reg.Register("test", pipeline.Tool{Name: "slow", Version: "1", Parameters: json.RawMessage(`{"type":"object"}`), Idempotent: true, LatencyClass: pipeline.Fast}, slow))
 	must(reg.Register("test", pipeline.Tool{Name: "secret", Version: "1", Parameters: json.RawMessage(`{"type":"object"}`), Idempotent: true, LatencyClass: pipeline.Fast,
 		CapabilityRequired: []pipeline.Capability{{Kind: "ReadSpace", Arg: "vault"}}}, echo))
-	m, err := pipeline.NewManager(pipeline.Config{Registry: reg, Policy: &pipeline.StaticPolicy{
+	must(reg.Register("test", pipeline.Tool{Name: "wide", Version: "1", Parameters: json.RawMessage(wideSchema()), Idempotent: true, LatencyClass: pipeline.Fast}, echo))
+	mc := pipeline.Config{Registry: reg, Policy: &pipeline.StaticPolicy{
 		Channels:     map[string][]string{"*": {"*"}},
 		Capabilities: map[string][]pipeline.Capability{"alice": {{Kind: "ReadSpace", Arg: "vault"}}},
-	}})
+	}}
+	if mod != nil {
+		mod(&mc)
+	}
+	m, err := pipeline.NewManager(mc)
 	must(err)
 	s := New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok-alice"), "alice"}, {HashToken("tok-bob"), "bob"}}, MaxBody: 4096})
 	l, err := net.Listen("tcp", "127.0.0.1:0")

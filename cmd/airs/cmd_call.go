@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 
+	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -117,9 +119,10 @@ func errString(err error) string {
 }
 
 // readArgs returns the call's params from --args: inline JSON, @FILE or -.
-// The JSON is checked here only for being an object, so a typo gets a
-// usage error and exit 2 instead of a schema error; the schema is the
-// pipeline's job.
+// The JSON is checked here for being exactly one object without duplicate
+// keys (as the HTTP API checks its bodies: {"n":1,"n":2} has no one
+// meaning), so a typo gets a usage error and exit 2 instead of a schema
+// error; the schema is the pipeline's job.
 func readArgs(v string, stdin io.Reader) ([]byte, error) {
 	var b []byte
 	switch {
@@ -139,10 +142,14 @@ func readArgs(v string, stdin io.Reader) ([]byte, error) {
 		b = []byte(v)
 	}
 	b = bytes.TrimSpace(b)
-	var probe any
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := strictjson.Check(b); err != nil {
+		if !errors.Is(err, strictjson.ErrSyntax) { // a second value, a repeated key
+			return nil, usagef("--args: %v", err)
+		}
 		return nil, usagef("--args is not valid JSON: %v (quote it in single quotes: --args '{\"expression\": \"1+2\"}')", err)
 	}
+	var probe any
+	_ = json.Unmarshal(b, &probe) // valid: Check passed
 	if _, ok := probe.(map[string]any); !ok {
 		return nil, usagef("--args must be a JSON object like '{\"name\": value}', got %s", jsonKind(probe))
 	}

@@ -66,7 +66,13 @@ Examples:
 			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")
 		}
 		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger()})
-		a.warnf("serving on http://%s (%s)", addr, e.Mode())
-		return s.ListenAndServe(ctx)
+		// Bind first: "serving on" is said only once it is true, and a port
+		// in use or a bad address is the one error the user sees.
+		l, err := s.Listen()
+		if err != nil {
+			return err
+		}
+		a.warnf("serving on http://%s (%s)", l.Addr(), e.Mode())
+		return s.Serve(ctx, l)
 	},
 }

@@ -168,8 +168,11 @@ func TestCallAndAudit(t *testing.T) {
 		{[]string{"call", "no-such-tool"}, 10, "hint: check the name with `airs tools list`"},
 		{[]string{"call", "read-file", "--args", `{"space": "private", "path": "secret.txt"}`}, 14, "ReadSpace(private)"},
 		{[]string{"call", "read-file", "--args", `{"space": "documents", "path": "../private/secret.txt"}`}, 20, "path_escape"},
-		{[]string{"call", "calculator", "--provider", "elsewhere", "--args", `{"expression": "1"}`}, 0, ""},
+		{[]string{"call", "calculator", "--provider", "elsewhere", "--args", `{"expression": "1"}`}, 10, "tool not found: calculator (provider elsewhere); it is offered by builtin"},
+		{[]string{"call", "calculator", "--provider", "builtin", "--args", `{"expression": "1"}`}, 0, ""},
 		{[]string{"call", "calculator", "--args", `{bad json`}, 2, "not valid JSON"},
+		{[]string{"call", "calculator", "--args", `{"expression": "1", "expression": "2"}`}, 2, `--args: duplicate key "expression"`},
+		{[]string{"call", "calculator", "--args", `{"expression": "1"} {"expression": "2"}`}, 2, "--args: trailing data"},
 		{[]string{"call", "calculator", "--args", `[1]`}, 2, "must be a JSON object"},
 		{[]string{"call"}, 2, "exactly one tool NAME"},
 		{[]string{"call", "calculator", "--timeout", "soon"}, 2, "invalid value"},
@@ -186,7 +189,7 @@ func TestCallAndAudit(t *testing.T) {
 	// The audit log has every call that reached the Manager, and verifies.
 	r = e.run("audit", "verify")
 	r.expect(t, 0, "chain intact", "")
-	if !strings.Contains(r.stdout, "13 records") {
+	if !strings.Contains(r.stdout, "14 records") {
 		t.Errorf("audit verify: %s", r.stdout)
 	}
 	r = e.run("audit", "tail", "-n", "3", "--json")

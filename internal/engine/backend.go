@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -21,12 +23,127 @@ func (b backend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 	return b.e.Call(ctx, req)
 }
 
-func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
-	return b.e.Select(ctx, caller, text)
+// Admit charges a costly request to the caller's rate limit (the
+// Manager's per-agent bucket, the one calls take from).
+func (b backend) Admit(caller string) error { return b.e.Manager.Admit(caller) }
+
+// RecordInfo is added to an answer of /v1/select or /v1/plan: the session
+// record's ID when recording is on, or why the request could not be
+// recorded (nothing is dropped silently).
+type RecordInfo struct {
+	RecordID    string `json:"record_id,omitempty"`
+	RecordError string `json:"record_error,omitempty"`
 }
 
+type recordedSelection struct {
+	*selector.Selection
+	RecordInfo
+}
+
+type recordedPlan struct {
+	*selector.PlanResult
+	RecordInfo
+}
+
+// Select over HTTP chooses a call without running it, and records the
+// request in the session log like a chat turn (execution "skipped": the
+// client runs the call, if it wants, through /v1/call).
+func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
+	start := time.Now()
+	sel, err := b.e.Select(ctx, caller, text)
+	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}
+	if sel != nil {
+		fillSelection(&rec, sel, b.e.modelOptions())
+	}
+	rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: kindIfErr(err), Error: notRun("POST /v1/select", err)}
+	var tr TurnResult
+	b.e.record(&rec, &tr, start)
+	if sel == nil {
+		return nil, err
+	}
+	return recordedSelection{sel, b.e.recordInfo(&tr)}, err
+}
+
+// Plan over HTTP plans without running, and records the request with the
+// plan's steps (each step's tool and its arguments as planned, references
+// to earlier steps included as {{…}} strings).
 func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
-	return b.e.Plan(ctx, caller, text)
+	start := time.Now()
+	pr, err := b.e.Plan(ctx, caller, text)
+	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}
+	if pr != nil {
+		fillPlan(&rec, pr, b.e.ModelName, b.e.modelOptions())
+	}
+	rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: kindIfErr(err), Error: notRun("POST /v1/plan", err)}
+	var tr TurnResult
+	b.e.record(&rec, &tr, start)
+	if pr == nil {
+		return nil, err
+	}
+	return recordedPlan{pr, b.e.recordInfo(&tr)}, err
+}
+
+func (e *Engine) recordInfo(tr *TurnResult) RecordInfo {
+	var r RecordInfo
+	if e.Recorder != nil {
+		if tr.RecordErr != nil {
+			r.RecordError = "this request was not recorded: " + tr.RecordErr.Error()
+		} else {
+			r.RecordID = tr.RecordID
+		}
+	}
+	return r
+}
+
+func kindIfErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return pipeline.KindOf(err)
+}
+
+// notRun says why a recorded request has no execution.
+func notRun(endpoint string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "not run: " + endpoint + " only decides"
+}
+
+// fillPlan copies a plan into a session record: its candidates, the
+// model's output and the steps in plan order.
+func fillPlan(rec *session.Record, pr *selector.PlanResult, model string, opts map[string]any) {
+	for _, c := range pr.Candidates {
+		comps := make(map[string]float64, len(c.Score))
+		for k, v := range c.Score {
+			if k != "composite" {
+				comps[k] = v
+			}
+		}
+		rec.Candidates = append(rec.Candidates, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
+	}
+	rec.GrammarHash = pr.GrammarHash
+	rec.RawOutput = pr.Raw
+	lat := &session.Latency{}
+	if pr.Mode == selector.ModeModel {
+		rec.Model = &session.Model{Backend: "ollama", Name: model, Options: opts}
+		lat.GenerationMS = ms(pr.Latency)
+	} else {
+		lat.RetrievalMS = ms(pr.Latency)
+	}
+	rec.Latency = lat
+	if pr.Chain != nil {
+		for _, st := range pr.Chain.Steps {
+			args := map[string]any{}
+			if st.Params != nil {
+				if raw, err := json.Marshal(st.Params); err == nil {
+					args = decodeArgs(raw)
+				}
+			}
+			rec.Steps = append(rec.Steps, session.Call{Tool: st.Tool, Arguments: args})
+		}
+	}
+	rec.Validation = &session.Validation{Valid: pr.Chain != nil}
 }
 
 func (b backend) RunPipeline(ctx context.Context, caller string, yaml []byte, input map[string]any) (any, error) {
@@ -108,7 +225,9 @@ func (u *sseUI) Running(callID string) { u.send("running", map[string]string{"ca
 
 func (u *sseUI) Result(res *pipeline.Result, err error) {
 	if err != nil {
-		u.send("result", map[string]any{"result": res, "error": pipeline.KindOf(err), "message": err.Error(), "hint": pipeline.Hint(err)})
+		b := server.ErrorBody(err, pipeline.KindOf(err)) // bounded, HTTP hints
+		b["result"] = res
+		u.send("result", b)
 		return
 	}
 	u.send("result", res)
