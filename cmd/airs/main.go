@@ -35,6 +35,8 @@ var commands = []*command{
 	versionCmd,
 	evalCmd,
 	chatCmd,
+	selectCmd,
+	planCmd,
 }
 
 // command is one subcommand.
