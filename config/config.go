@@ -77,6 +77,16 @@ type Config struct {
 	Manifests []string
 	Ollama    Ollama
 	Recording Recording
+	// NoFit tunes when no-LLM mode answers "no tool fits" (selection.min_coverage).
+	NoFit NoFit
+}
+
+// NoFit is the no-LLM "no tool fits" threshold.
+type NoFit struct {
+	// MinCoverage, when set, replaces the engine's calibrated threshold on
+	// the share of a request's words a tool's text uses (0..1); nil keeps
+	// the default (engine.NoLLMMinCoverage).
+	MinCoverage *float64
 }
 
 // Agent is an identity that calls tools: the CLI's local user, an HTTP

@@ -66,4 +66,12 @@ ollama:
 recording:
   enabled: false
   redact: []
+
+# Without a model, AIRS answers "no tool fits" when no tool's description
+# uses at least this share of the request's words (0..1; stop words are
+# skipped, quoted texts, file names and numbers count as "text", "file",
+# "number"). The default is calibrated to refuse about 5% of realistic
+# requests (EVALS.md, "No tool fits"); 0 never refuses.
+# selection:
+#   min_coverage: 0.4
 `

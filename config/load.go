@@ -148,6 +148,9 @@ type fileConfig struct {
 		Dir     string   `yaml:"dir"`
 		Redact  []string `yaml:"redact"`
 	} `yaml:"recording"`
+	Selection struct {
+		MinCoverage *float64 `yaml:"min_coverage"`
+	} `yaml:"selection"`
 }
 
 type fileAgent struct {
@@ -532,6 +535,16 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		if !contains(c.Recording.Redact, k) {
 			c.Recording.Redact = append(c.Recording.Redact, k)
+		}
+	}
+
+	// selection
+	if v := fc.Selection.MinCoverage; v != nil {
+		if *v < 0 || *v > 1 || *v != *v {
+			p.add(p.line("selection", "min_coverage"), "selection.min_coverage %v: must be between 0 and 1 (the share of a request's words a tool's description must use; 0 never answers \"no tool fits\"); remove it for the calibrated default", *v)
+		} else {
+			x := *v
+			c.NoFit.MinCoverage = &x
 		}
 	}
 	return c

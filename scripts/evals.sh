@@ -76,6 +76,13 @@ cat "$out/replay.txt" "$out/tune.txt" >&2
 cp "$out/replay/compare_diff.png" evals/replay/evals_replay_diff.png
 bench=$(go test -count=1 -run XXX -bench 'BenchmarkReplay1000$' -benchtime 3x ./evals/replay | grep '^BenchmarkReplay1000' || true)
 
+# --- No tool fits (no-LLM mode) --------------------------------------------
+log "airs eval nofit --json"
+nhome="$out/nofit-home"
+rm -rf "$nhome" && mkdir -p "$nhome/docs"
+printf 'home: %s/state\nspaces:\n  documents: %s/docs\nagents:\n  tester:\n    capabilities: ["ReadSpace(documents)"]\ncli:\n  users:\n    "*": tester\n' "$nhome" "$nhome" >"$out/nofit.yaml"
+"$airs" --config "$out/nofit.yaml" eval nofit --realistic evals/data/realistic.txt --offtopic evals/data/offtopic.txt --json >"$out/nofit.json"
+
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
 import json, sys, re
@@ -118,6 +125,34 @@ if 'multiple' in m:
 w("ast_acc is low by construction: without a model, argument values are only what the extractor finds verbatim in the text "
   "(numbers, quoted strings, enum values, proper names); BFCL expects normalised values (units, lists, dates, defaults). "
   "The full report with plots and failure examples is written by `--report DIR` (bfcl.md, bfcl_accuracy.png, bfcl_latency.png).\n")
+nf = json.load(open(f"{out}/nofit.json"))
+w("## No tool fits (no-LLM mode)\n")
+w("Without a model, AIRS proposes a tool only when the tool's own text (name, description, parameter names and "
+  "descriptions) uses at least `selection.min_coverage` of the request's content words (stop words dropped, words stemmed; "
+  "quoted texts, file names, arithmetic expressions and numbers replaced by their type names: text, pdf file, arithmetic "
+  "expression, number; selector.Coverage). Otherwise the answer is \"none\", with the closest tool, its coverage and its raw "
+  "cosine similarity. A coverage, not a cosine, because a cosine falls with the length of the tool's description. A tool "
+  "that fits but whose required arguments the request does not give is shown with what is missing and not run; file "
+  "names go only to path parameters; a request naming files no readable space holds is an error that lists them.\n")
+w("Sets, written for the purpose before any score was looked at, and committed: `evals/data/realistic.txt` "
+  f"({nf['realistic']} requests for the six builtin tools, as a user would type them) and `evals/data/offtopic.txt` "
+  f"({nf['offtopic']} requests no builtin serves: jokes, weather, travel, email, shopping, trivia, music, cooking, sports, "
+  "home, translation, health).\n")
+w(f"Rule: {nf['rule']}. It gives **{nf['calibrated']:.2f}** "
+  f"(engine.NoLLMMinCoverage = {nf['threshold']:.2f}; TestNoLLMMinCoverageIsCalibrated fails when they part; "
+  "TestNoFitGoals asserts the goals in `make test`).\n")
+w("Command: `airs eval nofit --json` (from the repository root: builtin tools, one space).\n")
+w("| set | n | answered none | rate | goal |")
+w("|---|---:|---:|---:|---|")
+w(f"| off-topic | {nf['offtopic']} | {nf['offtopic_none']} | **{nf['offtopic_none_rate']:.3f}** | >= 0.90 |")
+w(f"| realistic | {nf['realistic']} | {nf['realistic_refused']} | **{nf['realistic_refused_rate']:.3f}** | <= 0.05 |\n")
+w(f"Realistic requests answered with the tool they are for: {nf['realistic_right_tool']} of {nf['realistic']}; "
+  f"answered with a tool whose arguments the request lacks (nothing runs; the user is told what is missing): "
+  f"{nf['realistic_not_runnable']}.\n")
+if nf.get("answered"):
+    w("Off-topic requests answered with a tool: " + "; ".join(f"\"{d['Text']}\" → {d['chosen']} (coverage {d['coverage']:.2f})" for d in nf["answered"]) + ".\n")
+if nf.get("refused"):
+    w("Realistic requests answered none: " + "; ".join(f"\"{d['Text'][:60]}\" (coverage {d['coverage']:.2f})" for d in nf["refused"]) + ".\n")
 w("## Retrieval: AIRS against BM25\n")
 w("Commands:\n")
 for c in ret_cmds: w(f"- `{c}`")
@@ -149,9 +184,7 @@ for r in rep:
         w(f"| {r['metric']} | {r['n']} | {r['baseline']:.4f} | {r['candidate']:.4f} | {r['diff']:+.4f} | [{r['lo']:+.4f}, {r['hi']:+.4f}] |")
 w("")
 w("![replay difference](evals/replay/evals_replay_diff.png)\n")
-w("none_rate is 0: the engine's no-LLM selection (selector.Config.MinSimilarity, default 0) never answers \"none\", so the "
-  "100 requests no tool serves are all answered with a tool. The BFCL predictor above shows what a calibrated threshold does "
-  "(irrelevance 0.57, live_irrelevance 0.62 at a 5% false-refusal budget); the engine does not set one yet.\n")
+w("none_rate: the replay applies the engine's no-LLM \"no tool fits\" threshold (selection.min_coverage, see \"No tool fits\" above).\n")
 w(f"**Timing.** The 1,000-session no-LLM replay (`airs eval replay sessions-1000.jsonl --json`, process start, reading the log, "
   f"indexing the registry and selecting 1,000 times) took **{float(replay_secs):.2f} s** wall; goal < 10 s. "
   f"Go benchmark (`go test -bench BenchmarkReplay1000 ./evals/replay`, one op = the whole replay): `{bench.strip()}`.\n")

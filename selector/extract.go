@@ -25,12 +25,23 @@ type Hints struct {
 // Optional parameters are filled only on evidence (an enum value or a value
 // next to the parameter's name); required ones always get a value of their type.
 func ExtractArguments(schema json.RawMessage, text string, hints Hints) (map[string]any, error) {
+	args, _, err := ExtractArgumentsReport(schema, text, hints)
+	return args, err
+}
+
+// ExtractArgumentsReport is ExtractArguments that also names the required
+// parameters (top level) it found no value for in the text and filled with
+// an empty value of their type: a call made of those is invented, not
+// taken from the request. A required enum with one value, or a default,
+// is not counted: it is the only value the tool takes.
+func ExtractArgumentsReport(schema json.RawMessage, text string, hints Hints) (map[string]any, []string, error) {
 	root, err := parseProp("", schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ex := newExtraction(text, hints)
-	return ex.object(root), nil
+	args := ex.object(root)
+	return args, ex.missing, nil
 }
 
 type candKind int
@@ -54,9 +65,11 @@ type cand struct {
 }
 
 type extraction struct {
-	text  string
-	lower string
-	cands []*cand
+	text    string
+	lower   string
+	cands   []*cand
+	depth   int      // nesting of the object being filled
+	missing []string // required top-level parameters filled with nothing
 }
 
 var (
@@ -331,6 +344,8 @@ func (ex *extraction) object(p *prop) map[string]any {
 			order = append(order, c)
 		}
 	}
+	ex.depth++
+	defer func() { ex.depth-- }()
 	for _, c := range order {
 		if v, ok := ex.value(c, p.Required[c.Name]); ok {
 			out[c.Name] = v
@@ -349,6 +364,9 @@ func (ex *extraction) value(p *prop, required bool) (any, bool) {
 		}
 		if p.HasDefault {
 			return p.Default, true
+		}
+		if len(p.Enum) > 1 && ex.depth == 1 {
+			ex.missing = append(ex.missing, p.Name)
 		}
 		return p.Enum[0], true
 	}
@@ -369,7 +387,11 @@ func (ex *extraction) value(p *prop, required bool) (any, bool) {
 			return !ex.negatedNear(p), true
 		}
 	case p.is("string"):
-		if c := ex.pick(p, required, kExpr, kQuoted, kFile, kSpace, kProper); c != nil {
+		kinds := []candKind{kExpr, kQuoted, kSpace, kProper}
+		if namesFile(p) {
+			kinds = append(kinds, kFile)
+		}
+		if c := ex.pick(p, required, kinds...); c != nil {
 			return c.text, true
 		}
 		if required {
@@ -412,6 +434,9 @@ func (ex *extraction) value(p *prop, required bool) (any, bool) {
 		return p.Default, true
 	}
 	if required {
+		if ex.depth == 1 {
+			ex.missing = append(ex.missing, p.Name)
+		}
 		return zeroOf(p), true
 	}
 	return nil, false
@@ -519,4 +544,25 @@ func zeroOf(p *prop) any {
 		return map[string]any{}
 	}
 	return nil
+}
+
+// fileWords are the parameter-name words of a parameter that takes a file's
+// name or path.
+var fileWords = map[string]bool{"path": true, "file": true, "filename": true, "files": true, "dir": true, "directory": true,
+	"folder": true, "pattern": true, "glob": true, "name": true, "label": true, "document": true, "doc": true, "url": true, "uri": true}
+
+// namesFile reports whether a string parameter takes a file's name or path
+// (its name says so, or its description speaks of a path or a file name).
+// A file name in a request goes only to such parameters: given to a text
+// parameter (compare's a and b, summarize's text) it would make the tool
+// work on the name instead of the file — "compare a.pdf and b.pdf" would
+// compare the two names and find them different.
+func namesFile(p *prop) bool {
+	for _, w := range nameWords(p.Name) {
+		if fileWords[w] {
+			return true
+		}
+	}
+	d := strings.ToLower(p.Description)
+	return strings.Contains(d, "path") || strings.Contains(d, "file name") || strings.Contains(d, "filename")
 }

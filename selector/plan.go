@@ -128,9 +128,11 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	if err != nil {
 		return nil, err
 	}
-	pr := &PlanResult{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands}
+	pr := &PlanResult{Mode: ModeNoLLM, Notice: sel.Notice, Candidates: cands}
 	steps := []map[string]any{}
-	if sel.Function != grammar.NoneTool {
+	// A tool whose arguments the request lacks (sel.Validation) gives no
+	// step: a plan holds only calls that can run.
+	if sel.Function != grammar.NoneTool && sel.Validation == "ok" {
 		steps = append(steps, map[string]any{"id": StepID(1), "function": sel.Function, "arguments": sel.Arguments})
 	}
 	pr.Plan, _ = json.Marshal(map[string]any{"steps": steps})

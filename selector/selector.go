@@ -90,8 +90,15 @@ type Config struct {
 	Seed           int     // fixed seed [42]
 	MaxOutputBytes int     // runaway stop [16384]
 	NumPredict     int     // token cap [1024]
-	MinSimilarity  float64 // best dense similarity below it: no-LLM mode answers "none" [0]
-	Hints          Hints
+	MinSimilarity  float64 // no-LLM: stop at the first candidate whose dense similarity is below it [0]
+	// MinCoverage: no-LLM mode never proposes a candidate whose Coverage of
+	// the request is below it; with none left the answer is "none" [0].
+	MinCoverage float64
+	// RequireEvidence: no-LLM mode never proposes a call whose required
+	// arguments it had to invent (ExtractArgumentsReport's missing list) —
+	// a call that cannot be made from what the user said is not made.
+	RequireEvidence bool
+	Hints           Hints
 }
 
 func (c Config) withDefaults() Config {
@@ -205,6 +212,12 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(cands) > k {
 		cands = cands[:k]
 	}
+	for i := range cands {
+		if cands[i].Score == nil {
+			cands[i].Score = map[string]float64{}
+		}
+		cands[i].Score["coverage"] = Coverage(request, entries[cands[i].Name].Tool)
+	}
 	return cands, entries, nil
 }
 
@@ -212,37 +225,74 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 // it answers "none".
 const noLLMTries = 3
 
-// noLLM picks, among the best candidates close enough to the request, the
-// first whose arguments extracted from the text validate. When none does,
-// the answer is "none": a call that cannot be made from what the user said
-// is not proposed; the notice says which tool came closest and why.
+// noLLM picks, among the best candidates close enough to the request
+// (Config.MinCoverage), the first whose arguments extracted from the text
+// validate. When no candidate is close enough, the answer is "none" and
+// the notice names the closest. When some are but none can be called from
+// what the user said: with RequireEvidence the answer is the closest one
+// with its Validation saying what is missing (the tool fits; the request
+// lacks its arguments, and nothing runs); without, "none".
 func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
 	sel := &Selection{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
+	var first *Selection // the closest (by coverage) candidate that could not be called
 	var firstErr error
-	var firstName string
-	for i, c := range cands {
-		if i == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
+	var firstCov float64
+	tried := 0
+	for _, c := range cands {
+		if tried == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
 			break
 		}
+		if c.Score["coverage"] < cfg.MinCoverage {
+			continue // not about what the request asks; not a try
+		}
+		tried++
 		e := entries[c.Name]
-		args, err := ExtractArguments(e.Tool.Parameters, request, cfg.Hints)
+		args, missing, err := ExtractArgumentsReport(e.Tool.Parameters, request, cfg.Hints)
 		if err != nil {
 			return nil, fmt.Errorf("selector: tool %s: %w", e.Tool.Name, err)
 		}
 		raw, _ := json.Marshal(args)
-		if s.Validate != nil {
-			if err := s.Validate(e.Tool, raw); err != nil {
-				if firstErr == nil {
-					firstErr, firstName = err, e.Tool.Name
-				}
-				continue
+		var verr error
+		switch {
+		case cfg.RequireEvidence && len(missing) > 0:
+			verr = fmt.Errorf("the request gives no value for %s", strings.Join(missing, ", "))
+		case s.Validate != nil:
+			verr = s.Validate(e.Tool, raw)
+		}
+		if verr != nil {
+			if first == nil || c.Score["coverage"] > firstCov {
+				first = &Selection{Function: e.Tool.Name, Provider: e.Provider, Arguments: raw}
+				firstErr, firstCov = verr, c.Score["coverage"]
 			}
+			continue
+		}
+		// A fallback past a closer tool that could not be called must be as
+		// close to the request, or work on a file the request names (the
+		// first step of "summarize report.pdf" is reading report.pdf);
+		// otherwise "multiply 12 by 12" would list files because the
+		// calculator found no expression in it.
+		if cfg.RequireEvidence && first != nil && c.Score["coverage"] < firstCov && !usesFile(args, request) {
+			continue
 		}
 		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
 		return sel, nil
 	}
-	if firstErr != nil {
-		sel.Notice += fmt.Sprintf("; no tool's arguments could be taken from the request (closest: %s: %v)", firstName, firstErr)
+	switch {
+	case first != nil && cfg.RequireEvidence:
+		sel.Function, sel.Provider, sel.Arguments = first.Function, first.Provider, first.Arguments
+		sel.Validation = firstErr.Error()
+		sel.Notice += fmt.Sprintf("; %s fits, but its arguments could not be taken from the request (%v): say them, e.g. quote a text", first.Function, firstErr)
+	case first != nil:
+		sel.Notice += fmt.Sprintf("; no tool's arguments could be taken from the request (closest: %s: %v)", first.Function, firstErr)
+	case len(cands) > 0 && tried == 0 && cfg.MinCoverage > 0:
+		best := cands[0]
+		for _, c := range cands {
+			if c.Score["coverage"] > best.Score["coverage"] {
+				best = c
+			}
+		}
+		sel.Notice += fmt.Sprintf("; no tool fits: the closest, %s, uses %.0f%% of the request's words (cosine similarity %.3f), under the %.0f%% needed (selection.min_coverage)",
+			best.Name, 100*best.Score["coverage"], best.Score["similarity"], 100*cfg.MinCoverage)
 	}
 	return sel, nil
 }

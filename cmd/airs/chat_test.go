@@ -154,7 +154,7 @@ func TestChatOnATerminal(t *testing.T) {
 
 	// /why explains the choice.
 	tm.typ("/why\r")
-	tm.expect("score  semantic  cosine  trust  success  speed  pref")
+	tm.expect("score  semantic  cosine  coverage  trust  success  speed  pref")
 	tm.expect("→ calculator")
 	tm.expect("> ")
 

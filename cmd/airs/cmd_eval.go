@@ -27,6 +27,7 @@ var evalCmd = &command{
   airs eval replay [SESSIONS.jsonl] [--weights W.json] [--embedder lexical|ollama:M] [--model M]
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
   airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]
+  airs eval nofit [--realistic FILE] [--offtopic FILE] [--json]   ("no tool fits" rates, no-LLM mode; see 'airs eval nofit --help')
 
 bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
 else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
@@ -95,6 +96,8 @@ func runEval(a *app, args []string) error {
 		return evalReplay(a, args[1:])
 	case "tune":
 		return evalTune(a, args[1:])
+	case "nofit":
+		return evalNoFit(a, args[1:])
 	}
 	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay or tune", args[0])
 }
@@ -237,7 +240,8 @@ func evalReplay(a *app, args []string) error {
 		return err
 	}
 	cfg := a.cfg
-	o := replay.Options{Registry: reg, Policy: a.policy, K: *k, Progress: a.stderr}
+	minCov := engine.MinCoverage(a.cfg)
+	o := replay.Options{Registry: reg, Policy: a.policy, K: *k, Progress: a.stderr, MinCoverage: &minCov}
 	for n := range cfg.Spaces {
 		o.Hints.Spaces = append(o.Hints.Spaces, n)
 	}

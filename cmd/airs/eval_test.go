@@ -94,6 +94,11 @@ func TestEvalReplayAndTune(t *testing.T) {
 	for _, mt := range mf.Tools {
 		extra = append(extra, mt.Tool)
 	}
+	// Every file BuiltinRequests names is there: a request naming a
+	// missing file is an error before selection (engine.CheckObjects).
+	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
+		os.WriteFile(filepath.Join(e.docs, f), []byte("apples 3\npears 4\n"), 0o644)
+	}
 	reqs := append(replay.BuiltinRequests(r, 60, "documents"), replay.ToolRequests(r, 50, extra)...)
 	reqs = append(reqs, replay.NoneRequests(r, 10)...)
 	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {

@@ -36,6 +36,8 @@ var commands = []*command{
 	evalCmd,
 	chatCmd,
 	demoCmd,
+	selectCmd,
+	planCmd,
 }
 
 // command is one subcommand.

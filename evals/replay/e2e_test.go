@@ -66,7 +66,9 @@ func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	os.MkdirAll(docs, 0o755)
-	for _, f := range []string{"notes.txt", "prices.csv", "todo.md"} {
+	// Every file BuiltinRequests names is there: a request naming a
+	// missing file is an error before selection (engine.CheckObjects).
+	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
 		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
 	}
 	manifest, err := filepath.Abs("testdata/extra_tools.json")

@@ -197,6 +197,10 @@ type Options struct {
 	Ollama ollama.Client
 	// Progress receives a progress bar or lines (nil: none).
 	Progress io.Writer
+	// MinCoverage is no-LLM mode's "no tool fits" threshold; nil: the
+	// engine's default (engine.NoLLMMinCoverage). Pass
+	// engine.MinCoverage(cfg) to replay under airs.yaml's.
+	MinCoverage *float64
 }
 
 // ItemResult is one replayed item.
@@ -472,7 +476,12 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 		Ranker:    ranker,
 		Validate:  predict.Validator(),
 		FormatFor: selector.FormatFor,
-		Config:    selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints},
+		// No-LLM decisions as the engine makes them (engine.New).
+		Config: selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints,
+			MinCoverage: engine.NoLLMMinCoverage, RequireEvidence: true},
+	}
+	if o.MinCoverage != nil {
+		s.Config.MinCoverage = *o.MinCoverage
 	}
 	if cfg.modelName() != "" {
 		s.Model = client

@@ -251,6 +251,7 @@ var whyColumns = []struct{ key, head string }{
 	{"composite", "score"},
 	{"semantic_match", "semantic"},
 	{"similarity", "cosine"},
+	{"coverage", "coverage"},
 	{"trust_weight", "trust"},
 	{"success_rate", "success"},
 	{"latency_score", "speed"},
@@ -298,6 +299,9 @@ func (r *REPL) why() {
 	}
 	tw.Flush()
 	r.printf("score = the weighted sum of semantic, trust, success, speed and pref; cosine is the raw similarity\n")
+	if sel.Mode == selector.ModeNoLLM {
+		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.Selector.Config.MinCoverage)
+	}
 }
 
 // num formats a score component; no "-0.000".

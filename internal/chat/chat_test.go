@@ -242,10 +242,11 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 
 	r.say("/why")
 	m = r.expect(m, "candidates for the last request (no-LLM mode)")
-	m = r.expect(m, "score  semantic  cosine  trust  success  speed  pref\n")
+	m = r.expect(m, "score  semantic  cosine  coverage  trust  success  speed  pref\n")
 	m = r.expect(m, "→ calculator   0.")
 	m = r.expect(m, "  delete-note  0.")
 	m = r.expect(m, "cosine is the raw similarity")
+	m = r.expect(m, "no-LLM mode proposes a tool only from 0.40 (selection.min_coverage)")
 
 	r.say("/tools")
 	m = r.expect(m, "* delete-note")

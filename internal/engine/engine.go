@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
@@ -43,11 +44,28 @@ type Engine struct {
 	MaxResultBytes int
 }
 
-// NoLLMMinSimilarity is the best dense similarity below which no-LLM mode
-// answers "none": the value the BFCL calibration found (evals/predict:
-// the 5th percentile of the best similarity over answerable questions,
-// i.e. a 5% false-refusal budget fixed in advance).
-const NoLLMMinSimilarity = 0.20
+// NoLLMMinCoverage is the share of a request's words (selector.Coverage)
+// that no-LLM mode needs some tool's text to use before it proposes that
+// tool; under it the answer is "no tool fits". It is fixed by a rule stated
+// before any off-topic request was scored (nofit.go): the 5th percentile
+// of the best coverage over the realistic requests of
+// evals/data/realistic.txt, i.e. a 5% false-refusal budget, as
+// evals/predict does for BFCL. TestNoLLMMinCoverageIsCalibrated recomputes
+// it; EVALS.md ("No tool fits") has the figures. airs.yaml's
+// selection.min_coverage overrides it.
+//
+// It is a coverage, not a cosine, because a cosine falls with the length of
+// the tool's description: a threshold on it would refuse well-described
+// tools first. The raw cosine is still shown beside it (/why, --json).
+const NoLLMMinCoverage = 0.40
+
+// MinCoverage is the threshold in force for cfg.
+func MinCoverage(cfg *config.Config) float64 {
+	if cfg != nil && cfg.NoFit.MinCoverage != nil {
+		return *cfg.NoFit.MinCoverage
+	}
+	return NoLLMMinCoverage
+}
 
 // Options are what the channel adds to the configuration.
 type Options struct {
@@ -118,7 +136,8 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 			out, loose, err := export.OllamaFormat(schema)
 			return out, len(loose) > 0, err
 		},
-		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)}, MinSimilarity: NoLLMMinSimilarity},
+		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
+			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	}
 	if e.Model != nil {
 		e.Selector.Model = e.Model
@@ -191,14 +210,59 @@ func (e *Engine) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 	return res, err
 }
 
-// Select chooses a call for the request.
+// Select chooses a call for the request. A selection that names files no
+// readable space holds is an error that lists them (CheckObjects): nothing
+// may run on a file that is not there, and a tool must not be handed the
+// file's name in place of its content.
 func (e *Engine) Select(ctx context.Context, caller, text string) (*selector.Selection, error) {
-	return e.Selector.Select(ctx, caller, text)
+	sel, err := e.Selector.Select(ctx, caller, text)
+	if err != nil {
+		return sel, err
+	}
+	if cerr := e.CheckObjects(caller, text, sel); cerr != nil {
+		return nil, cerr
+	}
+	return sel, nil
 }
 
-// Plan plans a multi-step request.
+// Plan plans a multi-step request. Like Select, a plan whose steps (or, in
+// no-LLM mode, whose request) name files no readable space holds is an
+// error that lists them.
 func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanResult, error) {
-	return e.Selector.Plan(ctx, caller, text, e.Catalog)
+	pr, err := e.Selector.Plan(ctx, caller, text, e.Catalog)
+	if err != nil || pr == nil {
+		return pr, err
+	}
+	var plan struct {
+		Steps []struct {
+			Function  string          `json:"function"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"steps"`
+	}
+	_ = json.Unmarshal(pr.Plan, &plan)
+	steps := []*selector.Selection{{Mode: pr.Mode}} // the request's own mentions
+	for _, st := range plan.Steps {
+		steps = append(steps, &selector.Selection{Mode: selector.ModeModel, Function: st.Function, Arguments: st.Arguments})
+	}
+	var missing *MissingFilesError
+	for _, st := range steps {
+		var me *MissingFilesError
+		if errors.As(e.CheckObjects(caller, text, st), &me) {
+			if missing == nil {
+				missing = me
+				continue
+			}
+			for _, n := range me.Names {
+				if !slices.Contains(missing.Names, n) {
+					missing.Names = append(missing.Names, n)
+				}
+			}
+		}
+	}
+	if missing != nil {
+		return nil, missing
+	}
+	return pr, nil
 }
 
 // Executor is chains' view of the engine: calls go through the pipeline.

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/selector"
+)
+
+var selectCmd = &command{
+	Name:    "select",
+	Summary: "show which tool call AIRS would make for a request, without running it",
+	Usage: `Usage:
+  airs select [--model MODEL | --model none] [--json] TEXT...
+
+Prints the decision AIRS makes for a request in plain words — the tool and
+its arguments, or "none" when no tool fits — and runs nothing. It is the
+decision airs chat and POST /v1/select make, for the tools you may call.
+
+Without a model (no-LLM mode), a tool is proposed only when its
+description uses at least selection.min_coverage of the request's words
+(airs.yaml; the calibrated default is in 'airs help config'); "none" names
+the closest tool with its coverage and its raw cosine similarity (not
+normalised). A tool that fits but whose arguments the request does not
+give is shown with what is missing. A request that names files no space
+you can read holds is an error that lists them.
+
+--json prints the whole selection: mode, function, arguments, validation,
+every candidate's score components (similarity is the raw cosine,
+coverage the share of the request's words the tool's text uses), and the
+threshold in force.
+
+Exit status: 0 with a decision (a tool or none), 1 when selection failed
+(missing files, no callable tool, a model error).
+
+Examples:
+  airs select list the pdf files in my documents
+  airs select --json "what's 2 * (3 + 4)?"
+  airs select --model none tell me a joke about cats
+`,
+	Run: runSelect,
+}
+
+var planCmd = &command{
+	Name:    "plan",
+	Summary: "show the plan (steps of tool calls) AIRS would make for a request, without running it",
+	Usage: `Usage:
+  airs plan [--model MODEL | --model none] [--json] TEXT...
+
+Prints the plan AIRS makes for a request that may need several tools —
+each step's tool and arguments, with references to earlier steps' outputs
+— and runs nothing. It is the plan POST /v1/plan makes. With a model the
+plan is generated under a grammar (valid by construction); in no-LLM mode
+it is the one-step plan of 'airs select' (no steps when no tool fits or
+the request lacks the tool's arguments), and the notice says why.
+
+A plan whose steps, or (no-LLM mode) whose request, name files no space
+you can read holds is an error that lists them.
+
+Exit status: 0 with a plan (possibly empty), 1 when planning failed.
+
+Examples:
+  airs plan compare the pricing in quote-2023.pdf and quote-2024.pdf
+  airs plan --json --model qwen3:0.6b "find the PDFs, then summarize the newest"
+`,
+	Run: runPlan,
+}
+
+// decisionFlags parses select's and plan's common flags and builds the engine.
+func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), string, string, bool, error) {
+	fs := a.flags()
+	model := fs.String("model", "", "Ollama `model` that makes the decision, or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	asJSON := fs.Bool("json", false, "print the whole decision as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, nil, "", "", false, err
+	}
+	text := strings.TrimSpace(strings.Join(pos, " "))
+	if text == "" {
+		return nil, nil, "", "", false, usagef("'%s' needs the request, e.g. airs %s list the pdf files in my documents", name, name)
+	}
+	caller, err := a.caller()
+	if err != nil {
+		return nil, nil, "", "", false, err
+	}
+	e, closeAll, err := a.engine(a.context(), name, *model)
+	if err != nil {
+		return nil, nil, "", "", false, err
+	}
+	return e, closeAll, caller, text, *asJSON, nil
+}
+
+// selectJSON is the selection with the threshold it was held to.
+type selectJSON struct {
+	*selector.Selection
+	MinCoverage float64 `json:"min_coverage"`
+}
+
+func runSelect(a *app, args []string) error {
+	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "select", args)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	sel, err := e.Select(a.context(), caller, text)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(a.stdout, selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage})
+	}
+	printDecision(a, e, sel.Function, sel.Arguments, sel.Validation, sel.Candidates, sel.Mode)
+	if sel.Mode == selector.ModeNoLLM && sel.Notice != selector.NoLLMNotice {
+		fmt.Fprintf(a.stdout, "note: %s\n", strings.TrimPrefix(sel.Notice, selector.NoLLMNotice+"; "))
+	}
+	return nil
+}
+
+func runPlan(a *app, args []string) error {
+	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "plan", args)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	pr, err := e.Plan(a.context(), caller, text)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(a.stdout, struct {
+			*selector.PlanResult
+			MinCoverage float64 `json:"min_coverage"`
+		}{pr, e.Selector.Config.MinCoverage})
+	}
+	var plan struct {
+		Steps []struct {
+			ID        string          `json:"id"`
+			Function  string          `json:"function"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
+		return fmt.Errorf("reading the plan: %w", err)
+	}
+	mode := "no-LLM mode"
+	if pr.Mode == selector.ModeModel {
+		mode = "model " + e.ModelName
+	}
+	if len(plan.Steps) == 0 {
+		fmt.Fprintf(a.stdout, "plan (%s): no steps\n", mode)
+		printBest(a, e, pr.Candidates)
+	} else {
+		fmt.Fprintf(a.stdout, "plan (%s): %d step(s)\n", mode, len(plan.Steps))
+		for _, st := range plan.Steps {
+			fmt.Fprintf(a.stdout, "  %s  %s %s\n", st.ID, st.Function, compactArgs(st.Arguments))
+		}
+	}
+	if pr.Mode == selector.ModeNoLLM && pr.Notice != selector.NoLLMNotice && pr.Notice != "" {
+		fmt.Fprintf(a.stdout, "note: %s\n", strings.TrimPrefix(pr.Notice, selector.NoLLMNotice+"; "))
+	}
+	return nil
+}
+
+// printDecision prints a selection in one or two lines.
+func printDecision(a *app, e *engine.Engine, fn string, args json.RawMessage, validation string, cands []selector.Candidate, mode selector.Mode) {
+	by := "no-LLM mode"
+	if mode == selector.ModeModel {
+		by = "model " + e.ModelName
+	}
+	if fn == grammar.NoneTool {
+		fmt.Fprintf(a.stdout, "none: no tool fits (%s)\n", by)
+		printBest(a, e, cands)
+		return
+	}
+	fmt.Fprintf(a.stdout, "tool: %s %s (%s)\n", fn, compactArgs(args), by)
+	for _, c := range cands {
+		if c.Name == fn {
+			fmt.Fprintf(a.stdout, "  similarity %.3f (raw cosine), coverage %.2f (threshold %.2f)\n", c.Score["similarity"], c.Score["coverage"], e.Selector.Config.MinCoverage)
+			break
+		}
+	}
+	if validation != "ok" {
+		fmt.Fprintf(a.stdout, "  not runnable: %s\n", validation)
+	}
+}
+
+// printBest names the candidate closest to the request.
+func printBest(a *app, e *engine.Engine, cands []selector.Candidate) {
+	if len(cands) == 0 {
+		return
+	}
+	best := cands[0]
+	for _, c := range cands {
+		if c.Score["coverage"] > best.Score["coverage"] || c.Score["coverage"] == best.Score["coverage"] && c.Score["similarity"] > best.Score["similarity"] {
+			best = c
+		}
+	}
+	fmt.Fprintf(a.stdout, "  closest: %s, similarity %.3f (raw cosine), coverage %.2f (threshold %.2f)\n",
+		best.Name, best.Score["similarity"], best.Score["coverage"], e.Selector.Config.MinCoverage)
+}
+
+func compactArgs(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

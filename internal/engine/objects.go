@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/selector"
+)
+
+// MissingFilesError says which files a request (or the call chosen for it)
+// names that are in no space the caller can read. Nothing ran.
+type MissingFilesError struct {
+	Names  []string // as the request or the call wrote them
+	Spaces []string // "name (dir)" of the spaces searched
+}
+
+func (e *MissingFilesError) Error() string {
+	where := "you can read no space (grant ReadSpace(<space>) in airs.yaml)"
+	if len(e.Spaces) > 0 {
+		where = "searched " + strings.Join(e.Spaces, ", ")
+	}
+	what := "file"
+	if len(e.Names) > 1 {
+		what = "files"
+	}
+	return fmt.Sprintf("not found: %s (%s named in the request; %s): check the names, or list the space with the list-files tool",
+		strings.Join(e.Names, ", "), what, where)
+}
+
+// CheckObjects checks, before anything runs, that the files a selection
+// will work on exist: with a model, the space and path of the chosen call
+// (a tool that reads a space names it in a "space" argument and the file
+// in "path"); in no-LLM mode, every file name the request mentions outside
+// quotes, looked up in each space the caller may read. No-LLM mode checks
+// the request's own mentions because it may not have given every file to
+// the call ("compare a.pdf and b.pdf" is two reads and a comparison): the
+// error must name every missing file, not only the first one the first
+// step would trip on.
+func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) error {
+	var missing []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			missing = append(missing, n)
+		}
+	}
+	readable := e.readableSpaces(caller)
+	// The call's own space and path, when a model wrote them. In no-LLM
+	// mode the path is the extractor's reading of the request, which may be
+	// any word of it: the user's files are the request's mentions below.
+	if sel != nil && sel.Function != "" && sel.Mode != selector.ModeNoLLM {
+		var args map[string]any
+		if json.Unmarshal(sel.Arguments, &args) == nil {
+			sp, _ := args["space"].(string)
+			p, _ := args["path"].(string)
+			if dir, ok := e.Config.Spaces[sp]; ok && p != "" && readable[sp] {
+				if !exists(dir, p) {
+					add(p)
+				}
+			}
+		}
+	}
+	if sel != nil && sel.Mode == selector.ModeNoLLM {
+		for _, n := range selector.FileMentions(request) {
+			found := false
+			for sp := range readable {
+				if exists(e.Config.Spaces[sp], n) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				add(n)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var spaces []string
+	for sp := range readable {
+		spaces = append(spaces, fmt.Sprintf("%s (%s)", sp, e.Config.Spaces[sp]))
+	}
+	sort.Strings(spaces)
+	return &MissingFilesError{Names: missing, Spaces: spaces}
+}
+
+// readableSpaces are the configured spaces the caller holds ReadSpace of.
+func (e *Engine) readableSpaces(caller string) map[string]bool {
+	out := map[string]bool{}
+	policy := e.Catalog.Policy
+	for sp := range e.Config.Spaces {
+		if policy == nil || policy.Holds(caller, pipeline.Capability{Kind: builtin.KindReadSpace, Arg: sp}) {
+			out[sp] = true
+		}
+	}
+	return out
+}
+
+// maxWalk bounds the entries a search by base name visits in one space.
+const maxWalk = 20000
+
+// exists reports whether rel names a file or folder inside dir, resolved
+// through os.Root so that no name can reach outside the space. A bare name
+// ("todo.txt") is also found in a subfolder (notes/todo.txt): a user names
+// a file, not its folder. When the search is cut at maxWalk entries the
+// answer is yes: the check must only stop a call on a file that is surely
+// not there.
+func exists(dir, rel string) bool {
+	rel = path.Clean(strings.TrimPrefix(rel, "./"))
+	if rel == "." || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, "../") || rel == ".." {
+		return false
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	if _, err := root.Stat(rel); err == nil {
+		return true
+	}
+	if strings.Contains(rel, "/") {
+		return false
+	}
+	found, n := false, 0
+	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if n++; n > maxWalk {
+			found = true
+			return fs.SkipAll
+		}
+		if err == nil && d.Name() == rel {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}

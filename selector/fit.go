@@ -1,0 +1,141 @@
+package selector
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+var reSpaces = regexp.MustCompile(`\s+`)
+
+// Delexicalize replaces the values a request carries — quoted strings, file
+// names, arithmetic expressions, numbers — by the names of their types
+// ("text", "pdf file", "arithmetic expression", "number"), which are the
+// words tool descriptions use for them. What a request asks for is in its
+// other words; a long quoted text to summarize, or the digits of a sum,
+// say nothing about which tool fits, and left in they swamp the words
+// that do (a request's similarity to a tool would fall with the length of
+// its argument).
+func Delexicalize(text string) string {
+	s := reQuoted.ReplaceAllStringFunc(text, func(m string) string {
+		// reQuoted also takes the character before the quote.
+		lead := ""
+		if r := m[0]; r != '\'' && r != '"' && !strings.HasPrefix(m, "“") {
+			lead = string(r)
+		}
+		return lead + " text "
+	})
+	s = reFile.ReplaceAllStringFunc(s, func(m string) string {
+		ext := m[strings.LastIndexByte(m, '.')+1:]
+		return " " + strings.ToLower(ext) + " file "
+	})
+	s = reExpr.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.Trim(m, "0123456789-. ") == "" {
+			return m // a date or an id, not arithmetic: the number rule below
+		}
+		return " arithmetic expression "
+	})
+	s = reNumber.ReplaceAllStringFunc(s, func(m string) string {
+		lead := ""
+		if m != "" && !strings.ContainsRune("-$0123456789", rune(m[0])) {
+			lead = m[:1]
+		}
+		if strings.HasSuffix(m, "%") {
+			return lead + " number percent "
+		}
+		return lead + " number "
+	})
+	return strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
+}
+
+// Coverage is the fraction of a request's content words (analysed as the
+// index analyses them: stop words dropped, stemmed; values delexicalized)
+// that the tool's own text uses — its name, description, parameter names
+// and descriptions. Unlike a cosine it does not fall with the length of
+// the tool's description: a short request whose every word the tool's
+// text uses covers it fully, however much more the description says; and
+// a request about flights, jokes or the weather covers no tool, whatever
+// character n-grams its words share with one. A request with no content
+// word (only values) has coverage 0.
+func Coverage(request string, t pipeline.Tool) float64 {
+	q := embeddings.Terms(Delexicalize(request))
+	if len(q) == 0 {
+		return 0
+	}
+	doc := toolTerms(t)
+	seen := map[string]bool{}
+	n, hit := 0, 0
+	for _, w := range q {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		n++
+		if doc[w] || sharesStem(w, doc) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(n)
+}
+
+// toolTerms are the analysed words of a tool's text, as the index makes it.
+func toolTerms(t pipeline.Tool) map[string]bool {
+	d := Docs([]Entry{{Tool: t}})[0]
+	out := map[string]bool{}
+	for _, w := range embeddings.Terms(d.Name + " " + d.Text()) {
+		out[w] = true
+	}
+	return out
+}
+
+// sharesStem matches derived forms the light stemmer leaves apart
+// ("calculate" and "calculator", "summary" and "summarize"): a common
+// prefix of at least six letters and three quarters of the shorter word.
+func sharesStem(w string, doc map[string]bool) bool {
+	if len(w) < 6 {
+		return false
+	}
+	for d := range doc {
+		if len(d) < 6 || d[:3] != w[:3] {
+			continue
+		}
+		n := 0
+		for n < len(w) && n < len(d) && w[n] == d[n] {
+			n++
+		}
+		if n >= 6 && 4*n >= 3*min(len(w), len(d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// FileMentions are the file names a request names (report.pdf,
+// notes/todo.md), in order, without repeats; names inside quotes are part
+// of a quoted text, not mentions.
+func FileMentions(request string) []string {
+	var out []string
+	seen := map[string]bool{}
+	unquoted := reQuoted.ReplaceAllStringFunc(request, func(m string) string { return strings.Repeat(" ", len(m)) })
+	for _, m := range reFile.FindAllString(unquoted, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// usesFile reports whether some top-level argument is a file the request names.
+func usesFile(args map[string]any, request string) bool {
+	for _, f := range FileMentions(request) {
+		for _, v := range args {
+			if s, ok := v.(string); ok && s == f {
+				return true
+			}
+		}
+	}
+	return false
+}
