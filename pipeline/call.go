@@ -27,6 +27,7 @@ type callState struct {
 	reached bool          // stage 6 ran the handler
 	handler time.Duration // handler time, for the tool's histogram
 	failed  bool          // the provider failed (crash, timeout, dead): breaker and error rate
+	mig     *migrating    // set by lookup when a migration serves an old version pin
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -84,6 +85,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	}
 	e := cs.entry
 	res.Provider, res.Version = e.prov.id, e.tool.Version
+	if cs.mig != nil {
+		res.MigratedFrom = cs.mig.from
+	}
 	if d := e.tool.Deprecation; d != nil {
 		res.Warning = fmt.Sprintf("%s is deprecated and retires on %s", e.tool.Name, d.Sunset.Format(time.DateOnly))
 		if d.Replacement != "" {
@@ -108,6 +112,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// Stage 3: capabilities.
 	if !m.policy.CanReach(req.Caller, e.prov.id) {
 		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
+	}
+	if cs.mig != nil { // old-format params become the new version's (migrate.go)
+		if err := m.migrate(hctx, cs); err != nil {
+			return err
+		}
 	}
 	if m.cfg.Intent != nil {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
@@ -144,7 +153,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 	if fes := e.params.validate(cs.params.value); fes != nil {
-		return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
+		sv := &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
+		if cs.mig != nil {
+			sv.Migration = cs.mig.name
+		}
+		return sv
 	}
 	if err := m.stopped(hctx, cs); err != nil {
 		return err
@@ -204,6 +217,11 @@ func (m *Manager) stopped(ctx context.Context, cs *callState) error {
 func (m *Manager) lookup(cs *callState) (*entry, error) {
 	req := cs.req
 	cands := m.reg.candidates(req.Tool, req.Version)
+	migrated := false
+	if len(cands) == 0 && req.Version != "" {
+		// No version matches the pin: a newer major may migrate the call.
+		cands, migrated = m.reg.migrationCandidates(req.Tool, req.Version), true
+	}
 	if len(cands) == 0 {
 		return nil, &ToolNotFound{Tool: req.Tool, Provider: req.Provider, Version: req.Version}
 	}
@@ -225,6 +243,10 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 			}
 		}
 		if why == nil {
+			if migrated {
+				mg, _ := e.migrationFor(req.Version)
+				cs.mig = &migrating{from: req.Version, decl: mg, name: mg.String()}
+			}
 			return e, nil
 		}
 		if first == nil {
@@ -345,6 +367,9 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 			Time: cs.wall, CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider,
 			Tool: res.Tool, Version: res.Version, ParamsSHA256: hex.EncodeToString(sum[:]),
 			Outcome: string(res.Outcome), Error: res.ErrorKind, LatencyNs: int64(latency),
+		}
+		if cs.mig != nil {
+			rec.MigratedFrom, rec.Migration = cs.mig.from, cs.mig.name
 		}
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
