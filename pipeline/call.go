@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -75,6 +76,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if cs.params, err = decodeParams(req.Tool, req.Params, req.Encoding); err != nil {
 		return err
 	}
+	// The handler gets its own copy: decoded JSON params alias the caller's
+	// buffer, and a handler that writes into its params (or keeps writing
+	// after its deadline) must not change what the caller holds, nor what the
+	// audit record hashes (property 2, property_test.go).
+	cs.params.json = bytes.Clone(cs.params.json)
 	if err := m.stopped(ctx, cs); err != nil {
 		return err
 	}
@@ -172,10 +178,21 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	out, err := m.execute(hctx, cs)
 	res.Output = out
 	if err != nil {
+		if len(out) > 0 && !json.Valid(out) {
+			res.Output = nil // partial output that is not JSON is no output
+		}
 		return err
 	}
 
-	// Stage 7 (the check; delivery proper is in deliver).
+	// Stage 7 (the check; delivery proper is in deliver). Output must be
+	// JSON whether or not the tool declares a return_schema: the Result
+	// carries it as a raw JSON value, and garbage would break every encoder
+	// downstream (HTTP, the CLI's --json) after the call was counted ok.
+	if e.returns == nil && len(out) > 0 && !json.Valid(out) {
+		res.Output = nil
+		return &SchemaValidationFailed{Tool: e.tool.Name, Output: true,
+			Errors: []FieldError{{Pointer: "", Message: "output is not valid JSON"}}}
+	}
 	if e.returns != nil {
 		v, derr := decodeJSON(out)
 		var fes []FieldError
