@@ -224,6 +224,9 @@ type CallRequest struct {
 	Provider  string          `json:"provider,omitempty"`
 	Arguments json.RawMessage `json:"arguments"`
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+	// Version pins the tool's version ("1", "1.x", "1.2.0"); an old major
+	// is migrated when the tool declares a migration (pipeline/migrate.go).
+	Version string `json:"version,omitempty"`
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
@@ -242,6 +245,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	res, err := s.backend.Call(r.Context(), pipeline.Request{
 		CallID: req.CallID, Tool: req.Tool, Provider: req.Provider, Params: params,
 		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Caller: Caller(r.Context()),
+		Version: req.Version,
 	})
 	if err != nil {
 		writeCallError(w, res, err)
