@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,6 +29,7 @@ type callState struct {
 	reached bool          // stage 6 ran the handler
 	handler time.Duration // handler time, for the tool's histogram
 	failed  bool          // the provider failed (crash, timeout, dead): breaker and error rate
+	mig     *migrating    // set by lookup when a migration serves an old version pin
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -75,6 +77,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if cs.params, err = decodeParams(req.Tool, req.Params, req.Encoding); err != nil {
 		return err
 	}
+	// The handler gets its own copy: decoded JSON params alias the caller's
+	// buffer, and a handler that writes into its params (or keeps writing
+	// after its deadline) must not change what the caller holds, nor what the
+	// audit record hashes (property 2, property_test.go).
+	cs.params.json = bytes.Clone(cs.params.json)
 	if err := m.stopped(ctx, cs); err != nil {
 		return err
 	}
@@ -85,6 +92,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	}
 	e := cs.entry
 	res.Provider, res.Version = e.prov.id, e.tool.Version
+	if cs.mig != nil {
+		res.MigratedFrom = cs.mig.from
+	}
 	if d := e.tool.Deprecation; d != nil {
 		res.Warning = fmt.Sprintf("%s is deprecated and retires on %s", e.tool.Name, d.Sunset.Format(time.DateOnly))
 		if d.Replacement != "" {
@@ -109,6 +119,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// Stage 3: capabilities.
 	if !m.policy.CanReach(req.Caller, e.prov.id) {
 		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
+	}
+	if cs.mig != nil { // old-format params become the new version's (migrate.go)
+		if err := m.migrate(hctx, cs); err != nil {
+			return err
+		}
 	}
 	if m.cfg.Intent != nil {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
@@ -145,7 +160,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 	if fes := e.params.validate(cs.params.value); fes != nil {
-		return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
+		sv := &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
+		if cs.mig != nil {
+			sv.Migration = cs.mig.name
+		}
+		return sv
 	}
 	if err := m.stopped(hctx, cs); err != nil {
 		return err
@@ -160,10 +179,21 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	out, err := m.execute(hctx, cs)
 	res.Output = out
 	if err != nil {
+		if len(out) > 0 && !json.Valid(out) {
+			res.Output = nil // partial output that is not JSON is no output
+		}
 		return err
 	}
 
-	// Stage 7 (the check; delivery proper is in deliver).
+	// Stage 7 (the check; delivery proper is in deliver). Output must be
+	// JSON whether or not the tool declares a return_schema: the Result
+	// carries it as a raw JSON value, and garbage would break every encoder
+	// downstream (HTTP, the CLI's --json) after the call was counted ok.
+	if e.returns == nil && len(out) > 0 && !json.Valid(out) {
+		res.Output = nil
+		return &SchemaValidationFailed{Tool: e.tool.Name, Output: true,
+			Errors: []FieldError{{Pointer: "", Message: "output is not valid JSON"}}}
+	}
 	if e.returns != nil {
 		v, derr := decodeJSON(out)
 		var fes []FieldError
@@ -205,6 +235,11 @@ func (m *Manager) stopped(ctx context.Context, cs *callState) error {
 func (m *Manager) lookup(cs *callState) (*entry, error) {
 	req := cs.req
 	cands := m.reg.candidates(req.Tool, req.Version)
+	migrated := false
+	if len(cands) == 0 && req.Version != "" {
+		// No version matches the pin: a newer major may migrate the call.
+		cands, migrated = m.reg.migrationCandidates(req.Tool, req.Version), true
+	}
 	if len(cands) == 0 {
 		return nil, &ToolNotFound{Tool: req.Tool, Provider: req.Provider, Version: req.Version}
 	}
@@ -239,6 +274,10 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 			}
 		}
 		if why == nil {
+			if migrated {
+				mg, _ := e.migrationFor(req.Version)
+				cs.mig = &migrating{from: req.Version, decl: mg, name: mg.String()}
+			}
 			return e, nil
 		}
 		if first == nil {
@@ -359,6 +398,9 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 			Time: cs.wall, CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider,
 			Tool: res.Tool, Version: res.Version, ParamsSHA256: hex.EncodeToString(sum[:]),
 			Outcome: string(res.Outcome), Error: res.ErrorKind, LatencyNs: int64(latency),
+		}
+		if cs.mig != nil {
+			rec.MigratedFrom, rec.Migration = cs.mig.from, cs.mig.name
 		}
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)

@@ -156,6 +156,10 @@ type SchemaValidationFailed struct {
 	Tool   string
 	Errors []FieldError
 	Output bool
+	// Migration names the migration tool (name@version) whose output these
+	// params were, for a call pinned to an older version: the provider's
+	// bug, not the caller's.
+	Migration string
 }
 
 func (e *SchemaValidationFailed) Error() string {
@@ -166,6 +170,10 @@ func (e *SchemaValidationFailed) Error() string {
 		b.WriteString("invalid params for ")
 	}
 	b.WriteString(e.Tool)
+	if e.Migration != "" {
+		b.WriteString(" made by migration ")
+		b.WriteString(e.Migration)
+	}
 	for i, fe := range e.Errors {
 		if i == 0 {
 			b.WriteString(": ")
@@ -369,6 +377,9 @@ func HintFor(err error, iface string) string {
 	var sv *SchemaValidationFailed
 	if errors.As(err, &sv) && sv.Output {
 		return "the tool returned output that breaks its own return_schema: report it to its provider"
+	}
+	if sv != nil && sv.Migration != "" {
+		return "the migration from the version you pinned made params the current version rejects: report it to the tool's provider, or call the current version with its own params"
 	}
 	kind := KindOf(err)
 	if h, ok := httpHints[kind]; ok && iface == HintHTTP {

@@ -40,6 +40,12 @@ import (
 //	    idempotent: true
 //	    lenient: false
 //	    deprecation: {sunset: 2027-01-01, replacement: calculator2}
+//	    migrations:                 # calls pinned to an old major (migrate.go)
+//	      - {from: "1", tool: calculator-v1-to-v2, version: 1.0.0}
+//
+// A migration tool is declared like any tool (its parameters are the old
+// format, its output the new); the manifest may list it before or after the
+// version that uses it.
 type Manifest struct {
 	Path     string
 	Provider string
@@ -85,6 +91,7 @@ type manifestFile struct {
 			Sunset      string `json:"sunset"`
 			Replacement string `json:"replacement"`
 		} `json:"deprecation"`
+		Migrations []Migration `json:"migrations"`
 	} `json:"tools"`
 }
 
@@ -146,7 +153,12 @@ func ParseManifest(b []byte, isJSON bool) (*Manifest, error) {
 			Name: t.Name, Version: t.Version, Description: t.Description,
 			Parameters: t.Parameters, ReturnSchema: t.ReturnSchema,
 			CapabilityRequired: t.Capabilities, Trust: trust, LatencyClass: lc,
-			Idempotent: t.Idempotent, Lenient: t.Lenient,
+			Idempotent: t.Idempotent, Lenient: t.Lenient, Migrations: t.Migrations,
+		}
+		for j, mg := range tool.Migrations {
+			if mg.From == "" || mg.Tool == "" {
+				return nil, fmt.Errorf("%s: migrations[%d]: want both from and tool", where, j)
+			}
 		}
 		if string(tool.ReturnSchema) == "null" {
 			tool.ReturnSchema = nil
@@ -164,19 +176,37 @@ func ParseManifest(b []byte, isJSON bool) (*Manifest, error) {
 }
 
 // Register binds every tool's handler through resolve and registers it
-// under the manifest's provider. It registers nothing if any id is unknown.
+// under the manifest's provider. It registers nothing if any id is unknown
+// or any migration names a tool that neither the manifest nor the registry
+// has for this provider. Tools that declare migrations are registered after
+// the others, so that their migration tools are there first.
 func (m *Manifest) Register(r *Registry, resolve HandlerResolver) error {
 	hs := make([]Handler, len(m.Tools))
+	declared := map[string][]*entry{} // name → versions in the manifest, for Registry.pick
 	for i, t := range m.Tools {
 		h, err := resolve(t.Handler)
 		if err != nil {
 			return fmt.Errorf("manifest %s: tool %s: %w", m.Path, t.Tool.Name, err)
 		}
 		hs[i] = h
+		declared[t.Tool.Name] = append(declared[t.Tool.Name], &entry{tool: t.Tool})
 	}
-	for i, t := range m.Tools {
-		if err := r.Register(m.Provider, t.Tool, hs[i]); err != nil {
-			return fmt.Errorf("manifest %s: %w", m.Path, err)
+	for _, t := range m.Tools {
+		for _, mg := range t.Tool.Migrations {
+			if _, ok := r.Get(m.Provider, mg.Tool, mg.Version); !ok && r.pick(declared[mg.Tool], mg.Version) == nil {
+				return fmt.Errorf("manifest %s: tool %s: migration from %q names tool %s, which is neither in the manifest nor registered by %s",
+					m.Path, t.Tool.Name, mg.From, mg, m.Provider)
+			}
+		}
+	}
+	for _, withMigrations := range []bool{false, true} {
+		for i, t := range m.Tools {
+			if (len(t.Tool.Migrations) > 0) != withMigrations {
+				continue
+			}
+			if err := r.Register(m.Provider, t.Tool, hs[i]); err != nil {
+				return fmt.Errorf("manifest %s: %w", m.Path, err)
+			}
 		}
 	}
 	return nil

@@ -133,6 +133,9 @@ func (r *Registry) Register(providerID string, t Tool, h Handler) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.checkMigrations(providerID, t); err != nil {
+		return fmt.Errorf("register %s/%s: %w", providerID, t.Name, err)
+	}
 	p := r.providers[providerID]
 	if p == nil {
 		p = &provider{id: providerID}
@@ -213,16 +216,63 @@ func (r *Registry) DeregisterProvider(providerID string) int {
 }
 
 // Get returns the tool provider offers under name (highest version when
-// version is ""), without ranking or liveness checks.
+// version is "", else as Request.Version pins it), without ranking or
+// liveness checks.
 func (r *Registry) Get(providerID, name, version string) (Registered, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, e := range r.versions[pnKey{providerID, name}] {
-		if version == "" || e.tool.Version == version {
-			return Registered{Provider: providerID, Tool: e.tool}, true
-		}
+	if e := r.pick(r.versions[pnKey{providerID, name}], version); e != nil {
+		return Registered{Provider: providerID, Tool: e.tool}, true
 	}
 	return Registered{}, false
+}
+
+// pick returns the version of vs (highest first) that pin selects: the
+// highest when pin is "", an exact match when there is one, else the highest
+// version under pin (pinMatches); nil when none.
+func (r *Registry) pick(vs []*entry, pin string) *entry {
+	if len(vs) == 0 {
+		return nil
+	}
+	if pin == "" {
+		return vs[0]
+	}
+	for _, e := range vs {
+		if e.tool.Version == pin {
+			return e
+		}
+	}
+	for _, e := range vs {
+		if pinMatches(pin, e.tool.Version) {
+			return e
+		}
+	}
+	return nil
+}
+
+// pinMatches reports whether version v is under pin: pin's dot-separated
+// parts, less trailing "x" or "*" wildcards, are a prefix of v's ("1" and
+// "1.x" match 1.0.0 and 1.9.3; "1.2" matches 1.2.7, not 1.20.0). Parts
+// compare as compareVersions does ("v1" = "1"; numbers numerically).
+func pinMatches(pin, v string) bool {
+	pin, v = strings.TrimPrefix(pin, "v"), strings.TrimPrefix(v, "v")
+	if pin == v {
+		return true
+	}
+	ps := strings.Split(pin, ".")
+	for len(ps) > 0 && (ps[len(ps)-1] == "x" || ps[len(ps)-1] == "X" || ps[len(ps)-1] == "*") {
+		ps = ps[:len(ps)-1]
+	}
+	vs := strings.Split(v, ".")
+	if len(ps) > len(vs) {
+		return false
+	}
+	for i, p := range ps {
+		if compareVersions(p, vs[i]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Providers lists who offers name (highest version each), in the order a
@@ -256,7 +306,7 @@ func (r *Registry) List() []Registered {
 }
 
 // candidates returns (in a fresh slice when ranking may reorder it) the entries a call for name may use:
-// the highest version of each provider, or exactly version when given.
+// the highest version of each provider, or the one version pins (pick).
 func (r *Registry) candidates(name, version string) []*entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -269,10 +319,8 @@ func (r *Registry) candidates(name, version string) []*entry {
 	}
 	var out []*entry
 	for _, latest := range r.byName[name] {
-		for _, e := range r.versions[pnKey{latest.prov.id, name}] {
-			if e.tool.Version == version {
-				out = append(out, e)
-			}
+		if e := r.pick(r.versions[pnKey{latest.prov.id, name}], version); e != nil {
+			out = append(out, e)
 		}
 	}
 	return out

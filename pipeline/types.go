@@ -57,6 +57,9 @@ type Tool struct {
 	Idempotent         bool            `json:"idempotent"`
 	Lenient            bool            `json:"lenient"` // opt-in coercion (the seed's table)
 	Deprecation        *Deprecation    `json:"deprecation,omitempty"`
+	// Migrations let callers pinned to an older major version keep calling
+	// this one: their params are mapped by a migration tool (migrate.go).
+	Migrations []Migration `json:"migrations,omitempty"`
 }
 
 // Call is what a handler learns about the call it serves.
@@ -101,7 +104,10 @@ type Request struct {
 	Timeout  time.Duration // 0: the tool's latency-class default
 	Caller   string
 
-	// Version pins a tool version ("" = the highest each provider offers).
+	// Version pins a tool version ("" = the highest each provider offers):
+	// exactly ("1.2.0"), or by prefix ("1", "1.x", "1.2.*": the highest
+	// version under it). A pin whose major version is no longer registered
+	// reaches a newer major that declares a migration from it.
 	Version string
 	// Intent is the user's request in their words, when the channel has it;
 	// the intent verifier (capability level 2) judges the call against it.
@@ -131,4 +137,7 @@ type Result struct {
 	ErrorKind string `json:"error_kind,omitempty"` // KindOf(err) when Outcome != ok
 	// Warning is set for a deprecated tool called before its sunset.
 	Warning string `json:"warning,omitempty"`
+	// MigratedFrom is the version the caller pinned when a migration mapped
+	// its params to Version (seed 003); "" when no migration ran.
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }

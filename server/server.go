@@ -326,6 +326,9 @@ type CallRequest struct {
 	Provider  string          `json:"provider,omitempty"`
 	Arguments json.RawMessage `json:"arguments"`
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+	// Version pins the tool's version ("1", "1.x", "1.2.0"); an old major
+	// is migrated when the tool declares a migration (pipeline/migrate.go).
+	Version string `json:"version,omitempty"`
 }
 
 // msgpackCall is CallRequest on the MessagePack wire.
@@ -369,6 +372,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	res, err := s.backend.Call(r.Context(), pipeline.Request{
 		CallID: req.CallID, Tool: req.Tool, Provider: req.Provider, Params: params, Encoding: enc,
 		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Caller: Caller(r.Context()),
+		Version: req.Version,
 	})
 	if err != nil {
 		writeCallError(w, res, err)

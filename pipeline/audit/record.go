@@ -8,18 +8,22 @@ import (
 
 // Record is one audited call. Seq and Prev are assigned by the Log.
 type Record struct {
-	Seq          uint64    `json:"seq"`
-	Prev         string    `json:"prev"` // hex SHA-256 of the previous line; Genesis for the first
-	Time         time.Time `json:"time"`
-	CallID       string    `json:"call_id"`
-	Caller       string    `json:"caller"`
-	Provider     string    `json:"provider,omitempty"`
-	Tool         string    `json:"tool"`
-	Version      string    `json:"version,omitempty"`
-	ParamsSHA256 string    `json:"params_sha256"`
-	Outcome      string    `json:"outcome"`
-	Error        string    `json:"error,omitempty"` // error kind, when the call failed
-	LatencyNs    int64     `json:"latency_ns"`
+	Seq      uint64    `json:"seq"`
+	Prev     string    `json:"prev"` // hex SHA-256 of the previous line; Genesis for the first
+	Time     time.Time `json:"time"`
+	CallID   string    `json:"call_id"`
+	Caller   string    `json:"caller"`
+	Provider string    `json:"provider,omitempty"`
+	Tool     string    `json:"tool"`
+	Version  string    `json:"version,omitempty"`
+	// MigratedFrom is the version the caller pinned when its params were
+	// migrated to Version, and Migration the migration tool (name@version).
+	MigratedFrom string `json:"migrated_from,omitempty"`
+	Migration    string `json:"migration,omitempty"`
+	ParamsSHA256 string `json:"params_sha256"`
+	Outcome      string `json:"outcome"`
+	Error        string `json:"error,omitempty"` // error kind, when the call failed
+	LatencyNs    int64  `json:"latency_ns"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -46,6 +50,14 @@ func (r *Record) appendBody(b []byte) []byte {
 	if r.Version != "" {
 		b = append(b, `,"version":`...)
 		b = appendString(b, r.Version)
+	}
+	if r.MigratedFrom != "" {
+		b = append(b, `,"migrated_from":`...)
+		b = appendString(b, r.MigratedFrom)
+	}
+	if r.Migration != "" {
+		b = append(b, `,"migration":`...)
+		b = appendString(b, r.Migration)
 	}
 	b = append(b, `,"params_sha256":`...)
 	b = appendString(b, r.ParamsSHA256)
