@@ -9,7 +9,8 @@
 // explicitly (flag or environment) must exist; the default one may be
 // absent, and then the defaults below apply.
 //
-// The state directory ($AIRS_HOME: audit log, vector index, recorded
+// The state directory ($AIRS_HOME: audit log, vector index, learned ranking
+// state, recorded
 // sessions) is $AIRS_HOME if set, else home: in the file, else the user's
 // data directory: $XDG_DATA_HOME/airs, else ~/.local/share/airs
 // (~/Library/Application Support/airs on macOS, %LocalAppData%\airs on
@@ -77,6 +78,7 @@ type Config struct {
 	Manifests []string
 	Ollama    Ollama
 	Recording Recording
+	Selection Selection
 }
 
 // Agent is an identity that calls tools: the CLI's local user, an HTTP

@@ -60,6 +60,14 @@ ollama:
   model: ""
   embed_model: ""
 
+# Ranking of candidate tools: the weights of its components, inline (an
+# omitted component weighs 0) or as the path of the JSON file that
+# 'airs eval tune --write FILE' writes. Default: the values below. What
+# AIRS learns from use (success, latency, your verdicts) is kept in
+# $AIRS_HOME/learned.json.
+selection:
+  weights: {semantic: 0.55, trust: 0.15, success: 0.15, latency: 0.05, preference: 0.10}
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).

@@ -143,6 +143,7 @@ type fileConfig struct {
 		Model      string `yaml:"model"`
 		EmbedModel string `yaml:"embed_model"`
 	} `yaml:"ollama"`
+	Selection fileSelection `yaml:"selection"`
 	Recording struct {
 		Enabled bool     `yaml:"enabled"`
 		Dir     string   `yaml:"dir"`
@@ -516,6 +517,8 @@ func (p *parser) build(fc *fileConfig) *Config {
 		c.Ollama.Host = h
 	}
 	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
+
+	p.buildSelection(&fc.Selection, c)
 
 	// recording
 	c.Recording.Enabled = fc.Recording.Enabled

@@ -41,6 +41,8 @@ type Engine struct {
 	// MaxResultBytes bounds a tool result shown to the model; more is cut
 	// with a note saying so (default 8 KiB).
 	MaxResultBytes int
+
+	learned *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 }
 
 // NoLLMMinSimilarity is the best dense similarity below which no-LLM mode
@@ -131,6 +133,10 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		}
 		e.Recorder = rec
 	}
+	if err := e.loadLearning(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -163,12 +169,16 @@ func (e *Engine) Reindex(ctx context.Context) error {
 	return nil
 }
 
-// Close flushes the recorder.
+// Close saves what the ranker learned and flushes the recorder.
 func (e *Engine) Close() error {
-	if e.Recorder != nil {
-		return e.Recorder.Close()
+	var err error
+	if e.learned != nil {
+		err = e.learned.close()
 	}
-	return nil
+	if e.Recorder != nil {
+		err = errors.Join(err, e.Recorder.Close())
+	}
+	return err
 }
 
 // Mode names how calls are chosen right now.
