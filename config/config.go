@@ -10,8 +10,7 @@
 // absent, and then the defaults below apply.
 //
 // The state directory ($AIRS_HOME: audit log, vector index, learned ranking
-// state, recorded
-// sessions) is $AIRS_HOME if set, else home: in the file, else the user's
+// state, recorded sessions) is $AIRS_HOME if set, else home: in the file, else the user's
 // data directory: $XDG_DATA_HOME/airs, else ~/.local/share/airs
 // (~/Library/Application Support/airs on macOS, %LocalAppData%\airs on
 // Windows).
