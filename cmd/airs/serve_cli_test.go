@@ -239,3 +239,33 @@ steps:
 		}
 	}
 }
+
+// TestEnginesStartTogether: several `airs run` processes started at once on
+// a fresh AIRS_HOME all build the tool index, write the learned state and
+// the audit log; none may fail on files another is writing (the index is
+// opened and synced under its lock). Two rounds: a fresh home, then one
+// with an index to read while others may rewrite it.
+func TestEnginesStartTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts several airs processes")
+	}
+	e := newEnv(t, "")
+	os.WriteFile(filepath.Join(e.dir, "p.yaml"), []byte("pipeline: one\nsteps:\n  - id: a\n    tool: calculator\n    params: {expression: \"1+2\"}\n"), 0o644)
+	const procs = 6
+	for round := range 2 {
+		var wg sync.WaitGroup
+		for range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command(airsBin, "--config", e.config, "run", filepath.Join(e.dir, "p.yaml"))
+				cmd.Env = append(os.Environ(), "AIRS_HOME="+e.home, "AIRS_CONFIG=", "HOME="+e.dir)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("round %d: airs run: %v\n%s", round, err, out)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	e.run("audit", "verify").expect(t, 0, fmt.Sprintf("%d records, chain intact", 2*procs), "")
+}

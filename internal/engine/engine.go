@@ -100,14 +100,10 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if cfg.Home != "" {
 		dir = cfg.IndexDir()
 	}
-	ix, err := embeddings.Open(ctx, emb, embeddings.Options{Dir: dir})
-	if err != nil {
-		return nil, fmt.Errorf("opening the tool index in %s: %w", dir, err)
-	}
-	e.Index = ix
-	if err := e.Reindex(ctx); err != nil {
+	if err := e.openIndex(ctx, emb, dir); err != nil {
 		return nil, err
 	}
+	ix := e.Index
 
 	e.Ranker = NewRanker(reg)
 	e.Selector = &selector.Selector{

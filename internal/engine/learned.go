@@ -53,7 +53,7 @@ func openLearned(path string, r *Ranker, every time.Duration) (*learnedStore, er
 		return nil, err
 	}
 	s := &learnedStore{path: path, r: r}
-	unlock, err := lockLearned(path + ".lock")
+	unlock, err := lockPath(path + ".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (s *learnedStore) save() error {
 		return nil
 	}
 	cur := scoring.Learned{V: scoring.LearnedVersion, Stats: st.Export(), Prefs: pr.Export()}
-	unlock, err := lockLearned(s.path + ".lock")
+	unlock, err := lockPath(s.path + ".lock")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,6 @@
 
 package engine
 
-// Without flock, concurrent saves of the learned state by several
-// processes may drop one's learning (each file write is still atomic).
-func lockLearned(string) (func(), error) { return func() {}, nil }
+// Without flock, several processes on one AIRS_HOME may drop one another's
+// learned state or fail to open the tool index while another writes it.
+func lockPath(string) (func(), error) { return func() {}, nil }

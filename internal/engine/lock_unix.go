@@ -8,10 +8,11 @@ import (
 	"syscall"
 )
 
-// lockLearned takes an exclusive flock on path (created if needed) and
-// returns its release. Holders keep it for one read-merge-write of the
-// learned state; the kernel drops it if the holder dies.
-func lockLearned(path string) (func(), error) {
+// lockPath takes an exclusive flock on path (created if needed) and
+// returns its release. Holders keep it briefly (one read-merge-write of the
+// learned state, one open and sync of the tool index); the kernel drops it
+// if the holder dies.
+func lockPath(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
