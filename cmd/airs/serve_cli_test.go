@@ -19,12 +19,12 @@ import (
 	"time"
 )
 
-// TestCLIWhileServing: with one AIRS_HOME, `airs serve` under HTTP load and
-// four `airs call` processes (plus an `airs run`) at the same moment all
-// write the audit log (and the session log: recording is on). Every call
-// acknowledged to anyone — an HTTP 200 or a CLI exit 0 — must be in the
-// log exactly once, and `airs audit verify` must find the chain intact.
-// Real processes, a real socket, real files.
+// TestCLIWhileServing: with one AIRS_HOME, `airs serve` under HTTP load,
+// four `airs call` processes, an `airs run` and an `airs chat`, all at the
+// same moment, write the audit log (and the session log: recording is on).
+// Every call acknowledged to anyone — an HTTP 200 or a CLI exit 0 — must be
+// in the log exactly once, and `airs audit verify` must find the chain
+// intact. Real processes, a real socket, real files.
 func TestCLIWhileServing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts airs serve and CLI processes")
@@ -173,6 +173,22 @@ steps:
 			ack(res.CallID, "airs call")
 		}()
 	}
+	// And an `airs chat` (input piped: one request, then the session ends).
+	chatOK := false
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		cmd := exec.Command(airsBin, "--config", e.config, "chat", "--model", "none")
+		cmd.Env = append(os.Environ(), "AIRS_HOME="+e.home, "AIRS_CONFIG=", "HOME="+e.dir)
+		cmd.Stdin = strings.NewReader("calculate 6 * 7\n")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), `"result": 42`) {
+			t.Errorf("airs chat: %v\n%s", err, out)
+			return
+		}
+		chatOK = true
+	}()
 	// And an `airs run` (the engine path: manager, index, recorder).
 	runOK := false
 	wg.Add(1)
@@ -206,6 +222,9 @@ steps:
 		runSteps = 2
 	}
 	want := len(acked) + runSteps
+	if chatOK {
+		want++
+	}
 	r := e.run("audit", "verify")
 	r.expect(t, 0, fmt.Sprintf("%d records, chain intact", want), "")
 
