@@ -9,8 +9,8 @@
 // explicitly (flag or environment) must exist; the default one may be
 // absent, and then the defaults below apply.
 //
-// The state directory ($AIRS_HOME: audit log, vector index, recorded
-// sessions) is $AIRS_HOME if set, else home: in the file, else the user's
+// The state directory ($AIRS_HOME: audit log, vector index, learned ranking
+// state, recorded sessions) is $AIRS_HOME if set, else home: in the file, else the user's
 // data directory: $XDG_DATA_HOME/airs, else ~/.local/share/airs
 // (~/Library/Application Support/airs on macOS, %LocalAppData%\airs on
 // Windows).
@@ -77,16 +77,8 @@ type Config struct {
 	Manifests []string
 	Ollama    Ollama
 	Recording Recording
-	// NoFit tunes when no-LLM mode answers "no tool fits" (selection.min_coverage).
-	NoFit NoFit
-}
-
-// NoFit is the no-LLM "no tool fits" threshold.
-type NoFit struct {
-	// MinCoverage, when set, replaces the engine's calibrated threshold on
-	// the share of a request's words a tool's text uses (0..1); nil keeps
-	// the default (engine.NoLLMMinCoverage).
-	MinCoverage *float64
+	// Selection: ranking weights and the no-LLM "no tool fits" threshold.
+	Selection Selection
 }
 
 // Agent is an identity that calls tools: the CLI's local user, an HTTP

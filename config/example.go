@@ -60,18 +60,24 @@ ollama:
   model: ""
   embed_model: ""
 
+# Ranking of candidate tools: the weights of its components, inline (an
+# omitted component weighs 0) or as the path of the JSON file that
+# 'airs eval tune --write FILE' writes. Default: the values below. What
+# AIRS learns from use (success, latency, your verdicts) is kept in
+# $AIRS_HOME/learned.json.
+selection:
+  weights: {semantic: 0.55, trust: 0.15, success: 0.15, latency: 0.05, preference: 0.10}
+  # Without a model, AIRS answers "no tool fits" when no tool's description
+  # uses at least this share of the request's words (0..1; stop words are
+  # skipped; quoted texts, file names and numbers count as "text", "file",
+  # "number"). Unset: the calibrated default, which refuses about 5% of
+  # realistic requests (EVALS.md, "No tool fits"); 0 never refuses.
+  # min_coverage: 0.4
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).
 recording:
   enabled: false
   redact: []
-
-# Without a model, AIRS answers "no tool fits" when no tool's description
-# uses at least this share of the request's words (0..1; stop words are
-# skipped, quoted texts, file names and numbers count as "text", "file",
-# "number"). The default is calibrated to refuse about 5% of realistic
-# requests (EVALS.md, "No tool fits"); 0 never refuses.
-# selection:
-#   min_coverage: 0.4
 `

@@ -143,14 +143,12 @@ type fileConfig struct {
 		Model      string `yaml:"model"`
 		EmbedModel string `yaml:"embed_model"`
 	} `yaml:"ollama"`
+	Selection fileSelection `yaml:"selection"`
 	Recording struct {
 		Enabled bool     `yaml:"enabled"`
 		Dir     string   `yaml:"dir"`
 		Redact  []string `yaml:"redact"`
 	} `yaml:"recording"`
-	Selection struct {
-		MinCoverage *float64 `yaml:"min_coverage"`
-	} `yaml:"selection"`
 }
 
 type fileAgent struct {
@@ -520,6 +518,8 @@ func (p *parser) build(fc *fileConfig) *Config {
 	}
 	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
 
+	p.buildSelection(&fc.Selection, c)
+
 	// recording
 	c.Recording.Enabled = fc.Recording.Enabled
 	c.Recording.Dir = filepath.Join(c.Home, "sessions")
@@ -544,7 +544,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 			p.add(p.line("selection", "min_coverage"), "selection.min_coverage %v: must be between 0 and 1 (the share of a request's words a tool's description must use; 0 never answers \"no tool fits\"); remove it for the calibrated default", *v)
 		} else {
 			x := *v
-			c.NoFit.MinCoverage = &x
+			c.Selection.MinCoverage = &x
 		}
 	}
 	return c

@@ -10,6 +10,15 @@ type Preferences struct {
 	explicit  map[string]float64
 	accepted  map[string]int
 	dismissed map[string]int
+	version   uint64 // bumped by every change
+}
+
+// Version changes whenever a preference or a verdict is recorded, or the
+// state imported.
+func (p *Preferences) Version() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.version
 }
 
 // NewPreferences returns empty preferences.
@@ -22,6 +31,7 @@ func (p *Preferences) Set(tool string, v float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v = min(max(v, -1), 1)
+	p.version++
 	if v == 0 {
 		delete(p.explicit, tool)
 		return
@@ -34,6 +44,7 @@ func (p *Preferences) Set(tool string, v float64) {
 func (p *Preferences) Accept(tool string) {
 	p.mu.Lock()
 	p.accepted[tool]++
+	p.version++
 	p.mu.Unlock()
 }
 
@@ -41,6 +52,7 @@ func (p *Preferences) Accept(tool string) {
 func (p *Preferences) Dismiss(tool string) {
 	p.mu.Lock()
 	p.dismissed[tool]++
+	p.version++
 	p.mu.Unlock()
 }
 

@@ -11,9 +11,10 @@ import (
 // pipeline's outcomes, fed by the caller) for success rates and latency
 // percentiles. Safe for concurrent use.
 type Stats struct {
-	window int
-	mu     sync.RWMutex
-	tools  map[string]*ring
+	window  int
+	mu      sync.RWMutex
+	tools   map[string]*ring
+	version uint64 // bumped by every change: a cheap "anything new to save?"
 }
 
 type sample struct {
@@ -22,9 +23,11 @@ type sample struct {
 }
 
 type ring struct {
-	buf  []sample
-	next int
-	full bool
+	buf     []sample
+	next    int
+	full    bool
+	total   uint64 // calls ever recorded, the window's and older ones
+	updated int64  // unix ms of the last call recorded
 }
 
 // NewStats keeps the last window calls per tool (default 100 when ≤ 0).
@@ -45,15 +48,40 @@ func (s *Stats) Record(tool string, ok bool, latency time.Duration) {
 		r = &ring{buf: make([]sample, 0, s.window)}
 		s.tools[tool] = r
 	}
-	if !r.full && len(r.buf) < s.window {
-		r.buf = append(r.buf, sample{ok, latency})
-		if len(r.buf) == s.window {
+	s.version++
+	r.total++
+	r.updated = time.Now().UnixMilli()
+	r.push(sample{ok, latency}, s.window)
+}
+
+func (r *ring) push(smp sample, window int) {
+	if !r.full && len(r.buf) < window {
+		r.buf = append(r.buf, smp)
+		if len(r.buf) == window {
 			r.full = true
 		}
 		return
 	}
-	r.buf[r.next] = sample{ok, latency}
-	r.next = (r.next + 1) % s.window
+	r.buf[r.next] = smp
+	r.next = (r.next + 1) % window
+}
+
+// ordered returns the window oldest first.
+func (r *ring) ordered() []sample {
+	if !r.full {
+		return r.buf
+	}
+	return append(append(make([]sample, 0, len(r.buf)), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// Window is how many recent calls per tool the statistics keep.
+func (s *Stats) Window() int { return s.window }
+
+// Version changes whenever a call is recorded or the state imported.
+func (s *Stats) Version() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.version
 }
 
 // Calls is the number of calls in the tool's window.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
@@ -141,7 +139,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	if err := c.EnsureHome(); err != nil {
 		return nil, nil, err
 	}
-	log, err := openAudit(c.AuditPath(), 5*time.Second)
+	log, err := openAudit(c.AuditPath())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,24 +155,13 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	return m, func() { m.Close(); log.Close() }, nil
 }
 
-// openAudit opens the audit log, waiting up to wait while another airs
-// process holds it (the log allows one writer; a concurrent `airs call`
-// holds it only for its own call).
-func openAudit(path string, wait time.Duration) (*audit.Log, error) {
-	deadline := time.Now().Add(wait)
-	delay := 5 * time.Millisecond
-	for {
-		log, err := audit.Open(path)
-		if err == nil {
-			return log, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, fmt.Errorf("%w (is 'airs serve' running with the same AIRS_HOME? call through it, or set AIRS_HOME elsewhere)", err)
-			}
-			return nil, err
-		}
-		time.Sleep(delay)
-		delay = min(delay*2, 200*time.Millisecond)
+// openAudit opens the audit log. Other airs processes (a running `airs
+// serve`, other CLI commands) may have it open too: the log chains every
+// batch under a file lock, so they share one chain.
+func openAudit(path string) (*audit.Log, error) {
+	log, err := audit.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
 	}
+	return log, nil
 }

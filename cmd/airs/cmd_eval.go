@@ -61,7 +61,8 @@ per configuration, then one line per compared metric
 tune fits the selection weights on the recorded candidates' score
 components (conditional logit, non-negative weights) on part of the log and
 reports held-out top-1 against the default weights. It writes the weights
-only with --write; use them with 'airs eval replay --weights'.
+only with --write; use them with 'airs eval replay --weights', and in chat,
+serve and run with selection.weights in airs.yaml ('airs help config').
 
 Examples:
   airs eval bfcl --model none --categories multiple,live_multiple

@@ -266,8 +266,8 @@ func TestNoConfigFile(t *testing.T) {
 	}
 }
 
-// Concurrent `airs call` processes share the audit log (one writer at a
-// time; each waits for the lock): every call is recorded, the chain holds.
+// Concurrent `airs call` processes share the audit log (each batch is
+// chained under the file lock): every call is recorded, the chain holds.
 func TestConcurrentCalls(t *testing.T) {
 	e := newEnv(t, "")
 	const n = 6

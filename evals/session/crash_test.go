@@ -35,12 +35,16 @@ func crashWriter(path string) {
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
 	round := os.Getenv(crashEnv + "_ROUND")
+	perG := -1 // records per goroutine; -1: until killed
+	if n := os.Getenv(crashEnv + "_N"); n != "" {
+		fmt.Sscan(n, &perG)
+	}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; ; i++ {
+			for i := 0; i != perG; i++ {
 				rec := sample(i)
 				rec.ID = fmt.Sprintf("r%s-g%d-%d", round, g, i)
 				// Long lines make torn writes likelier.
@@ -57,6 +61,10 @@ func crashWriter(path string) {
 		}()
 	}
 	wg.Wait()
+	if err := r.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(5)
+	}
 }
 
 // TestCrashKeepsAcknowledgedRecords re-executes the test binary as a
@@ -145,4 +153,80 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 		t.Logf("round %d: %d acked this round, %d records in the log, torn tail recovered: %v", round, n, len(recs), r.Recovered() > 0)
 	}
 	t.Logf("torn tails recovered in %d of 3 rounds", tornSeen)
+}
+
+// TestSeveralWriterProcesses runs three recorder processes on one log at
+// once (as `airs serve` and `airs chat` on one AIRS_HOME) and SIGKILLs one
+// mid-stream, twice. Every line must stay whole (the log reads back), every
+// acknowledged record must be there exactly once, and the torn line a
+// killed writer may leave is cut by the survivors before their next batch.
+func TestSeveralWriterProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the binary")
+	}
+	path := filepath.Join(t.TempDir(), "multi.jsonl")
+	acked := map[string]bool{}
+	var mu sync.Mutex
+	for round := range 2 {
+		var wg sync.WaitGroup
+		for w := range 3 {
+			kill := w == round
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), crashEnv+"="+path, fmt.Sprintf("%s_ROUND=%d.%d", crashEnv, round, w))
+			if !kill {
+				cmd.Env = append(cmd.Env, crashEnv+"_N=60")
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sc := bufio.NewScanner(stdout)
+				n := 0
+				for sc.Scan() {
+					id, _ := strings.CutPrefix(sc.Text(), "ack ")
+					mu.Lock()
+					acked[id] = true
+					mu.Unlock()
+					if n++; kill && n == 40 {
+						_ = cmd.Process.Kill()
+					}
+				}
+				err := cmd.Wait()
+				if !kill && err != nil {
+					t.Errorf("writer %d.%d: %v\n%s", round, w, err, stderr.String())
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	recs, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("log unreadable after several writers: %v", err)
+	}
+	count := map[string]int{}
+	for _, rec := range recs {
+		count[rec.ID]++
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Errorf("record %s is in the log %d times", id, n)
+		}
+	}
+	if want := 2 * 2 * 4 * 60; len(acked) < want {
+		t.Fatalf("%d acknowledged, want at least %d", len(acked), want)
+	}
+	for id := range acked {
+		if count[id] == 0 {
+			t.Fatalf("acknowledged record %s lost", id)
+		}
+	}
+	t.Logf("%d acknowledged, %d records in the log", len(acked), len(recs))
 }

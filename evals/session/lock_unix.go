@@ -8,11 +8,25 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive, non-blocking advisory lock so that two
-// recorders never interleave lines in one log.
+// lockFile takes the exclusive advisory lock a recorder holds while it
+// writes and fsyncs one batch, so that recorders in several processes never
+// interleave lines. It blocks: holders keep it for one batch only, and the
+// kernel releases it when a holder dies.
 func lockFile(f *os.File) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("session log %s is in use by another recorder: %w", f.Name(), err)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			return nil
+		}
+		if err != syscall.EINTR {
+			return fmt.Errorf("locking session log %s: %w", f.Name(), err)
+		}
+	}
+}
+
+func unlockFile(f *os.File) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		return fmt.Errorf("unlocking session log %s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -41,6 +41,11 @@ type pending struct {
 // only then acknowledges each record of the batch. Record returning nil
 // therefore means the record is on disk.
 //
+// Several Recorders, in one process or several (`airs serve` and `airs
+// chat` on one AIRS_HOME), may append to one log: each batch is written
+// and fsynced under an exclusive flock on the file, after cutting a torn
+// line that a writer which died mid-write left, so lines never interleave.
+//
 // A nil *Recorder, or one opened with Options.Disabled, records nothing.
 type Recorder struct {
 	path    string
@@ -57,8 +62,8 @@ type Recorder struct {
 
 	errMu     sync.Mutex
 	sticky    error // first write/fsync error: every later Record fails
-	recovered int64 // bytes of a torn last line cut off on open
-	size      int64 // bytes known good on disk
+	recovered int64 // bytes of torn last lines cut off (on open, or before a batch)
+	size      int64 // the file's size after this Recorder's last write
 }
 
 // Open opens (creating it and its directory if needed) the log at path for
@@ -79,7 +84,7 @@ func Open(path string, opt Options) (*Recorder, error) {
 		return nil, err
 	}
 	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +93,9 @@ func Open(path string, opt Options) (*Recorder, error) {
 		return nil, err
 	}
 	size, cut, err := recoverTail(f)
+	if uerr := unlockFile(f); err == nil {
+		err = uerr
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("session: recovering %s: %w", path, err)
@@ -167,11 +175,14 @@ func (r *Recorder) Path() string {
 	return r.path
 }
 
-// Recovered is the number of bytes of a torn last line that Open cut off.
+// Recovered is the number of bytes of torn last lines this Recorder cut
+// off: at Open, or before a batch after another writer died mid-write.
 func (r *Recorder) Recovered() int64 {
 	if r == nil {
 		return 0
 	}
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
 	return r.recovered
 }
 
@@ -288,25 +299,53 @@ func (r *Recorder) writer() {
 	}
 }
 
-func (r *Recorder) writeBatch(buf []byte) error {
-	n, err := r.f.Write(buf)
-	if err == nil {
-		err = r.f.Sync()
+// writeBatch writes and fsyncs one batch under the file lock. A size other
+// than the one this Recorder left means another writer appended (nothing
+// to do: O_APPEND writes at the end) or died mid-write (its torn line is
+// cut first, so the batch starts on a line of its own).
+func (r *Recorder) writeBatch(buf []byte) (err error) {
+	var n int
+	if err = lockFile(r.f); err == nil {
+		n, err = r.writeLocked(buf)
+		if uerr := unlockFile(r.f); err == nil {
+			err = uerr
+		}
 	}
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	if err != nil {
-		// Cut a partial write so the log stays line-aligned; after a failed
-		// fsync nothing more is trusted (the error is sticky).
-		if n > 0 {
-			_ = r.f.Truncate(r.size)
-			_, _ = r.f.Seek(r.size, io.SeekStart)
-		}
 		r.sticky = fmt.Errorf("session: writing %s: %w", r.path, err)
 		return r.sticky
 	}
 	r.size += int64(n)
 	return nil
+}
+
+func (r *Recorder) writeLocked(buf []byte) (int, error) {
+	st, err := r.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st.Size() != r.size {
+		size, cut, err := recoverTail(r.f)
+		if err != nil {
+			return 0, err
+		}
+		r.errMu.Lock()
+		r.size, r.recovered = size, r.recovered+cut
+		r.errMu.Unlock()
+	}
+	n, err := r.f.Write(buf)
+	if err == nil {
+		err = r.f.Sync()
+	}
+	if err != nil && n > 0 {
+		// Cut a partial (or unsynced) write while the tail is still ours,
+		// so the log stays line-aligned; after a failed fsync nothing more
+		// is trusted (the error is sticky).
+		_ = r.f.Truncate(r.size)
+	}
+	return n, err
 }
 
 // Close waits for queued records to be written and closes the log.

@@ -293,8 +293,11 @@ func TestConcurrentWritersAndLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path, Options{}); err == nil {
-		t.Error("a second recorder on the same log was allowed")
+	// A second recorder on the same log (another process, in real use)
+	// shares it: batches never interleave within a line.
+	r2nd, err := Open(path, Options{MaxBatch: 32})
+	if err != nil {
+		t.Fatalf("a second recorder on the same log: %v", err)
 	}
 	var wg sync.WaitGroup
 	const G, N = 8, 100
@@ -302,6 +305,10 @@ func TestConcurrentWritersAndLock(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			r := r
+			if g%2 == 1 {
+				r = r2nd
+			}
 			for i := range N {
 				rec := sample(i)
 				rec.ID = fmt.Sprintf("g%d-%d", g, i)
@@ -314,6 +321,9 @@ func TestConcurrentWritersAndLock(t *testing.T) {
 	}
 	wg.Wait()
 	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2nd.Close(); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := ReadFile(path)
@@ -336,5 +346,34 @@ func TestConcurrentWritersAndLock(t *testing.T) {
 	}
 	if _, err := r2.Record(context.Background(), Record{Kind: KindFeedback}); err == nil {
 		t.Error("feedback without ref accepted")
+	}
+}
+
+// A writer that died mid-write (another process, in real use) leaves a
+// torn line; this recorder cuts it before its next batch, not only at Open,
+// so its own line does not get glued to the fragment.
+func TestTornLineOfAnotherWriterCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	r, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Record(context.Background(), sample(1)); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	torn := `{"v":1,"kind":"request","id":"half`
+	f.WriteString(torn)
+	f.Close()
+	if _, err := r.Record(context.Background(), sample(2)); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadFile(path)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d records, %v: the torn line must be cut", len(recs), err)
+	}
+	if r.Recovered() != int64(len(torn)) {
+		t.Errorf("recovered %d bytes, want %d", r.Recovered(), len(torn))
 	}
 }

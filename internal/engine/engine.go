@@ -42,6 +42,8 @@ type Engine struct {
 	// MaxResultBytes bounds a tool result shown to the model; more is cut
 	// with a note saying so (default 8 KiB).
 	MaxResultBytes int
+
+	learned *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -61,8 +63,8 @@ const NoLLMMinCoverage = 0.40
 
 // MinCoverage is the threshold in force for cfg.
 func MinCoverage(cfg *config.Config) float64 {
-	if cfg != nil && cfg.NoFit.MinCoverage != nil {
-		return *cfg.NoFit.MinCoverage
+	if cfg != nil && cfg.Selection.MinCoverage != nil {
+		return *cfg.Selection.MinCoverage
 	}
 	return NoLLMMinCoverage
 }
@@ -116,14 +118,10 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if cfg.Home != "" {
 		dir = cfg.IndexDir()
 	}
-	ix, err := embeddings.Open(ctx, emb, embeddings.Options{Dir: dir})
-	if err != nil {
-		return nil, fmt.Errorf("opening the tool index in %s: %w", dir, err)
-	}
-	e.Index = ix
-	if err := e.Reindex(ctx); err != nil {
+	if err := e.openIndex(ctx, emb, dir); err != nil {
 		return nil, err
 	}
+	ix := e.Index
 
 	e.Ranker = NewRanker(reg)
 	e.Selector = &selector.Selector{
@@ -149,6 +147,10 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 			return nil, fmt.Errorf("opening the session log: %w", err)
 		}
 		e.Recorder = rec
+	}
+	if err := e.loadLearning(); err != nil {
+		e.Close()
+		return nil, err
 	}
 	return e, nil
 }
@@ -186,12 +188,16 @@ func (e *Engine) Reindex(ctx context.Context) error {
 	return nil
 }
 
-// Close flushes the recorder.
+// Close saves what the ranker learned and flushes the recorder.
 func (e *Engine) Close() error {
-	if e.Recorder != nil {
-		return e.Recorder.Close()
+	var err error
+	if e.learned != nil {
+		err = e.learned.close()
 	}
-	return nil
+	if e.Recorder != nil {
+		err = errors.Join(err, e.Recorder.Close())
+	}
+	return err
 }
 
 // Mode names how calls are chosen right now.

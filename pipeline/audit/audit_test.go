@@ -142,16 +142,74 @@ func TestOpenRefusesCorruptLastLine(t *testing.T) {
 	}
 }
 
-func TestSecondWriterRefused(t *testing.T) {
+// Two Logs on one file (as `airs serve` and an `airs call` process have)
+// interleave their batches into one chain: each re-reads the tail the other
+// extended. Without the re-read, both would continue from their own last
+// seq and fork the chain.
+func TestTwoWritersShareOneChain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeN(t, path, 3)
+	a, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(path)
+	if err != nil {
+		t.Fatalf("a second writer must be able to open the log: %v", err)
+	}
+	defer b.Close()
+	var want uint64 = 3
+	for i := range 20 {
+		l := a
+		if i%3 != 0 {
+			l = b
+		}
+		r := rec(i)
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		want++
+		if r.Seq != want {
+			t.Fatalf("append %d got seq %d, want %d", i, r.Seq, want)
+		}
+	}
+	if a.Rereads() == 0 || b.Rereads() == 0 {
+		t.Errorf("rereads a=%d b=%d: each writer should have found the other's records", a.Rereads(), b.Rereads())
+	}
+	rep, err := Verify(path)
+	if err != nil || !rep.OK() || rep.Records != 23 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// A writer that died in the middle of its write leaves a torn line; the
+// next writer to take the lock — not only the next Open — cuts it before
+// linking its own records.
+func TestTornTailRepairedUnderLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if l2, err := Open(path); err == nil {
-		l2.Close()
-		t.Fatal("a second writer must be refused")
+	if err := l.Append(rec(1)); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	torn := `{"seq":2,"prev":"abc","time":"2026-`
+	f.WriteString(torn)
+	f.Close()
+	r := rec(2)
+	if err := l.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 2 || l.Recovered() != int64(len(torn)) {
+		t.Fatalf("seq %d, recovered %d bytes: want seq 2 and the %d torn bytes cut", r.Seq, l.Recovered(), len(torn))
+	}
+	rep, err := Verify(path)
+	if err != nil || !rep.OK() || rep.Records != 2 || rep.TornTail != 0 {
+		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }
 

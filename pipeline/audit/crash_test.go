@@ -32,12 +32,16 @@ func TestCrashChild(t *testing.T) {
 	}
 	var mu sync.Mutex
 	deadline := time.Now().Add(10 * time.Second) // never outlive a dead parent for long
+	perG := -1                                   // records per goroutine; -1: until killed
+	if n := os.Getenv(childEnv + "_N"); n != "" {
+		fmt.Sscan(n, &perG)
+	}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
+			for i := 0; time.Now().Before(deadline) && i != perG; i++ {
 				id := fmt.Sprintf("r%s-g%d-%d", run, g, i)
 				r := &Record{Time: time.Now(), CallID: id, Caller: "crash", Tool: "t", Outcome: "ok", ParamsSHA256: "x"}
 				if err := l.Append(r); err != nil {
@@ -53,6 +57,10 @@ func TestCrashChild(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if err := l.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close:", err)
+		os.Exit(5)
+	}
 	os.Exit(0)
 }
 
@@ -149,4 +157,110 @@ func TestKill9LosesNothing(t *testing.T) {
 		t.Fatalf("after reopen: %+v", rep2)
 	}
 	t.Logf("%d runs, %d acknowledged, %d records in log (unacknowledged extras are fine)", runs, len(acked), rep.Records)
+}
+
+// TestSeveralWriterProcesses runs four writer processes on one log at once
+// (as `airs serve` and CLI commands do), SIGKILLs some of them in the
+// middle of their streams while the others go on, and restarts them. Every
+// acknowledged record must be in the log exactly once, and the chain must
+// verify across all of it: the kills leave torn tails that the surviving
+// writers repair under the lock.
+func TestSeveralWriterProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns 12 processes")
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	acked := map[string]int{}
+	var mu sync.Mutex
+	kills := 0
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for w := range 4 {
+			kill := (w+round)%2 == 0 // two of the four die each round
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), childEnv+"="+path, fmt.Sprintf("%s_RUN=%d.%d", childEnv, round, w))
+			if !kill {
+				cmd.Env = append(cmd.Env, childEnv+"_N=150")
+			}
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sc := bufio.NewScanner(out)
+				var lines []string
+				if kill {
+					if sc.Scan() {
+						lines = append(lines, sc.Text())
+					}
+					time.Sleep(time.Duration(5+rand.IntN(60)) * time.Millisecond)
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+				}
+				for sc.Scan() {
+					lines = append(lines, sc.Text())
+				}
+				err := cmd.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if kill {
+					if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+						kills++
+					}
+				} else if err != nil {
+					t.Errorf("writer %d.%d failed: %v", round, w, err)
+				}
+				for _, l := range lines {
+					if id, ok := strings.CutPrefix(l, "ack "); ok {
+						acked[id]++
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if kills < 3 {
+		t.Fatalf("only %d writers were killed mid-stream: the test did not exercise crashes", kills)
+	}
+	rep, err := Verify(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("chain broken with several writers: %v", rep.Break)
+	}
+	recs, err := Tail(path, rep.Records+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLog := make(map[string]int, len(recs))
+	for _, r := range recs {
+		inLog[r.CallID]++
+	}
+	for id, n := range inLog {
+		if n != 1 {
+			t.Errorf("record %s is in the log %d times", id, n)
+		}
+	}
+	if min := 6 * 8 * 150; len(acked) < min { // the six writers left alone ack all of theirs
+		t.Fatalf("%d acknowledged records, want at least %d", len(acked), min)
+	}
+	missing := 0
+	for id := range acked {
+		if inLog[id] == 0 {
+			missing++
+			if missing < 5 {
+				t.Errorf("acknowledged record %s is not in the log", id)
+			}
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d acknowledged records lost", missing, len(acked))
+	}
+	t.Logf("%d writers killed, %d acknowledged, %d records in log", kills, len(acked), rep.Records)
 }

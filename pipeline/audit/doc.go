@@ -6,7 +6,7 @@
 // # Durability
 //
 // Append returns only after the record is on disk (written and fdatasync'd).
-// Appends are group-committed in two stages: one writer goroutine takes
+// Appends are group-committed in two stages: one writer goroutine (per Log) takes
 // every record queued since its last write, extends the hash chain and
 // writes them with one write(2); Syncers goroutines (each with its own file
 // descriptor) call fdatasync, each sync covering every batch written before
@@ -28,6 +28,24 @@
 // complete record; Verify reports such a tail as TornTail rather than as a
 // break. A complete last line that is not a valid record is not guessed at:
 // Open refuses the file (ErrCorrupt) and leaves it for a person to inspect.
+//
+// # Several writers
+//
+// `airs serve` and CLI commands run in separate processes over one
+// AIRS_HOME, so several Logs may append to one file. Each batch is chained
+// and written under an exclusive flock on the file: the writer takes the
+// lock, checks the file's size against what it last left (equal: the tail
+// is its own; otherwise it re-reads the last record's seq and hash, cutting
+// a torn tail that a crashed writer left), links and writes its batch, and
+// unlocks before the fdatasync — a sync flushes the whole file, so it makes
+// every writer's earlier batches durable too, and no lock is held across
+// it. Seqs therefore run 1, 2, 3… across processes in file order, and a
+// record is acknowledged only once a sync that started after its write
+// returned. A torn tail is only ever left by a writer that died (or failed)
+// in the middle of its write(2) while holding the lock, so it was never
+// acknowledged, and whoever takes the lock next repairs it. flock is
+// advisory and Unix-only: on other systems one process at a time must
+// write a log.
 //
 // # What the chain does not prove
 //

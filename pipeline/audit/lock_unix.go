@@ -7,8 +7,20 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock, released by the kernel when the
-// process dies (kill -9 included), so a crashed writer never blocks the next.
+// lockFile takes the exclusive advisory lock that every writer holds while
+// it extends the chain. It blocks: holders keep it only for one batch's
+// tail check, hashing and write(2), never across an fsync. The kernel
+// releases it when the process dies (kill -9 included), so a crashed writer
+// never blocks the next.
 func lockFile(f *os.File) error {
-	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+func unlockFile(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

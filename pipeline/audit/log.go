@@ -25,7 +25,9 @@ var ErrCorrupt = errors.New("audit: log corrupt")
 // overlapping them multiplies durable throughput and cuts the wait.
 const Syncers = 4
 
-// Log is an open audit log. Append is safe for concurrent use.
+// Log is an open audit log. Append is safe for concurrent use, and several
+// Logs — in one process or in several — may append to the same file (see
+// "Several writers" in the package doc).
 //
 // Two stages: one writer goroutine encodes the chain and writes batches in
 // order (so the hash chain is the file order); Syncers goroutines make them
@@ -58,10 +60,12 @@ type Log struct {
 	// Owned by the writer goroutine.
 	seq  uint64
 	prev [32]byte
+	end  int64 // file size after this Log's last write: the chain tail is ours while the size is this
 	buf  []byte
 
-	recovered int64        // bytes of torn tail removed by Open
+	recovered atomic.Int64 // bytes of torn tail removed (by Open, or under the lock later)
 	syncs     atomic.Int64 // fdatasync calls made
+	rereads   atomic.Int64 // batches that found another writer's records at the tail
 }
 
 // batch is one write: the records, and a channel closed once they are
@@ -77,17 +81,15 @@ type batch struct {
 func newBatch() *batch { return &batch{done: make(chan struct{})} }
 
 // Open opens (creating if needed) the log at path, recovers a torn tail (see
-// the package doc), takes an exclusive lock on it (two writers would fork
-// the chain) and starts the writer and syncers.
+// the package doc) and starts the writer and syncers. Other processes may
+// have the same log open: every batch is chained and written under an
+// exclusive lock on the file, after re-reading the tail another writer may
+// have extended.
 func Open(path string) (*Log, error) {
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
-	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit: %s is in use by another writer: %w", path, err)
 	}
 	if os.IsNotExist(statErr) {
 		// Make the new file's directory entry durable too.
@@ -99,12 +101,18 @@ func Open(path string) (*Log, error) {
 	l := &Log{f: f, path: path, pending: newBatch(), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
-	tail, err := recoverTail(f)
+	if err := l.lock(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	err = l.readTail()
+	if uerr := unlockFile(f); err == nil && uerr != nil {
+		err = fmt.Errorf("audit: unlocking %s: %w", path, uerr)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	l.seq, l.prev, l.recovered = tail.seq, tail.hash, tail.torn
 	for range Syncers {
 		sf, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
@@ -121,6 +129,25 @@ func Open(path string) (*Log, error) {
 	return l, nil
 }
 
+func (l *Log) lock() error {
+	if err := lockFile(l.f); err != nil {
+		return fmt.Errorf("audit: locking %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// readTail (under the lock) repairs a torn tail and takes the chain's end
+// from the file: the last record's seq and hash, and the file's size.
+func (l *Log) readTail() error {
+	tail, err := recoverTail(l.f)
+	if err != nil {
+		return err
+	}
+	l.seq, l.prev, l.end = tail.seq, tail.hash, tail.size
+	l.recovered.Add(tail.torn)
+	return nil
+}
+
 func (l *Log) closeFiles() {
 	for _, sf := range l.syncFDs {
 		sf.Close()
@@ -128,8 +155,14 @@ func (l *Log) closeFiles() {
 	l.f.Close()
 }
 
-// Recovered is how many bytes of torn tail Open truncated (0 normally).
-func (l *Log) Recovered() int64 { return l.recovered }
+// Recovered is how many bytes of torn tail this Log truncated (0
+// normally): at Open, or later under the lock after another writer crashed
+// mid-write.
+func (l *Log) Recovered() int64 { return l.recovered.Load() }
+
+// Rereads is how many batches found that another writer had appended since
+// this Log's last write, and so re-read the chain's tail.
+func (l *Log) Rereads() int64 { return l.rereads.Load() }
 
 // Syncs is how many fdatasync calls have completed.
 func (l *Log) Syncs() int64 { return l.syncs.Load() }
@@ -200,10 +233,50 @@ func (l *Log) write(b *batch) {
 	l.mu.Lock()
 	err := l.err
 	l.mu.Unlock()
+	if err == nil {
+		err = l.writeLocked(b)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err != nil {
-		b.err = err
+		if l.err == nil {
+			l.err = err
+		}
+		b.err = l.err
 		close(b.done)
 		return
+	}
+	l.writtenIdx++
+	b.idx = l.writtenIdx
+	l.written = append(l.written, b)
+	l.cond.Signal()
+}
+
+// writeLocked chains and writes one batch under the file lock. When the
+// file is not the size this Log left it, another writer appended (or
+// crashed mid-write): the tail is read again (and a torn one cut) before
+// linking. The prefix up to the last newline never changes — only a torn,
+// never-acknowledged tail is ever truncated — so an unchanged size means an
+// unchanged tail and the check costs one fstat.
+func (l *Log) writeLocked(b *batch) (err error) {
+	if err := l.lock(); err != nil {
+		return err
+	}
+	defer func() {
+		if uerr := unlockFile(l.f); uerr != nil && err == nil {
+			// Still holding the lock would block every other writer; stop.
+			err = fmt.Errorf("audit: unlocking %s: %w", l.path, uerr)
+		}
+	}()
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit: stat %s: %w", l.path, err)
+	}
+	if fi.Size() != l.end {
+		l.rereads.Add(1)
+		if err := l.readTail(); err != nil {
+			return err
+		}
 	}
 	buf := l.buf[:0]
 	seq, prev := l.seq, l.prev
@@ -222,25 +295,21 @@ func (l *Log) write(b *batch) {
 		buf = append(buf, '\n')
 		b.recs[i].Seq, b.recs[i].Prev = seq, string(hexPrev[:])
 	}
-	_, err = l.f.Write(buf)
+	n, err := l.f.Write(buf)
 	if cap(buf) <= 1<<20 {
 		l.buf = buf
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err != nil {
-		// A partial write may be on disk: stop acknowledging; the next Open
-		// truncates the torn tail.
-		l.err = fmt.Errorf("audit: write %s: %w", l.path, err)
-		b.err = l.err
-		close(b.done)
-		return
+		// A partial write may be on disk: cut it while the tail is still
+		// ours (if that fails, the next writer or Open cuts it), and stop
+		// acknowledging.
+		if n > 0 {
+			_ = l.f.Truncate(l.end)
+		}
+		return fmt.Errorf("audit: write %s: %w", l.path, err)
 	}
-	l.seq, l.prev = seq, prev
-	l.writtenIdx++
-	b.idx = l.writtenIdx
-	l.written = append(l.written, b)
-	l.cond.Signal()
+	l.seq, l.prev, l.end = seq, prev, l.end+int64(n)
+	return nil
 }
 
 // syncer makes written batches durable: it syncs when something was written

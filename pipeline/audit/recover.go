@@ -14,6 +14,7 @@ type tailState struct {
 	seq  uint64
 	hash [32]byte
 	torn int64 // bytes truncated after the last newline
+	size int64 // the file's size afterwards
 }
 
 // recoverTail finds the last complete line, truncates anything after it
@@ -39,6 +40,7 @@ func recoverTail(f *os.File) (tailState, error) {
 			return st, err
 		}
 	}
+	st.size = end
 	if end == 0 {
 		copy(st.hash[:], genesisHash[:])
 		return st, nil

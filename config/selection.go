@@ -1,0 +1,104 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/airs-dev/airs/scoring"
+)
+
+// Selection configures how candidate tools are ranked.
+type Selection struct {
+	// Weights of the ranking's components; nil: scoring.DefaultWeights.
+	Weights *scoring.SelectionWeights
+	// WeightsFile is the file Weights came from ("" when inline or default).
+	WeightsFile string
+	// MinCoverage, when set, replaces the engine's calibrated no-LLM
+	// threshold on the share of a request's words a tool's text uses
+	// (0..1; selection.min_coverage); nil keeps engine.NoLLMMinCoverage.
+	MinCoverage *float64
+}
+
+// fileSelection is the file's selection: section. weights is either a
+// mapping (inline) or a path to a JSON file as `airs eval tune --write`
+// writes it.
+type fileSelection struct {
+	Weights     yaml.Node `yaml:"weights"`
+	MinCoverage *float64  `yaml:"min_coverage"`
+}
+
+var weightKeys = []string{"semantic", "trust", "success", "latency", "preference"}
+
+func (p *parser) buildSelection(fs *fileSelection, c *Config) {
+	n := &fs.Weights
+	line := p.line("selection", "weights")
+	switch n.Kind {
+	case 0: // absent
+		return
+	case yaml.ScalarNode:
+		if n.Value == "" {
+			return
+		}
+		path := p.expandPath(n.Value)
+		w, err := readWeightsFile(path)
+		if err != nil {
+			p.add(line, "selection.weights: %v: give the JSON file `airs eval tune --write FILE` wrote, or the weights inline ({semantic: 0.55, trust: 0.15, …})", err)
+			return
+		}
+		c.Selection.Weights, c.Selection.WeightsFile = &w, path
+	case yaml.MappingNode:
+		var w scoring.SelectionWeights
+		vals := map[string]*float64{"semantic": &w.Semantic, "trust": &w.Trust, "success": &w.Success, "latency": &w.Latency, "preference": &w.Preference}
+		ok := true
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			dst, known := vals[k.Value]
+			if !known {
+				p.add(k.Line, "selection.weights: unknown component %q: the components are %s", k.Value, strings.Join(weightKeys, ", "))
+				ok = false
+				continue
+			}
+			if err := v.Decode(dst); err != nil {
+				p.add(v.Line, "selection.weights.%s: want a number ≥ 0, got %q", k.Value, v.Value)
+				ok = false
+			}
+		}
+		if !ok {
+			return
+		}
+		if err := w.Validate(); err != nil {
+			p.add(line, "selection.weights: %v: give non-negative numbers, at least one above 0", strings.TrimPrefix(err.Error(), "scoring: "))
+			return
+		}
+		c.Selection.Weights = &w
+	default:
+		p.add(line, "selection.weights: want a file path or a mapping like {semantic: 0.55, trust: 0.15, success: 0.15, latency: 0.05, preference: 0.10}")
+	}
+}
+
+// readWeightsFile reads selection weights as `airs eval tune --write`
+// writes them: one JSON object with the five components.
+func readWeightsFile(path string) (scoring.SelectionWeights, error) {
+	var w scoring.SelectionWeights
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return w, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return w, fmt.Errorf("%s: %w", path, err)
+	}
+	if dec.More() {
+		return w, fmt.Errorf("%s: more than one JSON value", path)
+	}
+	if err := w.Validate(); err != nil {
+		return w, fmt.Errorf("%s: %w", path, err)
+	}
+	return w, nil
+}

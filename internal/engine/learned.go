@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/airs-dev/airs/scoring"
+)
+
+// LearnedFile is where an engine keeps what its ranker learned — each
+// tool's recent success and latency, the user's verdicts and preferences —
+// under AIRS_HOME, so a restart ranks as before.
+const LearnedFile = "learned.json"
+
+// learnedSaveEvery is how often a running engine saves new learning (and
+// Close saves the rest): a kill -9 loses at most this much.
+const learnedSaveEvery = 5 * time.Second
+
+// learnedStore persists a Ranker's learned state in one JSON file.
+//
+// Crash safety: the file is replaced whole (temp file, fsync, rename, fsync
+// of the directory), so it is always either the old or the new state.
+// Size: scoring bounds it (MaxLearnedTools tools, the statistics' window
+// of calls each: under ~2 MB). Several processes (`airs serve`, `airs
+// chat`, `airs run`): each save takes an exclusive flock on FILE.lock,
+// re-reads the file and folds in only what this process learned since it
+// last loaded or saved (scoring.MergeLearned), so no process overwrites
+// another's learning. A running process sees the others' learning at its
+// next start.
+type learnedStore struct {
+	path string
+	r    *Ranker
+
+	mu                     sync.Mutex // one save at a time
+	base                   scoring.Learned
+	savedStats, savedPrefs uint64
+	err                    error // last background save's error, reported by close
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// openLearned loads the stored state into r and, with every > 0, saves new
+// learning in the background at that period.
+func openLearned(path string, r *Ranker, every time.Duration) (*learnedStore, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	s := &learnedStore{path: path, r: r}
+	unlock, err := lockPath(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	l, err := readLearned(path)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	r.scorer.Stats.Import(l.Stats)
+	r.scorer.Prefs.Import(l.Prefs)
+	s.base = l
+	s.savedStats, s.savedPrefs = r.scorer.Stats.Version(), r.scorer.Prefs.Version()
+	if every > 0 {
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.loop(every)
+	}
+	return s, nil
+}
+
+func readLearned(path string) (scoring.Learned, error) {
+	l := scoring.Learned{V: scoring.LearnedVersion}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &l)
+	}
+	if err == nil {
+		err = l.Validate()
+	}
+	if err != nil {
+		return l, fmt.Errorf("the learned ranking state %s is unreadable (%v): move it away or delete it to start with no learned state", path, err)
+	}
+	return l, nil
+}
+
+func (s *learnedStore) loop(every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.save(); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+			}
+		}
+	}
+}
+
+// save merges what was learned since the last load or save into the file.
+// Nothing new: nothing written.
+func (s *learnedStore) save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, pr := s.r.scorer.Stats, s.r.scorer.Prefs
+	// Versions before the export: a change racing with it is saved next time
+	// (the merge counts calls by totals, so nothing is counted twice).
+	sv, pv := st.Version(), pr.Version()
+	if sv == s.savedStats && pv == s.savedPrefs {
+		return nil
+	}
+	cur := scoring.Learned{V: scoring.LearnedVersion, Stats: st.Export(), Prefs: pr.Export()}
+	unlock, err := lockPath(s.path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	disk, err := readLearned(s.path)
+	if err != nil {
+		return err
+	}
+	merged := scoring.MergeLearned(disk, s.base, cur, st.Window())
+	b, err := json.Marshal(merged)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path, b); err != nil {
+		return fmt.Errorf("saving the learned ranking state: %w", err)
+	}
+	s.base, s.savedStats, s.savedPrefs = cur, sv, pv
+	return nil
+}
+
+// close stops the background saver and saves what is left.
+func (s *learnedStore) close() error {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
+	}
+	err := s.save()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		err = s.err
+	}
+	return err
+}
+
+// writeFileAtomic replaces path with data: temp file in the same directory,
+// fsync, rename, fsync of the directory — a crash leaves the old file or
+// the new one, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// loadLearning applies selection.weights from airs.yaml and loads what the
+// ranker learned in earlier runs from AIRS_HOME (saved again as it learns
+// more, and at Close).
+func (e *Engine) loadLearning() error {
+	if w := e.Config.Selection.Weights; w != nil {
+		if err := e.Ranker.SetWeights(*w); err != nil {
+			return fmt.Errorf("selection.weights: %w", err)
+		}
+	}
+	if e.Config.Home == "" {
+		return nil
+	}
+	ls, err := openLearned(filepath.Join(e.Config.Home, LearnedFile), e.Ranker, learnedSaveEvery)
+	if err != nil {
+		return err
+	}
+	e.learned = ls
+	return nil
+}
