@@ -8,17 +8,21 @@ import (
 	"text/tabwriter"
 
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 )
 
 var toolsCmd = &command{
 	Name:    "tools",
 	Summary: "list the registered tools, or show one with its schemas",
 	Usage: `Usage:
-  airs tools list [--json] [--provider P]
-  airs tools show NAME [--provider P] [--version V] [--json]
+  airs tools list [--json] [--provider P] [--all]
+  airs tools show NAME [--provider P] [--version V] [--json] [--all]
 
-'list' prints every registered tool: the builtins (provider "builtin") and
-those declared in the manifests named in airs.yaml. 'show' prints one tool's
+'list' prints the tools you may call: the builtins (provider "builtin") and
+those declared in the manifests named in airs.yaml, as the model sees them —
+a parameter bound to a capability (the space of ReadSpace($space)) lists only
+the values you hold. --all prints every registered tool as registered,
+whether you may call it or not. 'show' prints one tool's
 description, parameters (JSON Schema 2020-12), return schema, required
 capabilities, trust level, latency class and whether it is idempotent —
 everything you need to write its --args for 'airs call'.
@@ -37,6 +41,7 @@ func runTools(a *app, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	provider := fs.String("provider", "", "only tools of this `provider`")
 	version := fs.String("version", "", "show this `version` (default: the highest)")
+	all := fs.Bool("all", false, "every registered tool as registered, not only what you may call")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -48,17 +53,23 @@ func runTools(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	var mine func(pipeline.Registered) (pipeline.Tool, bool)
+	if !*all {
+		if mine, err = callableBy(a, reg); err != nil {
+			return err
+		}
+	}
 	switch pos[0] {
 	case "list", "ls":
 		if len(pos) > 1 {
 			return usagef("'tools list' takes no arguments, got %q", pos[1:])
 		}
-		return toolsList(a, reg, *provider, *asJSON)
+		return toolsList(a, reg, mine, *provider, *asJSON)
 	case "show":
 		if len(pos) != 2 {
 			return usagef("'tools show' takes one tool NAME")
 		}
-		return toolsShow(a, reg, pos[1], *provider, *version, *asJSON)
+		return toolsShow(a, reg, mine, pos[1], *provider, *version, *asJSON)
 	default:
 		return usagef("unknown 'tools' action %q: say 'list' or 'show NAME'", pos[0])
 	}
@@ -70,16 +81,47 @@ type toolJSON struct {
 	pipeline.Tool
 }
 
-func toolsList(a *app, reg *pipeline.Registry, provider string, asJSON bool) error {
+// callableBy returns how the CLI's caller sees a registered tool: narrowed
+// as the selector narrows it for the model, and false when the caller may
+// not call it at all (the same rules the pipeline enforces).
+func callableBy(a *app, reg *pipeline.Registry) (func(pipeline.Registered) (pipeline.Tool, bool), error) {
+	caller, err := a.caller()
+	if err != nil {
+		return nil, err
+	}
+	cat := &selector.RegistryCatalog{Registry: reg, Policy: a.policy}
+	seen := map[[3]string]pipeline.Tool{}
+	for _, e := range cat.Callable(caller) {
+		seen[[3]string{e.Provider, e.Tool.Name, e.Tool.Version}] = e.Tool
+	}
+	return func(r pipeline.Registered) (pipeline.Tool, bool) {
+		t, ok := seen[[3]string{r.Provider, r.Tool.Name, r.Tool.Version}]
+		return t, ok
+	}, nil
+}
+
+func toolsList(a *app, reg *pipeline.Registry, mine func(pipeline.Registered) (pipeline.Tool, bool), provider string, asJSON bool) error {
 	var list []pipeline.Registered
 	seen := map[[2]string]bool{}
+	hidden := 0
 	for _, r := range reg.List() { // sorted; highest version first
 		k := [2]string{r.Provider, r.Tool.Name}
 		if seen[k] || provider != "" && r.Provider != provider {
 			continue
 		}
 		seen[k] = true
+		if mine != nil {
+			t, ok := mine(r)
+			if !ok {
+				hidden++
+				continue
+			}
+			r.Tool = t
+		}
 		list = append(list, r)
+	}
+	if hidden > 0 && !asJSON {
+		defer fmt.Fprintf(a.stderr, "%d registered tool(s) not shown: you may not call them (--all lists every tool)\n", hidden)
 	}
 	if asJSON {
 		out := make([]toolJSON, len(list))
@@ -105,7 +147,7 @@ func toolsList(a *app, reg *pipeline.Registry, provider string, asJSON bool) err
 	return tw.Flush()
 }
 
-func toolsShow(a *app, reg *pipeline.Registry, name, provider, version string, asJSON bool) error {
+func toolsShow(a *app, reg *pipeline.Registry, mine func(pipeline.Registered) (pipeline.Tool, bool), name, provider, version string, asJSON bool) error {
 	var r pipeline.Registered
 	if provider != "" {
 		var ok bool
@@ -131,6 +173,13 @@ func toolsShow(a *app, reg *pipeline.Registry, name, provider, version string, a
 			}
 			fmt.Fprintf(a.stderr, "note: also offered by %s (use --provider)\n", strings.Join(others, ", "))
 		}
+	}
+	if mine != nil {
+		t, ok := mine(r)
+		if !ok {
+			return &pipeline.ToolCapabilityDenied{Required: r.Tool.CapabilityRequired}
+		}
+		r.Tool = t
 	}
 	if asJSON {
 		return writeJSON(a.stdout, toolJSON{r.Provider, r.Tool})

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -294,4 +295,38 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 	}
 	e.run("audit", "verify").expect(t, 0, "6 records, chain intact", "")
+}
+
+// TestToolsShowWhatCallerMayCall: tools list/show present a tool as the
+// caller may call it — the space enum narrowed to the spaces it reads —
+// and --all as registered.
+func TestToolsShowWhatCallerMayCall(t *testing.T) {
+	e := newEnv(t, "")
+	enum := func(args ...string) []string {
+		t.Helper()
+		r := e.run(append([]string{"tools", "show", "list-files", "--json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("tools show %v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var tool struct {
+			Parameters struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"parameters"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &tool); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		return tool.Parameters.Properties["space"].Enum
+	}
+	if got := enum(); !slices.Equal(got, []string{"documents"}) {
+		t.Errorf("space enum as the caller sees it = %v, want [documents]", got)
+	}
+	if got := enum("--all"); !slices.Contains(got, "private") {
+		t.Errorf("--all space enum = %v, want it to list private", got)
+	}
+	if r := e.run("tools", "show", "list-files"); strings.Contains(r.stdout, "private") {
+		t.Errorf("tools show names a space the caller cannot read:\n%s", r.stdout)
+	}
 }
