@@ -18,7 +18,7 @@ func TestNextSeesResultsAndValidates(t *testing.T) {
 	calc := pipeline.Tool{Name: "calculator", Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"],"additionalProperties":false}`)}
 	cat := listCatalog{{Provider: "p", Tool: calc}}
 	m := &scripted{replies: []string{
-		`{"function":"calculator","arguments":{}}`,                   // invalid: expression missing
+		`{"function":"calculator","arguments":{}}`,                    // invalid: expression missing
 		`{"function":"calculator","arguments":{"expression":"42*2"}}`, // the repair
 		`{"function":"none","arguments":{}}`,
 	}}
