@@ -41,6 +41,9 @@ type Engine struct {
 	// MaxResultBytes bounds a tool result shown to the model; more is cut
 	// with a note saying so (default 8 KiB).
 	MaxResultBytes int
+	// MaxSteps bounds the tool calls of one Turn (config's max_steps;
+	// 0 or less: config.DefaultMaxSteps).
+	MaxSteps int
 }
 
 // NoLLMMinSimilarity is the best dense similarity below which no-LLM mode
@@ -62,7 +65,7 @@ type Options struct {
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
-	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10}
+	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps}
 	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model
