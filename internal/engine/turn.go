@@ -151,7 +151,7 @@ func (e *Engine) maxSteps(opts TurnOptions) int {
 // the turn stops with a note at that limit (also when a later call is
 // invalid, declined, or repeats an earlier one). The final answer is
 // written from every result. In no-LLM mode, a request of several parts
-// ("find the PDFs, then summarize them") is planned (selector.PlanSteps)
+// ("find the PDFs, then summarize them") is planned (selector.PlanParts)
 // and run through chains, each step through the pipeline.
 //
 // Cancelling ctx stops whatever stage is running; the partial result is in
