@@ -480,3 +480,41 @@ func TestNoLLMPlanTurn(t *testing.T) {
 		t.Errorf("one part: run %v calls %d\n%s", tr.Run != nil, tr.Calls(), ui)
 	}
 }
+
+// blockingModel selects once, then blocks the next selection until its
+// context ends.
+type blockingModel struct {
+	fakeModel
+	entered chan struct{}
+}
+
+func (b *blockingModel) Chat(ctx context.Context, req ollama.ChatRequest, on func(string) error) (ollama.ChatResponse, error) {
+	b.mu.Lock()
+	n := len(b.selects)
+	b.mu.Unlock()
+	if req.Format != nil && n == 1 {
+		close(b.entered)
+		<-ctx.Done()
+		return ollama.ChatResponse{}, ctx.Err()
+	}
+	return b.fakeModel.Chat(ctx, req, on)
+}
+
+// Cancelling during a later step ends the turn there: no further call, no
+// answer, the steps so far recorded.
+func TestTurnCancelledMidway(t *testing.T) {
+	e, cfg := newTurnEngine(t)
+	m := &blockingModel{fakeModel: fakeModel{steps: []string{call("calculator", `{"expression":"1+1"}`)}}, entered: make(chan struct{})}
+	withModel(e, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-m.entered; cancel() }()
+	ui := &recUI{}
+	tr, _ := e.Turn(ctx, "web", "add then add", ui, TurnOptions{})
+	if tr.Calls() != 1 || tr.Answer != "" || len(m.answers) != 0 || strings.Contains(ui.String(), "note") {
+		t.Errorf("calls %d answer %q answers asked %d\n%s", tr.Calls(), tr.Answer, len(m.answers), ui)
+	}
+	rec := lastRecord(t, cfg)
+	if len(rec.TurnSteps) != 2 || rec.TurnSteps[0].Execution.Outcome != session.OutcomeOK || !strings.Contains(rec.TurnSteps[1].Note, "choosing the next call failed") {
+		t.Errorf("recorded steps %+v", rec.TurnSteps)
+	}
+}
