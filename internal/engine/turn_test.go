@@ -473,6 +473,12 @@ func TestNoLLMPlanTurn(t *testing.T) {
 		t.Errorf("unplannable part: run %v calls %d\n%s", tr.Run != nil, tr.Calls(), ui)
 	}
 
+	// /v1/plan and `airs plan` give the same plan without running it.
+	pr, err := e.Plan(context.Background(), "web", "extract the text of quotes/acme-2024.pdf then summarize it")
+	if err != nil || pr.Chain == nil || strings.Join(pr.Outline, ",") != "pdf-extract,summarize" {
+		t.Errorf("Plan: %v %+v", err, pr)
+	}
+
 	// One part: one call, no plan.
 	ui = &recUI{}
 	tr, _ = e.Turn(context.Background(), "web", "what is 2+3", ui, TurnOptions{})
