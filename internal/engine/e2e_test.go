@@ -892,7 +892,7 @@ func TestMultiStepTinyModel(t *testing.T) {
 		"Read notes.txt from docs and summarize it in 10 words",
 	}
 	multi, calls := 0, 0
-	for i, req := range reqs {
+	for _, req := range reqs {
 		ui := &stepsUI{}
 		start := time.Now()
 		tr, err := v.engine.Turn(ctxFor(t, 10*time.Minute), alice, req, ui, engine.TurnOptions{Session: "e2e-steps"})
@@ -947,7 +947,6 @@ func TestMultiStepTinyModel(t *testing.T) {
 			multi++
 		}
 		t.Logf("%q: steps %v, %d calls, stopped %q, %.1fs", req, shown, tr.Calls(), tr.Stopped, time.Since(start).Seconds())
-		_ = i
 	}
 	if err := v.engine.Close(); err != nil {
 		t.Fatal(err)
