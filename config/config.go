@@ -27,7 +27,8 @@
 //     (airs serve) grants nothing by default: every HTTP token must be
 //     configured.
 //   - breaker: 5 failures in 30 s open a tool's circuit for 30 s.
-//   - rate_limit: none. max_payload: 1 MiB.
+//   - rate_limit: none. max_payload: 1 MiB. max_steps (tool calls in one
+//     chat turn): 5.
 //   - ollama: host $OLLAMA_HOST or http://127.0.0.1:11434, no model (the
 //     documented no-LLM mode).
 //   - recording: off; when on, sessions go to $AIRS_HOME/sessions with the
@@ -71,6 +72,9 @@ type Config struct {
 	// RateLimit applies to every caller without one of its own.
 	RateLimit  pipeline.RateLimit
 	MaxPayload int // bytes
+	// MaxSteps bounds the tool calls of one chat turn (chat, /v1/chat): after
+	// a result the model may call another tool, up to this many calls.
+	MaxSteps int
 
 	// Manifests are tool manifest files to load at start (globs expanded,
 	// in the order written).
@@ -132,6 +136,8 @@ const (
 	DefaultListen     = "127.0.0.1:7777"
 	DefaultOllamaHost = "http://127.0.0.1:11434"
 	DefaultMaxPayload = 1 << 20
+	DefaultMaxSteps   = 5
+	MaxMaxSteps       = 50 // a turn's results all go to the model's context
 	DefaultAgent      = "local"
 	FileName          = "airs.yaml"
 )

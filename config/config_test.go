@@ -69,6 +69,9 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	if c.Breaker.Failures != 5 || c.Breaker.Window != 30*time.Second || c.MaxPayload != DefaultMaxPayload {
 		t.Errorf("breaker %+v payload %d", c.Breaker, c.MaxPayload)
 	}
+	if c.MaxSteps != DefaultMaxSteps || DefaultMaxSteps != 5 {
+		t.Errorf("max_steps %d, want the default 5", c.MaxSteps)
+	}
 	if c.Ollama.Host != DefaultOllamaHost || c.Ollama.Model != "" || c.HTTP.Listen != DefaultListen || len(c.HTTP.Tokens) != 0 {
 		t.Errorf("ollama %+v http %+v", c.Ollama, c.HTTP)
 	}
@@ -159,6 +162,7 @@ http:
 breaker: {failures: 3, window: 10s, cooldown: 1m}
 rate_limit: {per_second: 100, burst: 200}
 max_payload: 65536
+max_steps: 3
 manifests: ["tools/*.yaml"]
 ollama: {host: "localhost:11500", model: qwen2.5:0.5b, embed_model: nomic-embed-text}
 recording: {enabled: true, redact: [SSN, password]}
@@ -196,6 +200,9 @@ recording: {enabled: true, redact: [SSN, password]}
 	}
 	if c.Breaker != (pipeline.BreakerConfig{Failures: 3, Window: 10 * time.Second, Cooldown: time.Minute}) {
 		t.Errorf("breaker %+v", c.Breaker)
+	}
+	if c.MaxSteps != 3 {
+		t.Errorf("max_steps %d, want 3", c.MaxSteps)
 	}
 	mc := c.ManagerConfig()
 	if mc.RateLimit != (pipeline.RateLimit{PerSecond: 100, Burst: 200}) || mc.RateLimits["web-ui"] != (pipeline.RateLimit{PerSecond: 2.5, Burst: 3}) || mc.MaxPayload != 65536 || mc.Policy == nil {
@@ -239,6 +246,8 @@ func TestValidationErrors(t *testing.T) {
 		{"missing manifest", "manifests:\n  - tools/x.yaml\n", []string{"airs.yaml:2: manifests[0]:", "does not exist"}},
 		{"bad ollama host", "ollama:\n  host: ftp://x\n", []string{"airs.yaml:2: ollama.host", "not http or https"}},
 		{"bad listen", "http:\n  listen: localhost\n", []string{"airs.yaml:2: http.listen"}},
+		{"zero max_steps", "max_payload: 10\nmax_steps: 0\n", []string{"airs.yaml:2: max_steps", "1 to 50"}},
+		{"huge max_steps", "max_steps: 51\n", []string{"airs.yaml:1: max_steps"}},
 		{"several at once", "spaces:\n  gone: ~/nope\nbreaker:\n  failures: -5\n", []string{"airs.yaml:2:", "airs.yaml:4:"}},
 	}
 	for _, c := range cases {
@@ -296,7 +305,7 @@ func TestExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Spaces["documents"] == "" || len(c.Agents) != 2 || len(c.HTTP.Tokens) != 1 {
+	if c.Spaces["documents"] == "" || len(c.Agents) != 2 || len(c.HTTP.Tokens) != 1 || c.MaxSteps != DefaultMaxSteps {
 		t.Errorf("%+v", c)
 	}
 }

@@ -51,6 +51,10 @@ rate_limit: {per_second: 0, burst: 0}
 # Largest params of one call, in bytes.
 max_payload: 1048576
 
+# Tool calls one chat turn (airs chat, /v1/chat) may make: after a result the
+# model may call another tool, up to this many; 1 = one call per request.
+max_steps: 5
+
 # Tool manifests (YAML or JSON) to load at start; globs allowed.
 manifests: []
 

@@ -137,6 +137,7 @@ type fileConfig struct {
 	} `yaml:"breaker"`
 	RateLimit  *fileRate `yaml:"rate_limit"`
 	MaxPayload *int      `yaml:"max_payload"`
+	MaxSteps   *int      `yaml:"max_steps"`
 	Manifests  []string  `yaml:"manifests"`
 	Ollama     struct {
 		Host       string `yaml:"host"`
@@ -384,7 +385,7 @@ func (p *parser) expandPath(s string) string {
 }
 
 func (p *parser) build(fc *fileConfig) *Config {
-	c := &Config{File: "", MaxPayload: DefaultMaxPayload}
+	c := &Config{File: "", MaxPayload: DefaultMaxPayload, MaxSteps: DefaultMaxSteps}
 	if p.file != "" {
 		if abs, err := filepath.Abs(p.file); err == nil {
 			c.File = abs
@@ -481,6 +482,12 @@ func (p *parser) build(fc *fileConfig) *Config {
 			p.add(p.line("max_payload"), "max_payload: want a positive number of bytes, e.g. 1048576")
 		}
 		c.MaxPayload = *fc.MaxPayload
+	}
+	if fc.MaxSteps != nil {
+		if *fc.MaxSteps < 1 || *fc.MaxSteps > MaxMaxSteps {
+			p.add(p.line("max_steps"), "max_steps: want the number of tool calls one chat turn may make, 1 to %d (1 = one call per request), e.g. 5", MaxMaxSteps)
+		}
+		c.MaxSteps = *fc.MaxSteps
 	}
 
 	// manifests: globs relative to the file's directory

@@ -106,8 +106,9 @@ type PlanResult struct {
 // candidates (see OutlineSchema, PlanSchema), so that it is valid by
 // construction; it is still parsed and validated against cat. Each pass's
 // num_predict is its schema's Budget (Config.NumPredict does not apply: a
-// lower cap could only cut a plan the grammar allows). In no-LLM mode the
-// plan is the one-step plan of Select.
+// lower cap could only cut a plan the grammar allows). In no-LLM mode a
+// request of several parts is planned by PlanParts, and any other request
+// gets the one-step plan of Select.
 func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
 	cfg := s.Config.withDefaults()
@@ -124,11 +125,20 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 			return pr, err
 		}
 	}
+	// A request of several parts is planned part by part (PlanParts);
+	// otherwise, or when a part cannot be, the plan is Select's one call.
+	parts, perr := s.PlanParts(ctx, caller, request, cat)
+	if parts != nil {
+		return parts, nil
+	}
 	sel, err := s.noLLM(cands, entries, request, cfg)
 	if err != nil {
 		return nil, err
 	}
 	pr := &PlanResult{Mode: ModeNoLLM, Notice: sel.Notice, Candidates: cands}
+	if perr != nil && ctx.Err() == nil {
+		pr.Notice += "; " + perr.Error()
+	}
 	steps := []map[string]any{}
 	// A tool whose arguments the request lacks (sel.Validation) gives no
 	// step: a plan holds only calls that can run.

@@ -336,6 +336,11 @@ type toolCall struct {
 }
 
 func (s *Selector) generate(ctx context.Context, cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
+	return s.generateAfter(ctx, cands, entries, request, nil, cfg)
+}
+
+// generateAfter is generate for the step after prior (nil: the first).
+func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries map[string]Entry, request string, prior []Prior, cfg Config) (*Selection, error) {
 	tools := make([]grammar.ToolSchema, 0, len(cands))
 	for _, c := range cands {
 		tools = append(tools, grammar.ToolSchema{Name: c.Name, Parameters: entries[c.Name].Tool.Parameters})
@@ -352,6 +357,9 @@ func (s *Selector) generate(ctx context.Context, cands []Candidate, entries map[
 	msgs := []ollama.Message{
 		{Role: "system", Content: systemPrompt(cands, entries)},
 		{Role: "user", Content: request},
+	}
+	if prior != nil {
+		msgs = nextMessages(cands, entries, request, prior)
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		raw, err := s.chat(ctx, g, format, msgs, cfg)

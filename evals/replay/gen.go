@@ -185,7 +185,9 @@ func Generate(ctx context.Context, e *engine.Engine, caller string, reqs []Reque
 	}
 	ui := genUI{run: builtins}
 	for i, rq := range reqs {
-		tr, err := e.Turn(ctx, caller, rq.Text, ui, engine.TurnOptions{Session: fmt.Sprintf("gen-%d", i/5)})
+		// One step: the label is about the request's one call, and further
+		// steps (or a no-LLM plan) would run calls no label covers.
+		tr, err := e.Turn(ctx, caller, rq.Text, ui, engine.TurnOptions{Session: fmt.Sprintf("gen-%d", i/5), MaxSteps: 1})
 		if err != nil && tr == nil {
 			return right, fmt.Errorf("serving %q: %w", rq.Text, err)
 		}

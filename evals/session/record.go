@@ -70,7 +70,13 @@ type Record struct {
 	Call *Call `json:"call,omitempty"`
 	// Steps are the calls of a multi-step plan, in plan order, when the
 	// request was planned as a DAG (Call is then nil).
-	Steps      []Call      `json:"steps,omitempty"`
+	Steps []Call `json:"steps,omitempty"`
+	// TurnSteps are the steps of a turn that took more than one: each
+	// selection the model made after the first (a further call, or "none"
+	// to end), or each step of a plan run in no-LLM mode, with its
+	// validation and execution. Call, Validation and Execution above are
+	// the first step's. Absent for a turn of one step.
+	TurnSteps  []TurnStep  `json:"turn_steps,omitempty"`
 	Validation *Validation `json:"validation,omitempty"`
 	Execution  *Execution  `json:"execution,omitempty"`
 	Latency    *Latency    `json:"latency,omitempty"`
@@ -101,6 +107,23 @@ type Model struct {
 type Call struct {
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
+}
+
+// TurnStep is one step of a multi-step turn.
+type TurnStep struct {
+	Step      int    `json:"step"`                 // 1-based
+	RawOutput string `json:"raw_output,omitempty"` // the model's text for this step
+	// Call is the step's call; nil means the model answered "none" (the
+	// results so far are enough).
+	Call       *Call       `json:"call,omitempty"`
+	Validation *Validation `json:"validation,omitempty"`
+	Execution  *Execution  `json:"execution,omitempty"`
+	// GenerationMS is the step's selection time (generation, or retrieval
+	// and extraction in no-LLM mode).
+	GenerationMS float64 `json:"generation_ms,omitempty"`
+	// Note says why the turn stopped at this step, when it stopped early
+	// (max_steps reached, a call declined or invalid, a repeated call).
+	Note string `json:"note,omitempty"`
 }
 
 // Validation is the pipeline's schema validation of the call.

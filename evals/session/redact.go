@@ -90,7 +90,10 @@ func (r *Redactor) Call(c *Call, path string) (*Call, []string) {
 // constrained output is) is redacted like arguments and re-encoded; other
 // text that mentions a redacted name is replaced whole, since where its
 // value lies cannot be known.
-func (r *Redactor) Raw(raw string) (string, []string) {
+func (r *Redactor) Raw(raw string) (string, []string) { return r.rawAt(raw, "/raw_output") }
+
+// rawAt is Raw for the raw output at path (a turn step's too).
+func (r *Redactor) rawAt(raw, path string) (string, []string) {
 	if !r.active() || raw == "" {
 		return raw, nil
 	}
@@ -98,7 +101,7 @@ func (r *Redactor) Raw(raw string) (string, []string) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err == nil && !dec.More() {
-		red, hits := r.Value(v, "/raw_output")
+		red, hits := r.Value(v, path)
 		if len(hits) == 0 {
 			return raw, nil
 		}
@@ -112,14 +115,14 @@ func (r *Redactor) Raw(raw string) (string, []string) {
 	low := strings.ToLower(raw)
 	for k := range r.keys {
 		if strings.Contains(low, k) {
-			return RedactedValue + " (raw output not JSON, mentions a redacted name)", []string{"/raw_output"}
+			return RedactedValue + " (raw output not JSON, mentions a redacted name)", []string{path}
 		}
 	}
 	return raw, nil
 }
 
-// Record returns a redacted copy of rec: call, steps, corrected call, model
-// options and raw output. The paths replaced are added to Redacted.
+// Record returns a redacted copy of rec: call, steps, turn steps (call and
+// raw output), corrected call, model options and raw output. The paths replaced are added to Redacted.
 func (r *Redactor) Record(rec Record) Record {
 	if !r.active() {
 		return rec
@@ -137,6 +140,18 @@ func (r *Redactor) Record(rec Record) Record {
 			add(h)
 		}
 		rec.Steps = steps
+	}
+	if len(rec.TurnSteps) > 0 {
+		steps := make([]TurnStep, len(rec.TurnSteps))
+		for i, st := range rec.TurnSteps {
+			at := "/turn_steps/" + itoa(i)
+			st.Call, h = r.Call(st.Call, at+"/call")
+			add(h)
+			st.RawOutput, h = r.rawAt(st.RawOutput, at+"/raw_output")
+			add(h)
+			steps[i] = st
+		}
+		rec.TurnSteps = steps
 	}
 	if rec.Feedback != nil && rec.Feedback.Corrected != nil {
 		fb := *rec.Feedback

@@ -171,6 +171,46 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
+// A multi-step turn's later steps are redacted like its first: their
+// calls and raw outputs, with the paths named.
+func TestRedactionTurnSteps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	r, err := Open(path, Options{Redact: []string{"password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := sample(1)
+	rec.TurnSteps = []TurnStep{
+		{Step: 1, Call: &Call{Tool: "login", Arguments: map[string]any{"user": "bob"}}},
+		{Step: 2, RawOutput: `{"function":"login","arguments":{"password":"hunter2"}}`,
+			Call:       &Call{Tool: "login", Arguments: map[string]any{"password": "hunter2"}},
+			Validation: &Validation{Valid: true}, Execution: &Execution{Outcome: OutcomeOK}},
+		{Step: 3, RawOutput: "password is hunter4", Note: "stopped"},
+	}
+	if _, err := r.Record(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	raw, _ := os.ReadFile(path)
+	for _, secret := range []string{"hunter2", "hunter4"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("secret %q written to the log", secret)
+		}
+	}
+	if rec.TurnSteps[1].Call.Arguments["password"] != "hunter2" {
+		t.Error("redaction modified the caller's turn steps")
+	}
+	recs, _ := ReadFile(path)
+	got := recs[0]
+	want := []string{"/turn_steps/1/call/arguments/password", "/turn_steps/1/raw_output/arguments/password", "/turn_steps/2/raw_output"}
+	if strings.Join(got.Redacted, ",") != strings.Join(want, ",") {
+		t.Errorf("redacted paths %q, want %q", got.Redacted, want)
+	}
+	if len(got.TurnSteps) != 3 || got.TurnSteps[0].Call.Arguments["user"] != "bob" || got.TurnSteps[2].Note != "stopped" || got.TurnSteps[1].Execution.Outcome != OutcomeOK {
+		t.Errorf("turn steps %+v", got.TurnSteps)
+	}
+}
+
 func TestOffSwitch(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "off.jsonl")

@@ -399,6 +399,13 @@ wait:
 type termUI struct {
 	r         *REPL
 	streaming bool // the model's answer is being written
+	step      int  // the step being served, 0 before the second
+}
+
+// Step heads each step after the first of a turn that takes several.
+func (u *termUI) Step(n, max int) {
+	u.step = n
+	u.r.printf("step %d/%d:\n", n, max)
 }
 
 func modeName(sel *selector.Selection) string {
@@ -410,6 +417,10 @@ func modeName(sel *selector.Selection) string {
 
 func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 	r := u.r
+	if sel.Function == grammar.NoneTool && u.step > 1 {
+		r.printf("[%s] no further call needed; the model answers:\n", modeName(sel))
+		return
+	}
 	if sel.Function == grammar.NoneTool {
 		r.printf("[%s] no tool fits this request", modeName(sel))
 		if r.e.Model != nil {
@@ -420,6 +431,9 @@ func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 		return
 	}
 	r.printf("[%s] tool: %s %s\n", modeName(sel), sel.Function, compactJSON(sel.Arguments))
+	if sel.Notice != "" && !strings.HasPrefix(sel.Notice, selector.NoLLMNotice) {
+		r.printf("  %s\n", sel.Notice) // a plan step's, e.g. once for each element
+	}
 	if sel.Validation != "ok" {
 		r.printf("  the arguments do not fit the schema: %s\n", sel.Validation)
 	}

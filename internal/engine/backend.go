@@ -196,10 +196,18 @@ func (b backend) Chat(ctx context.Context, caller, text string, emit func(string
 }
 
 // sseUI turns a Turn's progress into events: selection, confirm, running,
-// result, note, token.
+// result, note, token, and step before each step after the first.
 type sseUI struct {
 	emit func(string, any) error
 	err  error
+	step int // the step being served (StepUI), 0 before the second
+}
+
+// Step: a "step" event opens each step after the first (a turn may take
+// several: max_steps); that step's selection, running, result follow.
+func (u *sseUI) Step(n, max int) {
+	u.step = n
+	u.send("step", map[string]int{"step": n, "max_steps": max})
 }
 
 func (u *sseUI) send(event string, data any) {
@@ -210,7 +218,10 @@ func (u *sseUI) send(event string, data any) {
 
 func (u *sseUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 	u.send("selection", sel)
-	if sel.Function == grammar.NoneTool {
+	switch {
+	case sel.Function == grammar.NoneTool && u.step > 1:
+		u.send("note", map[string]string{"text": "no further call needed: the answer follows from the results"})
+	case sel.Function == grammar.NoneTool:
 		u.send("note", map[string]string{"text": "no tool fits this request"})
 	}
 }

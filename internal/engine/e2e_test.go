@@ -855,3 +855,114 @@ func spread(all []string) []string {
 	}
 	return out
 }
+
+// stepsUI counts the steps a turn announces and declines every
+// confirmation (a random model's call of a tool that is not idempotent
+// must never run unconfirmed).
+type stepsUI struct {
+	nopUI
+	steps []int
+	max   int
+}
+
+func (u *stepsUI) Step(n, max int) { u.steps = append(u.steps, n); u.max = max }
+
+// TestMultiStepTinyModel: turns that may take several steps, with the tiny
+// model choosing each next call from the results under the grammar. Random
+// weights make the choices meaningless, so the test asserts what must hold
+// whatever the model emits: every turn ends within max_steps; every step's
+// call is valid against its tool's full schema (checked by an independent
+// validator) and names a tool the caller may call, or was refused as
+// invalid and not run; only the last step may be one that did not run; a
+// turn that used every step says so; the session log holds every step. At
+// least one turn must take more than one step, or the loop was not tested.
+func TestMultiStepTinyModel(t *testing.T) {
+	host, base := e2eServer(t)
+	model := untiedVariant(t, base)
+	v := newEngine(t, host, model, true, false)
+	const maxSteps = 3
+	v.engine.MaxSteps = maxSteps
+	schemas := v.schemas(t)
+	allowed := v.callable(alice)
+	reqs := []string{
+		"Find the PDFs in docs, then summarize the newest",
+		"Extract the text of pricing-2024.pdf and then compare it with pricing-2025.pdf",
+		"List the files in docs, then read notes.txt",
+		"What is 17 * 3? Then add 12 to the result",
+		"Read notes.txt from docs and summarize it in 10 words",
+	}
+	multi, calls := 0, 0
+	for _, req := range reqs {
+		ui := &stepsUI{}
+		start := time.Now()
+		tr, err := v.engine.Turn(ctxFor(t, 10*time.Minute), alice, req, ui, engine.TurnOptions{Session: "e2e-steps"})
+		var invalid *selector.InvalidCallError
+		if err != nil && !errors.As(err, &invalid) && !strings.Contains(err.Error(), "the model's answer") {
+			t.Errorf("%q: %v", req, err)
+		}
+		if tr == nil {
+			t.Fatalf("%q: no turn result", req)
+		}
+		var shown []string
+		for n, st := range tr.Steps {
+			sel := st.Selection
+			shown = append(shown, sel.Function)
+			if n < len(tr.Steps)-1 && st.Result == nil {
+				t.Errorf("%q step %d did not run, yet the turn went on", req, n+1)
+			}
+			if sel.Function == grammar.NoneTool {
+				if n != len(tr.Steps)-1 || st.Result != nil {
+					t.Errorf("%q step %d: none, but not the turn's end", req, n+1)
+				}
+				continue
+			}
+			if st.Result == nil {
+				if st.Skipped == "" {
+					t.Errorf("%q step %d: neither run nor skipped", req, n+1)
+				}
+				continue // refused as invalid (after the repair) or declined
+			}
+			calls++
+			if sel.Validation != "ok" || !allowed[sel.Function] {
+				t.Errorf("%q step %d ran %s (validation %q, allowed %v)", req, n+1, sel.Function, sel.Validation, allowed[sel.Function])
+				continue
+			}
+			var args any
+			if err := json.Unmarshal(sel.Arguments, &args); err != nil {
+				t.Errorf("%q step %d: arguments %s: %v", req, n+1, sel.Arguments, err)
+			} else if err := schemas[sel.Function].Validate(args); err != nil {
+				t.Errorf("%q step %d: %s %s is invalid: %v", req, n+1, sel.Function, sel.Arguments, err)
+			}
+		}
+		if len(tr.Steps) > maxSteps || tr.Calls() > maxSteps {
+			t.Errorf("%q: %d steps, %d calls, over max_steps %d", req, len(tr.Steps), tr.Calls(), maxSteps)
+		}
+		if len(ui.steps) != max(len(tr.Steps)-1, 0) || len(ui.steps) > 0 && ui.max != maxSteps {
+			t.Errorf("%q: the UI was told of steps %v (of %d) for %d steps", req, ui.steps, ui.max, len(tr.Steps))
+		}
+		if tr.Calls() == maxSteps && !strings.Contains(tr.Stopped, "max_steps") {
+			t.Errorf("%q: every step used but no note: %q", req, tr.Stopped)
+		}
+		if len(tr.Steps) > 1 {
+			multi++
+		}
+		t.Logf("%q: steps %v, %d calls, stopped %q, %.1fs", req, shown, tr.Calls(), tr.Stopped, time.Since(start).Seconds())
+	}
+	if err := v.engine.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := session.ReadFile(filepath.Join(v.cfg.Home, "sessions", "sessions.jsonl"))
+	if err != nil || len(recs) != len(reqs) {
+		t.Fatalf("session log: %v, %d records for %d turns", err, len(recs), len(reqs))
+	}
+	for _, r := range recs {
+		for _, st := range r.TurnSteps {
+			if st.Call != nil && st.Execution != nil && st.Execution.Outcome != session.OutcomeSkipped && !st.Validation.Valid {
+				t.Errorf("%q: recorded step %d ran an invalid call: %+v", r.Request, st.Step, st)
+			}
+		}
+	}
+	if multi == 0 {
+		t.Errorf("no turn took more than one step (%d calls in all): the multi-step loop was not exercised", calls)
+	}
+}

@@ -42,6 +42,9 @@ type Engine struct {
 	// MaxResultBytes bounds a tool result shown to the model; more is cut
 	// with a note saying so (default 8 KiB).
 	MaxResultBytes int
+	// MaxSteps bounds the tool calls of one Turn (config's max_steps;
+	// 0 or less: config.DefaultMaxSteps).
+	MaxSteps int
 
 	learned *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 }
@@ -82,7 +85,7 @@ type Options struct {
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
-	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10}
+	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps}
 	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+)
+
+// planTurn serves a request of several parts in no-LLM mode as a plan
+// (selector.PlanParts) run through chains, each call through the pipeline,
+// and reports done=false when the request is not one (it is then served by
+// one call). A request whose parts cannot all be planned is served by one
+// call too, with a note that says which part could not be. At most
+// maxSteps steps run (a foreach step counts once); a longer plan stops
+// there with a note.
+func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, maxSteps int, tr *TurnResult, rec *session.Record, start time.Time) (bool, error) {
+	pr, err := e.Selector.PlanParts(ctx, caller, text, e.Catalog)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		ui.Note(err.Error() + " — serving it as one call instead")
+		return false, nil
+	}
+	if pr == nil {
+		return false, nil
+	}
+	var plan struct {
+		Steps []struct {
+			ID        string          `json:"id"`
+			Function  string          `json:"function"`
+			Arguments json.RawMessage `json:"arguments"`
+			Foreach   string          `json:"foreach,omitempty"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
+		return false, nil
+	}
+	steps := plan.Steps
+	if len(steps) > maxSteps {
+		steps = steps[:maxSteps]
+		tr.Stopped = fmt.Sprintf("the plan has %d steps, more than max_steps (%d): only the first %d run — raise max_steps in airs.yaml, or ask for the rest in a new request", len(plan.Steps), maxSteps, maxSteps)
+	}
+
+	ui.Note(fmt.Sprintf("the request has %d parts: it runs as a plan of %d steps, each call through the pipeline", len(selector.SplitParts(text)), len(plan.Steps)))
+
+	// Show each step and confirm the ones whose tool is not idempotent; a
+	// declined step and every step after it do not run.
+	sels := make([]*selector.Selection, len(steps))
+	tools := make([]*pipeline.Tool, len(steps))
+	run := len(steps)
+	for i, st := range steps {
+		if i > 0 {
+			if su, ok := ui.(StepUI); ok {
+				su.Step(i+1, len(steps))
+			}
+		}
+		sel := &selector.Selection{Mode: selector.ModeNoLLM, Function: st.Function, Arguments: st.Arguments, Validation: "ok"}
+		if i == 0 {
+			sel.Notice, sel.Candidates, sel.Latency = pr.Notice, pr.Candidates, pr.Latency
+		}
+		if st.Foreach != "" {
+			sel.Notice = "once for each element of " + st.Foreach
+		}
+		tool, needsConfirm := e.lookup(caller, st.Function, "")
+		sels[i], tools[i] = sel, tool
+		ui.Selected(sel, tool)
+		if needsConfirm {
+			t := pipeline.Tool{Name: st.Function}
+			if tool != nil {
+				t = *tool
+			}
+			if !ui.Confirm(ctx, t, st.Arguments) {
+				run = i
+				if i == 0 {
+					tr.Declined = true
+				}
+				break
+			}
+		}
+	}
+	tr.Selection = sels[0]
+	fillSelection(rec, sels[0], nil)
+	rec.Call = nil // a plan's calls are Steps
+	for _, st := range steps {
+		rec.Steps = append(rec.Steps, session.Call{Tool: st.Function, Arguments: decodeArgs(st.Arguments)})
+	}
+	if run < len(steps) {
+		tr.Stopped = fmt.Sprintf("step %d not run: declined by the user; the plan stops there", run+1)
+		ui.Note(tr.Stopped)
+	} else if tr.Stopped != "" {
+		ui.Note(tr.Stopped)
+	}
+	if run == 0 {
+		tr.Skipped = "declined by the user"
+		tr.Steps = []TurnStep{{Selection: sels[0], Tool: tools[0], Skipped: tr.Skipped}}
+		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: tr.Skipped}
+		e.record(rec, tr, start)
+		return true, nil
+	}
+
+	// The plan that runs: its first run steps (references only point back).
+	cut, _ := json.Marshal(map[string]any{"steps": steps[:run]})
+	c, err := chains.ParsePlan(cut)
+	if err == nil {
+		err = c.Validate(e.Catalog, caller)
+	}
+	if err != nil { // PlanParts validated the whole plan; a prefix stays valid
+		return false, nil
+	}
+	ex := &uiExec{e: e, ui: ui}
+	res, rerr := chains.Run(ctx, c, nil, chains.Options{Executor: ex, Catalog: e.Catalog, Caller: caller})
+	tr.Run = res
+
+	var recSteps []session.TurnStep
+	for i, st := range steps {
+		step := TurnStep{Selection: sels[i], Tool: tools[i]}
+		rs := session.TurnStep{Step: i + 1, Call: &session.Call{Tool: st.Function, Arguments: decodeArgs(st.Arguments)}, Validation: &session.Validation{Valid: true}}
+		var sr *chains.StepResult
+		if res != nil {
+			sr = res.Steps[st.ID]
+		}
+		switch {
+		case i >= run:
+			step.Skipped = "declined by the user"
+			if i > run {
+				step.Skipped = fmt.Sprintf("not run: step %d was declined", run+1)
+			}
+			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
+		case sr == nil:
+			step.Skipped = "not run: " + errString(rerr)
+			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
+		default:
+			lat := stepLatency(res, st.ID)
+			r := &pipeline.Result{Tool: st.Function, Output: sr.Output, Latency: lat, Outcome: pipeline.OutcomeOK}
+			var serr error
+			if sr.Status != chains.StatusOK {
+				r.Outcome = pipeline.OutcomeError
+				serr = fmt.Errorf("step %s (%s) %s: %s", st.ID, st.Function, sr.Status, sr.Error)
+				if sr.Status == chains.StatusSkipped {
+					step.Skipped = sr.Error
+				}
+			}
+			step.Result, step.CallErr = r, serr
+			if st.Foreach != "" && sr.Status == chains.StatusOK && string(bytes.TrimSpace(sr.Output)) == "[]" {
+				// Nothing failed, but nothing was done either: say so.
+				ui.Note(fmt.Sprintf("step %d (%s) ran for no element: %s is empty", i+1, st.Function, st.Foreach))
+			}
+			rs.Execution = &session.Execution{Outcome: planOutcome(sr.Status), Error: sr.Error, LatencyMS: ms(lat)}
+		}
+		if i == len(steps)-1 && tr.Stopped != "" {
+			rs.Note = tr.Stopped
+		}
+		tr.Steps = append(tr.Steps, step)
+		recSteps = append(recSteps, rs)
+	}
+	tr.Result, tr.CallErr = tr.Steps[0].Result, tr.Steps[0].CallErr
+	rec.TurnSteps = recSteps
+	rec.Execution = &session.Execution{Outcome: session.OutcomeOK}
+	for _, rs := range recSteps {
+		rec.Execution.LatencyMS += rs.Execution.LatencyMS
+		if rs.Execution.Outcome != session.OutcomeOK && rec.Execution.Outcome == session.OutcomeOK {
+			rec.Execution.Outcome, rec.Execution.Error = rs.Execution.Outcome, rs.Execution.Error
+		}
+	}
+	if rerr != nil && rec.Execution.Outcome == session.OutcomeOK {
+		rec.Execution.Outcome, rec.Execution.Error = outcomeOf(rerr), rerr.Error()
+	}
+	if rerr != nil && ctx.Err() == nil {
+		ui.Note("the plan stopped: " + rerr.Error())
+	}
+	var aerr error
+	if e.Model != nil && ctx.Err() == nil {
+		// A model that writes answers (though it does not select) answers
+		// from every step's result, as after a model's steps.
+		var prior []selector.Prior
+		for i, st := range tr.Steps {
+			if st.Result == nil {
+				continue
+			}
+			p := selector.Prior{Function: steps[i].Function, Arguments: steps[i].Arguments, Result: string(st.Result.Output)}
+			if st.CallErr != nil {
+				p.Error = st.CallErr.Error()
+			}
+			prior = append(prior, p)
+		}
+		if len(prior) > 0 {
+			shown, cut, per := e.priorCut(prior)
+			for i, c := range cut {
+				if c {
+					tr.Truncated = true
+					ui.Note(fmt.Sprintf("the result of step %d (%d bytes) was truncated to %d bytes for the model's context", i+1, len(prior[i].Result), per))
+				}
+			}
+			tr.Answer, aerr = e.answer(ctx, ui, stepsMessages(text, shown))
+		}
+	}
+	e.record(rec, tr, start)
+	return true, aerr
+}
+
+// stepLatency sums the pipeline latency of a step's calls.
+func stepLatency(res *chains.Result, id string) time.Duration {
+	var d time.Duration
+	for _, n := range res.Trace {
+		if n.Step == id && n.CallID != "" {
+			d += n.Latency
+		}
+	}
+	return d
+}
+
+func planOutcome(s chains.StepStatus) string {
+	switch s {
+	case chains.StatusOK:
+		return session.OutcomeOK
+	case chains.StatusCancelled:
+		return session.OutcomeCancelled
+	case chains.StatusSkipped:
+		return session.OutcomeSkipped
+	}
+	return session.OutcomeError
+}
+
+// uiExec runs a plan's calls through the engine and shows each on the
+// turn's UI. chains calls it from several goroutines; the UI is told one
+// thing at a time.
+type uiExec struct {
+	e  *Engine
+	ui TurnUI
+	mu sync.Mutex
+}
+
+func (x *uiExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	x.mu.Lock()
+	x.ui.Running(req.CallID)
+	x.mu.Unlock()
+	res, err := x.e.Call(ctx, req)
+	shown := res
+	if shown == nil {
+		shown = &pipeline.Result{CallID: req.CallID, Tool: req.Tool, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(err)}
+	}
+	x.mu.Lock()
+	x.ui.Result(shown, err)
+	x.mu.Unlock()
+	return res, err
+}
+
+func (x *uiExec) Cancel(id string) bool { return x.e.Manager.Cancel(id) }
