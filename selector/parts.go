@@ -175,6 +175,9 @@ func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, en
 		if i == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
 			break
 		}
+		if c.Score["coverage"] < cfg.MinCoverage {
+			continue // the part is not about what this tool does (as in noLLM)
+		}
 		e := entries[c.Name]
 		st, missing, err := s.bindStep(prev, len(prev)+1, e.Tool, part, false)
 		if err == nil && missing != "" && len(prev) > 0 {
