@@ -109,7 +109,10 @@ func Summarize(m Summarizer) pipeline.Handler {
 			}
 			note = "model failed (" + err.Error() + "); extractive summary instead"
 		}
-		s := Extractive(p.Text, p.MaxWords)
+		s, err := extractive(ctx, p.Text, p.MaxWords)
+		if err != nil {
+			return nil, err
+		}
 		if note != "" && s.Note != "" {
 			note += "; "
 		}
@@ -128,16 +131,30 @@ func Summarize(m Summarizer) pipeline.Handler {
 // any. If even the best sentence is longer
 // than maxWords, it is cut at maxWords with an ellipsis.
 func Extractive(text string, maxWords int) Summary {
-	sents := SplitSentences(text)
+	s, _ := extractive(context.Background(), text, maxWords)
+	return s
+}
+
+// extractive is Extractive that stops with ctx.Err() when ctx ends: the
+// sentence split checks it every few paragraphs, TextRank on every row of
+// its pairwise comparison and every PageRank iteration.
+func extractive(ctx context.Context, text string, maxWords int) (Summary, error) {
+	sents, err := splitSentences(ctx, text)
+	if err != nil {
+		return Summary{}, err
+	}
 	out := Summary{Method: "extractive", SourceSentences: len(sents)}
 	if len(sents) > summarizeMaxSentences {
 		sents = sents[:summarizeMaxSentences]
 		out.Note = fmt.Sprintf("only the first %d of %d sentences were ranked", summarizeMaxSentences, out.SourceSentences)
 	}
 	if len(sents) == 0 {
-		return out
+		return out, nil
 	}
-	scores, linked := textRank(sents)
+	scores, linked, err := textRank(ctx, sents)
+	if err != nil {
+		return Summary{}, err
+	}
 	order := make([]int, len(sents))
 	for i := range order {
 		order[i] = i
@@ -161,7 +178,7 @@ func Extractive(text string, maxWords int) Summary {
 	if out.Sentences == 0 {
 		s := limitWords(sents[order[0]], maxWords)
 		out.Summary, out.Words, out.Sentences = s, len(strings.Fields(s)), 1
-		return out
+		return out, nil
 	}
 	var parts []string
 	for i, k := range keep {
@@ -171,7 +188,7 @@ func Extractive(text string, maxWords int) Summary {
 	}
 	out.Summary = strings.Join(parts, " ")
 	out.Words = words
-	return out
+	return out, nil
 }
 
 // limitWords keeps the first n words of s, marking a cut with "…".
@@ -189,8 +206,16 @@ func limitWords(s string, n int) string {
 // line that looks like a heading. White space inside a sentence is
 // collapsed.
 func SplitSentences(text string) []string {
+	out, _ := splitSentences(context.Background(), text)
+	return out
+}
+
+func splitSentences(ctx context.Context, text string) ([]string, error) {
 	var out []string
-	for _, para := range splitParagraphs(text) {
+	for n, para := range splitParagraphs(text) {
+		if n%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		words := strings.Fields(para)
 		start := 0
 		for i, w := range words {
@@ -203,7 +228,7 @@ func SplitSentences(text string) []string {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func splitParagraphs(text string) []string {
@@ -312,7 +337,7 @@ func stem(w string) string {
 
 // textRank returns a score per sentence, and whether each sentence shares
 // a content word with any other.
-func textRank(sents []string) (score []float64, linked []bool) {
+func textRank(ctx context.Context, sents []string) (score []float64, linked []bool, err error) {
 	n := len(sents)
 	bags := make([]map[string]bool, n)
 	for i, s := range sents {
@@ -327,6 +352,9 @@ func textRank(sents []string) (score []float64, linked []bool) {
 	adj := make([][]edge, n)
 	out := make([]float64, n) // sum of each node's edge weights
 	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err // a row is at most 2000 comparisons
+		}
 		for j := i + 1; j < n; j++ {
 			li, lj := len(bags[i]), len(bags[j])
 			if li == 0 || lj == 0 {
@@ -364,6 +392,9 @@ func textRank(sents []string) (score []float64, linked []bool) {
 		score[i] = 1
 	}
 	for iter := 0; iter < 100; iter++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		delta := 0.0
 		for i := 0; i < n; i++ {
 			sum := 0.0
@@ -383,5 +414,5 @@ func textRank(sents []string) (score []float64, linked []bool) {
 	for i := range score {
 		score[i] += 1e-9 * float64(n-i)
 	}
-	return score, linked
+	return score, linked, nil
 }
