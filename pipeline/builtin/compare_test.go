@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -348,5 +350,32 @@ func TestCollapseSpace(t *testing.T) {
 		if got, want := collapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
 			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// splitLinesCtx splits as strings.Split did after turning \r\n into \n.
+func TestSplitLines(t *testing.T) {
+	old := func(s string) []string {
+		s = strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, "\n")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	alphabet := []string{"a", "\r", "\n", "\r\n", " "}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(10) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		if got, want := splitLines(sb.String()), old(sb.String()); !slices.Equal(got, want) {
+			t.Fatalf("splitLines(%q) = %q, want %q", sb.String(), got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := splitLinesCtx(ctx, "a\nb"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled split: %v", err)
 	}
 }

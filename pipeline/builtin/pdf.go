@@ -82,7 +82,7 @@ type pdfResult struct {
 
 func (s *spaces) pdfExtract(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 	p := pdfParams{MaxChars: pdfDefaultMaxChars}
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(ctx, params, &p); err != nil {
 		return nil, err
 	}
 	if p.MaxChars < 1 || p.MaxChars > pdfMaxMaxChars {

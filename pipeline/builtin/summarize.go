@@ -85,7 +85,7 @@ type Summary struct {
 func Summarize(m Summarizer) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		p := summarizeParams{MaxWords: summarizeDefaultMaxWords}
-		if err := decodeParams(params, &p); err != nil {
+		if err := decodeParams(ctx, params, &p); err != nil {
 			return nil, err
 		}
 		if p.MaxWords < 5 || p.MaxWords > 2000 {
@@ -211,14 +211,24 @@ func SplitSentences(text string) []string {
 }
 
 func splitSentences(ctx context.Context, text string) ([]string, error) {
+	paras, err := splitParagraphs(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for n, para := range splitParagraphs(text) {
+	for n, para := range paras {
 		if n%checkLines == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		words := strings.Fields(para)
+		words, err := fieldsCtx(ctx, para)
+		if err != nil {
+			return nil, err
+		}
 		start := 0
 		for i, w := range words {
+			if i%checkLines == 0 && ctx.Err() != nil {
+				return nil, ctx.Err() // one paragraph may be the whole text
+			}
 			if i == len(words)-1 || endsSentence(w, words[i+1]) {
 				s := strings.Join(words[start:i+1], " ")
 				if hasLetter(s) {
@@ -231,8 +241,11 @@ func splitSentences(ctx context.Context, text string) ([]string, error) {
 	return out, nil
 }
 
-func splitParagraphs(text string) []string {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+func splitParagraphs(ctx context.Context, text string) ([]string, error) {
+	lines, err := splitLinesCtx(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	var paras []string
 	var cur []string
 	flush := func() {
@@ -241,7 +254,10 @@ func splitParagraphs(text string) []string {
 			cur = nil
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
+	for n, line := range lines {
+		if n%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		t := strings.TrimSpace(line)
 		if t == "" {
 			flush()
@@ -250,12 +266,50 @@ func splitParagraphs(text string) []string {
 		cur = append(cur, t)
 		// A short line without final punctuation followed by a line break
 		// is a heading or a list item: its own sentence.
-		if len(strings.Fields(t)) <= 8 && !strings.ContainsAny(t[len(t)-1:], ".!?,;:") {
+		if fewWords(t, 8) && !strings.ContainsAny(t[len(t)-1:], ".!?,;:") {
 			flush()
 		}
 	}
 	flush()
-	return paras
+	return paras, nil
+}
+
+// fewWords reports whether s has at most n words, looking no further than
+// the (n+1)th: a line may be a whole 2 MB text.
+func fewWords(s string, n int) bool {
+	words, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			if words++; words > n {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fieldsCtx is strings.Fields in 64 KiB pieces cut at ASCII white space,
+// with a context check between them: one paragraph may be the whole text.
+func fieldsCtx(ctx context.Context, s string) ([]string, error) {
+	const piece = 64 << 10
+	var out []string
+	for s != "" {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cut := len(s)
+		if cut > piece {
+			if i := strings.IndexAny(s[piece:], " \t\n\r\v\f"); i >= 0 {
+				cut = piece + i
+			}
+		}
+		out = append(out, strings.Fields(s[:cut])...)
+		s = s[cut:]
+	}
+	return out, nil
 }
 
 var abbreviations = map[string]bool{
@@ -341,6 +395,9 @@ func textRank(ctx context.Context, sents []string) (score []float64, linked []bo
 	n := len(sents)
 	bags := make([]map[string]bool, n)
 	for i, s := range sents {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		bags[i] = contentWords(s)
 	}
 	// Weighted, symmetric adjacency, kept sparse: most sentence pairs
