@@ -349,6 +349,15 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // numberSpans returns the [start, end) byte spans numberRE.FindAllStringIndex
 // would. Every part before the first digit is optional and each is a single
 // character class, so a start position either reaches a digit or fails;
@@ -434,6 +443,9 @@ type number struct {
 // "Pricing 2024" → "Pricing 2025" is a new edition of the document, not a
 // price that rose by 1 (issue 12 §9).
 func findNumbers(line string) []number {
+	if !hasDigit(line) {
+		return nil // most changed lines: skip the scan
+	}
 	var out []number
 	years := 0
 	for _, m := range numberSpans(line) {
@@ -640,8 +652,8 @@ func compareNumbers(ctx context.Context, al, bl []string, ops []DiffOp, pairs []
 		}
 	}
 	var out []NumberChange
-	usedA := map[int]bool{}
-	usedB := map[int]bool{}
+	usedA := make([]bool, len(al))
+	usedB := make([]bool, len(bl))
 	emit := func(i int, an []number, j int, bn []number) {
 		usedA[i], usedB[j] = true, true
 		lab, labelled := "", false
