@@ -138,10 +138,10 @@ func bigPDF(size int) []byte {
 	obj("<< /Type /Catalog /Pages 2 0 R >>")
 	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
 	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	stream := fmt.Sprintf("<< /Length %d >>\nstream\n", content.Len())
+	stream, text := fmt.Sprintf("<< /Length %d >>\nstream\n", content.Len()), content.String()
 	for i := range n {
 		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		obj(stream, content.String(), "\nendstream")
+		obj(stream, text, "\nendstream")
 	}
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
@@ -161,7 +161,11 @@ func stopCases(t *testing.T, dir string) []stopCase {
 	t.Helper()
 	w := compareWorst("alphabet")
 	writeFile(t, filepath.Join(dir, "big.pdf"), bigPDF(16<<20))
+	writeFile(t, filepath.Join(dir, "big.txt"), []byte(strings.Repeat("Pro plan: $30 per month, basic $10.\n", readMaxMax/36)))
+	makeTree(t, filepath.Join(dir, "tree"), listMaxVisit/1000)
 	return []stopCase{
+		{"list-files", map[string]any{"space": "documents", "dir": "tree", "pattern": "*.none", "recursive": true}},
+		{"read-file", map[string]any{"space": "documents", "path": "big.txt", "max_bytes": readMaxMax}},
 		{"compare", map[string]any{"a": w[0], "b": w[1]}},
 		{"summarize", map[string]any{"text": summarizeWorst(), "max_words": 2000}},
 		{"pdf-extract", map[string]any{"space": "documents", "path": "big.pdf", "max_chars": pdfMaxMaxChars}},

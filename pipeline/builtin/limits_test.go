@@ -33,24 +33,8 @@ func TestBuiltinLimitsFitClass(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "big.txt"), []byte(strings.Repeat("Pro plan: $30 per month, basic $10.\n", readMaxMax/36+1)[:readMaxMax]))
 	// pdf-extract: a PDF of the largest size, all text.
 	writeFile(t, filepath.Join(dir, "big.pdf"), bigPDF(pdfMaxFile-(1<<20)))
-	// list-files: more entries than a walk visits, made by touch (one
-	// process, a few hundred ms; 50,000 os.WriteFile calls take ten
-	// seconds under the race detector).
-	for d := range listMaxVisit/1000 + 1 {
-		sub := filepath.Join(dir, "tree", fmt.Sprintf("d%03d", d))
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		names := make([]string, 1000)
-		for f := range names {
-			names[f] = fmt.Sprintf("f%04d.txt", f)
-		}
-		touch := exec.Command("touch", names...)
-		touch.Dir = sub
-		if out, err := touch.CombinedOutput(); err != nil {
-			t.Fatalf("touch: %v\n%s", err, out)
-		}
-	}
+	// list-files: more entries than a walk visits.
+	makeTree(t, filepath.Join(dir, "tree"), listMaxVisit/1000+1)
 	deep := strings.Repeat("(", 199) + "1" + strings.Repeat("+1)", 199)
 	calc := deep + strings.Repeat("+1", (1000-len(deep))/2)
 
@@ -104,5 +88,27 @@ func TestBuiltinLimitsFitClass(t *testing.T) {
 				t.Errorf("truncated = %v, want %v: the input is not at the limit it should test", out.Truncated, c.truncated)
 			}
 		})
+	}
+}
+
+// makeTree makes dirs folders of 1000 empty files each under root, by
+// touch (one process per folder, a few hundred ms in all; 50,000
+// os.WriteFile calls take ten seconds under the race detector).
+func makeTree(t *testing.T, root string, dirs int) {
+	t.Helper()
+	names := make([]string, 1000)
+	for f := range names {
+		names[f] = fmt.Sprintf("f%04d.txt", f)
+	}
+	for d := range dirs {
+		sub := filepath.Join(root, fmt.Sprintf("d%03d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		touch := exec.Command("touch", names...)
+		touch.Dir = sub
+		if out, err := touch.CombinedOutput(); err != nil {
+			t.Fatalf("touch: %v\n%s", err, out)
+		}
 	}
 }
