@@ -160,9 +160,9 @@ type stopCase struct {
 func stopCases(t *testing.T, dir string) []stopCase {
 	t.Helper()
 	w := compareWorst("alphabet")
-	writeFile(t, filepath.Join(dir, "big.pdf"), bigPDF(16<<20))
+	writeFile(t, filepath.Join(dir, "big.pdf"), bigPDF(8<<20))
 	writeFile(t, filepath.Join(dir, "big.txt"), []byte(strings.Repeat("Pro plan: $30 per month, basic $10.\n", readMaxMax/36)))
-	makeTree(t, filepath.Join(dir, "tree"), listMaxVisit/1000)
+	makeTree(t, filepath.Join(dir, "tree"), 20) // 20,000 entries: a walk of seconds under -race
 	return []stopCase{
 		{"list-files", map[string]any{"space": "documents", "dir": "tree", "pattern": "*.none", "recursive": true}},
 		{"read-file", map[string]any{"space": "documents", "path": "big.txt", "max_bytes": readMaxMax}},
