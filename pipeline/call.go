@@ -300,11 +300,13 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 	e, req := cs.entry, cs.req
 	call := &Call{ID: req.CallID, Tool: e.tool.Name, Provider: e.prov.id, Caller: req.Caller}
 	ch := make(chan execResult, 1)
+	done := make(chan struct{}) // closed when the handler has returned
 	t0 := time.Now()
 	cs.reached = true
 	m.handlers.Add(1)
 	go func() {
 		defer m.handlers.Done()
+		defer close(done)
 		defer func() {
 			if p := recover(); p != nil {
 				ch <- execResult{err: &ProviderCrashed{Provider: e.prov.id, Panic: fmt.Sprint(p), Stack: debug.Stack()}, panicked: true}
@@ -319,11 +321,13 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 	case r = <-ch:
 	case <-hctx.Done():
 		// Give the handler a moment to hand back partial output.
+		ended := time.Now()
 		t := time.NewTimer(m.cfg.CancelGrace)
 		select {
 		case r = <-ch:
 		case <-t.C:
 			answered = false
+			m.watchStraggler(call, e, done, ended, context.Cause(hctx))
 		}
 		t.Stop()
 	}
@@ -359,6 +363,35 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 		}
 	}
 	return nil, &ProviderRejected{Code: "internal", Message: r.err.Error()}
+}
+
+// watchStraggler follows a handler the call stopped waiting for: if it is
+// still running StragglerGrace after its context ended, it ignores
+// cancellation and keeps using CPU, memory or connections for an answer
+// nobody will read — the tool's airs_handler_stragglers_total counts it and
+// the log names the tool; when it finally returns, the log says how long
+// it overran. The watcher is one of m.handlers, so Close waits for it too.
+func (m *Manager) watchStraggler(call *Call, e *entry, done <-chan struct{}, ended time.Time, why error) {
+	m.handlers.Add(1)
+	go func() {
+		defer m.handlers.Done()
+		t := time.NewTimer(m.cfg.StragglerGrace - time.Since(ended))
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		e.stats.stragglers.Add(1)
+		m.metrics.overrunning.Add(1)
+		defer m.metrics.overrunning.Add(-1)
+		m.log.Warn("handler still running after its call ended: the tool does not honour its context",
+			"tool", call.Tool, "provider", call.Provider, "version", e.tool.Version, "call_id", call.ID,
+			"grace", m.cfg.StragglerGrace, "reason", why)
+		<-done
+		m.log.Warn("straggling handler returned", "tool", call.Tool, "provider", call.Provider,
+			"call_id", call.ID, "overrun", time.Since(ended))
+	}()
 }
 
 // outcomeOf maps an error to the call's outcome.

@@ -41,4 +41,34 @@
 //
 // Nothing is retried. The 13 error kinds, their exit codes and hints are in
 // errors.go.
+//
+// # The handler contract
+//
+// A Handler's context ends when the call is cancelled (Manager.Cancel, the
+// caller's context: Ctrl-C, a client that went away) or its budget runs
+// out. The caller is answered at once either way — stage 6 does not wait
+// for the handler beyond CancelGrace — so a handler that keeps working
+// after that burns CPU, memory and connections for an answer nobody will
+// read, and holds up Manager.Close (and so a server's shutdown). Therefore:
+//
+//   - Stop within 100 ms of ctx ending, and return ctx.Err() (optionally
+//     with the partial output done so far, delivered as Cancelled/Timeout
+//     when it arrives within CancelGrace).
+//   - Check ctx.Err() in every loop whose length depends on the input: every
+//     N iterations, N chosen so that N iterations take well under a
+//     millisecond (the builtin tools check every 1024 lines, every 65,536
+//     steps of the diff, every row of TextRank, every file of a walk,
+//     every MiB read). Pass ctx to everything that takes one (network, a
+//     model, exec.CommandContext); for a library that takes none, wrap its
+//     input so that reads fail once ctx ended (pdf-extract's ctxReaderAt).
+//   - Bound the work by the input limits the tool declares: the largest
+//     input the tool accepts must finish within its latency class's
+//     budget (ClassTimeouts) on the machine it serves, or the limit is too
+//     high.
+//
+// A handler still running StragglerGrace (default 500 ms) after its context
+// ended is a straggler: it is counted in /metrics
+// (airs_handler_stragglers_total, by tool; airs_handlers_overrunning, those
+// running now) and logged with the tool's name, once when detected and once
+// when it finally returns.
 package pipeline

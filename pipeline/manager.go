@@ -24,6 +24,9 @@ var ClassTimeouts = [...]time.Duration{
 	LongRunning: 300 * time.Second,
 }
 
+// DefaultStragglerGrace is Config.StragglerGrace's default.
+const DefaultStragglerGrace = 500 * time.Millisecond
+
 // AuditSink receives one record per call and returns once it is durable.
 // *audit.Log is the implementation; tests may use others.
 type AuditSink interface {
@@ -54,6 +57,12 @@ type Config struct {
 	// hand back partial output before the call is answered without it
 	// (default 20 ms).
 	CancelGrace time.Duration
+	// StragglerGrace is how long after its context ended a handler may
+	// still run before it is counted as a straggler (the tool's
+	// airs_handler_stragglers_total, a warning in the log with the tool's
+	// name): it is not honouring cancellation (default 500 ms; see the
+	// handler contract in the package doc).
+	StragglerGrace time.Duration
 
 	Breaker BreakerConfig
 	// RateLimit applies to every caller, RateLimits overrides it per caller.
@@ -104,6 +113,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	if cfg.CancelGrace <= 0 {
 		cfg.CancelGrace = 20 * time.Millisecond
+	}
+	if cfg.StragglerGrace <= 0 {
+		cfg.StragglerGrace = DefaultStragglerGrace
 	}
 	if cfg.IntentQueue <= 0 {
 		cfg.IntentQueue = 1024

@@ -22,6 +22,8 @@ type managerMetrics struct {
 	intentAsyncChecked    atomic.Uint64
 	intentAsyncMisaligned atomic.Uint64
 	intentAsyncDropped    atomic.Uint64
+
+	overrunning atomic.Int64 // stragglers still running (watchStraggler)
 }
 
 func (mm *managerMetrics) init() {
@@ -51,6 +53,9 @@ type Metrics struct {
 	// the handler's, so it includes waiting for the audit record's fsync.
 	Overhead    HistogramSnapshot
 	IntentAsync struct{ Checked, Misaligned, Dropped uint64 }
+	// Overrunning is the number of handlers running now past
+	// StragglerGrace after their context ended.
+	Overrunning int64
 	Tools       []ToolMetrics // sorted by tool, provider, version
 }
 
@@ -59,6 +64,7 @@ type ToolMetrics struct {
 	Provider, Tool, Version string
 	Calls                   map[Outcome]uint64 // calls resolved to this tool, by outcome
 	Failures                uint64             // dispatched calls the provider failed (ranking's error rate)
+	Stragglers              uint64             // handlers that ran past StragglerGrace after their context ended
 	Latency                 HistogramSnapshot  // handler time of dispatched calls
 	P50, P99                time.Duration      // bucket upper bounds (×2 resolution)
 	Breaker                 BreakerState
@@ -80,9 +86,11 @@ func (m *Manager) Metrics() Metrics {
 	s.IntentAsync.Checked = m.metrics.intentAsyncChecked.Load()
 	s.IntentAsync.Misaligned = m.metrics.intentAsyncMisaligned.Load()
 	s.IntentAsync.Dropped = m.metrics.intentAsyncDropped.Load()
+	s.Overrunning = m.metrics.overrunning.Load()
 	for _, e := range m.reg.entries() {
 		tm := ToolMetrics{Provider: e.prov.id, Tool: e.tool.Name, Version: e.tool.Version,
-			Calls: map[Outcome]uint64{}, Failures: e.stats.failures.Load(), Latency: e.stats.latency.Snapshot()}
+			Calls: map[Outcome]uint64{}, Failures: e.stats.failures.Load(), Stragglers: e.stats.stragglers.Load(),
+			Latency: e.stats.latency.Snapshot()}
 		for i, o := range outcomes {
 			tm.Calls[o] = e.stats.calls[i].Load()
 		}
@@ -126,6 +134,8 @@ func (s *Metrics) WritePrometheus(w io.Writer) error {
 	fmt.Fprintf(bw, "airs_intent_async_total{result=\"aligned\"} %d\n", s.IntentAsync.Checked)
 	fmt.Fprintf(bw, "airs_intent_async_total{result=\"misaligned\"} %d\n", s.IntentAsync.Misaligned)
 	fmt.Fprintf(bw, "airs_intent_async_total{result=\"dropped\"} %d\n", s.IntentAsync.Dropped)
+	head("airs_handlers_overrunning", "gauge", "Handlers still running past the straggler grace after their call's context ended.")
+	fmt.Fprintf(bw, "airs_handlers_overrunning %d\n", s.Overrunning)
 	head("airs_pipeline_overhead_seconds", "histogram", "Per-call time outside the handler, audit fsync included.")
 	writeHist(bw, "airs_pipeline_overhead_seconds", "", &s.Overhead)
 
@@ -138,6 +148,10 @@ func (s *Metrics) WritePrometheus(w io.Writer) error {
 	head("airs_tool_failures_total", "counter", "Dispatched calls the provider failed.")
 	for _, t := range s.Tools {
 		fmt.Fprintf(bw, "airs_tool_failures_total{%s} %d\n", toolLabels(&t), t.Failures)
+	}
+	head("airs_handler_stragglers_total", "counter", "Handlers still running past the straggler grace after their context ended (cancelled or timed out): tools not honouring cancellation.")
+	for _, t := range s.Tools {
+		fmt.Fprintf(bw, "airs_handler_stragglers_total{%s} %d\n", toolLabels(&t), t.Stragglers)
 	}
 	head("airs_tool_latency_seconds", "histogram", "Handler latency of dispatched calls.")
 	for _, t := range s.Tools {

@@ -26,7 +26,10 @@ var outcomes = [4]Outcome{OutcomeOK, OutcomeError, OutcomeCancelled, OutcomeTime
 type toolStats struct {
 	calls    [4]atomic.Uint64 // by outcomeIndex
 	failures atomic.Uint64    // provider-side failures: crashed, timeout, dead, rejected
-	latency  Histogram
+	// stragglers: handlers still running StragglerGrace after their
+	// context ended (call.go, watchStraggler).
+	stragglers atomic.Uint64
+	latency    Histogram
 }
 
 // count records a call resolved to this tool, whatever its outcome.

@@ -73,7 +73,9 @@ type Call struct {
 // Handler runs a tool. It is the only thing a provider implements; everything
 // else (validation, timeouts, audit) is composed around it, as net/http does.
 // A handler that is cancelled may return partial output together with
-// ctx.Err(); the pipeline delivers it with the Cancelled outcome.
+// ctx.Err(); the pipeline delivers it with the Cancelled outcome. A handler
+// must stop soon after ctx ends: see "The handler contract" in the package
+// doc.
 type Handler interface {
 	Invoke(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
 }

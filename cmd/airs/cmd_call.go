@@ -78,6 +78,10 @@ func runCall(a *app, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// The first Ctrl-C cancels the call; from then on Ctrl-C has its
+	// default effect again, so a second one ends a process that some
+	// handler ignoring its context keeps alive.
+	context.AfterFunc(ctx, stop)
 	res, callErr := m.Call(ctx, pipeline.Request{
 		Tool:     pos[0],
 		Provider: *provider,

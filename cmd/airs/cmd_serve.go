@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -48,6 +49,9 @@ Examples:
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		// The first signal starts the drain; a second one has its default
+		// effect and ends the process at once.
+		context.AfterFunc(ctx, stop)
 		e, closeE, err := a.engine(ctx, "serve", *model)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ type calculatorResult struct {
 func Calculator() pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		var p calculatorParams
-		if err := decodeParams(params, &p); err != nil {
+		if err := decodeParams(ctx, params, &p); err != nil {
 			return nil, err
 		}
 		v, err := Eval(p.Expression)

@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/airs-dev/airs/pipeline"
 )
 
 const (
-	compareMaxChars   = 2_000_000
+	// compareMaxChars bounds each text so the largest comparison fits the
+	// Fast class (5 s) with room to spare: two 500 KB texts cost at most
+	// about 0.3 s of CPU, 1.5 s under the race detector (and two such texts
+	// already fill the default 1 MiB request payload). It was 2 MB, which
+	// took up to 30 s under the race detector (issue 12 §1).
+	compareMaxChars   = 500_000
 	compareMaxChanges = 200
 	compareMaxNumbers = 200
 	compareMaxDiff    = 20_000
@@ -32,8 +37,8 @@ func CompareTool() pipeline.Tool {
 			"$schema": "https://json-schema.org/draft/2020-12/schema",
 			"type": "object",
 			"properties": {
-				"a": {"type": "string", "maxLength": 2000000, "description": "The first (old) text."},
-				"b": {"type": "string", "maxLength": 2000000, "description": "The second (new) text."},
+				"a": {"type": "string", "maxLength": 500000, "description": "The first (old) text (at most 500,000 characters)."},
+				"b": {"type": "string", "maxLength": 500000, "description": "The second (new) text (at most 500,000 characters)."},
 				"a_label": {"type": "string", "maxLength": 200, "default": "A", "description": "Name of the first text in the report, e.g. its file name."},
 				"b_label": {"type": "string", "maxLength": 200, "default": "B", "description": "Name of the second text in the report."},
 				"ignore_whitespace": {"type": "boolean", "default": true,
@@ -147,43 +152,107 @@ type Comparison struct {
 func Compare() pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		p := compareParams{ALabel: "A", BLabel: "B"}
-		if err := decodeParams(params, &p); err != nil {
+		if err := decodeParams(ctx, params, &p); err != nil {
 			return nil, err
 		}
 		if len(p.A) > compareMaxChars || len(p.B) > compareMaxChars {
 			return nil, reject(CodeTooLarge, "each text may have at most %d bytes", compareMaxChars)
 		}
 		ignoreWS := p.IgnoreWhitespace == nil || *p.IgnoreWhitespace
-		return result(CompareTexts(p.A, p.B, p.ALabel, p.BLabel, ignoreWS))
+		c, err := compareTexts(ctx, p.A, p.B, p.ALabel, p.BLabel, ignoreWS)
+		if err != nil {
+			return nil, err
+		}
+		return result(c)
 	})
 }
 
 func splitLines(s string) []string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
+	out, _ := splitLinesCtx(context.Background(), s)
+	return out
 }
 
-func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+// splitLinesCtx splits s into lines (\n or \r\n), checking ctx every
+// checkLines lines: under the race detector, splitting 500 KB of short
+// lines in one go takes a fifth of a second.
+func splitLinesCtx(ctx context.Context, s string) ([]string, error) {
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r") // a final \r\n
+	}
+	if s == "" {
+		return nil, ctx.Err()
+	}
+	out := make([]string, 0, strings.Count(s, "\n")+1)
+	for {
+		if len(out)%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return append(out, s), nil
+		}
+		out = append(out, strings.TrimSuffix(s[:i], "\r"))
+		s = s[i+1:]
+	}
+}
+
+// collapseSpace trims s and turns each run of white space into one space.
+func collapseSpace(s string) string {
+	tidy := true // the common case: nothing to do, no allocation
+	for i := 0; i < len(s) && tidy; i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			tidy = false // non-ASCII may hold Unicode spaces: the slow path decides
+		case c == ' ':
+			tidy = i > 0 && i < len(s)-1 && s[i+1] != ' '
+		}
+	}
+	if tidy {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
 
 // CompareTexts compares two texts line by line and pairs up the numbers
 // that differ.
 func CompareTexts(a, b, aLabel, bLabel string, ignoreWhitespace bool) Comparison {
-	al, bl := splitLines(a), splitLines(b)
+	c, _ := compareTexts(context.Background(), a, b, aLabel, bLabel, ignoreWhitespace)
+	return c
+}
+
+// compareTexts is CompareTexts that stops with ctx.Err() when ctx ends:
+// every pass over the lines checks it every checkLines lines, and the diff
+// checks it as it works (diffLines).
+func compareTexts(ctx context.Context, a, b, aLabel, bLabel string, ignoreWhitespace bool) (Comparison, error) {
+	al, err := splitLinesCtx(ctx, a)
+	if err != nil {
+		return Comparison{}, err
+	}
+	bl, err := splitLinesCtx(ctx, b)
+	if err != nil {
+		return Comparison{}, err
+	}
 	ak, bk := al, bl
 	if ignoreWhitespace {
 		ak, bk = make([]string, len(al)), make([]string, len(bl))
 		for i, l := range al {
+			if i%checkLines == 0 && ctx.Err() != nil {
+				return Comparison{}, ctx.Err()
+			}
 			ak[i] = collapseSpace(l)
 		}
 		for i, l := range bl {
+			if i%checkLines == 0 && ctx.Err() != nil {
+				return Comparison{}, ctx.Err()
+			}
 			bk[i] = collapseSpace(l)
 		}
 	}
-	ops := DiffLines(ak, bk)
+	ops, err := diffLines(ctx, ak, bk)
+	if err != nil {
+		return Comparison{}, err
+	}
 
 	c := Comparison{Changes: []Change{}, Numbers: []NumberChange{}}
 	var pairs [][2]int // changed line pairs (a index, b index), for number matching
@@ -236,7 +305,11 @@ func CompareTexts(a, b, aLabel, bLabel string, ignoreWhitespace bool) Comparison
 		}
 	}
 	c.Identical = c.Added == 0 && c.Removed == 0 && c.Changed == 0
-	if nums := compareNumbers(al, bl, ops, pairs); nums != nil {
+	nums, err := compareNumbers(ctx, al, bl, ops, pairs)
+	if err != nil {
+		return Comparison{}, err
+	}
+	if nums != nil {
 		c.Numbers = nums
 	}
 	if len(c.Numbers) > compareMaxNumbers {
@@ -246,13 +319,119 @@ func CompareTexts(a, b, aLabel, bLabel string, ignoreWhitespace bool) Comparison
 	c.Diff = diff
 	c.Truncated = c.Truncated || cut
 	c.Summary = summarizeComparison(c, aLabel, bLabel, len(al), len(bl))
-	return c
+	return c, ctx.Err()
 }
 
-// numberRE finds numbers as people write them in documents: an optional
+// checkLines is how many lines a pass over a text handles between two
+// context checks: a few hundred microseconds of work at most.
+const checkLines = 1024
+
+// Numbers are found as people write them in documents: an optional
 // currency sign, digits with thousands separators and decimals, an optional
-// percent or trailing currency sign.
-var numberRE = regexp.MustCompile(`[$€£¥₹]?\s?[-−]?\d[\d,]*(?:\.\d+)?(?:\s?[%€])?`)
+// percent or trailing currency sign — the regexp
+//
+//	[$€£¥₹]?\s?[-−]?\d[\d,]*(?:\.\d+)?(?:\s?[%€])?
+//
+// numberSpans is a hand-written matcher for it (the same matches:
+// TestNumberSpansMatchRegexp), several times faster than package regexp:
+// compare scans every changed line of two large texts with it.
+
+func isCurrency(r rune) bool {
+	switch r {
+	case '$', '€', '£', '¥', '₹':
+		return true
+	}
+	return false
+}
+
+// isSpace is RE2's \s: ASCII white space only.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberSpans returns the [start, end) byte spans numberRE.FindAllStringIndex
+// would. Every part before the first digit is optional and each is a single
+// character class, so a start position either reaches a digit or fails;
+// everything after it is greedy and optional, so the first choice is the
+// regexp's (leftmost-first) choice.
+func numberSpans(line string) [][2]int {
+	var out [][2]int
+	for p := 0; p < len(line); {
+		if end := numberAt(line, p); end > p {
+			out = append(out, [2]int{p, end})
+			p = end
+			continue
+		}
+		_, n := utf8.DecodeRuneInString(line[p:])
+		p += n
+	}
+	return out
+}
+
+// numberAt returns the end of numberRE's match starting at p, or p.
+func numberAt(line string, p int) int {
+	q := p
+	if r, n := utf8.DecodeRuneInString(line[q:]); isCurrency(r) {
+		q += n
+	}
+	if q < len(line) && isSpace(line[q]) {
+		q++
+	}
+	if q < len(line) && line[q] == '-' {
+		q++
+	} else if strings.HasPrefix(line[q:], "−") {
+		q += len("−")
+	}
+	if q >= len(line) || !isDigit(line[q]) {
+		return p
+	}
+	for q < len(line) && (isDigit(line[q]) || line[q] == ',') {
+		q++
+	}
+	if q+1 < len(line) && line[q] == '.' && isDigit(line[q+1]) {
+		q += 2
+		for q < len(line) && isDigit(line[q]) {
+			q++
+		}
+	}
+	r := q
+	if r < len(line) && isSpace(line[r]) {
+		r++
+	}
+	if r < len(line) && line[r] == '%' {
+		return r + 1
+	}
+	if strings.HasPrefix(line[r:], "€") {
+		return r + len("€")
+	}
+	return q
+}
+
+// replaceNumbers is numberRE.ReplaceAllString(line, with).
+func replaceNumbers(line, with string) string {
+	spans := numberSpans(line)
+	if spans == nil {
+		return line
+	}
+	var sb strings.Builder
+	last := 0
+	for _, sp := range spans {
+		sb.WriteString(line[last:sp[0]])
+		sb.WriteString(with)
+		last = sp[1]
+	}
+	sb.WriteString(line[last:])
+	return sb.String()
+}
 
 type number struct {
 	text  string
@@ -260,22 +439,110 @@ type number struct {
 	start int
 }
 
+// findNumbers returns the numbers of a line, except years in a heading:
+// "Pricing 2024" → "Pricing 2025" is a new edition of the document, not a
+// price that rose by 1 (issue 12 §9).
 func findNumbers(line string) []number {
+	if !hasDigit(line) {
+		return nil // most changed lines: skip the scan
+	}
 	var out []number
-	for _, m := range numberRE.FindAllStringIndex(line, -1) {
+	years := 0
+	for _, m := range numberSpans(line) {
 		text := strings.TrimSpace(line[m[0]:m[1]])
 		text = strings.TrimRight(text, ",")
 		v, ok := parseNumber(text)
 		if !ok {
 			continue
 		}
+		if yearLike(text) {
+			years++
+		}
 		out = append(out, number{text: text, value: v, start: m[0]})
+	}
+	if years > 0 && isHeading(line, out) {
+		kept := out[:0]
+		for _, n := range out {
+			if !yearLike(n.text) {
+				kept = append(kept, n)
+			}
+		}
+		out = kept
 	}
 	return out
 }
 
-var thousandsRE = regexp.MustCompile(`^\d{1,3}(,\d{3})+(\.\d+)?$`)
-var decimalCommaRE = regexp.MustCompile(`^\d+,\d{1,2}$`)
+// yearLike: four bare digits from 1900 to 2099, no sign, currency,
+// separator, decimals or percent ("2024", not "$2024" or "2,024").
+func yearLike(text string) bool {
+	if len(text) != 4 || !(strings.HasPrefix(text, "19") || strings.HasPrefix(text, "20")) {
+		return false
+	}
+	for i := 2; i < 4; i++ {
+		if text[i] < '0' || text[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isHeading says whether a line reads as a title rather than a row of
+// values: a Markdown heading ("# Pricing 2024"), or a short line (at most
+// ten words) with no label separator (: = | tab) and no amount marked as
+// money or a percentage. "Acme Cloud - Price list 2024" is a heading;
+// "Valid until: 2025" and "Pro plan: $30" are rows.
+func isHeading(line string, nums []number) bool {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "#") {
+		return true
+	}
+	if strings.ContainsAny(t, ":=|\t") || len(strings.Fields(t)) > 10 {
+		return false
+	}
+	for _, n := range nums {
+		if strings.ContainsAny(n.text, "$€£¥₹%") {
+			return false
+		}
+	}
+	return true
+}
+
+// thousands: `^\d{1,3}(,\d{3})+(\.\d+)?$`, as in 1,234,567.89.
+func thousands(s string) bool {
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	if hasFrac && (frac == "" || strings.IndexFunc(frac, func(r rune) bool { return r < '0' || r > '9' }) >= 0) {
+		return false
+	}
+	groups := strings.Split(intPart, ",")
+	if len(groups) < 2 || len(groups[0]) < 1 || len(groups[0]) > 3 {
+		return false
+	}
+	for i, g := range groups {
+		if i > 0 && len(g) != 3 {
+			return false
+		}
+		for j := 0; j < len(g); j++ {
+			if !isDigit(g[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// decimalComma: `^\d+,\d{1,2}$`, as in 10,50.
+func decimalComma(s string) bool {
+	i := strings.IndexByte(s, ',')
+	if i < 1 || len(s)-i-1 < 1 || len(s)-i-1 > 2 {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if j != i && !isDigit(s[j]) {
+			return false
+		}
+	}
+	return true
+}
 
 func parseNumber(text string) (float64, bool) {
 	s := strings.Map(func(r rune) rune {
@@ -290,9 +557,9 @@ func parseNumber(text string) (float64, bool) {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	switch {
-	case thousandsRE.MatchString(s):
+	case thousands(s):
 		s = strings.ReplaceAll(s, ",", "")
-	case decimalCommaRE.MatchString(s):
+	case decimalComma(s):
 		s = strings.Replace(s, ",", ".", 1)
 	default:
 		s = strings.ReplaceAll(s, ",", "")
@@ -311,7 +578,7 @@ func parseNumber(text string) (float64, bool) {
 // collapsed: "Basic plan: $10 / month" → "basic plan # month". Two lines
 // with the same key say the same thing about (possibly) different numbers.
 func lineKey(line string) string {
-	s := numberRE.ReplaceAllString(line, " # ")
+	s := replaceNumbers(line, " # ")
 	var sb strings.Builder
 	space := false
 	for _, r := range strings.ToLower(s) {
@@ -337,15 +604,16 @@ func label(line string, nums []number) string {
 			return l
 		}
 	}
-	return trim(numberRE.ReplaceAllString(line, " "))
+	return trim(replaceNumbers(line, " "))
 }
 
 // compareNumbers pairs lines of A and B that say the same thing (equal
 // lineKey, first in order) anywhere in the texts, so a price list whose
 // rows moved still compares row by row; changed line pairs from the diff
 // that no key paired are compared position by position as a fallback.
-// Only pairs with the same count of numbers are compared.
-func compareNumbers(al, bl []string, ops []DiffOp, pairs [][2]int) []NumberChange {
+// Only pairs with the same count of numbers are compared. It stops once it
+// has more numbers than compare reports (the caller cuts the list there).
+func compareNumbers(ctx context.Context, al, bl []string, ops []DiffOp, pairs [][2]int) ([]NumberChange, error) {
 	equalA := make([]bool, len(al))
 	equalB := make([]bool, len(bl))
 	for _, op := range ops {
@@ -362,27 +630,45 @@ func compareNumbers(al, bl []string, ops []DiffOp, pairs [][2]int) []NumberChang
 		line int
 		nums []number
 	}
-	byKey := map[string][]entry{}
+	// B's lines by key and count of numbers, in order; next[k] is the
+	// first one not yet paired (a queue: no removal from the middle, which
+	// made a text of many same-key rows quadratic).
+	type slot struct {
+		key string
+		n   int
+	}
+	byKey := map[slot][]entry{}
+	next := map[slot]int{}
 	for j, l := range bl {
+		if j%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if equalB[j] {
 			continue
 		}
 		if nums := findNumbers(l); len(nums) > 0 {
-			k := lineKey(l)
+			k := slot{lineKey(l), len(nums)}
 			byKey[k] = append(byKey[k], entry{j, nums})
 		}
 	}
 	var out []NumberChange
-	usedA := map[int]bool{}
-	usedB := map[int]bool{}
+	usedA := make([]bool, len(al))
+	usedB := make([]bool, len(bl))
 	emit := func(i int, an []number, j int, bn []number) {
 		usedA[i], usedB[j] = true, true
+		lab, labelled := "", false
 		for x := range an {
 			if an[x].value == bn[x].value {
 				continue
 			}
+			if len(out) > compareMaxNumbers {
+				return // the caller cuts the list here anyway
+			}
+			if !labelled {
+				lab, labelled = label(al[i], an), true // once per line: it scans the line
+			}
 			nc := NumberChange{
-				Label: label(al[i], an), A: an[x].text, B: bn[x].text,
+				Label: lab, A: an[x].text, B: bn[x].text,
 				AValue: an[x].value, BValue: bn[x].value,
 				Delta: round6(bn[x].value - an[x].value),
 				ALine: i + 1, BLine: j + 1,
@@ -395,6 +681,12 @@ func compareNumbers(al, bl []string, ops []DiffOp, pairs [][2]int) []NumberChang
 		}
 	}
 	for i, l := range al {
+		if i%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(out) > compareMaxNumbers {
+			return out, nil
+		}
 		if equalA[i] {
 			continue
 		}
@@ -402,20 +694,23 @@ func compareNumbers(al, bl []string, ops []DiffOp, pairs [][2]int) []NumberChang
 		if len(an) == 0 {
 			continue
 		}
-		k := lineKey(l)
-		if strings.Trim(k, "# ") == "" {
+		k := slot{lineKey(l), len(an)}
+		if strings.Trim(k.key, "# ") == "" {
 			continue // only numbers: no words to match on
 		}
-		cands := byKey[k]
-		for ci, e := range cands {
-			if !usedB[e.line] && len(e.nums) == len(an) {
-				emit(i, an, e.line, e.nums)
-				byKey[k] = append(cands[:ci:ci], cands[ci+1:]...)
-				break
-			}
+		if q := byKey[k]; next[k] < len(q) {
+			e := q[next[k]]
+			next[k]++
+			emit(i, an, e.line, e.nums)
 		}
 	}
-	for _, pr := range pairs {
+	for n, pr := range pairs {
+		if n%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(out) > compareMaxNumbers {
+			return out, nil
+		}
 		i, j := pr[0], pr[1]
 		if usedA[i] || usedB[j] {
 			continue
@@ -425,7 +720,7 @@ func compareNumbers(al, bl []string, ops []DiffOp, pairs [][2]int) []NumberChang
 			emit(i, an, j, bn)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

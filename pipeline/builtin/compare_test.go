@@ -1,11 +1,15 @@
 package builtin
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -163,8 +167,9 @@ func TestCompareTexts(t *testing.T) {
 	for _, n := range c.Numbers {
 		got = append(got, nc{n.Label, n.A, n.B, n.Delta})
 	}
+	// The year in the heading is the document's edition, not a number
+	// that changed (TestCompareHeadingYear).
 	want := []nc{
-		{"Acme Cloud - Price list", "2024", "2025", 1},
 		{"Pro plan", "$25", "$30", 5},
 		{"Enterprise plan", "$1,200", "$1,150", -50},
 	}
@@ -209,7 +214,7 @@ func TestCompareHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := decode[Comparison](t, out)
-	if len(c.Numbers) != 3 || !strings.HasPrefix(c.Summary, "old → new") {
+	if len(c.Numbers) != 2 || !strings.HasPrefix(c.Summary, "old → new") {
 		t.Fatalf("%+v", c)
 	}
 	out, err = invoke(t, tools["compare"], "anyone", map[string]any{"a": "", "b": "one line"})
@@ -255,5 +260,122 @@ func TestUnifiedDiffAppliesWithPatch(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
 	if string(got) != b {
 		t.Fatalf("patched A:\n%s\nwant:\n%s", got, b)
+	}
+}
+
+// A year in a heading is not a price: "Pricing 2024" → "Pricing 2025"
+// reports no number, while the same years in a labelled row, and amounts
+// in a heading, still do.
+func TestCompareHeadingYear(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want []string // labels of the numbers reported
+	}{
+		{"Pricing 2024\nBasic: $10\n", "Pricing 2025\nBasic: $12\n", []string{"Basic"}},
+		{"# Price list 2024\nPro: $25\n", "# Price list 2025\nPro: $25\n", nil},
+		{"Acme Cloud - Price list 2024\n", "Acme Cloud - Price list 2025\n", nil},
+		{"## 2024 rates\nStorage: 0.02 per GB\n", "## 2025 rates\nStorage: 0.03 per GB\n", []string{"Storage"}},
+		// Not headings: a labelled row, a year-like amount with a currency.
+		{"Valid until: 2024\n", "Valid until: 2025\n", []string{"Valid until"}},
+		{"Pricing 2024\nTotal 2024 €\n", "Pricing 2025\nTotal 2030 €\n", []string{"Total"}},
+		{"Pro plan costs 1,999 per year\n", "Pro plan costs 2,049 per year\n", []string{"Pro plan costs"}},
+	} {
+		got := CompareTexts(c.a, c.b, "A", "B", true)
+		var labels []string
+		for _, n := range got.Numbers {
+			labels = append(labels, n.Label)
+			if n.AValue >= 1900 && n.AValue <= 2099 && n.A == strconv.Itoa(int(n.AValue)) && !strings.Contains(n.Label, "Valid") {
+				t.Errorf("%q → %q: a bare year read as a number: %+v", c.a, c.b, n)
+			}
+		}
+		if !slices.Equal(labels, c.want) {
+			t.Errorf("%q → %q: numbers %v, want %v (%+v)", c.a, c.b, labels, c.want, got.Numbers)
+		}
+	}
+}
+
+// numberRE is the specification numberSpans implements by hand.
+var numberRE = regexp.MustCompile(`[$€£¥₹]?\s?[-−]?\d[\d,]*(?:\.\d+)?(?:\s?[%€])?`)
+
+func checkNumberSpans(t *testing.T, s string) {
+	t.Helper()
+	var want [][2]int
+	for _, m := range numberRE.FindAllStringIndex(s, -1) {
+		want = append(want, [2]int{m[0], m[1]})
+	}
+	if got := numberSpans(s); !slices.Equal(got, want) {
+		t.Fatalf("numberSpans(%q) = %v, regexp says %v", s, got, want)
+	}
+	if got, want := replaceNumbers(s, " # "), numberRE.ReplaceAllString(s, " # "); got != want {
+		t.Fatalf("replaceNumbers(%q) = %q, regexp says %q", s, got, want)
+	}
+}
+
+func TestNumberSpansMatchRegexp(t *testing.T) {
+	for _, s := range []string{"", "Pro plan: $1,200.50 / month", "12 €, 15%, −4.5 and - 3", "€ 9.99", "1.", "x.5", "$ -5 %", "5\t%", "$$5", "₹1,00,000", "\xff5\xfe"} {
+		checkNumberSpans(t, s)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"$", "€", "£", "¥", "₹", " ", "\t", "\n", "-", "−", "0", "7", ",", ".", "%", "a", "é", "\xff"}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(12) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		checkNumberSpans(t, sb.String())
+	}
+	thousandsRE := regexp.MustCompile(`^\d{1,3}(,\d{3})+(\.\d+)?$`)
+	decimalCommaRE := regexp.MustCompile(`^\d+,\d{1,2}$`)
+	digits := []string{"0", "1", "9", ",", "."}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(10) {
+			sb.WriteString(digits[r.IntN(len(digits))])
+		}
+		s := sb.String()
+		if thousands(s) != thousandsRE.MatchString(s) || decimalComma(s) != decimalCommaRE.MatchString(s) {
+			t.Fatalf("%q: thousands %v (regexp %v), decimalComma %v (regexp %v)", s,
+				thousands(s), thousandsRE.MatchString(s), decimalComma(s), decimalCommaRE.MatchString(s))
+		}
+	}
+}
+
+func FuzzNumberSpans(f *testing.F) {
+	f.Add("Pro plan: $1,200.50 / month, 12 €, 15%")
+	f.Fuzz(func(t *testing.T, s string) { checkNumberSpans(t, s) })
+}
+
+func TestCollapseSpace(t *testing.T) {
+	for _, s := range []string{"", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\u00a0b", "é b", "a b c", "a\u2003 b", "  "} {
+		if got, want := collapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// splitLinesCtx splits as strings.Split did after turning \r\n into \n.
+func TestSplitLines(t *testing.T) {
+	old := func(s string) []string {
+		s = strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, "\n")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	alphabet := []string{"a", "\r", "\n", "\r\n", " "}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(10) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		if got, want := splitLines(sb.String()), old(sb.String()); !slices.Equal(got, want) {
+			t.Fatalf("splitLines(%q) = %q, want %q", sb.String(), got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := splitLinesCtx(ctx, "a\nb"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled split: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -35,6 +36,10 @@ func spaceProperty(names []string) string {
 const (
 	listDefaultLimit = 1000
 	listMaxLimit     = 10000
+	// listMaxVisit bounds a walk, matching or not, so the largest listing
+	// fits the Fast class (5 s): 50,000 entries take about 0.5 s of CPU,
+	// 2 s under the race detector (TestBuiltinLimitsFitClass).
+	listMaxVisit = 50_000
 )
 
 func listFilesTool(names []string) pipeline.Tool {
@@ -123,7 +128,7 @@ var errLimit = errors.New("limit reached")
 
 func (s *spaces) listFiles(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 	p := listParams{Pattern: "*", Limit: listDefaultLimit}
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(ctx, params, &p); err != nil {
 		return nil, err
 	}
 	if p.Limit < 1 || p.Limit > listMaxLimit {
@@ -153,9 +158,14 @@ func (s *spaces) listFiles(ctx context.Context, params json.RawMessage, call *pi
 
 	out := listResult{Space: p.Space, Dir: dir, Files: []FileEntry{}}
 	matchPath := strings.Contains(p.Pattern, "/")
+	visited := 0
 	walkErr := fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
+		}
+		if visited++; visited > listMaxVisit {
+			out.Truncated = true
+			return errLimit
 		}
 		if err != nil {
 			if name == dir {
@@ -242,7 +252,11 @@ func sizeOf(fi fs.FileInfo) int64 {
 
 const (
 	readDefaultMax = 1 << 20
-	readMaxMax     = 16 << 20
+	// readMaxMax fits the Fast class (5 s): reading 4 MiB, checking and
+	// encoding it and validating the result costs about 0.2 s of CPU, 1.5 s
+	// under the race detector (TestBuiltinLimitsFitClass). It was 16 MiB,
+	// which took 6 s under the race detector (issue 12 §1).
+	readMaxMax = 4 << 20
 )
 
 func readFileTool(names []string) pipeline.Tool {
@@ -260,7 +274,7 @@ func readFileTool(names []string) pipeline.Tool {
 				"space": ` + spaceProperty(names) + `,
 				"path": {"type": "string", "minLength": 1, "maxLength": 4096,
 					"description": "File path inside the space, relative (no .. and no leading /), e.g. notes/todo.md."},
-				"max_bytes": {"type": "integer", "minimum": 1, "maximum": 16777216, "default": 1048576,
+				"max_bytes": {"type": "integer", "minimum": 1, "maximum": 4194304, "default": 1048576,
 					"description": "Read at most this many bytes of the file."}
 			},
 			"required": ["space", "path"],
@@ -328,7 +342,7 @@ func (s *spaces) openFile(space, p string, call *pipeline.Call) (*os.File, fs.Fi
 
 func (s *spaces) readFile(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 	p := readParams{MaxBytes: readDefaultMax}
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(ctx, params, &p); err != nil {
 		return nil, err
 	}
 	if p.MaxBytes < 1 || p.MaxBytes > readMaxMax {
@@ -339,8 +353,11 @@ func (s *spaces) readFile(ctx context.Context, params json.RawMessage, call *pip
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, p.MaxBytes+1))
+	data, err := readAllCtx(ctx, f, min(st.Size(), p.MaxBytes)+1, p.MaxBytes+1)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		return nil, fsError(p.Space, rel, err)
 	}
 	truncated := int64(len(data)) > p.MaxBytes
@@ -352,7 +369,71 @@ func (s *spaces) readFile(ctx context.Context, params json.RawMessage, call *pip
 	if err != nil {
 		return nil, reject(CodeNotText, "%q in space %q %v; use pdf-extract for PDFs", rel, p.Space, err)
 	}
-	return result(readResult{Space: p.Space, Path: rel, Size: st.Size(), Text: text, Truncated: truncated})
+	return readResultJSON(ctx, readResult{Space: p.Space, Path: rel, Size: st.Size(), Text: text, Truncated: truncated})
+}
+
+// readAllCtx reads r to its end or to max bytes, in 256 KiB reads with a
+// context check between them, into a buffer of the expected size: a 4 MiB
+// read from a slow disk or a network mount stops when the call is
+// cancelled rather than when the file ends.
+func readAllCtx(ctx context.Context, r io.Reader, expect, max int64) ([]byte, error) {
+	const chunk = 256 << 10
+	buf := make([]byte, 0, expect)
+	for int64(len(buf)) < max {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew: let append pick the size
+		}
+		end := min(int64(cap(buf)), int64(len(buf))+chunk, max)
+		n, err := r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// readResultJSON is result(r) with the text encoded in 64 KiB pieces and
+// a context check between them: under the race detector, encoding 4 MiB in
+// one go takes most of a second. JSON escapes rune by rune, so the pieces,
+// cut at rune boundaries, encode to the same bytes as the whole.
+func readResultJSON(ctx context.Context, r readResult) (json.RawMessage, error) {
+	const piece = 64 << 10
+	var b bytes.Buffer
+	b.Grow(len(r.Text) + len(r.Text)/8 + 256)
+	head, err := json.Marshal(struct {
+		Space string `json:"space"`
+		Path  string `json:"path"`
+		Size  int64  `json:"size"`
+	}{r.Space, r.Path, r.Size})
+	if err != nil {
+		return nil, err
+	}
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"text":"`)
+	for text := r.Text; text != ""; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cut := min(piece, len(text))
+		for cut < len(text) && !utf8.RuneStart(text[cut]) {
+			cut++
+		}
+		enc, err := json.Marshal(text[:cut])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(enc[1 : len(enc)-1])
+		text = text[cut:]
+	}
+	fmt.Fprintf(&b, `","truncated":%t}`, r.Truncated)
+	return b.Bytes(), nil
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence cut at the end of b.

@@ -1,9 +1,11 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -364,5 +366,41 @@ func TestListFilesCancelled(t *testing.T) {
 	}
 	if r := decode[listResult](t, out); !r.Truncated {
 		t.Fatalf("partial output not marked truncated: %s", out)
+	}
+}
+
+// read-file's piecewise encoding is byte for byte json.Marshal's, and its
+// chunked read is io.ReadAll's, whatever the sizes.
+func TestReadFileEncodingAndChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	alphabet := []string{"a", "é", "€", "😀", "<", ">", "&", "\"", "\\", "\n", "\t", "\x01", "\u2028", "\u2029", " "}
+	for _, n := range []int{0, 1, 100, 64<<10 - 1, 64 << 10, 64<<10 + 1, 300_000} {
+		var sb strings.Builder
+		for sb.Len() < n {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		rr := readResult{Space: "docs<&>", Path: "a/\"b\".txt", Size: int64(n), Text: sb.String(), Truncated: n%2 == 0}
+		want, _ := json.Marshal(rr)
+		got, err := readResultJSON(context.Background(), rr)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: readResultJSON differs from json.Marshal (%v)", n, err)
+		}
+		data := []byte(sb.String())
+		for _, expect := range []int64{1, int64(len(data)) + 1, int64(len(data)) / 2} {
+			for _, limit := range []int64{int64(len(data)) + 1, int64(len(data)/3) + 1} {
+				got, err := readAllCtx(context.Background(), bytes.NewReader(data), max(expect, 1), limit)
+				if err != nil || !bytes.Equal(got, data[:min(int64(len(data)), limit)]) {
+					t.Fatalf("readAllCtx(%d bytes, expect %d, max %d): %d bytes, %v", len(data), expect, limit, len(got), err)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := readResultJSON(ctx, readResult{Text: "x"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled encoding: %v", err)
+	}
+	if _, err := readAllCtx(ctx, bytes.NewReader([]byte("x")), 2, 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled read: %v", err)
 	}
 }

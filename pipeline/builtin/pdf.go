@@ -82,7 +82,7 @@ type pdfResult struct {
 
 func (s *spaces) pdfExtract(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 	p := pdfParams{MaxChars: pdfDefaultMaxChars}
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(ctx, params, &p); err != nil {
 		return nil, err
 	}
 	if p.MaxChars < 1 || p.MaxChars > pdfMaxMaxChars {
@@ -124,11 +124,22 @@ func extractPDF(ctx context.Context, f interface {
 	var sb strings.Builder
 	defer func() {
 		if r := recover(); r != nil {
-			text, err = sb.String(), fmt.Errorf("not a readable PDF (%v)", r)
+			text, err = cleanPDFText(sb.String()), fmt.Errorf("not a readable PDF (%v)", r)
+			if cerr := ctx.Err(); cerr != nil {
+				err = cerr // the library panicked on ctxReaderAt's error
+			}
 		}
 	}()
-	r, err := pdf.NewReader(f, size)
+	// The library takes no context, but it reads the file through f as it
+	// parses (the cross-reference table, then each content stream in small
+	// chunks): a reader that fails once ctx has ended stops it mid-page too,
+	// where the check between pages below would come too late for a huge
+	// (or decompression-bomb) page.
+	r, err := pdf.NewReader(ctxReaderAt{ctx, f}, size)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return "", cerr
+		}
 		if strings.Contains(err.Error(), "encrypted") || strings.Contains(err.Error(), "password") {
 			return "", fmt.Errorf("the PDF is encrypted")
 		}
@@ -159,6 +170,9 @@ func extractPDF(ctx context.Context, f interface {
 		// Font resource names (/F1) are per page, so fonts are not shared
 		// across pages (the library's own GetPlainText does share them).
 		t, err := page.GetPlainText(pageFonts(page))
+		if cerr := ctx.Err(); cerr != nil {
+			return cleanPDFText(sb.String()), cerr // the page was cut short: leave it out
+		}
 		if err != nil {
 			return cleanPDFText(sb.String()), fmt.Errorf("page %d: %v", i, err)
 		}
@@ -216,4 +230,19 @@ func truncateRunes(s string, n int) (string, bool) {
 		i++
 	}
 	return s, false
+}
+
+// ctxReaderAt fails every read once its context has ended.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   interface {
+		ReadAt([]byte, int64) (int, error)
+	}
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
 }

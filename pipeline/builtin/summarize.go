@@ -85,7 +85,7 @@ type Summary struct {
 func Summarize(m Summarizer) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		p := summarizeParams{MaxWords: summarizeDefaultMaxWords}
-		if err := decodeParams(params, &p); err != nil {
+		if err := decodeParams(ctx, params, &p); err != nil {
 			return nil, err
 		}
 		if p.MaxWords < 5 || p.MaxWords > 2000 {
@@ -109,7 +109,10 @@ func Summarize(m Summarizer) pipeline.Handler {
 			}
 			note = "model failed (" + err.Error() + "); extractive summary instead"
 		}
-		s := Extractive(p.Text, p.MaxWords)
+		s, err := extractive(ctx, p.Text, p.MaxWords)
+		if err != nil {
+			return nil, err
+		}
 		if note != "" && s.Note != "" {
 			note += "; "
 		}
@@ -128,16 +131,30 @@ func Summarize(m Summarizer) pipeline.Handler {
 // any. If even the best sentence is longer
 // than maxWords, it is cut at maxWords with an ellipsis.
 func Extractive(text string, maxWords int) Summary {
-	sents := SplitSentences(text)
+	s, _ := extractive(context.Background(), text, maxWords)
+	return s
+}
+
+// extractive is Extractive that stops with ctx.Err() when ctx ends: the
+// sentence split checks it every few paragraphs, TextRank on every row of
+// its pairwise comparison and every PageRank iteration.
+func extractive(ctx context.Context, text string, maxWords int) (Summary, error) {
+	sents, err := splitSentences(ctx, text)
+	if err != nil {
+		return Summary{}, err
+	}
 	out := Summary{Method: "extractive", SourceSentences: len(sents)}
 	if len(sents) > summarizeMaxSentences {
 		sents = sents[:summarizeMaxSentences]
 		out.Note = fmt.Sprintf("only the first %d of %d sentences were ranked", summarizeMaxSentences, out.SourceSentences)
 	}
 	if len(sents) == 0 {
-		return out
+		return out, nil
 	}
-	scores, linked := textRank(sents)
+	scores, linked, err := textRank(ctx, sents)
+	if err != nil {
+		return Summary{}, err
+	}
 	order := make([]int, len(sents))
 	for i := range order {
 		order[i] = i
@@ -161,7 +178,7 @@ func Extractive(text string, maxWords int) Summary {
 	if out.Sentences == 0 {
 		s := limitWords(sents[order[0]], maxWords)
 		out.Summary, out.Words, out.Sentences = s, len(strings.Fields(s)), 1
-		return out
+		return out, nil
 	}
 	var parts []string
 	for i, k := range keep {
@@ -171,7 +188,7 @@ func Extractive(text string, maxWords int) Summary {
 	}
 	out.Summary = strings.Join(parts, " ")
 	out.Words = words
-	return out
+	return out, nil
 }
 
 // limitWords keeps the first n words of s, marking a cut with "…".
@@ -189,11 +206,29 @@ func limitWords(s string, n int) string {
 // line that looks like a heading. White space inside a sentence is
 // collapsed.
 func SplitSentences(text string) []string {
+	out, _ := splitSentences(context.Background(), text)
+	return out
+}
+
+func splitSentences(ctx context.Context, text string) ([]string, error) {
+	paras, err := splitParagraphs(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, para := range splitParagraphs(text) {
-		words := strings.Fields(para)
+	for n, para := range paras {
+		if n%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		words, err := fieldsCtx(ctx, para)
+		if err != nil {
+			return nil, err
+		}
 		start := 0
 		for i, w := range words {
+			if i%checkLines == 0 && ctx.Err() != nil {
+				return nil, ctx.Err() // one paragraph may be the whole text
+			}
 			if i == len(words)-1 || endsSentence(w, words[i+1]) {
 				s := strings.Join(words[start:i+1], " ")
 				if hasLetter(s) {
@@ -203,11 +238,14 @@ func SplitSentences(text string) []string {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-func splitParagraphs(text string) []string {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+func splitParagraphs(ctx context.Context, text string) ([]string, error) {
+	lines, err := splitLinesCtx(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	var paras []string
 	var cur []string
 	flush := func() {
@@ -216,7 +254,10 @@ func splitParagraphs(text string) []string {
 			cur = nil
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
+	for n, line := range lines {
+		if n%checkLines == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		t := strings.TrimSpace(line)
 		if t == "" {
 			flush()
@@ -225,12 +266,50 @@ func splitParagraphs(text string) []string {
 		cur = append(cur, t)
 		// A short line without final punctuation followed by a line break
 		// is a heading or a list item: its own sentence.
-		if len(strings.Fields(t)) <= 8 && !strings.ContainsAny(t[len(t)-1:], ".!?,;:") {
+		if fewWords(t, 8) && !strings.ContainsAny(t[len(t)-1:], ".!?,;:") {
 			flush()
 		}
 	}
 	flush()
-	return paras
+	return paras, nil
+}
+
+// fewWords reports whether s has at most n words, looking no further than
+// the (n+1)th: a line may be a whole 2 MB text.
+func fewWords(s string, n int) bool {
+	words, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			if words++; words > n {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fieldsCtx is strings.Fields in 64 KiB pieces cut at ASCII white space,
+// with a context check between them: one paragraph may be the whole text.
+func fieldsCtx(ctx context.Context, s string) ([]string, error) {
+	const piece = 64 << 10
+	var out []string
+	for s != "" {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cut := len(s)
+		if cut > piece {
+			if i := strings.IndexAny(s[piece:], " \t\n\r\v\f"); i >= 0 {
+				cut = piece + i
+			}
+		}
+		out = append(out, strings.Fields(s[:cut])...)
+		s = s[cut:]
+	}
+	return out, nil
 }
 
 var abbreviations = map[string]bool{
@@ -312,10 +391,13 @@ func stem(w string) string {
 
 // textRank returns a score per sentence, and whether each sentence shares
 // a content word with any other.
-func textRank(sents []string) (score []float64, linked []bool) {
+func textRank(ctx context.Context, sents []string) (score []float64, linked []bool, err error) {
 	n := len(sents)
 	bags := make([]map[string]bool, n)
 	for i, s := range sents {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		bags[i] = contentWords(s)
 	}
 	// Weighted, symmetric adjacency, kept sparse: most sentence pairs
@@ -327,6 +409,9 @@ func textRank(sents []string) (score []float64, linked []bool) {
 	adj := make([][]edge, n)
 	out := make([]float64, n) // sum of each node's edge weights
 	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err // a row is at most 2000 comparisons
+		}
 		for j := i + 1; j < n; j++ {
 			li, lj := len(bags[i]), len(bags[j])
 			if li == 0 || lj == 0 {
@@ -364,6 +449,9 @@ func textRank(sents []string) (score []float64, linked []bool) {
 		score[i] = 1
 	}
 	for iter := 0; iter < 100; iter++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		delta := 0.0
 		for i := 0; i < n; i++ {
 			sum := 0.0
@@ -383,5 +471,5 @@ func textRank(sents []string) (score []float64, linked []bool) {
 	for i := range score {
 		score[i] += 1e-9 * float64(n-i)
 	}
-	return score, linked
+	return score, linked, nil
 }

@@ -122,3 +122,23 @@ func TestSummarizeHandler(t *testing.T) {
 		t.Fatalf("max_words 1: %v", err)
 	}
 }
+
+func TestFieldsCtxAndFewWords(t *testing.T) {
+	long := strings.Repeat("word  \u00a0spaced\tout\n", 20000) // > 64 KiB, Unicode spaces too
+	for _, s := range []string{"", " ", "a", " a b ", long, strings.Repeat("x", 70000) + " y"} {
+		got, err := fieldsCtx(context.Background(), s)
+		if err != nil || !slices.Equal(got, strings.Fields(s)) {
+			t.Fatalf("fieldsCtx differs from strings.Fields on %.40q (%d fields vs %d): %v", s, len(got), len(strings.Fields(s)), err)
+		}
+		for n := range 4 {
+			if fewWords(s, n) != (len(strings.Fields(s)) <= n) {
+				t.Fatalf("fewWords(%.40q, %d) = %v", s, n, fewWords(s, n))
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := fieldsCtx(ctx, long); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}

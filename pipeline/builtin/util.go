@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,16 +24,26 @@ func jsonUnmarshal(data []byte, v any) error {
 	return nil
 }
 
-// decodeParams decodes a call's parameters, rejecting bad ones.
-func decodeParams(params []byte, v any) error {
+// decodeParams decodes a call's parameters, rejecting bad ones. Decoding
+// is the one step of a handler that does not check ctx: it is bounded by
+// the Manager's payload limit (1 MiB by default), and it is where the
+// handler's loops start to (testHookDecoded marks the point for tests).
+func decodeParams(ctx context.Context, params []byte, v any) error {
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = []byte("{}")
 	}
 	if err := jsonUnmarshal(params, v); err != nil {
 		return reject(CodeBadParams, "parameters: %v", err)
 	}
+	if testHookDecoded != nil {
+		testHookDecoded(ctx)
+	}
 	return nil
 }
+
+// testHookDecoded, set only by tests, runs when a handler has decoded its
+// parameters: from there on, every loop honours ctx.
+var testHookDecoded func(ctx context.Context)
 
 // result encodes a handler's output.
 func result(v any) (json.RawMessage, error) {

@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a log sink safe for the watcher goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+func toolMetrics(m *Manager, name string) ToolMetrics {
+	for _, t := range m.Metrics().Tools {
+		if t.Tool == name {
+			return t
+		}
+	}
+	return ToolMetrics{}
+}
+
+// A handler that ignores its context is answered for at the deadline, and
+// once it is still running StragglerGrace later it is counted by tool in
+// /metrics and logged with the tool's name; a handler that stops late but
+// within the grace is not.
+func TestStragglerCountedAndLogged(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(c *Config) {
+		c.CancelGrace = 5 * time.Millisecond
+		c.StragglerGrace = 100 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	release := make(chan struct{})
+	e.register(t, "p", tool("stubborn"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+		<-release // ignores ctx
+		return nil, nil
+	}))
+	e.register(t, "p", tool("slowstop"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		<-ctx.Done()
+		time.Sleep(30 * time.Millisecond) // late for CancelGrace, well within StragglerGrace
+		return nil, ctx.Err()
+	}))
+
+	if _, err := e.m.Call(context.Background(), Request{Tool: "slowstop", Caller: "a", Timeout: 10 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := e.m.Call(ctx, Request{Tool: "stubborn", Caller: "a", CallID: "c-1"}); !errors.Is(err, ErrCancelled) {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Fatalf("cancel answered after %v", el)
+	}
+	if got := toolMetrics(e.m, "stubborn").Stragglers; got != 0 {
+		t.Fatalf("counted %d stragglers before the grace ran out", got)
+	}
+	if !waitFor(5*time.Second, func() bool { return toolMetrics(e.m, "stubborn").Stragglers == 1 }) {
+		t.Fatalf("stubborn handler not counted: %+v", toolMetrics(e.m, "stubborn"))
+	}
+	if el := time.Since(start); el < 100*time.Millisecond {
+		t.Fatalf("counted after %v, before the 100 ms grace", el)
+	}
+	if got := e.m.Metrics().Overrunning; got != 1 {
+		t.Fatalf("overrunning = %d, want 1", got)
+	}
+	out := prom(t, e.m)
+	for _, want := range []string{
+		`airs_handler_stragglers_total{provider="p",tool="stubborn",version="1.0.0"} 1`,
+		`airs_handler_stragglers_total{provider="p",tool="slowstop",version="1.0.0"} 0`,
+		`airs_handlers_overrunning 1`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if l := logs.String(); !strings.Contains(l, "does not honour its context") || !strings.Contains(l, "tool=stubborn") ||
+		!strings.Contains(l, "call_id=c-1") || strings.Contains(l, "tool=slowstop") {
+		t.Fatalf("log:\n%s", l)
+	}
+	close(release)
+	if !waitFor(5*time.Second, func() bool { return e.m.Metrics().Overrunning == 0 }) {
+		t.Fatal("overrunning gauge not back to 0 after the handler returned")
+	}
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(logs.String(), "straggling handler returned") }) {
+		t.Fatalf("no log when the straggler returned:\n%s", logs.String())
+	}
+	if got := toolMetrics(e.m, "stubborn").Stragglers; got != 1 {
+		t.Fatalf("stragglers = %d after return, want 1 (a counter)", got)
+	}
+}
