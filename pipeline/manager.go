@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -179,6 +180,15 @@ func (m *Manager) InFlight() int { return m.flights.count() }
 // after Close would outlive the resources it uses. Close does not close the
 // audit sink: whoever opened it closes it, after Close.
 func (m *Manager) Close() error {
+	return m.CloseWithin(0)
+}
+
+// CloseWithin is Close with a bound on the wait for handlers that ignore
+// their context (0: no bound). Calls themselves answer within their budget
+// whatever their handler does, so only such stragglers can hold a shutdown;
+// past d they are left running, the error names how many, and the process
+// may exit (a server's drain timeout is the natural d).
+func (m *Manager) CloseWithin(d time.Duration) error {
 	if m.closed.Swap(true) {
 		return nil
 	}
@@ -190,8 +200,22 @@ func (m *Manager) Close() error {
 	}
 	m.stop()
 	m.intentWG.Wait()
-	m.handlers.Wait()
-	return nil
+	if d <= 0 {
+		m.handlers.Wait()
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { m.handlers.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		n := m.metrics.overrunning.Load()
+		m.log.Error("closing with handlers still running past their calls' end", "overrunning", n, "waited", d)
+		return fmt.Errorf("pipeline: handlers still running %v after close began, %d of them past the straggler grace: they ignore their context (see airs_handler_stragglers_total)", d, n)
+	}
 }
 
 // ErrClosed is returned by Call after Close.

@@ -116,3 +116,51 @@ func TestStragglerCountedAndLogged(t *testing.T) {
 		t.Fatalf("stragglers = %d after return, want 1 (a counter)", got)
 	}
 }
+
+// CloseWithin does not wait past its bound for a handler that ignores its
+// context (a server's drain), says so, and Close without a bound still
+// waits for it to return.
+func TestCloseWithinBoundsStragglers(t *testing.T) {
+	for _, bounded := range []bool{true, false} {
+		e := newEnv(t, func(c *Config) { c.CancelGrace = 5 * time.Millisecond })
+		release := make(chan struct{})
+		e.register(t, "p", tool("stubborn"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+			<-release // ignores ctx
+			return nil, nil
+		}))
+		if _, err := e.m.Call(context.Background(), Request{Tool: "stubborn", Caller: "a", Timeout: 20 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+			t.Fatal(err)
+		}
+		closed := make(chan error, 1)
+		go func() {
+			if bounded {
+				closed <- e.m.CloseWithin(100 * time.Millisecond)
+			} else {
+				closed <- e.m.Close()
+			}
+		}()
+		wait := 5 * time.Second // the bound is 100 ms: generous for a loaded machine
+		if !bounded {
+			wait = 300 * time.Millisecond // long enough to see it wait
+		}
+		select {
+		case err := <-closed:
+			if !bounded {
+				t.Fatalf("Close returned (%v) while a handler was still running", err)
+			}
+			if err == nil || !strings.Contains(err.Error(), "still running") {
+				t.Errorf("CloseWithin = %v, want an error saying handlers are still running", err)
+			}
+		case <-time.After(wait):
+			if bounded {
+				t.Fatal("CloseWithin(100ms) still waiting after 5 s")
+			}
+		}
+		close(release)
+		if !bounded {
+			if err := <-closed; err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		}
+	}
+}

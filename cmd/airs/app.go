@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
@@ -25,6 +26,10 @@ type app struct {
 	cfg    *config.Config
 	policy *pipeline.StaticPolicy
 	reg    *pipeline.Registry
+	// closeWait bounds how long closing the Manager waits for handlers
+	// that ignore their context (0: until they return); serve sets its
+	// drain timeout so such a handler cannot hold a SIGTERM'd server.
+	closeWait time.Duration
 }
 
 // flags returns a FlagSet for the running subcommand that also accepts
@@ -152,7 +157,12 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 		log.Close()
 		return nil, nil, err
 	}
-	return m, func() { m.Close(); log.Close() }, nil
+	return m, func() {
+		if err := m.CloseWithin(a.closeWait); err != nil {
+			a.warnf("%v", err)
+		}
+		log.Close()
+	}, nil
 }
 
 // openAudit opens the audit log. Other airs processes (a running `airs

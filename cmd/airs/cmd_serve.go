@@ -52,6 +52,7 @@ Examples:
 		// The first signal starts the drain; a second one has its default
 		// effect and ends the process at once.
 		context.AfterFunc(ctx, stop)
+		a.closeWait = *drain
 		e, closeE, err := a.engine(ctx, "serve", *model)
 		if err != nil {
 			return err
