@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// TestJSONSchemaBenchSampling is issue 3's sampling-compliance check: for
+// TestJSONSchemaBenchSampling is the sampling-compliance check that
+// CONFORMANCE.md reports ("Sampling compliance"): for
 // every schema that compiles in a 500-schema sample of JSONSchemaBench
 // (evenly spaced over the schemas sorted by id), five outputs drawn
 // uniformly at random among the allowed tokens (a random model; EOS is one

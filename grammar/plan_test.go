@@ -11,10 +11,15 @@ import (
 // from AIRS).
 const planRefPattern = `^\{\{(steps\.[a-z][a-z0-9_]{0,31}\.output(\.[A-Za-z0-9_$-]{1,32}|\[[0-9]{1,4}\]){0,4}|input\.[A-Za-z0-9_-]{1,32})\}\}$`
 
-// planSchema builds the plan schema of selector.PlanSchema over the builtin
-// tools in testdata/builtin_tools.json (dumped from builtin.Tools), in its
-// original shape: every top-level argument is anyOf [its schema, a
-// reference string].
+// planSchema builds the single-pass plan schema AIRS generated plans under
+// before the planner moved to two passes (selector.OutlineSchema, then
+// selector.PlanSchema over that outline, with constant step ids, one
+// prefixItems entry per step and bounded literals): up to 8 steps, each any
+// of the builtin tools in testdata/builtin_tools.json (dumped from
+// builtin.Tools), every top-level argument anyOf [its schema, a reference
+// string]. selector no longer produces it; it stays here as a compile
+// stress test, the union of unbounded strings and reference patterns that
+// once ran for minutes.
 func planSchema(t testing.TB) []byte {
 	raw, err := os.ReadFile("testdata/builtin_tools.json")
 	if err != nil {
@@ -67,9 +72,10 @@ func planSchema(t testing.TB) []byte {
 	return b
 }
 
-// TestPlanSchema: the plan schema over the builtin tools, with flexible
-// whitespace, compiles (it used to run for minutes; the time is logged, and
-// the bound below only catches that regression: speed lives in benchmarks).
+// TestPlanSchema: the single-pass plan schema over the builtin tools, with
+// flexible whitespace, compiles (it used to run for minutes; the time is
+// logged, and the bound below only catches that regression: speed lives in
+// benchmarks).
 func TestPlanSchema(t *testing.T) {
 	schema := planSchema(t)
 	t0 := time.Now()

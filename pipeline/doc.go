@@ -1,5 +1,6 @@
 // Package pipeline is the Tool Manager: the registry of tools and providers,
-// and the seven-stage pipeline every tool call goes through (issue 2).
+// and the seven-stage pipeline every tool call goes through (the stages are
+// listed on Manager.Call).
 //
 // # Using it
 //

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// The taxonomy has exactly 13 kinds (issue 2). Each kind is a struct type that
+// The taxonomy has exactly 13 kinds, each with its own exit code (ExitCode)
+// and HTTP status (the server maps them). Each kind is a struct type that
 // carries the details a caller needs (errors.As), and matches a sentinel
 // (errors.Is) so code that only cares about the kind need not name the type:
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 )
 
-// MaxTimeout is the system maximum for a caller's timeout (issue 2: 600 s).
+// MaxTimeout is the system maximum for a caller's timeout: 600 s.
 // A caller asking for more (or for nothing) gets the latency-class default.
 const MaxTimeout = 600 * time.Second
 

@@ -1,7 +1,8 @@
 package pipeline
 
-// The seed's formal properties as property tests (issue 12 §8), over
-// randomised registries, agents, grants, spaces and requests:
+// The Tool Manager's safety properties as property tests, over randomised
+// registries, agents, grants, spaces and requests; each fails on a seeded
+// bug:
 //
 //  1. a call never succeeds unless the caller holds every capability the tool
 //     requires (and, the other way, is never denied when it does);

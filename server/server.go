@@ -30,14 +30,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Backend is what the server serves. The app package implements it over the
-// real Manager, Selector and chains; each method gets the caller from the
-// channel.
+// Backend is what the server serves. internal/engine implements it
+// (Engine.Backend) over the real Manager, Selector and chains; each method
+// gets the caller from the channel.
 type Backend interface {
 	Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 	Select(ctx context.Context, caller, text string) (any, error)
@@ -63,7 +64,7 @@ type Token struct {
 
 // Config configures the server; zero values take the defaults in brackets.
 type Config struct {
-	Addr            string        // [127.0.0.1:8080]
+	Addr            string        // [config.DefaultListen, 127.0.0.1:7777]
 	Tokens          []Token       // no tokens: every request is 401
 	MaxBody         int64         // bytes per request body [2 MiB]
 	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
@@ -86,7 +87,7 @@ type Server struct {
 // New builds a server; call ListenAndServe or use Handler in tests.
 func New(b Backend, cfg Config) *Server {
 	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:8080"
+		cfg.Addr = config.DefaultListen
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20

@@ -13,7 +13,6 @@ import (
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/evals/replay"
-	"github.com/airs-dev/airs/evals/retrieval"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 )
@@ -88,11 +87,9 @@ func runEval(a *app, args []string) error {
 		printCommandUsage(a.stdout, a.cmd, nil)
 		return nil
 	case "bfcl":
-		bargs := withBFCLData(args[1:])
-		bfcl.NoDataHint = bfclNoDataHint
-		return exitCodeErr(bfcl.Main(bargs, a.stdout, a.stderr, bfclFactory(bargs, a.stderr)))
+		return evalBFCL(a, args[1:])
 	case "retrieval":
-		return exitCodeErr(retrieval.Main(args[1:], a.stdout, a.stderr))
+		return evalRetrieval(a, args[1:])
 	case "replay":
 		return evalReplay(a, args[1:])
 	case "tune":
@@ -103,22 +100,15 @@ func runEval(a *app, args []string) error {
 	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay or tune", args[0])
 }
 
-func exitCodeErr(code int) error {
-	if code == 0 {
-		return nil
-	}
-	return &exitError{code: code}
-}
-
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the
 // Makefile's default, beside the repository, for a command run from the
 // repository's root.
 const defaultDataDir = "../shared/data"
 
 // withBFCLData returns the bfcl arguments with --data set when it is not
-// given: $DATA_DIR/bfcl when DATA_DIR is set (bfcl.Main's own default),
+// given: $DATA_DIR/bfcl when DATA_DIR is set (evalBFCL's own default),
 // else ../shared/data/bfcl when that exists. With neither, the arguments
-// go through unchanged, so that bfcl.Main still reports a bad flag first,
+// go through unchanged, so that evalBFCL still reports a bad flag first,
 // and then "--data is required" followed by bfclNoDataHint.
 func withBFCLData(args []string) []string {
 	if flagValue(args, "data") != "" || os.Getenv("DATA_DIR") != "" {

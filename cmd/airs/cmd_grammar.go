@@ -1,6 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/bench"
 )
 
@@ -8,24 +16,33 @@ var grammarCmd = &command{
 	Name:    "grammar",
 	Summary: "compile JSON Schemas to grammars; benchmark the engine on public data",
 	Usage: `Usage:
-  airs grammar compile SCHEMA.json [--tools TOOLS.json] [--export gbnf|json-schema]
-  airs grammar bench --data PATH... --vocab VOCAB [--sample N] [--limit N] [--json]
-  airs grammar suite [--dir DIR] [--markdown]
+  airs grammar compile SCHEMA.json | --tools TOOLS.json [--allow-none] [--export gbnf|json-schema]
+  airs grammar bench --data PATH... --vocab VOCAB [--sample N] [--limit N] [--json] [--timeout DUR] [--out FILE] [--quiet]
+  airs grammar suite [--dir DIR] [--markdown|--json] [--timeout DUR]
+  (each also takes --lenient, --strict, --declared-order: the grammar's options;
+  the default is faithful to the schema, properties in any order)
 
 compile   compiles a schema (or a tool-call grammar over TOOLS.json) and prints
-          what the grammar enforces, or exports it as GBNF or as the JSON Schema
-          Ollama's format accepts (saying what had to be loosened).
+          its compile time and what the grammar enforces, or exports it as GBNF
+          (llama.cpp) or as the JSON Schema Ollama's format accepts; what had
+          to be loosened goes to stderr. TOOLS.json: a JSON array (or
+          {"tools":[...]}) of {"name","parameters"}, OpenAI-style
+          {"type":"function","function":{...}} or MCP-style {"name","inputSchema"}.
 bench     MaskBench-style: for each schema of a JSONSchemaBench file (or a
-          directory of them), compile; walk every valid instance token by token
+          directory of them; a path that does not exist is looked up under
+          $DATA_DIR), compile; walk every valid instance token by token
           through the matcher checking each token is in the mask; check every
-          invalid instance is rejected. One JSON line per schema, then a summary.
+          invalid instance is rejected. One JSON line per schema, then a
+          summary (a JSON line with --json). Further arguments are data too.
           VOCAB is llama3, qwen3, gemma3 (under $DATA_DIR/tokenizers) or a path to
           a .vocab.jsonl.gz, a tokenizer.json or a GGUF file.
 suite     the JSON Schema Test Suite (draft 2020-12) through the grammar: per
-          keyword file, valid instances accepted and invalid ones rejected.
+          keyword file, valid instances accepted and invalid ones rejected
+          (--dir defaults to $DATA_DIR/json-schema-test-suite/tests/draft2020-12).
 
 Examples:
   airs grammar compile params.json --export gbnf
+  airs grammar compile --tools tools.json --allow-none
   airs grammar bench --data ../shared/data/jsonschemabench --vocab llama3 --sample 300 --json
   airs grammar suite --markdown > suite.md
 `,
@@ -33,23 +50,171 @@ Examples:
 		if len(args) == 0 {
 			return usagef("'grammar' needs a subcommand: compile, bench or suite")
 		}
-		var code int
 		switch args[0] {
 		case "bench":
-			code = bench.Main(args[1:], a.stdout, a.stderr)
+			return grammarBench(a, args[1:])
 		case "suite":
-			code = bench.SuiteMain(args[1:], a.stdout, a.stderr)
+			return grammarSuite(a, args[1:])
 		case "compile":
-			code = bench.CompileMain(args[1:], a.stdout, a.stderr)
+			return grammarCompile(a, args[1:])
 		case "-h", "--help", "help":
 			printCommandUsage(a.stdout, a.cmd, nil)
 			return nil
 		default:
 			return usagef("unknown 'grammar' subcommand %q (want compile, bench or suite)", args[0])
 		}
-		if code != 0 {
-			return &exitError{code: code}
+	},
+}
+
+// grammarOptionFlags adds the grammar's options, shared by the three
+// subcommands, to fs.
+func grammarOptionFlags(fs *flag.FlagSet) func() grammar.Options {
+	lenient := fs.Bool("lenient", false, "loosen what the grammar cannot enforce exactly instead of failing (reported)")
+	strict := fs.Bool("strict", false, "no property a schema does not declare, even where it would allow one")
+	declared := fs.Bool("declared-order", false, "properties in their declared order (default: any order)")
+	return func() grammar.Options {
+		o := grammar.Options{Lenient: *lenient, Strict: *strict}
+		if *declared {
+			o.PropertyOrder = grammar.DeclaredOrder
+		}
+		return o
+	}
+}
+
+func grammarBench(a *app, args []string) error {
+	fs := a.flags()
+	var data multiFlag
+	fs.Var(&data, "data", "JSONSchemaBench .jsonl(.gz) `path` or directory (repeatable; further arguments are data too)")
+	vocab := fs.String("vocab", "", "vocabulary: llama3, qwen3, gemma3 (under $DATA_DIR/tokenizers) or a `path`")
+	sample := fs.Int("sample", 0, "N schemas evenly spaced over all schemas sorted by id (as the XGrammar peer)")
+	limit := fs.Int("limit", 0, "keep the first N schemas (after --sample)")
+	asJSON := fs.Bool("json", false, "the summary is a JSON line (the last line)")
+	timeout := fs.Duration("timeout", 10*time.Second, "per schema (compile and all walks)")
+	outPath := fs.String("out", "", "write the lines to this `file` instead of stdout")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	opts := grammarOptionFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	data = append(data, pos...)
+	if len(data) == 0 || *vocab == "" {
+		return usagef("--data and --vocab are required")
+	}
+	if *sample < 0 || *limit < 0 {
+		return usagef("--sample and --limit want a non-negative integer")
+	}
+	cfg := bench.BenchConfig{Data: data, Vocab: *vocab, Sample: *sample, Limit: *limit, Timeout: *timeout, Options: opts()}
+	if !*quiet {
+		cfg.Logf = func(format string, v ...any) { fmt.Fprintf(a.stderr, format, v...) }
+	}
+	out := a.stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	tot, err := bench.Bench(cfg, func(r *bench.SchemaResult) error { return enc.Encode(r) })
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return enc.Encode(tot.Summary)
+	}
+	bench.WriteTextSummary(out, tot)
+	return nil
+}
+
+func grammarSuite(a *app, args []string) error {
+	fs := a.flags()
+	dir := fs.String("dir", bench.SuiteDir(), "the suite's tests/draft2020-12 `directory`")
+	fs.Bool("markdown", false, "a Markdown table per keyword file (what is printed without --json)")
+	asJSON := fs.Bool("json", false, "one JSON line per keyword file")
+	timeout := fs.Duration("timeout", 10*time.Second, "per test group's compile")
+	opts := grammarOptionFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q (the suite's directory is --dir)", pos[0])
+	}
+	res, err := bench.RunSuite(*dir, opts(), *timeout)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		for _, r := range res {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
 		}
 		return nil
-	},
+	}
+	bench.WriteSuiteMarkdown(a.stdout, res)
+	return nil
+}
+
+func grammarCompile(a *app, args []string) error {
+	fs := a.flags()
+	toolsPath := fs.String("tools", "", "compile the tool-call grammar over the tools in this `file` instead of one schema")
+	exp := fs.String("export", "", "print the grammar as gbnf (llama.cpp) or json-schema (Ollama's format)")
+	allowNone := fs.Bool("allow-none", false, "with --tools: the model may call no tool")
+	opts := grammarOptionFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 || (len(pos) == 0) == (*toolsPath == "") {
+		return usagef("give one SCHEMA.json or --tools TOOLS.json")
+	}
+	if *exp != "" && *exp != "gbnf" && *exp != "json-schema" {
+		return usagef("--export %q: want gbnf or json-schema", *exp)
+	}
+	req := bench.CompileRequest{Export: *exp, AllowNone: *allowNone, Options: opts()}
+	if *toolsPath != "" {
+		b, err := os.ReadFile(*toolsPath)
+		if err != nil {
+			return err
+		}
+		if req.Tools, err = bench.ReadTools(b); err != nil {
+			return fmt.Errorf("%s: %w", *toolsPath, err)
+		}
+	} else if req.Schema, err = os.ReadFile(pos[0]); err != nil {
+		return err
+	}
+	c, err := bench.Compile(req)
+	if err != nil {
+		return err
+	}
+	writeCompiled(a.stdout, req, c)
+	for _, l := range c.Loosened {
+		fmt.Fprintf(a.stderr, "loosened: %s at %q: %s\n", l.Keyword, l.Pointer, l.Msg)
+	}
+	return nil
+}
+
+// writeCompiled prints the export, or the compile time and what the
+// grammar enforces.
+func writeCompiled(w io.Writer, req bench.CompileRequest, c *bench.Compiled) {
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+	switch {
+	case c.Grammar == nil:
+		fmt.Fprint(w, c.Exported)
+	case req.Tools != nil:
+		// A request waits for the lowering and the root; a tool's automata
+		// are built once its name is chosen.
+		fmt.Fprintf(w, "compiled in %.3f ms (%d tools lowered, root built; each tool's automata wait for its name): all tools built in %.3f ms more\n",
+			ms(c.CompileTime), len(req.Tools), ms(c.BuildTime))
+		fmt.Fprintf(w, "%s\n", c.Grammar.Stats())
+	default:
+		fmt.Fprintf(w, "compiled in %.3f ms: %s\n", ms(c.CompileTime), c.Grammar.Stats())
+	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // TestEvalBFCLJSON runs the no-LLM BFCL evaluation on the committed
-// fixtures and checks the --json lines have exactly the keys.
+// fixtures and checks the --json lines have exactly the documented keys
+// (category, n, function_acc, ast_acc).
 func TestEvalBFCLJSON(t *testing.T) {
 	e := newEnv(t, "")
 	data, _ := filepath.Abs("../../evals/bfcl/testdata")

@@ -19,5 +19,7 @@
 //     model writes as source-code strings.
 //   - runner.go feeds every question to a Predictor and reports, per
 //     category, function accuracy (the right function names) and AST
-//     accuracy (the full checker); main.go is `airs eval bfcl`.
+//     accuracy (the full checker); report.go prints the results as a table
+//     and writes the Markdown report with plots. `airs eval bfcl`
+//     (cmd/airs) owns the flags and calls Run.
 package bfcl

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -158,22 +159,20 @@ func TestJSONLineFormat(t *testing.T) {
 	}
 }
 
-func TestMainJSONAndReport(t *testing.T) {
-	factory := func(model string) (Predictor, error) {
-		if model != "none" {
-			return nil, errors.New("only none in tests")
-		}
-		return baseline{}, nil
-	}
+// TestRunJSONAndReport: the JSON lines, the table and the report of a run
+// (the CLI around them, `airs eval bfcl`, is tested in cmd/airs).
+func TestRunJSONAndReport(t *testing.T) {
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	code := Main([]string{"--data", "testdata", "--categories", "simple_python,parallel,live_relevance", "--json", "--report", dir}, &out, &errOut, factory)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	results, err := Run(context.Background(), Options{DataDir: "testdata", Categories: []string{"simple_python", "parallel", "live_relevance"}, Predictor: baseline{}}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var lines []string
+	for _, r := range results {
+		lines = append(lines, string(r.JSONLine()))
+	}
 	if len(lines) != 3 {
-		t.Fatalf("%d lines: %q", len(lines), out.String())
+		t.Fatalf("%d lines: %q", len(lines), lines)
 	}
 	lineRE := regexp.MustCompile(`^\{"category":"[a-z_]+","n":4,"function_acc":[0-9.e-]+,"ast_acc":[0-9.e-]+\}$`)
 	for i, l := range lines {
@@ -188,14 +187,14 @@ func TestMainJSONAndReport(t *testing.T) {
 	if !strings.HasPrefix(lines[1], `{"category":"parallel"`) {
 		t.Errorf("categories out of order: %q", lines)
 	}
+	if _, err := WriteReport(dir, results, ReportInfo{Command: "airs eval bfcl --data testdata", Model: "none", Elapsed: time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	md, err := os.ReadFile(filepath.Join(dir, "bfcl.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| simple_python | 4 |", "![accuracy per category](bfcl_accuracy.png)", "--model"} {
-		if want == "--model" {
-			continue
-		}
+	for _, want := range []string{"| simple_python | 4 |", "![accuracy per category](bfcl_accuracy.png)", "Command: `airs eval bfcl --data testdata`"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -214,19 +213,13 @@ func TestMainJSONAndReport(t *testing.T) {
 			t.Errorf("%s: %v", name, b)
 		}
 	}
-
-	// Bad usage.
-	for _, args := range [][]string{{"--data", "testdata", "--categories", "nope"}, {"extra"}, {"--bogus"}} {
-		if code := Main(args, &out, &errOut, factory); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
+	var table bytes.Buffer
+	WriteTable(&table, results)
+	if !strings.Contains(table.String(), "overall") || strings.Count(table.String(), "\n") != 5 {
+		t.Errorf("table:\n%s", table.String())
 	}
-	if code := Main([]string{"--data", "testdata", "--model", "ollama:x"}, &out, &errOut, factory); code != 1 {
-		t.Errorf("unavailable model: exit %d, want 1", code)
-	}
-	out.Reset()
-	if code := Main([]string{"--data", "testdata", "--categories", "multiple"}, &out, &errOut, factory); code != 0 || !strings.Contains(out.String(), "overall") {
-		t.Errorf("table output: exit %d %q", code, out.String())
+	if _, err := WriteReport(t.TempDir(), nil, ReportInfo{}); err == nil {
+		t.Error("a report of no results")
 	}
 }
 

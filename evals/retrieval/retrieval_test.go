@@ -97,9 +97,8 @@ func TestMetrics(t *testing.T) {
 
 func TestRunJSONLines(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := Main(append([]string{"--json", "--data"}, fixtures...), &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if err := Run(context.Background(), Options{Data: fixtures, JSON: true, Progress: &errb}, &out); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 6 {
@@ -144,14 +143,11 @@ func TestRunJSONLines(t *testing.T) {
 	}
 	// Table mode prints a header and the same datasets.
 	out.Reset()
-	if Main(append([]string{"--quiet", "--data"}, fixtures...), &out, &errb) != 0 || !strings.Contains(out.String(), "ndcg@5") {
-		t.Fatalf("table output %q", out.String())
+	if err := Run(context.Background(), Options{Data: fixtures}, &out); err != nil || !strings.Contains(out.String(), "ndcg@5") {
+		t.Fatalf("table output %q: %v", out.String(), err)
 	}
-	if Main([]string{"--embedder", "word2vec", "--data", fixtures[0], fixtures[1]}, &out, &errb) == 0 {
+	if err := Run(context.Background(), Options{Embedder: "word2vec", Data: fixtures[:2]}, &out); err == nil {
 		t.Fatal("unknown embedder accepted")
-	}
-	if Main(nil, &out, &errb) != 2 {
-		t.Fatal("no data: want usage exit 2")
 	}
 }
 

@@ -186,20 +186,3 @@ func TestSummaryShape(t *testing.T) {
 		t.Errorf("summary\n got %s\nwant %s", b, want)
 	}
 }
-
-func TestParseArgs(t *testing.T) {
-	a, err := parseArgs([]string{"--data", "a", "b", "--vocab=llama3", "--json", "--limit", "3", "c"},
-		map[string]bool{"data": true}, map[string]bool{"json": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := a.vals["data"]; len(got) != 2 || got[1] != "b" || len(a.pos) != 1 || a.pos[0] != "c" {
-		t.Errorf("data %v pos %v", got, a.pos)
-	}
-	if a.str("vocab", "") != "llama3" || !a.bool("json") {
-		t.Errorf("vals %v", a.vals)
-	}
-	if n, _ := a.int("limit", 0); n != 3 {
-		t.Errorf("limit %d", n)
-	}
-}

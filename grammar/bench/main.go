@@ -1,41 +1,26 @@
 // Package bench is AIRS's MaskBench-style harness for the grammar package:
-// `airs grammar bench` (Main) compiles every JSONSchemaBench schema, walks
-// its instances token by token through a TokenMatcher and times every mask;
-// `airs grammar compile` (CompileMain) compiles or exports one schema or tool
-// set; SuiteMain runs the JSON Schema Test Suite; ReportMain and CompareMain
-// turn runs into CONFORMANCE.md tables and a side-by-side with the XGrammar
-// peer. Each Main takes its arguments (without the command name) and writers,
-// and returns an exit code, so the CLI wiring is one line.
+// Bench compiles every JSONSchemaBench schema, walks its instances token by
+// token through a TokenMatcher and times every mask; Compile compiles or
+// exports one schema or tool set; RunSuite runs the JSON Schema Test Suite;
+// WriteConformance and Compare turn runs into CONFORMANCE.md and a
+// side-by-side with the XGrammar peer.
+//
+// The package parses no flags and picks no output: `airs grammar
+// compile|bench|suite` (cmd/airs) and grammarbench (./cmd/grammarbench, the
+// scripts' tool) own their flags and call these functions.
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
 )
-
-const benchUsage = `usage: airs grammar bench --data PATH... --vocab VOCAB [--sample N] [--limit N] [--json] [--timeout DUR] [--out FILE]
-
-  --data PATH...   JSONSchemaBench .jsonl.gz/.jsonl files or directories of them; a
-                   path that does not exist is looked up under $DATA_DIR
-  --vocab VOCAB    a name under $DATA_DIR/tokenizers (llama3, qwen3, gemma3) or a path to
-                   a .vocab.jsonl(.gz), tokenizer.json(.gz) or GGUF file
-  --sample N       N schemas evenly spaced over all schemas sorted by id (as the peer)
-  --limit N        keep the first N schemas (after --sample)
-  --json           the summary is a JSON line (the last line)
-  --timeout DUR    per schema (compile + all walks), default 10s
-  --out FILE       write the lines to FILE instead of stdout
-  --quiet          no progress on stderr
-  --lenient, --strict, --declared-order   grammar options (default: faithful, any order)
-`
 
 // Summary is the last line of `bench --json`, exactly this shape.
 type Summary struct {
@@ -134,206 +119,74 @@ func ResolveVocab(arg string) (string, error) {
 	return "", fmt.Errorf("vocab %q: no tokenizers/%s.vocab.jsonl.gz under DATA_DIR=%s", arg, arg, DataDir())
 }
 
-// args is a tiny flag parser that allows a flag to take several values
-// (--data A B C) and flags after positional arguments.
-type args struct {
-	vals map[string][]string
-	pos  []string
+// BenchConfig is one MaskBench-style run (`airs grammar bench`).
+type BenchConfig struct {
+	// Data are JSONSchemaBench .jsonl(.gz) files or directories of them; a
+	// path that does not exist is looked up under DataDir.
+	Data []string
+	// Vocab is a name under DataDir/tokenizers or a path (ResolveVocab).
+	Vocab string
+	// Sample keeps N schemas evenly spaced over all schemas sorted by id
+	// (as the peer does), Limit the first N after that; 0 keeps all.
+	Sample, Limit int
+	// Timeout bounds each schema (compile and all walks); 0 is 10s.
+	Timeout time.Duration
+	Options grammar.Options
+	// Logf, when set, receives progress lines.
+	Logf func(format string, v ...any)
 }
 
-func parseArgs(argv []string, multi, boolean map[string]bool) (*args, error) {
-	a := &args{vals: map[string][]string{}}
-	for i := 0; i < len(argv); i++ {
-		s := argv[i]
-		if !strings.HasPrefix(s, "-") || s == "-" {
-			a.pos = append(a.pos, s)
-			continue
-		}
-		name := strings.TrimLeft(s, "-")
-		val, hasVal := "", false
-		if k := strings.IndexByte(name, '='); k >= 0 {
-			name, val, hasVal = name[:k], name[k+1:], true
-		}
-		switch {
-		case name == "h" || name == "help":
-			return nil, errHelp
-		case boolean[name]:
-			if hasVal && val != "true" && val != "1" {
-				continue
-			}
-			a.vals[name] = []string{"true"}
-		case hasVal:
-			a.vals[name] = append(a.vals[name], val)
-		case multi[name]:
-			n := 0
-			for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "--") {
-				i++
-				a.vals[name] = append(a.vals[name], argv[i])
-				n++
-			}
-			if n == 0 {
-				return nil, fmt.Errorf("--%s needs a value", name)
-			}
-		default:
-			if i+1 >= len(argv) {
-				return nil, fmt.Errorf("--%s needs a value", name)
-			}
-			i++
-			a.vals[name] = append(a.vals[name], argv[i])
-		}
+// Bench runs cfg: it calls each with every schema's result, in order (an
+// error from each stops the run), and returns the finished totals.
+func Bench(cfg BenchConfig, each func(*SchemaResult) error) (*Totals, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	return a, nil
-}
-
-var errHelp = fmt.Errorf("help")
-
-func (a *args) str(name, def string) string {
-	if v := a.vals[name]; len(v) > 0 {
-		return v[len(v)-1]
+	if len(cfg.Data) == 0 || cfg.Vocab == "" {
+		return nil, fmt.Errorf("data and a vocabulary are required")
 	}
-	return def
-}
-
-func (a *args) bool(name string) bool { return a.str(name, "") == "true" }
-
-func (a *args) int(name string, def int) (int, error) {
-	s := a.str(name, "")
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("--%s %q: want a non-negative integer", name, s)
-	}
-	return n, nil
-}
-
-func (a *args) check(known ...string) error {
-	ok := map[string]bool{}
-	for _, k := range known {
-		ok[k] = true
-	}
-	for k := range a.vals {
-		if !ok[k] {
-			return fmt.Errorf("unknown flag --%s", k)
-		}
-	}
-	return nil
-}
-
-func grammarOptions(a *args) grammar.Options {
-	var o grammar.Options
-	o.Lenient = a.bool("lenient")
-	o.Strict = a.bool("strict")
-	if a.bool("declared-order") {
-		o.PropertyOrder = grammar.DeclaredOrder
-	}
-	return o
-}
-
-// Main is `airs grammar bench`.
-func Main(argv []string, stdout, stderr io.Writer) int {
-	a, err := parseArgs(argv, map[string]bool{"data": true},
-		map[string]bool{"json": true, "quiet": true, "lenient": true, "strict": true, "declared-order": true})
-	if err == nil {
-		err = a.check("data", "vocab", "sample", "limit", "json", "timeout", "out", "quiet", "lenient", "strict", "declared-order")
-	}
-	if err == errHelp {
-		fmt.Fprint(stdout, benchUsage)
-		return 0
-	}
+	files, err := ExpandSources(cfg.Data)
 	if err != nil {
-		// One line and a hint: the whole usage would bury the mistake.
-		fmt.Fprintf(stderr, "bench: %v\nRun 'airs grammar bench --help' for its flags.\n", err)
-		return 2
-	}
-	data := append(a.vals["data"], a.pos...)
-	if len(data) == 0 || a.str("vocab", "") == "" {
-		fmt.Fprintf(stderr, "bench: --data and --vocab are required\n%s", benchUsage)
-		return 2
-	}
-	sample, err1 := a.int("sample", 0)
-	limit, err2 := a.int("limit", 0)
-	timeout, err3 := time.ParseDuration(a.str("timeout", "10s"))
-	for _, e := range []error{err1, err2, err3} {
-		if e != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", e)
-			return 2
-		}
-	}
-	quiet := a.bool("quiet")
-	logf := func(format string, v ...any) {
-		if !quiet {
-			fmt.Fprintf(stderr, format, v...)
-		}
-	}
-
-	files, err := ExpandSources(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return nil, err
 	}
 	recs, err := LoadRecords(files)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return nil, err
 	}
-	sel, pool := Select(recs, sample, limit)
+	sel, pool := Select(recs, cfg.Sample, cfg.Limit)
 	if len(sel) == 0 {
-		fmt.Fprintf(stderr, "bench: no schemas selected\n")
-		return 1
+		return nil, fmt.Errorf("no schemas selected")
 	}
-	vpath, err := ResolveVocab(a.str("vocab", ""))
+	vpath, err := ResolveVocab(cfg.Vocab)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return nil, err
 	}
 	t0 := time.Now()
 	v, err := grammar.LoadVocab(vpath)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return nil, err
 	}
-	rn := NewRunner(v, grammarOptions(a))
-	rn.Timeout = timeout
+	rn := NewRunner(v, cfg.Options)
+	if cfg.Timeout > 0 {
+		rn.Timeout = cfg.Timeout
+	}
 	logf("bench: %d of %d schemas from %d files; vocab %s (%d tokens, EOS %v) ready in %v\n",
 		len(sel), pool, len(files), vpath, len(v.Tokens), v.EOS, time.Since(t0).Round(time.Millisecond))
-
-	out := stdout
-	if p := a.str("out", ""); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		out = f
-	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
 	var tot Totals
 	wall := time.Now()
 	for i, rec := range sel {
 		r := rn.Run(rec)
 		tot.Add(r)
-		if err := enc.Encode(r); err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
+		if err := each(r); err != nil {
+			return nil, err
 		}
 		if (i+1)%100 == 0 || i+1 == len(sel) {
 			logf("bench: %d/%d schemas, %d passing, %v\n", i+1, len(sel), tot.Passing, time.Since(wall).Round(time.Second))
 		}
 	}
-	sum := tot.Finish()
-	if a.bool("json") {
-		if err := enc.Encode(sum); err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writeTextSummary(out, &tot)
-	return 0
+	tot.Finish()
+	return &tot, nil
 }
 
 func pct(n, d int) string {
@@ -343,7 +196,9 @@ func pct(n, d int) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
 }
 
-func writeTextSummary(w io.Writer, t *Totals) {
+// WriteTextSummary prints a run's totals for a reader (`bench` without
+// --json).
+func WriteTextSummary(w io.Writer, t *Totals) {
 	fmt.Fprintf(w, "schemas %d  compiled %d  passing %d (%s)  compile errors %d  timeouts %d  crashes %d  test errors %d  input errors %d\n",
 		t.Schemas, t.Compiled, t.Passing, pct(t.Passing, t.Schemas), t.CompileErrors, t.Timeouts, t.Crashes, t.TestErrors, t.InputErrors)
 	fmt.Fprintf(w, "valid accepted %d/%d  invalid rejected %d/%d (at a token %d)  false accepts %d  mismatches %d\n",

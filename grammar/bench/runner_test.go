@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,16 +70,53 @@ func TestRunnerStatuses(t *testing.T) {
 	}
 }
 
-func TestMainEndToEnd(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := Main([]string{"--data", "testdata/mini.jsonl.gz", "--vocab", "testdata/nonexistent.vocab.jsonl.gz"}, &out, &errb); code == 0 {
-		t.Fatal("missing vocab accepted")
+// TestBenchEndToEnd runs Bench over the small JSONSchemaBench file with a
+// real vocabulary: every schema reaches each in order, and the totals are
+// the sum of the results.
+func TestBenchEndToEnd(t *testing.T) {
+	var ids []string
+	var sum Totals
+	var progress bytes.Buffer
+	tot, err := Bench(BenchConfig{Data: []string{"testdata/mini.jsonl.gz"}, Vocab: "../testdata/qwen3.vocab.jsonl.gz", Limit: 5,
+		Logf: func(f string, v ...any) { fmt.Fprintf(&progress, f, v...) }}, func(r *SchemaResult) error {
+		ids = append(ids, r.ID)
+		sum.Add(r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code := Main([]string{"--vocab", "x"}, &out, &errb); code != 2 {
-		t.Fatalf("no --data: exit %d", code)
+	if len(ids) != 5 || tot.Schemas != 5 || tot.Passing != sum.Passing || tot.Passing == 0 || tot.Masks != sum.Masks || !tot.Summary.Summary {
+		t.Fatalf("ids %v, totals %+v, summed %+v", ids, tot.Summary, sum.Summary)
 	}
-	if !strings.Contains(errb.String(), "--data") {
-		t.Errorf("stderr %q", errb.String())
+	if !strings.Contains(progress.String(), "5 of 12 schemas") {
+		t.Errorf("progress %q", progress.String())
+	}
+	var text bytes.Buffer
+	WriteTextSummary(&text, tot)
+	if want := fmt.Sprintf("schemas 5  compiled %d  passing %d", tot.Compiled, tot.Passing); !strings.HasPrefix(text.String(), want) {
+		t.Errorf("summary %q, want prefix %q", text.String(), want)
+	}
+	// An error from each stops the run.
+	stop := errors.New("stop")
+	n := 0
+	if _, err := Bench(BenchConfig{Data: []string{"testdata/mini.jsonl.gz"}, Vocab: "../testdata/qwen3.vocab.jsonl.gz"},
+		func(*SchemaResult) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("each's error: %v after %d schemas", err, n)
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	none := func(*SchemaResult) error { t.Fatal("no schema should run"); return nil }
+	if _, err := Bench(BenchConfig{Data: []string{"testdata/mini.jsonl.gz"}, Vocab: "testdata/nonexistent.vocab.jsonl.gz"}, none); err == nil || !strings.Contains(err.Error(), "nonexistent") {
+		t.Errorf("missing vocab: %v", err)
+	}
+	if _, err := Bench(BenchConfig{Vocab: "x"}, none); err == nil {
+		t.Error("no data accepted")
+	}
+	t.Setenv("DATA_DIR", t.TempDir())
+	if _, err := Bench(BenchConfig{Data: []string{"jsonschemabench"}, Vocab: "llama3"}, none); err == nil || !strings.Contains(err.Error(), "DATA_DIR") {
+		t.Errorf("data not under DATA_DIR: %v", err)
 	}
 }
 

@@ -14,17 +14,6 @@ import (
 	"github.com/airs-dev/airs/grammar"
 )
 
-const suiteUsage = `usage: airs grammar suite [--dir DIR] [--markdown|--json] [--lenient] [--timeout DUR]
-
-Runs the JSON Schema Test Suite (draft 2020-12) through the grammar: each test
-group's schema is compiled, each test's instance (compact, strings in the
-grammar's canonical escaping, number lexemes kept) must be accepted when
-valid and rejected when invalid.
-
-  --dir DIR      the suite's tests/draft2020-12 directory (default
-                 $DATA_DIR/json-schema-test-suite/tests/draft2020-12)
-`
-
 // SuiteFile is the result of one keyword file.
 type SuiteFile struct {
 	File            string         `json:"file"`
@@ -132,53 +121,28 @@ func matchSafe(g *grammar.Grammar, data []byte) (ok bool) {
 	return g.Match(data)
 }
 
-// SuiteMain is `airs grammar suite`.
-func SuiteMain(argv []string, stdout, stderr io.Writer) int {
-	a, err := parseArgs(argv, nil, map[string]bool{"markdown": true, "json": true, "lenient": true, "strict": true, "declared-order": true})
-	if err == nil {
-		err = a.check("dir", "markdown", "json", "lenient", "strict", "declared-order", "timeout")
-	}
-	if err == errHelp {
-		fmt.Fprint(stdout, suiteUsage)
-		return 0
-	}
-	if err != nil {
-		// One line and a hint: the whole usage would bury the mistake.
-		fmt.Fprintf(stderr, "suite: %v\nRun 'airs grammar suite --help' for its flags.\n", err)
-		return 2
-	}
-	dir := a.str("dir", filepath.Join(DataDir(), "json-schema-test-suite", "tests", "draft2020-12"))
-	timeout, err := time.ParseDuration(a.str("timeout", "10s"))
-	if err != nil {
-		fmt.Fprintf(stderr, "suite: %v\n", err)
-		return 2
-	}
+// SuiteDir is where the JSON Schema Test Suite's draft 2020-12 tests are
+// under DataDir.
+func SuiteDir() string {
+	return filepath.Join(DataDir(), "json-schema-test-suite", "tests", "draft2020-12")
+}
+
+// RunSuite runs every keyword file (*.json) of dir, in name order.
+func RunSuite(dir string, opts grammar.Options, timeout time.Duration) ([]*SuiteFile, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
-		fmt.Fprintf(stderr, "suite: no *.json in %s\n", dir)
-		return 1
+		return nil, fmt.Errorf("no *.json in %s", dir)
 	}
 	sort.Strings(files)
 	var res []*SuiteFile
 	for _, f := range files {
-		sf, err := RunSuiteFile(f, grammarOptions(a), timeout)
+		sf, err := RunSuiteFile(f, opts, timeout)
 		if err != nil {
-			fmt.Fprintf(stderr, "suite: %v\n", err)
-			return 1
+			return nil, err
 		}
 		res = append(res, sf)
 	}
-	switch {
-	case a.bool("json"):
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		for _, r := range res {
-			enc.Encode(r)
-		}
-	default:
-		WriteSuiteMarkdown(stdout, res)
-	}
-	return 0
+	return res, nil
 }
 
 // WriteSuiteMarkdown prints the per-keyword table and the compile errors by

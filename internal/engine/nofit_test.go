@@ -99,7 +99,7 @@ func measure(t *testing.T, e *Engine) *NoFitFigures {
 
 // TestNoFitGoals: on the committed sets, no-LLM mode answers "none" to at
 // least 90% of the off-topic requests and to at most 5% of the realistic
-// ones (issue 12 §2).
+// ones: the goals EVALS.md's "No tool fits" section measures.
 func TestNoFitGoals(t *testing.T) {
 	f := measure(t, newNoLLM(t, "", nil))
 	t.Logf("threshold %.2f: realistic refused %d/%d (%.1f%%), off-topic none %d/%d (%.1f%%), right tool %d, not runnable %d",
@@ -132,8 +132,10 @@ func TestNoLLMMinCoverageIsCalibrated(t *testing.T) {
 	}
 }
 
-// TestIssueExamples are the requests of issue 12 that a tool answered.
-func TestIssueExamples(t *testing.T) {
+// TestNoFitExamples: off-topic requests (a joke, the weather, a flight, an
+// email) get no tool and a notice with the raw similarity; a request naming
+// files that are not there gets an error naming each of them.
+func TestNoFitExamples(t *testing.T) {
 	e := newNoLLM(t, "", map[string]string{"notes/todo.md": "- buy milk\n", "quote-2023.pdf": "%PDF-1.4"})
 	ctx := context.Background()
 	for _, text := range []string{"tell me a joke about cats", "what's the weather in Paris", "book a flight to Tokyo", "send an email to bob"} {

@@ -1,36 +1,225 @@
-// Command grammarbench runs the grammar harnesses until `airs grammar` is
-// wired into cmd/airs:
+// Command grammarbench is the grammar harness the scripts build on its own
+// (a small binary without the service: conformance, peer-xgrammar,
+// peer-toolcall). bench and suite take the flags of `airs grammar bench`
+// and `airs grammar suite`; report and compare are the scripts' alone:
 //
-//	grammarbench bench   --data PATH... --vocab VOCAB [--sample N] [--limit N] [--json]
-//	grammarbench compile SCHEMA.json [--tools TOOLS.json] [--export gbnf|json-schema]
+//	grammarbench bench   --data PATH... --vocab VOCAB [--sample N] [--limit N] [--json] [--out FILE] [--quiet]
 //	grammarbench suite   [--dir DIR] [--markdown|--json]
-//	grammarbench report  --bench BENCH.jsonl [--suite SUITE.jsonl]     (CONFORMANCE.md)
-//	grammarbench compare --ours OURS.jsonl --peer PEER.jsonl           (side by side)
+//	grammarbench report  --bench BENCH.jsonl [--suite SUITE.jsonl] [--sampling S.json] [--out FILE]  (CONFORMANCE.md)
+//	grammarbench compare --ours OURS.jsonl --peer PEER.jsonl                                       (side by side)
+//
+// The work is grammar/bench's; this file holds only flags and output, as
+// cmd/airs does for `airs grammar` (compile is there alone).
 package main
 
 import (
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"time"
 
+	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/bench"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: grammarbench bench|compile|suite|report|compare [flags]")
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage marks a mistake in the invocation (exit 2).
+var errUsage = errors.New("usage")
+
+func run(argv []string, stdout, stderr io.Writer) int {
+	cmds := map[string]func([]string, io.Writer, io.Writer) error{
+		"bench": benchCmd, "suite": suiteCmd, "report": reportCmd, "compare": compareCmd,
 	}
-	mains := map[string]func([]string, *os.File, *os.File) int{
-		"bench":   func(a []string, o, e *os.File) int { return bench.Main(a, o, e) },
-		"compile": func(a []string, o, e *os.File) int { return bench.CompileMain(a, o, e) },
-		"suite":   func(a []string, o, e *os.File) int { return bench.SuiteMain(a, o, e) },
-		"report":  func(a []string, o, e *os.File) int { return bench.ReportMain(a, o, e) },
-		"compare": func(a []string, o, e *os.File) int { return bench.CompareMain(a, o, e) },
+	if len(argv) == 0 || cmds[argv[0]] == nil {
+		fmt.Fprintln(stderr, "usage: grammarbench bench|suite|report|compare [flags] (compile: airs grammar compile)")
+		return 2
 	}
-	m, ok := mains[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "grammarbench: unknown command %q\n", os.Args[1])
-		os.Exit(2)
+	err := cmds[argv[0]](argv[1:], stdout, stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "grammarbench %s: %v\nRun 'grammarbench %s --help' for its flags.\n", argv[0], err, argv[0])
+		return 2
 	}
-	os.Exit(m(os.Args[2:], os.Stdout, os.Stderr))
+	fmt.Fprintf(stderr, "grammarbench %s: %v\n", argv[0], err)
+	return 1
+}
+
+func usagef(format string, v ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, v...)...)
+}
+
+// newFlags returns a FlagSet that prints its defaults on --help only.
+func newFlags(name string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("grammarbench "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { fs.SetOutput(stdout); fs.PrintDefaults(); fs.SetOutput(io.Discard) }
+	return fs
+}
+
+// parse parses flags wherever they appear (--data A B --vocab V) and
+// returns the positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		if args = fs.Args(); len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+}
+
+type multi []string
+
+func (m *multi) String() string     { return fmt.Sprint([]string(*m)) }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+func grammarOptions(fs *flag.FlagSet) func() grammar.Options {
+	lenient := fs.Bool("lenient", false, "loosen what cannot be enforced exactly")
+	strict := fs.Bool("strict", false, "no undeclared properties")
+	declared := fs.Bool("declared-order", false, "properties in declared order")
+	return func() grammar.Options {
+		o := grammar.Options{Lenient: *lenient, Strict: *strict}
+		if *declared {
+			o.PropertyOrder = grammar.DeclaredOrder
+		}
+		return o
+	}
+}
+
+func benchCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stdout)
+	var data multi
+	fs.Var(&data, "data", "JSONSchemaBench file or directory (repeatable; further arguments are data too)")
+	vocab := fs.String("vocab", "", "llama3, qwen3, gemma3 (under $DATA_DIR/tokenizers) or a path")
+	sample := fs.Int("sample", 0, "N schemas evenly spaced over all sorted by id")
+	limit := fs.Int("limit", 0, "the first N schemas (after --sample)")
+	asJSON := fs.Bool("json", false, "the summary is a JSON line")
+	timeout := fs.Duration("timeout", 10*time.Second, "per schema")
+	outPath := fs.String("out", "", "write the lines to this file")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	opts := grammarOptions(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	data = append(data, pos...)
+	if len(data) == 0 || *vocab == "" {
+		return usagef("--data and --vocab are required")
+	}
+	if *sample < 0 || *limit < 0 {
+		return usagef("--sample and --limit want a non-negative integer")
+	}
+	cfg := bench.BenchConfig{Data: data, Vocab: *vocab, Sample: *sample, Limit: *limit, Timeout: *timeout, Options: opts()}
+	if !*quiet {
+		cfg.Logf = func(format string, v ...any) { fmt.Fprintf(stderr, format, v...) }
+	}
+	out := stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	tot, err := bench.Bench(cfg, func(r *bench.SchemaResult) error { return enc.Encode(r) })
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return enc.Encode(tot.Summary)
+	}
+	bench.WriteTextSummary(out, tot)
+	return nil
+}
+
+func suiteCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("suite", stdout)
+	dir := fs.String("dir", bench.SuiteDir(), "the suite's tests/draft2020-12 directory")
+	fs.Bool("markdown", false, "Markdown (the default)")
+	asJSON := fs.Bool("json", false, "one JSON line per keyword file")
+	timeout := fs.Duration("timeout", 10*time.Second, "per test group's compile")
+	opts := grammarOptions(fs)
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	res, err := bench.RunSuite(*dir, opts(), *timeout)
+	if err != nil {
+		return err
+	}
+	if !*asJSON {
+		bench.WriteSuiteMarkdown(stdout, res)
+		return nil
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	for _, r := range res {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func reportCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("report", stdout)
+	var in bench.ConformanceInputs
+	fs.StringVar(&in.Bench, "bench", "", "the output of 'bench --json' (required)")
+	fs.StringVar(&in.Suite, "suite", "", "the output of 'suite --json'")
+	fs.StringVar(&in.Sampling, "sampling", "", "the sampling-compliance JSON (JSB_SAMPLING_OUT)")
+	fs.StringVar(&in.Vocab, "vocab", "llama3", "the bench's vocabulary, for the heading")
+	fs.StringVar(&in.Command, "command", "", "the bench's command line, quoted in the page")
+	outPath := fs.String("out", "", "write to this file instead of stdout")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if in.Bench == "" {
+		return usagef("--bench is required")
+	}
+	w := stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	return bench.WriteConformance(w, in)
+}
+
+func compareCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("compare", stdout)
+	ours := fs.String("ours", "", "our 'bench --json' output")
+	peer := fs.String("peer", "", "the peer's output (peer.mjs)")
+	fs.Bool("markdown", false, "Markdown (the only output)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *ours == "" || *peer == "" {
+		return usagef("--ours and --peer are required")
+	}
+	return bench.Compare(stdout, *ours, *peer)
 }

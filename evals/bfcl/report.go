@@ -1,15 +1,11 @@
 package bfcl
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,107 +13,9 @@ import (
 )
 
 // PredictorFactory builds the predictor for a --model value: "none" (the
-// no-LLM selector) or "ollama:MODEL". cmd/airs supplies it, so that this
-// package does not depend on the selector.
+// no-LLM selector) or "ollama:MODEL". evals/predict supplies one, so that
+// this package does not depend on the selector.
 type PredictorFactory func(model string) (Predictor, error)
-
-const usage = `usage: airs eval bfcl --data DIR [--categories a,b] [--model none|ollama:M] [--json] [--report DIR] [--limit N]
-
-Runs BFCL's single-turn categories and scores them with BFCL's AST checker.
---data defaults to $DATA_DIR/bfcl. With --json, one line per category:
-{"category":…,"n":N,"function_acc":x,"ast_acc":x}
-`
-
-// NoDataHint, when set, is printed after "--data is required": the binary
-// says there where the data comes from and what to try without it.
-var NoDataHint string
-
-// Main is `airs eval bfcl`. It returns the process exit code: 0 on success,
-// 2 on bad usage, 1 on failure.
-func Main(args []string, stdout, stderr io.Writer, factory PredictorFactory) int {
-	fs := flag.NewFlagSet("airs eval bfcl", flag.ContinueOnError)
-	// A bad flag is one line and a hint (the flag package would print the
-	// whole usage after it); -h/--help prints the usage to stdout.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	printUsage := func(w io.Writer) { fmt.Fprint(w, usage); fs.SetOutput(w); fs.PrintDefaults(); fs.SetOutput(io.Discard) }
-	dataDir := fs.String("data", "", "directory holding BFCL <category>.jsonl.gz files (default $DATA_DIR/bfcl)")
-	cats := fs.String("categories", "", "comma-separated categories (default: all present)")
-	model := fs.String("model", "none", `"none" (no LLM) or "ollama:MODEL"`)
-	asJSON := fs.Bool("json", false, "print one JSON line per category")
-	reportDir := fs.String("report", "", "write a Markdown report with plots into this directory")
-	limit := fs.Int("limit", 0, "questions per category (0 = all)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(stdout)
-			return 0
-		}
-		fmt.Fprintf(stderr, "airs eval bfcl: %v\nRun 'airs eval bfcl --help' for its flags.\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "airs eval bfcl: unexpected argument %q\n", fs.Arg(0))
-		printUsage(stderr)
-		return 2
-	}
-	if *dataDir == "" {
-		if d := os.Getenv("DATA_DIR"); d != "" {
-			*dataDir = filepath.Join(d, "bfcl")
-		} else {
-			fmt.Fprintln(stderr, "airs eval bfcl: --data is required (or set DATA_DIR)")
-			if NoDataHint != "" {
-				fmt.Fprintln(stderr, NoDataHint)
-			}
-			return 2
-		}
-	}
-	var categories []string
-	for _, c := range strings.Split(*cats, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			if !IsKnownCategory(c) {
-				fmt.Fprintf(stderr, "airs eval bfcl: unknown category %q (known: %s)\n", c, strings.Join(SingleTurnCategories, ", "))
-				return 2
-			}
-			categories = append(categories, c)
-		}
-	}
-	if factory == nil {
-		fmt.Fprintln(stderr, "airs eval bfcl: no predictor available in this build")
-		return 1
-	}
-	pred, err := factory(*model)
-	if err != nil {
-		fmt.Fprintf(stderr, "airs eval bfcl: model %q: %v\n", *model, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	start := time.Now()
-	results, err := Run(ctx, Options{DataDir: *dataDir, Categories: categories, Predictor: pred, Limit: *limit}, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "airs eval bfcl: %v\n", err)
-		return 1
-	}
-	elapsed := time.Since(start)
-	if *asJSON {
-		for _, r := range results {
-			fmt.Fprintf(stdout, "%s\n", r.JSONLine())
-		}
-	} else {
-		WriteTable(stdout, results)
-		fmt.Fprintf(stdout, "model %s, %s\n", *model, elapsed.Round(time.Millisecond))
-	}
-	if *reportDir != "" {
-		cmd := "airs eval bfcl " + strings.Join(args, " ")
-		p, err := WriteReport(*reportDir, results, ReportInfo{Command: cmd, Model: *model, Elapsed: elapsed})
-		if err != nil {
-			fmt.Fprintf(stderr, "airs eval bfcl: report: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(stderr, "report: %s\n", p)
-	}
-	return 0
-}
 
 // WriteTable prints results (and the overall line) as an aligned table.
 func WriteTable(w io.Writer, results []CategoryResult) {
