@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // The lowering stage: a schema (jv tree) becomes an IR node that says, per
@@ -236,18 +238,17 @@ func (c *compiler) resolveFragment(doc *jv, frag, ref, ptr string) (*jv, string)
 	}
 	cur := doc
 	p := ""
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		p += "/" + escapePointerToken(tok)
+	toks, _ := jsonptr.Tokens(frag) // frag starts with "/"
+	for _, tok := range toks {
+		p += "/" + jsonptr.Escape(tok)
 		switch {
 		case cur != nil && cur.kind == 'o':
 			cur = cur.get(tok)
 		case cur != nil && cur.kind == 'a':
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(cur.vals) {
-				cur = nil
-			} else {
+			if i, ok := jsonptr.Index(tok, len(cur.vals)); ok {
 				cur = cur.vals[i]
+			} else {
+				cur = nil
 			}
 		default:
 			cur = nil
@@ -327,7 +328,7 @@ const (
 var typeBits = map[string]int{"null": tNull, "boolean": tBool, "string": tString, "integer": tInteger, "number": tNumber, "object": tObject, "array": tArray}
 
 func (c *compiler) lowerObject(v *jv, ptr string) *node {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	types := tAll
 	if t := v.get("type"); t != nil {
 		types = 0
@@ -484,7 +485,7 @@ func (c *compiler) lowerObject(v *jv, ptr string) *node {
 			if x.kind == 'o' {
 				for j, dk := range x.keys {
 					if x.vals[j].kind != 'a' {
-						c.unsupported(at(k)+"/"+escapePointerToken(dk), k, "schema dependencies are not supported")
+						c.unsupported(at(k)+"/"+jsonptr.Escape(dk), k, "schema dependencies are not supported")
 					}
 				}
 			}
@@ -641,20 +642,20 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 }
 
 func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	has := false
 	p := &objPart{}
 	oc := &objCons{maxP: -1}
 	if x := v.get("properties"); x != nil && x.kind == 'o' {
 		has = true
 		for i, k := range x.keys {
-			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + escapePointerToken(k)}})
+			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + jsonptr.Escape(k)}})
 		}
 	}
 	if x := v.get("patternProperties"); x != nil && x.kind == 'o' {
 		has = true
 		for i, k := range x.keys {
-			pp := at("patternProperties") + "/" + escapePointerToken(k)
+			pp := at("patternProperties") + "/" + jsonptr.Escape(k)
 			d, err := cachedRegexDFA(k)
 			if err != nil {
 				c.unsupported(pp, "patternProperties", "%v", err)
@@ -722,7 +723,7 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 }
 
 func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	p := &arrPart{}
 	has := false
 	ac := &arrCons{maxI: -1}

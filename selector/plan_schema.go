@@ -15,6 +15,8 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/pipeline"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // Budget is the most a schema's documents can take, as generated: Bytes of
@@ -905,33 +907,18 @@ func intKeyword(s *object, k string, def int) int {
 }
 
 func pointer(doc any, ptr string) (any, bool) {
-	if ptr == "" {
-		return doc, true
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, false
-	}
-	cur := doc
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
+	return jsonptr.Resolve(doc, ptr, func(n any, tok string) (any, bool) {
+		switch c := n.(type) {
 		case *object:
 			v, ok := c.vals[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
+			return v, ok
 		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
+			if i, ok := jsonptr.Index(tok, len(c)); ok {
+				return c[i], true
 			}
-			cur = c[i]
-		default:
-			return nil, false
 		}
-	}
-	return cur, true
+		return nil, false
+	})
 }
 
 // ---- sizes ------------------------------------------------------------------

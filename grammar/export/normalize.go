@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/airs-dev/airs/grammar"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // Loosening is a keyword the export could not carry: the exported grammar
@@ -454,24 +456,20 @@ func (n *normalizer) resolve(ref string) (*value, string, bool) {
 		})
 		return found, fptr, found != nil
 	}
-	cur := n.root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch cur.kind {
+	cur, ok := jsonptr.Resolve(n.root, frag, func(v *value, tok string) (*value, bool) {
+		switch v.kind {
 		case 'o':
-			cur = cur.get(tok)
+			c := v.get(tok)
+			return c, c != nil
 		case 'a':
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(cur.arr) {
-				return nil, "", false
+			if i, ok := jsonptr.Index(tok, len(v.arr)); ok {
+				return v.arr[i], true
 			}
-			cur = cur.arr[i]
-		default:
-			return nil, "", false
 		}
-		if cur == nil {
-			return nil, "", false
-		}
+		return nil, false
+	})
+	if !ok {
+		return nil, "", false
 	}
 	return cur, frag, true
 }
@@ -479,15 +477,11 @@ func (n *normalizer) resolve(ref string) (*value, string, bool) {
 func walk(v *value, ptr string, f func(*value, string)) {
 	f(v, ptr)
 	for _, m := range v.obj {
-		walk(m.val, ptr+"/"+escapePtr(m.key), f)
+		walk(m.val, ptr+"/"+jsonptr.Escape(m.key), f)
 	}
 	for i, e := range v.arr {
 		walk(e, ptr+"/"+strconv.Itoa(i), f)
 	}
-}
-
-func escapePtr(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 var nameRE = regexp.MustCompile(`[^A-Za-z0-9-]+`)
