@@ -15,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -235,37 +237,18 @@ func (n snode) resolve() snode {
 }
 
 func pointerGet(doc any, ptr string) (any, bool) {
-	if ptr == "" {
-		return doc, true
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, false
-	}
-	cur := doc
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
+	return jsonptr.Resolve(doc, ptr, func(n any, tok string) (any, bool) {
+		switch c := n.(type) {
 		case map[string]any:
 			v, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
+			return v, ok
 		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
+			if i, ok := jsonptr.Index(tok, len(c)); ok {
+				return c[i], true
 			}
-			cur = c[i]
-		default:
-			return nil, false
 		}
-	}
-	return cur, true
-}
-
-func escPtr(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+		return nil, false
+	})
 }
 
 func (n snode) obj() map[string]any {
@@ -316,7 +299,7 @@ func (n snode) prop(key string) (sub snode, closed bool) {
 	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		if p, ok := props[key]; ok {
-			return snode{root: n.root, s: p, ptr: r.ptr + "/properties/" + escPtr(key)}, false
+			return snode{root: n.root, s: p, ptr: r.ptr + "/properties/" + jsonptr.Escape(key)}, false
 		}
 	}
 	if _, ok := m["patternProperties"]; ok {

@@ -789,41 +789,8 @@ func determinizeWith(n *bnfa, start int32, sc *detScratch) ([]dstate, error) {
 		pts = pts[:0]
 		opList = append(opList[:0], 0)
 		calls = calls[:0]
-		for _, s := range set {
-			st := &n.st[s]
-			if st.final {
-				d.final = true
-			}
-			if st.lim >= 0 && (d.lim < 0 || st.lim < d.lim) {
-				d.lim = st.lim
-			}
-			if st.rb {
-				d.rb = true
-			}
-			for _, c := range st.calls {
-				k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule })
-				if k < 0 {
-					calls = append(calls, callTargets{rule: c.rule})
-					k = len(calls) - 1
-				}
-				calls[k].to = append(calls[k].to, c.to)
-			}
-		}
-		emit := func(lo, hi byte, op, to int32) {
-			if op == 0 {
-				if k := len(plainBuf); k > 0 && plainBuf[k-1].to == to && int(plainBuf[k-1].hi)+1 == int(lo) {
-					plainBuf[k-1].hi = hi
-				} else {
-					plainBuf = append(plainBuf, bedge{lo: lo, hi: hi, to: to})
-				}
-			} else {
-				if k := len(specBuf); k > 0 && specBuf[k-1].to == to && specBuf[k-1].op == op && int(specBuf[k-1].hi)+1 == int(lo) {
-					specBuf[k-1].hi = hi
-				} else {
-					specBuf = append(specBuf, spEdge{lo, hi, op, to})
-				}
-			}
-		}
+		calls = subsetAttrs(n, set, &d, calls)
+		emit := func(lo, hi byte, op, to int32) { emitEdge(&plainBuf, &specBuf, lo, hi, op, to) }
 		if len(set) == 1 && !determinizeGeneral && disjointEdges(n.st[set[0]].edges, &sorted) {
 			// one NFA state whose edges do not overlap (most of a rule:
 			// keys, strings, literals): its edges in byte order are the
@@ -881,6 +848,52 @@ func determinizeWith(n *bnfa, start int32, sc *detScratch) ([]dstate, error) {
 		ds[i] = d
 	}
 	return ds, nil
+}
+
+// subsetAttrs gives d, the DFA state of the NFA states in set, their
+// attributes: final if one is, the least lim, rb if one has it; and
+// appends their calls to calls, grouped by rule.
+func subsetAttrs(n *bnfa, set []int32, d *dstate, calls []callTargets) []callTargets {
+	for _, s := range set {
+		st := &n.st[s]
+		if st.final {
+			d.final = true
+		}
+		if st.lim >= 0 && (d.lim < 0 || st.lim < d.lim) {
+			d.lim = st.lim
+		}
+		if st.rb {
+			d.rb = true
+		}
+		for _, c := range st.calls {
+			k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule })
+			if k < 0 {
+				calls = append(calls, callTargets{rule: c.rule})
+				k = len(calls) - 1
+			}
+			calls[k].to = append(calls[k].to, c.to)
+		}
+	}
+	return calls
+}
+
+// emitEdge appends the edge lo-hi (op 0: plain) to plain or spec, merged
+// into the previous edge when that one is adjacent with the same target
+// and op. Edges come in byte order, so this keeps each list minimal.
+func emitEdge(plain *[]bedge, spec *[]spEdge, lo, hi byte, op, to int32) {
+	if op == 0 {
+		if k := len(*plain); k > 0 && (*plain)[k-1].to == to && int((*plain)[k-1].hi)+1 == int(lo) {
+			(*plain)[k-1].hi = hi
+		} else {
+			*plain = append(*plain, bedge{lo: lo, hi: hi, to: to})
+		}
+		return
+	}
+	if k := len(*spec); k > 0 && (*spec)[k-1].to == to && (*spec)[k-1].op == op && int((*spec)[k-1].hi)+1 == int(lo) {
+		(*spec)[k-1].hi = hi
+	} else {
+		*spec = append(*spec, spEdge{lo, hi, op, to})
+	}
 }
 
 type sig128 struct{ a, b uint64 }
@@ -970,35 +983,7 @@ func zeroed[T any](s *[]T, n int) []T {
 // long chain costs its length once, not once per round.
 func minimizeWith(ds []dstate, ms *minScratch) []dstate {
 	n := len(ds)
-	// predecessors (CSR)
-	pstart := zeroed(&ms.pstart, n+1)
-	forEach := func(i int, f func(to int32)) {
-		d := &ds[i]
-		for _, e := range d.plain {
-			f(e.to)
-		}
-		for _, e := range d.spec {
-			f(e.to)
-		}
-		for _, c := range d.calls {
-			f(c.ret)
-		}
-	}
-	for i := range ds {
-		forEach(i, func(to int32) { pstart[to+1]++ })
-	}
-	for i := 0; i < n; i++ {
-		pstart[i+1] += pstart[i]
-	}
-	preds := zeroed(&ms.preds, int(pstart[n]))
-	fill := append(ms.fill[:0], pstart[:n]...)
-	ms.fill = fill
-	for i := range ds {
-		forEach(i, func(to int32) {
-			preds[fill[to]] = int32(i)
-			fill[to]++
-		})
-	}
+	pstart, preds := predecessors(ds, ms)
 	cls := zeroed(&ms.cls, n)
 	sigs := zeroed(&ms.sigs, n)
 	for i := range ds {
@@ -1117,6 +1102,48 @@ func minimizeWith(ds []dstate, ms *minScratch) []dstate {
 	ncls := len(bstart)
 	ms.bstart, ms.bend, ms.touched, ms.tmark, ms.dirty = bstart, bend, touched, tmark, dirty
 	ms.sortBuf, ms.distinct, ms.gi, ms.tmp = sortBuf, distinct, gi, tmp
+	return renumber(ds, cls, ncls, ms)
+}
+
+// predecessors lists every state's predecessors in CSR form: those of
+// state i are preds[pstart[i]:pstart[i+1]], one per edge or call return.
+func predecessors(ds []dstate, ms *minScratch) (pstart, preds []int32) {
+	n := len(ds)
+	pstart = zeroed(&ms.pstart, n+1)
+	forEach := func(i int, f func(to int32)) {
+		d := &ds[i]
+		for _, e := range d.plain {
+			f(e.to)
+		}
+		for _, e := range d.spec {
+			f(e.to)
+		}
+		for _, c := range d.calls {
+			f(c.ret)
+		}
+	}
+	for i := range ds {
+		forEach(i, func(to int32) { pstart[to+1]++ })
+	}
+	for i := 0; i < n; i++ {
+		pstart[i+1] += pstart[i]
+	}
+	preds = zeroed(&ms.preds, int(pstart[n]))
+	fill := append(ms.fill[:0], pstart[:n]...)
+	ms.fill = fill
+	for i := range ds {
+		forEach(i, func(to int32) {
+			preds[fill[to]] = int32(i)
+			fill[to]++
+		})
+	}
+	return pstart, preds
+}
+
+// renumber builds the minimized DFA: one state per class of cls (ncls
+// classes), numbered in order of first appearance so the start stays 0,
+// with edges retargeted to classes and adjacent plain edges merged.
+func renumber(ds []dstate, cls []int32, ncls int, ms *minScratch) []dstate {
 	ren := zeroed(&ms.ren, ncls)
 	for i := range ren {
 		ren[i] = -1

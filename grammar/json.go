@@ -317,8 +317,3 @@ func appendCompact(b []byte, v *jv) []byte {
 	}
 	return b
 }
-
-// escapePointerToken escapes a JSON pointer reference token.
-func escapePointerToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // The lowering stage: a schema (jv tree) becomes an IR node that says, per
@@ -236,18 +238,17 @@ func (c *compiler) resolveFragment(doc *jv, frag, ref, ptr string) (*jv, string)
 	}
 	cur := doc
 	p := ""
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		p += "/" + escapePointerToken(tok)
+	toks, _ := jsonptr.Tokens(frag) // frag starts with "/"
+	for _, tok := range toks {
+		p += "/" + jsonptr.Escape(tok)
 		switch {
 		case cur != nil && cur.kind == 'o':
 			cur = cur.get(tok)
 		case cur != nil && cur.kind == 'a':
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(cur.vals) {
-				cur = nil
-			} else {
+			if i, ok := jsonptr.Index(tok, len(cur.vals)); ok {
 				cur = cur.vals[i]
+			} else {
+				cur = nil
 			}
 		default:
 			cur = nil
@@ -327,7 +328,31 @@ const (
 var typeBits = map[string]int{"null": tNull, "boolean": tBool, "string": tString, "integer": tInteger, "number": tNumber, "object": tObject, "array": tArray}
 
 func (c *compiler) lowerObject(v *jv, ptr string) *node {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	types := c.schemaTypes(v, ptr)
+	n := &node{}
+	n.null = types&tNull != 0
+	n.tru = types&tBool != 0
+	n.fal = n.tru
+	if types&tString != 0 {
+		n.str = c.lowerString(v, ptr)
+	}
+	if types&(tInteger|tNumber) != 0 {
+		n.num = c.lowerNumber(v, ptr, types)
+	}
+	if types&tObject != 0 {
+		n.objs = []*objCons{c.lowerObjCons(v, ptr)}
+	}
+	if types&tArray != 0 {
+		n.arrs = []*arrCons{c.lowerArrCons(v, ptr)}
+	}
+	n = c.lowerOtherKeywords(n, v, ptr, types)
+	return c.lowerApplicators(n, v, ptr)
+}
+
+// schemaTypes is the set of types v's "type" keyword allows (all when
+// absent); "number" takes in "integer".
+func (c *compiler) schemaTypes(v *jv, ptr string) int {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	types := tAll
 	if t := v.get("type"); t != nil {
 		types = 0
@@ -348,116 +373,113 @@ func (c *compiler) lowerObject(v *jv, ptr string) *node {
 			types &^= tInteger
 		}
 	}
-	n := &node{}
-	n.null = types&tNull != 0
-	n.tru = types&tBool != 0
-	n.fal = n.tru
+	return types
+}
 
-	// strings
-	if types&tString != 0 {
-		sc := &strCons{d: c.anyStr, max: -1}
-		if x := v.get("minLength"); x != nil {
-			sc.min = nonNegInt(x, at("minLength"), "minLength")
-		}
-		if x := v.get("maxLength"); x != nil {
-			sc.max = nonNegInt(x, at("maxLength"), "maxLength")
-		}
-		var sk strDFAKey
-		if x := v.get("pattern"); x != nil {
-			if x.kind != 's' {
-				fail(at("pattern"), "pattern", "must be a string")
-			}
-			sk.pattern, sk.hasPattern = x.s, true
-		}
-		if x := v.get("format"); x != nil && x.kind == 's' {
-			sk.format, sk.hasFormat = x.s, true
-		}
-		if sk.hasPattern || sk.hasFormat {
-			e := stringDFA(sk)
-			if e.patErr != nil {
-				c.unsupported(at("pattern"), "pattern", "%v", e.patErr)
-			}
-			if e.fmtErr != nil {
-				c.unsupported(at("format"), "format", "%v", e.fmtErr)
-			}
-			sc.d = e.d
-		}
-		if sc.max >= 0 && sc.min > sc.max || sc.d.isEmpty() {
-			sc = nil
-		}
-		n.str = sc
+// lowerString is v's string constraints: length bounds, pattern and
+// format; nil when no string satisfies them.
+func (c *compiler) lowerString(v *jv, ptr string) *strCons {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
+	sc := &strCons{d: c.anyStr, max: -1}
+	if x := v.get("minLength"); x != nil {
+		sc.min = nonNegInt(x, at("minLength"), "minLength")
 	}
-
-	// numbers
-	if types&(tInteger|tNumber) != 0 {
-		d := c.freeNum
-		integer := types&tNumber == 0
-		if integer {
-			d = c.intNum
+	if x := v.get("maxLength"); x != nil {
+		sc.max = nonNegInt(x, at("maxLength"), "maxLength")
+	}
+	var sk strDFAKey
+	if x := v.get("pattern"); x != nil {
+		if x.kind != 's' {
+			fail(at("pattern"), "pattern", "must be a string")
 		}
-		bounded := false
-		bound := func(kw string, want uint8) {
-			x := v.get(kw)
-			if x == nil {
-				return
+		sk.pattern, sk.hasPattern = x.s, true
+	}
+	if x := v.get("format"); x != nil && x.kind == 's' {
+		sk.format, sk.hasFormat = x.s, true
+	}
+	if sk.hasPattern || sk.hasFormat {
+		e := stringDFA(sk)
+		if e.patErr != nil {
+			c.unsupported(at("pattern"), "pattern", "%v", e.patErr)
+		}
+		if e.fmtErr != nil {
+			c.unsupported(at("format"), "format", "%v", e.fmtErr)
+		}
+		sc.d = e.d
+	}
+	if sc.max >= 0 && sc.min > sc.max || sc.d.isEmpty() {
+		sc = nil
+	}
+	return sc
+}
+
+// lowerNumber is v's numeric constraints as one DFA over number lexemes
+// (integers only when types has no "number"); nil when none satisfies them.
+func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
+	d := c.freeNum
+	integer := types&tNumber == 0
+	if integer {
+		d = c.intNum
+	}
+	bounded := false
+	bound := func(kw string, want uint8) {
+		x := v.get(kw)
+		if x == nil {
+			return
+		}
+		if x.kind == 'b' { // draft 4 exclusive flags
+			return
+		}
+		s, ok := num(x)
+		if !ok {
+			fail(at(kw), kw, "must be a number")
+		}
+		if kw == "minimum" || kw == "maximum" {
+			if ex := v.get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:]); ex != nil && ex.kind == 'b' && ex.b {
+				want &^= relEQ
 			}
-			if x.kind == 'b' { // draft 4 exclusive flags
-				return
-			}
-			s, ok := num(x)
-			if !ok {
-				fail(at(kw), kw, "must be a number")
-			}
-			if kw == "minimum" || kw == "maximum" {
-				if ex := v.get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:]); ex != nil && ex.kind == 'b' && ex.b {
-					want &^= relEQ
-				}
-			}
-			b, err := parseDecimal(s)
-			if err != nil {
-				c.unsupported(at(kw), kw, "%v", err)
-				return
-			}
+		}
+		b, err := parseDecimal(s)
+		if err != nil {
+			c.unsupported(at(kw), kw, "%v", err)
+			return
+		}
+		if !bounded && !integer {
+			d = intersectDFA(d, c.boundNum)
+		}
+		bounded = true
+		d = intersectDFA(d, compareDFA(b, want))
+	}
+	bound("minimum", relGT|relEQ)
+	bound("exclusiveMinimum", relGT)
+	bound("maximum", relLT|relEQ)
+	bound("exclusiveMaximum", relLT)
+	if x := v.get("multipleOf"); x != nil {
+		s, ok := num(x)
+		if !ok {
+			fail(at("multipleOf"), "multipleOf", "must be a number")
+		}
+		m, err := multipleDFA(s)
+		if err != nil {
+			c.unsupported(at("multipleOf"), "multipleOf", "%v", err)
+		} else {
 			if !bounded && !integer {
 				d = intersectDFA(d, c.boundNum)
 			}
-			bounded = true
-			d = intersectDFA(d, compareDFA(b, want))
-		}
-		bound("minimum", relGT|relEQ)
-		bound("exclusiveMinimum", relGT)
-		bound("maximum", relLT|relEQ)
-		bound("exclusiveMaximum", relLT)
-		if x := v.get("multipleOf"); x != nil {
-			s, ok := num(x)
-			if !ok {
-				fail(at("multipleOf"), "multipleOf", "must be a number")
-			}
-			m, err := multipleDFA(s)
-			if err != nil {
-				c.unsupported(at("multipleOf"), "multipleOf", "%v", err)
-			} else {
-				if !bounded && !integer {
-					d = intersectDFA(d, c.boundNum)
-				}
-				d = intersectDFA(d, m)
-			}
-		}
-		if !d.isEmpty() {
-			n.num = d
+			d = intersectDFA(d, m)
 		}
 	}
+	if d.isEmpty() {
+		return nil
+	}
+	return d
+}
 
-	// objects
-	if types&tObject != 0 {
-		n.objs = []*objCons{c.lowerObjCons(v, ptr)}
-	}
-	// arrays
-	if types&tArray != 0 {
-		n.arrs = []*arrCons{c.lowerArrCons(v, ptr)}
-	}
-
-	// unsupported keywords
+// lowerOtherKeywords handles "not" and reports the keywords the grammar
+// cannot carry, in the schema's key order.
+func (c *compiler) lowerOtherKeywords(n *node, v *jv, ptr string, types int) *node {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	for i, k := range v.keys {
 		x := v.vals[i]
 		switch k {
@@ -484,13 +506,19 @@ func (c *compiler) lowerObject(v *jv, ptr string) *node {
 			if x.kind == 'o' {
 				for j, dk := range x.keys {
 					if x.vals[j].kind != 'a' {
-						c.unsupported(at(k)+"/"+escapePointerToken(dk), k, "schema dependencies are not supported")
+						c.unsupported(at(k)+"/"+jsonptr.Escape(dk), k, "schema dependencies are not supported")
 					}
 				}
 			}
 		}
 	}
+	return n
+}
 
+// lowerApplicators conjoins n with enum/const, $ref, allOf, anyOf and
+// oneOf.
+func (c *compiler) lowerApplicators(n *node, v *jv, ptr string) *node {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	// enum / const
 	if x := v.get("const"); x != nil {
 		n = c.conj(n, c.enumNode([]*jv{x}), at("const"))
@@ -641,20 +669,20 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 }
 
 func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	has := false
 	p := &objPart{}
 	oc := &objCons{maxP: -1}
 	if x := v.get("properties"); x != nil && x.kind == 'o' {
 		has = true
 		for i, k := range x.keys {
-			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + escapePointerToken(k)}})
+			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + jsonptr.Escape(k)}})
 		}
 	}
 	if x := v.get("patternProperties"); x != nil && x.kind == 'o' {
 		has = true
 		for i, k := range x.keys {
-			pp := at("patternProperties") + "/" + escapePointerToken(k)
+			pp := at("patternProperties") + "/" + jsonptr.Escape(k)
 			d, err := cachedRegexDFA(k)
 			if err != nil {
 				c.unsupported(pp, "patternProperties", "%v", err)
@@ -722,7 +750,7 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 }
 
 func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
-	at := func(k string) string { return ptr + "/" + escapePointerToken(k) }
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	p := &arrPart{}
 	has := false
 	ac := &arrCons{maxI: -1}

@@ -3,13 +3,14 @@ package grammar
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // eosNames are special tokens that end generation.
@@ -39,14 +40,11 @@ func LoadVocab(path string) (*Vocab, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, err
-		}
-		r = zr
+	r, err := gzfile.NewReader(f)
+	if err != nil {
+		return nil, err
 	}
+	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -263,11 +264,7 @@ func (s *Selector) planOutline(ctx context.Context, pr *PlanResult, outline []st
 // format (before grammar/export): the same language, with string length
 // bounds folded into patterns, the form llama.cpp's converter enforces.
 func PlanFormat(schema json.RawMessage) (json.RawMessage, error) {
-	v, err := decodeOrdered(schema)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(ollamaFormat(v))
+	return export.FoldPatternLengths(schema)
 }
 
 // generateJSON generates one document under schema, with the schema's

@@ -3,7 +3,6 @@ package bfcl
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // SingleTurnCategories are BFCL's single-turn categories, in the order
@@ -142,20 +143,11 @@ func CategoryOf(path string) string {
 // LoadFile reads a category file (JSON Lines, gzip-compressed when the name
 // ends in .gz).
 func LoadFile(path string) ([]Question, error) {
-	f, err := os.Open(path)
+	r, err := gzfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer gz.Close()
-		r = gz
-	}
+	defer r.Close()
 	return Load(r, CategoryOf(path))
 }
 

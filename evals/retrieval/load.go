@@ -6,18 +6,17 @@
 package retrieval
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/airs-dev/airs/embeddings"
+
+	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // Dataset is a registry of tools and the queries asked against it.
@@ -52,21 +51,11 @@ func (k Kind) String() string {
 // readRecords reads a JSON Lines file (gzip or not), or a file holding one
 // JSON array, as raw records.
 func readRecords(path string) ([]json.RawMessage, error) {
-	f, err := os.Open(path)
+	r, err := gzfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
+	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

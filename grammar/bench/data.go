@@ -3,14 +3,14 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // Record is one JSONSchemaBench schema: {"id","schema","tests":[{"valid","data"}],"meta"}.
@@ -127,31 +127,11 @@ func ExpandSources(paths []string) ([]string, error) {
 	return files, nil
 }
 
-// openMaybeGzip opens path, gunzipping *.gz.
-func openMaybeGzip(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	if !strings.HasSuffix(path, ".gz") {
-		return f, nil
-	}
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{zr, f}, nil
-}
-
 // LoadRecords reads every line of the given files.
 func LoadRecords(files []string) ([]*Record, error) {
 	var recs []*Record
 	for _, f := range files {
-		rc, err := openMaybeGzip(f)
+		rc, err := gzfile.Open(f)
 		if err != nil {
 			return nil, err
 		}

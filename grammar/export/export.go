@@ -34,6 +34,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // Tool is a tool for ToolCallFormat: a name and the JSON Schema of its
@@ -162,7 +164,7 @@ func toolCallDoc(tools []Tool, allowNone bool, opts Options, forGBNF bool) (*val
 			n.forGBNF = forGBNF
 			args = n.norm(root, "")
 			for _, l := range n.loosenings() {
-				l.Pointer = "/" + escapePtr(t.Name) + l.Pointer
+				l.Pointer = "/" + jsonptr.Escape(t.Name) + l.Pointer
 				loose = append(loose, l)
 			}
 			if args == nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // Loosening is a keyword the export could not carry: the exported grammar
@@ -454,24 +455,20 @@ func (n *normalizer) resolve(ref string) (*value, string, bool) {
 		})
 		return found, fptr, found != nil
 	}
-	cur := n.root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch cur.kind {
+	cur, ok := jsonptr.Resolve(n.root, frag, func(v *value, tok string) (*value, bool) {
+		switch v.kind {
 		case 'o':
-			cur = cur.get(tok)
+			c := v.get(tok)
+			return c, c != nil
 		case 'a':
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(cur.arr) {
-				return nil, "", false
+			if i, ok := jsonptr.Index(tok, len(v.arr)); ok {
+				return v.arr[i], true
 			}
-			cur = cur.arr[i]
-		default:
-			return nil, "", false
 		}
-		if cur == nil {
-			return nil, "", false
-		}
+		return nil, false
+	})
+	if !ok {
+		return nil, "", false
 	}
 	return cur, frag, true
 }
@@ -479,15 +476,11 @@ func (n *normalizer) resolve(ref string) (*value, string, bool) {
 func walk(v *value, ptr string, f func(*value, string)) {
 	f(v, ptr)
 	for _, m := range v.obj {
-		walk(m.val, ptr+"/"+escapePtr(m.key), f)
+		walk(m.val, ptr+"/"+jsonptr.Escape(m.key), f)
 	}
 	for i, e := range v.arr {
 		walk(e, ptr+"/"+strconv.Itoa(i), f)
 	}
-}
-
-func escapePtr(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 var nameRE = regexp.MustCompile(`[^A-Za-z0-9-]+`)
@@ -793,157 +786,173 @@ func (n *normalizer) merge(a, b *value, ptr string) *value {
 			out.set(k, bv)
 			continue
 		}
-		switch k {
-		case "type":
-			t := intersectTypes(av, bv)
-			if len(t) == 0 {
-				return nil
-			}
-			out.set(k, toValue(t))
-		case "enum", "const":
-			var vals []*value
-			for _, x := range valuesOf(av, k) {
-				for _, y := range valuesOf(bv, k) {
-					if equalJSON(x, y) {
-						vals = append(vals, x)
-						break
-					}
-				}
-			}
-			if len(vals) == 0 {
-				return nil
-			}
-			out.set(k, toValue(vals))
-			if k == "const" {
-				out.del("const")
-				out.set("enum", toValue(vals))
-			}
-		case "required":
-			seen := map[string]bool{}
-			var rs []string
-			for _, x := range append(append([]*value{}, av.arr...), bv.arr...) {
-				if x.kind == 's' && !seen[x.str] {
-					seen[x.str] = true
-					rs = append(rs, x.str)
-				}
-			}
-			out.set(k, toValue(rs))
-		case "properties", "patternProperties", "dependentSchemas", "$defs", "definitions":
-			if av.kind != 'o' || bv.kind != 'o' {
-				continue
-			}
-			mp := av.clone()
-			for _, pm := range bv.obj {
-				if x := mp.get(pm.key); x != nil {
-					mp.set(pm.key, newObj("allOf", []*value{x, pm.val}))
-				} else {
-					mp.set(pm.key, pm.val)
-				}
-			}
-			if k == "properties" {
-				// a property declared on one side only is still bound by the
-				// other side's additionalProperties
-				for _, pm := range bv.obj {
-					if av.get(pm.key) == nil {
-						if ap := a.get("additionalProperties"); ap != nil && !(ap.kind == 'b' && ap.b) && !matchesPattern(a, pm.key) {
-							mp.set(pm.key, newObj("allOf", []*value{pm.val, ap}))
-						}
-					}
-				}
-				for _, pm := range av.obj {
-					if bv.get(pm.key) == nil {
-						if bp := b.get("additionalProperties"); bp != nil && !(bp.kind == 'b' && bp.b) && !matchesPattern(b, pm.key) {
-							mp.set(pm.key, newObj("allOf", []*value{pm.val, bp}))
-						}
-					}
-				}
-			}
-			out.set(k, mp)
-		case "additionalProperties", "items", "additionalItems", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "not":
-			if k == "not" {
-				out.set(k, newObj("anyOf", []*value{av, bv}))
-				continue
-			}
-			if k == "items" && (av.kind == 'a' || bv.kind == 'a') {
-				n.loosen(ptr, k, "array-form items in allOf; kept one side")
-				continue
-			}
-			out.set(k, newObj("allOf", []*value{av, bv}))
-		case "prefixItems":
-			if av.kind != 'a' || bv.kind != 'a' {
-				continue
-			}
-			l := max(len(av.arr), len(bv.arr))
-			arr := make([]*value, l)
-			for i := range l {
-				switch {
-				case i < len(av.arr) && i < len(bv.arr):
-					arr[i] = newObj("allOf", []*value{av.arr[i], bv.arr[i]})
-				case i < len(av.arr):
-					arr[i] = withRest(av.arr[i], b.get("items"))
-				default:
-					arr[i] = withRest(bv.arr[i], a.get("items"))
-				}
-			}
-			out.set(k, toValue(arr))
-		case "minimum", "minLength", "minItems", "minProperties", "minContains":
-			if cmpNum(bv, av) > 0 {
-				out.set(k, bv)
-			}
-		case "maximum", "maxLength", "maxItems", "maxProperties", "maxContains":
-			if cmpNum(bv, av) < 0 {
-				out.set(k, bv)
-			}
-		case "exclusiveMinimum":
-			if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) > 0 {
-				out.set(k, bv)
-			}
-		case "exclusiveMaximum":
-			if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) < 0 {
-				out.set(k, bv)
-			}
-		case "uniqueItems":
-			if bv.kind == 'b' && bv.b {
-				out.set(k, bv)
-			}
-		case "multipleOf":
-			x, ok1 := av.rat()
-			y, ok2 := bv.rat()
-			if ok1 && ok2 && x.IsInt() && y.IsInt() && x.Sign() > 0 && y.Sign() > 0 {
-				g := new(big.Int).GCD(nil, nil, x.Num(), y.Num())
-				l := new(big.Int).Mul(x.Num(), y.Num())
-				l.Div(l, g)
-				out.set(k, toValue(l))
-			} else if !equalJSON(av, bv) {
-				n.loosen(ptr, k, "two multipleOf in allOf; kept one")
-			}
-		case "anyOf":
-			// (a1|a2) & (b1|b2) = a1&b1 | a1&b2 | ...
-			if av.kind != 'a' || bv.kind != 'a' {
-				continue
-			}
-			if len(av.arr)*len(bv.arr) > 64 {
-				n.loosen(ptr, k, "anyOf in allOf too large to distribute; kept one")
-				continue
-			}
-			var prod []*value
-			for _, x := range av.arr {
-				for _, y := range bv.arr {
-					prod = append(prod, newObj("allOf", []*value{x, y}))
-				}
-			}
-			out.set(k, toValue(prod))
-		case "pattern", "format":
-			if !equalJSON(av, bv) {
-				n.loosen(ptr, k, "two different %s values in allOf; kept the first", k)
-			}
-		default:
-			if !equalJSON(av, bv) && !annotationKeys[k] {
-				n.loosen(ptr, k, "%s on both sides of allOf; kept the first", k)
-			}
+		if !n.mergeKeyword(out, a, b, k, av, bv, ptr) {
+			return nil
 		}
 	}
 	return out
+}
+
+// mergeKeyword merges keyword k, av in a (already in out) and bv in b,
+// into out; false when the two leave no value (disjoint types or enums).
+func (n *normalizer) mergeKeyword(out, a, b *value, k string, av, bv *value, ptr string) bool {
+	switch k {
+	case "type":
+		t := intersectTypes(av, bv)
+		if len(t) == 0 {
+			return false
+		}
+		out.set(k, toValue(t))
+	case "enum", "const":
+		var vals []*value
+		for _, x := range valuesOf(av, k) {
+			for _, y := range valuesOf(bv, k) {
+				if equalJSON(x, y) {
+					vals = append(vals, x)
+					break
+				}
+			}
+		}
+		if len(vals) == 0 {
+			return false
+		}
+		out.set(k, toValue(vals))
+		if k == "const" {
+			out.del("const")
+			out.set("enum", toValue(vals))
+		}
+	case "required":
+		seen := map[string]bool{}
+		var rs []string
+		for _, x := range append(append([]*value{}, av.arr...), bv.arr...) {
+			if x.kind == 's' && !seen[x.str] {
+				seen[x.str] = true
+				rs = append(rs, x.str)
+			}
+		}
+		out.set(k, toValue(rs))
+	case "properties", "patternProperties", "dependentSchemas", "$defs", "definitions":
+		if av.kind != 'o' || bv.kind != 'o' {
+			return true
+		}
+		out.set(k, mergeProperties(a, b, av, bv, k))
+	case "additionalProperties", "items", "additionalItems", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "not":
+		if k == "not" {
+			out.set(k, newObj("anyOf", []*value{av, bv}))
+			return true
+		}
+		if k == "items" && (av.kind == 'a' || bv.kind == 'a') {
+			n.loosen(ptr, k, "array-form items in allOf; kept one side")
+			return true
+		}
+		out.set(k, newObj("allOf", []*value{av, bv}))
+	case "prefixItems":
+		if av.kind != 'a' || bv.kind != 'a' {
+			return true
+		}
+		l := max(len(av.arr), len(bv.arr))
+		arr := make([]*value, l)
+		for i := range l {
+			switch {
+			case i < len(av.arr) && i < len(bv.arr):
+				arr[i] = newObj("allOf", []*value{av.arr[i], bv.arr[i]})
+			case i < len(av.arr):
+				arr[i] = withRest(av.arr[i], b.get("items"))
+			default:
+				arr[i] = withRest(bv.arr[i], a.get("items"))
+			}
+		}
+		out.set(k, toValue(arr))
+	case "minimum", "minLength", "minItems", "minProperties", "minContains":
+		if cmpNum(bv, av) > 0 {
+			out.set(k, bv)
+		}
+	case "maximum", "maxLength", "maxItems", "maxProperties", "maxContains":
+		if cmpNum(bv, av) < 0 {
+			out.set(k, bv)
+		}
+	case "exclusiveMinimum":
+		if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) > 0 {
+			out.set(k, bv)
+		}
+	case "exclusiveMaximum":
+		if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) < 0 {
+			out.set(k, bv)
+		}
+	case "uniqueItems":
+		if bv.kind == 'b' && bv.b {
+			out.set(k, bv)
+		}
+	case "multipleOf":
+		x, ok1 := av.rat()
+		y, ok2 := bv.rat()
+		if ok1 && ok2 && x.IsInt() && y.IsInt() && x.Sign() > 0 && y.Sign() > 0 {
+			g := new(big.Int).GCD(nil, nil, x.Num(), y.Num())
+			l := new(big.Int).Mul(x.Num(), y.Num())
+			l.Div(l, g)
+			out.set(k, toValue(l))
+		} else if !equalJSON(av, bv) {
+			n.loosen(ptr, k, "two multipleOf in allOf; kept one")
+		}
+	case "anyOf":
+		// (a1|a2) & (b1|b2) = a1&b1 | a1&b2 | ...
+		if av.kind != 'a' || bv.kind != 'a' {
+			return true
+		}
+		if len(av.arr)*len(bv.arr) > 64 {
+			n.loosen(ptr, k, "anyOf in allOf too large to distribute; kept one")
+			return true
+		}
+		var prod []*value
+		for _, x := range av.arr {
+			for _, y := range bv.arr {
+				prod = append(prod, newObj("allOf", []*value{x, y}))
+			}
+		}
+		out.set(k, toValue(prod))
+	case "pattern", "format":
+		if !equalJSON(av, bv) {
+			n.loosen(ptr, k, "two different %s values in allOf; kept the first", k)
+		}
+	default:
+		if !equalJSON(av, bv) && !annotationKeys[k] {
+			n.loosen(ptr, k, "%s on both sides of allOf; kept the first", k)
+		}
+	}
+	return true
+}
+
+// mergeProperties merges two keyword maps (properties, $defs, ...): a key
+// on both sides becomes the allOf of its schemas. For properties, a key on
+// one side only is also bound by the other side's additionalProperties.
+func mergeProperties(a, b, av, bv *value, k string) *value {
+	mp := av.clone()
+	for _, pm := range bv.obj {
+		if x := mp.get(pm.key); x != nil {
+			mp.set(pm.key, newObj("allOf", []*value{x, pm.val}))
+		} else {
+			mp.set(pm.key, pm.val)
+		}
+	}
+	if k == "properties" {
+		// a property declared on one side only is still bound by the
+		// other side's additionalProperties
+		for _, pm := range bv.obj {
+			if av.get(pm.key) == nil {
+				if ap := a.get("additionalProperties"); ap != nil && !(ap.kind == 'b' && ap.b) && !matchesPattern(a, pm.key) {
+					mp.set(pm.key, newObj("allOf", []*value{pm.val, ap}))
+				}
+			}
+		}
+		for _, pm := range av.obj {
+			if bv.get(pm.key) == nil {
+				if bp := b.get("additionalProperties"); bp != nil && !(bp.kind == 'b' && bp.b) && !matchesPattern(b, pm.key) {
+					mp.set(pm.key, newObj("allOf", []*value{pm.val, bp}))
+				}
+			}
+		}
+	}
+	return mp
 }
 
 func withRest(item, rest *value) *value {

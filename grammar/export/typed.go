@@ -3,6 +3,8 @@ package export
 import (
 	"math/big"
 	"strconv"
+
+	"github.com/airs-dev/airs/internal/jsonptr"
 )
 
 // typed normalizes s restricted to JSON type t.
@@ -115,7 +117,7 @@ func (n *normalizer) object(s *value, ptr string) *value {
 			if declared[m.key] {
 				continue
 			}
-			if !addProp(m.key, m.val, ptr+"/properties/"+escapePtr(m.key)) {
+			if !addProp(m.key, m.val, ptr+"/properties/"+jsonptr.Escape(m.key)) {
 				return nil
 			}
 		}

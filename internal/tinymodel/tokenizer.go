@@ -1,12 +1,11 @@
 package tinymodel
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
+
+	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // GGUF token types (llama.cpp's llama_token_type).
@@ -120,20 +119,11 @@ func ReadTokenizerJSON(r io.Reader, pre string) (*Tokenizer, error) {
 // ReadTokenizerFile reads a tokenizer.json file, gunzipping it when its name
 // ends in .gz.
 func ReadTokenizerFile(path, pre string) (*Tokenizer, error) {
-	f, err := os.Open(path)
+	r, err := gzfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tinymodel: %w", err)
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("tinymodel: %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
+	defer r.Close()
 	return ReadTokenizerJSON(r, pre)
 }
 

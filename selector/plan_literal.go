@@ -1,0 +1,535 @@
+package selector
+
+import (
+	"encoding/json"
+	"math"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/airs-dev/airs/grammar/export"
+	"github.com/airs-dev/airs/internal/jsonptr"
+)
+
+// literalBuilder narrows a parameter schema to the literal values a plan
+// may hold, and measures them.
+type literalBuilder struct {
+	root any // the parameters schema, for local $refs
+	lim  PlanLimits
+}
+
+// maxRefDepth bounds how many $refs a literal schema follows (recursive
+// schemas are cut there: no literal below).
+const maxRefDepth = 8
+
+// annotations are keywords that say nothing about which values are valid.
+var annotations = map[string]bool{
+	"$schema": true, "$id": true, "$comment": true, "$anchor": true, "title": true, "description": true,
+	"default": true, "examples": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+	"$defs": true, "definitions": true,
+}
+
+// literal returns the narrowed schema of s, its size, and whether any
+// literal value is left. A sub-schema with keywords it does not know is
+// kept as it is, and unbounded.
+func (lb *literalBuilder) literal(s any, depth int) (any, size, bool) {
+	switch v := s.(type) {
+	case bool:
+		if !v {
+			return nil, size{}, false
+		}
+		return lb.anyScalar()
+	case *object:
+		return lb.literalObject(v, depth)
+	}
+	return s, unbounded, true
+}
+
+// anyScalar stands for a schema that allows every value: in a plan, a
+// bounded string, a number, a boolean or null.
+func (lb *literalBuilder) anyScalar() (any, size, bool) {
+	str, ssz, _ := lb.stringLiteral(obj(), 0, -1)
+	return obj("anyOf", []any{str, obj("type", "number"), obj("type", "boolean"), obj("type", "null")}), ssz.or(numberSize), true
+}
+
+func (lb *literalBuilder) literalObject(s *object, depth int) (any, size, bool) {
+	var known []string
+	for _, k := range s.keys {
+		if !annotations[k] {
+			known = append(known, k)
+		}
+	}
+	if ref, ok := s.get("$ref").(string); ok {
+		if len(known) != 1 || depth >= maxRefDepth || !strings.HasPrefix(ref, "#") {
+			return s, unbounded, true
+		}
+		target, ok := pointer(lb.root, ref[1:])
+		if !ok {
+			return s, unbounded, true
+		}
+		return lb.literal(target, depth+1)
+	}
+	if len(known) == 0 {
+		return lb.anyScalar()
+	}
+	if c, ok := s.has("const"); ok {
+		return lb.values(s, []any{c}, "const")
+	}
+	if e, ok := s.get("enum").([]any); ok {
+		return lb.values(s, e, "enum")
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		bs, ok := s.get(k).([]any)
+		if !ok {
+			continue
+		}
+		if len(known) != 1 {
+			return s, unbounded, true
+		}
+		var alts []any
+		var sz size
+		for _, b := range bs {
+			if l, bsz, ok := lb.literal(b, depth); ok {
+				alts = append(alts, l)
+				sz = sz.or(bsz)
+			}
+		}
+		if len(alts) == 0 {
+			return nil, size{}, false
+		}
+		return obj(k, alts), sz, true
+	}
+	types := typesOf(s)
+	if types == nil {
+		return s, unbounded, true
+	}
+	var alts []any
+	var sz size
+	for _, t := range types {
+		l, tsz, ok := lb.literalOfType(s, t, depth)
+		if ok {
+			alts = append(alts, l)
+			sz = sz.or(tsz)
+		}
+	}
+	switch len(alts) {
+	case 0:
+		return nil, size{}, false
+	case 1:
+		return alts[0], sz, true
+	}
+	return obj("anyOf", alts), sz, true
+}
+
+// values narrows a const or enum schema: values with "{{" (ParsePlan would
+// read a reference) or of a type the schema's "type" excludes are dropped;
+// other keywords beside them are kept in an allOf. It is as long as its
+// longest value.
+func (lb *literalBuilder) values(s *object, vals []any, kw string) (any, size, bool) {
+	types := typesOf(obj("type", s.get("type")))
+	var keep []any
+	sz := size{}
+	for _, v := range vals {
+		if holdsRefSyntax(v) || s.get("type") != nil && !typeAllows(types, v) {
+			continue
+		}
+		keep = append(keep, v)
+		sz = sz.or(valueSize(v))
+	}
+	if len(keep) == 0 {
+		return nil, size{}, false
+	}
+	var out *object
+	if kw == "const" {
+		out = obj("const", keep[0])
+	} else {
+		out = obj("enum", keep)
+	}
+	rest := obj()
+	for _, k := range s.keys {
+		if k != kw && k != "type" && !annotations[k] {
+			rest.set(k, s.vals[k])
+		}
+	}
+	if len(rest.keys) > 0 {
+		return obj("allOf", []any{out, rest}), sz, true
+	}
+	return out, sz, true
+}
+
+// typeAllows reports whether a JSON value has one of types.
+func typeAllows(types []string, v any) bool {
+	var t string
+	switch x := v.(type) {
+	case string:
+		t = "string"
+	case bool:
+		t = "boolean"
+	case nil:
+		t = "null"
+	case []any:
+		t = "array"
+	case *object:
+		t = "object"
+	case json.Number:
+		if slices.Contains(types, "number") {
+			return true
+		}
+		if f, err := strconv.ParseFloat(x.String(), 64); err == nil && f == math.Trunc(f) {
+			t = "integer"
+		} else {
+			t = "number"
+		}
+	}
+	return slices.Contains(types, t)
+}
+
+// typeKeywords are the keywords literalOfType understands, per type.
+var typeKeywords = map[string][]string{
+	"string":  {"minLength", "maxLength", "pattern", "format"},
+	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+	"number":  {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+	"object":  {"properties", "required", "additionalProperties"},
+	"array":   {"items", "prefixItems", "minItems", "maxItems"},
+	"boolean": {},
+	"null":    {},
+}
+
+// typesOf is the types a schema with "type" (or, without it, its
+// keywords) allows; nil when it uses a keyword no type here understands.
+func typesOf(s *object) []string {
+	var types []string
+	switch t := s.get("type").(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, x := range t {
+			if ts, ok := x.(string); ok {
+				types = append(types, ts)
+			}
+		}
+	case nil:
+		for _, k := range s.keys {
+			for t, kws := range typeKeywords {
+				if slices.Contains(kws, k) && !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+		slices.Sort(types)
+		if len(types) == 0 {
+			return nil
+		}
+	default:
+		return nil
+	}
+	for _, k := range s.keys {
+		if k == "type" || annotations[k] {
+			continue
+		}
+		known := false
+		for _, t := range types {
+			known = known || slices.Contains(typeKeywords[t], k)
+		}
+		if !known {
+			return nil
+		}
+	}
+	if slices.Contains(types, "number") {
+		types = slices.DeleteFunc(types, func(t string) bool { return t == "integer" })
+	}
+	return types
+}
+
+func (lb *literalBuilder) literalOfType(s *object, t string, depth int) (any, size, bool) {
+	switch t {
+	case "string":
+		lo, hi := intKeyword(s, "minLength", 0), intKeyword(s, "maxLength", -1)
+		return lb.stringLiteral(s, lo, hi)
+	case "integer", "number":
+		out := obj("type", t)
+		for _, k := range typeKeywords[t] {
+			if v, ok := s.has(k); ok {
+				out.set(k, v)
+			}
+		}
+		if t == "integer" {
+			return out, integerSize(s), true
+		}
+		return out, numberSize, true
+	case "boolean":
+		return obj("type", "boolean"), size{5, 1}, true
+	case "null":
+		return obj("type", "null"), size{4, 1}, true
+	case "object":
+		return lb.objectLiteral(s, depth)
+	case "array":
+		return lb.arrayLiteral(s, depth)
+	}
+	return nil, size{}, false
+}
+
+// stringLiteral bounds a string to [lo, cap] characters, cap the smaller of
+// hi (-1: none) and MaxLiteral but never below lo, and keeps "{" out of it:
+//
+//	{"type": "string", "pattern": "^[^{]*$", "minLength": lo, "maxLength": cap}
+//
+// A schema's own pattern is kept, with "{" taken out of it where it is one
+// repeated character class (^[A-Za-z ]+$), else intersected with a pattern
+// that has no "{{". The length bounds stay minLength/maxLength, which the
+// grammar enforces with a counter; llama.cpp's converter ignores them
+// beside a pattern, so the format sent to Ollama has them folded into the
+// pattern instead (export.FoldPatternLengths: ^[^{]{lo,cap}$).
+func (lb *literalBuilder) stringLiteral(s *object, lo, hi int) (any, size, bool) {
+	limit := lb.lim.MaxLiteral
+	if hi >= 0 {
+		limit = min(limit, hi)
+	}
+	limit = max(limit, lo)
+	format, _ := s.get("format").(string)
+	pat, hasPat := s.get("pattern").(string)
+	out := obj("type", "string")
+	noRefs := false // whether the constraints keep "{{" out
+	switch {
+	case !hasPat:
+		if format == "" {
+			out.set("pattern", noBracePattern)
+			noRefs = true
+		}
+	default:
+		if class, qlo, qhi, ok := export.RepeatedClass(pat); ok {
+			lo = max(lo, qlo)
+			if qhi >= 0 {
+				limit = min(limit, qhi)
+			}
+			c := export.ClassWithout(class, '{')
+			if c == "" { // only "{" was allowed: only the empty string is left
+				if lo > 0 {
+					return nil, size{}, false
+				}
+				return obj("const", ""), stringSize(0), true
+			}
+			out.set("pattern", "^"+c+"*$")
+			noRefs = true
+		} else {
+			out.set("pattern", pat)
+			noRefs = !patternMayHold(pat, '{')
+		}
+	}
+	if lo > limit {
+		return nil, size{}, false
+	}
+	if format != "" {
+		out.set("format", format)
+	}
+	if lo > 0 {
+		out.set("minLength", lo)
+	}
+	out.set("maxLength", limit)
+	if !noRefs {
+		return obj("allOf", []any{out, obj("pattern", noRefsPattern)}), stringSize(limit), true
+	}
+	return out, stringSize(limit), true
+}
+
+const (
+	// noBracePattern is a string without "{"; noRefsPattern one without "{{".
+	noBracePattern = `^[^{]*$`
+	noRefsPattern  = `^(\{?[^{])*\{?$`
+)
+
+// patternMayHold reports whether a string matching pat may contain r
+// (conservatively: true when unsure).
+func patternMayHold(pat string, r rune) bool {
+	re, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var may func(re *syntax.Regexp) bool
+	may = func(re *syntax.Regexp) bool {
+		switch re.Op {
+		case syntax.OpLiteral:
+			return slices.Contains(re.Rune, r) || re.Flags&syntax.FoldCase != 0
+		case syntax.OpCharClass:
+			for i := 0; i+1 < len(re.Rune); i += 2 {
+				if re.Rune[i] <= r && r <= re.Rune[i+1] {
+					return true
+				}
+			}
+			return false
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			return true
+		}
+		for _, s := range re.Sub {
+			if may(s) {
+				return true
+			}
+		}
+		return false
+	}
+	// The pattern keyword matches anywhere: unanchored ends hold anything.
+	if !strings.HasPrefix(pat, "^") || !strings.HasSuffix(pat, "$") {
+		return true
+	}
+	return may(re)
+}
+
+func (lb *literalBuilder) objectLiteral(s *object, depth int) (any, size, bool) {
+	props, _ := s.get("properties").(*object)
+	required := map[string]bool{}
+	if req, ok := s.get("required").([]any); ok {
+		for _, r := range req {
+			if k, ok := r.(string); ok {
+				required[k] = true
+			}
+		}
+	}
+	out := obj()
+	var req []any
+	var keys []string
+	var sizes []size
+	if props != nil {
+		for _, k := range props.keys {
+			l, sz, ok := lb.literal(props.vals[k], depth)
+			if !ok {
+				if required[k] {
+					return nil, size{}, false
+				}
+				continue
+			}
+			out.set(k, l)
+			keys, sizes = append(keys, k), append(sizes, sz)
+			if required[k] {
+				req = append(req, k)
+			}
+		}
+	}
+	for k := range required {
+		if out.get(k) == nil {
+			return nil, size{}, false // required but not declared: no literal with declared properties only
+		}
+	}
+	o := obj("type", "object", "properties", out)
+	if len(req) > 0 {
+		o.set("required", req)
+	}
+	o.set("additionalProperties", false)
+	return o, objectSize(keys, sizes), true
+}
+
+func (lb *literalBuilder) arrayLiteral(s *object, depth int) (any, size, bool) {
+	lo, hi := intKeyword(s, "minItems", 0), intKeyword(s, "maxItems", -1)
+	limit := lb.lim.MaxItems
+	if hi >= 0 {
+		limit = min(limit, hi)
+	}
+	limit = max(limit, lo)
+	out := obj("type", "array")
+	sz := size{bytes: 2, toks: 2}
+	n := 0 // items measured so far
+	if pi, ok := s.get("prefixItems").([]any); ok {
+		var items []any
+		for _, p := range pi {
+			if len(items) == limit {
+				break
+			}
+			l, isz, ok := lb.literal(p, depth)
+			if !ok {
+				break // no value for this position: the array ends before it
+			}
+			items = append(items, l)
+			sz = sz.plus(isz).plus(size{1, 1})
+			n++
+		}
+		if len(items) < lo {
+			return nil, size{}, false
+		}
+		out.set("prefixItems", items)
+		if len(items) < len(pi) {
+			out.set("items", false)
+			limit = len(items)
+		}
+	}
+	switch it := s.get("items").(type) {
+	case nil:
+		if n < limit {
+			l, isz, _ := lb.anyScalar()
+			out.set("items", l)
+			sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
+		}
+	case bool:
+		if !it {
+			out.set("items", false)
+			limit = n
+		} else if n < limit {
+			l, isz, _ := lb.anyScalar()
+			out.set("items", l)
+			sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
+		}
+	default:
+		if n < limit {
+			l, isz, ok := lb.literal(it, depth)
+			if ok {
+				out.set("items", l)
+				sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
+			} else {
+				out.set("items", false)
+				limit = n
+			}
+		}
+	}
+	if limit < lo {
+		return nil, size{}, false
+	}
+	if lo > 0 {
+		out.set("minItems", lo)
+	}
+	out.set("maxItems", limit)
+	return out, sz, true
+}
+
+// holdsRefSyntax reports whether a JSON value holds a string with "{{",
+// which ParsePlan would read as a reference.
+func holdsRefSyntax(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.Contains(x, "{{")
+	case []any:
+		return slices.ContainsFunc(x, holdsRefSyntax)
+	case *object:
+		for _, k := range x.keys {
+			if holdsRefSyntax(x.vals[k]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func intKeyword(s *object, k string, def int) int {
+	n, ok := s.get(k).(json.Number)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || f < 0 || f != math.Trunc(f) {
+		return def
+	}
+	return int(min(f, 1<<40))
+}
+
+func pointer(doc any, ptr string) (any, bool) {
+	return jsonptr.Resolve(doc, ptr, func(n any, tok string) (any, bool) {
+		switch c := n.(type) {
+		case *object:
+			v, ok := c.vals[tok]
+			return v, ok
+		case []any:
+			if i, ok := jsonptr.Index(tok, len(c)); ok {
+				return c[i], true
+			}
+		}
+		return nil, false
+	})
+}
