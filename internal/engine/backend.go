@@ -7,11 +7,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
+	"github.com/airs-dev/airs/session"
 )
 
 // Backend is the engine as `airs serve` serves it.

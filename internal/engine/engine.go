@@ -16,11 +16,11 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // Engine is one AIRS instance.
