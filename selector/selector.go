@@ -70,7 +70,7 @@ type Candidate struct {
 }
 
 // Composite is the candidate's ranking score.
-func (c Candidate) Composite() float64 { return c.Score["composite"] }
+func (c Candidate) Composite() float64 { return c.Score[ScoreComposite] }
 
 // Ranker turns retrieval hits into scored candidates, best first, with
 // deterministic ties.
@@ -216,7 +216,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
-		cands[i].Score["coverage"] = Coverage(request, entries[cands[i].Name].Tool)
+		cands[i].Score[ScoreCoverage] = Coverage(request, entries[cands[i].Name].Tool)
 	}
 	return cands, entries, nil
 }
@@ -239,10 +239,10 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstCov float64
 	tried := 0
 	for _, c := range cands {
-		if tried == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
+		if tried == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			break
 		}
-		if c.Score["coverage"] < cfg.MinCoverage {
+		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // not about what the request asks; not a try
 		}
 		tried++
@@ -260,9 +260,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 			verr = s.Validate(e.Tool, raw)
 		}
 		if verr != nil {
-			if first == nil || c.Score["coverage"] > firstCov {
+			if first == nil || c.Score[ScoreCoverage] > firstCov {
 				first = &Selection{Function: e.Tool.Name, Provider: e.Provider, Arguments: raw}
-				firstErr, firstCov = verr, c.Score["coverage"]
+				firstErr, firstCov = verr, c.Score[ScoreCoverage]
 			}
 			continue
 		}
@@ -271,7 +271,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		// first step of "summarize report.pdf" is reading report.pdf);
 		// otherwise "multiply 12 by 12" would list files because the
 		// calculator found no expression in it.
-		if cfg.RequireEvidence && first != nil && c.Score["coverage"] < firstCov && !usesFile(args, request) {
+		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, request) {
 			continue
 		}
 		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
@@ -287,12 +287,12 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	case len(cands) > 0 && tried == 0 && cfg.MinCoverage > 0:
 		best := cands[0]
 		for _, c := range cands {
-			if c.Score["coverage"] > best.Score["coverage"] {
+			if c.Score[ScoreCoverage] > best.Score[ScoreCoverage] {
 				best = c
 			}
 		}
 		sel.Notice += fmt.Sprintf("; no tool fits: the closest, %s, uses %.0f%% of the request's words (cosine similarity %.3f), under the %.0f%% needed (selection.min_coverage)",
-			best.Name, 100*best.Score["coverage"], best.Score["similarity"], 100*cfg.MinCoverage)
+			best.Name, 100*best.Score[ScoreCoverage], best.Score[ScoreSimilarity], 100*cfg.MinCoverage)
 	}
 	return sel, nil
 }

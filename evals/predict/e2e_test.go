@@ -219,7 +219,7 @@ func questionSelector(t *testing.T, ctx context.Context, tools []bfcl.ToolSchema
 	return &selector.Selector{
 		Catalog:   cat,
 		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
+		Ranker:    selector.NewStatsRanker(),
 		Validate:  predict.Validator(),
 		Model:     c,
 		FormatFor: selector.FormatFor,

@@ -11,7 +11,6 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/selector"
 )
 
@@ -101,7 +100,7 @@ func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float6
 	return &selector.Selector{
 		Catalog:   cat,
 		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
+		Ranker:    selector.NewStatsRanker(),
 		Config:    selector.Config{TopK: len(cat), MinSimilarity: minSim},
 	}, nil
 }

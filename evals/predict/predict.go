@@ -18,7 +18,6 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -140,7 +139,7 @@ func (m *Model) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	sel := &selector.Selector{
 		Catalog:   cat,
 		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
+		Ranker:    selector.NewStatsRanker(),
 		Validate:  Validator(),
 		Model:     m.Client,
 		FormatFor: selector.FormatFor,

@@ -341,7 +341,7 @@ func Run(ctx context.Context, items []Item, cfg Config, o Options) (*Result, err
 
 // observe feeds a record's feedback to the ranker's preferences and its
 // execution to its statistics, as the live engine did after the request.
-func observe(r *engine.Ranker, rec session.Record) {
+func observe(r *selector.StatsRanker, rec session.Record) {
 	if rec.Call == nil {
 		return
 	}
@@ -435,7 +435,7 @@ func summarize(items []ItemResult, lats []time.Duration, k int) Metrics {
 }
 
 // newSelector builds the selector cfg describes over the registry.
-func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector, *engine.Ranker, error) {
+func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector, *selector.StatsRanker, error) {
 	catalog := &selector.RegistryCatalog{Registry: o.Registry, Policy: o.Policy}
 	var client ollama.Client = o.Ollama
 	needOllama := strings.HasPrefix(cfg.Embedder, "ollama:") || cfg.modelName() != ""
@@ -466,7 +466,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	if _, err := ix.Sync(ctx, selector.Docs(all)); err != nil {
 		return nil, nil, fmt.Errorf("replay: indexing the registry: %w", err)
 	}
-	ranker := engine.NewRanker(o.Registry)
+	ranker := selector.NewStatsRanker()
 	if err := ranker.SetWeights(cfg.weights()); err != nil {
 		return nil, nil, err
 	}

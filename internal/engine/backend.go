@@ -116,7 +116,7 @@ func fillPlan(rec *session.Record, pr *selector.PlanResult, model string, opts m
 	for _, c := range pr.Candidates {
 		comps := make(map[string]float64, len(c.Score))
 		for k, v := range c.Score {
-			if k != "composite" {
+			if k != selector.ScoreComposite {
 				comps[k] = v
 			}
 		}

@@ -31,7 +31,7 @@ type Engine struct {
 	Catalog  *selector.RegistryCatalog
 	Index    *embeddings.Index
 	Selector *selector.Selector
-	Ranker   *Ranker
+	Ranker   *selector.StatsRanker
 	// Model is nil in no-LLM mode; ModelNotice says why.
 	Model       ollama.Client
 	ModelName   string
@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	}
 	ix := e.Index
 
-	e.Ranker = NewRanker(reg)
+	e.Ranker = selector.NewStatsRanker()
 	e.Selector = &selector.Selector{
 		Catalog:   e.Catalog,
 		Retriever: &selector.IndexRetriever{Index: ix},

@@ -533,7 +533,7 @@ func fillSelection(rec *session.Record, sel *selector.Selection, opts map[string
 	for _, c := range sel.Candidates {
 		comps := make(map[string]float64, len(c.Score))
 		for k, v := range c.Score {
-			if k != "composite" {
+			if k != selector.ScoreComposite {
 				comps[k] = v
 			}
 		}
