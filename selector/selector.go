@@ -129,7 +129,7 @@ type Selector struct {
 	Model     ollama.Client
 	// FormatFor turns the request's tool-call grammar inputs into the JSON
 	// Schema given as Ollama's `format` (grammar/export), reporting whether it
-	// had to loosen anything.
+	// had to loosen anything; nil is the package's FormatFor.
 	FormatFor func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error)
 	// FormatSchema exports any JSON Schema (a plan's) for Ollama's `format`.
 	FormatSchema func(schema json.RawMessage) (json.RawMessage, bool, error)
@@ -349,7 +349,11 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 	if err != nil {
 		return nil, fmt.Errorf("selector: grammar: %w", err)
 	}
-	format, _, err := s.FormatFor(tools, true)
+	formatFor := s.FormatFor
+	if formatFor == nil {
+		formatFor = FormatFor
+	}
+	format, _, err := formatFor(tools, true)
 	if err != nil {
 		return nil, fmt.Errorf("selector: format export: %w", err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -216,15 +215,13 @@ func questionSelector(t *testing.T, ctx context.Context, tools []bfcl.ToolSchema
 	if _, err := ix.Sync(ctx, selector.Docs(cat)); err != nil {
 		t.Fatal(err)
 	}
-	return &selector.Selector{
-		Catalog:   cat,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    selector.NewStatsRanker(),
-		Validate:  predict.Validator(),
-		Model:     c,
-		FormatFor: selector.FormatFor,
-		Config:    selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
-	}
+	return selector.New(selector.Parts{
+		Catalog:  cat,
+		Index:    ix,
+		Validate: predict.Validator(),
+		Model:    c,
+		Config:   selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
+	})
 }
 
 type fixedCatalog []selector.Entry

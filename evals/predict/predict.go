@@ -136,15 +136,13 @@ func (m *Model) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	if err != nil {
 		return nil, err
 	}
-	sel := &selector.Selector{
-		Catalog:   cat,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    selector.NewStatsRanker(),
-		Validate:  Validator(),
-		Model:     m.Client,
-		FormatFor: selector.FormatFor,
-		Config:    selector.Config{Model: m.Name, TopK: len(cat)},
-	}
+	sel := selector.New(selector.Parts{
+		Catalog:  cat,
+		Index:    ix,
+		Validate: Validator(),
+		Model:    m.Client,
+		Config:   selector.Config{Model: m.Name, TopK: len(cat)},
+	})
 	s, err := sel.Select(ctx, caller, q.Text())
 	if err != nil {
 		var inv *selector.InvalidCallError

@@ -470,21 +470,20 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	if err := ranker.SetWeights(cfg.weights()); err != nil {
 		return nil, nil, err
 	}
-	s := &selector.Selector{
-		Catalog:   catalog,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    ranker,
-		Validate:  predict.Validator(),
-		FormatFor: selector.FormatFor,
+	parts := selector.Parts{
+		Catalog:  catalog,
+		Index:    ix,
+		Ranker:   ranker,
+		Validate: predict.Validator(),
 		// No-LLM decisions as the engine makes them (engine.New).
 		Config: selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints,
 			MinCoverage: engine.NoLLMMinCoverage, RequireEvidence: true},
 	}
 	if o.MinCoverage != nil {
-		s.Config.MinCoverage = *o.MinCoverage
+		parts.Config.MinCoverage = *o.MinCoverage
 	}
 	if cfg.modelName() != "" {
-		s.Model = client
+		parts.Model = client
 	}
-	return s, ranker, nil
+	return selector.New(parts), ranker, nil
 }

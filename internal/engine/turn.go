@@ -410,20 +410,10 @@ func (e *Engine) lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 // modelOptions are the options the selector generates with (its defaults
 // for zero values), for the session log.
 func (e *Engine) modelOptions() map[string]any {
-	c := e.Selector.Config
-	or := func(v, d int) int {
-		if v <= 0 {
-			return d
-		}
-		return v
-	}
-	seed := c.Seed
-	if seed == 0 {
-		seed = 42
-	}
+	c := e.Selector.Config.WithDefaults()
 	return map[string]any{
-		"temperature": 0, "seed": seed, "num_ctx": or(c.NumCtx, 8192),
-		"num_predict": or(c.NumPredict, 1024), "top_k_tools": or(c.TopK, 8),
+		"temperature": 0, "seed": c.Seed, "num_ctx": c.NumCtx,
+		"num_predict": c.NumPredict, "top_k_tools": c.TopK,
 	}
 }
 
