@@ -5,7 +5,6 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/grammar/export"
-	"github.com/airs-dev/airs/internal/ollama"
 )
 
 // Parts are what New assembles a Selector from. Catalog and Index are
@@ -19,7 +18,7 @@ type Parts struct {
 	// Validate checks arguments in full; nil: only the grammar checks them.
 	Validate Validator
 	// Model generates the calls; nil (or Config.Model "") is no-LLM mode.
-	Model  ollama.Client
+	Model  Model
 	Config Config
 }
 

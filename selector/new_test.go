@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/airs-dev/airs/embeddings"
@@ -58,5 +59,27 @@ func TestNewDefaults(t *testing.T) {
 	r := NewStatsRanker()
 	if s := New(Parts{Catalog: listCatalog{}, Index: ix, Ranker: r, Model: &scripted{}}); s.Ranker != r || s.Model == nil {
 		t.Errorf("given ranker or model not kept: %v %v", s.Ranker, s.Model)
+	}
+}
+
+// unavailable is a Model whose server does not answer.
+type unavailable struct{}
+
+func (unavailable) Generate(context.Context, ModelRequest, func(string) error) error {
+	return fmt.Errorf("dial tcp: %w", ErrModelUnavailable)
+}
+
+// A model that is unreachable makes Select fall back to no-LLM mode, by the
+// selector's own sentinel (no backend's error type).
+func TestUnavailableModelFallsBackToNoLLM(t *testing.T) {
+	calc := pipeline.Tool{Name: "calculator", Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)}
+	s := &Selector{Catalog: listCatalog{{Provider: "p", Tool: calc}}, Ranker: orderRanker{}, Validate: validate, Model: unavailable{},
+		Retriever: fixedRetriever{{Name: "calculator", Semantic: 2, Dense: 0.9}}, Config: Config{Model: "m"}}
+	sel, err := s.Select(context.Background(), "u", "what is 2*21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Mode != ModeNoLLM || sel.Notice != NoLLMNotice {
+		t.Errorf("mode %s notice %q, want the no-LLM fallback", sel.Mode, sel.Notice)
 	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -126,7 +125,7 @@ type Selector struct {
 	Retriever Retriever
 	Ranker    Ranker
 	Validate  Validator
-	Model     ollama.Client
+	Model     Model
 	// FormatFor turns the request's tool-call grammar inputs into the JSON
 	// Schema given as Ollama's `format` (grammar/export), reporting whether it
 	// had to loosen anything; nil is the package's FormatFor.
@@ -179,7 +178,7 @@ func (s *Selector) Select(ctx context.Context, caller, request string) (*Selecti
 		sel, err = s.noLLM(cands, entries, request, cfg)
 	} else {
 		sel, err = s.generate(ctx, cands, entries, request, cfg)
-		if errors.Is(err, ollama.ErrUnavailable) {
+		if errors.Is(err, ErrModelUnavailable) {
 			sel, err = s.noLLM(cands, entries, request, cfg)
 		}
 	}
@@ -358,7 +357,7 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 		return nil, fmt.Errorf("selector: format export: %w", err)
 	}
 	sel := &Selection{Mode: ModeModel, Model: cfg.Model, Candidates: cands, GrammarHash: hashOf(format)}
-	msgs := []ollama.Message{
+	msgs := []Message{
 		{Role: "system", Content: systemPrompt(cands, entries)},
 		{Role: "user", Content: request},
 	}
@@ -382,8 +381,8 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 		}
 		sel.Validation = verr.Error()
 		msgs = append(msgs,
-			ollama.Message{Role: "assistant", Content: raw},
-			ollama.Message{Role: "user", Content: "That call is invalid: " + verr.Error() + "\nAnswer again with one corrected call, JSON only."})
+			Message{Role: "assistant", Content: raw},
+			Message{Role: "user", Content: "That call is invalid: " + verr.Error() + "\nAnswer again with one corrected call, JSON only."})
 	}
 	return sel, &InvalidCallError{Raw: sel.Raw, Reason: sel.Validation}
 }
@@ -391,16 +390,16 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 // chat streams one reply, feeding every chunk to the grammar's stream check
 // so generation stops at the first byte that leaves the grammar, and stops
 // runaway output at MaxOutputBytes.
-func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.RawMessage, msgs []ollama.Message, cfg Config) (string, error) {
+func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.RawMessage, msgs []Message, cfg Config) (string, error) {
 	check := NewOutputChecker(g)
 	var out strings.Builder
-	temp := 0.0
-	seed := cfg.Seed
-	_, err := s.Model.Chat(ctx, ollama.ChatRequest{
-		Model:    cfg.Model,
-		Messages: msgs,
-		Format:   format,
-		Options:  ollama.Options{Temperature: &temp, Seed: &seed, NumCtx: cfg.NumCtx, NumPredict: cfg.NumPredict},
+	err := s.Model.Generate(ctx, ModelRequest{
+		Model:      cfg.Model,
+		Messages:   msgs,
+		Format:     format,
+		Seed:       cfg.Seed,
+		NumCtx:     cfg.NumCtx,
+		NumPredict: cfg.NumPredict,
 	}, func(chunk string) error {
 		out.WriteString(chunk)
 		if out.Len() > cfg.MaxOutputBytes {
@@ -418,13 +417,13 @@ func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.Raw
 	switch {
 	case err == nil, errors.Is(err, errComplete):
 		return out.String(), nil
-	case errors.As(err, &off), errors.Is(err, errRunaway), errors.Is(err, ollama.ErrRepeatLimit):
+	case errors.As(err, &off), errors.Is(err, errRunaway), errors.Is(err, ErrModelRepeatLimit):
 		// The output is kept so the repair attempt can show it; check()
 		// will reject it. ErrRepeatLimit is the server's own runaway stop
 		// (a token repeated over 30 times): the model's fault, not the
 		// transport's, so it gets the repair attempt too.
 		return out.String(), nil
-	case errors.Is(err, ollama.ErrModelNotFound):
+	case errors.Is(err, ErrModelNotFound):
 		// A configuration error, not an outage: no fallback, and say how to fix it.
 		return "", fmt.Errorf("selector: the Ollama server has no model %q (%w): pull or create it, or set ollama.model in airs.yaml (or --model) to one that `ollama list` shows", cfg.Model, err)
 	}

@@ -483,7 +483,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 		parts.Config.MinCoverage = *o.MinCoverage
 	}
 	if cfg.modelName() != "" {
-		parts.Model = client
+		parts.Model = engine.SelectorModel(client)
 	}
 	return selector.New(parts), ranker, nil
 }

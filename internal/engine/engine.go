@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		Index:    ix,
 		Ranker:   e.Ranker,
 		Validate: m.Validate,
-		Model:    e.Model,
+		Model:    SelectorModel(e.Model),
 		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	})
