@@ -1,0 +1,27 @@
+package replay
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/session"
+)
+
+// notRecording is a Service whose recording is off; it serves no turn.
+type notRecording struct{ Service }
+
+func (notRecording) SessionLog() *session.Recorder { return nil }
+func (notRecording) Turn(context.Context, string, string, engine.TurnUI, engine.TurnOptions) (*engine.TurnResult, error) {
+	panic("Generate served a turn that nothing would record")
+}
+
+// Generate needs only its Service: one that records nothing is refused
+// before any turn is served.
+func TestGenerateRefusesAServiceThatRecordsNothing(t *testing.T) {
+	_, err := Generate(context.Background(), notRecording{}, "u", []Request{{Text: "what is 1+1", Tool: "calculator"}})
+	if err == nil || !strings.Contains(err.Error(), "recording.enabled is off") {
+		t.Fatalf("got %v, want the recording-off error", err)
+	}
+}
