@@ -248,7 +248,7 @@ func evalReplay(a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		o.Ollama = c
+		o.Embed, o.Model = c, engine.SelectorModel(c)
 	}
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 	defer stop()

@@ -45,7 +45,6 @@ import (
 	"github.com/airs-dev/airs/evals/report"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
@@ -193,8 +192,11 @@ type Options struct {
 	Hints selector.Hints
 	// K for top-k accuracy (default 3).
 	K int
-	// Ollama serves "ollama:" embedders and models (nil: OLLAMA_HOST).
-	Ollama ollama.Client
+	// Embed serves an "ollama:" embedder and Model a model (cmd/airs gives
+	// its Ollama client, adapted by engine.SelectorModel); each is required
+	// only when a Config names one.
+	Embed embeddings.EmbedClient
+	Model selector.Model
 	// Progress receives a progress bar or lines (nil: none).
 	Progress io.Writer
 	// MinCoverage is no-LLM mode's "no tool fits" threshold; nil: the
@@ -437,21 +439,18 @@ func summarize(items []ItemResult, lats []time.Duration, k int) Metrics {
 // newSelector builds the selector cfg describes over the registry.
 func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector, *selector.StatsRanker, error) {
 	catalog := &selector.RegistryCatalog{Registry: o.Registry, Policy: o.Policy}
-	var client ollama.Client = o.Ollama
-	needOllama := strings.HasPrefix(cfg.Embedder, "ollama:") || cfg.modelName() != ""
-	if needOllama && client == nil {
-		h, err := ollama.FromEnvironment()
-		if err != nil {
-			return nil, nil, err
-		}
-		client = h
+	if strings.HasPrefix(cfg.Embedder, "ollama:") && o.Embed == nil {
+		return nil, nil, fmt.Errorf("replay: the embedder %q needs an Ollama client (Options.Embed)", cfg.Embedder)
+	}
+	if cfg.modelName() != "" && o.Model == nil {
+		return nil, nil, fmt.Errorf("replay: the model %q needs a model client (Options.Model)", cfg.modelName())
 	}
 	var emb embeddings.Embedder
 	switch {
 	case cfg.Embedder == "" || cfg.Embedder == "lexical":
 		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
 	case strings.HasPrefix(cfg.Embedder, "ollama:"):
-		emb = embeddings.NewOllama(client, strings.TrimPrefix(cfg.Embedder, "ollama:"))
+		emb = embeddings.NewOllama(o.Embed, strings.TrimPrefix(cfg.Embedder, "ollama:"))
 	default:
 		return nil, nil, fmt.Errorf("replay: unknown embedder %q (lexical or ollama:MODEL)", cfg.Embedder)
 	}
@@ -483,7 +482,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 		parts.Config.MinCoverage = *o.MinCoverage
 	}
 	if cfg.modelName() != "" {
-		parts.Model = engine.SelectorModel(client)
+		parts.Model = o.Model
 	}
 	return selector.New(parts), ranker, nil
 }

@@ -25,3 +25,19 @@ func TestGenerateRefusesAServiceThatRecordsNothing(t *testing.T) {
 		t.Fatalf("got %v, want the recording-off error", err)
 	}
 }
+
+// Replay makes no client of its own: a Config naming an Ollama embedder or
+// a model without the client to serve it is refused, saying which.
+func TestReplayNeedsTheClientsItsConfigNames(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Embedder: "ollama:nomic-embed-text"}, "Options.Embed"},
+		{Config{Model: "qwen3:0.6b"}, "Options.Model"},
+	} {
+		if _, _, err := newSelector(context.Background(), tc.cfg, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", tc.cfg, err, tc.want)
+		}
+	}
+}
