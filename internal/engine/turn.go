@@ -518,17 +518,24 @@ func (e *Engine) Feedback(ctx context.Context, tr *TurnResult, verdict string) e
 	return e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: verdict})
 }
 
-// fillSelection copies what selection decided into a session record.
-func fillSelection(rec *session.Record, sel *selector.Selection, opts map[string]any) {
-	for _, c := range sel.Candidates {
+// appendCandidates appends cands as the session log records them: the
+// composite as the score, every other component under its key.
+func appendCandidates(to []session.Candidate, cands []selector.Candidate) []session.Candidate {
+	for _, c := range cands {
 		comps := make(map[string]float64, len(c.Score))
 		for k, v := range c.Score {
 			if k != selector.ScoreComposite {
 				comps[k] = v
 			}
 		}
-		rec.Candidates = append(rec.Candidates, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
+		to = append(to, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
 	}
+	return to
+}
+
+// fillSelection copies what selection decided into a session record.
+func fillSelection(rec *session.Record, sel *selector.Selection, opts map[string]any) {
+	rec.Candidates = appendCandidates(rec.Candidates, sel.Candidates)
 	rec.GrammarHash = sel.GrammarHash
 	rec.RawOutput = sel.Raw
 	lat := &session.Latency{}
