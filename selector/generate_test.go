@@ -6,20 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// scripted is an ollama.Client that replies with fixed outputs, in chunks
-// of 3 bytes, and records what it was sent. (The real server is in the
-// e2e tests; this checks the selector's own handling of the stream.)
+// scripted is a Model that replies with fixed outputs, in chunks of 3
+// bytes, and records what it was sent. (The real server is in the e2e
+// tests; this checks the selector's own handling of the stream.)
 type scripted struct {
 	replies []string
-	reqs    []ollama.ChatRequest
+	reqs    []ModelRequest
 	sent    []string // what each reply's stream delivered before it was stopped
 }
 
-func (s *scripted) Chat(ctx context.Context, req ollama.ChatRequest, on func(string) error) (ollama.ChatResponse, error) {
+func (s *scripted) Generate(ctx context.Context, req ModelRequest, on func(string) error) error {
 	s.reqs = append(s.reqs, req)
 	r := s.replies[0]
 	s.replies = s.replies[1:]
@@ -29,15 +28,11 @@ func (s *scripted) Chat(ctx context.Context, req ollama.ChatRequest, on func(str
 		c := r[i:min(i+3, len(r))]
 		got.WriteString(c)
 		if err := on(c); err != nil {
-			return ollama.ChatResponse{}, err
+			return err
 		}
 	}
-	return ollama.ChatResponse{}, nil
+	return nil
 }
-func (s *scripted) Embed(context.Context, string, []string) ([][]float32, error) { return nil, nil }
-func (s *scripted) Ping(context.Context) error                                   { return nil }
-func (s *scripted) Version(context.Context) (string, error)                      { return "test", nil }
-func (s *scripted) Models(context.Context) ([]string, error)                     { return nil, nil }
 
 // TestGenerateStrictWithWhitespace: the model's output may carry bounded
 // whitespace between tokens (as llama.cpp's converter allows), but an

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/airs-dev/airs/internal/ollama"
 )
 
 // Prior is a step of a turn that already ran (or was refused), as the model
@@ -58,14 +56,14 @@ func (s *Selector) Next(ctx context.Context, caller, request string, prior []Pri
 // the request, then each earlier call as the model's answer and its result
 // as the user's next message. Results go in user messages, not "tool" ones:
 // chat templates differ in how (and whether) they show a tool role.
-func nextMessages(cands []Candidate, entries map[string]Entry, request string, prior []Prior) []ollama.Message {
+func nextMessages(cands []Candidate, entries map[string]Entry, request string, prior []Prior) []Message {
 	sys := systemPrompt(cands, entries) +
 		"\nThe request may need several calls, one after another: after each call you are shown its result. " +
 		`Answer with the next call the request still needs, or with {"function": "none", "arguments": {}} when the results so far are enough to answer it. ` +
 		"Do not repeat a call that already ran."
-	msgs := []ollama.Message{{Role: "system", Content: sys}, {Role: "user", Content: request}}
+	msgs := []Message{{Role: "system", Content: sys}, {Role: "user", Content: request}}
 	for i, p := range prior {
-		msgs = append(msgs, ollama.Message{Role: "assistant", Content: fmt.Sprintf(`{"function": %q, "arguments": %s}`, p.Function, compactJSON(p.Arguments))})
+		msgs = append(msgs, Message{Role: "assistant", Content: fmt.Sprintf(`{"function": %q, "arguments": %s}`, p.Function, compactJSON(p.Arguments))})
 		var b strings.Builder
 		fmt.Fprintf(&b, "Result of call %d (%s):\n", i+1, p.Function)
 		if p.Error != "" {
@@ -78,7 +76,7 @@ func nextMessages(cands []Candidate, entries map[string]Entry, request string, p
 			b.WriteString("(no output)\n")
 		}
 		b.WriteString(`Answer with the next call, or {"function": "none", "arguments": {}} if the request is done. JSON only.`)
-		msgs = append(msgs, ollama.Message{Role: "user", Content: b.String()})
+		msgs = append(msgs, Message{Role: "user", Content: b.String()})
 	}
 	return msgs
 }

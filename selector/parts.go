@@ -127,7 +127,7 @@ func (s *Selector) PlanParts(ctx context.Context, caller, request string, cat ch
 				if sa, sb := says(a), says(b); sa != sb {
 					return cmp.Compare(sb, sa)
 				}
-				return cmp.Compare(b.Score["similarity"], a.Score["similarity"])
+				return cmp.Compare(b.Score[ScoreSimilarity], a.Score[ScoreSimilarity])
 			})
 		}
 		added, why := s.planPart(steps, part, cands, entries, bridges, cfg, cat, caller)
@@ -172,10 +172,10 @@ func (s *Selector) PlanParts(ctx context.Context, caller, request string, cat ch
 func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, entries map[string]Entry, bridges []Candidate, cfg Config, cat chains.Catalog, caller string) ([]*partStep, string) {
 	first := ""
 	for i, c := range cands {
-		if i == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
+		if i == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			break
 		}
-		if c.Score["coverage"] < cfg.MinCoverage {
+		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // the part is not about what this tool does (as in noLLM)
 		}
 		e := entries[c.Name]

@@ -12,7 +12,6 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -119,7 +118,7 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	}
 	if s.Model != nil && cfg.Model != "" {
 		pr, err := s.generatePlan(ctx, cands, entries, request, cfg, cat, caller)
-		if !errors.Is(err, ollama.ErrUnavailable) {
+		if !errors.Is(err, ErrModelUnavailable) {
 			if pr != nil {
 				pr.Latency = time.Since(start)
 			}
@@ -171,7 +170,7 @@ func (s *Selector) generatePlan(ctx context.Context, cands []Candidate, entries 
 	if err != nil {
 		return nil, err
 	}
-	msgs := []ollama.Message{
+	msgs := []Message{
 		{Role: "system", Content: outlinePrompt(cands, entries, lim)},
 		{Role: "user", Content: request},
 	}
@@ -239,7 +238,7 @@ func (s *Selector) planOutline(ctx context.Context, pr *PlanResult, outline []st
 		return err
 	}
 	pr.GrammarHash, pr.Budget = hashOf(schema), budget.Bytes
-	msgs := []ollama.Message{
+	msgs := []Message{
 		{Role: "system", Content: planPrompt(tools, lim)},
 		{Role: "user", Content: request},
 	}
@@ -269,7 +268,7 @@ func PlanFormat(schema json.RawMessage) (json.RawMessage, error) {
 
 // generateJSON generates one document under schema, with the schema's
 // budget as num_predict, and one repair attempt when accept rejects it.
-func (s *Selector) generateJSON(ctx context.Context, schema json.RawMessage, budget Budget, msgs []ollama.Message, cfg Config, what string, accept func(string) error) (string, bool, error) {
+func (s *Selector) generateJSON(ctx context.Context, schema json.RawMessage, budget Budget, msgs []Message, cfg Config, what string, accept func(string) error) (string, bool, error) {
 	g, err := grammar.Compile(schema, grammar.Options{Strict: true, Lenient: true})
 	if err != nil {
 		return "", false, fmt.Errorf("selector: %s grammar: %w", what, err)
@@ -299,8 +298,8 @@ func (s *Selector) generateJSON(ctx context.Context, schema json.RawMessage, bud
 			return raw, attempt == 1, nil
 		}
 		msgs = append(msgs,
-			ollama.Message{Role: "assistant", Content: raw},
-			ollama.Message{Role: "user", Content: "That " + what + " is invalid: " + err.Error() + "\nAnswer again with one corrected " + what + ", JSON only."})
+			Message{Role: "assistant", Content: raw},
+			Message{Role: "user", Content: "That " + what + " is invalid: " + err.Error() + "\nAnswer again with one corrected " + what + ", JSON only."})
 	}
 	return raw, true, &InvalidCallError{Raw: raw, Reason: err.Error()}
 }

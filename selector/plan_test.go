@@ -398,7 +398,7 @@ func TestPlanTwoPasses(t *testing.T) {
 	if pr.GrammarHash != hashOf(schema) || pr.Budget != budget.Bytes {
 		t.Errorf("grammar hash %s budget %d, want %s %d", pr.GrammarHash, pr.Budget, hashOf(schema), budget.Bytes)
 	}
-	if got := m.reqs[1].Options.NumPredict; got != budget.Bytes+1 {
+	if got := m.reqs[1].NumPredict; got != budget.Bytes+1 {
 		t.Errorf("plan num_predict %d, want the budget %d + 1 (not the configured 64)", got, budget.Bytes)
 	}
 	if !strings.Contains(string(m.reqs[1].Format), `{"const":"s3"}`) || !strings.Contains(m.reqs[1].Messages[0].Content, "- s3: compare") {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -70,7 +69,7 @@ type Candidate struct {
 }
 
 // Composite is the candidate's ranking score.
-func (c Candidate) Composite() float64 { return c.Score["composite"] }
+func (c Candidate) Composite() float64 { return c.Score[ScoreComposite] }
 
 // Ranker turns retrieval hits into scored candidates, best first, with
 // deterministic ties.
@@ -126,10 +125,10 @@ type Selector struct {
 	Retriever Retriever
 	Ranker    Ranker
 	Validate  Validator
-	Model     ollama.Client
+	Model     Model
 	// FormatFor turns the request's tool-call grammar inputs into the JSON
 	// Schema given as Ollama's `format` (grammar/export), reporting whether it
-	// had to loosen anything.
+	// had to loosen anything; nil is the package's FormatFor.
 	FormatFor func(tools []grammar.ToolSchema, allowNone bool) (json.RawMessage, bool, error)
 	// FormatSchema exports any JSON Schema (a plan's) for Ollama's `format`.
 	FormatSchema func(schema json.RawMessage) (json.RawMessage, bool, error)
@@ -179,7 +178,7 @@ func (s *Selector) Select(ctx context.Context, caller, request string) (*Selecti
 		sel, err = s.noLLM(cands, entries, request, cfg)
 	} else {
 		sel, err = s.generate(ctx, cands, entries, request, cfg)
-		if errors.Is(err, ollama.ErrUnavailable) {
+		if errors.Is(err, ErrModelUnavailable) {
 			sel, err = s.noLLM(cands, entries, request, cfg)
 		}
 	}
@@ -216,7 +215,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
-		cands[i].Score["coverage"] = Coverage(request, entries[cands[i].Name].Tool)
+		cands[i].Score[ScoreCoverage] = Coverage(request, entries[cands[i].Name].Tool)
 	}
 	return cands, entries, nil
 }
@@ -239,10 +238,10 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstCov float64
 	tried := 0
 	for _, c := range cands {
-		if tried == noLLMTries || c.Score["similarity"] < cfg.MinSimilarity {
+		if tried == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			break
 		}
-		if c.Score["coverage"] < cfg.MinCoverage {
+		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // not about what the request asks; not a try
 		}
 		tried++
@@ -260,9 +259,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 			verr = s.Validate(e.Tool, raw)
 		}
 		if verr != nil {
-			if first == nil || c.Score["coverage"] > firstCov {
+			if first == nil || c.Score[ScoreCoverage] > firstCov {
 				first = &Selection{Function: e.Tool.Name, Provider: e.Provider, Arguments: raw}
-				firstErr, firstCov = verr, c.Score["coverage"]
+				firstErr, firstCov = verr, c.Score[ScoreCoverage]
 			}
 			continue
 		}
@@ -271,7 +270,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		// first step of "summarize report.pdf" is reading report.pdf);
 		// otherwise "multiply 12 by 12" would list files because the
 		// calculator found no expression in it.
-		if cfg.RequireEvidence && first != nil && c.Score["coverage"] < firstCov && !usesFile(args, request) {
+		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, request) {
 			continue
 		}
 		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
@@ -287,12 +286,12 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	case len(cands) > 0 && tried == 0 && cfg.MinCoverage > 0:
 		best := cands[0]
 		for _, c := range cands {
-			if c.Score["coverage"] > best.Score["coverage"] {
+			if c.Score[ScoreCoverage] > best.Score[ScoreCoverage] {
 				best = c
 			}
 		}
 		sel.Notice += fmt.Sprintf("; no tool fits: the closest, %s, uses %.0f%% of the request's words (cosine similarity %.3f), under the %.0f%% needed (selection.min_coverage)",
-			best.Name, 100*best.Score["coverage"], best.Score["similarity"], 100*cfg.MinCoverage)
+			best.Name, 100*best.Score[ScoreCoverage], best.Score[ScoreSimilarity], 100*cfg.MinCoverage)
 	}
 	return sel, nil
 }
@@ -349,12 +348,16 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 	if err != nil {
 		return nil, fmt.Errorf("selector: grammar: %w", err)
 	}
-	format, _, err := s.FormatFor(tools, true)
+	formatFor := s.FormatFor
+	if formatFor == nil {
+		formatFor = FormatFor
+	}
+	format, _, err := formatFor(tools, true)
 	if err != nil {
 		return nil, fmt.Errorf("selector: format export: %w", err)
 	}
 	sel := &Selection{Mode: ModeModel, Model: cfg.Model, Candidates: cands, GrammarHash: hashOf(format)}
-	msgs := []ollama.Message{
+	msgs := []Message{
 		{Role: "system", Content: systemPrompt(cands, entries)},
 		{Role: "user", Content: request},
 	}
@@ -378,8 +381,8 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 		}
 		sel.Validation = verr.Error()
 		msgs = append(msgs,
-			ollama.Message{Role: "assistant", Content: raw},
-			ollama.Message{Role: "user", Content: "That call is invalid: " + verr.Error() + "\nAnswer again with one corrected call, JSON only."})
+			Message{Role: "assistant", Content: raw},
+			Message{Role: "user", Content: "That call is invalid: " + verr.Error() + "\nAnswer again with one corrected call, JSON only."})
 	}
 	return sel, &InvalidCallError{Raw: sel.Raw, Reason: sel.Validation}
 }
@@ -387,16 +390,16 @@ func (s *Selector) generateAfter(ctx context.Context, cands []Candidate, entries
 // chat streams one reply, feeding every chunk to the grammar's stream check
 // so generation stops at the first byte that leaves the grammar, and stops
 // runaway output at MaxOutputBytes.
-func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.RawMessage, msgs []ollama.Message, cfg Config) (string, error) {
+func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.RawMessage, msgs []Message, cfg Config) (string, error) {
 	check := NewOutputChecker(g)
 	var out strings.Builder
-	temp := 0.0
-	seed := cfg.Seed
-	_, err := s.Model.Chat(ctx, ollama.ChatRequest{
-		Model:    cfg.Model,
-		Messages: msgs,
-		Format:   format,
-		Options:  ollama.Options{Temperature: &temp, Seed: &seed, NumCtx: cfg.NumCtx, NumPredict: cfg.NumPredict},
+	err := s.Model.Generate(ctx, ModelRequest{
+		Model:      cfg.Model,
+		Messages:   msgs,
+		Format:     format,
+		Seed:       cfg.Seed,
+		NumCtx:     cfg.NumCtx,
+		NumPredict: cfg.NumPredict,
 	}, func(chunk string) error {
 		out.WriteString(chunk)
 		if out.Len() > cfg.MaxOutputBytes {
@@ -414,13 +417,13 @@ func (s *Selector) chat(ctx context.Context, g *grammar.Grammar, format json.Raw
 	switch {
 	case err == nil, errors.Is(err, errComplete):
 		return out.String(), nil
-	case errors.As(err, &off), errors.Is(err, errRunaway), errors.Is(err, ollama.ErrRepeatLimit):
+	case errors.As(err, &off), errors.Is(err, errRunaway), errors.Is(err, ErrModelRepeatLimit):
 		// The output is kept so the repair attempt can show it; check()
 		// will reject it. ErrRepeatLimit is the server's own runaway stop
 		// (a token repeated over 30 times): the model's fault, not the
 		// transport's, so it gets the repair attempt too.
 		return out.String(), nil
-	case errors.Is(err, ollama.ErrModelNotFound):
+	case errors.Is(err, ErrModelNotFound):
 		// A configuration error, not an outage: no fallback, and say how to fix it.
 		return "", fmt.Errorf("selector: the Ollama server has no model %q (%w): pull or create it, or set ollama.model in airs.yaml (or --model) to one that `ollama list` shows", cfg.Model, err)
 	}

@@ -154,6 +154,13 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 				len(pool), time.Since(start).Round(time.Millisecond), o.MinSimilarity)
 			return p, nil
 		}
+		if name, ok := strings.CutPrefix(model, "ollama:"); ok && name != "" {
+			h, err := ollama.FromEnvironment()
+			if err != nil {
+				return nil, err
+			}
+			o.Model = engine.SelectorModel(h)
+		}
 		return predict.New(model, o)
 	}
 }
@@ -241,7 +248,7 @@ func evalReplay(a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		o.Ollama = c
+		o.Embed, o.Model = c, engine.SelectorModel(c)
 	}
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 	defer stop()

@@ -101,7 +101,7 @@ func TestOllamaPredictorBFCL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	client := &cappedClient{Client: srv}
-	inner, err := predict.New("ollama:"+model, predict.Options{Ollama: client})
+	inner, err := predict.New("ollama:"+model, predict.Options{Model: engine.SelectorModel(client)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,15 +216,13 @@ func questionSelector(t *testing.T, ctx context.Context, tools []bfcl.ToolSchema
 	if _, err := ix.Sync(ctx, selector.Docs(cat)); err != nil {
 		t.Fatal(err)
 	}
-	return &selector.Selector{
-		Catalog:   cat,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
-		Validate:  predict.Validator(),
-		Model:     c,
-		FormatFor: selector.FormatFor,
-		Config:    selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
-	}
+	return selector.New(selector.Parts{
+		Catalog:  cat,
+		Index:    ix,
+		Validate: predict.Validator(),
+		Model:    engine.SelectorModel(c),
+		Config:   selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
+	})
 }
 
 type fixedCatalog []selector.Entry

@@ -11,7 +11,6 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/selector"
 )
 
@@ -98,12 +97,11 @@ func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float6
 	if err != nil {
 		return nil, err
 	}
-	return &selector.Selector{
-		Catalog:   cat,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
-		Config:    selector.Config{TopK: len(cat), MinSimilarity: minSim},
-	}, nil
+	return selector.New(selector.Parts{
+		Catalog: cat,
+		Index:   ix,
+		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim},
+	}), nil
 }
 
 // Predict implements bfcl.Predictor.

@@ -18,8 +18,6 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -40,8 +38,9 @@ type Options struct {
 	// Parallel enables several calls in the parallel categories (no-LLM:
 	// one per value group found in the request).
 	Parallel bool
-	// Ollama is the client for "ollama:MODEL" (nil: from OLLAMA_HOST).
-	Ollama ollama.Client
+	// Model generates for "ollama:MODEL" (cmd/airs adapts the Ollama client
+	// to it: engine.SelectorModel); required for that predictor.
+	Model selector.Model
 }
 
 // caller is the agent every BFCL question is asked as: the per-question
@@ -63,15 +62,10 @@ func New(model string, o Options) (bfcl.Predictor, error) {
 		if name == "" {
 			return nil, errors.New(`say ollama:MODEL, e.g. ollama:qwen3:0.6b`)
 		}
-		c := o.Ollama
-		if c == nil {
-			h, err := ollama.FromEnvironment()
-			if err != nil {
-				return nil, err
-			}
-			c = h
+		if o.Model == nil {
+			return nil, errors.New("predict: no model client for ollama:MODEL (Options.Model is nil)")
 		}
-		return &Model{Name: name, Client: c, Parallel: o.Parallel}, nil
+		return &Model{Name: name, Client: o.Model, Parallel: o.Parallel}, nil
 	}
 	return nil, fmt.Errorf(`unknown model %q: say none or ollama:MODEL`, model)
 }
@@ -126,7 +120,7 @@ func isParallel(category string) bool { return strings.Contains(category, "paral
 // parallel categories, which want several, are scored as they come.
 type Model struct {
 	Name     string
-	Client   ollama.Client
+	Client   selector.Model
 	Parallel bool
 }
 
@@ -137,15 +131,13 @@ func (m *Model) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	if err != nil {
 		return nil, err
 	}
-	sel := &selector.Selector{
-		Catalog:   cat,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    engine.NewRanker(nil),
-		Validate:  Validator(),
-		Model:     m.Client,
-		FormatFor: selector.FormatFor,
-		Config:    selector.Config{Model: m.Name, TopK: len(cat)},
-	}
+	sel := selector.New(selector.Parts{
+		Catalog:  cat,
+		Index:    ix,
+		Validate: Validator(),
+		Model:    m.Client,
+		Config:   selector.Config{Model: m.Name, TopK: len(cat)},
+	})
 	s, err := sel.Select(ctx, caller, q.Text())
 	if err != nil {
 		var inv *selector.InvalidCallError

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // e2eServer returns the server's address and the tiny model's name, or

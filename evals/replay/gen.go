@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // RecordOf is the session record of one selection: the request, the ranked
@@ -164,6 +164,22 @@ func NoneRequests(r *rand.Rand, n int) []Request {
 	return out
 }
 
+// Service is what Generate drives: a running AIRS that serves chat turns
+// and records them (internal/engine's *Engine is one). Defined here so the
+// evaluation depends on the few things it uses, not on the engine's fields.
+type Service interface {
+	Turn(ctx context.Context, caller, text string, ui engine.TurnUI, opts engine.TurnOptions) (*engine.TurnResult, error)
+	// Feedback records the user's verdict on a turn and teaches the ranker.
+	Feedback(ctx context.Context, tr *engine.TurnResult, verdict string) error
+	// SessionLog is where turns are recorded; nil when recording is off.
+	SessionLog() *session.Recorder
+	Tools() []pipeline.Registered
+	CallableTool(caller, name string) (pipeline.Tool, error)
+	Hints() selector.Hints
+}
+
+var _ Service = (*engine.Engine)(nil)
+
 // Generate serves each request through the engine's Turn, as `airs chat`
 // does, so the engine itself records it (recording.enabled in airs.yaml):
 // selection (no-LLM mode without a model), the call run through the
@@ -173,12 +189,13 @@ func NoneRequests(r *rand.Rand, n int) []Request {
 // chose the right tool (and the expected arguments, when given), else
 // corrected to the right call (or to "no tool"). It returns how many
 // selections were right.
-func Generate(ctx context.Context, e *engine.Engine, caller string, reqs []Request) (right int, err error) {
-	if e.Recorder == nil {
+func Generate(ctx context.Context, e Service, caller string, reqs []Request) (right int, err error) {
+	rec := e.SessionLog()
+	if rec == nil {
 		return 0, fmt.Errorf("replay: the engine records nothing (recording.enabled is off)")
 	}
 	builtins := map[string]bool{}
-	for _, r := range e.Registry.List() {
+	for _, r := range e.Tools() {
 		if r.Provider == "builtin" {
 			builtins[r.Tool.Name] = true
 		}
@@ -227,14 +244,14 @@ func Generate(ctx context.Context, e *engine.Engine, caller string, reqs []Reque
 			default:
 				want = map[string]any{}
 				if t, ok := toolOf(e, caller, rq.Tool); ok {
-					if a, err := selector.ExtractArguments(t.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
+					if a, err := selector.ExtractArguments(t.Parameters, rq.Text, e.Hints()); err == nil {
 						want = a
 					}
 				}
 			}
 			fix = &session.Call{Tool: rq.Tool, Arguments: want}
 		}
-		if err := e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
+		if err := rec.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
 			return right, err
 		}
 	}
@@ -254,7 +271,7 @@ func (genUI) Result(*pipeline.Result, error) {}
 func (genUI) Note(string)                    {}
 func (genUI) Token(string) error             { return nil }
 
-func toolOf(e *engine.Engine, caller, name string) (pipeline.Tool, bool) {
-	t, err := e.Catalog.Tool(caller, name)
+func toolOf(e Service, caller, name string) (pipeline.Tool, bool) {
+	t, err := e.CallableTool(caller, name)
 	return t, err == nil
 }

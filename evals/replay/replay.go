@@ -43,13 +43,12 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/evals/report"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // Config is one configuration to replay with: the weights, the embedder and
@@ -193,8 +192,11 @@ type Options struct {
 	Hints selector.Hints
 	// K for top-k accuracy (default 3).
 	K int
-	// Ollama serves "ollama:" embedders and models (nil: OLLAMA_HOST).
-	Ollama ollama.Client
+	// Embed serves an "ollama:" embedder and Model a model (cmd/airs gives
+	// its Ollama client, adapted by engine.SelectorModel); each is required
+	// only when a Config names one.
+	Embed embeddings.EmbedClient
+	Model selector.Model
 	// Progress receives a progress bar or lines (nil: none).
 	Progress io.Writer
 	// MinCoverage is no-LLM mode's "no tool fits" threshold; nil: the
@@ -341,7 +343,7 @@ func Run(ctx context.Context, items []Item, cfg Config, o Options) (*Result, err
 
 // observe feeds a record's feedback to the ranker's preferences and its
 // execution to its statistics, as the live engine did after the request.
-func observe(r *engine.Ranker, rec session.Record) {
+func observe(r *selector.StatsRanker, rec session.Record) {
 	if rec.Call == nil {
 		return
 	}
@@ -435,23 +437,20 @@ func summarize(items []ItemResult, lats []time.Duration, k int) Metrics {
 }
 
 // newSelector builds the selector cfg describes over the registry.
-func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector, *engine.Ranker, error) {
+func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector, *selector.StatsRanker, error) {
 	catalog := &selector.RegistryCatalog{Registry: o.Registry, Policy: o.Policy}
-	var client ollama.Client = o.Ollama
-	needOllama := strings.HasPrefix(cfg.Embedder, "ollama:") || cfg.modelName() != ""
-	if needOllama && client == nil {
-		h, err := ollama.FromEnvironment()
-		if err != nil {
-			return nil, nil, err
-		}
-		client = h
+	if strings.HasPrefix(cfg.Embedder, "ollama:") && o.Embed == nil {
+		return nil, nil, fmt.Errorf("replay: the embedder %q needs an Ollama client (Options.Embed)", cfg.Embedder)
+	}
+	if cfg.modelName() != "" && o.Model == nil {
+		return nil, nil, fmt.Errorf("replay: the model %q needs a model client (Options.Model)", cfg.modelName())
 	}
 	var emb embeddings.Embedder
 	switch {
 	case cfg.Embedder == "" || cfg.Embedder == "lexical":
 		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
 	case strings.HasPrefix(cfg.Embedder, "ollama:"):
-		emb = embeddings.NewOllama(client, strings.TrimPrefix(cfg.Embedder, "ollama:"))
+		emb = embeddings.NewOllama(o.Embed, strings.TrimPrefix(cfg.Embedder, "ollama:"))
 	default:
 		return nil, nil, fmt.Errorf("replay: unknown embedder %q (lexical or ollama:MODEL)", cfg.Embedder)
 	}
@@ -466,25 +465,24 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	if _, err := ix.Sync(ctx, selector.Docs(all)); err != nil {
 		return nil, nil, fmt.Errorf("replay: indexing the registry: %w", err)
 	}
-	ranker := engine.NewRanker(o.Registry)
+	ranker := selector.NewStatsRanker()
 	if err := ranker.SetWeights(cfg.weights()); err != nil {
 		return nil, nil, err
 	}
-	s := &selector.Selector{
-		Catalog:   catalog,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    ranker,
-		Validate:  predict.Validator(),
-		FormatFor: selector.FormatFor,
+	parts := selector.Parts{
+		Catalog:  catalog,
+		Index:    ix,
+		Ranker:   ranker,
+		Validate: predict.Validator(),
 		// No-LLM decisions as the engine makes them (engine.New).
 		Config: selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints,
 			MinCoverage: engine.NoLLMMinCoverage, RequireEvidence: true},
 	}
 	if o.MinCoverage != nil {
-		s.Config.MinCoverage = *o.MinCoverage
+		parts.Config.MinCoverage = *o.MinCoverage
 	}
 	if cfg.modelName() != "" {
-		s.Model = client
+		parts.Model = o.Model
 	}
-	return s, ranker, nil
+	return selector.New(parts), ranker, nil
 }

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
+	"github.com/airs-dev/airs/session"
 )
 
 // testEnv is an AIRS installation with recording on: a documents space,

@@ -29,11 +29,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // Options configure a REPL.
@@ -248,14 +248,14 @@ func (r *REPL) tools() {
 
 // whyColumns are the score components /why shows, in order.
 var whyColumns = []struct{ key, head string }{
-	{"composite", "score"},
-	{"semantic_match", "semantic"},
-	{"similarity", "cosine"},
-	{"coverage", "coverage"},
-	{"trust_weight", "trust"},
-	{"success_rate", "success"},
-	{"latency_score", "speed"},
-	{"preference_score", "pref"},
+	{selector.ScoreComposite, "score"},
+	{selector.ScoreSemanticMatch, "semantic"},
+	{selector.ScoreSimilarity, "cosine"},
+	{selector.ScoreCoverage, "coverage"},
+	{selector.ScoreTrustWeight, "trust"},
+	{selector.ScoreSuccessRate, "success"},
+	{selector.ScoreLatencyScore, "speed"},
+	{selector.ScorePreferenceScore, "pref"},
 }
 
 func (r *REPL) why() {

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/session"
 )
 
 // rig is a real engine (builtin tools, the real Manager with a durable

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 )
 
@@ -45,7 +46,7 @@ func TestChatShowsSteps(t *testing.T) {
 		`{"function":"none","arguments":{}}`,
 	}}
 	r.eng.Model, r.eng.ModelName = m, "steps"
-	r.eng.Selector.Model, r.eng.Selector.Config.Model = m, "steps"
+	r.eng.Selector.Model, r.eng.Selector.Config.Model = engine.SelectorModel(m), "steps"
 	r.start(Options{})
 	mark := r.expect(0, "mode: model steps")
 	r.say("read hello.txt then my todo list")

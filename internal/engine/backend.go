@@ -7,11 +7,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
+	"github.com/airs-dev/airs/session"
 )
 
 // Backend is the engine as `airs serve` serves it.
@@ -113,15 +113,7 @@ func notRun(endpoint string, err error) string {
 // fillPlan copies a plan into a session record: its candidates, the
 // model's output and the steps in plan order.
 func fillPlan(rec *session.Record, pr *selector.PlanResult, model string, opts map[string]any) {
-	for _, c := range pr.Candidates {
-		comps := make(map[string]float64, len(c.Score))
-		for k, v := range c.Score {
-			if k != "composite" {
-				comps[k] = v
-			}
-		}
-		rec.Candidates = append(rec.Candidates, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
-	}
+	rec.Candidates = appendCandidates(rec.Candidates, pr.Candidates)
 	rec.GrammarHash = pr.GrammarHash
 	rec.RawOutput = pr.Raw
 	lat := &session.Latency{}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/airs-dev/airs/evals/session"
+	"github.com/airs-dev/airs/session"
 )
 
 func decodeBody(t *testing.T, url, token, body string) (int, map[string]any) {

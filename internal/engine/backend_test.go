@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/server"
+	"github.com/airs-dev/airs/session"
 )
 
 // newServed starts the real engine (no-LLM mode, builtin tools over a space

@@ -16,11 +16,10 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
-	"github.com/airs-dev/airs/evals/session"
-	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // Engine is one AIRS instance.
@@ -31,7 +30,7 @@ type Engine struct {
 	Catalog  *selector.RegistryCatalog
 	Index    *embeddings.Index
 	Selector *selector.Selector
-	Ranker   *Ranker
+	Ranker   *selector.StatsRanker
 	// Model is nil in no-LLM mode; ModelNotice says why.
 	Model       ollama.Client
 	ModelName   string
@@ -126,23 +125,16 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	}
 	ix := e.Index
 
-	e.Ranker = NewRanker(reg)
-	e.Selector = &selector.Selector{
-		Catalog:   e.Catalog,
-		Retriever: &selector.IndexRetriever{Index: ix},
-		Ranker:    e.Ranker,
-		Validate:  m.Validate,
-		FormatFor: selector.FormatFor,
-		FormatSchema: func(schema json.RawMessage) (json.RawMessage, bool, error) {
-			out, loose, err := export.OllamaFormat(schema)
-			return out, len(loose) > 0, err
-		},
+	e.Ranker = selector.NewStatsRanker()
+	e.Selector = selector.New(selector.Parts{
+		Catalog:  e.Catalog,
+		Index:    ix,
+		Ranker:   e.Ranker,
+		Validate: m.Validate,
+		Model:    SelectorModel(e.Model),
 		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
-	}
-	if e.Model != nil {
-		e.Selector.Model = e.Model
-	}
+	})
 
 	if cfg.Recording.Enabled {
 		rec, err := session.Open(sessionPath(cfg), session.Options{Redact: cfg.Recording.Redact})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/scoring"
+	"github.com/airs-dev/airs/selector"
 )
 
 // LearnedFile is where an engine keeps what its ranker learned — each
@@ -35,7 +36,7 @@ const learnedSaveEvery = 5 * time.Second
 // next start.
 type learnedStore struct {
 	path string
-	r    *Ranker
+	r    *selector.StatsRanker
 
 	mu                     sync.Mutex // one save at a time
 	base                   scoring.Learned
@@ -48,7 +49,7 @@ type learnedStore struct {
 
 // openLearned loads the stored state into r and, with every > 0, saves new
 // learning in the background at that period.
-func openLearned(path string, r *Ranker, every time.Duration) (*learnedStore, error) {
+func openLearned(path string, r *selector.StatsRanker, every time.Duration) (*learnedStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -62,10 +63,10 @@ func openLearned(path string, r *Ranker, every time.Duration) (*learnedStore, er
 	if err != nil {
 		return nil, err
 	}
-	r.scorer.Stats.Import(l.Stats)
-	r.scorer.Prefs.Import(l.Prefs)
+	r.Stats().Import(l.Stats)
+	r.Prefs().Import(l.Prefs)
 	s.base = l
-	s.savedStats, s.savedPrefs = r.scorer.Stats.Version(), r.scorer.Prefs.Version()
+	s.savedStats, s.savedPrefs = r.Stats().Version(), r.Prefs().Version()
 	if every > 0 {
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
 		go s.loop(every)
@@ -114,7 +115,7 @@ func (s *learnedStore) loop(every time.Duration) {
 func (s *learnedStore) save() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, pr := s.r.scorer.Stats, s.r.scorer.Prefs
+	st, pr := s.r.Stats(), s.r.Prefs()
 	// Versions before the export: a change racing with it is saved next time
 	// (the merge counts calls by totals, so nothing is counted twice).
 	sv, pv := st.Version(), pr.Version()

@@ -73,7 +73,7 @@ func BestSimilarity(sel *selector.Selection) float64 {
 		return best
 	}
 	for _, c := range sel.Candidates {
-		if s, ok := c.Score["similarity"]; ok && s > best {
+		if s, ok := c.Score[selector.ScoreSimilarity]; ok && s > best {
 			best = s
 		}
 	}
@@ -145,10 +145,10 @@ func (e *Engine) Decide(ctx context.Context, caller string, reqs []Request) ([]D
 		}
 		d := Decision{Request: r, Chosen: sel.Function, Similarity: BestSimilarity(sel), Runnable: sel.Function != grammar.NoneTool && sel.Validation == "ok"}
 		for _, c := range sel.Candidates {
-			d.Coverage = max(d.Coverage, c.Score["coverage"])
+			d.Coverage = max(d.Coverage, c.Score[selector.ScoreCoverage])
 		}
 		for _, c := range sel.Candidates {
-			if c.Score["similarity"] == d.Similarity {
+			if c.Score[selector.ScoreSimilarity] == d.Similarity {
 				d.Best = c.Name
 				break
 			}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/chains"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // planTurn serves a request of several parts in no-LLM mode as a plan

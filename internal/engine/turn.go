@@ -11,11 +11,11 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // TurnUI is what a channel (the chat REPL, an HTTP stream) shows and asks
@@ -410,20 +410,10 @@ func (e *Engine) lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 // modelOptions are the options the selector generates with (its defaults
 // for zero values), for the session log.
 func (e *Engine) modelOptions() map[string]any {
-	c := e.Selector.Config
-	or := func(v, d int) int {
-		if v <= 0 {
-			return d
-		}
-		return v
-	}
-	seed := c.Seed
-	if seed == 0 {
-		seed = 42
-	}
+	c := e.Selector.Config.WithDefaults()
 	return map[string]any{
-		"temperature": 0, "seed": seed, "num_ctx": or(c.NumCtx, 8192),
-		"num_predict": or(c.NumPredict, 1024), "top_k_tools": or(c.TopK, 8),
+		"temperature": 0, "seed": c.Seed, "num_ctx": c.NumCtx,
+		"num_predict": c.NumPredict, "top_k_tools": c.TopK,
 	}
 }
 
@@ -528,17 +518,24 @@ func (e *Engine) Feedback(ctx context.Context, tr *TurnResult, verdict string) e
 	return e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: verdict})
 }
 
-// fillSelection copies what selection decided into a session record.
-func fillSelection(rec *session.Record, sel *selector.Selection, opts map[string]any) {
-	for _, c := range sel.Candidates {
+// appendCandidates appends cands as the session log records them: the
+// composite as the score, every other component under its key.
+func appendCandidates(to []session.Candidate, cands []selector.Candidate) []session.Candidate {
+	for _, c := range cands {
 		comps := make(map[string]float64, len(c.Score))
 		for k, v := range c.Score {
-			if k != "composite" {
+			if k != selector.ScoreComposite {
 				comps[k] = v
 			}
 		}
-		rec.Candidates = append(rec.Candidates, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
+		to = append(to, session.Candidate{Tool: c.Name, Score: c.Composite(), Components: comps})
 	}
+	return to
+}
+
+// fillSelection copies what selection decided into a session record.
+func fillSelection(rec *session.Record, sel *selector.Selection, opts map[string]any) {
+	rec.Candidates = appendCandidates(rec.Candidates, sel.Candidates)
 	rec.GrammarHash = sel.GrammarHash
 	rec.RawOutput = sel.Raw
 	lat := &session.Latency{}

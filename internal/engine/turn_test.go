@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/evals/session"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
@@ -19,6 +18,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/session"
 )
 
 // newTurnEngine is the real engine over the builtin tools and the demo
@@ -124,7 +124,7 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
 	e.Model, e.ModelName = m, "fake"
-	e.Selector.Model, e.Selector.Config.Model = m, "fake"
+	e.Selector.Model, e.Selector.Config.Model = SelectorModel(m), "fake"
 }
 
 // recUI records what a turn showed, in order; Confirm answers confirm.
