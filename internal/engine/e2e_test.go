@@ -505,10 +505,14 @@ func TestNoOllama(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", req, err)
 		}
-		if sel.Mode != selector.ModeNoLLM || sel.Notice != selector.NoLLMNotice {
+		// The notice is no-LLM mode's, with the reason for a "none" after it.
+		if sel.Mode != selector.ModeNoLLM || !strings.HasPrefix(sel.Notice, selector.NoLLMNotice) {
 			t.Errorf("%q: mode %s notice %q", req, sel.Mode, sel.Notice)
 		}
 		t.Logf("%q → %s %s", req, sel.Function, sel.Arguments)
+		if req == "Tell me a joke" && (sel.Function != "none" || !strings.Contains(sel.Notice, "no tool fits")) {
+			t.Errorf("%q → %s (notice %q), want none: no tool fits", req, sel.Function, sel.Notice)
+		}
 	}
 	sel, _ := e.Select(ctxFor(t, time.Minute), alice, "What is 6 * 7?")
 	if sel.Function != "calculator" {
