@@ -443,5 +443,13 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	}
 	res.Latency = time.Since(cs.start)
 	m.metrics.overhead.Observe(res.Latency - cs.handler)
+	m.events.publish(func() CallEvent {
+		ev := CallEvent{CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider, Tool: res.Tool,
+			Version: res.Version, Outcome: res.Outcome, ErrorKind: res.ErrorKind, Latency: res.Latency, At: cs.wall}
+		if cs.req.Encoding == JSON && json.Valid(cs.req.Params) {
+			ev.Params = slices.Clone(json.RawMessage(cs.req.Params))
+		}
+		return ev
+	})
 	return res, err
 }

@@ -102,6 +102,7 @@ type Manager struct {
 	ids     atomic.Uint64
 	idBase  string
 	metrics managerMetrics
+	events  eventBus // Subscribe's readers
 }
 
 // NewManager checks cfg, fills defaults and starts the background workers.
