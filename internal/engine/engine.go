@@ -18,6 +18,7 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
 )
@@ -45,7 +46,12 @@ type Engine struct {
 	// 0 or less: config.DefaultMaxSteps).
 	MaxSteps int
 
-	learned *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
+	// Recommender suggests tools from the callers' context; it follows the
+	// pipeline's calls and learns from accept, dismiss and ignore.
+	Recommender *recommender.Recommender
+
+	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
+	stopRecommender func() error
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -147,6 +153,10 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.Close()
 		return nil, err
 	}
+	if err := e.startRecommender(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -186,8 +196,12 @@ func (e *Engine) Reindex(ctx context.Context) error {
 // Close saves what the ranker learned and flushes the recorder.
 func (e *Engine) Close() error {
 	var err error
+	if e.stopRecommender != nil {
+		err = e.stopRecommender()
+		e.stopRecommender = nil
+	}
 	if e.learned != nil {
-		err = e.learned.close()
+		err = errors.Join(err, e.learned.close())
 	}
 	if e.Recorder != nil {
 		err = errors.Join(err, e.Recorder.Close())

@@ -163,6 +163,9 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	tr := &TurnResult{}
 	rec := session.Record{Session: opts.Session, Channel: e.Channel, Caller: caller, Request: text}
 	maxSteps := e.maxSteps(opts)
+	if e.Recommender != nil {
+		e.Recommender.ObserveTurn(caller, text)
+	}
 
 	if !e.selectsWithModel() && maxSteps > 1 {
 		if done, err := e.planTurn(ctx, caller, text, ui, maxSteps, tr, &rec, start); done {

@@ -1,0 +1,116 @@
+package recommender
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// kindWords are the words a tool's text uses for a kind of file, by
+// extension: a PDF is for a tool that says "pdf", a CSV for one that says
+// "csv", "table" or "data".
+var kindWords = map[string][]string{
+	"pdf":  {"pdf"},
+	"md":   {"markdown", "text", "notes"},
+	"txt":  {"text", "notes"},
+	"csv":  {"csv", "table", "data"},
+	"tsv":  {"tsv", "table", "data"},
+	"json": {"json", "data"},
+	"png":  {"image"}, "jpg": {"image"}, "jpeg": {"image"},
+	"go": {"code", "source"}, "py": {"code", "source"},
+}
+
+// fileParam is the name of the parameter through which t takes a file in a
+// space ("" when it takes none): t needs a "space" parameter and a string
+// parameter named like a path.
+func fileParam(t pipeline.Tool) string {
+	props := properties(t.Parameters)
+	if _, ok := props["space"]; !ok {
+		return ""
+	}
+	for _, n := range []string{"path", "file", "file_path", "filename"} {
+		if p, ok := props[n]; ok && p.Type == "string" {
+			return n
+		}
+	}
+	return ""
+}
+
+// fileScore scores t for the newest file event it can take: 0.4 for a tool
+// that takes files at all, 1 for one whose text names the file's kind.
+func fileScore(t pipeline.Tool, files []FileEvent) (float64, FileEvent) {
+	if len(files) == 0 || fileParam(t) == "" {
+		return 0, FileEvent{}
+	}
+	text := strings.ToLower(t.Name + " " + t.Description)
+	best, bestF := 0.0, FileEvent{}
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		s := 0.4
+		ext := strings.TrimPrefix(strings.ToLower(path.Ext(f.Rel)), ".")
+		for _, w := range kindWords[ext] {
+			if strings.Contains(text, w) {
+				s = 1
+				break
+			}
+		}
+		if s > best {
+			best, bestF = s, f
+		}
+		if best == 1 {
+			break
+		}
+	}
+	return best, bestF
+}
+
+func fileArgs(t pipeline.Tool, f FileEvent) map[string]any {
+	p := fileParam(t)
+	if p == "" || f.Rel == "" {
+		return nil
+	}
+	return map[string]any{"space": f.Space, p: f.Rel}
+}
+
+type prop struct {
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Enum        []any  `json:"enum"`
+}
+
+func properties(schema json.RawMessage) map[string]prop {
+	var s struct {
+		Properties map[string]prop `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	return s.Properties
+}
+
+// allowedByView checks args against the enums of the tool as the caller
+// sees it (the catalog narrows a bound parameter's enum, such as space, to
+// what the caller may use): the pipeline's schema stage checks the
+// registered schema, which still lists every value.
+func allowedByView(t pipeline.Tool, args map[string]any) bool {
+	for name, p := range properties(t.Parameters) {
+		v, ok := args[name]
+		if !ok || p.Enum == nil {
+			continue
+		}
+		if !slices.ContainsFunc(p.Enum, func(e any) bool { return e == v }) {
+			return false
+		}
+	}
+	return true
+}
+
+func paramDocs(schema json.RawMessage) []string {
+	var out []string
+	for n, p := range properties(schema) {
+		out = append(out, n+" "+p.Description)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,261 @@
+package recommender
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// What is learned is kept in two files under HOME/recommender: every
+// answer is appended to feedback.jsonl (fsync'd before the answer returns:
+// nothing acknowledged is lost), and state.json is a snapshot of the models
+// with the log offset it includes, written whole and renamed into place
+// (a crash leaves the old or the new one, never a torn one). On start the
+// snapshot is loaded and the log replayed from its offset. Several
+// processes may share HOME: each catches up on the others' answers before
+// it writes a snapshot, under an exclusive lock. The log is rotated past
+// maxLog bytes (after a snapshot that includes it), which bounds the disk.
+const (
+	stateVersion = 1
+	maxLog       = 8 << 20
+)
+
+type store struct {
+	dir      string
+	instance string
+	readOff  int64 // how far this process has applied the log
+}
+
+type snapshot struct {
+	Version  int                     `json:"version"`
+	Offset   int64                   `json:"feedback_offset"`
+	Fusion   json.RawMessage         `json:"fusion"`
+	Suppress map[string]*suppression `json:"suppress"`
+	TextObs  []textObs               `json:"text_observations"`
+	Stats    Stats                   `json:"stats"`
+}
+
+type feedbackLine struct {
+	Instance string    `json:"instance"`
+	At       time.Time `json:"at"`
+	Caller   string    `json:"caller"`
+	Tool     string    `json:"tool"`
+	Context  string    `json:"context"`
+	Outcome  string    `json:"outcome"`
+	Features Features  `json:"features"`
+	Text     string    `json:"text,omitempty"`
+}
+
+func openStore(home string) (*store, error) {
+	dir := filepath.Join(home, "recommender")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("recommender: %w", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return &store{dir: dir, instance: hex.EncodeToString(b)}, nil
+}
+
+func (s *store) logPath() string   { return filepath.Join(s.dir, "feedback.jsonl") }
+func (s *store) statePath() string { return filepath.Join(s.dir, "state.json") }
+
+// load fills r from the snapshot and the log after it (r.mu not needed:
+// r is not shared yet).
+func (s *store) load(r *Recommender) error {
+	b, err := os.ReadFile(s.statePath())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("recommender: reading %s: %w", s.statePath(), err)
+	default:
+		var snap snapshot
+		if err := json.Unmarshal(b, &snap); err != nil {
+			return fmt.Errorf("recommender: %s is not a snapshot (%v): move it away to start learning afresh", s.statePath(), err)
+		}
+		if snap.Version != stateVersion {
+			return fmt.Errorf("recommender: %s has version %d, this build reads %d: move it away to start afresh", s.statePath(), snap.Version, stateVersion)
+		}
+		if len(snap.Fusion) > 0 {
+			if err := r.fusion.UnmarshalJSON(snap.Fusion); err != nil {
+				return fmt.Errorf("recommender: %s: fusion: %w", s.statePath(), err)
+			}
+		}
+		if snap.Suppress != nil {
+			r.suppress = snap.Suppress
+		}
+		r.textObs, r.stats, s.readOff = snap.TextObs, snap.Stats, snap.Offset
+	}
+	return s.catchUp(r, true)
+}
+
+// catchUp applies the log's lines from readOff on: every line when all,
+// else only other processes' (this one applied its own as it wrote them).
+func (s *store) catchUp(r *Recommender, all bool) error {
+	f, err := os.Open(s.logPath())
+	if errors.Is(err, os.ErrNotExist) {
+		s.readOff = 0
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recommender: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < s.readOff { // rotated by another process
+		s.readOff = 0
+	}
+	if _, err := f.Seek(s.readOff, io.SeekStart); err != nil {
+		return err
+	}
+	rd := bufio.NewReader(f)
+	off := s.readOff
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil { // EOF, or a torn last line a crash left: stop before it
+			break
+		}
+		off += int64(len(line))
+		var fb feedbackLine
+		if json.Unmarshal(line, &fb) != nil {
+			continue
+		}
+		if all || fb.Instance != s.instance {
+			r.replay(fb)
+		}
+	}
+	s.readOff = off
+	return nil
+}
+
+// append writes one answer durably (the file is opened for each line, so
+// a rotation by another process never strands a writer on the old file).
+func (s *store) append(fb feedbackLine) error {
+	fb.Instance = s.instance
+	b, err := json.Marshal(fb)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(append(b, '\n'))
+	serr := f.Sync()
+	cerr := f.Close()
+	return errors.Join(werr, serr, cerr)
+}
+
+// snapshot writes state.json under the lock, after catching up (r.mu held).
+func (s *store) snapshot(r *Recommender) error {
+	unlock, err := lockDir(s.dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.catchUp(r, false); err != nil {
+		return err
+	}
+	fus, err := r.fusion.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	now := r.cfg.Now()
+	for k, sp := range r.suppress {
+		if !now.Before(sp.Until) {
+			delete(r.suppress, k)
+		}
+	}
+	rotate := s.readOff > maxLog
+	off := s.readOff
+	if rotate {
+		off = 0
+	}
+	b, err := json.Marshal(snapshot{Version: stateVersion, Offset: off, Fusion: fus, Suppress: r.suppress, TextObs: r.textObs, Stats: r.stats})
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(s.statePath(), b); err != nil {
+		return err
+	}
+	if rotate {
+		if err := os.Rename(s.logPath(), s.logPath()+".old"); err != nil {
+			return err
+		}
+		s.readOff = 0
+	}
+	return nil
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// replay applies one logged answer to the models.
+func (r *Recommender) replay(fb feedbackLine) {
+	o, ok := parseOutcome(fb.Outcome)
+	if !ok {
+		return
+	}
+	r.fusion.Update(fb.Tool, fb.Features, o)
+	switch o {
+	case Accepted:
+		if fb.Text != "" {
+			r.textObs = appendBounded(r.textObs, textObs{Text: fb.Text, Tool: fb.Tool}, maxTextObs)
+			if r.text != nil {
+				r.text.Observe(fb.Text, fb.Tool)
+			}
+		}
+	case Dismissed:
+		r.dismissed(fb.Caller, fb.Context, fb.Tool, fb.At)
+	}
+}
+
+func outcomeName(o Outcome) string {
+	switch o {
+	case Accepted:
+		return "accepted"
+	case Dismissed:
+		return "dismissed"
+	}
+	return "ignored"
+}
+
+func parseOutcome(s string) (Outcome, bool) {
+	switch s {
+	case "accepted":
+		return Accepted, true
+	case "dismissed":
+		return Dismissed, true
+	case "ignored":
+		return Ignored, true
+	}
+	return 0, false
+}
