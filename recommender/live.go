@@ -246,17 +246,27 @@ func (r *Recommender) Known(caller string) {
 	r.caller(caller)
 }
 
-// SetTask sets the caller's task text ("" clears it) and recomputes.
-func (r *Recommender) SetTask(caller, task string) {
+// SetTask sets the caller's task text ("" clears it), keeps it for other
+// processes, and recomputes.
+func (r *Recommender) SetTask(caller, task string) error {
+	task, err := normalizeTask(task)
+	if err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cs := r.caller(caller)
-	task = strings.TrimSpace(task)
-	if cs.task == task {
-		return
+	if r.store != nil {
+		if err := r.store.writeTask(caller, task, r.cfg.Now()); err != nil {
+			return err
+		}
+		r.store.markTasksRead()
 	}
-	cs.task = task
-	r.update(caller, cs)
+	cs := r.caller(caller)
+	if cs.task != task {
+		cs.task = task
+		r.update(caller, cs)
+	}
+	return nil
 }
 
 // Task is the caller's task text.
@@ -336,10 +346,12 @@ func (r *Recommender) Run(ctx context.Context, calls <-chan pipeline.CallEvent) 
 	}
 }
 
-// Sweep expires recommendations past their time, as ignored.
+// Sweep expires recommendations past their time, as ignored, and picks up
+// task texts another process set.
 func (r *Recommender) Sweep() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.reloadTasks()
 	now := r.cfg.Now()
 	for _, cs := range r.callers {
 		cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
@@ -821,4 +833,26 @@ func fileKind(rel string) string {
 		return "file"
 	}
 	return ext
+}
+
+// Prime sets a caller's context at once from what a one-shot command can
+// read back (the audit log's latest calls, recently changed files, the
+// chat history) and recomputes once. The calls are not taught to the
+// history model again: it learned them from the audit log.
+func (r *Recommender) Prime(caller string, recent []pipeline.CallEvent, files []FileEvent, turns []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.caller(caller)
+	for _, ev := range recent {
+		cs.recent = appendBounded(cs.recent, ev, maxRecent)
+	}
+	for _, f := range files {
+		cs.files = appendBounded(cs.files, f, maxFiles)
+	}
+	for _, t := range turns {
+		if t = strings.TrimSpace(t); t != "" && !strings.HasPrefix(t, "/") {
+			cs.turns = appendBounded(cs.turns, t, maxTurns)
+		}
+	}
+	r.update(caller, cs)
 }

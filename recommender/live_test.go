@@ -105,7 +105,7 @@ func TestNeverRecommendsWhatTheCallerCannotCall(t *testing.T) {
 	r.Known("bob")
 	r.Known("alice")
 	r.ObserveFile(FileEvent{Space: "documents", Rel: "a.pdf", Op: "create"})
-	r.SetTask("bob", "extract the text of the pdf report a.pdf in documents")
+	_ = r.SetTask("bob", "extract the text of the pdf report a.pdf in documents")
 	for _, rec := range r.List("bob") {
 		for _, e := range w.cat.Callable("bob") {
 			if e.Tool.Name == rec.Tool {
@@ -271,7 +271,7 @@ func TestRateLimitAndDedup(t *testing.T) {
 func TestRecentCallsAndTask(t *testing.T) {
 	w := newWorld(t)
 	r := w.recommender(t)
-	r.SetTask("alice", "list the files in documents")
+	_ = r.SetTask("alice", "list the files in documents")
 	if find(r.List("alice"), "list-files") == nil {
 		t.Fatalf("task gave %+v", r.List("alice"))
 	}
@@ -292,5 +292,26 @@ func (w *world) docsFile(t *testing.T, name string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(w.docs, name), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A task set by one process reaches another's recommender at its sweep.
+func TestTaskFromAnotherProcess(t *testing.T) {
+	w := newWorld(t)
+	serve := w.recommender(t)
+	serve.Known("alice")
+	cli := w.recommender(t)
+	if err := cli.SetTask("alice", "list the files in documents"); err != nil {
+		t.Fatal(err)
+	}
+	if find(serve.List("alice"), "list-files") != nil {
+		t.Fatal("seen before the sweep: the test proves nothing")
+	}
+	serve.Sweep()
+	if serve.Task("alice") != "list the files in documents" || find(serve.List("alice"), "list-files") == nil {
+		t.Fatalf("task %q, recommendations %+v", serve.Task("alice"), serve.List("alice"))
+	}
+	if err := cli.SetTask("alice", strings.Repeat("x", MaxTaskBytes+1)); err == nil {
+		t.Fatal("an over-long task was taken")
 	}
 }

@@ -31,6 +31,7 @@ type store struct {
 	dir      string
 	instance string
 	readOff  int64 // how far this process has applied the log
+	tasks    taskFile
 }
 
 type snapshot struct {
@@ -92,7 +93,16 @@ func (s *store) load(r *Recommender) error {
 		}
 		r.textObs, r.stats, s.readOff = snap.TextObs, snap.Stats, snap.Offset
 	}
-	return s.catchUp(r, true)
+	if err := s.catchUp(r, true); err != nil {
+		return err
+	}
+	if m, err := s.readTasks(); err == nil {
+		for name, te := range m {
+			r.caller(name).task = te.Text
+		}
+	}
+	s.markTasksRead()
+	return nil
 }
 
 // catchUp applies the log's lines from readOff on: every line when all,

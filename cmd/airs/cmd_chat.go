@@ -96,6 +96,9 @@ func runChat(a *app, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	if err := eng.WatchSpaces(); err != nil {
+		a.warnf("suggestions from files in the spaces are off: %v", err)
+	}
 
 	// From here on Ctrl-C belongs to the REPL: it cancels a running call
 	// or prints a hint at the prompt, it does not end the process.
@@ -108,5 +111,6 @@ func runChat(a *app, args []string) error {
 		Caller:      caller,
 		Interrupts:  sigs,
 		HistoryFile: filepath.Join(cfg.Home, "chat_history"),
+		Dim:         isTerminal(a.stdout),
 	}).Run(ctx)
 }

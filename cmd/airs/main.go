@@ -38,6 +38,8 @@ var commands = []*command{
 	demoCmd,
 	selectCmd,
 	planCmd,
+	recommendCmd,
+	taskCmd,
 }
 
 // command is one subcommand.

@@ -32,6 +32,7 @@ import (
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
 )
@@ -53,6 +54,8 @@ type Options struct {
 	MaxShowBytes int
 	// Prompt is printed before each line (default "> ").
 	Prompt string
+	// Dim prints suggestions dimmed (ANSI), for a terminal.
+	Dim bool
 }
 
 // REPL is one chat session.
@@ -67,6 +70,9 @@ type REPL struct {
 
 	mu     sync.Mutex
 	callID string // the running call's ID, for Manager.Cancel
+
+	suggestions []recommender.Recommendation // as last listed, numbered from 1
+	shown       map[string]bool              // suggestion ids printed already
 }
 
 // New returns a REPL over an engine.
@@ -183,6 +189,9 @@ model's answer).
   /history   the lines typed in this session
   /accept    the last call was right (raises the tool's preference)
   /dismiss   the last call was wrong (lowers it)
+  /accept N  run suggestion N (shown dim after a turn; asks first if the
+             tool is not idempotent)
+  /dismiss N refuse suggestion N (AIRS suggests it less in that context)
   /help      this text
   /quit      leave (also Ctrl-D)
 
@@ -207,6 +216,10 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 			r.printf("%4d  %s\n", i+1, h)
 		}
 	case "/accept", "/dismiss":
+		if _, arg, ok := strings.Cut(line, " "); ok && strings.TrimSpace(arg) != "" {
+			r.answerSuggestion(ctx, name == "/accept", arg)
+			return false
+		}
 		verdict := session.Accepted
 		if name == "/dismiss" {
 			verdict = session.Dismissed
@@ -393,6 +406,7 @@ wait:
 	if tr != nil && tr.RecordErr != nil {
 		r.printf("warning: this request was not recorded: %v\n", tr.RecordErr)
 	}
+	r.suggest()
 }
 
 // termUI is the REPL's engine.TurnUI.

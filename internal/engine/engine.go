@@ -19,6 +19,7 @@ import (
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
+	"github.com/airs-dev/airs/recommender/watch"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
 )
@@ -52,6 +53,7 @@ type Engine struct {
 
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
+	watcher         *watch.Watcher // the spaces' file watcher (chat, serve); nil otherwise
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -196,8 +198,12 @@ func (e *Engine) Reindex(ctx context.Context) error {
 // Close saves what the ranker learned and flushes the recorder.
 func (e *Engine) Close() error {
 	var err error
+	if e.watcher != nil {
+		err = e.watcher.Close()
+		e.watcher = nil
+	}
 	if e.stopRecommender != nil {
-		err = e.stopRecommender()
+		err = errors.Join(err, e.stopRecommender())
 		e.stopRecommender = nil
 	}
 	if e.learned != nil {

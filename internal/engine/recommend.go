@@ -5,12 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
+	"github.com/airs-dev/airs/recommender/watch"
 	"github.com/airs-dev/airs/session"
 )
 
@@ -116,4 +124,154 @@ func trainFromSessions(r *recommender.Recommender, path string) {
 			r.TrainText(rec.Request, rec.Call.Tool)
 		}
 	}
+}
+
+// WatchSpaces starts the file watcher on the configured spaces, whose
+// events become the recommender's space signal. The long-lived channels
+// (chat, serve) start it; Close stops it.
+func (e *Engine) WatchSpaces() error {
+	if e.Recommender == nil || len(e.Config.Spaces) == 0 || e.watcher != nil {
+		return nil
+	}
+	r := e.Recommender
+	w, err := watch.Start(context.Background(), watch.Config{Spaces: e.Config.Spaces}, func(ev watch.Event) {
+		if within(ev.Path, e.Config.Home) {
+			return // AIRS's own state, when a space holds AIRS_HOME
+		}
+		switch ev.Op {
+		case watch.OpCreate, watch.OpWrite, watch.OpOpen:
+			r.ObserveFile(recommender.FileEvent{Space: ev.Space, Rel: filepath.ToSlash(ev.Rel), Op: string(ev.Op), At: ev.At})
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watching the spaces: %w", err)
+	}
+	e.watcher = w
+	return nil
+}
+
+// WatchStats are the watcher's counters (zero when it is not running).
+func (e *Engine) WatchStats() watch.Stats {
+	if e.watcher == nil {
+		return watch.Stats{}
+	}
+	return e.watcher.Stats()
+}
+
+// TouchFile tells the recommender a client opened (or otherwise used) a
+// file of a space, as PUT /v1/context does. The caller must be able to
+// read the space.
+func (e *Engine) TouchFile(caller, space, rel string) error {
+	if !e.readableSpaces(caller)[space] {
+		return &pipeline.ToolCapabilityDenied{Required: []pipeline.Capability{{Kind: builtin.KindReadSpace, Arg: space}}}
+	}
+	if e.watcher != nil {
+		return e.watcher.Touch(space, rel, watch.OpOpen)
+	}
+	if e.Recommender == nil {
+		return nil
+	}
+	e.Recommender.ObserveFile(recommender.FileEvent{Space: space, Rel: filepath.ToSlash(filepath.Clean(rel)), Op: "open"})
+	return nil
+}
+
+// PrimeRecommender gives a one-shot command (airs recommend) the caller's
+// context as the files tell it: the caller's calls of the last hour from the
+// audit log, the files changed in the spaces it may read within the
+// recommender's file window, and the chat lines typed in the last hour.
+func (e *Engine) PrimeRecommender(caller string) {
+	if e.Recommender == nil || e.Config.Home == "" {
+		return
+	}
+	now := time.Now()
+	recent := recentCalls(e.Config.AuditPath(), caller, now.Add(-time.Hour))
+	var files []recommender.FileEvent
+	for sp := range e.readableSpaces(caller) {
+		files = append(files, recentFiles(sp, e.Config.Spaces[sp], e.Config.Home, now.Add(-10*time.Minute))...)
+	}
+	var turns []string
+	hist := filepath.Join(e.Config.Home, "chat_history")
+	if st, err := os.Stat(hist); err == nil && now.Sub(st.ModTime()) < time.Hour {
+		turns = tailLines(hist, 3)
+	}
+	e.Recommender.Prime(caller, recent, files, turns)
+}
+
+func recentCalls(path, caller string, since time.Time) []pipeline.CallEvent {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > 1<<20 {
+		_, _ = f.Seek(st.Size()-1<<20, io.SeekStart)
+	}
+	var out []pipeline.CallEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec audit.Record
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Caller != caller || rec.Time.Before(since) {
+			continue
+		}
+		out = append(out, pipeline.CallEvent{CallID: rec.CallID, Caller: rec.Caller, Provider: rec.Provider, Tool: rec.Tool,
+			Version: rec.Version, Outcome: pipeline.Outcome(rec.Outcome), At: rec.Time})
+	}
+	if len(out) > 10 {
+		out = out[len(out)-10:]
+	}
+	return out
+}
+
+// maxScan bounds the entries one space's scan for recent files visits.
+const maxScan = 20000
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func recentFiles(space, dir, skip string, since time.Time) []recommender.FileEvent {
+	var out []recommender.FileEvent
+	n := 0
+	root := os.DirFS(dir)
+	_ = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if n++; n > maxScan {
+			return fs.SkipAll
+		}
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || within(filepath.Join(dir, p), skip)) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().After(since) {
+			out = append(out, recommender.FileEvent{Space: space, Rel: p, Op: "write", At: info.ModTime()})
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b recommender.FileEvent) int { return a.At.Compare(b.At) })
+	return out
+}
+
+func tailLines(path string, n int) []string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 4<<20 {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }

@@ -1,0 +1,154 @@
+package recommender
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Tasks live in HOME/recommender/tasks.json, one text per caller, so that
+// `airs task set` in one process steers the recommender of another (a
+// running `airs serve` picks a change up within a second, at its sweep).
+
+// MaxTaskBytes bounds one task text.
+const MaxTaskBytes = 4 << 10
+
+type taskEntry struct {
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+type taskFile struct {
+	stamp time.Time // mtime last read
+	size  int64
+}
+
+func (s *store) tasksPath() string { return filepath.Join(s.dir, "tasks.json") }
+
+func (s *store) readTasks() (map[string]taskEntry, error) {
+	b, err := os.ReadFile(s.tasksPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]taskEntry{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]taskEntry{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// writeTask sets (or with "" clears) caller's task in the file.
+func (s *store) writeTask(caller, text string, now time.Time) error {
+	unlock, err := lockDir(s.dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := s.readTasks()
+	if err != nil {
+		m = map[string]taskEntry{} // an unreadable file is replaced, not kept broken
+	}
+	if text == "" {
+		delete(m, caller)
+	} else {
+		m[caller] = taskEntry{Text: text, At: now}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(s.tasksPath(), b)
+}
+
+// tasksChanged reports whether tasks.json changed since it was last read.
+func (s *store) tasksChanged() bool {
+	st, err := os.Stat(s.tasksPath())
+	if err != nil {
+		return !s.tasks.stamp.IsZero()
+	}
+	return !st.ModTime().Equal(s.tasks.stamp) || st.Size() != s.tasks.size
+}
+
+func (s *store) markTasksRead() {
+	if st, err := os.Stat(s.tasksPath()); err == nil {
+		s.tasks = taskFile{stamp: st.ModTime(), size: st.Size()}
+	} else {
+		s.tasks = taskFile{}
+	}
+}
+
+// normalizeTask trims and bounds a task text.
+func normalizeTask(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	if len(text) > MaxTaskBytes {
+		return "", errors.New("recommender: a task text holds at most 4 KiB")
+	}
+	return text, nil
+}
+
+// reloadTasks applies tasks.json to the callers (r.mu held).
+func (r *Recommender) reloadTasks() {
+	if r.store == nil || !r.store.tasksChanged() {
+		return
+	}
+	m, err := r.store.readTasks()
+	r.store.markTasksRead()
+	if err != nil {
+		r.cfg.Logger.Warn("recommender: tasks file unreadable", "path", r.store.tasksPath(), "err", err)
+		return
+	}
+	for name, cs := range r.callers {
+		if t := m[name].Text; t != cs.task {
+			cs.task = t
+			r.update(name, cs)
+		}
+	}
+	for name, te := range m {
+		if _, ok := r.callers[name]; !ok {
+			cs := r.caller(name)
+			cs.task = te.Text
+			r.update(name, cs)
+		}
+	}
+}
+
+// Tasks reads and writes the task texts without a running recommender
+// (airs task).
+type Tasks struct{ s *store }
+
+// OpenTasks opens the task texts under home.
+func OpenTasks(home string) (*Tasks, error) {
+	if home == "" {
+		return nil, errors.New("recommender: no AIRS_HOME to keep the task in")
+	}
+	s, err := openStore(home)
+	if err != nil {
+		return nil, err
+	}
+	return &Tasks{s: s}, nil
+}
+
+// Set sets caller's task ("" clears it).
+func (t *Tasks) Set(caller, text string) error {
+	text, err := normalizeTask(text)
+	if err != nil {
+		return err
+	}
+	return t.s.writeTask(caller, text, time.Now())
+}
+
+// Get is caller's task ("" when none).
+func (t *Tasks) Get(caller string) (string, error) {
+	m, err := t.s.readTasks()
+	if err != nil {
+		return "", fmt.Errorf("recommender: %s: %w", t.s.tasksPath(), err)
+	}
+	return m[caller].Text, nil
+}
