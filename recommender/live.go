@@ -507,6 +507,10 @@ func (r *Recommender) Subscribe(caller string) (<-chan Update, func()) {
 }
 
 func (r *Recommender) publish(caller string, u Update) {
+	if u.Recommendation != nil { // a copy: the live one keeps changing (Seen)
+		cp := *u.Recommendation
+		u.Recommendation = &cp
+	}
 	for s := range r.subs {
 		if s.caller != caller {
 			continue

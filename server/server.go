@@ -79,9 +79,10 @@ type Server struct {
 	mux     *http.ServeMux
 	http    *http.Server
 
-	inflight sync.WaitGroup
-	requests atomic.Int64
-	statuses sync.Map // int → *atomic.Int64
+	inflight    sync.WaitGroup
+	streamsStop chan struct{} // closed when shutdown begins: ends event streams
+	requests    atomic.Int64
+	statuses    sync.Map // int → *atomic.Int64
 }
 
 // New builds a server; call ListenAndServe or use Handler in tests.
@@ -118,6 +119,7 @@ func New(b Backend, cfg Config) *Server {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+	s.registerRecommend()
 	return s
 }
 

@@ -66,6 +66,10 @@ Examples:
 		var toks []server.Token
 		for _, t := range cfg.HTTP.Tokens {
 			toks = append(toks, server.Token{SHA256: t.SHA256, Agent: t.Agent})
+			e.Recommender.Known(t.Agent) // file events in the spaces reach the agents served
+		}
+		if err := e.WatchSpaces(); err != nil {
+			a.warnf("suggestions from files in the spaces are off: %v", err)
 		}
 		if len(toks) == 0 {
 			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")

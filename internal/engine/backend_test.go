@@ -24,6 +24,14 @@ import (
 // of real PDFs, recording on) behind the real HTTP server.
 func newServed(t *testing.T) (base string, cfg *config.Config) {
 	t.Helper()
+	base, cfg, _ = newServedEngine(t, false)
+	return base, cfg
+}
+
+// newServedEngine is newServed that also returns the engine, with the space
+// watcher started when watch is set.
+func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *Engine) {
+	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
@@ -60,6 +68,13 @@ func newServed(t *testing.T) (base string, cfg *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.Recommender.Known("web")
+	e.Recommender.Known("nobody")
+	if watch {
+		if err := e.WatchSpaces(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := server.New(e.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +90,7 @@ func newServed(t *testing.T) (base string, cfg *config.Config) {
 		m.Close()
 		log.Close()
 	})
-	return "http://" + l.Addr().String(), cfg
+	return "http://" + l.Addr().String(), cfg, e
 }
 
 func post(t *testing.T, url, token, body string) *http.Response {
