@@ -105,3 +105,26 @@ func TestFusionBounded(t *testing.T) {
 		t.Errorf("bias %v", b)
 	}
 }
+
+// BenchmarkFusionScore1000 scores 1,000 candidates once (one update of the
+// live recommender's ranking).
+func BenchmarkFusionScore1000(b *testing.B) {
+	f := NewFusion()
+	r := rand.New(rand.NewPCG(1, 2))
+	names := make([]string, 1000)
+	xs := make([]Features, 1000)
+	for i := range xs {
+		names[i] = fmt.Sprint("tool", i)
+		for s := range NumSignals {
+			xs[i][s] = r.Float64()
+		}
+		f.Update(names[i], xs[i], Outcome(i%3))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range xs {
+			_ = f.Score(names[k], xs[k])
+		}
+	}
+}

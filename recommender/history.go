@@ -30,10 +30,11 @@ type History struct {
 	ctx map[string]*hctx
 }
 
-// hctx is one context's counts, all decayed to the same time t.
+// hctx is one context's counts, all in the frame of time t: the decayed
+// count at time now is the stored one × 2^(−(now−t)/HalfLife).
 type hctx struct {
 	total float64
-	t     int64 // unix nanoseconds the counts are decayed to
+	t     int64 // unix nanoseconds of the counts' frame
 	next  map[string]float64
 }
 
@@ -69,7 +70,7 @@ func (h *History) decay(from, to int64) float64 {
 }
 
 func (h *History) maxFollowers(key string) int {
-	if key == "" {
+	if key == unigramKey {
 		return 4096 // the unigram: every tool
 	}
 	if h.MaxFollowers <= 0 {
@@ -104,18 +105,24 @@ func (h *History) add(key, next string, now int64) {
 		c = &hctx{t: now, next: map[string]float64{}}
 		h.ctx[key] = c
 	}
-	if now > c.t {
-		d := h.decay(c.t, now)
-		if d < 1 {
+	// Counts are kept in the frame of time c.t: an observation at now counts
+	// 2^((now−c.t)/HalfLife), so that Observe is O(1) however many
+	// followers the context has; when that factor grows large the context
+	// is rebased to now.
+	inc := 1.0
+	if h.HalfLife > 0 && now != c.t {
+		inc = math.Exp2(float64(now-c.t) / float64(h.HalfLife))
+		if inc > 1<<40 {
+			d := 1 / inc
 			c.total *= d
 			for k, v := range c.next {
 				c.next[k] = v * d
 			}
+			c.t, inc = now, 1
 		}
-		c.t = now
 	}
-	c.next[next]++
-	c.total++
+	c.next[next] += inc
+	c.total += inc
 	if max := h.maxFollowers(key); len(c.next) > max {
 		low, lv := "", math.Inf(1)
 		for k, v := range c.next {
@@ -177,32 +184,41 @@ func (h *History) AddScores(prev []string, now time.Time, out map[string]float64
 	if uni == nil || uni.total <= 0 {
 		return
 	}
-	for k, v := range uni.next {
-		out[k] = v / uni.total
-	}
+	// The interpolation unrolled: P = λ₃P₃ + (1−λ₃)(λ₂P₂ + (1−λ₂)P₁),
+	// coefficients first so that every tool is written once.
 	bi, tri := contexts(prev)
-	levels := [2]string{bi, tri}
-	for l, key := range levels {
-		if l == 0 && len(prev) < 1 || l == 1 && len(prev) < 2 {
+	var lv [3]*hctx // unigram, bigram, trigram
+	var coef [3]float64
+	lv[0], coef[0] = uni, 1
+	if len(prev) >= 1 {
+		lv[1] = h.ctx[bi]
+	}
+	if len(prev) >= 2 && lv[1] != nil {
+		lv[2] = h.ctx[tri]
+	}
+	for l := 1; l < 3; l++ {
+		c := lv[l]
+		if c == nil || c.total <= 0 {
 			break
 		}
-		c := h.ctx[key]
-		if c == nil || c.total <= 0 {
-			break // the longer context cannot exist either
-		}
-		d := h.decay(c.t, t)
-		n, u := c.total*d, float64(len(c.next))
+		n, u := c.total*h.decay(c.t, t), float64(len(c.next))
 		lam := n / (n + u) // weight of this level's own counts
-		for k, v := range out {
-			out[k] = (1 - lam) * v
+		for k := 0; k < l; k++ {
+			coef[k] *= 1 - lam
 		}
-		for k, v := range c.next {
-			out[k] += lam * v * d / n
-		}
+		coef[l] = lam
 	}
-	for k, v := range out {
-		if v > 1 {
-			out[k] = 1
+	for l, c := range lv {
+		if c == nil || coef[l] == 0 {
+			continue
+		}
+		a := coef[l] / c.total // the decay cancels in count / total
+		for k, v := range c.next {
+			if l == 0 {
+				out[k] = a * v
+			} else {
+				out[k] += a * v
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package recommender
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -95,22 +96,33 @@ func TestHistoryBoundedAndJSON(t *testing.T) {
 	}
 }
 
-func BenchmarkHistoryScores(b *testing.B) {
+// habitLog observes n calls over 1,000 tools: each tool has two usual
+// successors (taken 70% of the time), otherwise any tool.
+func habitLog(n int) (*History, []string) {
 	h := NewHistory(7 * 24 * time.Hour)
 	tools := synthTools(1000)
-	prev := []string{}
-	for i := 0; i < 50000; i++ {
-		// A few habits among 1,000 tools.
-		next := tools[(i*7+len(prev)*31)%len(tools)].Name
-		if i%3 == 0 && len(prev) > 0 {
-			next = tools[(len(prev[len(prev)-1])*13+i%5)%len(tools)].Name
+	r := rand.New(rand.NewPCG(5, 6))
+	var prev []string
+	cur := 0
+	for i := 0; i < n; i++ {
+		next := r.IntN(len(tools))
+		if r.Float64() < 0.7 {
+			next = (cur*31 + 7 + r.IntN(2)*101) % len(tools)
 		}
-		h.Observe(prev, next, t0.Add(time.Duration(i)*time.Second))
-		prev = append(prev, next)
-		if len(prev) > 5 {
+		h.Observe(prev, tools[next].Name, t0.Add(time.Duration(i)*time.Second))
+		prev = append(prev, tools[next].Name)
+		if len(prev) > 4 {
 			prev = prev[1:]
 		}
+		cur = next
 	}
+	return h, prev
+}
+
+// BenchmarkHistoryScores: 100,000 observed calls over 1,000 tools, scores
+// for every tool into a reused map.
+func BenchmarkHistoryScores(b *testing.B) {
+	h, prev := habitLog(100000)
 	out := map[string]float64{}
 	now := t0.Add(24 * time.Hour)
 	b.ReportAllocs()
@@ -121,13 +133,9 @@ func BenchmarkHistoryScores(b *testing.B) {
 	b.ReportMetric(float64(len(out)), "tools")
 }
 
+// BenchmarkHistoryScoresMap is the same through Scores (a new map each time).
 func BenchmarkHistoryScoresMap(b *testing.B) {
-	h := NewHistory(7 * 24 * time.Hour)
-	tools := synthTools(1000)
-	for i := 0; i < 50000; i++ {
-		h.Observe([]string{tools[i%1000].Name, tools[(i+1)%1000].Name}, tools[(i*7)%1000].Name, t0.Add(time.Duration(i)*time.Second))
-	}
-	prev := []string{tools[1].Name, tools[2].Name}
+	h, prev := habitLog(100000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -23,7 +23,7 @@ type ToolDoc struct {
 //     (name, description, parameters; the embeddings package's analyser and
 //     BM25, postings built once in NewTextModel);
 //   - learned word → tool associations from observed (text, tool) pairs:
-//     for each term t the decayed count of each tool seen with it, scored
+//     for each term t the count of each tool seen with it, scored
 //     as the idf-weighted mean over the text's terms of P(tool | t). This
 //     is what learns that "juxtapose" means diff, or that a user's "tidy
 //     up" means their archiving tool, which no description says.

@@ -83,6 +83,19 @@ rm -rf "$nhome" && mkdir -p "$nhome/docs"
 printf 'home: %s/state\nspaces:\n  documents: %s/docs\nagents:\n  tester:\n    capabilities: ["ReadSpace(documents)"]\ncli:\n  users:\n    "*": tester\n' "$nhome" "$nhome" >"$out/nofit.yaml"
 "$airs" --config "$out/nofit.yaml" eval nofit --realistic evals/data/realistic.txt --offtopic evals/data/offtopic.txt --json >"$out/nofit.json"
 
+# --- Recommendations (BFCL multi-turn) --------------------------------------
+mt="$DATA_DIR/bfcl_multi_turn"
+REC_CMD='airs eval recommend --data $DATA_DIR/bfcl_multi_turn/base.jsonl.gz --functions $DATA_DIR/bfcl_multi_turn/functions.jsonl.gz --json --learning-curve evals/recommend/evals_recommend_learning.png'
+export REC_CMD
+log "$REC_CMD"
+"$airs" eval recommend --data "$mt/base.jsonl.gz" --functions "$mt/functions.jsonl.gz" --json --learning-curve "$out/recommend_learning.png" >"$out/recommend.jsonl"
+cat "$out/recommend.jsonl" >&2
+cp "$out/recommend_learning.png" evals/recommend/evals_recommend_learning.png
+log "goal tests: AIRS_CONFORMANCE=1 go test -run 'TestConformanceRecommend|TestLearningCurve' ./evals/recommend/"
+AIRS_CONFORMANCE=1 go test -count=1 -run 'TestConformanceRecommend|TestLearningCurve' ./evals/recommend/ >&2
+REC_BENCH=$(go test -count=1 -run XXX -bench 'BenchmarkTextModelScores$|BenchmarkHistoryScores$|BenchmarkFusionScore1000$' -benchmem ./recommender/ | grep '^Benchmark' || true)
+export REC_BENCH
+
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
 import json, sys, re
@@ -162,6 +175,66 @@ w("|---|---|---:|---:|---:|---:|---:|---:|")
 for r in ret:
     w(f"| {r['dataset']} | {r['method']} | {r['n']} | {r['acc@1']:.3f} | {r['recall@5']:.3f} | {r['recall@10']:.3f} | {r['ndcg@5']:.3f} | {r['ndcg@10']:.3f} |")
 w("")
+import os
+rec = [json.loads(l) for l in open(f"{out}/recommend.jsonl")]
+recm = [r for r in rec if 'method' in r]
+sims = {r['simulation']: r for r in rec if 'simulation' in r}
+w("## Recommendations (BFCL multi-turn)\n")
+w("The recommender's learning models (package `recommender`: TextModel, RecentScores, History, Fusion) on the 123 "
+  "conversations of BFCL v4 multi-turn `base` (`$DATA_DIR/bfcl_multi_turn`). For each of the 716 ground-truth calls, "
+  "given the conversation so far (the user turns up to and including the current one, and every previous call, this "
+  "turn's earlier calls included), each method ranks the functions of the conversation's involved classes (18 to 40 "
+  "candidates); hit@k: the true call is among the first k, MRR: mean reciprocal rank. 5-fold cross-validation with folds "
+  "by conversation (FNV hash of the id, deterministic); the figures pool the five test folds.\n")
+w(f"Command: `{os.environ['REC_CMD']}` (without `--train`, cross-validation over `--data`; "
+  "`--train TRAIN.jsonl.gz --data TEST.jsonl.gz` fits on one file and scores the other).\n")
+w("| method | n | hit@1 | hit@3 | MRR |")
+w("|---|---:|---:|---:|---:|")
+for r in recm:
+    name = "**airs**" if r['method'] == 'airs' else r['method']
+    w(f"| {name} | {r['n']} | {r['hit@1']:.3f} | {r['hit@3']:.3f} | {r['mrr']:.3f} |")
+w("")
+w("- **airs**: recommender.TextModel on the current turn (the conversation signal) and on the earlier turns, each turn of "
+  "age weighing half (the task signal): BM25 over the functions' name, description and parameters blended with word → "
+  "function associations learned from the training (turn text, call) pairs; RecentScores on the previous calls; History, "
+  "an interpolated Witten–Bell trigram → bigram → unigram model of the training call sequences; fused by "
+  "recommender.Fusion (online logistic regression on the five scores, their pairwise products and a bounded per-function "
+  "bias, starting from its prior) trained on the training conversations: each true call accepted, 8 sampled other "
+  "candidates dismissed, 3 shuffled passes. The Fusion's training features are cross-fitted (5 inner folds of the "
+  "training conversations: the text and sequence models that score a training call never saw its conversation), so "
+  "the weights are learned on features like the ones at test time. These hyperparameters (3 passes, 8 negatives, 5 inner "
+  "folds, task decay 0.5) and every model's defaults were fixed before the first run; the one change since is a bug fix "
+  "(History's unigram kept only 64 functions), which moved hit@1 from 0.683 to 0.682; nothing is "
+  "tuned on a test fold. The live recommender runs the same code.")
+w("- **markov**: first-order Markov chain over the previous call's name, fitted on the training conversations (most "
+  "frequent function when there is no previous call or it was never seen).")
+w("- **frequency**: the function called most often in training.")
+w("- **bm25**: BM25 of the current turn's text over the functions' name, description and parameters (TextModel with "
+  "nothing learned).\n")
+a = {r['method']: r for r in recm}.get('airs')
+if a:
+    w(f"Goals (issue 14): AIRS ahead of every baseline on hit@1 and hit@3, 5-fold hit@3 ≥ 0.85 and hit@1 ≥ 0.65 — measured "
+      f"hit@3 **{a['hit@3']:.3f}**, hit@1 **{a['hit@1']:.3f}** (`TestConformanceRecommend`, run here with AIRS_CONFORMANCE=1).\n")
+w("**Learning from feedback.** A simulated user (`recommend.DefaultSimUser`) receives 500 recommendations: each round "
+  "20 of the 128 functions are drawn, each with random signal scores (each signal present with probability 0.4, then "
+  "uniform in [0,1]); Fusion ranks them, the top one is shown, and the user accepts it with probability "
+  "σ(−3 + 4·history + 2·recent + 1·space − 2·conversation − 1·task + family), family = +2.5 for MathAPI functions, −3 "
+  "for TwitterAPI, −2 for MessageAPI, 0 otherwise; a recommendation not accepted is dismissed 60% of the time, ignored "
+  "otherwise (a weak negative, weight 0.3). The hidden preference differs from Fusion's prior (which trusts the "
+  "conversation most, and lowers the weight of the chat). The learning run updates Fusion after every answer; the baseline run keeps the prior, on the same "
+  "random draws (seed 1). `TestLearningCurve` asserts the rise.\n")
+w("| run | accepted of 500 | first 100 | last 100 |")
+w("|---|---:|---:|---:|")
+for name, s in sims.items():
+    w(f"| {name} | {s['accepted']} | {s['first100']:.2f} | {s['last100']:.2f} |")
+w("")
+w("![learning curve](evals/recommend/evals_recommend_learning.png)\n")
+bench = os.environ.get('REC_BENCH', '').strip()
+if bench:
+    w("**Speed** (`go test -bench 'TextModelScores|HistoryScores|FusionScore1000' -benchmem ./recommender/`, 1,000 synthetic "
+      "tools; TextModel with 20,000 learned observations, History with 100,000 observed calls; FusionScore1000 scores "
+      "all 1,000 once):\n")
+    w("```\n" + bench + "\n```\n")
 w("## Replay of recorded sessions\n")
 w("The log: 1,000 requests served through the real engine (`engine.Turn`, no-LLM mode, recording on in airs.yaml) by "
   "`evals/replay` TestGenerateSessionLog — 50% realistic requests over the six builtin tools, 40% requests phrased from the "

@@ -27,6 +27,8 @@ var evalCmd = &command{
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
   airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]
   airs eval nofit [--realistic FILE] [--offtopic FILE] [--json]   ("no tool fits" rates, no-LLM mode; see 'airs eval nofit --help')
+  airs eval recommend [--train F] [--data F] [--functions F] [--json] [--learning-curve PNG]
+                      (proactive recommendations on BFCL multi-turn; see 'airs eval recommend --help')
 
 bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
 else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
@@ -57,6 +59,12 @@ requests and reports the paired differences with bootstrap 95% intervals;
 per configuration, then one line per compared metric
 {"metric","n","baseline","candidate","diff","lo","hi"}.
 
+recommend ranks, for every call of BFCL multi-turn conversations, the
+functions a recommender could propose from the conversation so far: AIRS's
+recommender models (text, recent calls, call history, fused by a model
+learned from feedback) against frequency, Markov and BM25 baselines, with
+5-fold cross-validation by default (hit@1, hit@3, MRR).
+
 tune fits the selection weights on the recorded candidates' score
 components (conditional logit, non-negative weights) on part of the log and
 reports held-out top-1 against the default weights. It writes the weights
@@ -74,13 +82,14 @@ Examples:
   airs eval replay sessions.jsonl --baseline base.json --report /tmp/replay
   airs eval tune sessions.jsonl --holdout 0.3 --write weights.json
   airs eval replay sessions.jsonl --weights weights.json --baseline base.json
+  airs eval recommend --json
 `,
 	Run: runEval,
 }
 
 func runEval(a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("say bfcl, retrieval, replay or tune")
+		return usagef("say bfcl, retrieval, replay, tune, nofit or recommend")
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -96,8 +105,10 @@ func runEval(a *app, args []string) error {
 		return evalTune(a, args[1:])
 	case "nofit":
 		return evalNoFit(a, args[1:])
+	case "recommend":
+		return evalRecommend(a, args[1:])
 	}
-	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay or tune", args[0])
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit or recommend", args[0])
 }
 
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the

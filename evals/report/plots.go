@@ -176,3 +176,39 @@ func DifferencePlot(path, title string, diffs []Difference) error {
 	w := vg.Length(math.Max(5, 1.2*float64(len(diffs)))) * vg.Inch
 	return p.Save(w, 4*vg.Inch, path)
 }
+
+// LineChart draws each series as a line with points over the x values xs
+// (every series has len(xs) values), y from 0 to 1 (rates), and saves a
+// PNG: a learning curve.
+func LineChart(path, title, xLabel, yLabel string, xs []float64, series ...Series) error {
+	if len(xs) == 0 || len(series) == 0 {
+		return errors.New("report: line chart needs x values and series")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	for si, s := range series {
+		if len(s.Values) != len(xs) {
+			return fmt.Errorf("report: series %q has %d values for %d x values", s.Name, len(s.Values), len(xs))
+		}
+		pts := make(plotter.XYs, len(xs))
+		for i := range xs {
+			pts[i] = plotter.XY{X: xs[i], Y: s.Values[i]}
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		c := palette[si%len(palette)]
+		l.Color, l.Width = c, vg.Points(2)
+		sc.Color, sc.Shape, sc.Radius = c, draw.CircleGlyph{}, vg.Points(3)
+		p.Add(l, sc)
+		p.Legend.Add(s.Name, l, sc)
+	}
+	return p.Save(7*vg.Inch, 4*vg.Inch, path)
+}

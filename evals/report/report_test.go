@@ -64,6 +64,15 @@ func TestPlots(t *testing.T) {
 	}
 	checkPNG(t, filepath.Join(dir, "diff.png"), 350, 250)
 
+	if err := LineChart(filepath.Join(dir, "line.png"), "learning", "recommendations", "acceptance", []float64{50, 100, 150},
+		Series{"learning", []float64{0.3, 0.5, 0.6}}, Series{"prior", []float64{0.3, 0.3, 0.35}}); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, filepath.Join(dir, "line.png"), 400, 250)
+	if LineChart(filepath.Join(dir, "x.png"), "", "", "", []float64{1, 2}, Series{"a", []float64{1}}) == nil {
+		t.Error("mismatched line series accepted")
+	}
+
 	// Errors are reported, not drawn.
 	if AccuracyBarChart(filepath.Join(dir, "x.png"), "", cats, Series{"a", []float64{1}}) == nil {
 		t.Error("mismatched series length accepted")
