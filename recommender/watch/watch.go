@@ -103,6 +103,7 @@ type adder interface {
 type hooks struct {
 	wrapAdder func(adder) adder
 	events    <-chan fsnotify.Event // replaces fsnotify's Events channel when set
+	errs      <-chan error          // replaces fsnotify's Errors channel when set
 }
 
 type space struct {
@@ -136,35 +137,35 @@ type ctrl struct {
 // Watcher watches the spaces of a Config. Its methods are safe for
 // concurrent use.
 type Watcher struct {
-	debounce, maxWait    time.Duration
-	maxDirs, maxDepth    int
-	maxPending, maxCtrl  int
-	ignore               func(string) bool
-	spaces               []*space
-	byName               map[string]*space
-	deliver              func(Event)
-	fs                   *fsnotify.Watcher
-	add                  adder
-	events               <-chan fsnotify.Event
-	errs                 <-chan error
-	delivered, dropped   atomic.Uint64
-	errCount             atomic.Uint64
-	wake                 chan struct{}
-	done                 chan struct{}
-	closeOnce            sync.Once
-	closeErr             error
-	wg                   sync.WaitGroup
-	stopAfter            func() bool
-	mu                   sync.Mutex // guards what follows
-	dirs                 map[string]dirInfo
-	reserved             int // directory slots promised to queued walks
-	osLimit              int // len(dirs) when the OS refused a watch (0: not reached)
-	limited              bool
-	skipped              uint64
-	lastErr              string
-	pend                 map[string]*pending
-	due                  dueHeap
-	ctrl                 []ctrl
+	debounce, maxWait   time.Duration
+	maxDirs, maxDepth   int
+	maxPending, maxCtrl int
+	ignore              func(string) bool
+	spaces              []*space
+	byName              map[string]*space
+	deliver             func(Event)
+	fs                  *fsnotify.Watcher
+	add                 adder
+	events              <-chan fsnotify.Event
+	errs                <-chan error
+	delivered, dropped  atomic.Uint64
+	errCount            atomic.Uint64
+	wake                chan struct{}
+	done                chan struct{}
+	closeOnce           sync.Once
+	closeErr            error
+	wg                  sync.WaitGroup
+	stopAfter           func() bool
+	mu                  sync.Mutex // guards what follows
+	dirs                map[string]dirInfo
+	reserved            int // directory slots promised to queued walks
+	osLimit             int // len(dirs) when the OS refused a watch (0: not reached)
+	limited             bool
+	skipped             uint64
+	lastErr             string
+	pend                map[string]*pending
+	due                 dueHeap
+	ctrl                []ctrl
 }
 
 // Start watches cfg's spaces and calls deliver with each debounced event,
@@ -239,6 +240,9 @@ func start(ctx context.Context, cfg Config, deliver func(Event), h hooks) (*Watc
 	}
 	if h.events != nil {
 		w.events = h.events
+	}
+	if h.errs != nil {
+		w.errs = h.errs
 	}
 
 	w.wg.Add(2)
