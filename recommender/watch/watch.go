@@ -74,6 +74,7 @@ type Stats struct {
 	Dirs    int // directories watched now
 	Pending int // paths waiting out their debounce now (never above MaxPending)
 
+	Raw         uint64 // raw events taken in: from the OS (file events only) and Touch
 	Delivered   uint64 // events handed to deliver
 	Dropped     uint64 // events dropped because MaxPending paths were already pending
 	DirsSkipped uint64 // directories seen but not watched (MaxDirs, MaxDepth, the OS limit)
@@ -148,7 +149,8 @@ type Watcher struct {
 	add                 adder
 	events              <-chan fsnotify.Event
 	errs                <-chan error
-	delivered, dropped  atomic.Uint64
+	raw, delivered      atomic.Uint64
+	dropped             atomic.Uint64
 	errCount            atomic.Uint64
 	wake                chan struct{}
 	done                chan struct{}
@@ -286,6 +288,7 @@ func (w *Watcher) Stats() Stats {
 		LastError:   w.lastErr,
 	}
 	w.mu.Unlock()
+	s.Raw = w.raw.Load()
 	s.Delivered = w.delivered.Load()
 	s.Dropped = w.dropped.Load()
 	s.Errors = w.errCount.Load()
@@ -430,6 +433,7 @@ func fold(old, new Op) Op {
 // note records a raw event for path; it is false when the event was
 // dropped because MaxPending paths are pending.
 func (w *Watcher) note(path string, sp *space, rel string, op Op, at time.Time) bool {
+	w.raw.Add(1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p := w.pend[path]; p != nil {
