@@ -81,8 +81,14 @@ func TestFlood(t *testing.T) {
 			}
 		}
 	})
-	time.AfterFunc(1500*time.Millisecond, func() { close(stop) })
 	start := time.Now()
+	go func() { // 1.5 s of flood and at least 15,000 writes (a slow machine: up to 5 s)
+		time.Sleep(1500 * time.Millisecond)
+		for w.Stats().Raw < 15000 && time.Since(start) < 5*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(stop)
+	}()
 	writes, closeFiles := flood(t, root, 300, stop)
 	took := time.Since(start)
 	wg.Wait()

@@ -395,3 +395,57 @@ func TestNestedSpaces(t *testing.T) {
 		t.Errorf("%+v; want space documents", ev)
 	}
 }
+
+// A space whose root is a symbolic link: the resolved root is watched,
+// events are reported under the root as configured.
+func TestSymlinkedRoot(t *testing.T) {
+	real := realTemp(t)
+	link := filepath.Join(realTemp(t), "Documents")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	w, s := startT(t, Config{Spaces: map[string]string{"documents": link}, Debounce: 50 * time.Millisecond}, hooks{})
+	writeFile(t, filepath.Join(real, "a.txt"), "x")
+	ev, _ := s.waitRel(t, "a.txt", 2*time.Second)
+	if ev.Path != filepath.Join(link, "a.txt") {
+		t.Errorf("Path %s; want it under the configured root %s", ev.Path, link)
+	}
+	if err := w.Touch("documents", filepath.Join(link, "a.txt"), OpOpen); err != nil {
+		t.Errorf("Touch with the configured root: %v", err)
+	}
+	if err := w.Touch("documents", filepath.Join(real, "a.txt"), OpOpen); err != nil {
+		t.Errorf("Touch with the resolved root: %v", err)
+	}
+}
+
+// A panicking deliver is counted in Errors; the watcher goes on.
+func TestDeliverPanics(t *testing.T) {
+	root := realTemp(t)
+	calls := make(chan string, 10)
+	w, err := start(t.Context(), Config{Spaces: map[string]string{"s": root}, Debounce: 30 * time.Millisecond}, func(e Event) {
+		calls <- e.Rel
+		if e.Rel == "boom" {
+			panic("boom")
+		}
+	}, hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeFile(t, filepath.Join(root, "boom"), "x")
+	if got := <-calls; got != "boom" {
+		t.Fatal(got)
+	}
+	writeFile(t, filepath.Join(root, "after"), "x")
+	select {
+	case got := <-calls:
+		if got != "after" {
+			t.Errorf("got %s", got)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("nothing delivered after the panic")
+	}
+	if st := w.Stats(); st.Errors != 1 || !strings.Contains(st.LastError, "deliver panicked: boom") {
+		t.Errorf("stats %+v", st)
+	}
+}
