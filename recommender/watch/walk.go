@@ -138,6 +138,12 @@ func (w *Watcher) forget(path string) {
 		if p == path || strings.HasPrefix(p, prefix) {
 			gone = append(gone, p)
 			delete(w.dirs, p)
+			if old := w.forgotRing[w.forgotNext]; old != "" {
+				delete(w.forgotten, old)
+			}
+			w.forgotRing[w.forgotNext] = p
+			w.forgotNext = (w.forgotNext + 1) % len(w.forgotRing)
+			w.forgotten[p] = true
 		}
 	}
 	w.mu.Unlock()

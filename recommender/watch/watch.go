@@ -165,6 +165,9 @@ type Watcher struct {
 	limited             bool
 	skipped             uint64
 	lastErr             string
+	forgotten           map[string]bool // recently forgotten directories: their late events are dropped
+	forgotRing          [256]string     // bounds forgotten
+	forgotNext          int
 	pend                map[string]*pending
 	due                 dueHeap
 	ctrl                []ctrl
@@ -197,6 +200,7 @@ func start(ctx context.Context, cfg Config, deliver func(Event), h hooks) (*Watc
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		dirs:       map[string]dirInfo{},
+		forgotten:  map[string]bool{},
 		pend:       map[string]*pending{},
 	}
 	w.maxWait = 5 * w.debounce
@@ -516,6 +520,13 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		w.queue(ctrl{path: name, gone: true})
 		w.mu.Unlock()
 		return
+	}
+	if w.forgotten[name] {
+		if op == OpRemove || op == OpRename {
+			w.mu.Unlock()
+			return // a moved directory's own late event, after its parent's
+		}
+		delete(w.forgotten, name) // the path is in use again
 	}
 	w.mu.Unlock()
 	if !inWatched || isDir {
