@@ -34,7 +34,8 @@
 //   - Symbolic links are never followed: a link to a directory is not
 //     watched, so a link loop (a directory linked to its parent) costs
 //     nothing; a link to a file yields no events. Only a space's root is
-//     resolved, once, at Start.
+//     resolved, once, at Start (and Touch resolves the path it is given, to
+//     check where it leads, and reports the file it leads to).
 //   - MaxDirs (default 4096): directories watched in all spaces together.
 //     Start walks the spaces breadth first, so the levels nearest the roots
 //     are watched first; the directories left over are not watched, nor
