@@ -68,6 +68,9 @@ func (w *Watcher) walk(q []ctrl, synth bool) {
 				}
 				break
 			}
+			if w.isDone() {
+				break // Close is waiting; the loop's head gives the slots back
+			}
 		}
 		f.Close()
 	}
