@@ -34,7 +34,8 @@
 //   - Symbolic links are never followed: a link to a directory is not
 //     watched, so a link loop (a directory linked to its parent) costs
 //     nothing; a link to a file yields no events. Only a space's root is
-//     resolved, once, at Start.
+//     resolved, once, at Start (and Touch resolves the path it is given, to
+//     check where it leads, and reports the file it leads to).
 //   - MaxDirs (default 4096): directories watched in all spaces together.
 //     Start walks the spaces breadth first, so the levels nearest the roots
 //     are watched first; the directories left over are not watched, nor
@@ -57,16 +58,29 @@
 //     stops adding watches, sets Limited, counts the directory in
 //     DirsSkipped and says in Stats.LastError what happened and the sysctl
 //     to raise (sysctl fs.inotify.max_user_watches=524288); what is watched
-//     keeps being delivered. If the OS cannot give an inotify instance at
-//     all (fs.inotify.max_user_instances), Start fails saying so.
-//   - The OS's event queue (fs.inotify.max_queued_events): fsnotify's
-//     channels are always drained by a goroutine that does no more than an
-//     lstat per created path, so the queue overflows only under extreme
-//     load; an overflow (events were lost) is counted in Stats.Errors with
-//     the sysctl in LastError.
+//     keeps being delivered; a slot freed by a watched directory that goes
+//     away is used again. On macOS (kqueue) every watched directory and
+//     every file in it holds a file descriptor, so there the open-file
+//     limit (ulimit -n) is the OS limit, met the same way. If the OS cannot
+//     give an inotify instance at all (fs.inotify.max_user_instances),
+//     Start fails saying so.
+//   - The OS's event queue (fs.inotify.max_queued_events, 16384 by
+//     default): fsnotify's channels are always drained, by a goroutine
+//     that does no more than a map update per event (and an lstat per
+//     created path; about 1.5µs an event), never waiting for deliver. The
+//     queue overflows only when files change faster than that (this
+//     package's flood test, some 100,000 writes a second under the race
+//     detector, sees it); the events lost are lost, and the overflow is
+//     counted in Stats.Errors with the sysctl in LastError.
+//   - A space's root that is removed or moved away is no longer watched,
+//     even if it comes back; a new Start watches it again.
 //   - Unreadable directories (and files) are counted in Stats.Errors, with
-//     the path in LastError, and skipped; they never stop the watcher. A
-//     space whose root is missing is counted the same way and not watched.
+//     the path in LastError, and skipped (a directory that cannot be
+//     watched or read, a file created, written or opened that cannot be
+//     opened for reading: no event); they never stop the watcher. A space
+//     whose root is missing at Start is counted the same way and not
+//     watched. A deliver that panics is counted too, and the watcher goes
+//     on.
 //   - Close stops every goroutine before it returns (it waits for a
 //     deliver call in progress, so deliver must not call Close); pending
 //     events are discarded. Ending Start's context closes the watcher too.

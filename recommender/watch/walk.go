@@ -68,6 +68,9 @@ func (w *Watcher) walk(q []ctrl, synth bool) {
 				}
 				break
 			}
+			if w.isDone() {
+				break // Close is waiting; the loop's head gives the slots back
+			}
 		}
 		f.Close()
 	}
@@ -138,6 +141,12 @@ func (w *Watcher) forget(path string) {
 		if p == path || strings.HasPrefix(p, prefix) {
 			gone = append(gone, p)
 			delete(w.dirs, p)
+			if old := w.forgotRing[w.forgotNext]; old != "" {
+				delete(w.forgotten, old)
+			}
+			w.forgotRing[w.forgotNext] = p
+			w.forgotNext = (w.forgotNext + 1) % len(w.forgotRing)
+			w.forgotten[p] = true
 		}
 	}
 	w.mu.Unlock()

@@ -74,6 +74,7 @@ type Stats struct {
 	Dirs    int // directories watched now
 	Pending int // paths waiting out their debounce now (never above MaxPending)
 
+	Raw         uint64 // raw events taken in: from the OS (file events only) and Touch
 	Delivered   uint64 // events handed to deliver
 	Dropped     uint64 // events dropped because MaxPending paths were already pending
 	DirsSkipped uint64 // directories seen but not watched (MaxDirs, MaxDepth, the OS limit)
@@ -103,6 +104,7 @@ type adder interface {
 type hooks struct {
 	wrapAdder func(adder) adder
 	events    <-chan fsnotify.Event // replaces fsnotify's Events channel when set
+	errs      <-chan error          // replaces fsnotify's Errors channel when set
 }
 
 type space struct {
@@ -136,35 +138,39 @@ type ctrl struct {
 // Watcher watches the spaces of a Config. Its methods are safe for
 // concurrent use.
 type Watcher struct {
-	debounce, maxWait    time.Duration
-	maxDirs, maxDepth    int
-	maxPending, maxCtrl  int
-	ignore               func(string) bool
-	spaces               []*space
-	byName               map[string]*space
-	deliver              func(Event)
-	fs                   *fsnotify.Watcher
-	add                  adder
-	events               <-chan fsnotify.Event
-	errs                 <-chan error
-	delivered, dropped   atomic.Uint64
-	errCount             atomic.Uint64
-	wake                 chan struct{}
-	done                 chan struct{}
-	closeOnce            sync.Once
-	closeErr             error
-	wg                   sync.WaitGroup
-	stopAfter            func() bool
-	mu                   sync.Mutex // guards what follows
-	dirs                 map[string]dirInfo
-	reserved             int // directory slots promised to queued walks
-	osLimit              int // len(dirs) when the OS refused a watch (0: not reached)
-	limited              bool
-	skipped              uint64
-	lastErr              string
-	pend                 map[string]*pending
-	due                  dueHeap
-	ctrl                 []ctrl
+	debounce, maxWait   time.Duration
+	maxDirs, maxDepth   int
+	maxPending, maxCtrl int
+	ignore              func(string) bool
+	spaces              []*space
+	byName              map[string]*space
+	deliver             func(Event)
+	fs                  *fsnotify.Watcher
+	add                 adder
+	events              <-chan fsnotify.Event
+	errs                <-chan error
+	raw, delivered      atomic.Uint64
+	dropped             atomic.Uint64
+	errCount            atomic.Uint64
+	wake                chan struct{}
+	done                chan struct{}
+	closeOnce           sync.Once
+	closeErr            error
+	wg                  sync.WaitGroup
+	stopAfter           func() bool
+	mu                  sync.Mutex // guards what follows
+	dirs                map[string]dirInfo
+	reserved            int // directory slots promised to queued walks
+	osLimit             int // len(dirs) when the OS refused a watch (0: not reached)
+	limited             bool
+	skipped             uint64
+	lastErr             string
+	forgotten           map[string]bool // recently forgotten directories: their late events are dropped
+	forgotRing          [256]string     // bounds forgotten
+	forgotNext          int
+	pend                map[string]*pending
+	due                 dueHeap
+	ctrl                []ctrl
 }
 
 // Start watches cfg's spaces and calls deliver with each debounced event,
@@ -194,6 +200,7 @@ func start(ctx context.Context, cfg Config, deliver func(Event), h hooks) (*Watc
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		dirs:       map[string]dirInfo{},
+		forgotten:  map[string]bool{},
 		pend:       map[string]*pending{},
 	}
 	w.maxWait = 5 * w.debounce
@@ -240,6 +247,9 @@ func start(ctx context.Context, cfg Config, deliver func(Event), h hooks) (*Watc
 	if h.events != nil {
 		w.events = h.events
 	}
+	if h.errs != nil {
+		w.errs = h.errs
+	}
 
 	w.wg.Add(2)
 	go w.read()
@@ -282,6 +292,7 @@ func (w *Watcher) Stats() Stats {
 		LastError:   w.lastErr,
 	}
 	w.mu.Unlock()
+	s.Raw = w.raw.Load()
 	s.Delivered = w.delivered.Load()
 	s.Dropped = w.dropped.Load()
 	s.Errors = w.errCount.Load()
@@ -426,6 +437,7 @@ func fold(old, new Op) Op {
 // note records a raw event for path; it is false when the event was
 // dropped because MaxPending paths are pending.
 func (w *Watcher) note(path string, sp *space, rel string, op Op, at time.Time) bool {
+	w.raw.Add(1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p := w.pend[path]; p != nil {
@@ -508,6 +520,13 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		w.queue(ctrl{path: name, gone: true})
 		w.mu.Unlock()
 		return
+	}
+	if w.forgotten[name] {
+		if op == OpRemove || op == OpRename {
+			w.mu.Unlock()
+			return // a moved directory's own late event, after its parent's
+		}
+		delete(w.forgotten, name) // the path is in use again
 	}
 	w.mu.Unlock()
 	if !inWatched || isDir {
