@@ -22,6 +22,7 @@ import (
 type Registry struct {
 	schemas *schemaCache
 	order   atomic.Uint64 // registration order, the last ranking tie-break
+	gen     atomic.Uint64 // bumped by every change of the tool set (Generation)
 
 	mu        sync.RWMutex
 	providers map[string]*provider
@@ -161,6 +162,7 @@ func (r *Registry) Register(providerID string, t Tool, h Handler) error {
 
 // rebuildName recomputes byName[name]; r.mu must be held.
 func (r *Registry) rebuildName(name string) {
+	r.gen.Add(1)
 	var list []*entry
 	for k, vs := range r.versions {
 		if k.name == name && len(vs) > 0 {
@@ -214,6 +216,10 @@ func (r *Registry) DeregisterProvider(providerID string) int {
 	delete(r.providers, providerID)
 	return n
 }
+
+// Generation changes whenever the set of registered tools does, so that a
+// reader can cache what it derives from List until it moves.
+func (r *Registry) Generation() uint64 { return r.gen.Load() }
 
 // Get returns the tool provider offers under name (highest version when
 // version is "", else as Request.Version pins it), without ranking or

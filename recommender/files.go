@@ -2,7 +2,6 @@ package recommender
 
 import (
 	"encoding/json"
-	"path"
 	"slices"
 	"strings"
 
@@ -26,8 +25,9 @@ var kindWords = map[string][]string{
 // fileParam is the name of the parameter through which t takes a file in a
 // space ("" when it takes none): t needs a "space" parameter and a string
 // parameter named like a path.
-func fileParam(t pipeline.Tool) string {
-	props := properties(t.Parameters)
+func fileParam(t pipeline.Tool) string { return fileParamOf(properties(t.Parameters)) }
+
+func fileParamOf(props map[string]prop) string {
 	if _, ok := props["space"]; !ok {
 		return ""
 	}
@@ -41,21 +41,16 @@ func fileParam(t pipeline.Tool) string {
 
 // fileScore scores t for the newest file event it can take: 0.4 for a tool
 // that takes files at all, 1 for one whose text names the file's kind.
-func fileScore(t pipeline.Tool, files []FileEvent) (float64, FileEvent) {
-	if len(files) == 0 || fileParam(t) == "" {
+func fileScore(t pipeline.Tool, ti *toolInfo, files []FileEvent) (float64, FileEvent) {
+	if len(files) == 0 || ti.fileParam == "" {
 		return 0, FileEvent{}
 	}
-	text := strings.ToLower(t.Name + " " + t.Description)
 	best, bestF := 0.0, FileEvent{}
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		s := 0.4
-		ext := strings.TrimPrefix(strings.ToLower(path.Ext(f.Rel)), ".")
-		for _, w := range kindWords[ext] {
-			if strings.Contains(text, w) {
-				s = 1
-				break
-			}
+		if ti.namesKind(fileKind(f.Rel)) {
+			s = 1
 		}
 		if s > best {
 			best, bestF = s, f
@@ -67,8 +62,8 @@ func fileScore(t pipeline.Tool, files []FileEvent) (float64, FileEvent) {
 	return best, bestF
 }
 
-func fileArgs(t pipeline.Tool, f FileEvent) map[string]any {
-	p := fileParam(t)
+func fileArgs(ti *toolInfo, f FileEvent) map[string]any {
+	p := ti.fileParam
 	if p == "" || f.Rel == "" {
 		return nil
 	}
@@ -93,8 +88,8 @@ func properties(schema json.RawMessage) map[string]prop {
 // sees it (the catalog narrows a bound parameter's enum, such as space, to
 // what the caller may use): the pipeline's schema stage checks the
 // registered schema, which still lists every value.
-func allowedByView(t pipeline.Tool, args map[string]any) bool {
-	for name, p := range properties(t.Parameters) {
+func allowedByView(ti *toolInfo, args map[string]any) bool {
+	for name, p := range ti.props {
 		v, ok := args[name]
 		if !ok || p.Enum == nil {
 			continue
@@ -106,11 +101,33 @@ func allowedByView(t pipeline.Tool, args map[string]any) bool {
 	return true
 }
 
-func paramDocs(schema json.RawMessage) []string {
+func paramDocsOf(props map[string]prop) []string {
 	var out []string
-	for n, p := range properties(schema) {
+	for n, p := range props {
 		out = append(out, n+" "+p.Description)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// namesKind reports whether the tool's text uses a word for files of kind
+// (an extension), remembered per kind.
+func (ti *toolInfo) namesKind(kind string) bool {
+	if v, ok := ti.kinds[kind]; ok {
+		return v
+	}
+	v := false
+	for _, w := range kindWords[kind] {
+		if strings.Contains(ti.lower, w) {
+			v = true
+			break
+		}
+	}
+	if ti.kinds == nil {
+		ti.kinds = map[string]bool{}
+	}
+	if len(ti.kinds) < 64 {
+		ti.kinds[kind] = v
+	}
+	return v
 }

@@ -121,6 +121,7 @@ const (
 	maxSuppression = 10_000
 	maxTextObs     = 2_000
 	subBuffer      = 64
+	maxBuilds      = 16
 )
 
 // ErrNotFound is a recommendation id that is not (or no longer) live.
@@ -140,6 +141,9 @@ type Recommender struct {
 	callers  map[string]*callerState
 	suppress map[string]*suppression // by caller \x00 context \x00 tool
 	subs     map[*subscriber]struct{}
+	infos    map[string]*toolInfo
+	scratch  [3]map[string]float64 // update's score maps, reused
+	cands    []candidate           // update's candidates, reused
 	store    *store
 	stats    Stats
 
@@ -154,6 +158,7 @@ type callerState struct {
 	active    []*Recommendation
 	issued    []time.Time
 	lastTouch time.Time
+	catalog   *callerCatalog
 }
 
 type suppression struct {
@@ -192,7 +197,8 @@ func New(cfg Config) (*Recommender, error) {
 		return nil, errors.New("recommender: Config.Catalog and Config.Validate are required")
 	}
 	r := &Recommender{cfg: cfg.withDefaults(), fusion: NewFusion(), callers: map[string]*callerState{},
-		suppress: map[string]*suppression{}, subs: map[*subscriber]struct{}{}}
+		suppress: map[string]*suppression{}, subs: map[*subscriber]struct{}{}, infos: map[string]*toolInfo{},
+		scratch: [3]map[string]float64{{}, {}, {}}}
 	r.history = NewHistory(r.cfg.HalfLife)
 	if cfg.Home != "" {
 		st, err := openStore(cfg.Home)
@@ -535,7 +541,8 @@ func (r *Recommender) Close() error {
 
 // candidate is one tool scored for one caller's context.
 type candidate struct {
-	entry selector.Entry
+	entry *selector.Entry
+	info  *toolInfo
 	x     Features
 	p     float64
 }
@@ -544,48 +551,56 @@ type candidate struct {
 func (r *Recommender) update(caller string, cs *callerState) {
 	r.stats.Updates++
 	now := r.cfg.Now()
-	entries := r.cfg.Catalog.Callable(caller)
+	entries := r.callable(caller, cs, now)
 	if len(entries) == 0 {
 		return
 	}
-	r.ensureText(entries)
+	r.ensureText(entries, cs.catalog.key)
 	cs.files = slices.DeleteFunc(cs.files, func(f FileEvent) bool { return now.Sub(f.At) > r.cfg.FileWindow })
 
-	var taskScores, convScores map[string]float64
+	taskScores, convScores, histScores := r.scratch[0], r.scratch[1], r.scratch[2]
+	clear(taskScores)
+	clear(convScores)
+	clear(histScores)
 	if cs.task != "" {
-		taskScores = r.text.Scores(cs.task)
+		r.text.AddScores(cs.task, 1, taskScores)
 	}
 	if conv := conversationText(cs.turns); conv != "" {
-		convScores = r.text.Scores(conv)
+		r.text.AddScores(conv, 1, convScores)
 	}
 	prev := names(cs.recent)
 	recentScores := RecentScores(prev)
-	var histScores map[string]float64
 	if len(prev) > 0 {
-		histScores = r.history.Scores(prev, now)
+		r.history.AddScores(prev, now, histScores)
 	}
 
-	cands := make([]candidate, 0, 16)
-	for _, e := range entries {
+	cands := r.cands[:0]
+	for i := range entries {
+		e := &entries[i]
 		n := e.Tool.Name
 		var x Features
 		x[SignalTask] = taskScores[n]
 		x[SignalConversation] = convScores[n]
 		x[SignalRecent] = recentScores[n]
 		x[SignalHistory] = histScores[n]
-		x[SignalSpace], _ = fileScore(e.Tool, cs.files)
+		x[SignalSpace], _ = fileScore(e.Tool, cs.catalog.infos[i], cs.files)
 		if x == (Features{}) {
 			continue
 		}
-		cands = append(cands, candidate{entry: e, x: x, p: r.fusion.Score(n, x)})
+		cands = append(cands, candidate{entry: &entries[i], info: cs.catalog.infos[i], x: x, p: r.fusion.Score(n, x)})
 	}
+	r.cands = cands[:0]
 	sort.Slice(cands, func(i, j int) bool { return cands[i].p > cands[j].p })
 
 	cs.issued = slices.DeleteFunc(cs.issued, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
+	// Building is the costly part (argument extraction, the schema stage):
+	// an update tries at most maxBuilds candidates, best first.
+	builds := 0
 	for _, c := range cands {
-		if c.p < r.cfg.Threshold || len(cs.active) >= r.cfg.MaxActive {
+		if c.p < r.cfg.Threshold || len(cs.active) >= r.cfg.MaxActive || builds >= maxBuilds {
 			break
 		}
+		builds++
 		rec := r.build(caller, cs, c, now)
 		if rec == nil {
 			continue
@@ -617,14 +632,15 @@ func (r *Recommender) update(caller string, cs *callerState) {
 // honestly (a required value the context does not give) or fail.
 func (r *Recommender) build(caller string, cs *callerState, c candidate, now time.Time) *Recommendation {
 	t := c.entry.Tool
+	ti := c.info
 	driver := strongest(c.x)
 	var args map[string]any
 	var ctxKey, text string
 	var reasons []SignalReason
 	switch driver {
 	case SignalSpace:
-		_, f := fileScore(t, cs.files)
-		args = fileArgs(t, f)
+		_, f := fileScore(t, ti, cs.files)
+		args = fileArgs(ti, f)
 		ctxKey = "space:" + f.Space + ":" + fileKind(f.Rel)
 	case SignalTask:
 		text = cs.task
@@ -655,7 +671,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 	if err != nil {
 		return nil
 	}
-	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(t, args) {
+	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(ti, args) {
 		r.stats.Invalid++
 		return nil
 	}
@@ -675,7 +691,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 func (r *Recommender) why(s Signal, t pipeline.Tool, cs *callerState) string {
 	switch s {
 	case SignalSpace:
-		if _, f := fileScore(t, cs.files); f.Rel != "" {
+		if _, f := fileScore(t, r.info(t), cs.files); f.Rel != "" {
 			return fmt.Sprintf("%s %s in %s", f.Rel, pastTense(f.Op), f.Space)
 		}
 	case SignalTask:
@@ -693,19 +709,14 @@ func (r *Recommender) why(s Signal, t pipeline.Tool, cs *callerState) string {
 }
 
 // ensureText builds the text model over the callable tools when the tool
-// set changed, replaying what was learned.
-func (r *Recommender) ensureText(entries []selector.Entry) {
-	h := sha256.New()
-	for _, e := range entries {
-		h.Write([]byte(e.Tool.Name + "\x00" + e.Tool.Description + "\x00"))
-	}
-	key := hex.EncodeToString(h.Sum(nil))
+// set (key) changed, replaying what was learned.
+func (r *Recommender) ensureText(entries []selector.Entry, key string) {
 	if r.text != nil && key == r.textKey {
 		return
 	}
 	docs := make([]ToolDoc, 0, len(entries))
 	for _, e := range entries {
-		docs = append(docs, ToolDoc{Name: e.Tool.Name, Description: e.Tool.Description, Params: paramDocs(e.Tool.Parameters)})
+		docs = append(docs, ToolDoc{Name: e.Tool.Name, Description: e.Tool.Description, Params: r.info(e.Tool).docs})
 	}
 	r.text, r.textKey = NewTextModel(docs), key
 	for _, o := range r.textObs {

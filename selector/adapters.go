@@ -245,3 +245,9 @@ func (r *IndexRetriever) Retrieve(ctx context.Context, query string, k int, allo
 	}
 	return out, nil
 }
+
+// Generation changes whenever the registry's tool set does: what Callable
+// answers can be cached until it moves (capabilities come from
+// configuration, fixed for a process's life; a sunset passes with time, so
+// a cache also bounds its age).
+func (c *RegistryCatalog) Generation() uint64 { return c.Registry.Generation() }
