@@ -117,10 +117,14 @@ func (ti *toolInfo) namesKind(kind string) bool {
 		return v
 	}
 	v := false
-	for _, w := range kindWords[kind] {
-		if strings.Contains(ti.lower, w) {
-			v = true
-			break
+	for _, sentence := range strings.FieldsFunc(ti.lower, func(r rune) bool { return r == '.' || r == ';' || r == '\n' }) {
+		if negative(sentence) {
+			continue // "for PDF documents use pdf-extract instead" is no claim to read PDFs
+		}
+		for _, w := range kindWords[kind] {
+			if strings.Contains(sentence, w) {
+				v = true
+			}
 		}
 	}
 	if ti.kinds == nil {
@@ -130,4 +134,15 @@ func (ti *toolInfo) namesKind(kind string) bool {
 		ti.kinds[kind] = v
 	}
 	return v
+}
+
+// negative reports whether a sentence of a tool's description turns a kind
+// away rather than claiming it.
+func negative(sentence string) bool {
+	for _, m := range []string{"instead", " not ", "n't", "refuse", "unsupported", "except"} {
+		if strings.Contains(sentence, m) {
+			return true
+		}
+	}
+	return false
 }

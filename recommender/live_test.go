@@ -315,3 +315,26 @@ func TestTaskFromAnotherProcess(t *testing.T) {
 		t.Fatal("an over-long task was taken")
 	}
 }
+
+// read-file's description sends PDFs to pdf-extract: a PDF is pdf-extract's
+// (space score 1), read-file's only as a file (0.4).
+func TestFileKindFromDescription(t *testing.T) {
+	w := newWorld(t)
+	files := []FileEvent{{Space: "documents", Rel: "a.pdf"}}
+	r := w.recommender(t)
+	for _, e := range w.cat.Callable("alice") {
+		got, _ := fileScore(e.Tool, r.info(e.Tool), files)
+		want := map[string]float64{"pdf-extract": 1, "read-file": 0.4}[e.Tool.Name]
+		if _, ok := map[string]bool{"pdf-extract": true, "read-file": true}[e.Tool.Name]; ok && got != want {
+			t.Errorf("%s on a PDF: %v, want %v", e.Tool.Name, got, want)
+		}
+	}
+	txt := []FileEvent{{Space: "documents", Rel: "notes.md"}}
+	for _, e := range w.cat.Callable("alice") {
+		if e.Tool.Name == "read-file" {
+			if got, _ := fileScore(e.Tool, r.info(e.Tool), txt); got != 1 {
+				t.Errorf("read-file on Markdown: %v, want 1", got)
+			}
+		}
+	}
+}

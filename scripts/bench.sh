@@ -19,6 +19,8 @@ run pipeline ./pipeline/ 'BenchmarkCallNoop' -benchtime 2s
 run audit ./pipeline/audit/ 'BenchmarkAppend'
 run chains ./chains/ 'BenchmarkParallelSteps' -benchtime 10x
 run selection ./evals/retrieval/ 'BenchmarkSelection'
+run recommender ./recommender/ 'BenchmarkUpdate1000' -benchtime 300x
+run recommender-models ./recommender/ 'BenchmarkTextModelScores|BenchmarkHistoryScores|BenchmarkFusionScore1000'
 run grammar ./grammar/ 'BenchmarkToolCall|BenchmarkCompileGlaive' -cpu 1,2
 echo "== airs serve: 200 clients, 30 s, separate process"
 bash scripts/serve-load.sh 200 30s | tee "$out/serve.txt"

@@ -140,9 +140,12 @@ func TestREADMECommands(t *testing.T) {
 		{prefix: "airs demo docs ~/Documents/airs-demo", stdout: []string{"wrote 5 sample PDFs", `space "documents", under airs-demo/`, "--input a=airs-demo/quotes/acme-2024.pdf"}},
 		{prefix: "airs run chains/examples/compare-pricing.yaml", stdout: []string{`"label": "Starter plan"`, `"b": "$12"`, `"identical": false`}, stderr: []string{"compare", "ok"}},
 		{prefix: "airs run chains/examples/summarize-papers.yaml", stdout: []string{"airs-demo/papers/bm25.pdf", "BM25 ranks documents"}},
+		{prefix: "airs task set", stdout: []string{"Task set for", "compare the pricing"}},
+		{prefix: "airs recommend", stdout: []string{"pdf-extract", "because space", "airs-demo/", "expires in"}},
 		{prefix: "airs serve"}, // run by serveREADME
 		{prefix: "airs eval bfcl", code: 2, stderr: []string{"--data is required", "set DATA_DIR", "github.com/ShishirPatil/gorilla", "airs eval bfcl --model none --data evals/bfcl/testdata"}},
 		{prefix: "airs eval retrieval", code: 2, stderr: []string{"no such file", "set DATA_DIR", "metatool_queries.jsonl.gz"}},
+		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata"}},
 		{prefix: "airs eval replay", code: 2, stderr: []string{"no recorded sessions", "recording is off", "recording: {enabled: true}"}},
 		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR"}},
 		{prefix: "airs audit verify", stdout: []string{"chain intact"}},
