@@ -174,6 +174,7 @@ type textObs struct {
 type subscriber struct {
 	caller string
 	ch     chan Update
+	closed bool // cut off by publish (r.mu)
 }
 
 // Stats are counters for /metrics and tests.
@@ -494,7 +495,8 @@ func (r *Recommender) observeText(text, tool string) {
 }
 
 // Subscribe streams the caller's updates until cancel is called. A
-// subscriber that does not keep up misses updates (counted).
+// subscriber that falls subBuffer updates behind is cut off: its channel
+// closes (counted in SubscriberDrops), and it resubscribes to resync.
 func (r *Recommender) Subscribe(caller string) (<-chan Update, func()) {
 	s := &subscriber{caller: caller, ch: make(chan Update, subBuffer)}
 	r.mu.Lock()
@@ -505,9 +507,12 @@ func (r *Recommender) Subscribe(caller string) (<-chan Update, func()) {
 	return s.ch, func() {
 		once.Do(func() {
 			r.mu.Lock()
+			defer r.mu.Unlock()
 			delete(r.subs, s)
-			r.mu.Unlock()
-			close(s.ch)
+			if !s.closed {
+				close(s.ch)
+				s.closed = true
+			}
 		})
 	}
 }
@@ -524,7 +529,13 @@ func (r *Recommender) publish(caller string, u Update) {
 		select {
 		case s.ch <- u:
 		default:
+			// A subscriber this far behind is cut off rather than fed a
+			// stream with holes: its channel closes, and a client that
+			// reconnects starts again from the live list.
 			r.stats.SubscriberDrops++
+			delete(r.subs, s)
+			close(s.ch)
+			s.closed = true
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,5 +338,52 @@ func TestFileKindFromDescription(t *testing.T) {
 				t.Errorf("read-file on Markdown: %v, want 1", got)
 			}
 		}
+	}
+}
+
+// A subscriber that stops reading is cut off (its channel closes) and
+// never holds the others back.
+func TestStalledSubscriberIsCutOff(t *testing.T) {
+	w := newWorld(t)
+	r, err := New(Config{Catalog: w.cat, Validate: w.m.Validate, Spaces: []string{"documents"}, Now: w.clock.Now, PerMinute: 1 << 20, MaxActive: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Known("alice")
+	stalled, cancelStalled := r.Subscribe("alice")
+	defer cancelStalled()
+	live, cancelLive := r.Subscribe("alice")
+	defer cancelLive()
+	var got atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		for range live {
+			got.Add(1)
+		}
+		close(done)
+	}()
+	for i := range subBuffer * 3 {
+		r.ObserveFile(FileEvent{Space: "documents", Rel: "f" + strconv.Itoa(i) + ".pdf", Op: "create"})
+		for deadline := time.Now().Add(5 * time.Second); got.Load() < int64(r.Stats().Issued); { // a reader that keeps up
+			if time.Now().After(deadline) {
+				t.Fatal("the reading subscriber fell behind")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	n := 0
+	for range stalled {
+		n++
+	}
+	if n != subBuffer {
+		t.Fatalf("the stalled subscriber got %d before being cut off, want its buffer (%d)", n, subBuffer)
+	}
+	cancelLive()
+	<-done
+	if issued := int64(r.Stats().Issued); got.Load() < issued {
+		t.Fatalf("the reading subscriber got %d of %d updates", got.Load(), issued)
+	}
+	if r.Stats().SubscriberDrops != 1 {
+		t.Fatalf("drops %d", r.Stats().SubscriberDrops)
 	}
 }
