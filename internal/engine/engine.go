@@ -87,6 +87,10 @@ type Options struct {
 	Model string
 	// ProbeTimeout bounds the check that Ollama answers (default 2 s).
 	ProbeTimeout time.Duration
+	// RecommendTTL is how long a recommendation lives unanswered before it
+	// expires as ignored (0: the recommender's default, 10 min; tests
+	// shorten it).
+	RecommendTTL time.Duration
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
@@ -155,7 +159,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.Close()
 		return nil, err
 	}
-	if err := e.startRecommender(); err != nil {
+	if err := e.startRecommender(opts.RecommendTTL); err != nil {
 		e.Close()
 		return nil, err
 	}

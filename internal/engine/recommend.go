@@ -33,10 +33,11 @@ const (
 
 // startRecommender builds the recommender over the engine's catalog and the
 // pipeline's schema stage, trains its history from the logs, and follows
-// the pipeline's call events until Close.
-func (e *Engine) startRecommender() error {
+// the pipeline's call events until Close. ttl 0 is the recommender's
+// default.
+func (e *Engine) startRecommender(ttl time.Duration) error {
 	r, err := recommender.New(recommender.Config{
-		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home,
+		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home, TTL: ttl,
 	})
 	if err != nil {
 		return err
