@@ -83,6 +83,9 @@ type Server struct {
 	streamsStop chan struct{} // closed when shutdown begins: ends event streams
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
+
+	ui  *uiSessions // the attention UI's sessions (ui_session.go); nil without a UIBackend
+	hub *callHub    // the pipeline's call events for the UI's pages (ui_events.go)
 }
 
 // New builds a server; call ListenAndServe or use Handler in tests.
@@ -120,6 +123,7 @@ func New(b Backend, cfg Config) *Server {
 		MaxHeaderBytes:    64 << 10,
 	}
 	s.registerRecommend()
+	s.registerUI()
 	return s
 }
 

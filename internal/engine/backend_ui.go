@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/server"
+)
+
+var _ server.UIBackend = backend{}
+
+// SubscribeCalls follows the pipeline's delivered calls (the attention UI
+// shows each agent its own).
+func (b backend) SubscribeCalls(buffer int) *pipeline.Subscription {
+	return b.e.Manager.Subscribe(buffer)
+}
+
+// Breakers are the circuit breakers of the tool versions the caller may
+// call: the others are not the caller's to see.
+func (b backend) Breakers(caller string) []pipeline.ToolBreaker {
+	type key struct{ provider, tool, version string }
+	mine := map[key]bool{}
+	for _, e := range b.e.Catalog.Callable(caller) {
+		mine[key{e.Provider, e.Tool.Name, e.Tool.Version}] = true
+	}
+	var out []pipeline.ToolBreaker
+	for _, tb := range b.e.Manager.Breakers() {
+		if mine[key{tb.Provider, tb.Tool, tb.Version}] {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// Task is the caller's task text as the recommender holds it.
+func (b backend) Task(caller string) string { return b.e.Recommender.Task(caller) }

@@ -1,0 +1,348 @@
+// AIRS attention UI: the page's script. No framework, no inline code (the
+// page's CSP allows only this file); every text goes in with textContent.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const MAX_CALLS = 20;
+  const MAX_RESULTS = 10;
+  const TITLE = 'AIRS attention';
+  let csrf = '';
+  let snapshots = 0;
+  const cards = new Map(); // recommendation id → {rec, li}
+
+  // el builds an element: attrs are attributes (on* never), children are
+  // nodes or strings (text).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === undefined || c === null) continue;
+      e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return e;
+  }
+
+  function announce(msg) {
+    $('live').textContent = msg;
+  }
+
+  function ago(ts) {
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(ts)) / 1000));
+    if (s < 5) return 'just now';
+    if (s < 60) return s + ' s ago';
+    const m = Math.round(s / 60);
+    if (m < 60) return m + ' min ago';
+    return Math.round(m / 60) + ' h ago';
+  }
+
+  function refreshAges() {
+    for (const t of document.querySelectorAll('time[data-ago]')) t.textContent = ago(t.dateTime);
+  }
+
+  function latency(ns) {
+    const ms = ns / 1e6;
+    if (ms < 1) return (ns / 1e3).toFixed(0) + ' µs';
+    if (ms < 1000) return ms.toFixed(ms < 10 ? 1 : 0) + ' ms';
+    return (ms / 1000).toFixed(1) + ' s';
+  }
+
+  function pretty(v) {
+    try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
+  }
+
+  async function api(method, url, body) {
+    const opts = { method, credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } };
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    const r = await fetch(url, opts);
+    if (r.status === 401) {
+      location.assign('/ui/signin');
+      throw new Error('signed out');
+    }
+    let data = null;
+    try { data = await r.json(); } catch (e) { /* not JSON */ }
+    return { status: r.status, ok: r.ok, data: data || {} };
+  }
+
+  // ---- suggestions ----
+
+  function updateCount() {
+    const n = cards.size;
+    $('count').textContent = String(n);
+    $('count').setAttribute('aria-label', n === 1 ? '1 suggestion' : n + ' suggestions');
+    $('cards-empty').hidden = n > 0;
+    document.title = n > 0 ? '(' + n + ') ' + TITLE : TITLE;
+  }
+
+  function renderCard(rec) {
+    const tid = 'card-' + rec.id + '-tool';
+    const signals = el('ul', { class: 'signals' });
+    for (const s of rec.signals || []) {
+      signals.append(el('li', {}, s.signal + ' ' + Number(s.score).toFixed(2) + (s.why ? ' — ' + s.why : '')));
+    }
+    const acceptBtn = el('button', { type: 'button', class: 'accept', 'aria-label': 'Accept ' + rec.tool }, 'Accept');
+    const dismissBtn = el('button', { type: 'button', class: 'dismiss quiet', 'aria-label': 'Dismiss ' + rec.tool }, 'Dismiss');
+    acceptBtn.addEventListener('click', () => accept(rec.id));
+    dismissBtn.addEventListener('click', () => dismiss(rec.id));
+    const li = el('li', { class: 'card', 'data-id': rec.id, 'data-tool': rec.tool },
+      el('article', { 'aria-labelledby': tid },
+        el('header', {},
+          el('h3', { id: tid }, rec.tool),
+          el('span', { class: 'provider' }, 'by ' + rec.provider),
+          el('span', { class: 'age' }, 'suggested ', el('time', { datetime: rec.created, 'data-ago': true }, ago(rec.created)))),
+        el('p', { class: 'reason' }, rec.reason || ''),
+        el('dl', {},
+          el('dt', {}, 'Arguments'), el('dd', {}, el('pre', { class: 'args' }, pretty(rec.arguments))),
+          el('dt', {}, 'Signals'), el('dd', {}, signals)),
+        rec.idempotent ? null : el('p', { class: 'warn' }, 'Not idempotent: you confirm it before it runs.'),
+        el('div', { class: 'row actions' }, acceptBtn, dismissBtn)));
+    return li;
+  }
+
+  function addCard(rec, quiet) {
+    if (cards.has(rec.id)) return;
+    const li = renderCard(rec);
+    $('cards').append(li); // appended: nothing moves under the user
+    cards.set(rec.id, { rec, li });
+    updateCount();
+    if (!quiet) announce('New suggestion: ' + rec.tool + (rec.reason ? '. ' + rec.reason : ''));
+  }
+
+  // removeCard takes a card out; focus inside it goes to the next card (or
+  // the heading), so a keyboard user is not dropped at the top.
+  function removeCard(id, why) {
+    const c = cards.get(id);
+    if (!c) return;
+    cards.delete(id);
+    const hadFocus = c.li.contains(document.activeElement);
+    const next = c.li.nextElementSibling || c.li.previousElementSibling;
+    c.li.remove();
+    updateCount();
+    if (hadFocus) {
+      const b = next && next.querySelector('button.accept');
+      (b || $('suggestions-h')).focus();
+    }
+    if (why) announce(why);
+  }
+
+  function busy(c, on) {
+    for (const b of c.li.querySelectorAll('button')) b.disabled = on;
+    c.li.setAttribute('aria-busy', on ? 'true' : 'false');
+  }
+
+  function askConfirm(rec) {
+    const d = $('confirm');
+    $('confirm-tool').textContent = rec.tool;
+    $('confirm-args').textContent = pretty(rec.arguments);
+    return new Promise((resolve) => {
+      const onClose = () => {
+        d.removeEventListener('close', onClose);
+        resolve(d.returnValue === 'run');
+      };
+      d.returnValue = '';
+      d.addEventListener('close', onClose);
+      d.showModal();
+      $('confirm-cancel').focus();
+    });
+  }
+
+  async function accept(id) {
+    const c = cards.get(id);
+    if (!c) return;
+    const rec = c.rec;
+    const accBtn = c.li.querySelector('button.accept');
+    let confirmed = false;
+    if (!rec.idempotent) {
+      confirmed = await askConfirm(rec);
+      if (!confirmed) {
+        announce('Not run: ' + rec.tool);
+        if (accBtn.isConnected) accBtn.focus();
+        return;
+      }
+    }
+    busy(c, true);
+    let r;
+    try {
+      r = await api('POST', '/ui/api/recommendations/' + encodeURIComponent(id) + '/accept', { confirmed });
+      if (r.ok && r.data.ran === false && r.data.confirm) {
+        // The server wants a confirmation the page did not know was needed.
+        if (!(await askConfirm(rec))) {
+          removeCard(id, 'Not run: ' + rec.tool);
+          return;
+        }
+        r = await api('POST', '/ui/api/call', r.data.confirm);
+        r.data = { ran: true, result: r.ok ? r.data : null, error: r.data.error, message: r.data.message, hint: r.data.hint };
+      }
+    } catch (e) {
+      busy(c, false);
+      announce('Accept failed: ' + e.message);
+      return;
+    }
+    showResult(rec.tool, r, c.li.contains(document.activeElement));
+    removeCard(id);
+  }
+
+  async function dismiss(id) {
+    const c = cards.get(id);
+    if (!c) return;
+    busy(c, true);
+    const r = await api('POST', '/ui/api/recommendations/' + encodeURIComponent(id) + '/dismiss');
+    if (r.ok || r.status === 404) {
+      removeCard(id, 'Dismissed ' + c.rec.tool);
+    } else {
+      busy(c, false);
+      announce('Dismiss failed: ' + (r.data.message || r.status));
+    }
+  }
+
+  function showResult(tool, r, focus) {
+    const ok = r.ok && r.data.result && r.data.result.outcome === 'ok';
+    let body;
+    if (r.ok && r.data.result) {
+      body = pretty(r.data.result.output);
+    } else {
+      body = (r.data.message || ('HTTP ' + r.status)) + (r.data.hint ? '\n' + r.data.hint : '');
+    }
+    const what = ok ? 'ok' : (r.data.error || (r.data.result && r.data.result.outcome) || 'failed');
+    const li = el('li', { class: ok ? 'ok' : 'error', tabindex: '-1', 'data-tool': tool, 'data-outcome': what },
+      el('h3', {}, tool + ': ' + what),
+      el('pre', { class: 'output' }, body));
+    const list = $('results');
+    list.prepend(li);
+    while (list.children.length > MAX_RESULTS) list.lastElementChild.remove();
+    $('results-empty').hidden = true;
+    announce(tool + (ok ? ' ran: ok' : ' failed: ' + what));
+    if (focus) li.focus();
+  }
+
+  // ---- recent calls, breakers ----
+
+  function addCall(ev) {
+    const tb = $('calls');
+    const outcome = ev.outcome === 'ok' ? 'ok' : (ev.error_kind || ev.outcome);
+    const tr = el('tr', { 'data-call': ev.call_id },
+      el('td', {}, ev.tool),
+      el('td', {}, ev.caller),
+      el('td', { class: 'outcome-' + ev.outcome }, outcome),
+      el('td', { class: 'num' }, latency(ev.latency_ns)),
+      el('td', {}, el('time', { datetime: ev.at, 'data-ago': true }, ago(ev.at))));
+    tb.prepend(tr);
+    while (tb.children.length > MAX_CALLS) tb.lastElementChild.remove();
+    $('calls-table').hidden = false;
+    $('calls-empty').hidden = true;
+  }
+
+  function setBreakers(list) {
+    const ul = $('breakers');
+    ul.replaceChildren();
+    for (const b of list || []) {
+      const label = b.state === 'degraded' ? 'degraded (open)' : b.state === 'half_open' ? 'half-open' : 'closed';
+      ul.append(el('li', { 'data-tool': b.tool },
+        el('span', {}, b.tool + ' ', el('span', { class: 'small' }, b.provider + ' ' + b.version)),
+        el('span', { class: 'state ' + b.state }, label)));
+    }
+    $('breakers-empty').hidden = ul.children.length > 0;
+  }
+
+  // ---- the event stream ----
+
+  function setConn(state, text) {
+    const c = $('conn');
+    c.className = 'conn ' + state;
+    c.textContent = text;
+  }
+
+  function onSnapshot(d) {
+    snapshots++;
+    const keep = new Set((d.recommendations || []).map((r) => r.id));
+    for (const id of [...cards.keys()]) if (!keep.has(id)) removeCard(id);
+    const fresh = [];
+    for (const rec of d.recommendations || []) {
+      if (!cards.has(rec.id)) fresh.push(rec);
+      addCard(rec, true);
+    }
+    if (snapshots > 1 && fresh.length > 0) {
+      announce(fresh.length === 1 ? 'New suggestion: ' + fresh[0].tool : fresh.length + ' new suggestions');
+    }
+    $('calls').replaceChildren();
+    for (const ev of d.calls || []) addCall(ev);
+    if (!(d.calls || []).length) {
+      $('calls-table').hidden = true;
+      $('calls-empty').hidden = false;
+    }
+    setBreakers(d.breakers);
+  }
+
+  function connect() {
+    const es = new EventSource('/ui/api/events');
+    const on = (name, f) => es.addEventListener(name, (e) => {
+      let d;
+      try { d = JSON.parse(e.data); } catch (err) { return; }
+      f(d);
+    });
+    es.addEventListener('open', () => setConn('live', 'live'));
+    on('snapshot', onSnapshot);
+    on('new', (rec) => addCard(rec, false));
+    on('accepted', (rec) => removeCard(rec.id));
+    on('dismissed', (rec) => removeCard(rec.id));
+    on('expired', (rec) => removeCard(rec.id, cards.has(rec.id) ? 'Suggestion expired: ' + rec.tool : ''));
+    on('call', addCall);
+    on('breakers', (d) => setBreakers(d.breakers));
+    es.addEventListener('error', () => {
+      setConn('down', 'reconnecting…');
+      if (es.readyState !== EventSource.CLOSED) return; // the browser retries by itself
+      es.close();
+      fetch('/ui/api/session', { credentials: 'same-origin' }).then((r) => {
+        if (r.status === 401) location.assign('/ui/signin');
+        else setTimeout(connect, 2000);
+      }, () => setTimeout(connect, 2000));
+    });
+  }
+
+  // ---- task, sign-out, start ----
+
+  async function setTask(text) {
+    const st = $('task-status');
+    st.textContent = 'Saving…';
+    const r = await api('PUT', '/ui/api/context', { task: text });
+    st.textContent = r.ok ? (text ? 'Task set.' : 'Task cleared.') : 'Not saved: ' + (r.data.message || r.status);
+  }
+
+  function wire() {
+    $('task-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      setTask($('task').value.trim());
+    });
+    $('task-clear').addEventListener('click', () => {
+      $('task').value = '';
+      setTask('');
+    });
+    $('signout').addEventListener('click', async () => {
+      try { await api('POST', '/ui/api/signout'); } finally { location.assign('/ui/signin'); }
+    });
+    $('confirm-run').addEventListener('click', () => $('confirm').close('run'));
+    $('confirm-cancel').addEventListener('click', () => $('confirm').close('cancel'));
+    setInterval(refreshAges, 5000);
+  }
+
+  async function start() {
+    wire();
+    const r = await fetch('/ui/api/session', { credentials: 'same-origin' });
+    if (r.status === 401) {
+      location.assign('/ui/signin');
+      return;
+    }
+    const s = await r.json();
+    csrf = s.csrf;
+    $('agent').textContent = s.agent;
+    $('task').value = s.task || '';
+    updateCount();
+    connect();
+  }
+
+  start();
+})();

@@ -1,0 +1,264 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// Bounds of the page's event stream.
+const (
+	uiCallBuffer    = 256              // call events queued per page before it is cut off
+	uiRecentCalls   = 20               // calls per agent a new page starts with
+	uiHubCallers    = 1024             // agents whose recent calls are kept
+	uiHubBuffer     = 4096             // the hub's own subscription to the pipeline
+	uiWriteTimeout  = 10 * time.Second // one event write to a page that does not read
+	uiBreakerRecalc = 5 * time.Second  // breakers are looked at this often without calls
+)
+
+// callHub is the one subscription to the pipeline's call events that every
+// page shares: it keeps each agent's last calls (a page's snapshot) and
+// hands each page its agent's calls through a bounded buffer. A page whose
+// buffer is full is cut off (its channel closes), never slowing the others.
+type callHub struct {
+	mu      sync.Mutex
+	sub     *pipeline.Subscription
+	done    chan struct{}
+	recent  map[string]*agentCalls
+	clients map[*hubClient]struct{}
+	stopped bool
+	cutOff  atomic.Uint64
+}
+
+type agentCalls struct {
+	calls []pipeline.CallEvent // oldest first, at most uiRecentCalls
+	last  time.Time
+}
+
+type hubClient struct {
+	caller string
+	ch     chan pipeline.CallEvent
+	closed bool
+}
+
+func newCallHub(b func() UIBackend) *callHub {
+	h := &callHub{recent: map[string]*agentCalls{}, clients: map[*hubClient]struct{}{}, done: make(chan struct{})}
+	h.sub = b().SubscribeCalls(uiHubBuffer)
+	go h.run()
+	return h
+}
+
+func (h *callHub) run() {
+	defer close(h.done)
+	for ev := range h.sub.C {
+		h.publish(ev)
+	}
+}
+
+func (h *callHub) publish(ev pipeline.CallEvent) {
+	ev.Params = nil // never shown, never kept here
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ac := h.recent[ev.Caller]
+	if ac == nil {
+		if len(h.recent) >= uiHubCallers {
+			h.evict()
+		}
+		ac = &agentCalls{}
+		h.recent[ev.Caller] = ac
+	}
+	ac.last = time.Now()
+	if len(ac.calls) >= uiRecentCalls {
+		ac.calls = append(ac.calls[:0], ac.calls[1:]...)
+	}
+	ac.calls = append(ac.calls, ev)
+	for c := range h.clients {
+		if c.caller != ev.Caller {
+			continue
+		}
+		select {
+		case c.ch <- ev:
+		default:
+			h.cutOff.Add(1)
+			h.drop(c)
+		}
+	}
+}
+
+// evict forgets the agent whose last call is the oldest (h.mu held).
+func (h *callHub) evict() {
+	var oldest string
+	var t time.Time
+	for n, ac := range h.recent {
+		if oldest == "" || ac.last.Before(t) {
+			oldest, t = n, ac.last
+		}
+	}
+	delete(h.recent, oldest)
+}
+
+func (h *callHub) drop(c *hubClient) {
+	delete(h.clients, c)
+	if !c.closed {
+		c.closed = true
+		close(c.ch)
+	}
+}
+
+// subscribe returns the caller's recent calls and, from then on, its new
+// ones: nothing missed, nothing twice.
+func (h *callHub) subscribe(caller string) (<-chan pipeline.CallEvent, []pipeline.CallEvent, func()) {
+	c := &hubClient{caller: caller, ch: make(chan pipeline.CallEvent, uiCallBuffer)}
+	h.mu.Lock()
+	var recent []pipeline.CallEvent
+	if ac := h.recent[caller]; ac != nil {
+		recent = append(recent, ac.calls...)
+	}
+	if h.stopped {
+		c.closed = true
+		close(c.ch)
+	} else {
+		h.clients[c] = struct{}{}
+	}
+	h.mu.Unlock()
+	var once sync.Once
+	return c.ch, recent, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			h.drop(c)
+			h.mu.Unlock()
+		})
+	}
+}
+
+// stop ends the hub's subscription and every page's channel.
+func (h *callHub) stop() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	h.stopped = true
+	for c := range h.clients {
+		h.drop(c)
+	}
+	h.mu.Unlock()
+	h.sub.Close()
+	<-h.done
+}
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines for the page's stream).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// uiEvents is the page's one event stream, the agent's recommendations and
+// calls multiplexed. Events (each `data:` one JSON value):
+//
+//	snapshot   {"agent", "task", "recommendations": [...], "calls": [...oldest first],
+//	           "breakers": [...], "guard": null} — always first, after every reconnect too
+//	new, expired, accepted, dismissed
+//	           one recommendation (as GET /v1/recommendations/stream sends it)
+//	call       one call of the agent's as the pipeline delivered it (pipeline.CallEvent:
+//	           call_id, caller, provider, tool, outcome, error_kind, latency_ns, at)
+//	breakers   {"breakers": [...]}: the breakers of the tools the agent may call, when
+//	           they changed (pipeline.ToolBreaker)
+//
+// plus a `: keep-alive` comment every 15 s and `retry: 1000`. Both sources
+// are bounded per page (the recommender's subscriber buffer, the hub's
+// uiCallBuffer) and one write may take at most uiWriteTimeout: a page that
+// does not read is cut off — its stream ends — and its EventSource
+// reconnects and starts again from a snapshot. The stream also ends with
+// the request's time (RequestTimeout) and on shutdown; the page reconnects.
+func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
+		return
+	}
+	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	caller := Caller(r.Context())
+	recs, cancelRecs := s.ub().SubscribeRecommendations(caller)
+	defer cancelRecs()
+	calls, recent, cancelCalls := s.hub.subscribe(caller)
+	defer cancelCalls()
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(event string, data []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(uiWriteTimeout))
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
+	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
+		return
+	}
+	if recent == nil {
+		recent = []pipeline.CallEvent{}
+	}
+	breakers := s.uiBreakers(caller)
+	if !send("snapshot", jsonBytes(map[string]any{"agent": caller, "task": s.ub().Task(caller),
+		"recommendations": s.uiRecs(caller), "calls": recent, "breakers": json.RawMessage(breakers), "guard": nil})) {
+		return
+	}
+	lastBreakers, checked, dirty := breakers, time.Now(), false
+
+	keep := time.NewTicker(streamKeepAlive)
+	defer keep.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.streamsStop:
+			return
+		case <-keep.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(uiWriteTimeout))
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case <-tick.C:
+			if !dirty && time.Since(checked) < uiBreakerRecalc {
+				continue
+			}
+			b := s.uiBreakers(caller)
+			checked, dirty = time.Now(), false
+			if !bytes.Equal(b, lastBreakers) {
+				lastBreakers = b
+				if !send("breakers", []byte(`{"breakers":`+string(b)+`}`)) {
+					return
+				}
+			}
+		case u, ok := <-recs:
+			if !ok || !send(u.Type, jsonBytes(u.Recommendation)) {
+				return
+			}
+		case ev, ok := <-calls:
+			if !ok || !send("call", jsonBytes(ev)) {
+				return
+			}
+			dirty = true
+		}
+	}
+}
+
+// uiBreakers is the JSON list of the breakers of caller's tools.
+func (s *Server) uiBreakers(caller string) []byte {
+	b := s.ub().Breakers(caller)
+	if b == nil {
+		b = []pipeline.ToolBreaker{}
+	}
+	return jsonBytes(b)
+}
