@@ -220,13 +220,16 @@ func (s *Server) uiCSRF(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // crossOrigin says why r does not come from this server's own pages, or "".
-// A client that sends neither Origin nor Sec-Fetch-Site (not a browser) is
-// judged by its CSRF token alone.
+// Sec-Fetch-Site, when the browser sends it, decides; then a real Origin
+// must be this server's. "Origin: null" says nothing: it is what a browser
+// sends for its own same-origin POSTs under the page's Referrer-Policy
+// no-referrer. A client that sends neither (not a browser) is judged by its
+// CSRF token alone.
 func crossOrigin(r *http.Request) string {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return "a request from another site (Sec-Fetch-Site: " + site + ")"
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != selfOrigin(r) {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && o != selfOrigin(r) {
 		return "a request from another origin (" + strconv.Quote(o) + ")"
 	}
 	return ""

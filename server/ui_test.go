@@ -457,7 +457,7 @@ func TestUICSRF(t *testing.T) {
 			"cross-site":       {csrf, map[string]string{"Sec-Fetch-Site": "cross-site"}},
 			"same-site":        {csrf, map[string]string{"Sec-Fetch-Site": "same-site"}},
 			"other origin":     {csrf, map[string]string{"Origin": "http://evil.example"}},
-			"null origin":      {csrf, map[string]string{"Origin": "null"}},
+			"null, cross-site": {csrf, map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site"}},
 			"another session":  {"", map[string]string{uiCSRFHeader: "not-" + csrf}},
 			"token in a query": {"", nil},
 		} {
@@ -474,8 +474,9 @@ func TestUICSRF(t *testing.T) {
 	if u.back.Task("alice") != "" || len(u.back.dismissed) != 0 || len(u.back.Recommendations("alice")) != 1 {
 		t.Fatal("a refused change changed something")
 	}
-	// With the token (and same-origin headers, as the page sends them) it works.
-	hdr := map[string]string{"Origin": u.ts.URL, "Sec-Fetch-Site": "same-origin"}
+	// With the token (and the headers a browser sends for the page's own
+	// requests under Referrer-Policy: no-referrer) it works.
+	hdr := map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin"}
 	if code, v := u.do(c, "PUT", "/ui/api/context", csrf, `{"task":"compare the quotes"}`, hdr); code != 200 || u.back.Task("alice") != "compare the quotes" {
 		t.Fatalf("task: %d %v", code, v)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
@@ -31,6 +32,18 @@ func newServed(t *testing.T) (base string, cfg *config.Config) {
 // newServedEngine is newServed that also returns the engine, with the space
 // watcher started when watch is set.
 func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *Engine) {
+	t.Helper()
+	return newServedEngineWith(t, servedOptions{watch: watch})
+}
+
+// servedOptions adjust newServedEngineWith's engine.
+type servedOptions struct {
+	watch    bool                                             // start the spaces' watcher
+	ttl      time.Duration                                    // recommendations' life (0: the default)
+	register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
+}
+
+func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -54,6 +67,9 @@ func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config,
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
 	}
+	if o.register != nil {
+		o.register(reg, cfg)
+	}
 	log, err := audit.Open(cfg.AuditPath())
 	if err != nil {
 		t.Fatal(err)
@@ -64,13 +80,13 @@ func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config,
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
+	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none", RecommendTTL: o.ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Recommender.Known("web")
 	e.Recommender.Known("nobody")
-	if watch {
+	if o.watch {
 		if err := e.WatchSpaces(); err != nil {
 			t.Fatal(err)
 		}

@@ -116,9 +116,14 @@
   // the heading), so a keyboard user is not dropped at the top.
   function removeCard(id, why) {
     const c = cards.get(id);
-    if (!c) return;
+    if (!c) { // the stream's event took it out first
+      if (why) announce(why);
+      return;
+    }
     cards.delete(id);
-    const hadFocus = c.li.contains(document.activeElement);
+    // A busy card's buttons are disabled, which drops their focus: keep
+    // it if the user acted from inside the card.
+    const hadFocus = c.li.contains(document.activeElement) || c.focused;
     const next = c.li.nextElementSibling || c.li.previousElementSibling;
     c.li.remove();
     updateCount();
@@ -130,6 +135,7 @@
   }
 
   function busy(c, on) {
+    if (on) c.focused = c.li.contains(document.activeElement);
     for (const b of c.li.querySelectorAll('button')) b.disabled = on;
     c.li.setAttribute('aria-busy', on ? 'true' : 'false');
   }
@@ -179,10 +185,12 @@
       }
     } catch (e) {
       busy(c, false);
+      if (c.focused) accBtn.focus();
       announce('Accept failed: ' + e.message);
       return;
     }
-    showResult(rec.tool, r, c.li.contains(document.activeElement));
+    showResult(rec.tool, r, c.focused || c.li.contains(document.activeElement));
+    c.focused = false; // the result has the focus now
     removeCard(id);
   }
 
@@ -195,6 +203,7 @@
       removeCard(id, 'Dismissed ' + c.rec.tool);
     } else {
       busy(c, false);
+      if (c.focused) c.li.querySelector('button.dismiss').focus();
       announce('Dismiss failed: ' + (r.data.message || r.status));
     }
   }
