@@ -18,6 +18,11 @@
 #      and AIRS_E2E_MODEL exported;
 #   7. always stops the server (and its runners) and removes the temp dir.
 #
+# The attention UI's browser tests (internal/engine/ui_browser_test.go) need
+# Debian's chromium: it is installed with apt-get when missing (root, as in
+# CI); they skip, saying so, when there is none. Their screenshots go to
+# $AIRS_E2E_ARTIFACTS (default $TMPDIR/airs-e2e-artifacts).
+#
 # Env:
 #   AIRS_E2E_CACHE    cache dir (default $HOME/.cache/airs-e2e): Ollama binary, tokenizer
 #   OLLAMA_VERSION    Ollama version to build (default v0.17.4)
@@ -55,6 +60,18 @@ timed() { # timed NAME CMD... : run CMD, record its wall time under NAME, return
 for cmd in go curl tar; do
 	command -v "$cmd" >/dev/null || { log "missing $cmd"; exit 1; }
 done
+
+# Chromium for the browser tests, from Debian's package (never a download of
+# a browser build by a test tool).
+if ! command -v chromium >/dev/null; then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		log "installing chromium (apt-get) for the browser tests"
+		command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium) >&2 ||
+			log "chromium could not be installed: the browser tests will skip"
+	else
+		log "no chromium (and not root with apt-get): the browser tests will skip"
+	fi
+fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/airs-e2e.XXXXXX")
 SERVER_PID=""

@@ -134,7 +134,8 @@ func (u *uiSessions) count() int {
 	return len(u.byHash)
 }
 
-// failed records a failed sign-in and reports whether sign-ins must wait.
+// failed records a failed sign-in; throttled reports whether sign-ins must
+// wait (uiSigninFailures within the last minute).
 func (u *uiSessions) failed() {
 	now := u.now()
 	u.mu.Lock()

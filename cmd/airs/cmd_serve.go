@@ -82,6 +82,7 @@ Examples:
 			return err
 		}
 		a.warnf("serving on http://%s (%s)", l.Addr(), e.Mode())
+		a.warnf("the attention UI: open http://%s/ in a browser and sign in with a token of http.tokens", l.Addr())
 		return s.Serve(ctx, l)
 	},
 }

@@ -553,7 +553,10 @@ func TestBrowserKeyboardAndLayout(t *testing.T) {
 	u.waitJS(`document.querySelectorAll('#results li').length === 1 && document.activeElement === document.querySelector('#results li')`, 5*time.Second, "Enter accepted: the result, focused")
 	u.waitJS(`document.querySelector('#cards .card[data-id="`+first+`"]') === null`, 3*time.Second, "the accepted card goes")
 	u.waitJS(`document.querySelectorAll('#calls tr').length >= 3`, 3*time.Second, "three recent calls")
-	time.Sleep(300 * time.Millisecond)
+	u.do(chromedp.SendKeys("#task", "summarize the meeting minutes"), chromedp.Click(`#task-form button[type="submit"]`))
+	u.waitJS(`document.getElementById("task-status").textContent === "Task set."`, 3*time.Second, "the task saved")
+	time.Sleep(500 * time.Millisecond)
+	js[bool](u, `(document.activeElement && document.activeElement.blur(), true)`) // a calm picture
 
 	dir := artifacts(t)
 	for _, w := range []int64{375, 1280} {
