@@ -41,6 +41,7 @@ type servedOptions struct {
 	watch    bool                                             // start the spaces' watcher
 	ttl      time.Duration                                    // recommendations' life (0: the default)
 	register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
+	timeout  time.Duration                                    // the server's RequestTimeout (0: its default)
 }
 
 func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
@@ -91,7 +92,7 @@ func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *confi
 			t.Fatal(err)
 		}
 	}
-	s := server.New(e.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}})
+	s := server.New(e.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}, RequestTimeout: o.timeout})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

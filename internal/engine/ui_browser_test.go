@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -52,7 +54,8 @@ type uiRig struct {
 }
 
 type uiOptions struct {
-	ttl time.Duration
+	ttl     time.Duration
+	timeout time.Duration // the server's RequestTimeout: how long one event stream lasts
 }
 
 func newUIRig(t *testing.T, o uiOptions) *uiRig {
@@ -62,7 +65,7 @@ func newUIRig(t *testing.T, o uiOptions) *uiRig {
 		t.Skip("e2e browser tests: no chromium binary on PATH (apt-get install -y chromium; scripts/e2e.sh installs it)")
 	}
 	u := &uiRig{t: t}
-	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, register: func(reg *pipeline.Registry, cfg *config.Config) {
+	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, register: func(reg *pipeline.Registry, cfg *config.Config) {
 		u.notes = filepath.Join(cfg.Spaces["documents"], "notes")
 		registerDeleteNote(t, reg, u.notes)
 	}})
@@ -598,4 +601,34 @@ func TestBrowserKeyboardAndLayout(t *testing.T) {
 	if !js[bool](u, `document.activeElement === document.querySelector('#cards .card[data-id="`+third+`"] button.accept')`) {
 		t.Errorf("after the dismissal the focus is on %q", js[string](u, `document.activeElement.outerHTML.slice(0, 80)`))
 	}
+}
+
+// The event stream ends (here: the request's time is up every 1.5 s, as a
+// cut-off page's would) and the page reconnects, starts from a snapshot and
+// goes on: no card lost, none twice.
+func TestBrowserStreamReconnects(t *testing.T) {
+	u := newUIRig(t, uiOptions{timeout: 1500 * time.Millisecond})
+	var opened atomic.Int64 // the page's requests for its event stream
+	if err := chromedp.Listen(u.ctx, func(ev any) {
+		if r, ok := ev.(*network.EventRequestWillBeSent); ok && strings.HasSuffix(r.Request.URL, "/ui/api/events") {
+			opened.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	u.signin("t-web", "web")
+	u.writePDF("before.pdf", "Before")
+	u.waitJS(`document.querySelectorAll('#cards .card').length === 1`, 2*time.Second, "the first card")
+	time.Sleep(5 * time.Second) // two reconnects at least (1.5 s a stream, then retry: 1000)
+	if streams := opened.Load(); streams < 3 {
+		t.Fatalf("%d event streams opened in over 5 s with a 1.5 s request time: the page did not reconnect", streams)
+	}
+	u.waitJS(`document.getElementById("conn").textContent === "live"`, 3*time.Second, "live again")
+	start := u.writePDF("after.pdf", "After")
+	u.waitJS(`[...document.querySelectorAll('#cards pre.args')].some(p => p.textContent.includes("after.pdf"))`, 2*time.Second-time.Since(start)+1500*time.Millisecond,
+		"a card after the reconnects")
+	if got := u.cards(); len(got) != 2 {
+		t.Fatalf("cards after the reconnects: %v, want the two, once each", got)
+	}
+	t.Logf("%d event streams in the test", opened.Load())
 }
