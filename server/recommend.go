@@ -51,8 +51,9 @@ const MaxContextFiles = 64
 // comment, so that proxies and clients see it alive.
 const streamKeepAlive = 15 * time.Second
 
-// streamWriteTimeout bounds one write to an event stream's client.
-const streamWriteTimeout = 5 * time.Second
+// streamWriteTimeout bounds one write to an event stream's client (a
+// variable for tests).
+var streamWriteTimeout = 5 * time.Second
 
 func (s *Server) registerRecommend() {
 	if _, ok := s.backend.(RecommendBackend); !ok {
@@ -215,3 +216,7 @@ func writeRecommendationError(w http.ResponseWriter, err error) {
 	}
 	writeError(w, http.StatusInternalServerError, "internal", err.Error())
 }
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines for event streams).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

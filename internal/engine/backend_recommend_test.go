@@ -148,3 +148,47 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// A stream client that stops reading is cut off within the write deadline
+// and the recommender's subscriber count goes back; a reading client keeps
+// getting events.
+func TestServedStreamStalledClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a TCP connection's buffers (seconds)")
+	}
+	base, cfg, e := newServedEngine(t, false)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	fmt.Fprintf(conn, "GET /v1/recommendations/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t-web\r\n\r\n")
+	// Never read from conn. Flood the caller with updates until the
+	// recommender has cut the stalled subscriber off.
+	deadline := time.Now().Add(20 * time.Second)
+	i := 0
+	for e.Recommender.Stats().SubscriberDrops == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled client was never cut off: %+v", e.Recommender.Stats())
+		}
+		for range 50 {
+			e.Recommender.ObserveFile(recommender.FileEvent{Space: "documents", Rel: fmt.Sprintf("flood/%d.pdf", i), Op: "create"})
+			i++
+		}
+		e.Recommender.Sweep()
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, _ := do(t, "GET", base+"/v1/recommendations", "t-web", "")
+	if code != 200 {
+		t.Fatalf("the API after a stalled client: %d", code)
+	}
+	_ = cfg
+}
