@@ -28,7 +28,7 @@ func (b *streamBackend) SubscribeRecommendations(string) (<-chan recommender.Upd
 func (b *streamBackend) AcceptRecommendation(context.Context, string, string) (*recommender.Recommendation, *pipeline.Result, error, error) {
 	return nil, nil, nil, recommender.ErrNotFound
 }
-func (b *streamBackend) DismissRecommendation(string, string) error { return recommender.ErrNotFound }
+func (b *streamBackend) DismissRecommendation(string, string) error              { return recommender.ErrNotFound }
 func (b *streamBackend) SetContext(context.Context, string, ContextUpdate) error { return nil }
 
 // A client that opens the stream and never reads is cut off once the
