@@ -243,18 +243,7 @@ func (c *compiler) resolveFragment(doc *jsonvalue.Value, frag, ref, ptr string) 
 	toks, _ := jsonptr.Tokens(frag) // frag starts with "/"
 	for _, tok := range toks {
 		p += "/" + jsonptr.Escape(tok)
-		switch {
-		case cur != nil && cur.Kind == jsonvalue.Object:
-			cur = cur.Get(tok)
-		case cur != nil && cur.Kind == jsonvalue.Array:
-			if i, ok := jsonptr.Index(tok, len(cur.Vals)); ok {
-				cur = cur.Vals[i]
-			} else {
-				cur = nil
-			}
-		default:
-			cur = nil
-		}
+		cur, _ = cur.Child(tok)
 		if cur == nil {
 			fail(ptr, "$ref", "reference %q does not resolve", ref)
 		}

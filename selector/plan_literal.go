@@ -64,7 +64,7 @@ func (lb *literalBuilder) literalObject(s *jsonvalue.Value, depth int) (*jsonval
 		if len(known) != 1 || depth >= maxRefDepth || !strings.HasPrefix(ref, "#") {
 			return s, unbounded, true
 		}
-		target, ok := pointer(lb.root, ref[1:])
+		target, ok := jsonptr.Resolve(lb.root, ref[1:], (*jsonvalue.Value).Child)
 		if !ok {
 			return s, unbounded, true
 		}
@@ -508,19 +508,4 @@ func intKeyword(s *jsonvalue.Value, k string, def int) int {
 		return def
 	}
 	return int(min(f, 1<<40))
-}
-
-func pointer(doc *jsonvalue.Value, ptr string) (*jsonvalue.Value, bool) {
-	return jsonptr.Resolve(doc, ptr, func(n *jsonvalue.Value, tok string) (*jsonvalue.Value, bool) {
-		switch n.Kind {
-		case jsonvalue.Object:
-			v := n.Get(tok)
-			return v, v != nil
-		case jsonvalue.Array:
-			if i, ok := jsonptr.Index(tok, len(n.Vals)); ok {
-				return n.Vals[i], true
-			}
-		}
-		return nil, false
-	})
 }

@@ -457,18 +457,7 @@ func (n *normalizer) resolve(ref string) (*jsonvalue.Value, string, bool) {
 		})
 		return found, fptr, found != nil
 	}
-	cur, ok := jsonptr.Resolve(n.root, frag, func(v *jsonvalue.Value, tok string) (*jsonvalue.Value, bool) {
-		switch v.Kind {
-		case jsonvalue.Object:
-			c := v.Get(tok)
-			return c, c != nil
-		case jsonvalue.Array:
-			if i, ok := jsonptr.Index(tok, len(v.Vals)); ok {
-				return v.Vals[i], true
-			}
-		}
-		return nil, false
-	})
+	cur, ok := jsonptr.Resolve(n.root, frag, (*jsonvalue.Value).Child)
 	if !ok {
 		return nil, "", false
 	}

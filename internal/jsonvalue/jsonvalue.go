@@ -68,6 +68,22 @@ func (v *Value) Get(k string) *Value {
 	return nil
 }
 
+// Child is one step of a JSON Pointer walk: an object's member tok, or an
+// array's item at index tok (a decimal in [0, len), read by strconv.Atoi as
+// jsonptr.Index reads it); false where there is none.
+func (v *Value) Child(tok string) (*Value, bool) {
+	switch {
+	case v.Is(Object):
+		c := v.Get(tok)
+		return c, c != nil
+	case v.Is(Array):
+		if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(v.Vals) {
+			return v.Vals[i], true
+		}
+	}
+	return nil, false
+}
+
 // Has reports whether v is an object with key k.
 func (v *Value) Has(k string) bool { return v.Get(k) != nil }
 

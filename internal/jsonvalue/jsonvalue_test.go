@@ -93,6 +93,20 @@ func TestEdits(t *testing.T) {
 	if !o.Has("d") || o.Get("d").Kind != Null || o.Has("zz") || o.Get("c").Get("x") != nil {
 		t.Error("Get/Has")
 	}
+	if c, ok := o.Child("c"); !ok || c.Kind != Array {
+		t.Error("Child of an object")
+	}
+	if p, ok := o.Get("c").Child("0"); !ok || p.Str != "p" {
+		t.Error("Child of an array")
+	}
+	for _, bad := range []string{"1", "-1", "x", ""} {
+		if _, ok := o.Get("c").Child(bad); ok {
+			t.Errorf("Child(%q) of a one-item array", bad)
+		}
+	}
+	if _, ok := o.Child("zz"); ok {
+		t.Error("Child of a missing key")
+	}
 	if s, ok := o.Get("b").AsString(); !ok || s != "x" {
 		t.Error("AsString")
 	}
