@@ -209,6 +209,8 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 	}
 
+	p.buildRecommend(fc, c)
+
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {
 		if *v < 0 || *v > 1 || *v != *v {
@@ -376,4 +378,47 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// buildRecommend reads the recommend section: every value optional,
+// checked, and named in the error when wrong.
+func (p *parser) buildRecommend(fc *fileConfig, c *Config) {
+	r := fc.Recommend
+	c.Recommend = Recommend{Enabled: true, Watch: true, TTL: time.Duration(r.TTL), Cooldown: time.Duration(r.Cooldown),
+		SuppressFor: time.Duration(r.SuppressFor)}
+	if r.Enabled != nil {
+		c.Recommend.Enabled = *r.Enabled
+	}
+	if r.Watch != nil {
+		c.Recommend.Watch = *r.Watch
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"ttl", r.TTL}, {"cooldown", r.Cooldown}, {"suppress_for", r.SuppressFor}} {
+		if d.v < 0 {
+			p.add(p.line("recommend", d.key), "recommend.%s %v: must not be negative (remove it for the default)", d.key, time.Duration(d.v))
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   *int
+		dst *int
+	}{{"per_minute", r.PerMinute, &c.Recommend.PerMinute}, {"max_active", r.MaxActive, &c.Recommend.MaxActive}, {"suppress_after", r.SuppressAt, &c.Recommend.SuppressAt}} {
+		if n.v == nil {
+			continue
+		}
+		if *n.v < 1 {
+			p.add(p.line("recommend", n.key), "recommend.%s %d: must be at least 1 (remove it for the default; recommend.enabled: false turns suggestions off)", n.key, *n.v)
+			continue
+		}
+		*n.dst = *n.v
+	}
+	if v := r.Threshold; v != nil {
+		if *v <= 0 || *v >= 1 || *v != *v {
+			p.add(p.line("recommend", "threshold"), "recommend.threshold %v: must be between 0 and 1 (the fused probability a suggestion needs)", *v)
+		} else {
+			c.Recommend.Threshold = *v
+		}
+	}
 }

@@ -143,6 +143,17 @@ type fileConfig struct {
 		Dir     string   `yaml:"dir"`
 		Redact  []string `yaml:"redact"`
 	} `yaml:"recording"`
+	Recommend struct {
+		Enabled     *bool    `yaml:"enabled"`
+		Watch       *bool    `yaml:"watch"`
+		TTL         Duration `yaml:"ttl"`
+		PerMinute   *int     `yaml:"per_minute"`
+		MaxActive   *int     `yaml:"max_active"`
+		Threshold   *float64 `yaml:"threshold"`
+		Cooldown    Duration `yaml:"cooldown"`
+		SuppressAt  *int     `yaml:"suppress_after"`
+		SuppressFor Duration `yaml:"suppress_for"`
+	} `yaml:"recommend"`
 }
 
 type fileAgent struct {

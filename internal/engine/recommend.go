@@ -35,8 +35,14 @@ const (
 // pipeline's schema stage, trains its history from the logs, and follows
 // the pipeline's call events until Close.
 func (e *Engine) startRecommender() error {
+	rc := e.Config.Recommend
+	if !rc.Enabled {
+		return nil
+	}
 	r, err := recommender.New(recommender.Config{
 		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home,
+		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
+		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
 	})
 	if err != nil {
 		return err
@@ -130,7 +136,7 @@ func trainFromSessions(r *recommender.Recommender, path string) {
 // events become the recommender's space signal. The long-lived channels
 // (chat, serve) start it; Close stops it.
 func (e *Engine) WatchSpaces() error {
-	if e.Recommender == nil || len(e.Config.Spaces) == 0 || e.watcher != nil {
+	if e.Recommender == nil || !e.Config.Recommend.Watch || len(e.Config.Spaces) == 0 || e.watcher != nil {
 		return nil
 	}
 	r := e.Recommender
