@@ -45,6 +45,7 @@ type Recommendation struct {
 
 	features Features
 	text     string // the text behind it, for the text model's learning
+	key      string // callKey: what makes two suggestions, or a suggestion and a call, the same
 }
 
 // SignalReason is one signal behind a recommendation.
@@ -151,14 +152,15 @@ type Recommender struct {
 }
 
 type callerState struct {
-	task      string
-	turns     []string
-	recent    []pipeline.CallEvent
-	files     []FileEvent
-	active    []*Recommendation
-	issued    []time.Time
-	lastTouch time.Time
-	catalog   *callerCatalog
+	task       string
+	turns      []string
+	recent     []pipeline.CallEvent
+	recentKeys []string // callKey of each of recent
+	files      []FileEvent
+	active     []*Recommendation
+	issued     []time.Time
+	lastTouch  time.Time
+	catalog    *callerCatalog
 }
 
 type suppression struct {
@@ -309,11 +311,11 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 		r.history.Observe(names(cs.recent), ev.Tool, ev.At)
 	}
 	cs.recent = appendBounded(cs.recent, ev, maxRecent)
+	cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
 	// A call of a recommended tool with the same arguments is that
 	// recommendation taken: it is no longer a suggestion.
-	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
-		return rec.Tool == ev.Tool && sameJSON(rec.Arguments, ev.Params)
-	})
+	k := cs.recentKeys[len(cs.recentKeys)-1]
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool { return rec.key == k })
 	r.update(ev.Caller, cs)
 }
 
@@ -616,11 +618,11 @@ func (r *Recommender) update(caller string, cs *callerState) {
 		if rec == nil {
 			continue
 		}
-		if slices.ContainsFunc(cs.active, func(a *Recommendation) bool { return a.Tool == rec.Tool && sameJSON(a.Arguments, rec.Arguments) }) {
+		if slices.ContainsFunc(cs.active, func(a *Recommendation) bool { return a.key == rec.key }) {
 			continue
 		}
 		// The same call just made is no suggestion.
-		if slices.ContainsFunc(cs.recent, func(ev pipeline.CallEvent) bool { return ev.Tool == rec.Tool && sameJSON(ev.Params, rec.Arguments) }) {
+		if slices.Contains(cs.recentKeys, rec.key) {
 			continue
 		}
 		if r.suppressed(caller, rec.Context, rec.Tool, now) {
@@ -695,7 +697,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 	id := "rec-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.FormatUint(r.ids.Add(1), 36)
 	return &Recommendation{ID: id, Caller: caller, Tool: t.Name, Provider: c.entry.Provider, Arguments: raw,
 		Score: round3(c.p), Signals: reasons, Reason: reasons[0].Why, Urgency: UrgencyLow, Context: ctxKey,
-		Idempotent: t.Idempotent, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text}
+		Idempotent: t.Idempotent, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
 }
 
 // why is a one-line reason for signal s behind tool t.
@@ -815,14 +817,16 @@ func appendBounded[T any](s []T, v T, n int) []T {
 	return s
 }
 
-func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// callKey is a call's identity: the tool and its arguments in canonical
+// JSON (keys sorted), so that key order and spacing do not tell two equal
+// calls apart.
+func callKey(tool string, args json.RawMessage) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return tool + "\x00" + string(args)
 	}
-	ax, _ := json.Marshal(x)
-	by, _ := json.Marshal(y)
-	return string(ax) == string(by)
+	b, _ := json.Marshal(v)
+	return tool + "\x00" + string(b)
 }
 
 func shortHash(s string) string {
@@ -871,6 +875,7 @@ func (r *Recommender) Prime(caller string, recent []pipeline.CallEvent, files []
 	cs := r.caller(caller)
 	for _, ev := range recent {
 		cs.recent = appendBounded(cs.recent, ev, maxRecent)
+		cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
 	}
 	for _, f := range files {
 		cs.files = appendBounded(cs.files, f, maxFiles)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # airs serve's event streams under load from a separate process on loopback:
-# C reading clients and S stalled ones on one stream while calls and file
-# openings arrive (R events/s in all, half of each). Prints airs-load's
+# C reading clients and 5 stalled ones on one stream while file openings (and,
+# on the UI's stream, calls) arrive at R events/s in all. Suggestions live
+# 10 minutes here (none expires during the run: an expiry is an "ignored"
+# that would teach the recommender to stop suggesting). Prints airs-load's
 # figures and the server's memory (RSS) before, at its peak and after.
 # Usage: scripts/sse-load.sh [CLIENTS] [DURATION] [RATE] [STREAM]
 #   STREAM: api (default; /v1/recommendations/stream, bearer token) or ui
@@ -25,7 +27,7 @@ http:
   listen: 127.0.0.1:$port
   tokens:
     - {sha256: $(printf %s "$tok" | sha256sum | cut -d' ' -f1), agent: loader}
-recommend: {per_minute: 100000, max_active: 200, ttl: 3s}
+recommend: {per_minute: 100000, max_active: 5000, ttl: 10m}
 YAML
 AIRS_CONFIG=$work/airs.yaml ./bin/airs serve --model none 2>"$work/serve.log" &
 pid=$!
@@ -37,8 +39,11 @@ hwm() { awk '/^VmHWM/ {print $2}' /proc/$pid/status; }
 before=$(rss)
 url=$base/v1/recommendations/stream; signin=()
 if [ "$stream" = ui ]; then url=$base/ui/api/events; signin=(-signin "$base/ui/signin"); fi
-half=$(awk -v r="$rate" 'BEGIN { print r / 2 }')
+# The API's stream carries recommendations only: every event is a file
+# opening; the UI's carries calls too: half and half.
+calls_rate=0; files_rate=$rate
+if [ "$stream" = ui ]; then calls_rate=$(awk -v r="$rate" 'BEGIN { print r / 2 }'); files_rate=$calls_rate; fi
 ./bin/airs-load sse -url "$url" "${signin[@]}" -token "$tok" -c "$clients" -stall 5 -d "$dur" \
-	-calls "$base/v1/call" -calls-rate "$half" -calls-body '{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"}}' \
-	-context "$base/v1/context" -files-rate "$half" -files-space docs -files-n 1000 -files-pattern 'f%d.txt' -json | tee "$work/sse.json"
+	-calls "$base/v1/call" -calls-rate "$calls_rate" -calls-body '{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"}}' \
+	-context "$base/v1/context" -files-rate "$files_rate" -files-space docs -files-n 1000 -files-pattern 'f%d.txt' -json | tee "$work/sse.json"
 echo "{\"server_rss_kb_before\": $before, \"server_rss_kb_peak\": $(hwm), \"server_rss_kb_after\": $(rss)}"

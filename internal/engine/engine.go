@@ -324,6 +324,11 @@ func Truncate(b []byte, max int) (string, bool) {
 }
 
 // WriteMetrics writes the Prometheus text of the Manager's metrics.
-func (e *Engine) WriteMetrics(w io.Writer) error { return e.Manager.WritePrometheus(w) }
+func (e *Engine) WriteMetrics(w io.Writer) error {
+	if err := e.Manager.WritePrometheus(w); err != nil {
+		return err
+	}
+	return e.writeRecommenderMetrics(w)
+}
 
 var errDeclined = errors.New("declined")
