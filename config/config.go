@@ -83,6 +83,22 @@ type Config struct {
 	Recording Recording
 	// Selection: ranking weights and the no-LLM "no tool fits" threshold.
 	Selection Selection
+	// Recommend tunes the proactive suggestions.
+	Recommend Recommend
+}
+
+// Recommend configures the recommender. Zero durations and counts take
+// the recommender's defaults.
+type Recommend struct {
+	Enabled     bool // default true
+	Watch       bool // watch the spaces' files (chat, serve); default true
+	TTL         time.Duration
+	PerMinute   int
+	MaxActive   int
+	Threshold   float64
+	Cooldown    time.Duration
+	SuppressAt  int
+	SuppressFor time.Duration
 }
 
 // Agent is an identity that calls tools: the CLI's local user, an HTTP

@@ -309,3 +309,23 @@ func TestExampleParses(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+func TestRecommendSection(t *testing.T) {
+	c, err := Parse("airs.yaml", []byte("home: /tmp/h\nrecommend:\n  enabled: false\n  ttl: 2m\n  per_minute: 30\n  threshold: 0.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Recommend.Enabled || !c.Recommend.Watch || c.Recommend.TTL != 2*time.Minute || c.Recommend.PerMinute != 30 || c.Recommend.Threshold != 0.5 {
+		t.Fatalf("%+v", c.Recommend)
+	}
+	d, err := Parse("", nil)
+	if err != nil || !d.Recommend.Enabled || d.Recommend.TTL != 0 {
+		t.Fatalf("defaults %+v %v", d.Recommend, err)
+	}
+	_, err = Parse("airs.yaml", []byte("recommend:\n  per_minute: 0\n  threshold: 2\n  ttl: -1s\n"))
+	for _, want := range []string{"recommend.per_minute 0", "recommend.threshold 2", "recommend.ttl -1s"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}

@@ -78,6 +78,19 @@ selection:
   # realistic requests (EVALS.md, "No tool fits"); 0 never refuses.
   # min_coverage: 0.4
 
+# Proactive suggestions (airs recommend, chat, /v1/recommendations). All
+# optional; shown with their defaults.
+recommend:
+  enabled: true        # false: no suggestions anywhere
+  watch: true          # watch the spaces' files (chat, serve)
+  ttl: 10m             # a suggestion's life; unanswered, it counts as ignored
+  per_minute: 6        # new suggestions per agent per minute
+  max_active: 5        # live suggestions per agent
+  threshold: 0.35      # fused probability a suggestion needs (0..1)
+  cooldown: 1h         # a dismissed tool rests this long in that context
+  suppress_after: 3    # dismissals in one context that silence the tool there
+  suppress_for: 720h   # for this long
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).

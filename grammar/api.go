@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // Grammar is a compiled JSON Schema (or tool-call grammar). It is immutable
@@ -84,7 +86,7 @@ func Compile(schema []byte, opts Options) (*Grammar, error) {
 // loosening) is found here, so a grammar built later can only fail on a
 // size budget.
 func lower(schema []byte, opts Options) (g *Grammar, err error) {
-	v, err := parseJSON(schema)
+	v, err := jsonvalue.Parse(schema)
 	if err != nil {
 		return nil, &CompileError{Msg: "schema is not valid JSON: " + err.Error()}
 	}
@@ -95,9 +97,9 @@ func lower(schema []byte, opts Options) (g *Grammar, err error) {
 	}()
 	c := newCompiler(opts)
 	c.root = v
-	if v.kind == 'o' {
-		if id := v.get("$id"); id != nil && id.kind == 's' {
-			c.rootBase = id.s
+	if v.Kind == jsonvalue.Object {
+		if id := v.Get("$id"); id != nil && id.Kind == jsonvalue.String {
+			c.rootBase = id.Str
 		}
 	}
 	c.index(v, c.rootBase)

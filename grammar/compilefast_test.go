@@ -66,68 +66,6 @@ func TestLiteralsDFA(t *testing.T) {
 	}
 }
 
-// The scanner for well-formed documents gives what the decoder path gives.
-func TestParseJSONScannerMatchesDecoder(t *testing.T) {
-	docs := []string{
-		`{"type":"object","properties":{"b":{"enum":[1,-2.5e3,"x\"y","\u00e9\ud83d\ude00",true,false,null]},"a":{}},"a":1,"a":2}`,
-		" [ 1 ,\n\t{ \"k\" : [ ] } , \"\\\\/\" , 0.5E-2 ] ",
-		`"caf` + "\xff" + `é"`, // invalid UTF-8: the decoder's replacement
-		`{"":{"":{"":[[[]]]}}}`,
-		`12`, `"plain ascii"`, `{}`,
-	}
-	for _, d := range docs {
-		got, err := parseJSON([]byte(d))
-		if err != nil {
-			t.Fatalf("%q: %v", d, err)
-		}
-		want, err := parseJSONDecoder([]byte(d))
-		if err != nil {
-			t.Fatalf("%q: decoder: %v", d, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: scanner %s, decoder %s", d, appendCompact(nil, got), appendCompact(nil, want))
-		}
-	}
-	for _, bad := range []string{`{"a":}`, `[1,]`, `{"a":1}x`, ``, `"\x"`} {
-		if _, err := parseJSON([]byte(bad)); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func FuzzParseJSON(f *testing.F) {
-	f.Add([]byte(`{"a":[1,"x\"",{"b":null}],"a":true}`))
-	f.Add([]byte(`"\ud800"`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err1 := parseJSON(b)
-		want, err2 := parseJSONDecoder(b)
-		if (err1 == nil) != (err2 == nil) {
-			t.Fatalf("%q: scanner err %v, decoder err %v", b, err1, err2)
-		}
-		if err1 == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: scanner %s, decoder %s", b, appendCompact(nil, got), appendCompact(nil, want))
-		}
-	})
-}
-
-func BenchmarkParseJSON(b *testing.B) {
-	doc := []byte(glaiveSchema)
-	b.Run("scanner", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if _, err := parseJSON(doc); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("decoder", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if _, err := parseJSONDecoder(doc); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // keyTrie gives the tagged language taggedUnion gives over the literal
 // names and the complement of all names (the general construction it
 // replaces for plain objects): same tag for every string.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // dataDir is the shared reference data (skip tests that need it when absent).
@@ -56,11 +58,11 @@ func readJSB(t testing.TB, path string) []jsbRecord {
 // instanceText serialises a test instance as compact JSON in source key
 // order with number lexemes preserved.
 func instanceText(raw []byte) ([]byte, error) {
-	v, err := parseJSON(raw)
+	v, err := jsonvalue.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	return appendCompact(nil, v), nil
+	return v.AppendCompact(nil), nil
 }
 
 // TestJSONSchemaBench measures byte-level faithfulness on JSONSchemaBench

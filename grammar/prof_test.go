@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 func cpuTime() time.Duration {
@@ -100,7 +102,7 @@ func BenchmarkToolCallCold(b *testing.B) {
 					if mode == "first-call" {
 						t := tools[i%len(tools)]
 						m := g.NewMatcher()
-						if _, ok := m.AdvanceBytes([]byte(`{"function":` + string(appendJSONString(nil, t.Name)) + `,"arguments":`)); !ok || !g.subs[i%len(tools)].built.Load() {
+						if _, ok := m.AdvanceBytes([]byte(`{"function":` + string(jsonvalue.AppendString(nil, t.Name)) + `,"arguments":`)); !ok || !g.subs[i%len(tools)].built.Load() {
 							b.Fatal("name rejected or tool not built")
 						}
 					}

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/airs-dev/airs/internal/jsonptr"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
-// The lowering stage: a schema (jv tree) becomes an IR node that says, per
+// The lowering stage: a schema (jsonvalue tree) becomes an IR node that says, per
 // JSON type, which values are allowed. String and number constraints are
 // regular languages (rdfa); object and array constraints are lists of
 // alternatives whose members refer to child schemas lazily (so that
@@ -25,7 +27,7 @@ type strCons struct {
 }
 
 type sref struct {
-	v   *jv
+	v   *jsonvalue.Value
 	ptr string
 }
 
@@ -83,14 +85,14 @@ const maxAlternatives = 64
 
 type compiler struct {
 	opts      Options
-	root      *jv
+	root      *jsonvalue.Value
 	loosened  []Loosening
-	memo      map[*jv]*node
-	busy      map[*jv]bool
+	memo      map[*jsonvalue.Value]*node
+	busy      map[*jsonvalue.Value]bool
 	conjMemo  map[string]*node
-	ids       map[string]*jv
-	anchors   map[string]*jv
-	jvID      map[*jv]int
+	ids       map[string]*jsonvalue.Value
+	anchors   map[string]*jsonvalue.Value
+	jvID      map[*jsonvalue.Value]int
 	rootBase  string
 	freeNum   *rdfa
 	intNum    *rdfa
@@ -120,12 +122,12 @@ func (c *compiler) unsupported(ptr, kw, format string, a ...any) {
 func newCompiler(opts Options) *compiler {
 	c := &compiler{
 		opts:     opts,
-		memo:     map[*jv]*node{},
-		busy:     map[*jv]bool{},
+		memo:     map[*jsonvalue.Value]*node{},
+		busy:     map[*jsonvalue.Value]bool{},
 		conjMemo: map[string]*node{},
-		ids:      map[string]*jv{},
-		anchors:  map[string]*jv{},
-		jvID:     map[*jv]int{},
+		ids:      map[string]*jsonvalue.Value{},
+		anchors:  map[string]*jsonvalue.Value{},
+		jvID:     map[*jsonvalue.Value]int{},
 	}
 	d := opts.MaxNumberDigits
 	c.freeNum = cachedDFA(fmt.Sprintf("num%d", d), func() *rdfa { return numberSyntax(d, true, true) })
@@ -157,30 +159,30 @@ func (n *node) isEmpty() bool {
 }
 
 // index walks the document for $id and $anchor.
-func (c *compiler) index(v *jv, base string) {
+func (c *compiler) index(v *jsonvalue.Value, base string) {
 	if v == nil {
 		return
 	}
-	switch v.kind {
-	case 'o':
-		if id := v.get("$id"); id != nil && id.kind == 's' {
-			if u, err := resolveURL(base, id.s); err == nil {
+	switch v.Kind {
+	case jsonvalue.Object:
+		if id := v.Get("$id"); id != nil && id.Kind == jsonvalue.String {
+			if u, err := resolveURL(base, id.Str); err == nil {
 				base = strings.TrimSuffix(u, "#")
 				c.ids[base] = v
 			}
 		}
-		if a := v.get("$anchor"); a != nil && a.kind == 's' {
-			c.anchors[base+"#"+a.s] = v
-			c.anchors["#"+a.s] = v
+		if a := v.Get("$anchor"); a != nil && a.Kind == jsonvalue.String {
+			c.anchors[base+"#"+a.Str] = v
+			c.anchors["#"+a.Str] = v
 		}
-		for i, k := range v.keys {
+		for i, k := range v.Keys {
 			if k == "enum" || k == "const" || k == "examples" || k == "default" {
 				continue
 			}
-			c.index(v.vals[i], base)
+			c.index(v.Vals[i], base)
 		}
-	case 'a':
-		for _, x := range v.vals {
+	case jsonvalue.Array:
+		for _, x := range v.Vals {
 			c.index(x, base)
 		}
 	}
@@ -201,7 +203,7 @@ func resolveURL(base, ref string) (string, error) {
 	return b.ResolveReference(r).String(), nil
 }
 
-func (c *compiler) resolveRef(ref, ptr string) (*jv, string) {
+func (c *compiler) resolveRef(ref, ptr string) (*jsonvalue.Value, string) {
 	if strings.HasPrefix(ref, "#") {
 		return c.resolveFragment(c.root, ref[1:], ref, ptr)
 	}
@@ -222,7 +224,7 @@ func (c *compiler) resolveRef(ref, ptr string) (*jv, string) {
 	return nil, ""
 }
 
-func (c *compiler) resolveFragment(doc *jv, frag, ref, ptr string) (*jv, string) {
+func (c *compiler) resolveFragment(doc *jsonvalue.Value, frag, ref, ptr string) (*jsonvalue.Value, string) {
 	frag, err := url.PathUnescape(frag)
 	if err != nil {
 		fail(ptr, "$ref", "bad reference %q", ref)
@@ -241,18 +243,7 @@ func (c *compiler) resolveFragment(doc *jv, frag, ref, ptr string) (*jv, string)
 	toks, _ := jsonptr.Tokens(frag) // frag starts with "/"
 	for _, tok := range toks {
 		p += "/" + jsonptr.Escape(tok)
-		switch {
-		case cur != nil && cur.kind == 'o':
-			cur = cur.get(tok)
-		case cur != nil && cur.kind == 'a':
-			if i, ok := jsonptr.Index(tok, len(cur.vals)); ok {
-				cur = cur.vals[i]
-			} else {
-				cur = nil
-			}
-		default:
-			cur = nil
-		}
+		cur, _ = cur.Child(tok)
 		if cur == nil {
 			fail(ptr, "$ref", "reference %q does not resolve", ref)
 		}
@@ -270,13 +261,13 @@ var annotationKeywords = map[string]bool{
 // lower returns the IR of schema v (pointer ptr).
 func (c *compiler) lower(s sref) *node {
 	v := s.v
-	if v.kind == 'b' {
-		if v.b {
+	if v.Kind == jsonvalue.Bool {
+		if v.Bool {
 			return c.anyNode()
 		}
 		return c.emptyNode()
 	}
-	if v.kind != 'o' {
+	if v.Kind != jsonvalue.Object {
 		fail(s.ptr, "", "a schema must be an object or a boolean")
 	}
 	if n, ok := c.memo[v]; ok {
@@ -292,14 +283,14 @@ func (c *compiler) lower(s sref) *node {
 	return n
 }
 
-func num(v *jv) (string, bool) {
-	if v != nil && v.kind == 'd' {
-		return v.s, true
+func num(v *jsonvalue.Value) (string, bool) {
+	if v != nil && v.Kind == jsonvalue.Number {
+		return v.Str, true
 	}
 	return "", false
 }
 
-func nonNegInt(v *jv, ptr, kw string) int {
+func nonNegInt(v *jsonvalue.Value, ptr, kw string) int {
 	s, ok := num(v)
 	if !ok {
 		fail(ptr, kw, "must be a non-negative integer")
@@ -327,7 +318,7 @@ const (
 
 var typeBits = map[string]int{"null": tNull, "boolean": tBool, "string": tString, "integer": tInteger, "number": tNumber, "object": tObject, "array": tArray}
 
-func (c *compiler) lowerObject(v *jv, ptr string) *node {
+func (c *compiler) lowerObject(v *jsonvalue.Value, ptr string) *node {
 	types := c.schemaTypes(v, ptr)
 	n := &node{}
 	n.null = types&tNull != 0
@@ -351,19 +342,19 @@ func (c *compiler) lowerObject(v *jv, ptr string) *node {
 
 // schemaTypes is the set of types v's "type" keyword allows (all when
 // absent); "number" takes in "integer".
-func (c *compiler) schemaTypes(v *jv, ptr string) int {
+func (c *compiler) schemaTypes(v *jsonvalue.Value, ptr string) int {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	types := tAll
-	if t := v.get("type"); t != nil {
+	if t := v.Get("type"); t != nil {
 		types = 0
-		add := func(x *jv) {
-			if x.kind != 's' || typeBits[x.s] == 0 {
+		add := func(x *jsonvalue.Value) {
+			if x.Kind != jsonvalue.String || typeBits[x.Str] == 0 {
 				fail(at("type"), "type", "unknown type")
 			}
-			types |= typeBits[x.s]
+			types |= typeBits[x.Str]
 		}
-		if t.kind == 'a' {
-			for _, x := range t.vals {
+		if t.Kind == jsonvalue.Array {
+			for _, x := range t.Vals {
 				add(x)
 			}
 		} else {
@@ -378,24 +369,24 @@ func (c *compiler) schemaTypes(v *jv, ptr string) int {
 
 // lowerString is v's string constraints: length bounds, pattern and
 // format; nil when no string satisfies them.
-func (c *compiler) lowerString(v *jv, ptr string) *strCons {
+func (c *compiler) lowerString(v *jsonvalue.Value, ptr string) *strCons {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	sc := &strCons{d: c.anyStr, max: -1}
-	if x := v.get("minLength"); x != nil {
+	if x := v.Get("minLength"); x != nil {
 		sc.min = nonNegInt(x, at("minLength"), "minLength")
 	}
-	if x := v.get("maxLength"); x != nil {
+	if x := v.Get("maxLength"); x != nil {
 		sc.max = nonNegInt(x, at("maxLength"), "maxLength")
 	}
 	var sk strDFAKey
-	if x := v.get("pattern"); x != nil {
-		if x.kind != 's' {
+	if x := v.Get("pattern"); x != nil {
+		if x.Kind != jsonvalue.String {
 			fail(at("pattern"), "pattern", "must be a string")
 		}
-		sk.pattern, sk.hasPattern = x.s, true
+		sk.pattern, sk.hasPattern = x.Str, true
 	}
-	if x := v.get("format"); x != nil && x.kind == 's' {
-		sk.format, sk.hasFormat = x.s, true
+	if x := v.Get("format"); x != nil && x.Kind == jsonvalue.String {
+		sk.format, sk.hasFormat = x.Str, true
 	}
 	if sk.hasPattern || sk.hasFormat {
 		e := stringDFA(sk)
@@ -415,7 +406,7 @@ func (c *compiler) lowerString(v *jv, ptr string) *strCons {
 
 // lowerNumber is v's numeric constraints as one DFA over number lexemes
 // (integers only when types has no "number"); nil when none satisfies them.
-func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
+func (c *compiler) lowerNumber(v *jsonvalue.Value, ptr string, types int) *rdfa {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	d := c.freeNum
 	integer := types&tNumber == 0
@@ -424,11 +415,11 @@ func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
 	}
 	bounded := false
 	bound := func(kw string, want uint8) {
-		x := v.get(kw)
+		x := v.Get(kw)
 		if x == nil {
 			return
 		}
-		if x.kind == 'b' { // draft 4 exclusive flags
+		if x.Kind == jsonvalue.Bool { // draft 4 exclusive flags
 			return
 		}
 		s, ok := num(x)
@@ -436,7 +427,7 @@ func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
 			fail(at(kw), kw, "must be a number")
 		}
 		if kw == "minimum" || kw == "maximum" {
-			if ex := v.get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:]); ex != nil && ex.kind == 'b' && ex.b {
+			if ex := v.Get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:]); ex != nil && ex.Kind == jsonvalue.Bool && ex.Bool {
 				want &^= relEQ
 			}
 		}
@@ -455,7 +446,7 @@ func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
 	bound("exclusiveMinimum", relGT)
 	bound("maximum", relLT|relEQ)
 	bound("exclusiveMaximum", relLT)
-	if x := v.get("multipleOf"); x != nil {
+	if x := v.Get("multipleOf"); x != nil {
 		s, ok := num(x)
 		if !ok {
 			fail(at("multipleOf"), "multipleOf", "must be a number")
@@ -478,20 +469,20 @@ func (c *compiler) lowerNumber(v *jv, ptr string, types int) *rdfa {
 
 // lowerOtherKeywords handles "not" and reports the keywords the grammar
 // cannot carry, in the schema's key order.
-func (c *compiler) lowerOtherKeywords(n *node, v *jv, ptr string, types int) *node {
+func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, types int) *node {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
-	for i, k := range v.keys {
-		x := v.vals[i]
+	for i, k := range v.Keys {
+		x := v.Vals[i]
 		switch k {
 		case "not":
 			n = c.lowerNot(n, sref{x, at(k)})
 		case "if":
-			if v.get("then") != nil || v.get("else") != nil {
+			if v.Get("then") != nil || v.Get("else") != nil {
 				c.unsupported(at(k), k, "if/then/else is not supported")
 			}
 		case "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef":
 			if k == "unevaluatedProperties" || k == "unevaluatedItems" {
-				if x.kind == 'b' && x.b {
+				if x.Kind == jsonvalue.Bool && x.Bool {
 					continue
 				}
 			}
@@ -499,13 +490,13 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jv, ptr string, types int) *no
 		case "contains":
 			c.unsupported(at(k), k, "contains is not supported")
 		case "uniqueItems":
-			if x.kind == 'b' && x.b && types&tArray != 0 {
+			if x.Kind == jsonvalue.Bool && x.Bool && types&tArray != 0 {
 				c.unsupported(at(k), k, "uniqueItems is not supported")
 			}
 		case "dependencies":
-			if x.kind == 'o' {
-				for j, dk := range x.keys {
-					if x.vals[j].kind != 'a' {
+			if x.Kind == jsonvalue.Object {
+				for j, dk := range x.Keys {
+					if x.Vals[j].Kind != jsonvalue.Array {
 						c.unsupported(at(k)+"/"+jsonptr.Escape(dk), k, "schema dependencies are not supported")
 					}
 				}
@@ -517,42 +508,42 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jv, ptr string, types int) *no
 
 // lowerApplicators conjoins n with enum/const, $ref, allOf, anyOf and
 // oneOf.
-func (c *compiler) lowerApplicators(n *node, v *jv, ptr string) *node {
+func (c *compiler) lowerApplicators(n *node, v *jsonvalue.Value, ptr string) *node {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	// enum / const
-	if x := v.get("const"); x != nil {
-		n = c.conj(n, c.enumNode([]*jv{x}), at("const"))
+	if x := v.Get("const"); x != nil {
+		n = c.conj(n, c.enumNode([]*jsonvalue.Value{x}), at("const"))
 	}
-	if x := v.get("enum"); x != nil {
-		if x.kind != 'a' {
+	if x := v.Get("enum"); x != nil {
+		if x.Kind != jsonvalue.Array {
 			fail(at("enum"), "enum", "must be an array")
 		}
-		n = c.conj(n, c.enumNode(x.vals), at("enum"))
+		n = c.conj(n, c.enumNode(x.Vals), at("enum"))
 	}
 
 	// applicators
-	if x := v.get("$ref"); x != nil && x.kind == 's' {
-		t, p := c.resolveRef(x.s, at("$ref"))
+	if x := v.Get("$ref"); x != nil && x.Kind == jsonvalue.String {
+		t, p := c.resolveRef(x.Str, at("$ref"))
 		if p == "" {
 			p = at("$ref")
 		}
 		n = c.conj(n, c.lower(sref{t, p}), at("$ref"))
 	}
-	if x := v.get("allOf"); x != nil && x.kind == 'a' {
-		for i, s := range x.vals {
+	if x := v.Get("allOf"); x != nil && x.Kind == jsonvalue.Array {
+		for i, s := range x.Vals {
 			n = c.conj(n, c.lower(sref{s, at("allOf") + "/" + strconv.Itoa(i)}), at("allOf"))
 		}
 	}
-	if x := v.get("anyOf"); x != nil && x.kind == 'a' {
+	if x := v.Get("anyOf"); x != nil && x.Kind == jsonvalue.Array {
 		u := c.emptyNode()
-		for i, s := range x.vals {
+		for i, s := range x.Vals {
 			u = c.disj(u, c.lower(sref{s, at("anyOf") + "/" + strconv.Itoa(i)}), at("anyOf"))
 		}
 		n = c.conj(n, u, at("anyOf"))
 	}
-	if x := v.get("oneOf"); x != nil && x.kind == 'a' {
+	if x := v.Get("oneOf"); x != nil && x.Kind == jsonvalue.Array {
 		var branches []*node
-		for i, s := range x.vals {
+		for i, s := range x.Vals {
 			b := c.conj(n, c.lower(sref{s, at("oneOf") + "/" + strconv.Itoa(i)}), at("oneOf"))
 			if !b.isEmpty() {
 				branches = append(branches, b)
@@ -578,14 +569,14 @@ func (c *compiler) lowerApplicators(n *node, v *jv, ptr string) *node {
 // type (not: {type: X}), or const/enum of scalars, or a bare required list.
 func (c *compiler) lowerNot(n *node, s sref) *node {
 	v := s.v
-	if v.kind == 'b' {
-		if v.b {
+	if v.Kind == jsonvalue.Bool {
+		if v.Bool {
 			return c.emptyNode()
 		}
 		return n
 	}
 	simple, constrains := true, false
-	for _, k := range v.keys {
+	for _, k := range v.Keys {
 		if !annotationKeywords[k] && k != "type" && k != "enum" && k != "const" {
 			simple = false
 		}
@@ -598,12 +589,12 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 		// everything: nothing is valid.
 		return c.emptyNode()
 	}
-	if !simple || v.get("format") != nil {
+	if !simple || v.Get("format") != nil {
 		c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
 		return n
 	}
 	m := *n
-	if t := v.get("type"); t != nil && v.get("enum") == nil && v.get("const") == nil {
+	if t := v.Get("type"); t != nil && v.Get("enum") == nil && v.Get("const") == nil {
 		sub := c.lower(s)
 		if sub.null {
 			m.null = false
@@ -633,28 +624,28 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 		}
 		return &m
 	}
-	if t := v.get("type"); t == nil {
-		vals := []*jv{v.get("const")}
-		if e := v.get("enum"); e != nil && e.kind == 'a' {
-			vals = e.vals
+	if t := v.Get("type"); t == nil {
+		vals := []*jsonvalue.Value{v.Get("const")}
+		if e := v.Get("enum"); e != nil && e.Kind == jsonvalue.Array {
+			vals = e.Vals
 		}
 		for _, x := range vals {
 			if x == nil {
 				continue
 			}
-			switch x.kind {
-			case 'n':
+			switch x.Kind {
+			case jsonvalue.Null:
 				m.null = false
-			case 'b':
-				if x.b {
+			case jsonvalue.Bool:
+				if x.Bool {
 					m.tru = false
 				} else {
 					m.fal = false
 				}
-			case 's':
+			case jsonvalue.String:
 				if m.str != nil {
 					ns := *m.str
-					ns.d = intersectDFA(ns.d, complementDFA(literalsDFA([]string{x.s}), anyRune))
+					ns.d = intersectDFA(ns.d, complementDFA(literalsDFA([]string{x.Str}), anyRune))
 					m.str = &ns
 				}
 			default:
@@ -668,38 +659,38 @@ func (c *compiler) lowerNot(n *node, s sref) *node {
 	return n
 }
 
-func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
+func (c *compiler) lowerObjCons(v *jsonvalue.Value, ptr string) *objCons {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	has := false
 	p := &objPart{}
 	oc := &objCons{maxP: -1}
-	if x := v.get("properties"); x != nil && x.kind == 'o' {
+	if x := v.Get("properties"); x != nil && x.Kind == jsonvalue.Object {
 		has = true
-		for i, k := range x.keys {
-			p.props = append(p.props, propDef{k, sref{x.vals[i], at("properties") + "/" + jsonptr.Escape(k)}})
+		for i, k := range x.Keys {
+			p.props = append(p.props, propDef{k, sref{x.Vals[i], at("properties") + "/" + jsonptr.Escape(k)}})
 		}
 	}
-	if x := v.get("patternProperties"); x != nil && x.kind == 'o' {
+	if x := v.Get("patternProperties"); x != nil && x.Kind == jsonvalue.Object {
 		has = true
-		for i, k := range x.keys {
+		for i, k := range x.Keys {
 			pp := at("patternProperties") + "/" + jsonptr.Escape(k)
 			d, err := cachedRegexDFA(k)
 			if err != nil {
 				c.unsupported(pp, "patternProperties", "%v", err)
 				continue
 			}
-			p.patterns = append(p.patterns, patDef{k, d, sref{x.vals[i], pp}})
+			p.patterns = append(p.patterns, patDef{k, d, sref{x.Vals[i], pp}})
 		}
 	}
-	if x := v.get("additionalProperties"); x != nil {
+	if x := v.Get("additionalProperties"); x != nil {
 		has = true
-		if x.kind == 'b' {
-			p.addlFalse = !x.b
+		if x.Kind == jsonvalue.Bool {
+			p.addlFalse = !x.Bool
 		} else {
 			p.addl = &sref{x, at("additionalProperties")}
 		}
 	}
-	if x := v.get("propertyNames"); x != nil {
+	if x := v.Get("propertyNames"); x != nil {
 		has = true
 		pn := c.lower(sref{x, at("propertyNames")})
 		if pn.str == nil {
@@ -711,34 +702,34 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 	if has {
 		oc.parts = []*objPart{p}
 	}
-	if x := v.get("required"); x != nil && x.kind == 'a' {
-		for _, r := range x.vals {
-			if r.kind == 's' && !slices.Contains(oc.required, r.s) {
-				oc.required = append(oc.required, r.s)
+	if x := v.Get("required"); x != nil && x.Kind == jsonvalue.Array {
+		for _, r := range x.Vals {
+			if r.Kind == jsonvalue.String && !slices.Contains(oc.required, r.Str) {
+				oc.required = append(oc.required, r.Str)
 			}
 		}
 	}
-	if x := v.get("minProperties"); x != nil {
+	if x := v.Get("minProperties"); x != nil {
 		oc.minP = nonNegInt(x, at("minProperties"), "minProperties")
 	}
-	if x := v.get("maxProperties"); x != nil {
+	if x := v.Get("maxProperties"); x != nil {
 		oc.maxP = nonNegInt(x, at("maxProperties"), "maxProperties")
 	}
-	dep := v.get("dependentRequired")
+	dep := v.Get("dependentRequired")
 	if dep == nil {
-		dep = v.get("dependencies")
+		dep = v.Get("dependencies")
 	}
-	if dep != nil && dep.kind == 'o' {
-		for i, k := range dep.keys {
-			if dep.vals[i].kind != 'a' {
+	if dep != nil && dep.Kind == jsonvalue.Object {
+		for i, k := range dep.Keys {
+			if dep.Vals[i].Kind != jsonvalue.Array {
 				continue
 			}
-			for _, r := range dep.vals[i].vals {
-				if r.kind == 's' {
+			for _, r := range dep.Vals[i].Vals {
+				if r.Kind == jsonvalue.String {
 					if oc.depReq == nil {
 						oc.depReq = map[string][]string{}
 					}
-					oc.depReq[k] = append(oc.depReq[k], r.s)
+					oc.depReq[k] = append(oc.depReq[k], r.Str)
 				}
 			}
 		}
@@ -749,32 +740,32 @@ func (c *compiler) lowerObjCons(v *jv, ptr string) *objCons {
 	return oc
 }
 
-func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
+func (c *compiler) lowerArrCons(v *jsonvalue.Value, ptr string) *arrCons {
 	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	p := &arrPart{}
 	has := false
 	ac := &arrCons{maxI: -1}
-	if x := v.get("prefixItems"); x != nil && x.kind == 'a' {
+	if x := v.Get("prefixItems"); x != nil && x.Kind == jsonvalue.Array {
 		has = true
-		for i, s := range x.vals {
+		for i, s := range x.Vals {
 			p.prefix = append(p.prefix, sref{s, at("prefixItems") + "/" + strconv.Itoa(i)})
 		}
 	}
-	if x := v.get("items"); x != nil {
+	if x := v.Get("items"); x != nil {
 		has = true
-		if x.kind == 'a' { // draft 4-2019 tuple form
-			for i, s := range x.vals {
+		if x.Kind == jsonvalue.Array { // draft 4-2019 tuple form
+			for i, s := range x.Vals {
 				p.prefix = append(p.prefix, sref{s, at("items") + "/" + strconv.Itoa(i)})
 			}
-			if ai := v.get("additionalItems"); ai != nil {
-				if ai.kind == 'b' {
-					p.itemsFalse = !ai.b
+			if ai := v.Get("additionalItems"); ai != nil {
+				if ai.Kind == jsonvalue.Bool {
+					p.itemsFalse = !ai.Bool
 				} else {
 					p.items = &sref{ai, at("additionalItems")}
 				}
 			}
-		} else if x.kind == 'b' {
-			p.itemsFalse = !x.b
+		} else if x.Kind == jsonvalue.Bool {
+			p.itemsFalse = !x.Bool
 		} else {
 			p.items = &sref{x, at("items")}
 		}
@@ -782,10 +773,10 @@ func (c *compiler) lowerArrCons(v *jv, ptr string) *arrCons {
 	if has {
 		ac.parts = []*arrPart{p}
 	}
-	if x := v.get("minItems"); x != nil {
+	if x := v.Get("minItems"); x != nil {
 		ac.minI = nonNegInt(x, at("minItems"), "minItems")
 	}
-	if x := v.get("maxItems"); x != nil {
+	if x := v.Get("maxItems"); x != nil {
 		ac.maxI = nonNegInt(x, at("maxItems"), "maxItems")
 	}
 	if !has && ac.minI == 0 && ac.maxI < 0 {
@@ -806,26 +797,26 @@ func (c *compiler) materialize(s *strCons, ptr string) *rdfa {
 	return intersectDFA(s.d, lengthDFA(s.min, s.max))
 }
 
-func (c *compiler) enumNode(vals []*jv) *node {
+func (c *compiler) enumNode(vals []*jsonvalue.Value) *node {
 	n := &node{litsOnly: true}
 	var strs []string
 	var nums []string
 	for _, x := range vals {
-		switch x.kind {
-		case 'n':
+		switch x.Kind {
+		case jsonvalue.Null:
 			n.null = true
-		case 'b':
-			if x.b {
+		case jsonvalue.Bool:
+			if x.Bool {
 				n.tru = true
 			} else {
 				n.fal = true
 			}
-		case 's':
-			strs = append(strs, x.s)
-		case 'd':
-			nums = append(nums, x.s)
+		case jsonvalue.String:
+			strs = append(strs, x.Str)
+		case jsonvalue.Number:
+			nums = append(nums, x.Str)
 		default:
-			n.lits = append(n.lits, string(appendCompact(nil, x)))
+			n.lits = append(n.lits, string(x.AppendCompact(nil)))
 		}
 	}
 	if len(strs) > 0 {

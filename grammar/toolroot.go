@@ -3,6 +3,8 @@ package grammar
 import (
 	"slices"
 	"sort"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // toolCallRoot builds the DFA of a tool-call grammar's root rule directly:
@@ -54,7 +56,7 @@ func toolCallRoot(names []string, allowNone bool, o Options) []dstate {
 	enc := make([]string, len(names))
 	order := make([]int, len(names))
 	for i, nm := range names {
-		enc[i] = string(appendJSONString(nil, nm))
+		enc[i] = string(jsonvalue.AppendString(nil, nm))
 		order[i] = i
 	}
 	sort.Slice(order, func(a, b int) bool { return enc[order[a]] < enc[order[b]] })

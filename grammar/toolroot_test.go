@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // TestToolCallRootLanguage checks the directly built root DFA against the
@@ -33,7 +35,7 @@ func TestToolCallRootLanguage(t *testing.T) {
 			}
 			// call writes a call with gaps from gap(i) at the 8 gap places
 			call := func(name, args string, gap func(i int) string) string {
-				toks := []string{"{", `"function"`, ":", string(appendJSONString(nil, name)), ",", `"arguments"`, ":", args, "}"}
+				toks := []string{"{", `"function"`, ":", string(jsonvalue.AppendString(nil, name)), ",", `"arguments"`, ":", args, "}"}
 				var b strings.Builder
 				for i, tk := range toks {
 					b.WriteString(tk)
@@ -52,7 +54,7 @@ func TestToolCallRootLanguage(t *testing.T) {
 				return string(b)
 			}
 			argsOf := func(name string) string {
-				return `{"k":` + string(appendJSONString(nil, name)) + `}`
+				return `{"k":` + string(jsonvalue.AppendString(nil, name)) + `}`
 			}
 			for _, n := range names {
 				for range 5 {

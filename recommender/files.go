@@ -9,17 +9,18 @@ import (
 )
 
 // kindWords are the words a tool's text uses for a kind of file, by
-// extension: a PDF is for a tool that says "pdf", a CSV for one that says
-// "csv", "table" or "data".
+// extension. They name the kind itself ("pdf", "csv", "markdown", "plain
+// text"), not what a tool makes of it: "extract the text of a PDF" is no
+// claim to read text files.
 var kindWords = map[string][]string{
 	"pdf":  {"pdf"},
-	"md":   {"markdown", "text", "notes"},
-	"txt":  {"text", "notes"},
-	"csv":  {"csv", "table", "data"},
-	"tsv":  {"tsv", "table", "data"},
-	"json": {"json", "data"},
-	"png":  {"image"}, "jpg": {"image"}, "jpeg": {"image"},
-	"go": {"code", "source"}, "py": {"code", "source"},
+	"md":   {"markdown"},
+	"txt":  {"plain text", "txt", "notes"},
+	"csv":  {"csv"},
+	"tsv":  {"tsv"},
+	"json": {"json"},
+	"png":  {"image", "png"}, "jpg": {"image", "jpeg"}, "jpeg": {"image", "jpeg"},
+	"go": {"source code"}, "py": {"source code"},
 }
 
 // fileParam is the name of the parameter through which t takes a file in a

@@ -387,3 +387,19 @@ func TestStalledSubscriberIsCutOff(t *testing.T) {
 		t.Fatalf("drops %d", r.Stats().SubscriberDrops)
 	}
 }
+
+// "Extract the text of a PDF" names PDFs, not text files: pdf-extract is no
+// tool for notes.txt, read-file ("plain text, Markdown, …") is.
+func TestTextFileIsNotPDFExtracts(t *testing.T) {
+	w := newWorld(t)
+	r := w.recommender(t)
+	r.Known("alice")
+	w.docsFile(t, "notes.txt")
+	r.ObserveFile(FileEvent{Space: "documents", Rel: "notes.txt", Op: "open"})
+	if find(r.List("alice"), "pdf-extract") != nil {
+		t.Fatalf("pdf-extract for a text file: %+v", r.List("alice"))
+	}
+	if find(r.List("alice"), "read-file") == nil {
+		t.Fatalf("no read-file for a text file: %+v", r.List("alice"))
+	}
+}

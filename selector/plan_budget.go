@@ -1,9 +1,10 @@
 package selector
 
 import (
-	"encoding/json"
 	"math/big"
 	"unicode/utf8"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // Budget is the most a schema's documents can take, as generated: Bytes of
@@ -81,28 +82,28 @@ func objectSize(keys []string, vals []size) size {
 }
 
 // valueSize measures a literal (const, enum) value.
-func valueSize(v any) size {
-	switch x := v.(type) {
-	case string:
-		return constSize(x)
-	case json.Number:
-		return size{len(x), 1}
-	case bool:
+func valueSize(v *jsonvalue.Value) size {
+	switch v.Kind {
+	case jsonvalue.String:
+		return constSize(v.Str)
+	case jsonvalue.Number:
+		return size{len(v.Str), 1}
+	case jsonvalue.Bool:
 		return size{5, 1}
-	case nil:
+	case jsonvalue.Null:
 		return size{4, 1}
-	case []any:
+	case jsonvalue.Array:
 		sz := size{2, 2}
-		for _, e := range x {
+		for _, e := range v.Vals {
 			sz = sz.plus(valueSize(e)).plus(size{1, 1})
 		}
 		return sz
-	case *object:
-		vals := make([]size, len(x.keys))
-		for i, k := range x.keys {
-			vals[i] = valueSize(x.vals[k])
+	case jsonvalue.Object:
+		vals := make([]size, len(v.Keys))
+		for i := range v.Keys {
+			vals[i] = valueSize(v.Vals[i])
 		}
-		return objectSize(x.keys, vals)
+		return objectSize(v.Keys, vals)
 	}
 	return unbounded
 }
@@ -110,15 +111,14 @@ func valueSize(v any) size {
 // integerSize: the longer bound's digits and sign, or a sign and 20
 // digits when a bound is missing (the grammar writes integers as plain
 // digits, at most MaxNumberDigits, 20 by default).
-func integerSize(s *object) size {
-	lo, okLo := s.get("minimum").(json.Number)
-	hi, okHi := s.get("maximum").(json.Number)
-	if !okLo || !okHi {
+func integerSize(s *jsonvalue.Value) size {
+	lo, hi := s.Get("minimum"), s.Get("maximum")
+	if !lo.Is(jsonvalue.Number) || !hi.Is(jsonvalue.Number) {
 		return size{1 + 20, 1}
 	}
 	n := 0
-	for _, b := range []json.Number{lo, hi} {
-		f, ok := new(big.Float).SetString(b.String())
+	for _, b := range []string{lo.Str, hi.Str} {
+		f, ok := new(big.Float).SetString(b)
 		if !ok {
 			return numberSize
 		}

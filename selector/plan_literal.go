@@ -1,7 +1,6 @@
 package selector
 
 import (
-	"encoding/json"
 	"math"
 	"regexp/syntax"
 	"slices"
@@ -10,12 +9,13 @@ import (
 
 	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/internal/jsonptr"
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // literalBuilder narrows a parameter schema to the literal values a plan
 // may hold, and measures them.
 type literalBuilder struct {
-	root any // the parameters schema, for local $refs
+	root *jsonvalue.Value // the parameters schema, for local $refs
 	lim  PlanLimits
 }
 
@@ -33,38 +33,38 @@ var annotations = map[string]bool{
 // literal returns the narrowed schema of s, its size, and whether any
 // literal value is left. A sub-schema with keywords it does not know is
 // kept as it is, and unbounded.
-func (lb *literalBuilder) literal(s any, depth int) (any, size, bool) {
-	switch v := s.(type) {
-	case bool:
-		if !v {
+func (lb *literalBuilder) literal(s *jsonvalue.Value, depth int) (*jsonvalue.Value, size, bool) {
+	switch s.Kind {
+	case jsonvalue.Bool:
+		if !s.Bool {
 			return nil, size{}, false
 		}
 		return lb.anyScalar()
-	case *object:
-		return lb.literalObject(v, depth)
+	case jsonvalue.Object:
+		return lb.literalObject(s, depth)
 	}
 	return s, unbounded, true
 }
 
 // anyScalar stands for a schema that allows every value: in a plan, a
 // bounded string, a number, a boolean or null.
-func (lb *literalBuilder) anyScalar() (any, size, bool) {
+func (lb *literalBuilder) anyScalar() (*jsonvalue.Value, size, bool) {
 	str, ssz, _ := lb.stringLiteral(obj(), 0, -1)
-	return obj("anyOf", []any{str, obj("type", "number"), obj("type", "boolean"), obj("type", "null")}), ssz.or(numberSize), true
+	return obj("anyOf", []*jsonvalue.Value{str, obj("type", "number"), obj("type", "boolean"), obj("type", "null")}), ssz.or(numberSize), true
 }
 
-func (lb *literalBuilder) literalObject(s *object, depth int) (any, size, bool) {
+func (lb *literalBuilder) literalObject(s *jsonvalue.Value, depth int) (*jsonvalue.Value, size, bool) {
 	var known []string
-	for _, k := range s.keys {
+	for _, k := range s.Keys {
 		if !annotations[k] {
 			known = append(known, k)
 		}
 	}
-	if ref, ok := s.get("$ref").(string); ok {
+	if ref, ok := s.Get("$ref").AsString(); ok {
 		if len(known) != 1 || depth >= maxRefDepth || !strings.HasPrefix(ref, "#") {
 			return s, unbounded, true
 		}
-		target, ok := pointer(lb.root, ref[1:])
+		target, ok := jsonptr.Resolve(lb.root, ref[1:], (*jsonvalue.Value).Child)
 		if !ok {
 			return s, unbounded, true
 		}
@@ -73,23 +73,23 @@ func (lb *literalBuilder) literalObject(s *object, depth int) (any, size, bool) 
 	if len(known) == 0 {
 		return lb.anyScalar()
 	}
-	if c, ok := s.has("const"); ok {
-		return lb.values(s, []any{c}, "const")
+	if c := s.Get("const"); c != nil {
+		return lb.values(s, []*jsonvalue.Value{c}, "const")
 	}
-	if e, ok := s.get("enum").([]any); ok {
-		return lb.values(s, e, "enum")
+	if e := s.Get("enum"); e.Is(jsonvalue.Array) {
+		return lb.values(s, e.Vals, "enum")
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
-		bs, ok := s.get(k).([]any)
-		if !ok {
+		bs := s.Get(k)
+		if !bs.Is(jsonvalue.Array) {
 			continue
 		}
 		if len(known) != 1 {
 			return s, unbounded, true
 		}
-		var alts []any
+		var alts []*jsonvalue.Value
 		var sz size
-		for _, b := range bs {
+		for _, b := range bs.Vals {
 			if l, bsz, ok := lb.literal(b, depth); ok {
 				alts = append(alts, l)
 				sz = sz.or(bsz)
@@ -104,7 +104,7 @@ func (lb *literalBuilder) literalObject(s *object, depth int) (any, size, bool) 
 	if types == nil {
 		return s, unbounded, true
 	}
-	var alts []any
+	var alts []*jsonvalue.Value
 	var sz size
 	for _, t := range types {
 		l, tsz, ok := lb.literalOfType(s, t, depth)
@@ -126,12 +126,12 @@ func (lb *literalBuilder) literalObject(s *object, depth int) (any, size, bool) 
 // read a reference) or of a type the schema's "type" excludes are dropped;
 // other keywords beside them are kept in an allOf. It is as long as its
 // longest value.
-func (lb *literalBuilder) values(s *object, vals []any, kw string) (any, size, bool) {
-	types := typesOf(obj("type", s.get("type")))
-	var keep []any
+func (lb *literalBuilder) values(s *jsonvalue.Value, vals []*jsonvalue.Value, kw string) (*jsonvalue.Value, size, bool) {
+	types := typesOf(obj("type", get(s, "type")))
+	var keep []*jsonvalue.Value
 	sz := size{}
 	for _, v := range vals {
-		if holdsRefSyntax(v) || s.get("type") != nil && !typeAllows(types, v) {
+		if holdsRefSyntax(v) || get(s, "type") != nil && !typeAllows(types, v) {
 			continue
 		}
 		keep = append(keep, v)
@@ -140,43 +140,43 @@ func (lb *literalBuilder) values(s *object, vals []any, kw string) (any, size, b
 	if len(keep) == 0 {
 		return nil, size{}, false
 	}
-	var out *object
+	var out *jsonvalue.Value
 	if kw == "const" {
 		out = obj("const", keep[0])
 	} else {
 		out = obj("enum", keep)
 	}
 	rest := obj()
-	for _, k := range s.keys {
+	for i, k := range s.Keys {
 		if k != kw && k != "type" && !annotations[k] {
-			rest.set(k, s.vals[k])
+			rest.Set(k, s.Vals[i])
 		}
 	}
-	if len(rest.keys) > 0 {
-		return obj("allOf", []any{out, rest}), sz, true
+	if len(rest.Keys) > 0 {
+		return obj("allOf", []*jsonvalue.Value{out, rest}), sz, true
 	}
 	return out, sz, true
 }
 
 // typeAllows reports whether a JSON value has one of types.
-func typeAllows(types []string, v any) bool {
+func typeAllows(types []string, v *jsonvalue.Value) bool {
 	var t string
-	switch x := v.(type) {
-	case string:
+	switch v.Kind {
+	case jsonvalue.String:
 		t = "string"
-	case bool:
+	case jsonvalue.Bool:
 		t = "boolean"
-	case nil:
+	case jsonvalue.Null:
 		t = "null"
-	case []any:
+	case jsonvalue.Array:
 		t = "array"
-	case *object:
+	case jsonvalue.Object:
 		t = "object"
-	case json.Number:
+	case jsonvalue.Number:
 		if slices.Contains(types, "number") {
 			return true
 		}
-		if f, err := strconv.ParseFloat(x.String(), 64); err == nil && f == math.Trunc(f) {
+		if f, err := strconv.ParseFloat(v.Str, 64); err == nil && f == math.Trunc(f) {
 			t = "integer"
 		} else {
 			t = "number"
@@ -198,19 +198,19 @@ var typeKeywords = map[string][]string{
 
 // typesOf is the types a schema with "type" (or, without it, its
 // keywords) allows; nil when it uses a keyword no type here understands.
-func typesOf(s *object) []string {
+func typesOf(s *jsonvalue.Value) []string {
 	var types []string
-	switch t := s.get("type").(type) {
-	case string:
-		types = []string{t}
-	case []any:
-		for _, x := range t {
-			if ts, ok := x.(string); ok {
+	switch t := get(s, "type"); {
+	case t.Is(jsonvalue.String):
+		types = []string{t.Str}
+	case t.Is(jsonvalue.Array):
+		for _, x := range t.Vals {
+			if ts, ok := x.AsString(); ok {
 				types = append(types, ts)
 			}
 		}
-	case nil:
-		for _, k := range s.keys {
+	case t == nil:
+		for _, k := range s.Keys {
 			for t, kws := range typeKeywords {
 				if slices.Contains(kws, k) && !slices.Contains(types, t) {
 					types = append(types, t)
@@ -224,7 +224,7 @@ func typesOf(s *object) []string {
 	default:
 		return nil
 	}
-	for _, k := range s.keys {
+	for _, k := range s.Keys {
 		if k == "type" || annotations[k] {
 			continue
 		}
@@ -242,7 +242,7 @@ func typesOf(s *object) []string {
 	return types
 }
 
-func (lb *literalBuilder) literalOfType(s *object, t string, depth int) (any, size, bool) {
+func (lb *literalBuilder) literalOfType(s *jsonvalue.Value, t string, depth int) (*jsonvalue.Value, size, bool) {
 	switch t {
 	case "string":
 		lo, hi := intKeyword(s, "minLength", 0), intKeyword(s, "maxLength", -1)
@@ -250,8 +250,8 @@ func (lb *literalBuilder) literalOfType(s *object, t string, depth int) (any, si
 	case "integer", "number":
 		out := obj("type", t)
 		for _, k := range typeKeywords[t] {
-			if v, ok := s.has(k); ok {
-				out.set(k, v)
+			if v := s.Get(k); v != nil {
+				out.Set(k, v)
 			}
 		}
 		if t == "integer" {
@@ -281,20 +281,20 @@ func (lb *literalBuilder) literalOfType(s *object, t string, depth int) (any, si
 // grammar enforces with a counter; llama.cpp's converter ignores them
 // beside a pattern, so the format sent to Ollama has them folded into the
 // pattern instead (export.FoldPatternLengths: ^[^{]{lo,cap}$).
-func (lb *literalBuilder) stringLiteral(s *object, lo, hi int) (any, size, bool) {
+func (lb *literalBuilder) stringLiteral(s *jsonvalue.Value, lo, hi int) (*jsonvalue.Value, size, bool) {
 	limit := lb.lim.MaxLiteral
 	if hi >= 0 {
 		limit = min(limit, hi)
 	}
 	limit = max(limit, lo)
-	format, _ := s.get("format").(string)
-	pat, hasPat := s.get("pattern").(string)
+	format, _ := s.Get("format").AsString()
+	pat, hasPat := s.Get("pattern").AsString()
 	out := obj("type", "string")
 	noRefs := false // whether the constraints keep "{{" out
 	switch {
 	case !hasPat:
 		if format == "" {
-			out.set("pattern", noBracePattern)
+			out.Set("pattern", jsonvalue.From(noBracePattern))
 			noRefs = true
 		}
 	default:
@@ -310,10 +310,10 @@ func (lb *literalBuilder) stringLiteral(s *object, lo, hi int) (any, size, bool)
 				}
 				return obj("const", ""), stringSize(0), true
 			}
-			out.set("pattern", "^"+c+"*$")
+			out.Set("pattern", jsonvalue.From("^"+c+"*$"))
 			noRefs = true
 		} else {
-			out.set("pattern", pat)
+			out.Set("pattern", jsonvalue.From(pat))
 			noRefs = !patternMayHold(pat, '{')
 		}
 	}
@@ -321,14 +321,14 @@ func (lb *literalBuilder) stringLiteral(s *object, lo, hi int) (any, size, bool)
 		return nil, size{}, false
 	}
 	if format != "" {
-		out.set("format", format)
+		out.Set("format", jsonvalue.From(format))
 	}
 	if lo > 0 {
-		out.set("minLength", lo)
+		out.Set("minLength", jsonvalue.From(lo))
 	}
-	out.set("maxLength", limit)
+	out.Set("maxLength", jsonvalue.From(limit))
 	if !noRefs {
-		return obj("allOf", []any{out, obj("pattern", noRefsPattern)}), stringSize(limit), true
+		return obj("allOf", []*jsonvalue.Value{out, obj("pattern", noRefsPattern)}), stringSize(limit), true
 	}
 	return out, stringSize(limit), true
 }
@@ -375,30 +375,23 @@ func patternMayHold(pat string, r rune) bool {
 	return may(re)
 }
 
-func (lb *literalBuilder) objectLiteral(s *object, depth int) (any, size, bool) {
-	props, _ := s.get("properties").(*object)
-	required := map[string]bool{}
-	if req, ok := s.get("required").([]any); ok {
-		for _, r := range req {
-			if k, ok := r.(string); ok {
-				required[k] = true
-			}
-		}
-	}
+func (lb *literalBuilder) objectLiteral(s *jsonvalue.Value, depth int) (*jsonvalue.Value, size, bool) {
+	props := objectOrNil(s.Get("properties"))
+	required := requiredNames(s)
 	out := obj()
-	var req []any
+	var req []string
 	var keys []string
 	var sizes []size
 	if props != nil {
-		for _, k := range props.keys {
-			l, sz, ok := lb.literal(props.vals[k], depth)
+		for i, k := range props.Keys {
+			l, sz, ok := lb.literal(props.Vals[i], depth)
 			if !ok {
 				if required[k] {
 					return nil, size{}, false
 				}
 				continue
 			}
-			out.set(k, l)
+			out.Set(k, l)
 			keys, sizes = append(keys, k), append(sizes, sz)
 			if required[k] {
 				req = append(req, k)
@@ -406,19 +399,19 @@ func (lb *literalBuilder) objectLiteral(s *object, depth int) (any, size, bool) 
 		}
 	}
 	for k := range required {
-		if out.get(k) == nil {
+		if get(out, k) == nil {
 			return nil, size{}, false // required but not declared: no literal with declared properties only
 		}
 	}
 	o := obj("type", "object", "properties", out)
 	if len(req) > 0 {
-		o.set("required", req)
+		o.Set("required", jsonvalue.From(req))
 	}
-	o.set("additionalProperties", false)
+	o.Set("additionalProperties", jsonvalue.From(false))
 	return o, objectSize(keys, sizes), true
 }
 
-func (lb *literalBuilder) arrayLiteral(s *object, depth int) (any, size, bool) {
+func (lb *literalBuilder) arrayLiteral(s *jsonvalue.Value, depth int) (*jsonvalue.Value, size, bool) {
 	lo, hi := intKeyword(s, "minItems", 0), intKeyword(s, "maxItems", -1)
 	limit := lb.lim.MaxItems
 	if hi >= 0 {
@@ -428,9 +421,9 @@ func (lb *literalBuilder) arrayLiteral(s *object, depth int) (any, size, bool) {
 	out := obj("type", "array")
 	sz := size{bytes: 2, toks: 2}
 	n := 0 // items measured so far
-	if pi, ok := s.get("prefixItems").([]any); ok {
-		var items []any
-		for _, p := range pi {
+	if pi := s.Get("prefixItems"); pi.Is(jsonvalue.Array) {
+		var items []*jsonvalue.Value
+		for _, p := range pi.Vals {
 			if len(items) == limit {
 				break
 			}
@@ -445,36 +438,40 @@ func (lb *literalBuilder) arrayLiteral(s *object, depth int) (any, size, bool) {
 		if len(items) < lo {
 			return nil, size{}, false
 		}
-		out.set("prefixItems", items)
-		if len(items) < len(pi) {
-			out.set("items", false)
+		if items == nil {
+			out.Set("prefixItems", jsonvalue.From(nil)) // no item kept: null, as encoding/json wrote a nil list
+		} else {
+			out.Set("prefixItems", jsonvalue.From(items))
+		}
+		if len(items) < len(pi.Vals) {
+			out.Set("items", jsonvalue.From(false))
 			limit = len(items)
 		}
 	}
-	switch it := s.get("items").(type) {
-	case nil:
+	switch it := get(s, "items"); {
+	case it == nil:
 		if n < limit {
 			l, isz, _ := lb.anyScalar()
-			out.set("items", l)
+			out.Set("items", l)
 			sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
 		}
-	case bool:
-		if !it {
-			out.set("items", false)
+	case it.Kind == jsonvalue.Bool:
+		if !it.Bool {
+			out.Set("items", jsonvalue.From(false))
 			limit = n
 		} else if n < limit {
 			l, isz, _ := lb.anyScalar()
-			out.set("items", l)
+			out.Set("items", l)
 			sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
 		}
 	default:
 		if n < limit {
 			l, isz, ok := lb.literal(it, depth)
 			if ok {
-				out.set("items", l)
+				out.Set("items", l)
 				sz = sz.plus(isz.plus(size{1, 1}).times(limit - n))
 			} else {
-				out.set("items", false)
+				out.Set("items", jsonvalue.From(false))
 				limit = n
 			}
 		}
@@ -483,53 +480,32 @@ func (lb *literalBuilder) arrayLiteral(s *object, depth int) (any, size, bool) {
 		return nil, size{}, false
 	}
 	if lo > 0 {
-		out.set("minItems", lo)
+		out.Set("minItems", jsonvalue.From(lo))
 	}
-	out.set("maxItems", limit)
+	out.Set("maxItems", jsonvalue.From(limit))
 	return out, sz, true
 }
 
 // holdsRefSyntax reports whether a JSON value holds a string with "{{",
 // which ParsePlan would read as a reference.
-func holdsRefSyntax(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.Contains(x, "{{")
-	case []any:
-		return slices.ContainsFunc(x, holdsRefSyntax)
-	case *object:
-		for _, k := range x.keys {
-			if holdsRefSyntax(x.vals[k]) {
-				return true
-			}
-		}
+func holdsRefSyntax(v *jsonvalue.Value) bool {
+	switch v.Kind {
+	case jsonvalue.String:
+		return strings.Contains(v.Str, "{{")
+	case jsonvalue.Array, jsonvalue.Object:
+		return slices.ContainsFunc(v.Vals, holdsRefSyntax)
 	}
 	return false
 }
 
-func intKeyword(s *object, k string, def int) int {
-	n, ok := s.get(k).(json.Number)
-	if !ok {
+func intKeyword(s *jsonvalue.Value, k string, def int) int {
+	n := s.Get(k)
+	if !n.Is(jsonvalue.Number) {
 		return def
 	}
-	f, err := strconv.ParseFloat(n.String(), 64)
+	f, err := strconv.ParseFloat(n.Str, 64)
 	if err != nil || f < 0 || f != math.Trunc(f) {
 		return def
 	}
 	return int(min(f, 1<<40))
-}
-
-func pointer(doc any, ptr string) (any, bool) {
-	return jsonptr.Resolve(doc, ptr, func(n any, tok string) (any, bool) {
-		switch c := n.(type) {
-		case *object:
-			v, ok := c.vals[tok]
-			return v, ok
-		case []any:
-			if i, ok := jsonptr.Index(tok, len(c)); ok {
-				return c[i], true
-			}
-		}
-		return nil, false
-	})
 }

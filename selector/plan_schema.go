@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/internal/jsonvalue"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -20,7 +22,7 @@ func OutlineSchema(tools []string, lim PlanLimits) (json.RawMessage, Budget, err
 	if len(tools) == 0 {
 		return nil, Budget{}, ErrNoTools
 	}
-	names := make([]any, len(tools))
+	names := make([]string, len(tools))
 	var name size
 	for i, t := range tools {
 		names[i] = t
@@ -29,7 +31,7 @@ func OutlineSchema(tools []string, lim PlanLimits) (json.RawMessage, Budget, err
 	steps := size{bytes: 2, toks: 2}.plus(name.plus(size{1, 1}).times(lim.MaxSteps))
 	s := obj("type", "object",
 		"properties", obj("steps", obj("type", "array", "minItems", 1, "maxItems", lim.MaxSteps, "items", obj("enum", names))),
-		"required", []any{"steps"},
+		"required", []string{"steps"},
 		"additionalProperties", false)
 	raw, err := json.Marshal(s)
 	return raw, objectSize([]string{"steps"}, []size{steps}).budget(), err
@@ -53,7 +55,7 @@ func PlanSchema(tools []pipeline.Tool, lim PlanLimits) (json.RawMessage, Budget,
 	if len(tools) > lim.MaxSteps {
 		return nil, Budget{}, fmt.Errorf("selector: a plan of %d steps (at most %d)", len(tools), lim.MaxSteps)
 	}
-	items := make([]any, len(tools))
+	items := make([]*jsonvalue.Value, len(tools))
 	arr := size{bytes: 2, toks: 2}
 	for k, t := range tools {
 		args, asz, err := planArguments(tools[:k], t, lim)
@@ -63,14 +65,14 @@ func PlanSchema(tools []pipeline.Tool, lim PlanLimits) (json.RawMessage, Budget,
 		id, fn := StepID(k+1), t.Name
 		items[k] = obj("type", "object",
 			"properties", obj("id", obj("const", id), "function", obj("const", fn), "arguments", args),
-			"required", []any{"id", "function", "arguments"},
+			"required", []string{"id", "function", "arguments"},
 			"additionalProperties", false)
 		step := objectSize([]string{"id", "function", "arguments"}, []size{constSize(id), constSize(fn), asz})
 		arr = arr.plus(step).plus(size{1, 1})
 	}
 	s := obj("type", "object",
 		"properties", obj("steps", obj("type", "array", "prefixItems", items, "items", false, "minItems", len(tools), "maxItems", len(tools))),
-		"required", []any{"steps"},
+		"required", []string{"steps"},
 		"additionalProperties", false)
 	raw, err := json.Marshal(s)
 	return raw, objectSize([]string{"steps"}, []size{arr}).budget(), err
@@ -78,41 +80,37 @@ func PlanSchema(tools []pipeline.Tool, lim PlanLimits) (json.RawMessage, Budget,
 
 // planArguments is the arguments schema of a step calling t after the
 // steps calling prev.
-func planArguments(prev []pipeline.Tool, t pipeline.Tool, lim PlanLimits) (any, size, error) {
-	root, err := decodeOrdered(t.Parameters)
-	if err != nil {
-		return nil, size{}, fmt.Errorf("parameters schema: %v", err)
+func planArguments(prev []pipeline.Tool, t pipeline.Tool, lim PlanLimits) (*jsonvalue.Value, size, error) {
+	var root *jsonvalue.Value
+	if len(bytes.TrimSpace(t.Parameters)) > 0 {
+		var err error
+		if root, err = jsonvalue.Parse(t.Parameters); err != nil {
+			return nil, size{}, fmt.Errorf("parameters schema: %v", err)
+		}
 	}
-	ps, _ := root.(*object)
+	ps := objectOrNil(root)
 	if ps == nil { // no schema, or a boolean one: no arguments
 		return obj("type", "object", "properties", obj(), "additionalProperties", false), objectSize(nil, nil), nil
 	}
 	lb := &literalBuilder{root: root, lim: lim}
-	props, _ := ps.get("properties").(*object)
-	required := map[string]bool{}
-	if req, ok := ps.get("required").([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
+	props := objectOrNil(ps.Get("properties"))
+	required := requiredNames(ps)
 	out := obj()
-	var req []any
+	var req []string
 	var keys []string
 	var sizes []size
 	if props != nil {
-		for _, name := range props.keys {
-			lit, lsz, litOK := lb.literal(props.vals[name], 0)
+		for i, name := range props.Keys {
+			lit, lsz, litOK := lb.literal(props.Vals[i], 0)
 			ref, rsz, refOK, err := refSchema(prev, t, name, lim)
 			if err != nil {
 				return nil, size{}, err
 			}
-			var v any
+			var v *jsonvalue.Value
 			var sz size
 			switch {
 			case litOK && refOK:
-				v, sz = obj("anyOf", []any{lit, ref}), lsz.or(rsz)
+				v, sz = obj("anyOf", []*jsonvalue.Value{lit, ref}), lsz.or(rsz)
 			case litOK:
 				v, sz = lit, lsz
 			case refOK:
@@ -123,7 +121,7 @@ func planArguments(prev []pipeline.Tool, t pipeline.Tool, lim PlanLimits) (any, 
 				}
 				continue
 			}
-			out.set(name, v)
+			out.Set(name, v)
 			keys = append(keys, name)
 			sizes = append(sizes, sz)
 			if required[name] {
@@ -132,15 +130,15 @@ func planArguments(prev []pipeline.Tool, t pipeline.Tool, lim PlanLimits) (any, 
 		}
 	}
 	for name := range required {
-		if props == nil || props.get(name) == nil {
+		if props == nil || get(props, name) == nil {
 			return nil, size{}, fmt.Errorf("required argument %q is not declared in properties", name)
 		}
 	}
 	s := obj("type", "object", "properties", out)
 	if len(req) > 0 {
-		s.set("required", req)
+		s.Set("required", jsonvalue.From(req))
 	}
-	s.set("additionalProperties", false)
+	s.Set("additionalProperties", jsonvalue.From(false))
 	return s, objectSize(keys, sizes), nil
 }
 
@@ -148,7 +146,7 @@ func planArguments(prev []pipeline.Tool, t pipeline.Tool, lim PlanLimits) (any, 
 // outputs that Chain.Validate accepts for parameter name of tool t: one
 // anchored pattern, {{steps.sJ.output<path>}} for each earlier step sJ and
 // each path of its tool's output whose type fits the parameter.
-func refSchema(prev []pipeline.Tool, t pipeline.Tool, name string, lim PlanLimits) (any, size, bool, error) {
+func refSchema(prev []pipeline.Tool, t pipeline.Tool, name string, lim PlanLimits) (*jsonvalue.Value, size, bool, error) {
 	if len(prev) == 0 {
 		return nil, size{}, false, nil
 	}
@@ -239,4 +237,37 @@ func pathPattern(elems []chains.PathElem) (string, int) {
 		}
 	}
 	return b.String(), n
+}
+
+// obj builds an object from key, value pairs (jsonvalue.NewObject).
+func obj(kv ...any) *jsonvalue.Value { return jsonvalue.NewObject(kv...) }
+
+// get is key k of schema s, nil when it is missing or null (the parameters
+// schema's null is no keyword).
+func get(s *jsonvalue.Value, k string) *jsonvalue.Value {
+	if v := s.Get(k); !v.Is(jsonvalue.Null) {
+		return v
+	}
+	return nil
+}
+
+// objectOrNil is v when it is an object.
+func objectOrNil(v *jsonvalue.Value) *jsonvalue.Value {
+	if v.Is(jsonvalue.Object) {
+		return v
+	}
+	return nil
+}
+
+// requiredNames is the set of names schema s's "required" lists.
+func requiredNames(s *jsonvalue.Value) map[string]bool {
+	required := map[string]bool{}
+	if req := s.Get("required"); req.Is(jsonvalue.Array) {
+		for _, r := range req.Vals {
+			if k, ok := r.AsString(); ok {
+				required[k] = true
+			}
+		}
+	}
+	return required
 }

@@ -51,6 +51,10 @@ const MaxContextFiles = 64
 // comment, so that proxies and clients see it alive.
 const streamKeepAlive = 15 * time.Second
 
+// streamWriteTimeout bounds one write to an event stream's client (a
+// variable for tests).
+var streamWriteTimeout = 5 * time.Second
+
 func (s *Server) registerRecommend() {
 	if _, ok := s.backend.(RecommendBackend); !ok {
 		return
@@ -89,6 +93,11 @@ func (s *Server) recommendationStream(w http.ResponseWriter, r *http.Request) {
 	caller := Caller(r.Context())
 	updates, cancel := s.rb().SubscribeRecommendations(caller)
 	defer cancel()
+	// A client that stops reading must not hold this handler in a write
+	// forever: each write has streamWriteTimeout, past which the stream
+	// ends (the client reconnects and resyncs from the snapshot).
+	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // a reused connection's next answer has none
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -97,6 +106,7 @@ func (s *Server) recommendationStream(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return false
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return false
 		}
@@ -122,6 +132,7 @@ func (s *Server) recommendationStream(w http.ResponseWriter, r *http.Request) {
 		case <-s.streamsStop:
 			return
 		case <-tick.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
@@ -205,3 +216,7 @@ func writeRecommendationError(w http.ResponseWriter, err error) {
 	}
 	writeError(w, http.StatusInternalServerError, "internal", err.Error())
 }
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines for event streams).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -14,12 +14,11 @@ import (
 
 // Bounds of the page's event stream.
 const (
-	uiCallBuffer    = 256              // call events queued per page before it is cut off
-	uiRecentCalls   = 20               // calls per agent a new page starts with
-	uiHubCallers    = 1024             // agents whose recent calls are kept
-	uiHubBuffer     = 4096             // the hub's own subscription to the pipeline
-	uiWriteTimeout  = 10 * time.Second // one event write to a page that does not read
-	uiBreakerRecalc = 5 * time.Second  // breakers are looked at this often without calls
+	uiCallBuffer    = 256             // call events queued per page before it is cut off
+	uiRecentCalls   = 20              // calls per agent a new page starts with
+	uiHubCallers    = 1024            // agents whose recent calls are kept
+	uiHubBuffer     = 4096            // the hub's own subscription to the pipeline
+	uiBreakerRecalc = 5 * time.Second // breakers are looked at this often without calls
 )
 
 // callHub is the one subscription to the pipeline's call events that every
@@ -153,10 +152,6 @@ func (h *callHub) stop() {
 	<-h.done
 }
 
-// Unwrap lets http.ResponseController reach the connection (write
-// deadlines for the page's stream).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // uiEvents is the page's one event stream, the agent's recommendations and
 // calls multiplexed. Events (each `data:` one JSON value):
 //
@@ -171,7 +166,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 //
 // plus a `: keep-alive` comment every 15 s and `retry: 1000`. Both sources
 // are bounded per page (the recommender's subscriber buffer, the hub's
-// uiCallBuffer) and one write may take at most uiWriteTimeout: a page that
+// uiCallBuffer) and one write may take at most streamWriteTimeout: a page that
 // does not read is cut off — its stream ends — and its EventSource
 // reconnects and starts again from a snapshot. The stream also ends with
 // the request's time (RequestTimeout) and on shutdown; the page reconnects.
@@ -193,7 +188,7 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send := func(event string, data []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(uiWriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 			return false
 		}
@@ -224,7 +219,7 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		case <-s.streamsStop:
 			return
 		case <-keep.C:
-			_ = rc.SetWriteDeadline(time.Now().Add(uiWriteTimeout))
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}

@@ -4,6 +4,9 @@
 //
 //	airs-load -url http://127.0.0.1:7777/v1/call -token T -c 200 -d 30s \
 //	    -body '{"tool":"calculator","arguments":{"expression":"1+2"}}'
+//
+// `airs-load sse …` holds many event-stream clients open instead and
+// measures how fast events reach each of them (sse.go).
 package main
 
 import (
@@ -22,6 +25,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sse" {
+		os.Exit(runSSE(os.Args[2:]))
+	}
 	url := flag.String("url", "http://127.0.0.1:7777/v1/call", "endpoint to POST to")
 	token := flag.String("token", os.Getenv("AIRS_TOKEN"), "bearer token (default $AIRS_TOKEN)")
 	conc := flag.Int("c", 200, "concurrent clients")

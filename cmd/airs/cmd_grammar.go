@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -117,17 +116,7 @@ func grammarBench(a *app, args []string) error {
 		defer f.Close()
 		out = f
 	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	tot, err := bench.Bench(cfg, func(r *bench.SchemaResult) error { return enc.Encode(r) })
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return enc.Encode(tot.Summary)
-	}
-	bench.WriteTextSummary(out, tot)
-	return nil
+	return bench.WriteBench(out, cfg, *asJSON)
 }
 
 func grammarSuite(a *app, args []string) error {
@@ -149,14 +138,7 @@ func grammarSuite(a *app, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetEscapeHTML(false)
-		for _, r := range res {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return bench.WriteSuiteJSON(a.stdout, res)
 	}
 	bench.WriteSuiteMarkdown(a.stdout, res)
 	return nil

@@ -59,6 +59,9 @@ func runRecommend(a *app, args []string) error {
 		return err
 	}
 	defer closeE()
+	if e.Recommender == nil {
+		return fmt.Errorf("suggestions are off (recommend.enabled: false in %s): remove that line to turn them on", cfgName(a))
+	}
 	e.PrimeRecommender(caller)
 	recs := e.Recommender.List(caller)
 	if *asJSON {
@@ -182,4 +185,12 @@ func isTerminal(w any) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// cfgName names the configuration file in messages.
+func cfgName(a *app) string {
+	if a.cfg != nil && a.cfg.File != "" {
+		return a.cfg.File
+	}
+	return "airs.yaml"
 }

@@ -66,7 +66,9 @@ Examples:
 		var toks []server.Token
 		for _, t := range cfg.HTTP.Tokens {
 			toks = append(toks, server.Token{SHA256: t.SHA256, Agent: t.Agent})
-			e.Recommender.Known(t.Agent) // file events in the spaces reach the agents served
+			if e.Recommender != nil {
+				e.Recommender.Known(t.Agent) // file events in the spaces reach the agents served
+			}
 		}
 		if err := e.WatchSpaces(); err != nil {
 			a.warnf("suggestions from files in the spaces are off: %v", err)

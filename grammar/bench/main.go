@@ -11,6 +11,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -194,6 +195,24 @@ func pct(n, d int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
+}
+
+// WriteBench runs Bench and writes its lines to w: one JSON line per
+// schema, then the summary, as a JSON line when asJSON and else as
+// WriteTextSummary prints it (what `airs grammar bench` and grammarbench
+// print).
+func WriteBench(w io.Writer, cfg BenchConfig, asJSON bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	tot, err := Bench(cfg, func(r *SchemaResult) error { return enc.Encode(r) })
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return enc.Encode(tot.Summary)
+	}
+	WriteTextSummary(w, tot)
+	return nil
 }
 
 // WriteTextSummary prints a run's totals for a reader (`bench` without

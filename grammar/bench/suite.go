@@ -145,6 +145,18 @@ func RunSuite(dir string, opts grammar.Options, timeout time.Duration) ([]*Suite
 	return res, nil
 }
 
+// WriteSuiteJSON writes one JSON line per keyword file.
+func WriteSuiteJSON(w io.Writer, res []*SuiteFile) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range res {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteSuiteMarkdown prints the per-keyword table and the compile errors by
 // keyword.
 func WriteSuiteMarkdown(w io.Writer, res []*SuiteFile) {

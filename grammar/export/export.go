@@ -36,6 +36,8 @@ import (
 	"strings"
 
 	"github.com/airs-dev/airs/internal/jsonptr"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // Tool is a tool for ToolCallFormat: a name and the JSON Schema of its
@@ -63,14 +65,14 @@ func OllamaFormatWith(schema []byte, opts Options) ([]byte, []Loosening, error) 
 		return nil, loose, err
 	}
 	var b bytes.Buffer
-	doc.encode(&b)
+	b.Write(doc.AppendCompact(nil))
 	return b.Bytes(), loose, nil
 }
 
 // normalizeDoc normalizes one schema document into a root object that
 // carries its $defs.
-func normalizeDoc(schema []byte, opts Options, prefix string, forGBNF bool) (*value, []Loosening, error) {
-	root, err := parseValue(schema)
+func normalizeDoc(schema []byte, opts Options, prefix string, forGBNF bool) (*jsonvalue.Value, []Loosening, error) {
+	root, err := jsonvalue.Parse(schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("export: schema is not JSON: %v", err)
 	}
@@ -83,7 +85,7 @@ func normalizeDoc(schema []byte, opts Options, prefix string, forGBNF bool) (*va
 	return n.withDefs(out), n.loosenings(), nil
 }
 
-func newNormalizer(root *value, opts Options, prefix string) *normalizer {
+func newNormalizer(root *jsonvalue.Value, opts Options, prefix string) *normalizer {
 	return &normalizer{root: root, opts: opts.withDefaults(), prefix: prefix,
 		defFor: map[string]string{}, used: map[string]bool{}, inline: map[string]int{}, path: map[string]int{}}
 }
@@ -103,19 +105,19 @@ func (n *normalizer) loosenings() []Loosening {
 
 // withDefs attaches the collected $defs to the root (wrapping a root that
 // is not a plain object schema).
-func (n *normalizer) withDefs(out *value) *value {
+func (n *normalizer) withDefs(out *jsonvalue.Value) *jsonvalue.Value {
 	if len(n.defs) == 0 {
 		return out
 	}
-	if out.has("$defs") || out.has("$ref") && len(out.obj) > 1 {
-		out = newObj("anyOf", []*value{out})
+	if out.Has("$defs") || out.Has("$ref") && len(out.Keys) > 1 {
+		out = jsonvalue.NewObject("anyOf", []*jsonvalue.Value{out})
 	}
-	out = out.clone()
-	d := newObj()
+	out = out.Clone()
+	d := jsonvalue.NewObject()
 	for _, m := range n.defs {
-		d.set(m.key, m.val)
+		d.Set(m.key, m.val)
 	}
-	out.set("$defs", d)
+	out.Set("$defs", d)
 	return out
 }
 
@@ -134,29 +136,29 @@ func ToolCallFormatWith(tools []Tool, allowNone bool, opts Options) ([]byte, []L
 		return nil, loose, err
 	}
 	var b bytes.Buffer
-	doc.encode(&b)
+	b.Write(doc.AppendCompact(nil))
 	return b.Bytes(), loose, nil
 }
 
-func toolCallDoc(tools []Tool, allowNone bool, opts Options, forGBNF bool) (*value, []Loosening, error) {
+func toolCallDoc(tools []Tool, allowNone bool, opts Options, forGBNF bool) (*jsonvalue.Value, []Loosening, error) {
 	if len(tools) == 0 && !allowNone {
 		return nil, nil, fmt.Errorf("export: no tools")
 	}
-	var alts []*value
+	var alts []*jsonvalue.Value
 	var loose []Loosening
-	defs := newObj()
+	defs := jsonvalue.NewObject()
 	seen := map[string]bool{}
 	for i, t := range tools {
 		if t.Name == "" || seen[t.Name] || (allowNone && t.Name == NoneTool) {
 			return nil, nil, fmt.Errorf("export: tool %d: empty, duplicate or reserved name %q", i, t.Name)
 		}
 		seen[t.Name] = true
-		var args *value
+		var args *jsonvalue.Value
 		params := bytes.TrimSpace(t.Parameters)
 		if len(params) == 0 || string(params) == "null" || string(params) == "{}" {
-			args = newObj("type", "object", "properties", newObj(), "additionalProperties", toValue(true))
+			args = jsonvalue.NewObject("type", "object", "properties", jsonvalue.NewObject(), "additionalProperties", jsonvalue.From(true))
 		} else {
-			root, err := parseValue(params)
+			root, err := jsonvalue.Parse(params)
 			if err != nil {
 				return nil, nil, fmt.Errorf("export: tool %q: parameters are not JSON: %v", t.Name, err)
 			}
@@ -171,30 +173,30 @@ func toolCallDoc(tools []Tool, allowNone bool, opts Options, forGBNF bool) (*val
 				return nil, loose, fmt.Errorf("export: tool %q: its parameters schema accepts no value", t.Name)
 			}
 			for _, m := range n.defs {
-				defs.set(m.key, m.val)
+				defs.Set(m.key, m.val)
 			}
 		}
 		alts = append(alts, callObject(t.Name, args))
 	}
 	if allowNone {
-		alts = append(alts, callObject(NoneTool, newObj("type", "object", "properties", newObj(), "additionalProperties", toValue(false))))
+		alts = append(alts, callObject(NoneTool, jsonvalue.NewObject("type", "object", "properties", jsonvalue.NewObject(), "additionalProperties", jsonvalue.From(false))))
 	}
 	doc := alts[0]
 	if len(alts) > 1 {
-		doc = newObj("anyOf", alts)
+		doc = jsonvalue.NewObject("anyOf", alts)
 	}
-	if len(defs.obj) > 0 {
-		doc = doc.clone()
-		doc.set("$defs", defs)
+	if len(defs.Keys) > 0 {
+		doc = doc.Clone()
+		doc.Set("$defs", defs)
 	}
 	return doc, loose, nil
 }
 
-func callObject(name string, args *value) *value {
-	return newObj("type", "object",
-		"properties", newObj("function", newObj("const", name), "arguments", args),
-		"required", toValue([]string{"function", "arguments"}),
-		"additionalProperties", toValue(false))
+func callObject(name string, args *jsonvalue.Value) *jsonvalue.Value {
+	return jsonvalue.NewObject("type", "object",
+		"properties", jsonvalue.NewObject("function", jsonvalue.NewObject("const", name), "arguments", args),
+		"required", jsonvalue.From([]string{"function", "arguments"}),
+		"additionalProperties", jsonvalue.From(false))
 }
 
 // describe is a one-line summary of loosenings for messages.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // GBNFOptions control GBNF output.
@@ -45,15 +47,15 @@ type gbnfGen struct {
 	rules   []string
 	names   map[string]bool
 	next    map[string]int
-	defs    *value
+	defs    *jsonvalue.Value
 	defRule map[string]string
 	ws      string
 	opts    GBNFOptions
 }
 
-func gbnfOf(doc *value, opts GBNFOptions) string {
+func gbnfOf(doc *jsonvalue.Value, opts GBNFOptions) string {
 	g := &gbnfGen{names: map[string]bool{"root": true, "ws": true, "char": true, "kchar": true}, next: map[string]int{}, defRule: map[string]string{}, opts: opts}
-	g.defs = doc.get("$defs")
+	g.defs = doc.Get("$defs")
 	if opts.Whitespace > 0 {
 		g.ws = " ws"
 	}
@@ -100,12 +102,12 @@ func (g *gbnfGen) fresh(hint string) string {
 }
 
 // expr returns a GBNF expression (often a rule name) for normalized schema s.
-func (g *gbnfGen) expr(s *value, hint string) string {
+func (g *gbnfGen) expr(s *jsonvalue.Value, hint string) string {
 	if len(hint) > 64 {
 		hint = hint[len(hint)-64:]
 	}
-	if r := s.get("$ref"); r != nil {
-		name := strings.TrimPrefix(r.str, "#/$defs/")
+	if r := s.Get("$ref"); r != nil {
+		name := strings.TrimPrefix(r.Str, "#/$defs/")
 		if rn, ok := g.defRule[name]; ok {
 			return rn
 		}
@@ -113,38 +115,38 @@ func (g *gbnfGen) expr(s *value, hint string) string {
 		g.defRule[name] = rn
 		k := len(g.rules)
 		g.rules = append(g.rules, "")
-		g.rules[k] = rn + " ::= " + g.expr(g.defs.get(name), rn)
+		g.rules[k] = rn + " ::= " + g.expr(g.defs.Get(name), rn)
 		return rn
 	}
-	if a := s.get("anyOf"); a != nil {
+	if a := s.Get("anyOf"); a != nil {
 		var alts []string
-		for i, e := range a.arr {
+		for i, e := range a.Vals {
 			alts = append(alts, g.expr(e, fmt.Sprintf("%s-%d", hint, i)))
 		}
 		return g.rule(hint, strings.Join(alts, " | "))
 	}
-	if c := s.get("const"); c != nil {
+	if c := s.Get("const"); c != nil {
 		return gbnfLit(c.String())
 	}
-	if e := s.get("enum"); e != nil {
+	if e := s.Get("enum"); e != nil {
 		var alts []string
-		for _, v := range e.arr {
+		for _, v := range e.Vals {
 			alts = append(alts, gbnfLit(v.String()))
 		}
 		return "(" + strings.Join(alts, " | ") + ")"
 	}
-	t := s.get("type")
+	t := s.Get("type")
 	if t == nil {
-		return g.expr(newObj("anyOf", []*value{}), hint)
+		return g.expr(jsonvalue.NewObject("anyOf", []*jsonvalue.Value{}), hint)
 	}
-	switch t.str {
+	switch t.Str {
 	case "object":
 		return g.object(s, hint)
 	case "array":
 		return g.array(s, hint)
 	case "string":
-		if p := s.get("pattern"); p != nil {
-			r, err := parsePattern(p.str)
+		if p := s.Get("pattern"); p != nil {
+			r, err := parsePattern(p.Str)
 			if err == nil && r != nil {
 				return g.rule(hint, `"\"" `+gbnfRx(r)+` "\""`)
 			}
@@ -157,10 +159,10 @@ func (g *gbnfGen) expr(s *value, hint string) string {
 		return `"\"" ` + repeat("char", lo, hi) + ` "\""`
 	case "integer":
 		var lo, hi *big.Int
-		if r, ok := s.get("minimum").rat(); ok {
+		if r, ok := rat(s.Get("minimum")); ok {
 			lo = r.Num()
 		}
-		if r, ok := s.get("maximum").rat(); ok {
+		if r, ok := rat(s.Get("maximum")); ok {
 			hi = r.Num()
 		}
 		return g.rule(hint, intRange(lo, hi))
@@ -194,12 +196,12 @@ func repeat(x string, lo, hi int) string {
 // ones skippable, undeclared ones (when allowed) after them. F(i) is "the
 // rest from property i, nothing written yet", R(i) "the rest from i after
 // something was written" (each item then starts with a comma).
-func (g *gbnfGen) object(s *value, hint string) string {
-	props := s.get("properties")
+func (g *gbnfGen) object(s *jsonvalue.Value, hint string) string {
+	props := s.Get("properties")
 	req := map[string]bool{}
-	if r := s.get("required"); r != nil {
-		for _, e := range r.arr {
-			req[e.str] = true
+	if r := s.Get("required"); r != nil {
+		for _, e := range r.Vals {
+			req[e.Str] = true
 		}
 	}
 	type kv struct {
@@ -209,16 +211,16 @@ func (g *gbnfGen) object(s *value, hint string) string {
 	var kvs []kv
 	var names []string
 	if props != nil {
-		for _, m := range props.obj {
-			v := g.expr(m.val, hint+"-"+m.key)
-			kvs = append(kvs, kv{g.rule(hint+"-"+m.key+"-kv", gbnfLit(jsonString(m.key))+g.ws+` ":"`+g.ws+" "+v), req[m.key]})
-			names = append(names, m.key)
+		for key, sub := range props.Members() {
+			v := g.expr(sub, hint+"-"+key)
+			kvs = append(kvs, kv{g.rule(hint+"-"+key+"-kv", gbnfLit(jsonString(key))+g.ws+` ":"`+g.ws+" "+v), req[key]})
+			names = append(names, key)
 		}
 	}
 	extra := ""
-	if ap := s.get("additionalProperties"); ap != nil && !(ap.kind == 'b' && !ap.b) {
+	if ap := s.Get("additionalProperties"); ap != nil && !(ap.Kind == jsonvalue.Bool && !ap.Bool) {
 		var val string
-		if ap.kind == 'b' {
+		if ap.Kind == jsonvalue.Bool {
 			val = g.anyValue()
 		} else {
 			val = g.expr(ap, hint+"-additional")
@@ -293,11 +295,11 @@ func (g *gbnfGen) anyValue() string {
 	return rn
 }
 
-func (g *gbnfGen) array(s *value, hint string) string {
+func (g *gbnfGen) array(s *jsonvalue.Value, hint string) string {
 	open, close := `"["`+g.ws, g.ws+` "]"`
-	if p := s.get("prefixItems"); p != nil {
+	if p := s.Get("prefixItems"); p != nil {
 		var parts []string
-		for i, e := range p.arr {
+		for i, e := range p.Vals {
 			parts = append(parts, g.expr(e, fmt.Sprintf("%s-%d", hint, i)))
 		}
 		if len(parts) == 0 {
@@ -313,7 +315,7 @@ func (g *gbnfGen) array(s *value, hint string) string {
 	if hi == 0 {
 		return g.rule(hint, open+close)
 	}
-	item := g.expr(s.get("items"), hint+"-item")
+	item := g.expr(s.Get("items"), hint+"-item")
 	restLo, restHi := max(lo-1, 0), hi-1
 	if hi < 0 {
 		restHi = -1

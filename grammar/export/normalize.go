@@ -11,6 +11,8 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/jsonptr"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // Loosening is a keyword the export could not carry: the exported grammar
@@ -68,7 +70,7 @@ func (o Options) withDefaults() Options {
 // bounded strings, format subsets); what would widen is reported as a
 // Loosening.
 type normalizer struct {
-	root   *value
+	root   *jsonvalue.Value
 	opts   Options
 	loose  []Loosening
 	defs   []member          // output $defs, in creation order
@@ -110,17 +112,17 @@ var annotationKeys = map[string]bool{
 }
 
 // norm normalizes schema s found at ptr. nil means "no value matches".
-func (n *normalizer) norm(s *value, ptr string) *value {
+func (n *normalizer) norm(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
 	if s == nil {
 		return n.anySchema()
 	}
-	switch s.kind {
-	case 'b':
-		if s.b {
+	switch s.Kind {
+	case jsonvalue.Bool:
+		if s.Bool {
 			return n.anySchema()
 		}
 		return nil
-	case 'o':
+	case jsonvalue.Object:
 	default:
 		n.loosen(ptr, "", "schema is not an object or a boolean; taken as any value")
 		return n.anySchema()
@@ -154,25 +156,25 @@ func (n *normalizer) norm(s *value, ptr string) *value {
 	if s == nil {
 		return nil
 	}
-	if s.kind == 'b' {
+	if s.Kind == jsonvalue.Bool {
 		return n.norm(s, ptr)
 	}
 	if !hasConstraints(s) {
 		return n.anySchema()
 	}
 	// A lone $ref (siblings were merged by flatten when they constrain).
-	if r := s.get("$ref"); r != nil && r.kind == 's' {
-		name, ok := n.refDef(r.str, ptr)
+	if r := s.Get("$ref"); r != nil && r.Kind == jsonvalue.String {
+		name, ok := n.refDef(r.Str, ptr)
 		if !ok {
 			return n.anySchema()
 		}
-		return newObj("$ref", "#/$defs/"+name)
+		return jsonvalue.NewObject("$ref", "#/$defs/"+name)
 	}
-	if alts := s.get("anyOf"); alts != nil && alts.kind == 'a' {
-		base := s.clone()
-		base.del("anyOf")
-		var out []*value
-		for i, a := range alts.arr {
+	if alts := s.Get("anyOf"); alts != nil && alts.Kind == jsonvalue.Array {
+		base := s.Clone()
+		base.Delete("anyOf")
+		var out []*jsonvalue.Value
+		for i, a := range alts.Vals {
 			aptr := ptr + "/anyOf/" + strconv.Itoa(i)
 			m := a
 			if hasConstraints(base) {
@@ -185,9 +187,9 @@ func (n *normalizer) norm(s *value, ptr string) *value {
 		return mkAnyOf(out)
 	}
 	for _, kw := range []string{"not", "if", "then", "else"} {
-		if s.has(kw) && !(kw == "not" && isTrivialNot(s.get(kw))) {
+		if s.Has(kw) && !(kw == "not" && isTrivialNot(s.Get(kw))) {
 			if kw == "then" || kw == "else" {
-				if s.has("if") {
+				if s.Has("if") {
 					continue
 				}
 			}
@@ -196,13 +198,13 @@ func (n *normalizer) norm(s *value, ptr string) *value {
 	}
 	// const / enum: the values, filtered by type.
 	types := n.typesOf(s, ptr)
-	if c := s.get("const"); c != nil {
-		return n.enumOf([]*value{c}, types, s, ptr, "const")
+	if c := s.Get("const"); c != nil {
+		return n.enumOf([]*jsonvalue.Value{c}, types, s, ptr, "const")
 	}
-	if e := s.get("enum"); e != nil && e.kind == 'a' {
-		return n.enumOf(e.arr, types, s, ptr, "enum")
+	if e := s.Get("enum"); e != nil && e.Kind == jsonvalue.Array {
+		return n.enumOf(e.Vals, types, s, ptr, "enum")
 	}
-	var out []*value
+	var out []*jsonvalue.Value
 	for _, t := range types {
 		if v := n.typed(s, t, ptr); v != nil {
 			out = append(out, v)
@@ -211,35 +213,35 @@ func (n *normalizer) norm(s *value, ptr string) *value {
 	return mkAnyOf(out)
 }
 
-func isTrivialNot(v *value) bool {
-	return v != nil && v.kind == 'b' && !v.b
+func isTrivialNot(v *jsonvalue.Value) bool {
+	return v != nil && v.Kind == jsonvalue.Bool && !v.Bool
 }
 
-func mkAnyOf(out []*value) *value {
+func mkAnyOf(out []*jsonvalue.Value) *jsonvalue.Value {
 	switch len(out) {
 	case 0:
 		return nil
 	case 1:
 		return out[0]
 	}
-	var flat []*value
+	var flat []*jsonvalue.Value
 	for _, v := range out {
-		if a := v.get("anyOf"); a != nil && len(v.obj) == 1 {
-			flat = append(flat, a.arr...)
+		if a := v.Get("anyOf"); a != nil && len(v.Keys) == 1 {
+			flat = append(flat, a.Vals...)
 		} else {
 			flat = append(flat, v)
 		}
 	}
-	return newObj("anyOf", flat)
+	return jsonvalue.NewObject("anyOf", flat)
 }
 
 // hasConstraints reports whether s has any keyword besides annotations.
-func hasConstraints(s *value) bool {
-	if s.kind != 'o' {
+func hasConstraints(s *jsonvalue.Value) bool {
+	if s.Kind != jsonvalue.Object {
 		return true
 	}
-	for _, m := range s.obj {
-		if !annotationKeys[m.key] && !strings.HasPrefix(m.key, "x-") {
+	for _, k := range s.Keys {
+		if !annotationKeys[k] && !strings.HasPrefix(k, "x-") {
 			return true
 		}
 	}
@@ -258,16 +260,16 @@ var typeKeywords = map[string][]string{
 // integer/number pair collapses to number), else the types its keywords
 // constrain (a narrowing: {"properties":...} alone also accepts strings, but
 // is generated as an object), else all types.
-func (n *normalizer) typesOf(s *value, ptr string) []string {
+func (n *normalizer) typesOf(s *jsonvalue.Value, ptr string) []string {
 	var ts []string
-	if t := s.get("type"); t != nil {
-		switch t.kind {
-		case 's':
-			ts = []string{t.str}
-		case 'a':
-			for _, e := range t.arr {
-				if e.kind == 's' {
-					ts = append(ts, e.str)
+	if t := s.Get("type"); t != nil {
+		switch t.Kind {
+		case jsonvalue.String:
+			ts = []string{t.Str}
+		case jsonvalue.Array:
+			for _, e := range t.Vals {
+				if e.Kind == jsonvalue.String {
+					ts = append(ts, e.Str)
 				}
 			}
 		}
@@ -286,17 +288,17 @@ func (n *normalizer) typesOf(s *value, ptr string) []string {
 				n.loosen(ptr, "type", "unknown type %q ignored", x)
 			}
 		}
-		if s.get("nullable") != nil && s.get("nullable").kind == 'b' && s.get("nullable").b && !has["null"] {
+		if s.Get("nullable") != nil && s.Get("nullable").Kind == jsonvalue.Bool && s.Get("nullable").Bool && !has["null"] {
 			out = append(out, "null")
 		}
 		return dedupe(out)
 	}
-	if s.has("const") || s.has("enum") {
+	if s.Has("const") || s.Has("enum") {
 		return nil
 	}
 	for _, t := range []string{"object", "array", "string", "number"} {
 		for _, kw := range typeKeywords[t] {
-			if s.has(kw) {
+			if s.Has(kw) {
 				ts = append(ts, t)
 				break
 			}
@@ -322,30 +324,30 @@ func dedupe(ss []string) []string {
 
 // enumOf keeps the values whose type is allowed; other constraints beside
 // the values are not checked, which is a loosening when there are any.
-func (n *normalizer) enumOf(vals []*value, types []string, s *value, ptr, kw string) *value {
+func (n *normalizer) enumOf(vals []*jsonvalue.Value, types []string, s *jsonvalue.Value, ptr, kw string) *jsonvalue.Value {
 	allowed := map[string]bool{}
 	for _, t := range types {
 		allowed[t] = true
 	}
-	var keep []*value
+	var keep []*jsonvalue.Value
 	for _, v := range vals {
 		t := jsonType(v)
 		if len(types) == 0 || allowed[t] || (t == "integer" && allowed["number"]) {
 			keep = append(keep, v)
 		}
 	}
-	for _, m := range s.obj {
-		if m.key == "type" || m.key == "enum" || m.key == "const" || annotationKeys[m.key] || strings.HasPrefix(m.key, "x-") {
+	for _, k := range s.Keys {
+		if k == "type" || k == "enum" || k == "const" || annotationKeys[k] || strings.HasPrefix(k, "x-") {
 			continue
 		}
-		if isAssertion(m.key) {
-			n.loosen(ptr, m.key, "%s beside %s: the %s values are not checked against it", m.key, kw, kw)
+		if isAssertion(k) {
+			n.loosen(ptr, k, "%s beside %s: the %s values are not checked against it", k, kw, kw)
 		}
 	}
-	if s.has("const") && s.has("enum") {
-		var both []*value
+	if s.Has("const") && s.Has("enum") {
+		var both []*jsonvalue.Value
 		for _, v := range keep {
-			for _, e := range s.get("enum").arr {
+			for _, e := range s.Get("enum").Vals {
 				if equalJSON(v, e) {
 					both = append(both, v)
 					break
@@ -358,9 +360,9 @@ func (n *normalizer) enumOf(vals []*value, types []string, s *value, ptr, kw str
 	case 0:
 		return nil
 	case 1:
-		return newObj("const", keep[0])
+		return jsonvalue.NewObject("const", keep[0])
 	}
-	return newObj("enum", keep)
+	return jsonvalue.NewObject("enum", keep)
 }
 
 func isAssertion(kw string) bool {
@@ -375,48 +377,48 @@ func isAssertion(kw string) bool {
 }
 
 // anySchema is any JSON value, with strings and arrays bounded.
-func (n *normalizer) anySchema() *value {
+func (n *normalizer) anySchema() *jsonvalue.Value {
 	if !n.anyDef {
 		n.anyDef = true
 		n.used[n.prefix+"airs-any"] = true
-		ref := newObj("$ref", "#/$defs/"+n.prefix+"airs-any")
-		body := newObj("anyOf", []*value{
-			newObj("type", "object", "additionalProperties", ref),
+		ref := jsonvalue.NewObject("$ref", "#/$defs/"+n.prefix+"airs-any")
+		body := jsonvalue.NewObject("anyOf", []*jsonvalue.Value{
+			jsonvalue.NewObject("type", "object", "additionalProperties", ref),
 			n.arraySchema(ref, 0, -1),
 			n.stringSchema(0, -1),
-			newObj("type", "number"),
-			newObj("type", "boolean"),
-			newObj("type", "null"),
+			jsonvalue.NewObject("type", "number"),
+			jsonvalue.NewObject("type", "boolean"),
+			jsonvalue.NewObject("type", "null"),
 		})
 		n.defs = append(n.defs, member{n.prefix + "airs-any", body})
 	}
-	return newObj("$ref", "#/$defs/"+n.prefix+"airs-any")
+	return jsonvalue.NewObject("$ref", "#/$defs/"+n.prefix+"airs-any")
 }
 
-func (n *normalizer) arraySchema(items *value, lo, hi int) *value {
+func (n *normalizer) arraySchema(items *jsonvalue.Value, lo, hi int) *jsonvalue.Value {
 	if hi < 0 && n.opts.MaxItems > 0 {
 		hi = max(lo, n.opts.MaxItems)
 	}
-	o := newObj("type", "array", "items", items)
+	o := jsonvalue.NewObject("type", "array", "items", items)
 	if lo > 0 {
-		o.set("minItems", toValue(lo))
+		o.Set("minItems", jsonvalue.From(lo))
 	}
 	if hi >= 0 {
-		o.set("maxItems", toValue(hi))
+		o.Set("maxItems", jsonvalue.From(hi))
 	}
 	return o
 }
 
-func (n *normalizer) stringSchema(lo, hi int) *value {
+func (n *normalizer) stringSchema(lo, hi int) *jsonvalue.Value {
 	if hi < 0 && n.opts.MaxStringLength > 0 {
 		hi = max(lo, n.opts.MaxStringLength)
 	}
-	o := newObj("type", "string")
+	o := jsonvalue.NewObject("type", "string")
 	if lo > 0 {
-		o.set("minLength", toValue(lo))
+		o.Set("minLength", jsonvalue.From(lo))
 	}
 	if hi >= 0 {
-		o.set("maxLength", toValue(hi))
+		o.Set("maxLength", jsonvalue.From(hi))
 	}
 	return o
 }
@@ -424,13 +426,13 @@ func (n *normalizer) stringSchema(lo, hi int) *value {
 // ---- references -----------------------------------------------------------
 
 // resolve finds the target of a $ref (local JSON pointer or $anchor).
-func (n *normalizer) resolve(ref string) (*value, string, bool) {
+func (n *normalizer) resolve(ref string) (*jsonvalue.Value, string, bool) {
 	frag := ref
 	if i := strings.IndexByte(ref, '#'); i >= 0 {
 		if i > 0 {
 			// "other.json#..." or "https://...#...": only the document itself
-			if id := n.root.get("$id"); id == nil || id.kind != 's' || id.str != ref[:i] {
-				if id2 := n.root.get("id"); id2 == nil || id2.kind != 's' || id2.str != ref[:i] {
+			if id := n.root.Get("$id"); id == nil || id.Kind != jsonvalue.String || id.Str != ref[:i] {
+				if id2 := n.root.Get("id"); id2 == nil || id2.Kind != jsonvalue.String || id2.Str != ref[:i] {
 					return nil, "", false
 				}
 			}
@@ -446,39 +448,28 @@ func (n *normalizer) resolve(ref string) (*value, string, bool) {
 		return n.root, "", true
 	}
 	if !strings.HasPrefix(frag, "/") {
-		var found *value
+		var found *jsonvalue.Value
 		var fptr string
-		walk(n.root, "", func(v *value, p string) {
-			if a := v.get("$anchor"); found == nil && a != nil && a.kind == 's' && a.str == frag {
+		walk(n.root, "", func(v *jsonvalue.Value, p string) {
+			if a := v.Get("$anchor"); found == nil && a != nil && a.Kind == jsonvalue.String && a.Str == frag {
 				found, fptr = v, p
 			}
 		})
 		return found, fptr, found != nil
 	}
-	cur, ok := jsonptr.Resolve(n.root, frag, func(v *value, tok string) (*value, bool) {
-		switch v.kind {
-		case 'o':
-			c := v.get(tok)
-			return c, c != nil
-		case 'a':
-			if i, ok := jsonptr.Index(tok, len(v.arr)); ok {
-				return v.arr[i], true
-			}
-		}
-		return nil, false
-	})
+	cur, ok := jsonptr.Resolve(n.root, frag, (*jsonvalue.Value).Child)
 	if !ok {
 		return nil, "", false
 	}
 	return cur, frag, true
 }
 
-func walk(v *value, ptr string, f func(*value, string)) {
+func walk(v *jsonvalue.Value, ptr string, f func(*jsonvalue.Value, string)) {
 	f(v, ptr)
-	for _, m := range v.obj {
-		walk(m.val, ptr+"/"+jsonptr.Escape(m.key), f)
+	for k, x := range v.Members() {
+		walk(x, ptr+"/"+jsonptr.Escape(k), f)
 	}
-	for i, e := range v.arr {
+	for i, e := range v.Vals {
 		walk(e, ptr+"/"+strconv.Itoa(i), f)
 	}
 }
@@ -519,7 +510,7 @@ func (n *normalizer) refDef(ref, ptr string) (string, bool) {
 		// No value matches; the converter has no "never": an empty enum is
 		// not allowed either, so use a schema nothing generated can reach.
 		n.loosen(tptr, "$ref", "the referenced schema matches nothing; exported as null")
-		body = newObj("type", "null")
+		body = jsonvalue.NewObject("type", "null")
 	}
 	n.defs[k].val = body
 	return name, true
@@ -529,55 +520,55 @@ func (n *normalizer) refDef(ref, ptr string) (string, bool) {
 
 // flatten merges allOf (and a $ref that has constraining siblings) into one
 // schema object, and turns oneOf into anyOf.
-func (n *normalizer) flatten(s *value, ptr string) *value {
-	if one := s.get("oneOf"); one != nil && one.kind == 'a' {
-		s = s.clone()
-		s.del("oneOf")
-		if !n.disjoint(one.arr) {
+func (n *normalizer) flatten(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
+	if one := s.Get("oneOf"); one != nil && one.Kind == jsonvalue.Array {
+		s = s.Clone()
+		s.Delete("oneOf")
+		if !n.disjoint(one.Vals) {
 			n.loosen(ptr, "oneOf", "branches may overlap; exported as anyOf")
 		}
-		if any := s.get("anyOf"); any != nil {
-			all := newObj("anyOf", one.arr)
-			s.set("allOf", toValue(append(append([]*value{}, allOfArr(s)...), all)))
+		if any := s.Get("anyOf"); any != nil {
+			all := jsonvalue.NewObject("anyOf", one.Vals)
+			s.Set("allOf", jsonvalue.From(append(append([]*jsonvalue.Value{}, allOfArr(s)...), all)))
 		} else {
-			s.set("anyOf", one)
+			s.Set("anyOf", one)
 		}
 	}
-	if r := s.get("$ref"); r != nil && r.kind == 's' {
-		sib := s.clone()
-		sib.del("$ref")
+	if r := s.Get("$ref"); r != nil && r.Kind == jsonvalue.String {
+		sib := s.Clone()
+		sib.Delete("$ref")
 		if hasConstraints(sib) {
-			target, tptr, ok := n.resolve(r.str)
+			target, tptr, ok := n.resolve(r.Str)
 			if !ok {
-				n.loosen(ptr, "$ref", "cannot resolve %q; dropped", r.str)
+				n.loosen(ptr, "$ref", "cannot resolve %q; dropped", r.Str)
 				s = sib
 			} else if n.inline[tptr] > 0 || n.path[tptr] > 0 {
 				n.loosen(ptr, "$ref", "recursive $ref with sibling keywords; siblings dropped")
-				return newObj("$ref", r.str)
+				return jsonvalue.NewObject("$ref", r.Str)
 			} else {
 				n.inline[tptr]++
 				n.collect = append(n.collect, tptr)
 				defer func() { n.inline[tptr]-- }()
 				s = n.merge(sib, target, ptr)
-				if s == nil || s.kind == 'b' {
+				if s == nil || s.Kind == jsonvalue.Bool {
 					return s
 				}
 				return n.flatten(s, ptr)
 			}
 		}
 	}
-	if all := s.get("allOf"); all != nil && all.kind == 'a' {
-		m := s.clone()
-		m.del("allOf")
-		var cur *value = m
-		for i, c := range all.arr {
+	if all := s.Get("allOf"); all != nil && all.Kind == jsonvalue.Array {
+		m := s.Clone()
+		m.Delete("allOf")
+		var cur *jsonvalue.Value = m
+		for i, c := range all.Vals {
 			cptr := ptr + "/allOf/" + strconv.Itoa(i)
 			cur = n.merge(cur, c, cptr)
 			if cur == nil {
 				return nil
 			}
 		}
-		if cur.kind == 'b' {
+		if cur.Kind == jsonvalue.Bool {
 			return cur
 		}
 		return n.flatten(cur, ptr)
@@ -585,47 +576,47 @@ func (n *normalizer) flatten(s *value, ptr string) *value {
 	return s
 }
 
-func allOfArr(s *value) []*value {
-	if a := s.get("allOf"); a != nil && a.kind == 'a' {
-		return a.arr
+func allOfArr(s *jsonvalue.Value) []*jsonvalue.Value {
+	if a := s.Get("allOf"); a != nil && a.Kind == jsonvalue.Array {
+		return a.Vals
 	}
 	return nil
 }
 
 // disjoint reports whether no value can match two branches: pairwise
 // different single types, or a required property with disjoint consts.
-func (n *normalizer) disjoint(alts []*value) bool {
+func (n *normalizer) disjoint(alts []*jsonvalue.Value) bool {
 	sig := make([]map[string]bool, len(alts))
 	for i, a := range alts {
 		a = n.deref(a)
-		if a == nil || a.kind != 'o' {
+		if a == nil || a.Kind != jsonvalue.Object {
 			return false
 		}
 		sig[i] = map[string]bool{}
-		if c := a.get("const"); c != nil {
+		if c := a.Get("const"); c != nil {
 			sig[i]["const:"+c.String()] = true
 			continue
 		}
-		if e := a.get("enum"); e != nil && e.kind == 'a' {
-			for _, v := range e.arr {
+		if e := a.Get("enum"); e != nil && e.Kind == jsonvalue.Array {
+			for _, v := range e.Vals {
 				sig[i]["const:"+v.String()] = true
 			}
 			continue
 		}
-		t := a.get("type")
-		if t == nil || t.kind != 's' {
+		t := a.Get("type")
+		if t == nil || t.Kind != jsonvalue.String {
 			if d := discriminator(a); d != "" {
 				sig[i]["disc:"+d] = true
 				continue
 			}
 			return false
 		}
-		if d := discriminator(a); d != "" && t.str == "object" {
+		if d := discriminator(a); d != "" && t.Str == "object" {
 			sig[i]["disc:"+d] = true
 			continue
 		}
-		sig[i]["type:"+t.str] = true
-		if t.str == "number" {
+		sig[i]["type:"+t.Str] = true
+		if t.Str == "number" {
 			sig[i]["type:integer"] = true
 		}
 	}
@@ -675,37 +666,37 @@ func discProp(m map[string]bool) string {
 
 // discriminator returns "prop=value" for an object schema with a required
 // property whose schema is a const (or one-value enum).
-func discriminator(a *value) string {
-	req := a.get("required")
-	props := a.get("properties")
-	if req == nil || props == nil || req.kind != 'a' {
+func discriminator(a *jsonvalue.Value) string {
+	req := a.Get("required")
+	props := a.Get("properties")
+	if req == nil || props == nil || req.Kind != jsonvalue.Array {
 		return ""
 	}
-	for _, r := range req.arr {
-		if r.kind != 's' {
+	for _, r := range req.Vals {
+		if r.Kind != jsonvalue.String {
 			continue
 		}
-		p := props.get(r.str)
+		p := props.Get(r.Str)
 		if p == nil {
 			continue
 		}
-		if c := p.get("const"); c != nil {
-			return r.str + "=" + c.String()
+		if c := p.Get("const"); c != nil {
+			return r.Str + "=" + c.String()
 		}
-		if e := p.get("enum"); e != nil && e.kind == 'a' && len(e.arr) == 1 {
-			return r.str + "=" + e.arr[0].String()
+		if e := p.Get("enum"); e != nil && e.Kind == jsonvalue.Array && len(e.Vals) == 1 {
+			return r.Str + "=" + e.Vals[0].String()
 		}
 	}
 	return ""
 }
 
-func (n *normalizer) deref(a *value) *value {
-	for i := 0; i < 8 && a != nil && a.kind == 'o'; i++ {
-		r := a.get("$ref")
-		if r == nil || r.kind != 's' || len(a.obj) > 1 {
+func (n *normalizer) deref(a *jsonvalue.Value) *jsonvalue.Value {
+	for i := 0; i < 8 && a != nil && a.Kind == jsonvalue.Object; i++ {
+		r := a.Get("$ref")
+		if r == nil || r.Kind != jsonvalue.String || len(a.Keys) > 1 {
 			return a
 		}
-		t, _, ok := n.resolve(r.str)
+		t, _, ok := n.resolve(r.Str)
 		if !ok {
 			return nil
 		}
@@ -717,33 +708,33 @@ func (n *normalizer) deref(a *value) *value {
 // merge is the conjunction of two schemas as one schema object (nil: no
 // value matches). Keywords that cannot be combined exactly keep a's value
 // and are reported.
-func (n *normalizer) merge(a, b *value, ptr string) *value {
+func (n *normalizer) merge(a, b *jsonvalue.Value, ptr string) *jsonvalue.Value {
 	if a == nil || b == nil {
 		return nil
 	}
-	if b.kind == 'b' {
-		if b.b {
+	if b.Kind == jsonvalue.Bool {
+		if b.Bool {
 			return a
 		}
 		return nil
 	}
-	if a.kind == 'b' {
-		if a.b {
+	if a.Kind == jsonvalue.Bool {
+		if a.Bool {
 			return b
 		}
 		return nil
 	}
-	if b.kind != 'o' || a.kind != 'o' {
+	if b.Kind != jsonvalue.Object || a.Kind != jsonvalue.Object {
 		return a
 	}
 	// Resolve b's $ref first (a is the accumulated schema).
-	if r := b.get("$ref"); r != nil && r.kind == 's' {
-		target, tptr, ok := n.resolve(r.str)
+	if r := b.Get("$ref"); r != nil && r.Kind == jsonvalue.String {
+		target, tptr, ok := n.resolve(r.Str)
 		switch {
 		case !ok:
-			n.loosen(ptr, "$ref", "cannot resolve %q; dropped", r.str)
+			n.loosen(ptr, "$ref", "cannot resolve %q; dropped", r.Str)
 		case n.inline[tptr] > 0 || n.path[tptr] > 0:
-			if !hasConstraints(a) && len(b.obj) == 1 {
+			if !hasConstraints(a) && len(b.Keys) == 1 {
 				return b
 			}
 			n.loosen(ptr, "$ref", "recursive $ref inside allOf; dropped")
@@ -751,39 +742,38 @@ func (n *normalizer) merge(a, b *value, ptr string) *value {
 			n.inline[tptr]++
 			n.collect = append(n.collect, tptr)
 			defer func() { n.inline[tptr]-- }()
-			rest := b.clone()
-			rest.del("$ref")
+			rest := b.Clone()
+			rest.Delete("$ref")
 			t := n.merge(a, target, ptr)
 			return n.merge(t, rest, ptr)
 		}
-		b = b.clone()
-		b.del("$ref")
+		b = b.Clone()
+		b.Delete("$ref")
 	}
-	if all := b.get("allOf"); all != nil && all.kind == 'a' {
+	if all := b.Get("allOf"); all != nil && all.Kind == jsonvalue.Array {
 		b = n.flatten(b, ptr)
 		if b == nil {
 			return nil
 		}
-		if b.kind == 'b' {
+		if b.Kind == jsonvalue.Bool {
 			return n.merge(a, b, ptr)
 		}
 	}
-	if one := b.get("oneOf"); one != nil {
+	if one := b.Get("oneOf"); one != nil {
 		b = n.flatten(b, ptr)
 	}
-	if a.has("$ref") {
+	if a.Has("$ref") {
 		// a is a recursive reference kept as is (see above)
 		if hasConstraints(b) {
 			n.loosen(ptr, "allOf", "recursive $ref combined with other keywords; kept the reference")
 		}
 		return a
 	}
-	out := a.clone()
-	for _, m := range b.obj {
-		k, bv := m.key, m.val
-		av := out.get(k)
+	out := a.Clone()
+	for k, bv := range b.Members() {
+		av := out.Get(k)
 		if av == nil {
-			out.set(k, bv)
+			out.Set(k, bv)
 			continue
 		}
 		if !n.mergeKeyword(out, a, b, k, av, bv, ptr) {
@@ -795,16 +785,16 @@ func (n *normalizer) merge(a, b *value, ptr string) *value {
 
 // mergeKeyword merges keyword k, av in a (already in out) and bv in b,
 // into out; false when the two leave no value (disjoint types or enums).
-func (n *normalizer) mergeKeyword(out, a, b *value, k string, av, bv *value, ptr string) bool {
+func (n *normalizer) mergeKeyword(out, a, b *jsonvalue.Value, k string, av, bv *jsonvalue.Value, ptr string) bool {
 	switch k {
 	case "type":
 		t := intersectTypes(av, bv)
 		if len(t) == 0 {
 			return false
 		}
-		out.set(k, toValue(t))
+		out.Set(k, jsonvalue.From(t))
 	case "enum", "const":
-		var vals []*value
+		var vals []*jsonvalue.Value
 		for _, x := range valuesOf(av, k) {
 			for _, y := range valuesOf(bv, k) {
 				if equalJSON(x, y) {
@@ -816,100 +806,100 @@ func (n *normalizer) mergeKeyword(out, a, b *value, k string, av, bv *value, ptr
 		if len(vals) == 0 {
 			return false
 		}
-		out.set(k, toValue(vals))
+		out.Set(k, jsonvalue.From(vals))
 		if k == "const" {
-			out.del("const")
-			out.set("enum", toValue(vals))
+			out.Delete("const")
+			out.Set("enum", jsonvalue.From(vals))
 		}
 	case "required":
 		seen := map[string]bool{}
 		var rs []string
-		for _, x := range append(append([]*value{}, av.arr...), bv.arr...) {
-			if x.kind == 's' && !seen[x.str] {
-				seen[x.str] = true
-				rs = append(rs, x.str)
+		for _, x := range append(append([]*jsonvalue.Value{}, av.Vals...), bv.Vals...) {
+			if x.Kind == jsonvalue.String && !seen[x.Str] {
+				seen[x.Str] = true
+				rs = append(rs, x.Str)
 			}
 		}
-		out.set(k, toValue(rs))
+		out.Set(k, jsonvalue.From(rs))
 	case "properties", "patternProperties", "dependentSchemas", "$defs", "definitions":
-		if av.kind != 'o' || bv.kind != 'o' {
+		if av.Kind != jsonvalue.Object || bv.Kind != jsonvalue.Object {
 			return true
 		}
-		out.set(k, mergeProperties(a, b, av, bv, k))
+		out.Set(k, mergeProperties(a, b, av, bv, k))
 	case "additionalProperties", "items", "additionalItems", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "not":
 		if k == "not" {
-			out.set(k, newObj("anyOf", []*value{av, bv}))
+			out.Set(k, jsonvalue.NewObject("anyOf", []*jsonvalue.Value{av, bv}))
 			return true
 		}
-		if k == "items" && (av.kind == 'a' || bv.kind == 'a') {
+		if k == "items" && (av.Kind == jsonvalue.Array || bv.Kind == jsonvalue.Array) {
 			n.loosen(ptr, k, "array-form items in allOf; kept one side")
 			return true
 		}
-		out.set(k, newObj("allOf", []*value{av, bv}))
+		out.Set(k, jsonvalue.NewObject("allOf", []*jsonvalue.Value{av, bv}))
 	case "prefixItems":
-		if av.kind != 'a' || bv.kind != 'a' {
+		if av.Kind != jsonvalue.Array || bv.Kind != jsonvalue.Array {
 			return true
 		}
-		l := max(len(av.arr), len(bv.arr))
-		arr := make([]*value, l)
+		l := max(len(av.Vals), len(bv.Vals))
+		arr := make([]*jsonvalue.Value, l)
 		for i := range l {
 			switch {
-			case i < len(av.arr) && i < len(bv.arr):
-				arr[i] = newObj("allOf", []*value{av.arr[i], bv.arr[i]})
-			case i < len(av.arr):
-				arr[i] = withRest(av.arr[i], b.get("items"))
+			case i < len(av.Vals) && i < len(bv.Vals):
+				arr[i] = jsonvalue.NewObject("allOf", []*jsonvalue.Value{av.Vals[i], bv.Vals[i]})
+			case i < len(av.Vals):
+				arr[i] = withRest(av.Vals[i], b.Get("items"))
 			default:
-				arr[i] = withRest(bv.arr[i], a.get("items"))
+				arr[i] = withRest(bv.Vals[i], a.Get("items"))
 			}
 		}
-		out.set(k, toValue(arr))
+		out.Set(k, jsonvalue.From(arr))
 	case "minimum", "minLength", "minItems", "minProperties", "minContains":
 		if cmpNum(bv, av) > 0 {
-			out.set(k, bv)
+			out.Set(k, bv)
 		}
 	case "maximum", "maxLength", "maxItems", "maxProperties", "maxContains":
 		if cmpNum(bv, av) < 0 {
-			out.set(k, bv)
+			out.Set(k, bv)
 		}
 	case "exclusiveMinimum":
-		if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) > 0 {
-			out.set(k, bv)
+		if av.Kind == jsonvalue.Number && bv.Kind == jsonvalue.Number && cmpNum(bv, av) > 0 {
+			out.Set(k, bv)
 		}
 	case "exclusiveMaximum":
-		if av.kind == 'n' && bv.kind == 'n' && cmpNum(bv, av) < 0 {
-			out.set(k, bv)
+		if av.Kind == jsonvalue.Number && bv.Kind == jsonvalue.Number && cmpNum(bv, av) < 0 {
+			out.Set(k, bv)
 		}
 	case "uniqueItems":
-		if bv.kind == 'b' && bv.b {
-			out.set(k, bv)
+		if bv.Kind == jsonvalue.Bool && bv.Bool {
+			out.Set(k, bv)
 		}
 	case "multipleOf":
-		x, ok1 := av.rat()
-		y, ok2 := bv.rat()
+		x, ok1 := rat(av)
+		y, ok2 := rat(bv)
 		if ok1 && ok2 && x.IsInt() && y.IsInt() && x.Sign() > 0 && y.Sign() > 0 {
 			g := new(big.Int).GCD(nil, nil, x.Num(), y.Num())
 			l := new(big.Int).Mul(x.Num(), y.Num())
 			l.Div(l, g)
-			out.set(k, toValue(l))
+			out.Set(k, jsonvalue.From(l))
 		} else if !equalJSON(av, bv) {
 			n.loosen(ptr, k, "two multipleOf in allOf; kept one")
 		}
 	case "anyOf":
 		// (a1|a2) & (b1|b2) = a1&b1 | a1&b2 | ...
-		if av.kind != 'a' || bv.kind != 'a' {
+		if av.Kind != jsonvalue.Array || bv.Kind != jsonvalue.Array {
 			return true
 		}
-		if len(av.arr)*len(bv.arr) > 64 {
+		if len(av.Vals)*len(bv.Vals) > 64 {
 			n.loosen(ptr, k, "anyOf in allOf too large to distribute; kept one")
 			return true
 		}
-		var prod []*value
-		for _, x := range av.arr {
-			for _, y := range bv.arr {
-				prod = append(prod, newObj("allOf", []*value{x, y}))
+		var prod []*jsonvalue.Value
+		for _, x := range av.Vals {
+			for _, y := range bv.Vals {
+				prod = append(prod, jsonvalue.NewObject("allOf", []*jsonvalue.Value{x, y}))
 			}
 		}
-		out.set(k, toValue(prod))
+		out.Set(k, jsonvalue.From(prod))
 	case "pattern", "format":
 		if !equalJSON(av, bv) {
 			n.loosen(ptr, k, "two different %s values in allOf; kept the first", k)
@@ -925,29 +915,29 @@ func (n *normalizer) mergeKeyword(out, a, b *value, k string, av, bv *value, ptr
 // mergeProperties merges two keyword maps (properties, $defs, ...): a key
 // on both sides becomes the allOf of its schemas. For properties, a key on
 // one side only is also bound by the other side's additionalProperties.
-func mergeProperties(a, b, av, bv *value, k string) *value {
-	mp := av.clone()
-	for _, pm := range bv.obj {
-		if x := mp.get(pm.key); x != nil {
-			mp.set(pm.key, newObj("allOf", []*value{x, pm.val}))
+func mergeProperties(a, b, av, bv *jsonvalue.Value, k string) *jsonvalue.Value {
+	mp := av.Clone()
+	for pk, pv := range bv.Members() {
+		if x := mp.Get(pk); x != nil {
+			mp.Set(pk, jsonvalue.NewObject("allOf", []*jsonvalue.Value{x, pv}))
 		} else {
-			mp.set(pm.key, pm.val)
+			mp.Set(pk, pv)
 		}
 	}
 	if k == "properties" {
 		// a property declared on one side only is still bound by the
 		// other side's additionalProperties
-		for _, pm := range bv.obj {
-			if av.get(pm.key) == nil {
-				if ap := a.get("additionalProperties"); ap != nil && !(ap.kind == 'b' && ap.b) && !matchesPattern(a, pm.key) {
-					mp.set(pm.key, newObj("allOf", []*value{pm.val, ap}))
+		for pk, pv := range bv.Members() {
+			if av.Get(pk) == nil {
+				if ap := a.Get("additionalProperties"); ap != nil && !(ap.Kind == jsonvalue.Bool && ap.Bool) && !matchesPattern(a, pk) {
+					mp.Set(pk, jsonvalue.NewObject("allOf", []*jsonvalue.Value{pv, ap}))
 				}
 			}
 		}
-		for _, pm := range av.obj {
-			if bv.get(pm.key) == nil {
-				if bp := b.get("additionalProperties"); bp != nil && !(bp.kind == 'b' && bp.b) && !matchesPattern(b, pm.key) {
-					mp.set(pm.key, newObj("allOf", []*value{pm.val, bp}))
+		for pk, pv := range av.Members() {
+			if bv.Get(pk) == nil {
+				if bp := b.Get("additionalProperties"); bp != nil && !(bp.Kind == jsonvalue.Bool && bp.Bool) && !matchesPattern(b, pk) {
+					mp.Set(pk, jsonvalue.NewObject("allOf", []*jsonvalue.Value{pv, bp}))
 				}
 			}
 		}
@@ -955,20 +945,20 @@ func mergeProperties(a, b, av, bv *value, k string) *value {
 	return mp
 }
 
-func withRest(item, rest *value) *value {
+func withRest(item, rest *jsonvalue.Value) *jsonvalue.Value {
 	if rest == nil {
 		return item
 	}
-	return newObj("allOf", []*value{item, rest})
+	return jsonvalue.NewObject("allOf", []*jsonvalue.Value{item, rest})
 }
 
-func matchesPattern(s *value, name string) bool {
-	pp := s.get("patternProperties")
+func matchesPattern(s *jsonvalue.Value, name string) bool {
+	pp := s.Get("patternProperties")
 	if pp == nil {
 		return false
 	}
-	for _, m := range pp.obj {
-		if re, err := compileECMA(m.key); err == nil && re.MatchString(name) {
+	for _, k := range pp.Keys {
+		if re, err := compileECMA(k); err == nil && re.MatchString(name) {
 			return true
 		}
 	}
@@ -984,25 +974,25 @@ func compileECMA(p string) (*regexp.Regexp, error) {
 	return regexp.Compile(g)
 }
 
-func valuesOf(v *value, k string) []*value {
+func valuesOf(v *jsonvalue.Value, k string) []*jsonvalue.Value {
 	if k == "const" {
-		return []*value{v}
+		return []*jsonvalue.Value{v}
 	}
-	if v.kind == 'a' {
-		return v.arr
+	if v.Kind == jsonvalue.Array {
+		return v.Vals
 	}
 	return nil
 }
 
-func intersectTypes(a, b *value) []string {
-	list := func(v *value) []string {
-		if v.kind == 's' {
-			return []string{v.str}
+func intersectTypes(a, b *jsonvalue.Value) []string {
+	list := func(v *jsonvalue.Value) []string {
+		if v.Kind == jsonvalue.String {
+			return []string{v.Str}
 		}
 		var out []string
-		for _, e := range v.arr {
-			if e.kind == 's' {
-				out = append(out, e.str)
+		for _, e := range v.Vals {
+			if e.Kind == jsonvalue.String {
+				out = append(out, e.Str)
 			}
 		}
 		return out
@@ -1026,9 +1016,9 @@ func intersectTypes(a, b *value) []string {
 	return dedupe(out)
 }
 
-func cmpNum(a, b *value) int {
-	x, ok1 := a.rat()
-	y, ok2 := b.rat()
+func cmpNum(a, b *jsonvalue.Value) int {
+	x, ok1 := rat(a)
+	y, ok2 := rat(b)
 	if !ok1 || !ok2 {
 		return 0
 	}

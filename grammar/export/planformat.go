@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // FoldPatternLengths rewrites a schema for llama.cpp's converter, which
@@ -18,12 +20,12 @@ import (
 // selector's plan schemas (selector.PlanFormat) are written so that every
 // free string has that form; OllamaFormat handles arbitrary schemas.
 func FoldPatternLengths(schema []byte) ([]byte, error) {
-	v, err := parseValue(schema)
+	v, err := jsonvalue.Parse(schema)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
-	foldPatternLengths(v).encode(&b)
+	b.Write(foldPatternLengths(v).AppendCompact(nil))
 	return b.Bytes(), nil
 }
 
@@ -31,27 +33,27 @@ func FoldPatternLengths(schema []byte) ([]byte, error) {
 // class is kept as written rather than as its ranges.
 const noBracePattern = `^[^{]*$`
 
-func foldPatternLengths(v *value) *value {
-	switch v.kind {
-	case 'a':
-		out := &value{kind: 'a', arr: make([]*value, len(v.arr))}
-		for i, e := range v.arr {
-			out.arr[i] = foldPatternLengths(e)
+func foldPatternLengths(v *jsonvalue.Value) *jsonvalue.Value {
+	switch v.Kind {
+	case jsonvalue.Array:
+		out := &jsonvalue.Value{Kind: jsonvalue.Array, Vals: make([]*jsonvalue.Value, len(v.Vals))}
+		for i, e := range v.Vals {
+			out.Vals[i] = foldPatternLengths(e)
 		}
 		return out
-	case 'o':
+	case jsonvalue.Object:
 	default:
 		return v
 	}
-	out := newObj()
-	for _, m := range v.obj {
-		out.set(m.key, foldPatternLengths(m.val))
+	out := jsonvalue.NewObject()
+	for k, x := range v.Members() {
+		out.Set(k, foldPatternLengths(x))
 	}
-	pat, typ := out.get("pattern"), out.get("type")
-	if pat == nil || pat.kind != 's' || typ == nil || typ.kind != 's' || typ.str != "string" {
+	pat, typ := out.Get("pattern"), out.Get("type")
+	if pat == nil || pat.Kind != jsonvalue.String || typ == nil || typ.Kind != jsonvalue.String || typ.Str != "string" {
 		return out
 	}
-	ranges, qlo, qhi, ok := RepeatedClass(pat.str)
+	ranges, qlo, qhi, ok := RepeatedClass(pat.Str)
 	if !ok || qlo != 0 || qhi != -1 {
 		return out
 	}
@@ -60,20 +62,20 @@ func foldPatternLengths(v *value) *value {
 		return out
 	}
 	class := ClassWithout(ranges, -1)
-	if pat.str == noBracePattern {
+	if pat.Str == noBracePattern {
 		class = "[^{]" // the same class, as written
 	}
 	if class == "" {
 		return out
 	}
-	folded := newObj()
-	for _, m := range out.obj {
-		switch m.key {
+	folded := jsonvalue.NewObject()
+	for k, v := range out.Members() {
+		switch k {
 		case "minLength", "maxLength":
 		case "pattern":
-			folded.set(m.key, toValue(fmt.Sprintf("^%s{%d,%d}$", class, lo, hi)))
+			folded.Set(k, jsonvalue.From(fmt.Sprintf("^%s{%d,%d}$", class, lo, hi)))
 		default:
-			folded.set(m.key, m.val)
+			folded.Set(k, v)
 		}
 	}
 	return folded
@@ -81,12 +83,12 @@ func foldPatternLengths(v *value) *value {
 
 // intKeyword reads a non-negative integral number keyword (capped at
 // 2^40), def when it is absent or not one.
-func intKeyword(s *value, k string, def int) int {
-	n := s.get(k)
-	if n == nil || n.kind != 'n' {
+func intKeyword(s *jsonvalue.Value, k string, def int) int {
+	n := s.Get(k)
+	if n == nil || n.Kind != jsonvalue.Number {
 		return def
 	}
-	f, err := strconv.ParseFloat(n.str, 64)
+	f, err := strconv.ParseFloat(n.Str, 64)
 	if err != nil || f < 0 || f != math.Trunc(f) {
 		return def
 	}

@@ -5,10 +5,12 @@ import (
 	"strconv"
 
 	"github.com/airs-dev/airs/internal/jsonptr"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // typed normalizes s restricted to JSON type t.
-func (n *normalizer) typed(s *value, t, ptr string) *value {
+func (n *normalizer) typed(s *jsonvalue.Value, t, ptr string) *jsonvalue.Value {
 	switch t {
 	case "object":
 		return n.object(s, ptr)
@@ -21,14 +23,14 @@ func (n *normalizer) typed(s *value, t, ptr string) *value {
 	case "number":
 		return n.number(s, ptr)
 	case "boolean", "null":
-		return newObj("type", t)
+		return jsonvalue.NewObject("type", t)
 	}
 	return nil
 }
 
-func intKW(s *value, kw string) (int, bool) {
-	v := s.get(kw)
-	r, ok := v.rat()
+func intKW(s *jsonvalue.Value, kw string) (int, bool) {
+	v := s.Get(kw)
+	r, ok := rat(v)
 	if !ok {
 		return 0, false
 	}
@@ -42,22 +44,22 @@ func intKW(s *value, kw string) (int, bool) {
 	return int(r.Num().Int64()), true
 }
 
-func (n *normalizer) object(s *value, ptr string) *value {
+func (n *normalizer) object(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
 	for _, kw := range []string{"dependentRequired", "dependentSchemas", "dependencies"} {
-		if v := s.get(kw); v != nil && v.kind == 'o' && len(v.obj) > 0 {
+		if v := s.Get(kw); v != nil && v.Kind == jsonvalue.Object && len(v.Keys) > 0 {
 			n.loosen(ptr, kw, "%s is not expressible in the export; dropped", kw)
 		}
 	}
-	props := s.get("properties")
-	pp := s.get("patternProperties")
-	ap := s.get("additionalProperties")
+	props := s.Get("properties")
+	pp := s.Get("patternProperties")
+	ap := s.Get("additionalProperties")
 	required := map[string]bool{}
 	var reqOrder []string
-	if r := s.get("required"); r != nil && r.kind == 'a' {
-		for _, e := range r.arr {
-			if e.kind == 's' && !required[e.str] {
-				required[e.str] = true
-				reqOrder = append(reqOrder, e.str)
+	if r := s.Get("required"); r != nil && r.Kind == jsonvalue.Array {
+		for _, e := range r.Vals {
+			if e.Kind == jsonvalue.String && !required[e.Str] {
+				required[e.Str] = true
+				reqOrder = append(reqOrder, e.Str)
 			}
 		}
 	}
@@ -65,42 +67,42 @@ func (n *normalizer) object(s *value, ptr string) *value {
 	// or propertyNames constrain keys (a narrowing), else what
 	// additionalProperties says (absent = any value).
 	extrasAllowed := true
-	var extraSchema *value
+	var extraSchema *jsonvalue.Value
 	switch {
 	case ap == nil:
-	case ap.kind == 'b':
-		extrasAllowed = ap.b
+	case ap.Kind == jsonvalue.Bool:
+		extrasAllowed = ap.Bool
 	default:
 		extraSchema = ap
 	}
-	if u := s.get("unevaluatedProperties"); u != nil && ap == nil {
-		if u.kind == 'b' && !u.b {
+	if u := s.Get("unevaluatedProperties"); u != nil && ap == nil {
+		if u.Kind == jsonvalue.Bool && !u.Bool {
 			extrasAllowed = false
 		} else {
 			extraSchema = u
 		}
 	}
-	if (pp != nil && len(pp.obj) > 0) || s.has("propertyNames") || n.opts.Strict {
+	if (pp != nil && len(pp.Keys) > 0) || s.Has("propertyNames") || n.opts.Strict {
 		extrasAllowed = false
 	}
-	if pn := s.get("propertyNames"); pn != nil && props != nil && len(props.obj) > 0 && !(pn.kind == 'b' && pn.b) {
+	if pn := s.Get("propertyNames"); pn != nil && props != nil && len(props.Keys) > 0 && !(pn.Kind == jsonvalue.Bool && pn.Bool) {
 		n.loosen(ptr, "propertyNames", "declared property names are not checked against propertyNames")
 	}
 	type prop struct {
 		name string
-		sch  *value
+		sch  *jsonvalue.Value
 		req  bool
 	}
 	var ps []prop
 	declared := map[string]bool{}
-	addProp := func(name string, sch *value, pptr string) bool {
+	addProp := func(name string, sch *jsonvalue.Value, pptr string) bool {
 		// patternProperties also apply to declared names
 		if pp != nil {
-			for _, m := range pp.obj {
-				if re, err := compileECMA(m.key); err == nil && re.MatchString(name) {
-					sch = newObj("allOf", []*value{sch, m.val})
+			for pat, sub := range pp.Members() {
+				if re, err := compileECMA(pat); err == nil && re.MatchString(name) {
+					sch = jsonvalue.NewObject("allOf", []*jsonvalue.Value{sch, sub})
 				} else if err != nil {
-					n.loosen(ptr+"/patternProperties", m.key, "pattern not understood (%v); not applied to %q", err, name)
+					n.loosen(ptr+"/patternProperties", pat, "pattern not understood (%v); not applied to %q", err, name)
 				}
 			}
 		}
@@ -112,12 +114,12 @@ func (n *normalizer) object(s *value, ptr string) *value {
 		declared[name] = true
 		return true
 	}
-	if props != nil && props.kind == 'o' {
-		for _, m := range props.obj {
-			if declared[m.key] {
+	if props != nil && props.Kind == jsonvalue.Object {
+		for k, v := range props.Members() {
+			if declared[k] {
 				continue
 			}
-			if !addProp(m.key, m.val, ptr+"/properties/"+jsonptr.Escape(m.key)) {
+			if !addProp(k, v, ptr+"/properties/"+jsonptr.Escape(k)) {
 				return nil
 			}
 		}
@@ -126,13 +128,13 @@ func (n *normalizer) object(s *value, ptr string) *value {
 		if declared[r] {
 			continue
 		}
-		var sch *value
+		var sch *jsonvalue.Value
 		switch {
 		case matchesPattern(s, r):
-			sch = newObj()
-		case ap == nil || (ap.kind == 'b' && ap.b):
-			sch = newObj()
-		case ap.kind == 'b':
+			sch = jsonvalue.NewObject()
+		case ap == nil || (ap.Kind == jsonvalue.Bool && ap.Bool):
+			sch = jsonvalue.NewObject()
+		case ap.Kind == jsonvalue.Bool:
 			return nil // required but forbidden
 		default:
 			sch = ap
@@ -180,53 +182,53 @@ func (n *normalizer) object(s *value, ptr string) *value {
 		}
 		ps = kept
 	}
-	pm := newObj()
+	pm := jsonvalue.NewObject()
 	var req []string
 	for _, p := range ps {
-		pm.set(p.name, p.sch)
+		pm.Set(p.name, p.sch)
 		if p.req {
 			req = append(req, p.name)
 		}
 	}
-	o := newObj("type", "object", "properties", pm)
+	o := jsonvalue.NewObject("type", "object", "properties", pm)
 	if len(req) > 0 {
-		o.set("required", toValue(req))
+		o.Set("required", jsonvalue.From(req))
 	}
 	switch {
 	case !extrasAllowed:
-		o.set("additionalProperties", toValue(false))
+		o.Set("additionalProperties", jsonvalue.From(false))
 	case extraSchema != nil:
 		v := n.norm(extraSchema, ptr+"/additionalProperties")
 		if v == nil {
-			o.set("additionalProperties", toValue(false))
+			o.Set("additionalProperties", jsonvalue.From(false))
 		} else {
-			o.set("additionalProperties", v)
+			o.Set("additionalProperties", v)
 		}
 	default:
-		o.set("additionalProperties", toValue(true))
+		o.Set("additionalProperties", jsonvalue.From(true))
 	}
 	return o
 }
 
-func (n *normalizer) array(s *value, ptr string) *value {
-	var prefix []*value
-	var rest *value // nil: any
+func (n *normalizer) array(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
+	var prefix []*jsonvalue.Value
+	var rest *jsonvalue.Value // nil: any
 	restFalse := false
-	if p := s.get("prefixItems"); p != nil && p.kind == 'a' {
-		prefix = p.arr
-		rest = s.get("items")
-	} else if it := s.get("items"); it != nil && it.kind == 'a' {
-		prefix = it.arr
-		rest = s.get("additionalItems")
+	if p := s.Get("prefixItems"); p != nil && p.Kind == jsonvalue.Array {
+		prefix = p.Vals
+		rest = s.Get("items")
+	} else if it := s.Get("items"); it != nil && it.Kind == jsonvalue.Array {
+		prefix = it.Vals
+		rest = s.Get("additionalItems")
 	} else {
-		rest = s.get("items")
+		rest = s.Get("items")
 	}
 	if rest == nil {
-		if u := s.get("unevaluatedItems"); u != nil {
+		if u := s.Get("unevaluatedItems"); u != nil {
 			rest = u
 		}
 	}
-	if rest != nil && rest.kind == 'b' && !rest.b {
+	if rest != nil && rest.Kind == jsonvalue.Bool && !rest.Bool {
 		restFalse = true
 	}
 	lo, _ := intKW(s, "minItems")
@@ -237,10 +239,10 @@ func (n *normalizer) array(s *value, ptr string) *value {
 	if hasHi && hi < lo {
 		return nil
 	}
-	if u := s.get("uniqueItems"); u != nil && u.kind == 'b' && u.b && !(hasHi && hi <= 1) {
+	if u := s.Get("uniqueItems"); u != nil && u.Kind == jsonvalue.Bool && u.Bool && !(hasHi && hi <= 1) {
 		n.loosen(ptr, "uniqueItems", "uniqueItems is not expressible in the export; dropped")
 	}
-	if c := s.get("contains"); c != nil && !(c.kind == 'b' && c.b) {
+	if c := s.Get("contains"); c != nil && !(c.Kind == jsonvalue.Bool && c.Bool) {
 		if mc, ok := intKW(s, "minContains"); !ok || mc > 0 {
 			n.loosen(ptr, "contains", "contains is not expressible in the export; dropped")
 		}
@@ -265,9 +267,9 @@ func (n *normalizer) array(s *value, ptr string) *value {
 		if l < lo {
 			return nil
 		}
-		var items []*value
+		var items []*jsonvalue.Value
 		for i := range l {
-			var sch *value
+			var sch *jsonvalue.Value
 			iptr := ptr + "/prefixItems/" + strconv.Itoa(i)
 			if i < len(prefix) {
 				sch = prefix[i]
@@ -280,25 +282,25 @@ func (n *normalizer) array(s *value, ptr string) *value {
 			}
 			items = append(items, v)
 		}
-		return newObj("type", "array", "prefixItems", toValue(items), "minItems", l, "maxItems", l)
+		return jsonvalue.NewObject("type", "array", "prefixItems", jsonvalue.From(items), "minItems", l, "maxItems", l)
 	}
 	if restFalse {
 		if lo > 0 {
 			return nil
 		}
-		return newObj("type", "array", "items", n.anySchema(), "maxItems", 0)
+		return jsonvalue.NewObject("type", "array", "items", n.anySchema(), "maxItems", 0)
 	}
 	item := n.norm(rest, ptr+"/items")
 	if item == nil {
 		if lo > 0 {
 			return nil
 		}
-		return newObj("type", "array", "items", n.anySchema(), "maxItems", 0)
+		return jsonvalue.NewObject("type", "array", "items", n.anySchema(), "maxItems", 0)
 	}
 	return n.arraySchema(item, lo, hi)
 }
 
-func (n *normalizer) str(s *value, ptr string) *value {
+func (n *normalizer) str(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
 	lo, _ := intKW(s, "minLength")
 	hi, hasHi := intKW(s, "maxLength")
 	if !hasHi {
@@ -309,16 +311,16 @@ func (n *normalizer) str(s *value, ptr string) *value {
 	}
 	pat := ""
 	patKW := ""
-	if p := s.get("pattern"); p != nil && p.kind == 's' {
-		pat, patKW = p.str, "pattern"
+	if p := s.Get("pattern"); p != nil && p.Kind == jsonvalue.String {
+		pat, patKW = p.Str, "pattern"
 	}
-	if f := s.get("format"); f != nil && f.kind == 's' {
-		fp, known := formatPatterns[f.str]
+	if f := s.Get("format"); f != nil && f.Kind == jsonvalue.String {
+		fp, known := formatPatterns[f.Str]
 		switch {
 		case known && pat == "":
 			pat, patKW = fp, "format"
-		case known || assertedFormats[f.str]:
-			n.loosen(ptr, "format", "format %q not enforced", f.str)
+		case known || assertedFormats[f.Str]:
+			n.loosen(ptr, "format", "format %q not enforced", f.Str)
 		}
 	}
 	if pat != "" {
@@ -357,9 +359,9 @@ func (n *normalizer) str(s *value, ptr string) *value {
 			if needHi {
 				n.loosen(ptr, "maxLength", "maxLength beside a pattern is not enforced")
 			}
-			o := newObj("type", "string", "pattern", text)
-			if f := s.get("format"); f != nil && patKW == "format" {
-				o.set("format", f)
+			o := jsonvalue.NewObject("type", "string", "pattern", text)
+			if f := s.Get("format"); f != nil && patKW == "format" {
+				o.Set("format", f)
 			}
 			return o
 		}
@@ -376,7 +378,7 @@ func (n *normalizer) str(s *value, ptr string) *value {
 
 // integer bounds: the tightest of minimum/exclusiveMinimum (draft-4
 // boolean forms included), rounded inwards to integers.
-func (n *normalizer) intBounds(s *value) (lo, hi *big.Int) {
+func (n *normalizer) intBounds(s *jsonvalue.Value) (lo, hi *big.Int) {
 	ceil := func(r *big.Rat) *big.Int {
 		q := new(big.Int).Div(r.Num(), r.Denom()) // Euclidean = floor for a positive denominator
 		if !r.IsInt() {
@@ -385,8 +387,8 @@ func (n *normalizer) intBounds(s *value) (lo, hi *big.Int) {
 		return q
 	}
 	floor := func(r *big.Rat) *big.Int { return new(big.Int).Div(r.Num(), r.Denom()) }
-	exMinBool := s.get("exclusiveMinimum") != nil && s.get("exclusiveMinimum").kind == 'b' && s.get("exclusiveMinimum").b
-	exMaxBool := s.get("exclusiveMaximum") != nil && s.get("exclusiveMaximum").kind == 'b' && s.get("exclusiveMaximum").b
+	exMinBool := s.Get("exclusiveMinimum") != nil && s.Get("exclusiveMinimum").Kind == jsonvalue.Bool && s.Get("exclusiveMinimum").Bool
+	exMaxBool := s.Get("exclusiveMaximum") != nil && s.Get("exclusiveMaximum").Kind == jsonvalue.Bool && s.Get("exclusiveMaximum").Bool
 	setLo := func(x *big.Int) {
 		if lo == nil || x.Cmp(lo) > 0 {
 			lo = x
@@ -397,24 +399,24 @@ func (n *normalizer) intBounds(s *value) (lo, hi *big.Int) {
 			hi = x
 		}
 	}
-	if r, ok := s.get("minimum").rat(); ok {
+	if r, ok := rat(s.Get("minimum")); ok {
 		if exMinBool {
 			setLo(new(big.Int).Add(floor(r), big.NewInt(1)))
 		} else {
 			setLo(ceil(r))
 		}
 	}
-	if r, ok := s.get("exclusiveMinimum").rat(); ok {
+	if r, ok := rat(s.Get("exclusiveMinimum")); ok {
 		setLo(new(big.Int).Add(floor(r), big.NewInt(1)))
 	}
-	if r, ok := s.get("maximum").rat(); ok {
+	if r, ok := rat(s.Get("maximum")); ok {
 		if exMaxBool {
 			setHi(new(big.Int).Sub(ceil(r), big.NewInt(1)))
 		} else {
 			setHi(floor(r))
 		}
 	}
-	if r, ok := s.get("exclusiveMaximum").rat(); ok {
+	if r, ok := rat(s.Get("exclusiveMaximum")); ok {
 		setHi(new(big.Int).Sub(ceil(r), big.NewInt(1)))
 	}
 	return lo, hi
@@ -427,12 +429,12 @@ var (
 	minExportInt = big.NewInt(-999_999_999_999_999)
 )
 
-func (n *normalizer) integer(s *value, ptr string, fromNumber bool) *value {
+func (n *normalizer) integer(s *jsonvalue.Value, ptr string, fromNumber bool) *jsonvalue.Value {
 	lo, hi := n.intBounds(s)
 	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
 		return nil
 	}
-	if m, ok := s.get("multipleOf").rat(); ok && m.Sign() > 0 {
+	if m, ok := rat(s.Get("multipleOf")); ok && m.Sign() > 0 {
 		// Integers are multiples of m iff 1/m is an integer... more simply:
 		// every integer is a multiple of m when m divides 1.
 		inv := new(big.Rat).Inv(m)
@@ -447,57 +449,57 @@ func (n *normalizer) integer(s *value, ptr string, fromNumber bool) *value {
 					if mod.Sign() != 0 {
 						first.Add(first, new(big.Int).Sub(m.Num(), mod))
 					}
-					var vals []*value
+					var vals []*jsonvalue.Value
 					for x := first; x.Cmp(hi) <= 0; x = new(big.Int).Add(x, m.Num()) {
-						vals = append(vals, toValue(new(big.Int).Set(x)))
+						vals = append(vals, jsonvalue.From(new(big.Int).Set(x)))
 					}
 					switch len(vals) {
 					case 0:
 						return nil
 					case 1:
-						return newObj("const", vals[0])
+						return jsonvalue.NewObject("const", vals[0])
 					}
-					return newObj("enum", toValue(vals))
+					return jsonvalue.NewObject("enum", jsonvalue.From(vals))
 				}
 			}
-			n.loosen(ptr, "multipleOf", "multipleOf %s not enforced", s.get("multipleOf").str)
+			n.loosen(ptr, "multipleOf", "multipleOf %s not enforced", s.Get("multipleOf").Str)
 		}
 	}
-	o := newObj("type", "integer")
+	o := jsonvalue.NewObject("type", "integer")
 	if lo != nil {
 		if lo.Cmp(maxExportInt) > 0 || lo.Cmp(minExportInt) < 0 {
 			n.loosen(ptr, "minimum", "bound %s outside the exported integer range", lo)
 		} else {
-			o.set("minimum", toValue(lo))
+			o.Set("minimum", jsonvalue.From(lo))
 		}
 	}
 	if hi != nil {
 		if hi.Cmp(maxExportInt) > 0 || hi.Cmp(minExportInt) < 0 {
 			n.loosen(ptr, "maximum", "bound %s outside the exported integer range", hi)
 		} else {
-			o.set("maximum", toValue(hi))
+			o.Set("maximum", jsonvalue.From(hi))
 		}
 	}
 	return o
 }
 
-func (n *normalizer) number(s *value, ptr string) *value {
-	if m, ok := s.get("multipleOf").rat(); ok && m.Sign() > 0 && m.IsInt() {
+func (n *normalizer) number(s *jsonvalue.Value, ptr string) *jsonvalue.Value {
+	if m, ok := rat(s.Get("multipleOf")); ok && m.Sign() > 0 && m.IsInt() {
 		// multiples of an integer are integers: generate them as integers
 		return n.integer(s, ptr, true)
 	}
-	if m := s.get("multipleOf"); m != nil {
-		n.loosen(ptr, "multipleOf", "multipleOf %s not enforced on numbers", m.str)
+	if m := s.Get("multipleOf"); m != nil {
+		n.loosen(ptr, "multipleOf", "multipleOf %s not enforced on numbers", m.Str)
 	}
-	lo, _ := s.get("minimum").rat()
-	hi, _ := s.get("maximum").rat()
-	if lo != nil && hi != nil && lo.Cmp(hi) == 0 && !s.has("exclusiveMinimum") && !s.has("exclusiveMaximum") {
-		return newObj("const", &value{kind: 'n', str: s.get("minimum").str})
+	lo, _ := rat(s.Get("minimum"))
+	hi, _ := rat(s.Get("maximum"))
+	if lo != nil && hi != nil && lo.Cmp(hi) == 0 && !s.Has("exclusiveMinimum") && !s.Has("exclusiveMaximum") {
+		return jsonvalue.NewObject("const", &jsonvalue.Value{Kind: jsonvalue.Number, Str: s.Get("minimum").Str})
 	}
 	for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-		if v := s.get(kw); v != nil && v.kind == 'n' {
+		if v := s.Get(kw); v != nil && v.Kind == jsonvalue.Number {
 			n.loosen(ptr, kw, "%s on a number is not enforced by llama.cpp's converter", kw)
 		}
 	}
-	return newObj("type", "number")
+	return jsonvalue.NewObject("type", "number")
 }

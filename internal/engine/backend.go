@@ -15,7 +15,12 @@ import (
 )
 
 // Backend is the engine as `airs serve` serves it.
-func (e *Engine) Backend() server.Backend { return backend{e} }
+func (e *Engine) Backend() server.Backend {
+	if e.Recommender == nil {
+		return backend{e}
+	}
+	return recBackend{backend{e}}
+}
 
 type backend struct{ e *Engine }
 

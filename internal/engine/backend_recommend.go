@@ -8,20 +8,23 @@ import (
 	"github.com/airs-dev/airs/server"
 )
 
-var _ server.RecommendBackend = backend{}
+// recBackend is the engine's Backend when suggestions are on.
+type recBackend struct{ backend }
 
-func (b backend) Recommendations(caller string) []recommender.Recommendation {
+var _ server.RecommendBackend = recBackend{}
+
+func (b recBackend) Recommendations(caller string) []recommender.Recommendation {
 	return b.e.Recommender.List(caller)
 }
 
-func (b backend) SubscribeRecommendations(caller string) (<-chan recommender.Update, func()) {
+func (b recBackend) SubscribeRecommendations(caller string) (<-chan recommender.Update, func()) {
 	return b.e.Recommender.Subscribe(caller)
 }
 
 // AcceptRecommendation runs an accepted suggestion through the pipeline as
 // the caller when every provider of the tool is idempotent, as /v1/chat
 // runs calls; a tool that is not is handed back for the client to confirm.
-func (b backend) AcceptRecommendation(ctx context.Context, caller, id string) (*recommender.Recommendation, *pipeline.Result, error, error) {
+func (b recBackend) AcceptRecommendation(ctx context.Context, caller, id string) (*recommender.Recommendation, *pipeline.Result, error, error) {
 	rec, err := b.e.Recommender.Accept(caller, id)
 	if err != nil {
 		return nil, nil, nil, err
@@ -37,11 +40,11 @@ func (b backend) AcceptRecommendation(ctx context.Context, caller, id string) (*
 	return rec, res, callErr, nil
 }
 
-func (b backend) DismissRecommendation(caller, id string) error {
+func (b recBackend) DismissRecommendation(caller, id string) error {
 	return b.e.Recommender.Dismiss(caller, id)
 }
 
-func (b backend) SetContext(ctx context.Context, caller string, c server.ContextUpdate) error {
+func (b recBackend) SetContext(ctx context.Context, caller string, c server.ContextUpdate) error {
 	r := b.e.Recommender
 	r.Known(caller)
 	for _, f := range c.Files {

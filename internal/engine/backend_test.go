@@ -60,6 +60,9 @@ func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *confi
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.ttl > 0 {
+		cfg.Recommend.TTL = o.ttl // recommend.ttl in airs.yaml
+	}
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,7 @@ func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none", RecommendTTL: o.ttl})
+	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}

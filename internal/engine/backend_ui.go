@@ -5,17 +5,17 @@ import (
 	"github.com/airs-dev/airs/server"
 )
 
-var _ server.UIBackend = backend{}
+var _ server.UIBackend = recBackend{}
 
 // SubscribeCalls follows the pipeline's delivered calls (the attention UI
 // shows each agent its own).
-func (b backend) SubscribeCalls(buffer int) *pipeline.Subscription {
+func (b recBackend) SubscribeCalls(buffer int) *pipeline.Subscription {
 	return b.e.Manager.Subscribe(buffer)
 }
 
 // Breakers are the circuit breakers of the tool versions the caller may
 // call: the others are not the caller's to see.
-func (b backend) Breakers(caller string) []pipeline.ToolBreaker {
+func (b recBackend) Breakers(caller string) []pipeline.ToolBreaker {
 	type key struct{ provider, tool, version string }
 	mine := map[key]bool{}
 	for _, e := range b.e.Catalog.Callable(caller) {
@@ -31,4 +31,4 @@ func (b backend) Breakers(caller string) []pipeline.ToolBreaker {
 }
 
 // Task is the caller's task text as the recommender holds it.
-func (b backend) Task(caller string) string { return b.e.Recommender.Task(caller) }
+func (b recBackend) Task(caller string) string { return b.e.Recommender.Task(caller) }

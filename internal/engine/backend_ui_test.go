@@ -8,7 +8,7 @@ import (
 // An agent sees the breakers of the tools it may call only, and its task.
 func TestUIBackendBreakersAndTask(t *testing.T) {
 	_, _, e := newServedEngine(t, false)
-	b := backend{e}
+	b := recBackend{backend{e}}
 	tools := func(caller string) []string {
 		var out []string
 		for _, tb := range b.Breakers(caller) {

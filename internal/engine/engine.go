@@ -87,10 +87,6 @@ type Options struct {
 	Model string
 	// ProbeTimeout bounds the check that Ollama answers (default 2 s).
 	ProbeTimeout time.Duration
-	// RecommendTTL is how long a recommendation lives unanswered before it
-	// expires as ignored (0: the recommender's default, 10 min; tests
-	// shorten it).
-	RecommendTTL time.Duration
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
@@ -159,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.Close()
 		return nil, err
 	}
-	if err := e.startRecommender(opts.RecommendTTL); err != nil {
+	if err := e.startRecommender(); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -328,6 +324,11 @@ func Truncate(b []byte, max int) (string, bool) {
 }
 
 // WriteMetrics writes the Prometheus text of the Manager's metrics.
-func (e *Engine) WriteMetrics(w io.Writer) error { return e.Manager.WritePrometheus(w) }
+func (e *Engine) WriteMetrics(w io.Writer) error {
+	if err := e.Manager.WritePrometheus(w); err != nil {
+		return err
+	}
+	return e.writeRecommenderMetrics(w)
+}
 
 var errDeclined = errors.New("declined")

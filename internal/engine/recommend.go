@@ -33,11 +33,16 @@ const (
 
 // startRecommender builds the recommender over the engine's catalog and the
 // pipeline's schema stage, trains its history from the logs, and follows
-// the pipeline's call events until Close. ttl 0 is the recommender's
-// default.
-func (e *Engine) startRecommender(ttl time.Duration) error {
+// the pipeline's call events until Close.
+func (e *Engine) startRecommender() error {
+	rc := e.Config.Recommend
+	if !rc.Enabled {
+		return nil
+	}
 	r, err := recommender.New(recommender.Config{
-		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home, TTL: ttl,
+		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home,
+		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
+		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
 	})
 	if err != nil {
 		return err
@@ -131,7 +136,7 @@ func trainFromSessions(r *recommender.Recommender, path string) {
 // events become the recommender's space signal. The long-lived channels
 // (chat, serve) start it; Close stops it.
 func (e *Engine) WatchSpaces() error {
-	if e.Recommender == nil || len(e.Config.Spaces) == 0 || e.watcher != nil {
+	if e.Recommender == nil || !e.Config.Recommend.Watch || len(e.Config.Spaces) == 0 || e.watcher != nil {
 		return nil
 	}
 	r := e.Recommender
@@ -275,4 +280,45 @@ func tailLines(path string, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	return lines
+}
+
+// writeRecommenderMetrics adds the recommender's and the watcher's
+// counters to /metrics (Prometheus text).
+func (e *Engine) writeRecommenderMetrics(w io.Writer) error {
+	if e.Recommender == nil {
+		return nil
+	}
+	s := e.Recommender.Stats()
+	ws := e.WatchStats()
+	_, err := fmt.Fprintf(w, `# HELP airs_recommender_updates_total Recommendation updates after a signal event.
+# TYPE airs_recommender_updates_total counter
+airs_recommender_updates_total %d
+# HELP airs_recommendations_total Recommendations by what became of them.
+# TYPE airs_recommendations_total counter
+airs_recommendations_total{outcome="issued"} %d
+airs_recommendations_total{outcome="accepted"} %d
+airs_recommendations_total{outcome="dismissed"} %d
+airs_recommendations_total{outcome="ignored"} %d
+# HELP airs_recommendations_held_total Candidates not issued, by why.
+# TYPE airs_recommendations_held_total counter
+airs_recommendations_held_total{reason="rate_limited"} %d
+airs_recommendations_held_total{reason="suppressed"} %d
+airs_recommendations_held_total{reason="invalid_arguments"} %d
+# HELP airs_recommendation_subscribers_cut_total Event-stream subscribers cut off for falling behind.
+# TYPE airs_recommendation_subscribers_cut_total counter
+airs_recommendation_subscribers_cut_total %d
+# HELP airs_watch_dirs Directories of the spaces watched now.
+# TYPE airs_watch_dirs gauge
+airs_watch_dirs %d
+# HELP airs_watch_events_total File events by what became of them.
+# TYPE airs_watch_events_total counter
+airs_watch_events_total{outcome="raw"} %d
+airs_watch_events_total{outcome="delivered"} %d
+airs_watch_events_total{outcome="dropped"} %d
+# HELP airs_watch_errors_total Unreadable paths, failed watches, OS queue overflows.
+# TYPE airs_watch_errors_total counter
+airs_watch_errors_total %d
+`, s.Updates, s.Issued, s.Accepted, s.Dismissed, s.Ignored, s.RateLimited, s.Suppressed, s.Invalid, s.SubscriberDrops,
+		ws.Dirs, ws.Raw, ws.Delivered, ws.Dropped, ws.Errors)
+	return err
 }

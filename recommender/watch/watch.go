@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -323,89 +322,6 @@ func (w *Watcher) isDone() bool {
 	}
 }
 
-// Touch injects an event for rel (relative to the space's root, or
-// absolute inside it), e.g. OpOpen when a client says it opened a file. It
-// is debounced and delivered like the OS's events, but Ignore does not
-// apply. A path that leaves the space, lexically ("../x", an absolute path
-// elsewhere) or through a symbolic link, is an error.
-func (w *Watcher) Touch(spaceName, rel string, op Op) error {
-	if !op.valid() {
-		return fmt.Errorf("watch: unknown op %q", op)
-	}
-	sp := w.byName[spaceName]
-	if sp == nil {
-		return fmt.Errorf("watch: unknown space %q", spaceName)
-	}
-	if w.isDone() {
-		return ErrClosed
-	}
-	if filepath.IsAbs(rel) {
-		r, ok := relIn(sp.root, rel)
-		if !ok {
-			if r, ok = relIn(sp.real, rel); !ok {
-				return fmt.Errorf("watch: %s is outside space %s (%s)", rel, sp.name, sp.root)
-			}
-		}
-		rel = r
-	}
-	rel = filepath.Clean(rel)
-	if rel == "." {
-		return fmt.Errorf("watch: %q names the root of space %s, not a file in it", rel, sp.name)
-	}
-	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("watch: %s leaves space %s", rel, sp.name)
-	}
-	real, err := resolve(filepath.Join(sp.real, rel))
-	if err != nil {
-		return fmt.Errorf("watch: %s in space %s: %w", rel, sp.name, err)
-	}
-	realRel, ok := relIn(sp.real, real)
-	if !ok || realRel == "." {
-		return fmt.Errorf("watch: %s in space %s leads outside it through a symbolic link (to %s)", rel, sp.name, real)
-	}
-	if !w.note(real, sp, realRel, op, time.Now()) {
-		return ErrPendingFull
-	}
-	return nil
-}
-
-// relIn is path relative to root when path is root or below it.
-func relIn(root, path string) (string, bool) {
-	path = filepath.Clean(path)
-	if path == root {
-		return ".", true
-	}
-	prefix := root
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	if r, ok := strings.CutPrefix(path, prefix); ok {
-		return r, true
-	}
-	return "", false
-}
-
-// resolve resolves the symbolic links of path's longest existing prefix
-// (the rest, which does not exist yet, cannot hold links).
-func resolve(path string) (string, error) {
-	r, err := filepath.EvalSymlinks(path)
-	if err == nil {
-		return r, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	dir := filepath.Dir(path)
-	if dir == path {
-		return "", err
-	}
-	r, err = resolve(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(r, filepath.Base(path)), nil
-}
-
 // fail counts err and keeps it as the last error.
 func (w *Watcher) fail(err error) {
 	w.errCount.Add(1)
@@ -419,52 +335,6 @@ func (w *Watcher) signal() {
 	case w.wake <- struct{}{}:
 	default:
 	}
-}
-
-// fold is the operation two events on one path within the debounce make:
-// the later one, except that a create stays a create through writes and
-// opens (the file is new), and a write stays a write through opens.
-func fold(old, new Op) Op {
-	switch {
-	case old == OpCreate && (new == OpWrite || new == OpOpen):
-		return OpCreate
-	case old == OpWrite && new == OpOpen:
-		return OpWrite
-	}
-	return new
-}
-
-// note records a raw event for path; it is false when the event was
-// dropped because MaxPending paths are pending.
-func (w *Watcher) note(path string, sp *space, rel string, op Op, at time.Time) bool {
-	w.raw.Add(1)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if p := w.pend[path]; p != nil {
-		p.op = fold(p.op, op)
-		p.last = at
-		return true
-	}
-	if len(w.pend) >= w.maxPending {
-		w.dropped.Add(1)
-		return false
-	}
-	w.pend[path] = &pending{sp: sp, rel: rel, op: op, first: at, last: at}
-	heap.Push(&w.due, dueItem{at: at.Add(w.debounce), path: path})
-	if len(w.due) == 1 {
-		w.signal()
-	}
-	return true
-}
-
-// dueAt is when p is delivered: after Debounce without another event, and
-// no later than 5×Debounce after its first.
-func (w *Watcher) dueAt(p *pending) time.Time {
-	d := p.last.Add(w.debounce)
-	if m := p.first.Add(w.maxWait); d.After(m) {
-		return m
-	}
-	return d
 }
 
 // read drains fsnotify's channels, always: a channel left full stalls the
@@ -663,56 +533,4 @@ func (w *Watcher) work() {
 		}
 		timer.Stop()
 	}
-}
-
-// flush delivers p, if it is still worth delivering: a create, write or
-// open must name a regular file that can be opened for reading.
-func (w *Watcher) flush(p *pending) {
-	real := filepath.Join(p.sp.real, p.rel)
-	if p.op == OpCreate || p.op == OpWrite || p.op == OpOpen {
-		fi, err := os.Lstat(real)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				w.fail(err)
-			}
-			return // gone again: its remove follows
-		}
-		if !fi.Mode().IsRegular() {
-			return // directories, symbolic links, devices, pipes: no events
-		}
-		f, err := os.Open(real)
-		if err != nil {
-			w.fail(fmt.Errorf("space %s: %s cannot be read: %w", p.sp.name, p.rel, err))
-			return
-		}
-		f.Close()
-	}
-	w.delivered.Add(1)
-	defer func() {
-		if r := recover(); r != nil {
-			w.fail(fmt.Errorf("deliver panicked: %v", r))
-		}
-	}()
-	w.deliver(Event{Space: p.sp.name, Path: filepath.Join(p.sp.root, p.rel), Rel: p.rel, Op: p.op, At: p.last})
-}
-
-type dueItem struct {
-	at   time.Time
-	path string
-}
-
-// dueHeap orders pending paths by when they may be due; an entry whose
-// path saw events since is pushed back with its new time when it comes up.
-type dueHeap []dueItem
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueItem)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	old[len(old)-1] = dueItem{}
-	*h = old[:len(old)-1]
-	return it
 }

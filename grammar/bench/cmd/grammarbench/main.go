@@ -13,7 +13,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -136,17 +135,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		out = f
 	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	tot, err := bench.Bench(cfg, func(r *bench.SchemaResult) error { return enc.Encode(r) })
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return enc.Encode(tot.Summary)
-	}
-	bench.WriteTextSummary(out, tot)
-	return nil
+	return bench.WriteBench(out, cfg, *asJSON)
 }
 
 func suiteCmd(args []string, stdout, _ io.Writer) error {
@@ -165,17 +154,10 @@ func suiteCmd(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !*asJSON {
-		bench.WriteSuiteMarkdown(stdout, res)
-		return nil
+	if *asJSON {
+		return bench.WriteSuiteJSON(stdout, res)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	for _, r := range res {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
+	bench.WriteSuiteMarkdown(stdout, res)
 	return nil
 }
 

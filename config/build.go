@@ -1,0 +1,424 @@
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+var (
+	spaceNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+	agentIDRE   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:@-]*$`)
+)
+
+// baseDir anchors relative paths: the config file's directory, or the
+// working directory when there is no file.
+func (p *parser) baseDir() string {
+	if p.file != "" {
+		if abs, err := filepath.Abs(filepath.Dir(p.file)); err == nil {
+			return abs
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// expandPath expands ~, $VAR and ${VAR}, and anchors a relative path.
+func (p *parser) expandPath(s string) string {
+	s = os.ExpandEnv(s)
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			s = filepath.Join(h, s[1:])
+		}
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(p.baseDir(), s)
+	}
+	return filepath.Clean(s)
+}
+
+func (p *parser) build(fc *fileConfig) *Config {
+	c := &Config{File: "", MaxPayload: DefaultMaxPayload, MaxSteps: DefaultMaxSteps}
+	if p.file != "" {
+		if abs, err := filepath.Abs(p.file); err == nil {
+			c.File = abs
+		}
+	}
+
+	// home
+	switch {
+	case os.Getenv("AIRS_HOME") != "":
+		c.Home = p.expandPath(os.Getenv("AIRS_HOME"))
+	case fc.Home != "":
+		c.Home = p.expandPath(fc.Home)
+	default:
+		c.Home = DefaultHome()
+	}
+
+	p.buildSpaces(fc, c)
+	p.buildAgents(fc, c)
+
+	// cli
+	c.CLI.Users = map[string]string{}
+	if fc.CLI.Users == nil {
+		if _, ok := c.Agents[DefaultAgent]; ok {
+			c.CLI.Users["*"] = DefaultAgent
+		}
+	}
+	for _, u := range sortedKeys(fc.CLI.Users) {
+		id := fc.CLI.Users[u]
+		if _, ok := c.Agents[id]; !ok {
+			p.add(p.line("cli", "users", u), "cli.users.%s: agent %q is not defined: add it under agents, or map the user to one of %s", u, id, strings.Join(sortedKeys(c.Agents), ", "))
+			continue
+		}
+		c.CLI.Users[u] = id
+	}
+
+	// http
+	c.HTTP.Listen = DefaultListen
+	if fc.HTTP.Listen != "" {
+		c.HTTP.Listen = fc.HTTP.Listen
+		if _, port, err := splitHostPort(fc.HTTP.Listen); err != nil || port == "" {
+			p.add(p.line("http", "listen"), "http.listen %q: want host:port, e.g. %s", fc.HTTP.Listen, DefaultListen)
+		}
+	}
+	seen := map[[32]byte]bool{}
+	for i, t := range fc.HTTP.Tokens {
+		line := p.line("http", "tokens", strconv.Itoa(i))
+		b, err := hex.DecodeString(t.SHA256)
+		if err != nil || len(b) != 32 {
+			p.add(line, "http.tokens[%d].sha256: want the 64 hex digits of the token's SHA-256 (e.g. `printf %%s \"$TOKEN\" | sha256sum`), never the token itself", i)
+			continue
+		}
+		if _, ok := c.Agents[t.Agent]; !ok {
+			p.add(line, "http.tokens[%d].agent: %q is not defined under agents", i, t.Agent)
+			continue
+		}
+		var h [32]byte
+		copy(h[:], b)
+		if seen[h] {
+			p.add(line, "http.tokens[%d]: the same token is listed twice; keep one", i)
+			continue
+		}
+		seen[h] = true
+		c.HTTP.Tokens = append(c.HTTP.Tokens, Token{SHA256: h, Agent: t.Agent})
+	}
+
+	// breaker
+	if f := fc.Breaker.Failures; f != nil {
+		if *f < -1 || *f == 0 {
+			p.add(p.line("breaker", "failures"), "breaker.failures: want a positive count, or -1 to disable breakers")
+		}
+		c.Breaker.Failures = *f
+	}
+	c.Breaker.Window = time.Duration(fc.Breaker.Window)
+	c.Breaker.Cooldown = time.Duration(fc.Breaker.Cooldown)
+	if c.Breaker.Window < 0 || c.Breaker.Cooldown < 0 {
+		p.add(p.line("breaker"), "breaker: window and cooldown must not be negative")
+	}
+	// Fill the documented defaults so what is shown is what runs.
+	if c.Breaker.Failures == 0 {
+		c.Breaker.Failures = 5
+	}
+	if c.Breaker.Window == 0 {
+		c.Breaker.Window = 30 * time.Second
+	}
+	if c.Breaker.Cooldown == 0 {
+		c.Breaker.Cooldown = 30 * time.Second
+	}
+
+	if fc.RateLimit != nil {
+		c.RateLimit = p.rate(fc.RateLimit, "rate_limit")
+	}
+	if fc.MaxPayload != nil {
+		if *fc.MaxPayload < 1 {
+			p.add(p.line("max_payload"), "max_payload: want a positive number of bytes, e.g. 1048576")
+		}
+		c.MaxPayload = *fc.MaxPayload
+	}
+	if fc.MaxSteps != nil {
+		if *fc.MaxSteps < 1 || *fc.MaxSteps > MaxMaxSteps {
+			p.add(p.line("max_steps"), "max_steps: want the number of tool calls one chat turn may make, 1 to %d (1 = one call per request), e.g. 5", MaxMaxSteps)
+		}
+		c.MaxSteps = *fc.MaxSteps
+	}
+
+	// manifests: globs relative to the file's directory
+	for i, pat := range fc.Manifests {
+		line := p.line("manifests", strconv.Itoa(i))
+		full := p.expandPath(pat)
+		if !strings.ContainsAny(pat, "*?[") {
+			if _, err := os.Stat(full); err != nil {
+				p.add(line, "manifests[%d]: %s does not exist: fix the path (relative paths start at the config file's folder)", i, full)
+				continue
+			}
+			c.Manifests = append(c.Manifests, full)
+			continue
+		}
+		matches, err := filepath.Glob(full)
+		if err != nil {
+			p.add(line, "manifests[%d]: bad glob %q: %v", i, pat, err)
+			continue
+		}
+		c.Manifests = append(c.Manifests, matches...)
+	}
+
+	// ollama
+	c.Ollama.Host = DefaultOllamaHost
+	if env := os.Getenv("OLLAMA_HOST"); env != "" {
+		c.Ollama.Host = env
+	}
+	if fc.Ollama.Host != "" {
+		c.Ollama.Host = fc.Ollama.Host
+	}
+	if h, err := normalizeHost(c.Ollama.Host); err != nil {
+		p.add(p.line("ollama", "host"), "ollama.host %q: %v; write it like %s", c.Ollama.Host, err, DefaultOllamaHost)
+	} else {
+		c.Ollama.Host = h
+	}
+	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
+
+	p.buildSelection(&fc.Selection, c)
+
+	// recording
+	c.Recording.Enabled = fc.Recording.Enabled
+	c.Recording.Dir = filepath.Join(c.Home, "sessions")
+	if fc.Recording.Dir != "" {
+		c.Recording.Dir = p.expandPath(fc.Recording.Dir)
+	}
+	c.Recording.Redact = append([]string(nil), DefaultRedact...)
+	for i, k := range fc.Recording.Redact {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k == "" {
+			p.add(p.line("recording", "redact", strconv.Itoa(i)), "recording.redact[%d]: empty key", i)
+			continue
+		}
+		if !contains(c.Recording.Redact, k) {
+			c.Recording.Redact = append(c.Recording.Redact, k)
+		}
+	}
+
+	p.buildRecommend(fc, c)
+
+	// selection
+	if v := fc.Selection.MinCoverage; v != nil {
+		if *v < 0 || *v > 1 || *v != *v {
+			p.add(p.line("selection", "min_coverage"), "selection.min_coverage %v: must be between 0 and 1 (the share of a request's words a tool's description must use; 0 never answers \"no tool fits\"); remove it for the calibrated default", *v)
+		} else {
+			x := *v
+			c.Selection.MinCoverage = &x
+		}
+	}
+	return c
+}
+
+func (p *parser) buildSpaces(fc *fileConfig, c *Config) {
+	c.Spaces = map[string]string{}
+	if fc.Spaces == nil && !p.has("spaces") {
+		if wd, err := os.Getwd(); err == nil {
+			c.Spaces["cwd"] = wd
+		}
+		if h, err := os.UserHomeDir(); err == nil {
+			if st, err := os.Stat(filepath.Join(h, "Documents")); err == nil && st.IsDir() {
+				c.Spaces["documents"] = filepath.Join(h, "Documents")
+			}
+		}
+		return
+	}
+	for _, name := range sortedKeys(fc.Spaces) {
+		line := p.line("spaces", name)
+		dir := fc.Spaces[name]
+		if !spaceNameRE.MatchString(name) {
+			p.add(line, "space name %q: use letters, digits, '_', '-' or '.'", name)
+			continue
+		}
+		if dir == "" {
+			p.add(line, "space %s: give the directory it maps to, e.g. `%s: ~/%s`", name, name, name)
+			continue
+		}
+		full := p.expandPath(dir)
+		st, err := os.Stat(full)
+		switch {
+		case err != nil:
+			p.add(line, "space %s: directory %s does not exist: create it or fix the path", name, full)
+			continue
+		case !st.IsDir():
+			p.add(line, "space %s: %s is not a directory", name, full)
+			continue
+		}
+		c.Spaces[name] = full
+	}
+}
+
+func (p *parser) buildAgents(fc *fileConfig, c *Config) {
+	c.Agents = map[string]Agent{}
+	if fc.Agents == nil && !p.has("agents") {
+		c.Agents[DefaultAgent] = Agent{
+			ID:           DefaultAgent,
+			Capabilities: []pipeline.Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
+			Providers:    []string{"*"},
+		}
+		return
+	}
+	for _, id := range sortedKeys(fc.Agents) {
+		fa := fc.Agents[id]
+		if !agentIDRE.MatchString(id) {
+			p.add(p.line("agents", id), "agent id %q: use letters, digits and _ . : @ -", id)
+			continue
+		}
+		a := Agent{ID: id, Providers: fa.Providers}
+		if a.Providers == nil {
+			a.Providers = []string{"*"}
+		}
+		for i, s := range fa.Capabilities {
+			cp, err := pipeline.ParseCapability(s)
+			if err == nil && cp.Kind == "" {
+				err = errors.New("empty kind")
+			}
+			if err != nil {
+				p.add(p.line("agents", id, "capabilities", strconv.Itoa(i)), "agents.%s.capabilities[%d]: %q is not a capability: write Kind(arg), e.g. ReadSpace(documents) or Network(*)", id, i, s)
+				continue
+			}
+			if cp.Kind == "ReadSpace" && cp.Arg != "*" && cp.Arg != "" {
+				if _, ok := c.Spaces[cp.Arg]; !ok && !p.hasProblemFor("spaces", cp.Arg) {
+					p.add(p.line("agents", id, "capabilities", strconv.Itoa(i)), "agents.%s: ReadSpace(%s) names no configured space (spaces: %s)", id, cp.Arg, strings.Join(sortedKeys(c.Spaces), ", "))
+					continue
+				}
+			}
+			a.Capabilities = append(a.Capabilities, cp)
+		}
+		if fa.RateLimit != nil {
+			r := p.rate(fa.RateLimit, "agents", id, "rate_limit")
+			a.RateLimit = &r
+		}
+		c.Agents[id] = a
+	}
+}
+
+// hasProblemFor reports whether a problem was already reported at the line
+// of path (so one mistake is not reported twice).
+func (p *parser) hasProblemFor(path ...string) bool {
+	l := p.line(path...)
+	for _, pr := range p.problems {
+		if pr.Line == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
+	where := strings.Join(path, ".")
+	if fr.PerSecond < 0 || math.IsNaN(fr.PerSecond) || math.IsInf(fr.PerSecond, 0) {
+		p.add(p.line(path...), "%s.per_second: want a number ≥ 0 (0 = unlimited)", where)
+	}
+	if fr.Burst < 0 {
+		p.add(p.line(path...), "%s.burst: want a count ≥ 0", where)
+	}
+	r := pipeline.RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
+	if r.Burst == 0 && r.PerSecond > 0 {
+		r.Burst = int(math.Ceil(r.PerSecond))
+	}
+	return r
+}
+
+func normalizeHost(h string) (string, error) {
+	if !strings.Contains(h, "://") {
+		h = "http://" + h
+	}
+	u, err := url.Parse(h)
+	if err != nil {
+		return "", errors.New("not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("scheme %q is not http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", errors.New("no host")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+func splitHostPort(s string) (host, port string, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", errors.New("missing port")
+	}
+	port = s[i+1:]
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", errors.New("bad port")
+	}
+	return s[:i], port, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// buildRecommend reads the recommend section: every value optional,
+// checked, and named in the error when wrong.
+func (p *parser) buildRecommend(fc *fileConfig, c *Config) {
+	r := fc.Recommend
+	c.Recommend = Recommend{Enabled: true, Watch: true, TTL: time.Duration(r.TTL), Cooldown: time.Duration(r.Cooldown),
+		SuppressFor: time.Duration(r.SuppressFor)}
+	if r.Enabled != nil {
+		c.Recommend.Enabled = *r.Enabled
+	}
+	if r.Watch != nil {
+		c.Recommend.Watch = *r.Watch
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"ttl", r.TTL}, {"cooldown", r.Cooldown}, {"suppress_for", r.SuppressFor}} {
+		if d.v < 0 {
+			p.add(p.line("recommend", d.key), "recommend.%s %v: must not be negative (remove it for the default)", d.key, time.Duration(d.v))
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   *int
+		dst *int
+	}{{"per_minute", r.PerMinute, &c.Recommend.PerMinute}, {"max_active", r.MaxActive, &c.Recommend.MaxActive}, {"suppress_after", r.SuppressAt, &c.Recommend.SuppressAt}} {
+		if n.v == nil {
+			continue
+		}
+		if *n.v < 1 {
+			p.add(p.line("recommend", n.key), "recommend.%s %d: must be at least 1 (remove it for the default; recommend.enabled: false turns suggestions off)", n.key, *n.v)
+			continue
+		}
+		*n.dst = *n.v
+	}
+	if v := r.Threshold; v != nil {
+		if *v <= 0 || *v >= 1 || *v != *v {
+			p.add(p.line("recommend", "threshold"), "recommend.threshold %v: must be between 0 and 1 (the fused probability a suggestion needs)", *v)
+		} else {
+			c.Recommend.Threshold = *v
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package embeddings
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Filter restricts a search before ranking: only documents passing every
+// condition are scored in either list.
+type Filter struct {
+	// MinTrust drops tools whose trust level is below it.
+	MinTrust int
+	// Capabilities the caller holds, checked when CheckCapabilities is set:
+	// a tool passes when each capability it requires is held exactly or as
+	// Kind(*). (The selector may instead resolve capabilities with the
+	// pipeline's own rules and pass the result as IDs.)
+	Capabilities      []string
+	CheckCapabilities bool
+	// Where must match the document's Metadata on every key (chromem-go's
+	// where semantics).
+	Where map[string]string
+	// IDs, when non-nil, is the set of documents that may be returned.
+	IDs []string
+}
+
+func (f *Filter) empty() bool {
+	return f.MinTrust <= 0 && !f.CheckCapabilities && len(f.Where) == 0 && f.IDs == nil
+}
+
+// Hit is one search result. Dense is the cosine similarity (with the group
+// term), BM25 the BM25 score (with the group term), Fused the RRF score the
+// (or combined score) the hits are ranked by; the ranks are 1-based positions in each list, 0 when
+// the document was not among that list's candidates.
+type Hit struct {
+	ID        string  `json:"id"`
+	Dense     float64 `json:"dense"`
+	BM25      float64 `json:"bm25"`
+	Fused     float64 `json:"fused"`
+	DenseRank int     `json:"dense_rank,omitempty"`
+	BM25Rank  int     `json:"bm25_rank,omitempty"`
+}
+
+// allowed computes the filter's mask over st (nil: everything passes).
+func (st *state) allowed(f *Filter) []bool {
+	if f.empty() {
+		return nil
+	}
+	mask := make([]bool, len(st.docs))
+	var ids map[string]bool
+	if f.IDs != nil {
+		ids = make(map[string]bool, len(f.IDs))
+		for _, id := range f.IDs {
+			ids[id] = true
+		}
+	}
+	var held map[string]bool
+	if f.CheckCapabilities {
+		held = make(map[string]bool, len(f.Capabilities))
+		for _, c := range f.Capabilities {
+			held[c] = true
+		}
+	}
+outer:
+	for i := range st.docs {
+		d := &st.docs[i]
+		if d.Trust < f.MinTrust {
+			continue
+		}
+		if ids != nil && !ids[d.ID] {
+			continue
+		}
+		for k, v := range f.Where {
+			if d.Metadata[k] != v {
+				continue outer
+			}
+		}
+		if held != nil {
+			for _, c := range d.Capabilities {
+				if !held[c] && !held[wildcard(c)] {
+					continue outer
+				}
+			}
+		}
+		mask[i] = true
+	}
+	return mask
+}
+
+// wildcard turns Kind(arg) into Kind(*).
+func wildcard(c string) string {
+	if i := strings.IndexByte(c, '('); i >= 0 {
+		return c[:i] + "(*)"
+	}
+	return c
+}
+
+// Search returns the k best documents for the query: the dense and BM25
+// rankings of the documents passing f, fused by reciprocal rank fusion.
+// Ties break by ID.
+func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	if k <= 0 || len(st.docs) == 0 {
+		return nil, nil
+	}
+	qv, err := ix.emb.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(qv) != 1 || len(qv[0]) != st.dim {
+		return nil, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
+	}
+	return st.search(qv[0], Terms(query), k, f, &ix.opts), nil
+}
+
+func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {
+	n := len(st.docs)
+	mask := st.allowed(&f)
+	keep := func(i int) bool { return mask == nil || mask[i] }
+
+	dense := make([]float64, n)
+	st.dots(qv, dense)
+	if st.nGroups > 0 && o.GroupWeight > 0 {
+		gsum := make([]float64, st.nGroups)
+		for i, g := range st.groupOf {
+			if g >= 0 {
+				gsum[g] += dense[i]
+			}
+		}
+		for i, g := range st.groupOf {
+			if g >= 0 && st.groupNorm[g] > 0 {
+				dense[i] += o.GroupWeight * gsum[g] / st.groupNorm[g]
+			}
+		}
+	}
+	sparse := make([]float64, n)
+	st.bm.Scores(qterms, mask, sparse)
+	if st.nGroups > 0 && o.GroupWeight > 0 {
+		gs := make([]float64, st.nGroups)
+		st.groupBM.Scores(qterms, nil, gs)
+		for i := 0; i < n; i++ {
+			if g := st.groupOf[i]; g >= 0 && keep(i) {
+				sparse[i] += o.GroupWeight * gs[g]
+			}
+		}
+	}
+	depth := max(o.Depth, k)
+	dl := TopK(dense, depth, keep)
+	sl := TopK(sparse, depth, func(i int) bool { return keep(i) && sparse[i] > 0 })
+	fused := map[int]*Hit{}
+	get := func(d int) *Hit {
+		h, ok := fused[d]
+		if !ok {
+			h = &Hit{ID: st.docs[d].ID, Dense: dense[d], BM25: sparse[d]}
+			fused[d] = h
+		}
+		return h
+	}
+	var dmax, smax float64
+	if len(dl) > 0 {
+		dmax = dl[0].Score
+	}
+	if len(sl) > 0 {
+		smax = sl[0].Score
+	}
+	for r, s := range dl {
+		h := get(s.Doc)
+		h.DenseRank = r + 1
+		if o.Fusion != "rrf" {
+			if dmax > 0 {
+				h.Fused += o.DenseWeight * s.Score / dmax
+			}
+		} else {
+			h.Fused += o.DenseWeight / (o.RRFK + float64(r+1))
+		}
+	}
+	for r, s := range sl {
+		h := get(s.Doc)
+		h.BM25Rank = r + 1
+		if o.Fusion != "rrf" {
+			h.Fused += o.SparseWeight * s.Score / smax
+		} else {
+			h.Fused += o.SparseWeight / (o.RRFK + float64(r+1))
+		}
+	}
+	hits := make([]Hit, 0, len(fused))
+	for _, h := range fused {
+		hits = append(hits, *h)
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		if hits[a].Fused != hits[b].Fused {
+			return hits[a].Fused > hits[b].Fused
+		}
+		return hits[a].ID < hits[b].ID
+	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// parallelDots is the registry size from which the dense scan is split
+// across GOMAXPROCS goroutines.
+const parallelDots = 4096
+
+// dots computes q·v for every document (filtered ones too: group centroids
+// include them; the filter applies when the lists are cut).
+func (st *state) dots(q []float32, out []float64) {
+	n := len(st.docs)
+	scan := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = float64(dot32(q, st.vecs[i*st.dim:(i+1)*st.dim]))
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelDots || workers < 2 {
+		scan(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			scan(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	wg.Wait()
+}
+
+// dot32 is the dot product of equal-length vectors, eight lanes at a time.
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}

@@ -1,0 +1,196 @@
+package embeddings
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// state is an immutable snapshot of what Search reads.
+type state struct {
+	docs   []Doc
+	hashes []string
+	pos    map[string]int
+	dim    int
+	vecs   []float32 // len(docs) × dim
+	bm     *BM25
+	// groups
+	groupOf []int32 // doc → group, -1 none
+	groupBM *BM25
+	// groupNorm is |Σ member vectors| per group: the centroid's cosine
+	// with q is Σ(q·v)/groupNorm, so it comes from the members' dot products.
+	groupNorm []float64
+	nGroups   int
+}
+
+func (st *state) vector(i int) []float32 { return st.vecs[i*st.dim : (i+1)*st.dim] }
+
+// denseText is the text a document is embedded from: the name's words come
+// first and twice, as a name says more about a tool than any other phrase.
+// It depends on the document alone, so the content hash decides re-embedding.
+func (ix *Index) denseText(d *Doc) string {
+	name := strings.Join(Tokens(d.Name), " ")
+	return name + ". " + d.Text()
+}
+
+// install builds the in-memory search state (sorted by ID) and swaps it in.
+func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return docs[order[a]].ID < docs[order[b]].ID })
+	st := &state{
+		docs:   make([]Doc, len(docs)),
+		hashes: make([]string, len(docs)),
+		pos:    make(map[string]int, len(docs)),
+		dim:    dim,
+		vecs:   make([]float32, len(docs)*dim),
+	}
+	for k, i := range order {
+		st.docs[k] = docs[i]
+		st.hashes[k] = docs[i].Hash()
+		st.pos[docs[i].ID] = k
+		copy(st.vecs[k*dim:], vecs[i])
+	}
+	fw := ix.opts.Fields
+	vocab := registryVocab(st.docs)
+	wt := make([]WeightedTerms, len(st.docs))
+	for i := range st.docs {
+		wt[i] = docTerms(&st.docs[i], fw, vocab)
+	}
+	st.bm = NewBM25(wt, ix.opts.K1, ix.opts.B)
+
+	// Groups: a BM25 document and a centroid per group.
+	st.groupOf = make([]int32, len(st.docs))
+	gidx := map[string]int32{}
+	var gterms []WeightedTerms
+	for i := range st.docs {
+		g := st.docs[i].Group
+		if g == "" {
+			st.groupOf[i] = -1
+			continue
+		}
+		id, ok := gidx[g]
+		if !ok {
+			id = int32(len(gterms))
+			gidx[g] = id
+			gterms = append(gterms, WeightedTerms{})
+		}
+		st.groupOf[i] = id
+		t := wt[i]
+		gterms[id].Terms = append(gterms[id].Terms, t.Terms...)
+		gterms[id].Weights = append(gterms[id].Weights, t.Weights...)
+	}
+	st.nGroups = len(gterms)
+	if st.nGroups > 0 {
+		st.groupBM = NewBM25(gterms, ix.opts.K1, ix.opts.B)
+		acc := make([]float64, st.nGroups*dim)
+		for i := range st.docs {
+			g := st.groupOf[i]
+			if g < 0 {
+				continue
+			}
+			v := st.vector(i)
+			for j := range v {
+				acc[int(g)*dim+j] += float64(v[j])
+			}
+		}
+		st.groupNorm = make([]float64, st.nGroups)
+		for g := 0; g < st.nGroups; g++ {
+			n := 0.0
+			for _, v := range acc[g*dim : (g+1)*dim] {
+				n += v * v
+			}
+			st.groupNorm[g] = math.Sqrt(n)
+		}
+	}
+	ix.mu.Lock()
+	ix.st = st
+	ix.mu.Unlock()
+}
+
+// registryVocab is the set of words (three letters or more) the registry
+// uses in descriptions and parameter names: the dictionary for splitting
+// run-together tool names.
+func registryVocab(docs []Doc) map[string]bool {
+	v := map[string]bool{}
+	add := func(s string) {
+		for _, t := range Tokens(s) {
+			if len(t) >= 3 && !stopwords[t] {
+				v[t] = true
+			}
+		}
+	}
+	for i := range docs {
+		add(docs[i].Description)
+		for _, p := range docs[i].Params {
+			add(p.Name)
+		}
+	}
+	return v
+}
+
+// splitName breaks a run-together name word ("diceroller",
+// "keywordexplorer") into the fewest registry words of three letters or
+// more; nil when the word is itself a registry word or has no such split.
+func splitName(w string, vocab map[string]bool) []string {
+	n := len(w)
+	if n < 6 || vocab[w] {
+		return nil
+	}
+	best := make([]int, n+1) // fewest pieces for w[:i], -1 impossible
+	from := make([]int, n+1)
+	for i := 1; i <= n; i++ {
+		best[i] = -1
+		for j := max(0, i-20); j <= i-3; j++ {
+			if best[j] >= 0 && vocab[w[j:i]] && (best[i] < 0 || best[j]+1 < best[i]) {
+				best[i], from[i] = best[j]+1, j
+			}
+		}
+	}
+	if best[n] < 2 {
+		return nil
+	}
+	var parts []string
+	for i := n; i > 0; i = from[i] {
+		parts = append(parts, w[from[i]:i])
+	}
+	slices.Reverse(parts)
+	return parts
+}
+
+// docTerms analyses a document's fields with their weights; run-together
+// name words also count as their parts.
+func docTerms(d *Doc, fw FieldWeights, vocab map[string]bool) WeightedTerms {
+	var wt WeightedTerms
+	add := func(text string, w float64) {
+		if w <= 0 || text == "" {
+			return
+		}
+		for _, t := range Terms(text) {
+			wt.Terms = append(wt.Terms, t)
+			wt.Weights = append(wt.Weights, float32(w))
+		}
+	}
+	add(d.Name, fw.Name)
+	if vocab != nil && fw.Name > 0 {
+		for _, t := range Tokens(d.Name) {
+			for _, p := range splitName(t, vocab) {
+				if !stopwords[p] {
+					wt.Terms = append(wt.Terms, Stem(p))
+					wt.Weights = append(wt.Weights, float32(fw.Name))
+				}
+			}
+		}
+	}
+	add(d.Description, fw.Description)
+	for _, p := range d.Params {
+		add(p.Name, fw.ParamName)
+		add(p.Description, fw.ParamDesc)
+	}
+	add(d.Group, fw.Group)
+	add(d.Extra, fw.Extra)
+	return wt
+}

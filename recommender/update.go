@@ -1,0 +1,356 @@
+package recommender
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+)
+
+// One update: every signal scored for the caller's tools, fused, the best
+// built into suggestions.
+
+// candidate is one tool scored for one caller's context.
+type candidate struct {
+	entry *selector.Entry
+	info  *toolInfo
+	x     Features
+	p     float64
+}
+
+// update recomputes the caller's recommendations (r.mu held).
+func (r *Recommender) update(caller string, cs *callerState) {
+	r.stats.Updates++
+	now := r.cfg.Now()
+	entries := r.callable(caller, cs, now)
+	if len(entries) == 0 {
+		return
+	}
+	r.ensureText(entries, cs.catalog.key)
+	cs.files = slices.DeleteFunc(cs.files, func(f FileEvent) bool { return now.Sub(f.At) > r.cfg.FileWindow })
+
+	taskScores, convScores, histScores := r.scratch[0], r.scratch[1], r.scratch[2]
+	clear(taskScores)
+	clear(convScores)
+	clear(histScores)
+	if cs.task != "" {
+		r.text.AddScores(cs.task, 1, taskScores)
+	}
+	if conv := conversationText(cs.turns); conv != "" {
+		r.text.AddScores(conv, 1, convScores)
+	}
+	prev := names(cs.recent)
+	recentScores := RecentScores(prev)
+	if len(prev) > 0 {
+		r.history.AddScores(prev, now, histScores)
+	}
+
+	cands := r.cands[:0]
+	for i := range entries {
+		e := &entries[i]
+		n := e.Tool.Name
+		var x Features
+		x[SignalTask] = taskScores[n]
+		x[SignalConversation] = convScores[n]
+		x[SignalRecent] = recentScores[n]
+		x[SignalHistory] = histScores[n]
+		x[SignalSpace], _ = fileScore(e.Tool, cs.catalog.infos[i], cs.files)
+		if x == (Features{}) {
+			continue
+		}
+		cands = append(cands, candidate{entry: &entries[i], info: cs.catalog.infos[i], x: x, p: r.fusion.Score(n, x)})
+	}
+	r.cands = cands[:0]
+	sort.Slice(cands, func(i, j int) bool { return cands[i].p > cands[j].p })
+
+	cs.issued = slices.DeleteFunc(cs.issued, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
+	// Building is the costly part (argument extraction, the schema stage):
+	// an update tries at most maxBuilds candidates, best first.
+	builds := 0
+	for _, c := range cands {
+		if c.p < r.cfg.Threshold || len(cs.active) >= r.cfg.MaxActive || builds >= maxBuilds {
+			break
+		}
+		builds++
+		rec := r.build(caller, cs, c, now)
+		if rec == nil {
+			continue
+		}
+		if slices.ContainsFunc(cs.active, func(a *Recommendation) bool { return a.key == rec.key }) {
+			continue
+		}
+		// The same call just made is no suggestion.
+		if slices.Contains(cs.recentKeys, rec.key) {
+			continue
+		}
+		if r.suppressed(caller, rec.Context, rec.Tool, now) {
+			r.stats.Suppressed++
+			continue
+		}
+		if len(cs.issued) >= r.cfg.PerMinute {
+			r.stats.RateLimited++
+			break
+		}
+		cs.issued = append(cs.issued, now)
+		cs.active = append(cs.active, rec)
+		r.stats.Issued++
+		r.publish(caller, Update{Type: "new", Recommendation: rec})
+	}
+}
+
+// build fills the candidate's arguments from the signal that drives it and
+// checks them against the tool's schema; nil when they cannot be filled
+// honestly (a required value the context does not give) or fail.
+func (r *Recommender) build(caller string, cs *callerState, c candidate, now time.Time) *Recommendation {
+	t := c.entry.Tool
+	ti := c.info
+	driver := strongest(c.x)
+	var args map[string]any
+	var ctxKey, text string
+	var reasons []SignalReason
+	switch driver {
+	case SignalSpace:
+		_, f := fileScore(t, ti, cs.files)
+		args = fileArgs(ti, f)
+		ctxKey = "space:" + f.Space + ":" + fileKind(f.Rel)
+	case SignalTask:
+		text = cs.task
+		ctxKey = "task:" + shortHash(cs.task)
+	case SignalConversation:
+		text = conversationText(cs.turns)
+		ctxKey = "conversation"
+	default:
+		ctxKey = driver.String() + ":" + lastName(cs.recent)
+	}
+	if args == nil {
+		hintText := text
+		if hintText == "" {
+			hintText = cs.task
+		}
+		var missing []string
+		var err error
+		args, missing, err = selector.ExtractArgumentsReport(t.Parameters, hintText, selector.Hints{Spaces: r.cfg.Spaces})
+		if err != nil {
+			return nil
+		}
+		carryArgs(args, t, cs.recent, &missing)
+		if len(missing) > 0 {
+			return nil
+		}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil
+	}
+	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(ti, args) {
+		r.stats.Invalid++
+		return nil
+	}
+	for s := Signal(0); s < NumSignals; s++ {
+		if c.x[s] > 0 {
+			reasons = append(reasons, SignalReason{Signal: s.String(), Score: round3(c.x[s]), Why: r.why(s, t, cs)})
+		}
+	}
+	sort.SliceStable(reasons, func(i, j int) bool { return reasons[i].Score > reasons[j].Score })
+	id := "rec-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.FormatUint(r.ids.Add(1), 36)
+	return &Recommendation{ID: id, Caller: caller, Tool: t.Name, Provider: c.entry.Provider, Arguments: raw,
+		Score: round3(c.p), Signals: reasons, Reason: reasons[0].Why, Urgency: UrgencyLow, Context: ctxKey,
+		Idempotent: t.Idempotent, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
+}
+
+// why is a one-line reason for signal s behind tool t.
+func (r *Recommender) why(s Signal, t pipeline.Tool, cs *callerState) string {
+	switch s {
+	case SignalSpace:
+		if _, f := fileScore(t, r.info(t), cs.files); f.Rel != "" {
+			return fmt.Sprintf("%s %s in %s", f.Rel, pastTense(f.Op), f.Space)
+		}
+	case SignalTask:
+		return fmt.Sprintf("your task: %q", clip(cs.task, 60))
+	case SignalConversation:
+		if len(cs.turns) > 0 {
+			return fmt.Sprintf("you asked: %q", clip(cs.turns[len(cs.turns)-1], 60))
+		}
+	case SignalRecent:
+		return fmt.Sprintf("you just called %s", lastName(cs.recent))
+	case SignalHistory:
+		return fmt.Sprintf("%s usually follows %s", t.Name, lastName(cs.recent))
+	}
+	return s.String()
+}
+
+// ensureText builds the text model over the callable tools when the tool
+// set (key) changed, replaying what was learned.
+func (r *Recommender) ensureText(entries []selector.Entry, key string) {
+	if r.text != nil && key == r.textKey {
+		return
+	}
+	docs := make([]ToolDoc, 0, len(entries))
+	for _, e := range entries {
+		docs = append(docs, ToolDoc{Name: e.Tool.Name, Description: e.Tool.Description, Params: r.info(e.Tool).docs})
+	}
+	r.text, r.textKey = NewTextModel(docs), key
+	for _, o := range r.textObs {
+		r.text.Observe(o.Text, o.Tool)
+	}
+}
+
+// TrainHistory feeds the history model one caller's past calls in order
+// (from the audit log at start).
+func (r *Recommender) TrainHistory(calls []string, at []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range calls {
+		lo := max(0, i-maxRecent)
+		r.history.Observe(calls[lo:i], calls[i], at[i])
+	}
+}
+
+// TrainText teaches the text model that text was served by tool (from the
+// session log at start).
+func (r *Recommender) TrainText(text, tool string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.observeText(text, tool)
+}
+
+func strongest(x Features) Signal {
+	best := Signal(0)
+	for s := Signal(1); s < NumSignals; s++ {
+		if x[s] > x[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+func conversationText(turns []string) string {
+	if len(turns) == 0 {
+		return ""
+	}
+	// The latest turn counts most: it is the one given twice.
+	return strings.Join(turns, " ") + " " + turns[len(turns)-1]
+}
+
+func names(evs []pipeline.CallEvent) []string {
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, e.Tool)
+	}
+	return out
+}
+
+func lastName(evs []pipeline.CallEvent) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	return evs[len(evs)-1].Tool
+}
+
+// carryArgs fills required parameters the text did not give from the
+// caller's latest call with a parameter of the same name (pdf-extract's
+// space and path carry over to the next step on that file).
+func carryArgs(args map[string]any, t pipeline.Tool, recent []pipeline.CallEvent, missing *[]string) {
+	if len(*missing) == 0 || len(recent) == 0 {
+		return
+	}
+	var last map[string]any
+	if json.Unmarshal(recent[len(recent)-1].Params, &last) != nil {
+		return
+	}
+	*missing = slices.DeleteFunc(*missing, func(p string) bool {
+		v, ok := last[p]
+		if ok {
+			args[p] = v
+		}
+		return ok
+	})
+}
+
+func appendBounded[T any](s []T, v T, n int) []T {
+	s = append(s, v)
+	if len(s) > n {
+		s = slices.Delete(s, 0, len(s)-n)
+	}
+	return s
+}
+
+// callKey is a call's identity: the tool and its arguments in canonical
+// JSON (keys sorted), so that key order and spacing do not tell two equal
+// calls apart.
+func callKey(tool string, args json.RawMessage) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return tool + "\x00" + string(args)
+	}
+	b, _ := json.Marshal(v)
+	return tool + "\x00" + string(b)
+}
+
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(s))))
+	return hex.EncodeToString(h[:6])
+}
+
+func round3(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }
+
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func pastTense(op string) string {
+	switch op {
+	case "create":
+		return "appeared"
+	case "write":
+		return "changed"
+	case "open":
+		return "opened"
+	case "rename":
+		return "was renamed"
+	}
+	return op
+}
+
+func fileKind(rel string) string {
+	ext := strings.TrimPrefix(strings.ToLower(path.Ext(rel)), ".")
+	if ext == "" {
+		return "file"
+	}
+	return ext
+}
+
+// Prime sets a caller's context at once from what a one-shot command can
+// read back (the audit log's latest calls, recently changed files, the
+// chat history) and recomputes once. The calls are not taught to the
+// history model again: it learned them from the audit log.
+func (r *Recommender) Prime(caller string, recent []pipeline.CallEvent, files []FileEvent, turns []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.caller(caller)
+	for _, ev := range recent {
+		cs.recent = appendBounded(cs.recent, ev, maxRecent)
+		cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
+	}
+	for _, f := range files {
+		cs.files = appendBounded(cs.files, f, maxFiles)
+	}
+	for _, t := range turns {
+		if t = strings.TrimSpace(t); t != "" && !strings.HasPrefix(t, "/") {
+			cs.turns = appendBounded(cs.turns, t, maxTurns)
+		}
+	}
+	r.update(caller, cs)
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// statusFor maps the 13 pipeline error kinds to HTTP statuses.
+func statusFor(err error) int {
+	switch pipeline.KindOf(err) {
+	case pipeline.KindToolNotFound:
+		return http.StatusNotFound
+	case pipeline.KindToolDeprecated:
+		return http.StatusGone
+	case pipeline.KindChannelCapabilityDenied, pipeline.KindToolCapabilityDenied, pipeline.KindIntentMisaligned:
+		return http.StatusForbidden
+	case pipeline.KindSchemaValidationFailed, pipeline.KindProviderRejected:
+		return http.StatusUnprocessableEntity
+	case pipeline.KindPayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case pipeline.KindTimeout:
+		return http.StatusGatewayTimeout
+	case pipeline.KindProviderUnavailable:
+		return http.StatusServiceUnavailable
+	case pipeline.KindProviderCrashed:
+		return http.StatusBadGateway
+	case pipeline.KindRateLimited:
+		return http.StatusTooManyRequests
+	case pipeline.KindCancelled:
+		return 499 // client closed request (nginx's convention)
+	}
+	return http.StatusInternalServerError
+}
+
+func kindOr(err error, def string) string {
+	if k := pipeline.KindOf(err); k != "" && k != "internal" {
+		return k
+	}
+	return def
+}
+
+// Error bodies are bounded: at most maxListed errors are listed (with the
+// count of all of them), and a message is cut at maxMessage bytes, so a
+// request that breaks every rule cannot make an answer of any size.
+const (
+	maxListed  = 20
+	maxMessage = 4096
+)
+
+// ErrorBody is {"error": kind, "message", "hint"} plus, for an error that
+// is a list (schema violations, a pipeline's errors), "errors" (the first
+// 20) and "error_count". The hint speaks HTTP: body fields and endpoints,
+// not the CLI's flags. The engine's chat stream uses it for its events.
+func ErrorBody(err error, kind string) map[string]any {
+	body := map[string]any{"error": kind}
+	var sv *pipeline.SchemaValidationFailed
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	switch {
+	case errors.As(err, &sv) && len(sv.Errors) > 0:
+		shown := *sv
+		if len(shown.Errors) > maxListed {
+			shown.Errors = shown.Errors[:maxListed]
+		}
+		msg := shown.Error()
+		if n := len(sv.Errors) - len(shown.Errors); n > 0 {
+			msg += fmt.Sprintf("; … and %d more", n)
+		}
+		body["message"] = clip(msg)
+		fes := make([]pipeline.FieldError, len(shown.Errors))
+		for i, fe := range shown.Errors {
+			fes[i] = pipeline.FieldError{Pointer: clip(fe.Pointer), Message: clip(fe.Message)}
+		}
+		body["errors"], body["error_count"] = fes, len(sv.Errors)
+	case len(list) > 1:
+		n := min(len(list), maxListed)
+		msgs := make([]map[string]string, n)
+		parts := make([]string, n)
+		for i, e := range list[:n] {
+			parts[i] = e.Error()
+			msgs[i] = map[string]string{"message": clip(parts[i])}
+		}
+		msg := strings.Join(parts, "; ")
+		if len(list) > n {
+			msg += fmt.Sprintf("; … and %d more", len(list)-n)
+		}
+		body["message"] = clip(msg)
+		body["errors"], body["error_count"] = msgs, len(list)
+	default:
+		body["message"] = clip(err.Error())
+	}
+	if pipeline.KindOf(err) != "internal" {
+		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
+	}
+	return body
+}
+
+// clip cuts s to maxMessage bytes on a rune boundary, saying so.
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [%d of %d bytes]", cut, len(s))
+}
+
+func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
+	var rl *pipeline.RateLimited
+	if errors.As(err, &rl) {
+		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
+	}
+	body := ErrorBody(err, kindOr(err, "internal"))
+	if _, ok := body["hint"]; !ok {
+		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
+	}
+	if res != nil && len(res.Output) > 0 {
+		body["partial"] = res // a cancelled call's partial output is still delivered
+	}
+	writeErrorBody(w, statusFor(err), body)
+}
+
+func writeError(w http.ResponseWriter, status int, kind, msg string) {
+	writeErrorBody(w, status, map[string]any{"error": kind, "message": clip(msg)})
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, body map[string]any) {
+	writeJSON(w, status, body)
+}
+
+// writeJSON answers v as JSON, or as MessagePack when the request's
+// Accept header prefers it.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	if sw, ok := w.(*statusWriter); ok && sw.msgpack {
+		b, err := toMsgpack(v)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/msgpack")
+			w.WriteHeader(status)
+			_, _ = w.Write(b)
+			return
+		}
+		// Cannot happen for what encoding/json can write; answer JSON.
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status  int
+	msgpack bool // the client prefers application/msgpack answers
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
