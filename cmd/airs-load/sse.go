@@ -124,6 +124,11 @@ func runSSE(args []string) int {
 	}
 
 	time.Sleep(500 * time.Millisecond) // let the clients connect before events flow
+	// The drivers stop a second before the readers do, so that an event made
+	// at the very end has time to reach every client: what is missed is
+	// missed, not in flight.
+	dctx, dcancel := context.WithTimeout(ctx, max(*dur-1500*time.Millisecond, time.Second))
+	defer dcancel()
 	var calls, callErrs, touches, touchErrs atomic.Int64
 	drive := func(rate float64, fn func(n int)) {
 		if rate <= 0 {
@@ -136,7 +141,7 @@ func runSSE(args []string) int {
 			defer t.Stop()
 			for n := 0; ; n++ {
 				select {
-				case <-ctx.Done():
+				case <-dctx.Done():
 					return
 				case <-t.C:
 					go fn(n)
@@ -146,9 +151,9 @@ func runSSE(args []string) int {
 	}
 	if *callsURL != "" {
 		drive(*callsRate, func(int) {
-			if send(ctx, client, "POST", *callsURL, *token, *callsBody) {
+			if send(dctx, client, "POST", *callsURL, *token, *callsBody) {
 				calls.Add(1)
-			} else if ctx.Err() == nil {
+			} else if dctx.Err() == nil {
 				callErrs.Add(1)
 			}
 		})
@@ -156,9 +161,9 @@ func runSSE(args []string) int {
 	if *ctxURL != "" {
 		drive(*filesRate, func(n int) {
 			body := fmt.Sprintf(`{"files":[{"space":%q,"path":%q}]}`, *filesSpace, fmt.Sprintf(*filesPattern, n%*filesN))
-			if send(ctx, client, "PUT", *ctxURL, *token, body) {
+			if send(dctx, client, "PUT", *ctxURL, *token, body) {
 				touches.Add(1)
-			} else if ctx.Err() == nil {
+			} else if dctx.Err() == nil {
 				touchErrs.Add(1)
 			}
 		})
