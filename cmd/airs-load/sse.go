@@ -308,6 +308,16 @@ func readStream(ctx context.Context, client *http.Client, req *http.Request, i i
 			continue
 		}
 		now := time.Now()
+		if event == "snapshot" {
+			// What a snapshot holds is resynced, not missed: a reconnecting
+			// client gets the live suggestions and the latest calls this way.
+			st.mu.Lock()
+			for _, k := range snapshotKeys(d) {
+				st.seen[i][k] = true
+			}
+			st.mu.Unlock()
+			continue
+		}
 		key, ts := eventKey(event, d)
 		if key == "" {
 			continue
@@ -375,4 +385,28 @@ func send(ctx context.Context, client *http.Client, method, u, token, body strin
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == 200
+}
+
+// snapshotKeys are the event keys a snapshot stands for: "new:" of each
+// live recommendation, "call:" of each call it lists.
+func snapshotKeys(data []byte) []string {
+	var v struct {
+		Recommendations []struct {
+			ID string `json:"id"`
+		} `json:"recommendations"`
+		Calls []struct {
+			CallID string `json:"call_id"`
+		} `json:"calls"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range v.Recommendations {
+		out = append(out, "new:"+r.ID)
+	}
+	for _, c := range v.Calls {
+		out = append(out, "call:"+c.CallID)
+	}
+	return out
 }
