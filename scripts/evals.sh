@@ -229,12 +229,12 @@ for name, s in sims.items():
     w(f"| {name} | {s['accepted']} | {s['first100']:.2f} | {s['last100']:.2f} |")
 w("")
 w("![learning curve](evals/recommend/evals_recommend_learning.png)\n")
-bench = os.environ.get('REC_BENCH', '').strip()
-if bench:
+rec_bench = os.environ.get('REC_BENCH', '').strip()
+if rec_bench:
     w("**Speed** (`go test -bench 'TextModelScores|HistoryScores|FusionScore1000' -benchmem ./recommender/`, 1,000 synthetic "
       "tools; TextModel with 20,000 learned observations, History with 100,000 observed calls; FusionScore1000 scores "
       "all 1,000 once):\n")
-    w("```\n" + bench + "\n```\n")
+    w("```\n" + rec_bench + "\n```\n")
 w("## Replay of recorded sessions\n")
 w("The log: 1,000 requests served through the real engine (`engine.Turn`, no-LLM mode, recording on in airs.yaml) by "
   "`evals/replay` TestGenerateSessionLog — 50% realistic requests over the six builtin tools, 40% requests phrased from the "
