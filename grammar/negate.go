@@ -556,3 +556,74 @@ func (c *compiler) lowerDepSchema(n *node, dk string, s sref) *node {
 	u.objs = []*objCons{c.objWithout(dk)}
 	return c.conj(n, c.disj(u, c.lower(s), s.ptr), s.ptr)
 }
+
+// pruneObjs drops the object alternatives no object satisfies (a required
+// property that is forbidden or whose value schema is empty, or minimum
+// above maximum count): the conjunction of several if/then/else (a
+// discriminator switch) multiplies alternatives, most of them empty.
+func (c *compiler) pruneObjs(objs []*objCons) []*objCons {
+	if c.pruning || c.pruneChecks > maxPruneChecks {
+		return objs
+	}
+	c.pruning = true
+	defer func() { c.pruning = false }()
+	out := objs[:0:0]
+	for _, o := range objs {
+		c.pruneChecks++
+		if c.pruneChecks > maxPruneChecks || !c.objEmptySafe(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// objEmptySafe is objEmpty, false when deciding it needs a schema being
+// lowered (a cycle) or fails: keeping an alternative is always exact.
+func (c *compiler) objEmptySafe(o *objCons) (empty bool) {
+	lenient := c.opts.Lenient
+	c.opts.Lenient = false
+	nl := len(c.loosened)
+	busy := maps.Clone(c.busy)
+	negBusy := maps.Clone(c.negBusy)
+	defer func() {
+		c.opts.Lenient = lenient
+		if r := recover(); r != nil {
+			if _, isCE := r.(*CompileError); !isCE {
+				if _, isRE := r.(*reError); !isRE {
+					panic(r)
+				}
+			}
+			c.busy, c.negBusy = busy, negBusy
+			c.loosened = c.loosened[:nl]
+			empty = false
+		}
+	}()
+	return c.objEmpty(o)
+}
+
+// maxPruneChecks bounds the emptiness checks of one compile (each may
+// lower child schemas); past it, alternatives are kept and a schema that
+// needs more than maxAlternatives is refused as before.
+const maxPruneChecks = 2000
+
+func (c *compiler) objEmpty(o *objCons) bool {
+	if o.maxP >= 0 && (o.minP > o.maxP || len(o.required) > o.maxP) {
+		return true
+	}
+	for _, r := range o.required {
+		refs, ok := c.propRefs(o, r)
+		if !ok {
+			return true
+		}
+		if len(refs) > 8 {
+			continue
+		}
+		if len(refs) > 1 && c.conjRefs(refs).isEmpty() {
+			return true
+		}
+		if len(refs) == 1 && c.lower(refs[0]).isEmpty() {
+			return true
+		}
+	}
+	return false
+}

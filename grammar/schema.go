@@ -105,10 +105,12 @@ type compiler struct {
 	emptyMemo *node
 
 	// negation (negate.go)
-	negOf     map[*jsonvalue.Value]sref // synthesized {"not": s} → s
-	negWrapOf map[*jsonvalue.Value]*jsonvalue.Value
-	negMemo   map[*jsonvalue.Value]*node
-	negBusy   map[*jsonvalue.Value]bool
+	negOf       map[*jsonvalue.Value]sref // synthesized {"not": s} → s
+	negWrapOf   map[*jsonvalue.Value]*jsonvalue.Value
+	negMemo     map[*jsonvalue.Value]*node
+	negBusy     map[*jsonvalue.Value]bool
+	pruning     bool
+	pruneChecks int
 }
 
 func fail(ptr, kw, format string, a ...any) {
@@ -952,6 +954,9 @@ func (c *compiler) conj(a, b *node, ptr string) *node {
 			for _, y := range b.arrs {
 				n.arrs = append(n.arrs, mergeArr(x, y, c))
 			}
+		}
+		if len(n.objs)+len(n.arrs) > maxAlternatives {
+			n.objs = c.pruneObjs(n.objs)
 		}
 		if len(n.objs)+len(n.arrs) > maxAlternatives {
 			c.unsupported(ptr, "allOf", "too many object/array alternatives")
