@@ -116,8 +116,8 @@ func (c *compiler) objWithout(k string) *objCons {
 	return &objCons{parts: []*objPart{{names: complementDFA(literalsDFA([]string{k}), anyRune)}}, maxP: -1}
 }
 
-// tryNegate is negate, or false when ¬s cannot be carried exactly.
-func (c *compiler) tryNegate(s sref) (n *node, ok bool) {
+// tryNegate is negate, or false and why when ¬s cannot be carried exactly.
+func (c *compiler) tryNegate(s sref) (n *node, why string) {
 	lenient := c.opts.Lenient
 	c.opts.Lenient = false
 	defer func() { c.opts.Lenient = lenient }()
@@ -131,10 +131,10 @@ func (c *compiler) tryNegate(s sref) (n *node, ok bool) {
 				}
 			}
 			c.busy, c.negBusy = busy, negBusy
-			n, ok = nil, false
+			n, why = nil, recoveredError(r).Error()
 		}
 	}()
-	return c.negate(s), true
+	return c.negate(s), ""
 }
 
 // negate is the IR of the values s rejects.
@@ -512,9 +512,9 @@ func (c *compiler) oneOfExact(branches []*node, srefs []sref, ptr string) []*nod
 	for i, b := range branches {
 		for _, j := range overlap[i] {
 			if neg[j] == nil {
-				m, ok := c.tryNegate(srefs[j])
-				if !ok {
-					c.unsupported(ptr, "oneOf", "branches %d and %d may both match and branch %d has no exact complement", min(i, j), max(i, j), j)
+				m, why := c.tryNegate(srefs[j])
+				if m == nil {
+					c.unsupported(ptr, "oneOf", "branches %d and %d may both match and branch %d has no exact complement (%s)", min(i, j), max(i, j), j, why)
 					return branches
 				}
 				neg[j] = m
@@ -533,9 +533,9 @@ func (c *compiler) lowerIf(n *node, v *jsonvalue.Value, is sref) *node {
 	if th == nil && el == nil {
 		return n
 	}
-	ni, ok := c.tryNegate(is)
-	if !ok {
-		c.unsupported(is.ptr, "if", "if/then/else needs the exact complement of if, which is not supported for this schema")
+	ni, why := c.tryNegate(is)
+	if ni == nil {
+		c.unsupported(is.ptr, "if", "if/then/else needs the exact complement of if (%s)", why)
 		return n
 	}
 	base := strings.TrimSuffix(is.ptr, "/if")

@@ -111,6 +111,7 @@ type compiler struct {
 	negBusy     map[*jsonvalue.Value]bool
 	pruning     bool
 	pruneChecks int
+	noIf        bool // $schema is draft 3, 4 or 6: if/then/else are not keywords there
 }
 
 func fail(ptr, kw, format string, a ...any) {
@@ -490,7 +491,9 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 		case "not":
 			n = c.lowerNot(n, sref{x, at(k)})
 		case "if":
-			n = c.lowerIf(n, v, sref{x, at(k)})
+			if !c.noIf {
+				n = c.lowerIf(n, v, sref{x, at(k)})
+			}
 		case "dependentSchemas":
 			if x.Kind == jsonvalue.Object {
 				for j, dk := range x.Keys {
