@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -100,6 +101,9 @@ func lower(schema []byte, opts Options) (g *Grammar, err error) {
 	if v.Kind == jsonvalue.Object {
 		if id := v.Get("$id"); id != nil && id.Kind == jsonvalue.String {
 			c.rootBase = id.Str
+		}
+		if d := v.Get("$schema"); d != nil && d.Kind == jsonvalue.String {
+			c.noIf = strings.Contains(d.Str, "draft-03") || strings.Contains(d.Str, "draft-04") || strings.Contains(d.Str, "draft-06")
 		}
 	}
 	c.index(v, c.rootBase)

@@ -103,6 +103,15 @@ type compiler struct {
 	anyArr    *arrCons
 	anyMemo   *node
 	emptyMemo *node
+
+	// negation (negate.go)
+	negOf       map[*jsonvalue.Value]sref // synthesized {"not": s} → s
+	negWrapOf   map[*jsonvalue.Value]*jsonvalue.Value
+	negMemo     map[*jsonvalue.Value]*node
+	negBusy     map[*jsonvalue.Value]bool
+	pruning     bool
+	pruneChecks int
+	noIf        bool // $schema is draft 3, 4 or 6: if/then/else are not keywords there
 }
 
 func fail(ptr, kw, format string, a ...any) {
@@ -277,7 +286,12 @@ func (c *compiler) lower(s sref) *node {
 		fail(s.ptr, "$ref", "reference cycle that consumes no input")
 	}
 	c.busy[v] = true
-	n := c.lowerObject(v, s.ptr)
+	var n *node
+	if o, ok := c.negOf[v]; ok {
+		n = c.negate(o)
+	} else {
+		n = c.lowerObject(v, s.ptr)
+	}
 	delete(c.busy, v)
 	c.memo[v] = n
 	return n
@@ -477,10 +491,16 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 		case "not":
 			n = c.lowerNot(n, sref{x, at(k)})
 		case "if":
-			if v.Get("then") != nil || v.Get("else") != nil {
-				c.unsupported(at(k), k, "if/then/else is not supported")
+			if !c.noIf {
+				n = c.lowerIf(n, v, sref{x, at(k)})
 			}
-		case "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef":
+		case "dependentSchemas":
+			if x.Kind == jsonvalue.Object {
+				for j, dk := range x.Keys {
+					n = c.lowerDepSchema(n, dk, sref{x.Vals[j], at(k) + "/" + jsonptr.Escape(dk)})
+				}
+			}
+		case "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef":
 			if k == "unevaluatedProperties" || k == "unevaluatedItems" {
 				if x.Kind == jsonvalue.Bool && x.Bool {
 					continue
@@ -497,7 +517,7 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 			if x.Kind == jsonvalue.Object {
 				for j, dk := range x.Keys {
 					if x.Vals[j].Kind != jsonvalue.Array {
-						c.unsupported(at(k)+"/"+jsonptr.Escape(dk), k, "schema dependencies are not supported")
+						n = c.lowerDepSchema(n, dk, sref{x.Vals[j], at(k) + "/" + jsonptr.Escape(dk)})
 					}
 				}
 			}
@@ -543,19 +563,16 @@ func (c *compiler) lowerApplicators(n *node, v *jsonvalue.Value, ptr string) *no
 	}
 	if x := v.Get("oneOf"); x != nil && x.Kind == jsonvalue.Array {
 		var branches []*node
+		var srefs []sref
 		for i, s := range x.Vals {
-			b := c.conj(n, c.lower(sref{s, at("oneOf") + "/" + strconv.Itoa(i)}), at("oneOf"))
+			r := sref{s, at("oneOf") + "/" + strconv.Itoa(i)}
+			b := c.conj(n, c.lower(r), at("oneOf"))
 			if !b.isEmpty() {
 				branches = append(branches, b)
+				srefs = append(srefs, r)
 			}
 		}
-		for i := range branches {
-			for j := i + 1; j < len(branches); j++ {
-				if !c.disjoint(branches[i], branches[j], 0) {
-					c.unsupported(at("oneOf"), "oneOf", "branches %d and %d may both match; oneOf is exact only when branches are disjoint", i, j)
-				}
-			}
-		}
+		branches = c.oneOfExact(branches, srefs, at("oneOf"))
 		u := c.emptyNode()
 		for _, b := range branches {
 			u = c.disj(u, b, at("oneOf"))
@@ -565,98 +582,10 @@ func (c *compiler) lowerApplicators(n *node, v *jsonvalue.Value, ptr string) *no
 	return n
 }
 
-// lowerNot handles the regular cases of "not": a schema that only restricts
-// type (not: {type: X}), or const/enum of scalars, or a bare required list.
+// lowerNot conjoins n with the exact complement of s (negate.go), or
+// refuses.
 func (c *compiler) lowerNot(n *node, s sref) *node {
-	v := s.v
-	if v.Kind == jsonvalue.Bool {
-		if v.Bool {
-			return c.emptyNode()
-		}
-		return n
-	}
-	simple, constrains := true, false
-	for _, k := range v.Keys {
-		if !annotationKeywords[k] && k != "type" && k != "enum" && k != "const" {
-			simple = false
-		}
-		if !annotationKeywords[k] || k == "format" { // the grammar asserts formats
-			constrains = true
-		}
-	}
-	if !constrains {
-		// not: {} (or only annotations) negates the schema that accepts
-		// everything: nothing is valid.
-		return c.emptyNode()
-	}
-	if !simple || v.Get("format") != nil {
-		c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
-		return n
-	}
-	m := *n
-	if t := v.Get("type"); t != nil && v.Get("enum") == nil && v.Get("const") == nil {
-		sub := c.lower(s)
-		if sub.null {
-			m.null = false
-		}
-		if sub.tru {
-			m.tru, m.fal = false, false
-		}
-		if sub.str != nil {
-			m.str = nil
-		}
-		if sub.num != nil {
-			if sub.num == c.intNum && m.num != nil {
-				m.num = intersectDFA(m.num, complementDFA(c.intNum, anyRune))
-				if m.num.isEmpty() {
-					m.num = nil
-				}
-			} else {
-				m.num = nil
-			}
-		}
-		if len(sub.objs) > 0 {
-			m.objs = nil
-		}
-		if len(sub.arrs) > 0 {
-			m.arrs = nil
-			m.lits = nil
-		}
-		return &m
-	}
-	if t := v.Get("type"); t == nil {
-		vals := []*jsonvalue.Value{v.Get("const")}
-		if e := v.Get("enum"); e != nil && e.Kind == jsonvalue.Array {
-			vals = e.Vals
-		}
-		for _, x := range vals {
-			if x == nil {
-				continue
-			}
-			switch x.Kind {
-			case jsonvalue.Null:
-				m.null = false
-			case jsonvalue.Bool:
-				if x.Bool {
-					m.tru = false
-				} else {
-					m.fal = false
-				}
-			case jsonvalue.String:
-				if m.str != nil {
-					ns := *m.str
-					ns.d = intersectDFA(ns.d, complementDFA(literalsDFA([]string{x.Str}), anyRune))
-					m.str = &ns
-				}
-			default:
-				c.unsupported(s.ptr, "not", "not over number or container values is not supported")
-				return n
-			}
-		}
-		return &m
-	}
-	c.unsupported(s.ptr, "not", "not is supported only over type, enum and const")
-	return n
+	return c.conj(n, c.negate(s), s.ptr)
 }
 
 func (c *compiler) lowerObjCons(v *jsonvalue.Value, ptr string) *objCons {
@@ -1028,6 +957,9 @@ func (c *compiler) conj(a, b *node, ptr string) *node {
 			for _, y := range b.arrs {
 				n.arrs = append(n.arrs, mergeArr(x, y, c))
 			}
+		}
+		if len(n.objs)+len(n.arrs) > maxAlternatives {
+			n.objs = c.pruneObjs(n.objs)
 		}
 		if len(n.objs)+len(n.arrs) > maxAlternatives {
 			c.unsupported(ptr, "allOf", "too many object/array alternatives")
