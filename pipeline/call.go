@@ -128,7 +128,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if m.cfg.Intent != nil {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
 			Params: cs.params.json, Intent: req.Intent}
-		if !e.tool.Idempotent {
+		if e.tool.Destructive {
 			if err := m.cfg.Intent.Verify(hctx, check); err != nil {
 				if err := m.stopped(hctx, cs); err != nil {
 					return err

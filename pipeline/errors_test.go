@@ -65,6 +65,7 @@ func kindCases() []kindCase {
 			})
 			tl := tool("delete")
 			tl.Idempotent = false
+			tl.Destructive = true
 			e.register(t, "p", tl, echo)
 			r, err := e.call("delete", `{}`)
 			return r, err, e

@@ -10,9 +10,9 @@ import (
 // asked for? It returns nil when it does, or an error saying why not
 // (an *IntentMisaligned, or any error whose text becomes the reason).
 //
-// The Manager runs it synchronously for tools that are not idempotent (a
-// destructive call must not start before it is judged) and asynchronously
-// for idempotent ones (a read-only call goes ahead; a misalignment is logged
+// The Manager runs it synchronously for destructive tools (Tool.Destructive:
+// a destructive call must not start before it is judged) and asynchronously
+// for the others (a read-only call goes ahead; a misalignment is logged
 // and counted, which is what an anomaly gate watches). With no verifier
 // configured, level 2 is skipped.
 type IntentVerifier interface {

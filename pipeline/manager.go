@@ -45,8 +45,8 @@ type Config struct {
 	Policy AccessPolicy
 	// Intent is capability level 2; nil skips it.
 	Intent IntentVerifier
-	// IntentQueue and IntentWorkers size the background checks of idempotent
-	// calls (defaults 1024 and 2). When the queue is full a check is dropped
+	// IntentQueue and IntentWorkers size the background checks of calls of
+	// tools that are not destructive (defaults 1024 and 2). When the queue is full a check is dropped
 	// and counted, never blocking the call.
 	IntentQueue, IntentWorkers int
 	// IntentTimeout bounds one background check (default 30 s).

@@ -34,6 +34,8 @@ type Recommendation struct {
 	Urgency    string          `json:"urgency"`
 	Context    string          `json:"context"` // what a dismissal is remembered under
 	Idempotent bool            `json:"idempotent"`
+	// Destructive: running it may destroy something; it is confirmed first.
+	Destructive bool `json:"destructive"`
 	Created    time.Time       `json:"created"`
 	Expires    time.Time       `json:"expires"`
 	Seen       bool            `json:"seen"`

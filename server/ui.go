@@ -134,13 +134,13 @@ func (s *Server) uiSessionInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // uiAcceptBody is the body of the page's accept: confirmed says the user
-// confirmed, in the page, a tool that is not idempotent.
+// confirmed, in the page, a destructive tool.
 type uiAcceptBody struct {
 	Confirmed bool `json:"confirmed"`
 }
 
 // uiAccept is POST /v1/recommendations/{id}/accept for the page, with the
-// confirmation in it: a tool that is not idempotent is refused (409, the
+// confirmation in it: a destructive tool is refused (409, the
 // suggestion kept) until the user confirmed it, and then runs through the
 // pipeline as the caller, as POST /v1/call would run it.
 func (s *Server) uiAccept(w http.ResponseWriter, r *http.Request) {
@@ -151,9 +151,9 @@ func (s *Server) uiAccept(w http.ResponseWriter, r *http.Request) {
 	caller, id := Caller(r.Context()), r.PathValue("id")
 	if !body.Confirmed {
 		for _, rec := range s.ub().Recommendations(caller) {
-			if rec.ID == id && !rec.Idempotent {
+			if rec.ID == id && rec.Destructive {
 				writeErrorBody(w, http.StatusConflict, map[string]any{"error": "confirmation_required",
-					"message": rec.Tool + " is not idempotent: the user confirms it before it runs",
+					"message": rec.Tool + " is destructive: the user confirms it before it runs",
 					"hint":    `ask the user, then POST {"confirmed":true}`})
 				return
 			}

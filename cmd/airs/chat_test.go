@@ -38,7 +38,7 @@ func buildChatBin(t *testing.T) string {
 	return chatBin
 }
 
-// chatManifest declares delete-note: a tool that is not idempotent, bound
+// chatManifest declares delete-note: a destructive tool, bound
 // to the builtin read-file handler. The test only checks that AIRS asks
 // before running it and that a declined call never reaches the pipeline
 // (the audit log has every call that did).
@@ -59,6 +59,7 @@ tools:
     trust: TL2
     latency_class: instant
     idempotent: false
+    destructive: true
 `
 
 // term is airs chat on a pseudo-terminal.

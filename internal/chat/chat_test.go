@@ -24,7 +24,7 @@ import (
 
 // rig is a real engine (builtin tools, the real Manager with a durable
 // audit log, the session recorder, no-LLM mode) over a temp space, plus
-// two test tools: delete-note (not idempotent, really deletes) and slow
+// two test tools: delete-note (destructive, really deletes) and slow
 // (runs until cancelled, then hands back partial output).
 type rig struct {
 	t        *testing.T
@@ -112,7 +112,7 @@ func (r *rig) registerTestTools(reg *pipeline.Registry, opts builtin.Options) {
 		Name: "delete-note", Version: "1.0.0",
 		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the note file to delete"}},"required":["path"],"additionalProperties":false}`),
-		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false,
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false, Destructive: true,
 	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		var p struct{ Path string }
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -250,7 +250,7 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 
 	r.say("/tools")
 	m = r.expect(m, "* delete-note")
-	m = r.expect(m, "(* = not idempotent")
+	m = r.expect(m, "(* = destructive")
 	if tools := r.out.String()[:m]; !strings.Contains(tools, "  calculator") || strings.Contains(tools, "* calculator") {
 		t.Errorf("/tools marks calculator wrongly:\n%s", tools)
 	}

@@ -56,7 +56,7 @@ func (r *REPL) suggestion(arg string) *recommender.Recommendation {
 
 // answerSuggestion takes /accept N or /dismiss N. An accepted suggestion
 // is run through the pipeline like any call (asking first when the tool is
-// not idempotent); the recommender itself never runs anything.
+// destructive); the recommender itself never runs anything.
 func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 	s := r.suggestion(arg)
 	if s == nil {

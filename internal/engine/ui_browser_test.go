@@ -107,7 +107,7 @@ func registerDeleteNote(t *testing.T, reg *pipeline.Registry, notes string) {
 		Name: "delete-note", Version: "1.0.0",
 		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the note file to delete"}},"required":["path"],"additionalProperties":false}`),
-		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false,
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false, Destructive: true,
 	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		var p struct{ Path string }
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -334,7 +334,7 @@ func TestBrowserExpiredCardIsIgnored(t *testing.T) {
 	}
 }
 
-// A tool that is not idempotent asks in the page (a dialog, keyboard
+// A destructive tool asks in the page (a dialog, keyboard
 // driven): Escape and Cancel run nothing; Run runs it.
 func TestBrowserConfirmNotIdempotent(t *testing.T) {
 	u := newUIRig(t, uiOptions{})
@@ -342,8 +342,8 @@ func TestBrowserConfirmNotIdempotent(t *testing.T) {
 	u.do(chromedp.SendKeys("#task", "delete the note notes/todo.txt"), chromedp.Click(`#task-form button[type="submit"]`))
 	u.waitJS(`document.querySelector('#cards .card[data-tool="delete-note"]') !== null`, 3*time.Second, "a delete-note card from the task")
 	card := `#cards .card[data-tool="delete-note"]`
-	if !strings.Contains(js[string](u, `document.querySelector(`+quote(card)+`).textContent`), "Not idempotent") {
-		t.Error("the card does not say the tool is not idempotent")
+	if !strings.Contains(js[string](u, `document.querySelector(`+quote(card)+`).textContent`), "Destructive") {
+		t.Error("the card does not say the tool is destructive")
 	}
 	todo := filepath.Join(u.notes, "todo.txt")
 	notRun := func(when string) {

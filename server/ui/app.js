@@ -98,7 +98,7 @@
         el('dl', {},
           el('dt', {}, 'Arguments'), el('dd', {}, el('pre', { class: 'args' }, pretty(rec.arguments))),
           el('dt', {}, 'Signals'), el('dd', {}, signals)),
-        rec.idempotent ? null : el('p', { class: 'warn' }, 'Not idempotent: you confirm it before it runs.'),
+        rec.destructive ? el('p', { class: 'warn' }, 'Destructive: you confirm it before it runs.') : null,
         el('div', { class: 'row actions' }, acceptBtn, dismissBtn)));
     return li;
   }
@@ -162,7 +162,7 @@
     const rec = c.rec;
     const accBtn = c.li.querySelector('button.accept');
     let confirmed = false;
-    if (!rec.idempotent) {
+    if (rec.destructive) {
       confirmed = await askConfirm(rec);
       if (!confirmed) {
         announce('Not run: ' + rec.tool);
