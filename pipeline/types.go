@@ -60,10 +60,10 @@ type Tool struct {
 	// had back (delete a file, send an email). The intent gate (Config.Gate)
 	// holds a destructive call until a person confirmed it. A tool is never
 	// both; a tool that is neither writes without destroying (creates a file).
-	ReadOnly    bool `json:"read_only"`
-	Destructive bool `json:"destructive"`
-	Lenient            bool            `json:"lenient"` // opt-in coercion (the seed's table)
-	Deprecation        *Deprecation    `json:"deprecation,omitempty"`
+	ReadOnly    bool         `json:"read_only"`
+	Destructive bool         `json:"destructive"`
+	Lenient     bool         `json:"lenient"` // opt-in coercion (the seed's table)
+	Deprecation *Deprecation `json:"deprecation,omitempty"`
 	// Migrations let callers pinned to an older major version keep calling
 	// this one: their params are mapped by a migration tool (migrate.go).
 	Migrations []Migration `json:"migrations,omitempty"`

@@ -35,10 +35,10 @@ type Recommendation struct {
 	Context    string          `json:"context"` // what a dismissal is remembered under
 	Idempotent bool            `json:"idempotent"`
 	// Destructive: running it may destroy something; it is confirmed first.
-	Destructive bool `json:"destructive"`
-	Created    time.Time       `json:"created"`
-	Expires    time.Time       `json:"expires"`
-	Seen       bool            `json:"seen"`
+	Destructive bool      `json:"destructive"`
+	Created     time.Time `json:"created"`
+	Expires     time.Time `json:"expires"`
+	Seen        bool      `json:"seen"`
 
 	features Features
 	text     string // the text behind it, for the text model's learning
