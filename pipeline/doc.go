@@ -40,7 +40,7 @@
 //  7. Delivery: return_schema check, breaker and metrics, a durable audit
 //     record (package audit), then the Result.
 //
-// Nothing is retried. The 13 error kinds, their exit codes and hints are in
+// Nothing is retried. The 14 error kinds, their exit codes and hints are in
 // errors.go.
 //
 // # The handler contract
