@@ -233,7 +233,8 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 			case StatusDenied:
 				r.Used = now
 				d = pipeline.IntentDecision{Decision: pipeline.IntentDenied, Review: r.ID, Reviewer: r.DecidedBy}
-				err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s denied this call of %s (confirmation %s)", r.DecidedBy, r.Tool, r.ID)}
+				err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s denied this call of %s (confirmation %s)", r.DecidedBy, r.Tool, r.ID),
+					DeniedBy: r.DecidedBy, Review: r.ID}
 				return true, nil
 			case StatusPending: // asked already: the same confirmation, not a second one
 				d = pipeline.IntentDecision{Decision: pipeline.IntentRequired, Review: r.ID}

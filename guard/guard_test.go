@@ -134,6 +134,9 @@ func TestDenyAndExpiry(t *testing.T) {
 	if !errors.Is(err, pipeline.ErrIntentMisaligned) || d.Decision != pipeline.IntentDenied || d.Review != id || d.Reviewer != "boss" || !strings.Contains(err.Error(), "boss denied") {
 		t.Fatalf("after deny: %+v %v", d, err)
 	}
+	if h := pipeline.Hint(err); !strings.Contains(h, "boss") || !strings.Contains(h, "refused") {
+		t.Errorf("a denial's hint: %q", h)
+	}
 	second := held(t, g, call) // the denial is used; asking again is a new question
 	clk.advance(10 * time.Minute)
 	if open, _ := g.List(Filter{}); len(open) != 0 {

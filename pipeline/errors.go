@@ -126,6 +126,9 @@ func (e *ChannelCapabilityDenied) Is(target error) bool { return target == ErrCh
 // what the user asked for.
 type IntentMisaligned struct {
 	Reason string
+	// DeniedBy is set when a person denied the call (the intent gate's
+	// confirmation Review), not a verifier.
+	DeniedBy, Review string
 }
 
 func (e *IntentMisaligned) Error() string        { return "intent misaligned: " + e.Reason }
@@ -412,6 +415,10 @@ func HintFor(err error, iface string) string {
 	}
 	if sv != nil && sv.Migration != "" {
 		return "the migration from the version you pinned made params the current version rejects: report it to the tool's provider, or call the current version with its own params"
+	}
+	var im *IntentMisaligned
+	if errors.As(err, &im) && im.DeniedBy != "" {
+		return "a person (" + im.DeniedBy + ") refused this call: do not send it again; ask them if it is needed"
 	}
 	kind := KindOf(err)
 	if h, ok := httpHints[kind]; ok && iface == HintHTTP {

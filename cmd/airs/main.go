@@ -39,6 +39,7 @@ var commands = []*command{
 	selectCmd,
 	planCmd,
 	recommendCmd,
+	reviewCmd,
 	taskCmd,
 }
 
