@@ -162,7 +162,7 @@ func TestChatOnATerminal(t *testing.T) {
 	// A destructive call is shown and asked about; declined, it never runs.
 	tm.typ("delete the note todo.txt in documents\r")
 	tm.expect(`tool: delete-note {"path":"todo.txt","space":"documents"}`)
-	tm.expect(`run delete-note with {"path":"todo.txt","space":"documents"}? [y/N] `)
+	tm.expect(`agent tester wants to call delete-note({"path":"todo.txt","space":"documents"}): allow [o]nce, [a]lways for this agent, or [d]eny? `)
 	tm.typ("n\r")
 	tm.expect("not run: declined by the user")
 	tm.expect("> ")

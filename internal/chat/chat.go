@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
@@ -473,6 +474,33 @@ func (u *termUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawM
 	}
 }
 
+// ConfirmIntent is the guard's question (engine.IntentUI): o or y allows
+// the call once, a always (for this agent and tool), d or n denies it;
+// anything else, Ctrl-C and end of input leave it unrun and undecided.
+func (u *termUI) ConfirmIntent(ctx context.Context, caller string, tool pipeline.Tool, args json.RawMessage) guard.Choice {
+	r := u.r
+	r.printf("agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", caller, tool.Name, compactJSON(args))
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.printf("\n")
+			return 0
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "o", "once", "y", "yes":
+			return guard.Once
+		case "a", "always":
+			return guard.Always
+		case "d", "deny", "n", "no":
+			return guard.Deny
+		}
+		return 0
+	case <-ctx.Done():
+		r.printf("\n")
+		return 0
+	}
+}
+
 func (u *termUI) Running(callID string) {
 	u.r.mu.Lock()
 	u.r.callID = callID
@@ -556,3 +584,4 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+var _ engine.IntentUI = (*termUI)(nil)

@@ -82,7 +82,7 @@ func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 		r.printf("%s is no longer yours to call\n", rec.Tool)
 		return
 	}
-	if needsConfirm && !ui.Confirm(ctx, *tool, rec.Arguments) {
+	if needsConfirm && !r.e.ConfirmCall(ctx, ui, r.opts.Caller, rec.Provider, *tool, rec.Arguments, "") {
 		r.printf("not run\n")
 		return
 	}

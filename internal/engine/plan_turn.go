@@ -78,7 +78,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 			if tool != nil {
 				t = *tool
 			}
-			if !ui.Confirm(ctx, t, st.Arguments) {
+			if !e.ConfirmCall(ctx, ui, caller, "", t, st.Arguments, text) {
 				run = i
 				if i == 0 {
 					tr.Declined = true

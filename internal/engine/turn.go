@@ -12,6 +12,7 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -217,6 +218,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			}
 		}
 		tool, needsConfirm := e.lookup(caller, sel.Function, sel.Provider)
+		var answered guard.Choice // the user's answer, when asked
 		ui.Selected(sel, tool)
 		step := TurnStep{Selection: sel, Tool: tool}
 		rs := stepRecord(n, sel)
@@ -235,7 +237,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			if tool != nil {
 				t = *tool
 			}
-			if !ui.Confirm(ctx, t, sel.Arguments) {
+			if answered = e.confirmChoice(ctx, ui, caller, sel.Provider, t, sel.Arguments, text); answered != guard.Once && answered != guard.Always {
 				step.Skipped = "declined by the user"
 				if n == 1 {
 					tr.Declined = true
@@ -263,10 +265,10 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			callID = e.Channel + "-" + session.NewID()[:16]
 		}
 		ui.Running(callID)
-		res, cerr := e.Call(ctx, pipeline.Request{
+		res, cerr := e.callAnswered(ctx, pipeline.Request{
 			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
 			Encoding: pipeline.JSON, Caller: caller, Intent: text,
-		})
+		}, answered)
 		if res == nil { // Manager.Call always returns one; be safe
 			res = &pipeline.Result{CallID: callID, Tool: sel.Function, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(cerr)}
 		}
@@ -406,6 +408,9 @@ func (e *Engine) lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 			t := c.Tool
 			found = &t
 		}
+	}
+	if confirm && found != nil && e.granted(caller, name) {
+		confirm = false // "always" for this agent: the gate lets it through
 	}
 	return found, confirm || found == nil
 }
