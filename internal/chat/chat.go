@@ -584,4 +584,5 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
 var _ engine.IntentUI = (*termUI)(nil)
