@@ -103,6 +103,10 @@ func ErrorBody(err error, kind string) map[string]any {
 	if pipeline.KindOf(err) != "internal" {
 		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
 	}
+	var ivr *pipeline.IntentVerificationRequired
+	if errors.As(err, &ivr) {
+		body["confirmation"] = confirmationBody(ivr)
+	}
 	return body
 }
 

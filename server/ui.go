@@ -20,6 +20,8 @@ package server
 //	PUT  /ui/api/context       as PUT /v1/context (session, CSRF, admit)
 //	POST /ui/api/call          as POST /v1/call (session, CSRF; the pipeline limits it)
 //	POST /ui/api/signout       ends the session (session, CSRF)
+//	GET  /ui/api/reviews       as GET /v1/reviews (session; with a ReviewBackend)
+//	POST /ui/api/reviews/{id}/approve|deny  as /v1/reviews/... (session, CSRF; reviewers)
 
 import (
 	"bytes"
@@ -89,6 +91,11 @@ func (s *Server) registerUI() {
 	s.mux.HandleFunc("PUT /ui/api/context", change(s.admit(s.putContext)))
 	s.mux.HandleFunc("POST /ui/api/call", change(s.call))
 	s.mux.HandleFunc("POST /ui/api/signout", change(s.uiSignout))
+	if _, ok := s.rvb(); ok {
+		s.mux.HandleFunc("GET /ui/api/reviews", api(s.reviews))
+		s.mux.HandleFunc("POST /ui/api/reviews/{id}/approve", change(s.decideReview(true)))
+		s.mux.HandleFunc("POST /ui/api/reviews/{id}/deny", change(s.decideReview(false)))
+	}
 }
 
 // uiHeaders sets the security headers of every UI answer, errors included.
@@ -130,7 +137,7 @@ func (s *Server) uiPage(w http.ResponseWriter, r *http.Request) { uiIndex(w, r) 
 func (s *Server) uiSessionInfo(w http.ResponseWriter, r *http.Request) {
 	sess := uiSessionOf(r)
 	writeJSON(w, http.StatusOK, map[string]any{"agent": sess.agent, "csrf": sess.csrf,
-		"task": s.ub().Task(sess.agent), "guard": nil})
+		"task": s.ub().Task(sess.agent), "guard": s.guardInfo(sess.agent)})
 }
 
 // uiAcceptBody is the body of the page's accept: confirmed says the user
