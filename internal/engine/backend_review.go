@@ -14,7 +14,9 @@ var (
 func (b backend) GuardEnabled() bool { return b.e.Guard != nil }
 
 // CanReview: caller is one of guard.reviewers.
-func (b backend) CanReview(caller string) bool { return b.e.Guard != nil && b.e.Guard.CanReview(caller) }
+func (b backend) CanReview(caller string) bool {
+	return b.e.Guard != nil && b.e.Guard.CanReview(caller)
+}
 
 // Reviews are every review for a reviewer, the caller's own otherwise.
 func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
