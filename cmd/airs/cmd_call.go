@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/airs-dev/airs/pipeline"
+	xterm "golang.org/x/term"
 )
 
 var callCmd = &command{
@@ -104,7 +105,7 @@ func runCall(a *app, args []string) error {
 	// person at it. The answer is recorded in the guard and the same call
 	// is made again, so the decision is in its audit record.
 	var ivr *pipeline.IntentVerificationRequired
-	if errors.As(callErr, &ivr) && *argsFlag != "-" && isTerminal(a.stdin) {
+	if errors.As(callErr, &ivr) && *argsFlag != "-" && stdinTerminal(a.stdin) {
 		if ch, ok := askIntent(a, ivr, params); ok {
 			if _, err := a.guard.Decide(ivr.ID, ch, cliReviewer()); err != nil {
 				return err
@@ -128,6 +129,13 @@ func runCall(a *app, args []string) error {
 		}
 	}
 	return callErr
+}
+
+// stdinTerminal reports whether r is a terminal someone can answer at
+// (not /dev/null, which is a character device too).
+func stdinTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && xterm.IsTerminal(int(f.Fd()))
 }
 
 // askIntent asks the person at the terminal about a held call: allow once,
