@@ -210,6 +210,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	}
 
 	p.buildRecommend(fc, c)
+	p.buildGuard(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {
@@ -419,6 +420,51 @@ func (p *parser) buildRecommend(fc *fileConfig, c *Config) {
 			p.add(p.line("recommend", "threshold"), "recommend.threshold %v: must be between 0 and 1 (the fused probability a suggestion needs)", *v)
 		} else {
 			c.Recommend.Threshold = *v
+		}
+	}
+}
+
+// MaxGuardExpiry bounds guard.expiry: a confirmation older than a day is
+// no longer an answer to the call that asked.
+const MaxGuardExpiry = 24 * time.Hour
+
+// buildGuard reads the guard section.
+func (p *parser) buildGuard(fc *fileConfig, c *Config) {
+	fg := fc.Guard
+	c.Guard = Guard{Enabled: true, Expiry: time.Duration(fg.Expiry)}
+	if fg.Enabled != nil {
+		c.Guard.Enabled = *fg.Enabled
+	}
+	seen := map[string]bool{}
+	for i, t := range fg.ReviewTools {
+		line := p.line("guard", "review_tools", strconv.Itoa(i))
+		switch {
+		case t == "" || strings.ContainsFunc(t, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.", r))
+		}):
+			p.add(line, "guard.review_tools[%d]: %q is not a tool name (letters, digits, _ - .; `airs tools list` shows them)", i, t)
+		case seen[t]:
+			p.add(line, "guard.review_tools[%d]: %s is listed twice; keep one", i, t)
+		default:
+			seen[t] = true
+			c.Guard.ReviewTools = append(c.Guard.ReviewTools, t)
+		}
+	}
+	for i, a := range fg.Reviewers {
+		if _, ok := c.Agents[a]; !ok {
+			p.add(p.line("guard", "reviewers", strconv.Itoa(i)), "guard.reviewers[%d]: agent %q is not defined under agents (defined: %s)", i, a, strings.Join(sortedKeys(c.Agents), ", "))
+			continue
+		}
+		c.Guard.Reviewers = append(c.Guard.Reviewers, a)
+	}
+	if d := time.Duration(fg.Expiry); d < 0 || d > MaxGuardExpiry || (p.has("guard", "expiry") && d == 0) {
+		p.add(p.line("guard", "expiry"), "guard.expiry %v: want a duration above 0 and at most %v, e.g. 15m (remove it for the default, 15m)", d, MaxGuardExpiry)
+	}
+	if n := fg.MaxPending; n != nil {
+		if *n < 1 {
+			p.add(p.line("guard", "max_pending"), "guard.max_pending %d: must be at least 1 (remove it for the default, 1000)", *n)
+		} else {
+			c.Guard.MaxPending = *n
 		}
 	}
 }

@@ -85,7 +85,29 @@ type Config struct {
 	Selection Selection
 	// Recommend tunes the proactive suggestions.
 	Recommend Recommend
+	// Guard configures the guard layer (intent verification).
+	Guard Guard
 }
+
+// Guard configures the guard layer: destructive calls wait for a person's
+// confirmation, ReviewTools' calls are queued for review after the fact.
+type Guard struct {
+	// Enabled: true by default. false lets destructive calls run
+	// unconfirmed over HTTP (the CLI's chat still asks).
+	Enabled bool
+	// ReviewTools are read-only tools whose calls are queued for review.
+	ReviewTools []string
+	// Reviewers are the agents who may approve and deny over HTTP and in
+	// the attention page; the local CLI always may.
+	Reviewers []string
+	// Expiry of a confirmation (0: the guard's default, 15 min).
+	Expiry time.Duration
+	// MaxPending bounds the open reviews after the fact (0: 1000).
+	MaxPending int
+}
+
+// GuardDir is where the guard keeps its reviews: $AIRS_HOME/guard.
+func (c *Config) GuardDir() string { return filepath.Join(c.Home, "guard") }
 
 // Recommend configures the recommender. Zero durations and counts take
 // the recommender's defaults.

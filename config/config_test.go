@@ -329,3 +329,38 @@ func TestRecommendSection(t *testing.T) {
 		}
 	}
 }
+
+func TestGuardSection(t *testing.T) {
+	d, err := Parse("", nil)
+	if err != nil || !d.Guard.Enabled || d.Guard.Expiry != 0 || d.Guard.ReviewTools != nil || d.Guard.Reviewers != nil {
+		t.Fatalf("defaults: %+v %v", d.Guard, err)
+	}
+	c, err := Parse("airs.yaml", []byte("home: /tmp/h\nagents:\n  boss: {}\n  bot: {}\nguard:\n  review_tools: [read-file, pdf-extract]\n  reviewers: [boss]\n  expiry: 5m\n  max_pending: 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Guard; !g.Enabled || strings.Join(g.ReviewTools, ",") != "read-file,pdf-extract" || strings.Join(g.Reviewers, ",") != "boss" || g.Expiry != 5*time.Minute || g.MaxPending != 10 {
+		t.Fatalf("guard: %+v", g)
+	}
+	if c.GuardDir() != filepath.Join("/tmp/h", "guard") {
+		t.Errorf("GuardDir %s", c.GuardDir())
+	}
+	if c, err := Parse("airs.yaml", []byte("guard:\n  enabled: false\n")); err != nil || c.Guard.Enabled {
+		t.Fatalf("enabled false: %+v %v", c, err)
+	}
+	_, err = Parse("airs.yaml", []byte("agents:\n  bot: {}\nguard:\n  review_tools: [read-file, 'rm -rf', read-file]\n  reviewers: [nobody]\n  expiry: 48h\n  max_pending: 0\n"))
+	for _, want := range []string{
+		`airs.yaml:4: guard.review_tools[1]: "rm -rf" is not a tool name`,
+		"airs.yaml:4: guard.review_tools[2]: read-file is listed twice",
+		`airs.yaml:5: guard.reviewers[0]: agent "nobody" is not defined under agents (defined: bot)`,
+		"airs.yaml:6: guard.expiry 48h0m0s: want a duration above 0 and at most 24h0m0s",
+		"airs.yaml:7: guard.max_pending 0: must be at least 1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	if _, err := Parse("airs.yaml", []byte("guard:\n  expiry: 0s\n")); err == nil {
+		t.Error("expiry 0s accepted")
+	}
+}

@@ -91,6 +91,20 @@ recommend:
   suppress_after: 3    # dismissals in one context that silence the tool there
   suppress_for: 720h   # for this long
 
+# The guard: a destructive tool's call (delete-file, say) waits until a
+# person confirms it. The CLI asks ("allow once / always for this agent /
+# deny"); over HTTP the call answers 428 intent_verification_required with a
+# confirmation id, which 'airs review approve ID', POST
+# /v1/reviews/ID/approve (by a reviewer) or the attention page approves;
+# the same call sent again then runs. Calls of review_tools go ahead and
+# are queued for review after the fact. All optional; shown with defaults.
+guard:
+  enabled: true
+  review_tools: []     # read-only tools to review after the fact, e.g. [read-file]
+  reviewers: []        # agents who may decide over HTTP and in the page
+  expiry: 15m          # a confirmation waits this long for a decision (max 24h)
+  max_pending: 1000    # open reviews after the fact, at most
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).

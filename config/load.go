@@ -154,6 +154,13 @@ type fileConfig struct {
 		SuppressAt  *int     `yaml:"suppress_after"`
 		SuppressFor Duration `yaml:"suppress_for"`
 	} `yaml:"recommend"`
+	Guard struct {
+		Enabled     *bool    `yaml:"enabled"`
+		ReviewTools []string `yaml:"review_tools"`
+		Reviewers   []string `yaml:"reviewers"`
+		Expiry      Duration `yaml:"expiry"`
+		MaxPending  *int     `yaml:"max_pending"`
+	} `yaml:"guard"`
 }
 
 type fileAgent struct {

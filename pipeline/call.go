@@ -26,10 +26,11 @@ type callState struct {
 	brk     *breaker // the breaker allow() let us through, to report back to
 	params  decodedParams
 	budget  time.Duration
-	reached bool          // stage 6 ran the handler
-	handler time.Duration // handler time, for the tool's histogram
-	failed  bool          // the provider failed (crash, timeout, dead): breaker and error rate
-	mig     *migrating    // set by lookup when a migration serves an old version pin
+	reached bool           // stage 6 ran the handler
+	handler time.Duration  // handler time, for the tool's histogram
+	failed  bool           // the provider failed (crash, timeout, dead): breaker and error rate
+	mig     *migrating     // set by lookup when a migration serves an old version pin
+	intent  IntentDecision // the intent gate's decision, for the audit record
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -43,7 +44,7 @@ type callState struct {
 //  7. delivery: return_schema check, metrics, a durable audit record, the Result
 //
 // It always returns a Result (with its Outcome and ErrorKind) and, when the
-// outcome is not ok, an error of one of the 13 kinds. An error that is none
+// outcome is not ok, an error of one of the 14 kinds. An error that is none
 // of them means the audit record could not be made durable; the result is
 // then withheld (Output nil). Nothing is retried.
 func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
@@ -128,7 +129,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if m.cfg.Intent != nil {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
 			Params: cs.params.json, Intent: req.Intent}
-		if !e.tool.Idempotent {
+		if e.tool.Destructive {
 			if err := m.cfg.Intent.Verify(hctx, check); err != nil {
 				if err := m.stopped(hctx, cs); err != nil {
 					return err
@@ -168,6 +169,24 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	}
 	if err := m.stopped(hctx, cs); err != nil {
 		return err
+	}
+
+	// Level 2, the person's side: the intent gate, on a call that passed
+	// every other check (so nobody is asked about a call that would fail
+	// anyway), with the params the handler will see.
+	if m.cfg.Gate != nil {
+		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
+			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent})
+		cs.intent = d
+		if err != nil {
+			if serr := m.stopped(hctx, cs); serr != nil {
+				return serr
+			}
+			if errors.Is(err, ErrIntentVerificationRequired) {
+				return err
+			}
+			return asMisaligned(err)
+		}
 	}
 
 	// Stage 5: dispatch, with what is left of the budget.
@@ -435,6 +454,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		if cs.mig != nil {
 			rec.MigratedFrom, rec.Migration = cs.mig.from, cs.mig.name
 		}
+		rec.Intent, rec.Review, rec.Reviewer = cs.intent.Decision, cs.intent.Review, cs.intent.Reviewer
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil

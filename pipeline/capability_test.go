@@ -80,8 +80,9 @@ func TestCapabilityLevel1Channel(t *testing.T) {
 	}
 }
 
-// Level 2: synchronous for non-idempotent tools (the handler never runs),
-// asynchronous for idempotent ones (the call goes ahead, the misalignment is
+// Level 2: synchronous for destructive tools (the handler never runs),
+// asynchronous for the others, a tool that is merely not idempotent
+// included (the call goes ahead, the misalignment is
 // counted), skipped without a verifier.
 func TestCapabilityLevel2Intent(t *testing.T) {
 	var checked atomic.Int32
@@ -100,8 +101,12 @@ func TestCapabilityLevel2Intent(t *testing.T) {
 	})
 	destructive := tool("delete")
 	destructive.Idempotent = false
+	destructive.Destructive = true
 	e.register(t, "p", destructive, h)
 	e.register(t, "p", tool("read"), h)
+	appendOnly := tool("append") // not idempotent, not destructive: asynchronous
+	appendOnly.Idempotent = false
+	e.register(t, "p", appendOnly, h)
 	call := func(name string) error {
 		_, err := e.m.Call(context.Background(), Request{Tool: name, Caller: "alice", Intent: "read my notes"})
 		return err
@@ -112,14 +117,17 @@ func TestCapabilityLevel2Intent(t *testing.T) {
 	if err := call("read"); err != nil || ran.Load() != 1 {
 		t.Fatalf("async: err %v, ran %d", err, ran.Load())
 	}
+	if err := call("append"); err != nil || ran.Load() != 2 {
+		t.Fatalf("async (not idempotent, not destructive): err %v, ran %d", err, ran.Load())
+	}
 	deadline := time.Now().Add(5 * time.Second)
-	for e.m.Metrics().IntentAsync.Misaligned != 1 {
+	for e.m.Metrics().IntentAsync.Misaligned != 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("async check not counted: %+v", e.m.Metrics().IntentAsync)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if checked.Load() != 2 {
+	if checked.Load() != 3 {
 		t.Fatalf("verifier ran %d times", checked.Load())
 	}
 

@@ -24,8 +24,8 @@
 //     that is alive, not past its sunset and whose circuit is closed wins. A
 //     dead provider is deregistered on the spot.
 //  3. Capabilities: level 1 AccessPolicy.CanReach (channel), level 2
-//     IntentVerifier (sync for non-idempotent tools, async for idempotent
-//     ones, skipped when nil), level 3 AccessPolicy.Holds for each required
+//     IntentVerifier (sync for destructive tools, async for the others,
+//     skipped when nil), level 3 AccessPolicy.Holds for each required
 //     capability (matching rules: Capability.Covers).
 //  4. Schema validation: JSON Schema 2020-12 (santhosh-tekuri/jsonschema/v6),
 //     ECMA-262 patterns (regexp2, with a match timeout), schemas compiled
@@ -40,7 +40,7 @@
 //  7. Delivery: return_schema check, breaker and metrics, a durable audit
 //     record (package audit), then the Result.
 //
-// Nothing is retried. The 13 error kinds, their exit codes and hints are in
+// Nothing is retried. The 14 error kinds, their exit codes and hints are in
 // errors.go.
 //
 // # The handler contract

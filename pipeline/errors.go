@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The taxonomy has exactly 13 kinds, each with its own exit code (ExitCode)
+// The taxonomy has exactly 14 kinds, each with its own exit code (ExitCode)
 // and HTTP status (the server maps them). Each kind is a struct type that
 // carries the details a caller needs (errors.As), and matches a sentinel
 // (errors.Is) so code that only cares about the kind need not name the type:
@@ -32,6 +32,9 @@ const (
 	KindProviderRejected        = "provider_rejected"
 	KindRateLimited             = "rate_limited"
 	KindCancelled               = "cancelled"
+	// KindIntentVerificationRequired: level 2 holds a destructive call
+	// until a person confirms it (the guard layer; Config.Gate).
+	KindIntentVerificationRequired = "intent_verification_required"
 )
 
 // kindError is a sentinel: a bare kind with no details, the target of errors.Is.
@@ -55,6 +58,8 @@ var (
 	ErrProviderRejected        error = kindError(KindProviderRejected)
 	ErrRateLimited             error = kindError(KindRateLimited)
 	ErrCancelled               error = kindError(KindCancelled)
+
+	ErrIntentVerificationRequired error = kindError(KindIntentVerificationRequired)
 )
 
 // ErrProviderDead is what a handler wraps (fmt.Errorf("...: %w", ErrProviderDead))
@@ -121,6 +126,9 @@ func (e *ChannelCapabilityDenied) Is(target error) bool { return target == ErrCh
 // what the user asked for.
 type IntentMisaligned struct {
 	Reason string
+	// DeniedBy is set when a person denied the call (the intent gate's
+	// confirmation Review), not a verifier.
+	DeniedBy, Review string
 }
 
 func (e *IntentMisaligned) Error() string        { return "intent misaligned: " + e.Reason }
@@ -294,11 +302,35 @@ func (e *Cancelled) Error() string        { return "call " + e.CallID + " cancel
 func (e *Cancelled) Kind() string         { return KindCancelled }
 func (e *Cancelled) Is(target error) bool { return target == ErrCancelled }
 
+// IntentVerificationRequired: level 2, the intent gate holds the call until
+// a person confirms it. Nothing ran. ID names the pending confirmation: a
+// reviewer approves it (once, or always for this agent and tool) or denies
+// it, and the same call (same caller, tool and params) sent again then runs,
+// or is refused as IntentMisaligned. The confirmation expires at Expires.
+type IntentVerificationRequired struct {
+	ID      string
+	Caller  string
+	Tool    string
+	Expires time.Time
+}
+
+func (e *IntentVerificationRequired) Error() string {
+	s := fmt.Sprintf("intent verification required: %s's call of %s waits for a person to confirm it (confirmation %s", e.Caller, e.Tool, e.ID)
+	if !e.Expires.IsZero() {
+		s += ", expires " + e.Expires.UTC().Format(time.RFC3339)
+	}
+	return s + ")"
+}
+func (e *IntentVerificationRequired) Kind() string { return KindIntentVerificationRequired }
+func (e *IntentVerificationRequired) Is(target error) bool {
+	return target == ErrIntentVerificationRequired
+}
+
 // kinder is implemented by every error kind and every sentinel.
 type kinder interface{ Kind() string }
 
 // KindOf returns the stable kind string of err, "" for nil, "internal" for an
-// error that is none of the 13 kinds (an I/O failure of the audit log, say).
+// error that is none of the 14 kinds (an I/O failure of the audit log, say).
 func KindOf(err error) string {
 	if err == nil {
 		return ""
@@ -320,23 +352,24 @@ type kindInfo struct {
 // error) or 2 (usage, as flag packages use it), and stay below 126 where
 // shells reserve codes. They are part of the CLI's contract: do not renumber.
 var kinds = map[string]kindInfo{
-	KindToolNotFound:            {10, "check the name with `airs tools list`, or load the manifest that declares it"},
-	KindToolDeprecated:          {11, "the tool is retired: call its replacement instead"},
-	KindChannelCapabilityDenied: {12, "this caller may not use that provider: ask an admin to grant channel access in airs.yaml"},
-	KindIntentMisaligned:        {13, "the call does not match the request: rephrase the request or call the tool explicitly"},
-	KindToolCapabilityDenied:    {14, "grant the caller the missing capability in airs.yaml, or use a tool that needs less"},
-	KindSchemaValidationFailed:  {15, "fix the listed params (see `airs tools show NAME` for the schema) and call again"},
-	KindPayloadTooLarge:         {16, "send smaller params, or raise max_payload in airs.yaml"},
-	KindTimeout:                 {17, "raise --timeout (max 600s) or narrow the request"},
-	KindProviderUnavailable:     {18, "the provider is down or failing: wait for the cooldown, or pick another --provider"},
-	KindProviderCrashed:         {19, "the tool crashed: report it to its provider; the call was not retried"},
-	KindProviderRejected:        {20, "the tool refused the call: read its message and fix the input"},
-	KindRateLimited:             {21, "too many calls: wait the retry-after time and call again"},
-	KindCancelled:               {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
+	KindToolNotFound:               {10, "check the name with `airs tools list`, or load the manifest that declares it"},
+	KindToolDeprecated:             {11, "the tool is retired: call its replacement instead"},
+	KindChannelCapabilityDenied:    {12, "this caller may not use that provider: ask an admin to grant channel access in airs.yaml"},
+	KindIntentMisaligned:           {13, "the call does not match the request: rephrase the request or call the tool explicitly"},
+	KindToolCapabilityDenied:       {14, "grant the caller the missing capability in airs.yaml, or use a tool that needs less"},
+	KindSchemaValidationFailed:     {15, "fix the listed params (see `airs tools show NAME` for the schema) and call again"},
+	KindPayloadTooLarge:            {16, "send smaller params, or raise max_payload in airs.yaml"},
+	KindTimeout:                    {17, "raise --timeout (max 600s) or narrow the request"},
+	KindProviderUnavailable:        {18, "the provider is down or failing: wait for the cooldown, or pick another --provider"},
+	KindProviderCrashed:            {19, "the tool crashed: report it to its provider; the call was not retried"},
+	KindProviderRejected:           {20, "the tool refused the call: read its message and fix the input"},
+	KindRateLimited:                {21, "too many calls: wait the retry-after time and call again"},
+	KindCancelled:                  {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
+	KindIntentVerificationRequired: {23, "a person confirms this call first: `airs review approve ID` (or `deny ID`; `airs review` lists them), then run the same call again"},
 }
 
-// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–22 for the
-// 13 kinds (in the order of the Kind constants), 1 for anything else.
+// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–23 for the
+// 14 kinds (in the order of the Kind constants), 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
 		return 0
@@ -358,11 +391,12 @@ const (
 // httpHints replace the CLI hints that name a flag or a command, so an HTTP
 // client is told about timeout_ms, not --timeout.
 var httpHints = map[string]string{
-	KindToolNotFound:           "check the tool's name and provider in GET /v1/tools, or load the manifest that declares it",
-	KindSchemaValidationFailed: "fix the listed arguments (GET /v1/tools shows each tool's parameters schema) and call again",
-	KindTimeout:                "raise \"timeout_ms\" (max 600000) or narrow the request",
-	KindProviderUnavailable:    "the provider is down or failing: wait for the cooldown (Retry-After), or name another \"provider\"",
-	KindRateLimited:            "too many requests: wait the Retry-After seconds and send it again",
+	KindToolNotFound:               "check the tool's name and provider in GET /v1/tools, or load the manifest that declares it",
+	KindSchemaValidationFailed:     "fix the listed arguments (GET /v1/tools shows each tool's parameters schema) and call again",
+	KindTimeout:                    "raise \"timeout_ms\" (max 600000) or narrow the request",
+	KindProviderUnavailable:        "the provider is down or failing: wait for the cooldown (Retry-After), or name another \"provider\"",
+	KindRateLimited:                "too many requests: wait the Retry-After seconds and send it again",
+	KindIntentVerificationRequired: "a reviewer approves the confirmation (POST /v1/reviews/{id}/approve, the attention page, or `airs review approve ID`), then send the same call again",
 }
 
 // Hint is a one-line suggestion of what the user should do about err, in
@@ -382,6 +416,10 @@ func HintFor(err error, iface string) string {
 	if sv != nil && sv.Migration != "" {
 		return "the migration from the version you pinned made params the current version rejects: report it to the tool's provider, or call the current version with its own params"
 	}
+	var im *IntentMisaligned
+	if errors.As(err, &im) && im.DeniedBy != "" {
+		return "a person (" + im.DeniedBy + ") refused this call: do not send it again; ask them if it is needed"
+	}
 	kind := KindOf(err)
 	if h, ok := httpHints[kind]; ok && iface == HintHTTP {
 		return h
@@ -392,11 +430,12 @@ func HintFor(err error, iface string) string {
 	return "an internal error: see the logs, and report it if it persists"
 }
 
-// Kinds lists the 13 kind strings in exit-code order.
+// Kinds lists the 14 kind strings in exit-code order.
 func Kinds() []string {
 	return []string{
 		KindToolNotFound, KindToolDeprecated, KindChannelCapabilityDenied, KindIntentMisaligned,
 		KindToolCapabilityDenied, KindSchemaValidationFailed, KindPayloadTooLarge, KindTimeout,
 		KindProviderUnavailable, KindProviderCrashed, KindProviderRejected, KindRateLimited, KindCancelled,
+		KindIntentVerificationRequired,
 	}
 }

@@ -65,6 +65,7 @@ func kindCases() []kindCase {
 			})
 			tl := tool("delete")
 			tl.Idempotent = false
+			tl.Destructive = true
 			e.register(t, "p", tl, echo)
 			r, err := e.call("delete", `{}`)
 			return r, err, e
@@ -221,15 +222,33 @@ func kindCases() []kindCase {
 				t.Fatalf("%v", err)
 			}
 		}},
+		{KindIntentVerificationRequired, ErrIntentVerificationRequired, OutcomeError, func(t *testing.T) (*Result, error, *env) {
+			e := newEnv(t, func(c *Config) {
+				c.Gate = gateFunc(func(_ context.Context, c IntentCheck) (IntentDecision, error) {
+					return IntentDecision{Decision: IntentRequired, Review: "cf-9"},
+						&IntentVerificationRequired{ID: "cf-9", Caller: c.Caller, Tool: c.Tool.Name}
+				})
+			})
+			tl := tool("erase")
+			tl.Destructive = true
+			e.register(t, "p", tl, echo)
+			r, err := e.call("erase", `{}`)
+			return r, err, e
+		}, func(t *testing.T, err error) {
+			var x *IntentVerificationRequired
+			if !errors.As(err, &x) || x.ID != "cf-9" || x.Caller != "alice" || x.Tool != "erase" {
+				t.Fatalf("%v", err)
+			}
+		}},
 	}
 }
 
-// TestErrorKinds provokes each of the 13 kinds through the real pipeline and
+// TestErrorKinds provokes each of the 14 kinds through the real pipeline and
 // checks errors.Is/As, Kind, the outcome, the audit record, ExitCode and Hint.
 func TestErrorKinds(t *testing.T) {
 	cases := kindCases()
-	if len(cases) != 13 || len(Kinds()) != 13 {
-		t.Fatalf("want 13 kinds, have %d cases and %d kinds", len(cases), len(Kinds()))
+	if len(cases) != 14 || len(Kinds()) != 14 {
+		t.Fatalf("want 14 kinds, have %d cases and %d kinds", len(cases), len(Kinds()))
 	}
 	codes := map[int]string{}
 	for i, c := range cases {
@@ -257,7 +276,7 @@ func TestErrorKinds(t *testing.T) {
 				t.Errorf("audit record %+v", rec)
 			}
 			code := ExitCode(err)
-			if code < 10 || code > 22 || codes[code] != "" {
+			if code < 10 || code > 23 || codes[code] != "" {
 				t.Errorf("exit code %d (taken by %q)", code, codes[code])
 			}
 			codes[code] = c.kind

@@ -10,9 +10,9 @@ import (
 // asked for? It returns nil when it does, or an error saying why not
 // (an *IntentMisaligned, or any error whose text becomes the reason).
 //
-// The Manager runs it synchronously for tools that are not idempotent (a
-// destructive call must not start before it is judged) and asynchronously
-// for idempotent ones (a read-only call goes ahead; a misalignment is logged
+// The Manager runs it synchronously for destructive tools (Tool.Destructive:
+// a destructive call must not start before it is judged) and asynchronously
+// for the others (a read-only call goes ahead; a misalignment is logged
 // and counted, which is what an anomaly gate watches). With no verifier
 // configured, level 2 is skipped.
 type IntentVerifier interface {
@@ -41,3 +41,50 @@ func asMisaligned(err error) *IntentMisaligned {
 	}
 	return &IntentMisaligned{Reason: err.Error()}
 }
+
+// IntentGate is the person's side of level 2: the guard layer (package
+// guard) implements it; the Manager calls it (Config.Gate) for every call,
+// after the schema stage and before dispatch, so a person is only ever asked
+// about a call that passed every other check. It answers at once, never
+// waiting for a person:
+//
+//   - nil error: the call goes ahead (Decision says why, "" when the gate
+//     had nothing to say about it);
+//   - *IntentVerificationRequired: the call is held (a destructive tool with
+//     no approval yet); a reviewer decides, and the caller sends the call
+//     again;
+//   - *IntentMisaligned (or any other error, whose text becomes the reason):
+//     refused (a reviewer denied it).
+//
+// The decision is written to the call's audit record. A gate must be cheap
+// for the calls it lets through without a decision: it runs on every call.
+type IntentGate interface {
+	Gate(ctx context.Context, c IntentCheck) (IntentDecision, error)
+}
+
+// IntentDecision is what the gate decided about one call, for its audit
+// record.
+type IntentDecision struct {
+	Decision string // one of the Intent* decisions; "" none
+	Review   string // the confirmation or review id
+	Reviewer string // who approved or denied it, when a person did
+}
+
+// The gate's decisions, as the audit record's "intent" field writes them.
+// They are stable strings, like the error kinds.
+const (
+	// IntentRequired: held until a person confirms (the call failed with
+	// IntentVerificationRequired).
+	IntentRequired = "required"
+	// IntentApproved: a person allowed this one call (same caller, tool and
+	// params).
+	IntentApproved = "approved"
+	// IntentAlways: a person allowed every call of this tool by this caller.
+	IntentAlways = "always"
+	// IntentDenied: a person refused it (the call failed with
+	// IntentMisaligned).
+	IntentDenied = "denied"
+	// IntentQueued: the call went ahead and waits in the review queue (a
+	// read-only tool the policy has reviewed after the fact).
+	IntentQueued = "queued"
+)

@@ -43,10 +43,15 @@ type Config struct {
 	Audit AuditSink
 	// Policy answers capability levels 1 and 3; nil means AllowAll.
 	Policy AccessPolicy
-	// Intent is capability level 2; nil skips it.
+	// Intent is capability level 2's judge of a call against the user's
+	// words; nil skips it.
 	Intent IntentVerifier
-	// IntentQueue and IntentWorkers size the background checks of idempotent
-	// calls (defaults 1024 and 2). When the queue is full a check is dropped
+	// Gate is level 2's person: it holds destructive calls until someone
+	// confirms them and queues calls for review (package guard); nil
+	// skips it.
+	Gate IntentGate
+	// IntentQueue and IntentWorkers size the background checks of calls of
+	// tools that are not destructive (defaults 1024 and 2). When the queue is full a check is dropped
 	// and counted, never blocking the call.
 	IntentQueue, IntentWorkers int
 	// IntentTimeout bounds one background check (default 30 s).

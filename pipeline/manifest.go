@@ -86,6 +86,8 @@ type manifestFile struct {
 		Trust        json.RawMessage `json:"trust"`
 		LatencyClass json.RawMessage `json:"latency_class"`
 		Idempotent   bool            `json:"idempotent"`
+		ReadOnly     bool            `json:"read_only"`
+		Destructive  bool            `json:"destructive"`
 		Lenient      bool            `json:"lenient"`
 		Deprecation  *struct {
 			Sunset      string `json:"sunset"`
@@ -153,7 +155,11 @@ func ParseManifest(b []byte, isJSON bool) (*Manifest, error) {
 			Name: t.Name, Version: t.Version, Description: t.Description,
 			Parameters: t.Parameters, ReturnSchema: t.ReturnSchema,
 			CapabilityRequired: t.Capabilities, Trust: trust, LatencyClass: lc,
-			Idempotent: t.Idempotent, Lenient: t.Lenient, Migrations: t.Migrations,
+			Idempotent: t.Idempotent, ReadOnly: t.ReadOnly, Destructive: t.Destructive,
+			Lenient: t.Lenient, Migrations: t.Migrations,
+		}
+		if tool.ReadOnly && tool.Destructive {
+			return nil, fmt.Errorf("%s: read_only and destructive are both true: a tool that changes nothing destroys nothing; keep one", where)
 		}
 		for j, mg := range tool.Migrations {
 			if mg.From == "" || mg.Tool == "" {

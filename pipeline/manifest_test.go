@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +80,31 @@ func TestManifestErrors(t *testing.T) {
 		if _, err := LoadManifest(p); err == nil {
 			t.Errorf("%s accepted", name)
 		}
+	}
+}
+
+// read_only and destructive come from the manifest; both at once is refused.
+func TestManifestReadOnlyDestructive(t *testing.T) {
+	m, err := ParseManifest([]byte(`provider: p
+tools:
+  - {name: rm, version: "1.0.0", handler: h.rm, parameters: {type: object}, destructive: true}
+  - {name: cat, version: "1.0.0", handler: h.cat, parameters: {type: object}, read_only: true, idempotent: true}
+`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm, cat := m.Tools[0].Tool, m.Tools[1].Tool; !rm.Destructive || rm.ReadOnly || !cat.ReadOnly || cat.Destructive {
+		t.Fatalf("rm %+v cat %+v", rm, cat)
+	}
+	_, err = ParseManifest([]byte(`provider: p
+tools:
+  - {name: x, version: "1.0.0", handler: h.x, parameters: {type: object}, read_only: true, destructive: true}
+`), false)
+	if err == nil || !strings.Contains(err.Error(), "read_only and destructive") {
+		t.Fatalf("both: %v", err)
+	}
+	reg := NewRegistry(RegistryConfig{})
+	if err := reg.Register("p", Tool{Name: "x", Version: "1", Parameters: json.RawMessage(`{"type":"object"}`), ReadOnly: true, Destructive: true}, echo); err == nil {
+		t.Fatal("Register took a tool that is read-only and destructive")
 	}
 }

@@ -47,7 +47,7 @@ func (mm *managerMetrics) count(o Outcome, kind string) {
 // Metrics is a snapshot of what /metrics shows.
 type Metrics struct {
 	Calls    map[Outcome]uint64 // every call, by outcome
-	Errors   map[string]uint64  // every failed call, by kind ("internal": none of the 13)
+	Errors   map[string]uint64  // every failed call, by kind ("internal": none of the 14)
 	InFlight int
 	// Overhead is the pipeline's own time per call: total latency minus
 	// the handler's, so it includes waiting for the audit record's fsync.

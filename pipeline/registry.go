@@ -119,6 +119,9 @@ func (r *Registry) Register(providerID string, t Tool, h Handler) error {
 	if t.Trust < TL0 || t.Trust > TL3 {
 		return fmt.Errorf("register %s/%s: trust level %d out of range", providerID, t.Name, t.Trust)
 	}
+	if t.ReadOnly && t.Destructive {
+		return fmt.Errorf("register %s/%s: a tool is not both read-only and destructive", providerID, t.Name)
+	}
 	if t.LatencyClass < Instant || t.LatencyClass > LongRunning {
 		return fmt.Errorf("register %s/%s: latency class %d out of range", providerID, t.Name, t.LatencyClass)
 	}

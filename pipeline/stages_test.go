@@ -153,6 +153,7 @@ func TestDispatchBudget(t *testing.T) {
 	}
 	destructive := tool("d")
 	destructive.Idempotent = false // synchronous verifier: 50 ms of stage 3
+	destructive.Destructive = true
 	e.register(t, "p", destructive, h)
 	if _, err := e.m.Call(context.Background(), Request{Tool: "d", Caller: "a", Timeout: time.Second}); err != nil {
 		t.Fatal(err)
@@ -181,6 +182,7 @@ func TestCancelBeforeDispatch(t *testing.T) {
 	ran := false
 	tl := tool("d")
 	tl.Idempotent = false
+	tl.Destructive = true
 	e.register(t, "p", tl, HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
 		ran = true
 		return nil, nil
@@ -276,6 +278,7 @@ func TestCancelReachesVerifier(t *testing.T) {
 	})
 	tl := tool("d")
 	tl.Idempotent = false
+	tl.Destructive = true
 	e.register(t, "p", tl, echo)
 	go func() { <-in; e.m.Cancel("v") }()
 	if _, err := e.m.Call(context.Background(), Request{CallID: "v", Tool: "d", Caller: "a"}); !errors.Is(err, ErrCancelled) {

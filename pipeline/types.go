@@ -55,8 +55,15 @@ type Tool struct {
 	Trust              TrustLevel      `json:"trust"`
 	LatencyClass       LatencyClass    `json:"latency_class"`
 	Idempotent         bool            `json:"idempotent"`
-	Lenient            bool            `json:"lenient"` // opt-in coercion (the seed's table)
-	Deprecation        *Deprecation    `json:"deprecation,omitempty"`
+	// ReadOnly: a call changes nothing (it reads, computes, lists).
+	// Destructive: a call may remove or overwrite something that cannot be
+	// had back (delete a file, send an email). The intent gate (Config.Gate)
+	// holds a destructive call until a person confirmed it. A tool is never
+	// both; a tool that is neither writes without destroying (creates a file).
+	ReadOnly    bool         `json:"read_only"`
+	Destructive bool         `json:"destructive"`
+	Lenient     bool         `json:"lenient"` // opt-in coercion (the seed's table)
+	Deprecation *Deprecation `json:"deprecation,omitempty"`
 	// Migrations let callers pinned to an older major version keep calling
 	// this one: their params are mapped by a migration tool (migrate.go).
 	Migrations []Migration `json:"migrations,omitempty"`

@@ -34,9 +34,11 @@ type Recommendation struct {
 	Urgency    string          `json:"urgency"`
 	Context    string          `json:"context"` // what a dismissal is remembered under
 	Idempotent bool            `json:"idempotent"`
-	Created    time.Time       `json:"created"`
-	Expires    time.Time       `json:"expires"`
-	Seen       bool            `json:"seen"`
+	// Destructive: running it may destroy something; it is confirmed first.
+	Destructive bool      `json:"destructive"`
+	Created     time.Time `json:"created"`
+	Expires     time.Time `json:"expires"`
+	Seen        bool      `json:"seen"`
 
 	features Features
 	text     string // the text behind it, for the text model's learning

@@ -164,7 +164,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 	id := "rec-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.FormatUint(r.ids.Add(1), 36)
 	return &Recommendation{ID: id, Caller: caller, Tool: t.Name, Provider: c.entry.Provider, Arguments: raw,
 		Score: round3(c.p), Signals: reasons, Reason: reasons[0].Why, Urgency: UrgencyLow, Context: ctxKey,
-		Idempotent: t.Idempotent, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
+		Idempotent: t.Idempotent, Destructive: t.Destructive, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
 }
 
 // why is a one-line reason for signal s behind tool t.

@@ -19,7 +19,7 @@ type RecommendBackend interface {
 	Recommendations(caller string) []recommender.Recommendation
 	SubscribeRecommendations(caller string) (<-chan recommender.Update, func())
 	// AcceptRecommendation takes the caller's yes and, when the tool is
-	// idempotent, runs the call through the pipeline (res, callErr);
+	// not destructive, runs the call through the pipeline (res, callErr);
 	// otherwise res is nil and the client confirms by POSTing the call to
 	// /v1/call. err is the recommendation's own (not found).
 	AcceptRecommendation(ctx context.Context, caller, id string) (rec *recommender.Recommendation, res *pipeline.Result, callErr, err error)
@@ -154,7 +154,7 @@ func (s *Server) acceptRecommendation(w http.ResponseWriter, r *http.Request) {
 	if res == nil && callErr == nil {
 		writeJSON(w, http.StatusOK, map[string]any{"recommendation": rec, "ran": false,
 			"confirm": map[string]any{"tool": rec.Tool, "provider": rec.Provider, "arguments": rec.Arguments},
-			"hint":    "the tool is not idempotent: POST the confirm object to /v1/call to run it"})
+			"hint":    "the tool is destructive: POST the confirm object to /v1/call to run it"})
 		return
 	}
 	if callErr != nil {

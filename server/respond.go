@@ -12,7 +12,7 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// statusFor maps the 13 pipeline error kinds to HTTP statuses.
+// statusFor maps the 14 pipeline error kinds to HTTP statuses.
 func statusFor(err error) int {
 	switch pipeline.KindOf(err) {
 	case pipeline.KindToolNotFound:
@@ -33,6 +33,8 @@ func statusFor(err error) int {
 		return http.StatusBadGateway
 	case pipeline.KindRateLimited:
 		return http.StatusTooManyRequests
+	case pipeline.KindIntentVerificationRequired:
+		return http.StatusPreconditionRequired // 428: a person confirms first
 	case pipeline.KindCancelled:
 		return 499 // client closed request (nginx's convention)
 	}
@@ -100,6 +102,10 @@ func ErrorBody(err error, kind string) map[string]any {
 	}
 	if pipeline.KindOf(err) != "internal" {
 		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
+	}
+	var ivr *pipeline.IntentVerificationRequired
+	if errors.As(err, &ivr) {
+		body["confirmation"] = confirmationBody(ivr)
 	}
 	return body
 }

@@ -116,6 +116,7 @@ func New(b Backend, cfg Config) *Server {
 		MaxHeaderBytes:    64 << 10,
 	}
 	s.registerRecommend()
+	s.registerReviews()
 	s.registerUI()
 	return s
 }
@@ -155,7 +156,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, "not_found",
-		fmt.Sprintf("no endpoint %s: the API is POST /v1/call, /v1/select, /v1/plan, /v1/chat, /v1/pipelines/run and GET /v1/tools, /metrics, /healthz", r.URL.Path))
+		fmt.Sprintf("no endpoint %s: the API is POST /v1/call, /v1/select, /v1/plan, /v1/chat, /v1/pipelines/run, /v1/reviews/{id}/approve|deny and GET /v1/tools, /v1/reviews, /metrics, /healthz", r.URL.Path))
 }
 
 // captureWriter records what the mux's fallback handlers would answer.

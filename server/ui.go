@@ -20,6 +20,8 @@ package server
 //	PUT  /ui/api/context       as PUT /v1/context (session, CSRF, admit)
 //	POST /ui/api/call          as POST /v1/call (session, CSRF; the pipeline limits it)
 //	POST /ui/api/signout       ends the session (session, CSRF)
+//	GET  /ui/api/reviews       as GET /v1/reviews (session; with a ReviewBackend)
+//	POST /ui/api/reviews/{id}/approve|deny  as /v1/reviews/... (session, CSRF; reviewers)
 
 import (
 	"bytes"
@@ -89,6 +91,11 @@ func (s *Server) registerUI() {
 	s.mux.HandleFunc("PUT /ui/api/context", change(s.admit(s.putContext)))
 	s.mux.HandleFunc("POST /ui/api/call", change(s.call))
 	s.mux.HandleFunc("POST /ui/api/signout", change(s.uiSignout))
+	if _, ok := s.rvb(); ok {
+		s.mux.HandleFunc("GET /ui/api/reviews", api(s.reviews))
+		s.mux.HandleFunc("POST /ui/api/reviews/{id}/approve", change(s.decideReview(true)))
+		s.mux.HandleFunc("POST /ui/api/reviews/{id}/deny", change(s.decideReview(false)))
+	}
 }
 
 // uiHeaders sets the security headers of every UI answer, errors included.
@@ -130,17 +137,17 @@ func (s *Server) uiPage(w http.ResponseWriter, r *http.Request) { uiIndex(w, r) 
 func (s *Server) uiSessionInfo(w http.ResponseWriter, r *http.Request) {
 	sess := uiSessionOf(r)
 	writeJSON(w, http.StatusOK, map[string]any{"agent": sess.agent, "csrf": sess.csrf,
-		"task": s.ub().Task(sess.agent), "guard": nil})
+		"task": s.ub().Task(sess.agent), "guard": s.guardInfo(sess.agent)})
 }
 
 // uiAcceptBody is the body of the page's accept: confirmed says the user
-// confirmed, in the page, a tool that is not idempotent.
+// confirmed, in the page, a destructive tool.
 type uiAcceptBody struct {
 	Confirmed bool `json:"confirmed"`
 }
 
 // uiAccept is POST /v1/recommendations/{id}/accept for the page, with the
-// confirmation in it: a tool that is not idempotent is refused (409, the
+// confirmation in it: a destructive tool is refused (409, the
 // suggestion kept) until the user confirmed it, and then runs through the
 // pipeline as the caller, as POST /v1/call would run it.
 func (s *Server) uiAccept(w http.ResponseWriter, r *http.Request) {
@@ -151,9 +158,9 @@ func (s *Server) uiAccept(w http.ResponseWriter, r *http.Request) {
 	caller, id := Caller(r.Context()), r.PathValue("id")
 	if !body.Confirmed {
 		for _, rec := range s.ub().Recommendations(caller) {
-			if rec.ID == id && !rec.Idempotent {
+			if rec.ID == id && rec.Destructive {
 				writeErrorBody(w, http.StatusConflict, map[string]any{"error": "confirmation_required",
-					"message": rec.Tool + " is not idempotent: the user confirms it before it runs",
+					"message": rec.Tool + " is destructive: the user confirms it before it runs",
 					"hint":    `ask the user, then POST {"confirmed":true}`})
 				return
 			}

@@ -156,7 +156,8 @@ func (h *callHub) stop() {
 // calls multiplexed. Events (each `data:` one JSON value):
 //
 //	snapshot   {"agent", "task", "recommendations": [...], "calls": [...oldest first],
-//	           "breakers": [...], "guard": null} — always first, after every reconnect too
+//	           "breakers": [...], "guard": null or {"reviewer", "reviews": [...]}}
+//	           — always first, after every reconnect too
 //	new, expired, accepted, dismissed
 //	           one recommendation (as GET /v1/recommendations/stream sends it)
 //	call       one call of the agent's as the pipeline delivered it (pipeline.CallEvent:
@@ -203,7 +204,7 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	breakers := s.uiBreakers(caller)
 	if !send("snapshot", jsonBytes(map[string]any{"agent": caller, "task": s.ub().Task(caller),
-		"recommendations": s.uiRecs(caller), "calls": recent, "breakers": json.RawMessage(breakers), "guard": nil})) {
+		"recommendations": s.uiRecs(caller), "calls": recent, "breakers": json.RawMessage(breakers), "guard": s.guardInfo(caller)})) {
 		return
 	}
 	lastBreakers, checked, dirty := breakers, time.Now(), false

@@ -103,7 +103,7 @@ func (b *uiBackend) AcceptRecommendation(ctx context.Context, caller, id string)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !r.Idempotent {
+	if r.Destructive {
 		return r, nil, nil, nil
 	}
 	res, callErr := b.Call(ctx, pipeline.Request{Tool: r.Tool, Params: r.Arguments, Caller: caller})
@@ -155,7 +155,7 @@ func newUIRig(t *testing.T, mod func(*pipeline.Config)) *uiRig {
 	})
 	for _, tl := range []pipeline.Tool{
 		{Name: "echo", Version: "1", Parameters: json.RawMessage(schema), Idempotent: true, LatencyClass: pipeline.Fast},
-		{Name: "erase", Version: "1", Parameters: json.RawMessage(schema), Idempotent: false, LatencyClass: pipeline.Fast},
+		{Name: "erase", Version: "1", Parameters: json.RawMessage(schema), Idempotent: false, Destructive: true, LatencyClass: pipeline.Fast},
 		{Name: "secret", Version: "1", Parameters: json.RawMessage(`{"type":"object"}`), Idempotent: true, LatencyClass: pipeline.Fast,
 			CapabilityRequired: []pipeline.Capability{{Kind: "ReadSpace", Arg: "vault"}}},
 	} {
@@ -533,7 +533,7 @@ func TestUIRequestsFollowTheAPIRules(t *testing.T) {
 	}
 }
 
-// A tool that is not idempotent does not run from the page until the user
+// A destructive tool does not run from the page until the user
 // confirmed it: without "confirmed" the answer is 409 and the suggestion
 // stays; with it the call runs through the pipeline as the caller.
 func TestUIAcceptNeedsConfirmation(t *testing.T) {
@@ -541,7 +541,7 @@ func TestUIAcceptNeedsConfirmation(t *testing.T) {
 	c, _, csrf := u.signin("tok-alice")
 	sub := u.m.Subscribe(8)
 	defer sub.Close()
-	u.back.add(recommender.Recommendation{ID: "e1", Caller: "alice", Tool: "erase", Arguments: json.RawMessage(`{"n":7}`), Idempotent: false})
+	u.back.add(recommender.Recommendation{ID: "e1", Caller: "alice", Tool: "erase", Arguments: json.RawMessage(`{"n":7}`), Idempotent: false, Destructive: true})
 	code, v := u.do(c, "POST", "/ui/api/recommendations/e1/accept", csrf, `{}`, nil)
 	if code != 409 || v["error"] != "confirmation_required" {
 		t.Fatalf("unconfirmed: %d %v", code, v)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -26,6 +27,7 @@ type app struct {
 	cfg    *config.Config
 	policy *pipeline.StaticPolicy
 	reg    *pipeline.Registry
+	guard  *guard.Guard // nil until guardian() builds it, and when guard.enabled is false
 	// closeWait bounds how long closing the Manager waits for handlers
 	// that ignore their context (0: until they return); serve sets its
 	// drain timeout so such a handler cannot hold a SIGTERM'd server.
@@ -152,6 +154,14 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	mc.Policy = a.policy
 	mc.Registry = reg
 	mc.Audit = log
+	g, err := a.guardian()
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	if g != nil {
+		mc.Gate = g
+	}
 	m, err = pipeline.NewManager(mc)
 	if err != nil {
 		log.Close()
@@ -164,6 +174,35 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 		log.Close()
 	}, nil
 }
+
+// guardian is the guard layer (intent verification) over $AIRS_HOME/guard;
+// nil when airs.yaml turns it off (guard.enabled: false).
+func (a *app) guardian() (*guard.Guard, error) {
+	if a.guard != nil {
+		return a.guard, nil
+	}
+	c, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	if !c.Guard.Enabled {
+		return nil, nil
+	}
+	if err := c.EnsureHome(); err != nil {
+		return nil, err
+	}
+	g, err := guard.New(guard.Config{Dir: c.GuardDir(), ReviewTools: c.Guard.ReviewTools, Reviewers: c.Guard.Reviewers,
+		Expiry: c.Guard.Expiry, MaxPending: c.Guard.MaxPending, Logger: a.logger()})
+	if err != nil {
+		return nil, err
+	}
+	a.guard = g
+	return g, nil
+}
+
+// cliReviewer is who decides a confirmation at this terminal: the OS user,
+// as the audit record and the review store name them.
+func cliReviewer() string { return "cli:" + config.LocalUser() }
 
 // openAudit opens the audit log. Other airs processes (a running `airs
 // serve`, other CLI commands) may have it open too: the log chains every

@@ -150,6 +150,9 @@ func procCPU(t *testing.T, pid int) (time.Duration, bool) {
 	}
 	// The command name (field 2) is in parentheses and may hold spaces.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if f[0] == "Z" { // exited, not yet waited for: its CPU time no longer grows
+		return 0, false
+	}
 	var utime, stime int64
 	fmt.Sscan(f[11], &utime) // field 14
 	fmt.Sscan(f[12], &stime) // field 15

@@ -38,7 +38,7 @@ func buildChatBin(t *testing.T) string {
 	return chatBin
 }
 
-// chatManifest declares delete-note: a tool that is not idempotent, bound
+// chatManifest declares delete-note: a destructive tool, bound
 // to the builtin read-file handler. The test only checks that AIRS asks
 // before running it and that a declined call never reaches the pipeline
 // (the audit log has every call that did).
@@ -59,6 +59,7 @@ tools:
     trust: TL2
     latency_class: instant
     idempotent: false
+    destructive: true
 `
 
 // term is airs chat on a pseudo-terminal.
@@ -161,7 +162,7 @@ func TestChatOnATerminal(t *testing.T) {
 	// A destructive call is shown and asked about; declined, it never runs.
 	tm.typ("delete the note todo.txt in documents\r")
 	tm.expect(`tool: delete-note {"path":"todo.txt","space":"documents"}`)
-	tm.expect(`run delete-note with {"path":"todo.txt","space":"documents"}? [y/N] `)
+	tm.expect(`agent tester wants to call delete-note({"path":"todo.txt","space":"documents"}): allow [o]nce, [a]lways for this agent, or [d]eny? `)
 	tm.typ("n\r")
 	tm.expect("not run: declined by the user")
 	tm.expect("> ")

@@ -128,6 +128,13 @@ func auditTail(a *app, path string, n int, asJSON bool) error {
 		if r.Error != "" {
 			outcome += " (" + r.Error + ")"
 		}
+		if r.Intent != "" {
+			outcome += " [" + r.Intent
+			if r.Reviewer != "" {
+				outcome += " by " + r.Reviewer
+			}
+			outcome += " " + r.Review + "]"
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("2006-01-02 15:04:05"), r.Caller,
 			r.Tool, r.Provider, outcome, time.Duration(r.LatencyNs).Round(time.Microsecond), r.CallID)
 	}

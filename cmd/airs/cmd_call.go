@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,8 +12,10 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/airs-dev/airs/pipeline"
+	xterm "golang.org/x/term"
 )
 
 var callCmd = &command{
@@ -29,6 +32,12 @@ flag. The tool's output (JSON) goes to stdout; errors go to stderr with a
 hint, and the exit code says which kind of error it was (see
 'airs help exit-codes'). Nothing is retried. Ctrl-C cancels the call; any
 partial output is printed.
+
+A destructive tool (delete-file) waits for a person: at a terminal, airs
+asks "agent X wants to call delete-file({…}): allow [o]nce, [a]lways for
+this agent, or [d]eny?" and then makes the call (or records the denial).
+Without a terminal the call exits 23 (intent_verification_required) with a
+confirmation id: 'airs review approve ID', then run the same command again.
 
 --args is the tool's parameters as a JSON object ('airs tools show NAME'
 prints the schema and an example); @FILE reads them from a file, - from
@@ -82,7 +91,7 @@ func runCall(a *app, args []string) error {
 	// default effect again, so a second one ends a process that some
 	// handler ignoring its context keeps alive.
 	context.AfterFunc(ctx, stop)
-	res, callErr := m.Call(ctx, pipeline.Request{
+	req := pipeline.Request{
 		Tool:     pos[0],
 		Provider: *provider,
 		Version:  *version,
@@ -90,7 +99,20 @@ func runCall(a *app, args []string) error {
 		Encoding: pipeline.JSON,
 		Timeout:  *timeout,
 		Caller:   caller,
-	})
+	}
+	res, callErr := m.Call(ctx, req)
+	// A destructive call waits for a person: at a terminal, that is the
+	// person at it. The answer is recorded in the guard and the same call
+	// is made again, so the decision is in its audit record.
+	var ivr *pipeline.IntentVerificationRequired
+	if errors.As(callErr, &ivr) && *argsFlag != "-" && stdinTerminal(a.stdin) {
+		if ch, ok := askIntent(a, ivr, params); ok {
+			if _, err := a.guard.Decide(ivr.ID, ch, cliReviewer()); err != nil {
+				return err
+			}
+			res, callErr = m.Call(ctx, req)
+		}
+	}
 	if res != nil && res.Warning != "" {
 		fmt.Fprintf(a.stderr, "warning: %s\n", res.Warning)
 	}
@@ -107,6 +129,44 @@ func runCall(a *app, args []string) error {
 		}
 	}
 	return callErr
+}
+
+// stdinTerminal reports whether r is a terminal someone can answer at
+// (not /dev/null, which is a character device too).
+func stdinTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && xterm.IsTerminal(int(f.Fd()))
+}
+
+// askIntent asks the person at the terminal about a held call: allow once,
+// always for this agent, or deny. ok is false when no answer came (end of
+// input): the confirmation stays open for `airs review`.
+func askIntent(a *app, ivr *pipeline.IntentVerificationRequired, params []byte) (guard.Choice, bool) {
+	var b bytes.Buffer
+	shown := string(params)
+	if json.Compact(&b, params) == nil {
+		shown = b.String()
+	}
+	if len(shown) > 300 {
+		shown = shown[:300] + "…"
+	}
+	br := bufio.NewReader(a.stdin)
+	for {
+		fmt.Fprintf(a.stderr, "agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", ivr.Caller, ivr.Tool, shown)
+		line, err := br.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "o", "once":
+			return guard.Once, true
+		case "a", "always":
+			return guard.Always, true
+		case "d", "deny", "n", "no":
+			return guard.Deny, true
+		}
+		if err != nil {
+			fmt.Fprintln(a.stderr)
+			return 0, false
+		}
+	}
 }
 
 // resultJSON is --json's output: the Result plus the error message.

@@ -25,7 +25,7 @@ to the model, whose answer is streamed; large results are cut for the
 model's context, with a note. Without one, AIRS says so at the start and
 prints the result itself.
 
-A tool that is not idempotent (it changes something) never runs unasked:
+A destructive tool (delete-file, say) never runs unasked:
 AIRS shows the call and asks "[y/N]"; anything but y, Ctrl-C and Ctrl-D
 mean No. Ctrl-C while a call runs cancels that call (any partial output is
 shown) and keeps the session; Ctrl-D or /quit leaves.
@@ -91,7 +91,7 @@ func runChat(a *app, args []string) error {
 	defer closeManager()
 
 	ctx := context.Background()
-	eng, err := engine.New(ctx, cfg, reg, m, a.policy, engine.Options{Channel: "chat", Model: *model})
+	eng, err := engine.New(ctx, cfg, reg, m, a.policy, engine.Options{Channel: "chat", Model: *model, Guard: a.guard})
 	if err != nil {
 		return err
 	}

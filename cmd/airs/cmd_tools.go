@@ -24,7 +24,8 @@ a parameter bound to a capability (the space of ReadSpace($space)) lists only
 the values you hold. --all prints every registered tool as registered,
 whether you may call it or not. 'show' prints one tool's
 description, parameters (JSON Schema 2020-12), return schema, required
-capabilities, trust level, latency class and whether it is idempotent —
+capabilities, trust level, latency class, whether it is idempotent and its
+effect (read-only, destructive, or writes) —
 everything you need to write its --args for 'airs call'.
 
 Examples:
@@ -135,14 +136,14 @@ func toolsList(a *app, reg *pipeline.Registry, mine func(pipeline.Registered) (p
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tPROVIDER\tTRUST\tLATENCY\tIDEMPOTENT\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tVERSION\tPROVIDER\tTRUST\tLATENCY\tIDEMPOTENT\tEFFECT\tDESCRIPTION")
 	for _, r := range list {
 		t := r.Tool
 		desc := firstSentence(t.Description, 60)
 		if t.Deprecation != nil {
 			desc = "[deprecated] " + desc
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Version, r.Provider, t.Trust, t.LatencyClass, yesNo(t.Idempotent), desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Version, r.Provider, t.Trust, t.LatencyClass, yesNo(t.Idempotent), effect(t), desc)
 	}
 	return tw.Flush()
 }
@@ -196,10 +197,13 @@ func toolsShow(a *app, reg *pipeline.Registry, mine func(pipeline.Registered) (p
 		}
 		caps = strings.Join(cs, ", ")
 	}
-	if isSpaceTool(t) {
+	if isSpaceTool(t) && !t.Destructive {
 		caps += " (and ReadSpace(<space>) for the space named in each call)"
 	}
-	fmt.Fprintf(w, "trust:        %s\nlatency:      %s\nidempotent:   %s\ncapabilities: %s\n", t.Trust, t.LatencyClass, yesNo(t.Idempotent), caps)
+	fmt.Fprintf(w, "trust:        %s\nlatency:      %s\nidempotent:   %s\neffect:       %s\ncapabilities: %s\n", t.Trust, t.LatencyClass, yesNo(t.Idempotent), effect(t), caps)
+	if t.Destructive {
+		fmt.Fprintln(w, "confirm:      yes (a person allows each call: the CLI asks; over HTTP see `airs review`)")
+	}
 	if t.Lenient {
 		fmt.Fprintln(w, "lenient:      yes (params are coerced per the lenient table)")
 	}
@@ -218,6 +222,18 @@ func toolsShow(a *app, reg *pipeline.Registry, mine func(pipeline.Registered) (p
 		fmt.Fprintf(w, "\nexample:\n  airs call %s --args '%s'\n", t.Name, ex)
 	}
 	return nil
+}
+
+// effect says what a call of t does: read-only, destructive, or writes
+// (neither: it changes something without destroying it).
+func effect(t pipeline.Tool) string {
+	switch {
+	case t.Destructive:
+		return "destructive"
+	case t.ReadOnly:
+		return "read-only"
+	}
+	return "writes"
 }
 
 func isSpaceTool(t pipeline.Tool) bool {

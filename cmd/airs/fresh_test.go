@@ -148,6 +148,10 @@ func TestREADMECommands(t *testing.T) {
 		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata"}},
 		{prefix: "airs eval replay", code: 2, stderr: []string{"no recorded sessions", "recording is off", "recording: {enabled: true}"}},
 		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR"}},
+		// The default agent holds no WriteSpace: the capability check refuses
+		// before the guard would ask.
+		{prefix: "airs call delete-file", code: 14, stderr: []string{"missing capability: WriteSpace(documents)"}},
+		{prefix: "airs review", stdout: []string{"nothing to review"}},
 		{prefix: "airs audit verify", stdout: []string{"chain intact"}},
 		{prefix: "airs help config", stdout: []string{"spaces:", "recording:"}},
 		{prefix: "airs help exit-codes", stdout: []string{"tool_capability_denied"}},

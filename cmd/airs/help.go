@@ -38,12 +38,13 @@ func runHelp(a *app, args []string) int {
 	}
 }
 
-// kindSentinels are the 13 pipeline error kinds, in exit-code order.
+// kindSentinels are the 14 pipeline error kinds, in exit-code order.
 var kindSentinels = []error{
 	pipeline.ErrToolNotFound, pipeline.ErrToolDeprecated, pipeline.ErrChannelCapabilityDenied,
 	pipeline.ErrIntentMisaligned, pipeline.ErrToolCapabilityDenied, pipeline.ErrSchemaValidationFailed,
 	pipeline.ErrPayloadTooLarge, pipeline.ErrTimeout, pipeline.ErrProviderUnavailable,
 	pipeline.ErrProviderCrashed, pipeline.ErrProviderRejected, pipeline.ErrRateLimited, pipeline.ErrCancelled,
+	pipeline.ErrIntentVerificationRequired,
 }
 
 func printExitCodes(a *app) {

@@ -3,7 +3,7 @@
 // channel, so tests drive it the way a terminal would.
 //
 // Each line is a request (served by engine.Turn: select, confirm when the
-// tool is not idempotent, call through the pipeline, result to the model)
+// tool is destructive, call through the pipeline, result to the model)
 // or a command: /why, /tools, /history, /accept, /dismiss, /help, /quit.
 //
 // Ctrl-C while a request runs cancels it (the context, and the pipeline
@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
@@ -180,17 +181,17 @@ func (r *REPL) remember(line string) {
 }
 
 const helpText = `Type a request in plain words, e.g. "list the pdf files in documents".
-AIRS picks a tool, shows the call, asks before running a tool that is not
-idempotent, runs it through the pipeline and shows the result (or the
+AIRS picks a tool, shows the call, asks before running a destructive tool,
+runs it through the pipeline and shows the result (or the
 model's answer).
 
   /why       score components of the last request's candidate tools
-  /tools     the tools you may call (* = not idempotent: asks before running)
+  /tools     the tools you may call (* = destructive: asks before running)
   /history   the lines typed in this session
   /accept    the last call was right (raises the tool's preference)
   /dismiss   the last call was wrong (lowers it)
   /accept N  run suggestion N (shown dim after a turn; asks first if the
-             tool is not idempotent)
+             tool is destructive)
   /dismiss N refuse suggestion N (AIRS suggests it less in that context)
   /help      this text
   /quit      leave (also Ctrl-D)
@@ -246,7 +247,7 @@ func (r *REPL) tools() {
 		}
 		seen[key] = true
 		mark := " "
-		if !c.Tool.Idempotent {
+		if c.Tool.Destructive {
 			mark = "*"
 		}
 		desc, _, _ := strings.Cut(c.Tool.Description, "\n")
@@ -256,7 +257,7 @@ func (r *REPL) tools() {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, c.Tool.Name, c.Provider, desc)
 	}
 	tw.Flush()
-	r.printf("(* = not idempotent: AIRS asks before running it)\n")
+	r.printf("(* = destructive: AIRS asks before running it)\n")
 }
 
 // whyColumns are the score components /why shows, in order.
@@ -455,7 +456,7 @@ func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 
 func (u *termUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
 	r := u.r
-	r.printf("%s is not idempotent. run %s with %s? [y/N] ", tool.Name, tool.Name, compactJSON(args))
+	r.printf("%s is destructive. run %s with %s? [y/N] ", tool.Name, tool.Name, compactJSON(args))
 	select {
 	case line, ok := <-r.lines:
 		if !ok {
@@ -470,6 +471,33 @@ func (u *termUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawM
 	case <-ctx.Done():
 		r.printf("\n")
 		return false
+	}
+}
+
+// ConfirmIntent is the guard's question (engine.IntentUI): o or y allows
+// the call once, a always (for this agent and tool), d or n denies it;
+// anything else, Ctrl-C and end of input leave it unrun and undecided.
+func (u *termUI) ConfirmIntent(ctx context.Context, caller string, tool pipeline.Tool, args json.RawMessage) guard.Choice {
+	r := u.r
+	r.printf("agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", caller, tool.Name, compactJSON(args))
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.printf("\n")
+			return 0
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "o", "once", "y", "yes":
+			return guard.Once
+		case "a", "always":
+			return guard.Always
+		case "d", "deny", "n", "no":
+			return guard.Deny
+		}
+		return 0
+	case <-ctx.Done():
+		r.printf("\n")
+		return 0
 	}
 }
 
@@ -556,3 +584,5 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+var _ engine.IntentUI = (*termUI)(nil)

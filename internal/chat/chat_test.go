@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
@@ -24,7 +25,7 @@ import (
 
 // rig is a real engine (builtin tools, the real Manager with a durable
 // audit log, the session recorder, no-LLM mode) over a temp space, plus
-// two test tools: delete-note (not idempotent, really deletes) and slow
+// two test tools: delete-note (destructive, really deletes) and slow
 // (runs until cancelled, then hands back partial output).
 type rig struct {
 	t        *testing.T
@@ -33,6 +34,7 @@ type rig struct {
 	home     string
 	eng      *engine.Engine
 	auditLog *audit.Log
+	guard    *guard.Guard
 	slowOn   chan struct{} // a value each time slow starts
 	wait     time.Duration // expect's timeout (default 15 s)
 
@@ -91,9 +93,13 @@ recording:
 	mc := cfg.ManagerConfig()
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	mc.CancelGrace = 200 * time.Millisecond
+	g, err := guard.New(guard.Config{Dir: cfg.GuardDir()})
+	must(t, err)
+	r.guard = g
+	mc.Gate = g
 	m, err := pipeline.NewManager(mc)
 	must(t, err)
-	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: model})
+	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: model, Guard: g})
 	must(t, err)
 	r.eng = eng
 	t.Cleanup(func() {
@@ -112,7 +118,7 @@ func (r *rig) registerTestTools(reg *pipeline.Registry, opts builtin.Options) {
 		Name: "delete-note", Version: "1.0.0",
 		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the note file to delete"}},"required":["path"],"additionalProperties":false}`),
-		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false,
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false, Destructive: true,
 	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		var p struct{ Path string }
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -250,7 +256,7 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 
 	r.say("/tools")
 	m = r.expect(m, "* delete-note")
-	m = r.expect(m, "(* = not idempotent")
+	m = r.expect(m, "(* = destructive")
 	if tools := r.out.String()[:m]; !strings.Contains(tools, "  calculator") || strings.Contains(tools, "* calculator") {
 		t.Errorf("/tools marks calculator wrongly:\n%s", tools)
 	}
@@ -323,7 +329,7 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 	// Declined: nothing runs, nothing reaches the pipeline.
 	r.say("delete the note todo.txt")
 	m = r.expect(m, `tool: delete-note {"path":"todo.txt"}`)
-	m = r.expect(m, `run delete-note with {"path":"todo.txt"}? [y/N] `)
+	m = r.expect(m, `agent tester wants to call delete-note({"path":"todo.txt"}): allow [o]nce, [a]lways for this agent, or [d]eny? `)
 	r.say("n")
 	m = r.expect(m, "not run: declined by the user")
 	m = r.expect(m, "> ")
@@ -333,13 +339,13 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 
 	// Anything but y/yes is No; an empty answer too.
 	r.say("delete the note todo.txt")
-	m = r.expect(m, "[y/N] ")
+	m = r.expect(m, "[d]eny? ")
 	r.say("")
 	m = r.expect(m, "not run: declined by the user")
 
 	// Ctrl-C at the question is No as well, and the session goes on.
 	r.say("delete the note todo.txt")
-	m = r.expect(m, "[y/N] ")
+	m = r.expect(m, "[d]eny? ")
 	r.ints <- os.Interrupt
 	m = r.expect(m, "not run: declined by the user")
 	m = r.expect(m, "> ")
@@ -352,7 +358,7 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 
 	// Confirmed: it runs.
 	r.say("delete the note todo.txt")
-	m = r.expect(m, "[y/N] ")
+	m = r.expect(m, "[d]eny? ")
 	r.say("y")
 	m = r.expect(m, "ok: delete-note")
 	m = r.expect(m, `"deleted": "todo.txt"`)
@@ -366,7 +372,7 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 	// End of input at the question is No.
 	must(t, os.WriteFile(note, []byte("again\n"), 0o644))
 	r.say("delete the note todo.txt")
-	r.expect(m, "[y/N] ")
+	r.expect(m, "[d]eny? ")
 	r.stop()
 	if _, err := os.Stat(note); err != nil {
 		t.Fatalf("EOF at the question deleted the note: %v", err)
@@ -564,5 +570,52 @@ func TestResultToTheModel(t *testing.T) {
 	}
 	if model.reqs[0].Options.NumPredict <= 0 || model.reqs[0].Format != nil {
 		t.Errorf("answer options: %+v format %s", model.reqs[0].Options, model.reqs[0].Format)
+	}
+}
+
+// The chat's question is the guard's: "once" is recorded as a decision the
+// call meets in the gate (its audit record names the answer), "always"
+// stops the questions for that tool, "deny" is kept in the review store and
+// nothing runs.
+func TestChatAnswersAreTheGuards(t *testing.T) {
+	r := newRig(t)
+	note := filepath.Join(r.docs, "notes", "todo.txt")
+	r.start(Options{})
+	m := r.expect(0, "> ")
+
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "[d]eny? ")
+	r.say("d")
+	m = r.expect(m, "not run: declined by the user")
+	denied, err := r.guard.List(guard.Filter{All: true})
+	if err != nil || len(denied) != 1 || denied[0].Status != guard.StatusDenied || denied[0].DecidedBy != "chat:tester" || denied[0].Tool != "delete-note" {
+		t.Fatalf("the denial in the store: %+v %v", denied, err)
+	}
+
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "[d]eny? ")
+	r.say("a")
+	m = r.expect(m, "ok: delete-note")
+	if _, err := os.Stat(note); !os.IsNotExist(err) {
+		t.Fatalf("the allowed call did not delete the note: %v", err)
+	}
+	must(t, os.WriteFile(note, []byte("again\n"), 0o644))
+	r.say("delete the note todo.txt")
+	m = r.expect(m, "ok: delete-note") // no question: always for tester
+	m = r.expect(m, "> ")
+	if strings.Count(r.out.String(), "[d]eny? ") != 2 {
+		t.Errorf("asked %d times, want 2:\n%s", strings.Count(r.out.String(), "[d]eny? "), r.out.String())
+	}
+	r.stop()
+	recs, err := audit.Tail(filepath.Join(r.home, "audit.jsonl"), 100)
+	must(t, err)
+	var got []string
+	for _, rec := range recs {
+		if rec.Tool == "delete-note" {
+			got = append(got, rec.Outcome+"/"+rec.Intent+"/"+rec.Reviewer)
+		}
+	}
+	if strings.Join(got, " ") != "ok/always/chat:tester ok/always/chat:tester" {
+		t.Errorf("audit of delete-note: %v", got)
 	}
 }

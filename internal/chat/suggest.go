@@ -56,7 +56,7 @@ func (r *REPL) suggestion(arg string) *recommender.Recommendation {
 
 // answerSuggestion takes /accept N or /dismiss N. An accepted suggestion
 // is run through the pipeline like any call (asking first when the tool is
-// not idempotent); the recommender itself never runs anything.
+// destructive); the recommender itself never runs anything.
 func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 	s := r.suggestion(arg)
 	if s == nil {
@@ -82,7 +82,7 @@ func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 		r.printf("%s is no longer yours to call\n", rec.Tool)
 		return
 	}
-	if needsConfirm && !ui.Confirm(ctx, *tool, rec.Arguments) {
+	if needsConfirm && !r.e.ConfirmCall(ctx, ui, r.opts.Caller, rec.Provider, *tool, rec.Arguments, "") {
 		r.printf("not run\n")
 		return
 	}

@@ -25,7 +25,7 @@ func (e *Engine) Hints() selector.Hints { return e.Selector.Config.Hints }
 
 // Lookup is the tool as the caller may call it (nil when it may not) and
 // whether running it needs the user's confirmation (a provider of that
-// name is not idempotent).
+// name is destructive).
 func (e *Engine) Lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 	return e.lookup(caller, name, provider)
 }

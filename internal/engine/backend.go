@@ -175,7 +175,7 @@ func (b backend) WriteMetrics(w io.Writer) error {
 
 // Chat over HTTP is a Turn whose UI streams server-sent events. An HTTP
 // client cannot be asked to confirm mid-stream, so a call of a tool that is
-// not idempotent is proposed ("confirm" event), not run: the client runs it
+// destructive is proposed ("confirm" event), not run: the client runs it
 // by POSTing it to /v1/call. Every request is recorded like chat's.
 func (b backend) Chat(ctx context.Context, caller, text string, emit func(string, any) error) error {
 	ui := &sseUI{emit: emit}
@@ -225,7 +225,7 @@ func (u *sseUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 
 func (u *sseUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
 	u.send("confirm", map[string]any{"tool": tool.Name, "arguments": args,
-		"message": fmt.Sprintf("%s is not idempotent: POST it to /v1/call to run it", tool.Name)})
+		"message": fmt.Sprintf("%s is destructive: POST it to /v1/call to run it", tool.Name)})
 	return false
 }
 

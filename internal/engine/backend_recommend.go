@@ -22,7 +22,7 @@ func (b recBackend) SubscribeRecommendations(caller string) (<-chan recommender.
 }
 
 // AcceptRecommendation runs an accepted suggestion through the pipeline as
-// the caller when every provider of the tool is idempotent, as /v1/chat
+// the caller when no provider of the tool is destructive, as /v1/chat
 // runs calls; a tool that is not is handed back for the client to confirm.
 func (b recBackend) AcceptRecommendation(ctx context.Context, caller, id string) (*recommender.Recommendation, *pipeline.Result, error, error) {
 	rec, err := b.e.Recommender.Accept(caller, id)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -42,6 +43,7 @@ type servedOptions struct {
 	ttl      time.Duration                                    // recommendations' life (0: the default)
 	register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
 	timeout  time.Duration                                    // the server's RequestTimeout (0: its default)
+	guard    bool                                             // a guard, with web as its reviewer
 }
 
 func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
@@ -80,11 +82,18 @@ func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *confi
 	}
 	mc := cfg.ManagerConfig()
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	var g *guard.Guard
+	if o.guard {
+		if g, err = guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}}); err != nil {
+			t.Fatal(err)
+		}
+		mc.Gate = g
+	}
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
+	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none", Guard: g})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -861,7 +861,7 @@ func spread(all []string) []string {
 }
 
 // stepsUI counts the steps a turn announces and declines every
-// confirmation (a random model's call of a tool that is not idempotent
+// confirmation (a random model's call of a destructive tool
 // must never run unconfirmed).
 type stepsUI struct {
 	nopUI

@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
@@ -46,6 +47,11 @@ type Engine struct {
 	// MaxSteps bounds the tool calls of one Turn (config's max_steps;
 	// 0 or less: config.DefaultMaxSteps).
 	MaxSteps int
+
+	// Guard is the intent gate the Manager runs (pipeline.Config.Gate),
+	// when there is one: a destructive call the user confirms in a channel
+	// that can ask is recorded there as decided (confirm.go).
+	Guard *guard.Guard
 
 	// Recommender suggests tools from the callers' context; it follows the
 	// pipeline's calls and learns from accept, dismiss and ignore.
@@ -87,12 +93,15 @@ type Options struct {
 	Model string
 	// ProbeTimeout bounds the check that Ollama answers (default 2 s).
 	ProbeTimeout time.Duration
+	// Guard is the Manager's intent gate, when it has one.
+	Guard *guard.Guard
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
-	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps}
+	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps,
+		Guard: opts.Guard}
 	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model

@@ -52,7 +52,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 
 	ui.Note(fmt.Sprintf("the request has %d parts: it runs as a plan of %d steps, each call through the pipeline", len(selector.SplitParts(text)), len(plan.Steps)))
 
-	// Show each step and confirm the ones whose tool is not idempotent; a
+	// Show each step and confirm the ones whose tool is destructive; a
 	// declined step and every step after it do not run.
 	sels := make([]*selector.Selection, len(steps))
 	tools := make([]*pipeline.Tool, len(steps))
@@ -78,7 +78,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 			if tool != nil {
 				t = *tool
 			}
-			if !ui.Confirm(ctx, t, st.Arguments) {
+			if !e.ConfirmCall(ctx, ui, caller, "", t, st.Arguments, text) {
 				run = i
 				if i == 0 {
 					tr.Declined = true

@@ -12,6 +12,7 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -20,14 +21,14 @@ import (
 
 // TurnUI is what a channel (the chat REPL, an HTTP stream) shows and asks
 // during one Turn. Turn calls its methods from its own goroutine, in the
-// order of the turn: Selected, then Confirm (only for a tool that is not
-// idempotent), Running, Result, then Note and Token while the model writes
+// order of the turn: Selected, then Confirm (only for a destructive tool),
+// Running, Result, then Note and Token while the model writes
 // the final answer.
 type TurnUI interface {
 	// Selected reports the chosen call. sel.Function is grammar.NoneTool
 	// when no tool fits; tool is nil then.
 	Selected(sel *selector.Selection, tool *pipeline.Tool)
-	// Confirm asks whether to run a call of a tool that is not idempotent.
+	// Confirm asks whether to run a call of a destructive tool.
 	// Only true runs it; a channel that cannot ask must answer false.
 	Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool
 	// Running gives the call's ID just before the call enters the
@@ -82,8 +83,8 @@ type TurnResult struct {
 	RecordID  string
 	Selection *selector.Selection // the first step's; nil when selection failed outright
 	Tool      *pipeline.Tool      // the first step's tool; nil for "none"
-	// Declined: the user did not confirm the first step's call of a tool
-	// that is not idempotent, so it did not run.
+	// Declined: the user did not confirm the first step's call of a
+	// destructive tool, so it did not run.
 	Declined bool
 	// Skipped says why the first step's call did not run, when it did not
 	// (declined, invalid arguments).
@@ -139,7 +140,7 @@ func (e *Engine) maxSteps(opts TurnOptions) int {
 }
 
 // Turn serves one natural-language request for caller: select a call,
-// confirm it when its tool is not idempotent (a destructive call never runs
+// confirm it when its tool is destructive (a destructive call never runs
 // unconfirmed), run it through the pipeline, give the result to the model
 // for the final answer (streamed, truncated with a note when large), and
 // record the whole request in the session log when recording is on.
@@ -217,6 +218,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			}
 		}
 		tool, needsConfirm := e.lookup(caller, sel.Function, sel.Provider)
+		var answered guard.Choice // the user's answer, when asked
 		ui.Selected(sel, tool)
 		step := TurnStep{Selection: sel, Tool: tool}
 		rs := stepRecord(n, sel)
@@ -235,7 +237,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			if tool != nil {
 				t = *tool
 			}
-			if !ui.Confirm(ctx, t, sel.Arguments) {
+			if answered = e.confirmChoice(ctx, ui, caller, sel.Provider, t, sel.Arguments, text); answered != guard.Once && answered != guard.Always {
 				step.Skipped = "declined by the user"
 				if n == 1 {
 					tr.Declined = true
@@ -263,10 +265,10 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			callID = e.Channel + "-" + session.NewID()[:16]
 		}
 		ui.Running(callID)
-		res, cerr := e.Call(ctx, pipeline.Request{
+		res, cerr := e.callAnswered(ctx, pipeline.Request{
 			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
 			Encoding: pipeline.JSON, Caller: caller, Intent: text,
-		})
+		}, answered)
 		if res == nil { // Manager.Call always returns one; be safe
 			res = &pipeline.Result{CallID: callID, Tool: sel.Function, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(cerr)}
 		}
@@ -390,7 +392,7 @@ func stepRecord(n int, sel *selector.Selection) session.TurnStep {
 
 // lookup finds the caller's tool by name (the selected provider's first)
 // and says whether running it needs the user's confirmation: it does when
-// any provider of that name is not idempotent, since the pipeline may route
+// any provider of that name is destructive, since the pipeline may route
 // to another provider than the preferred one, and when the tool is unknown.
 func (e *Engine) lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 	var found *pipeline.Tool
@@ -399,13 +401,16 @@ func (e *Engine) lookup(caller, name, provider string) (*pipeline.Tool, bool) {
 		if c.Tool.Name != name {
 			continue
 		}
-		if !c.Tool.Idempotent {
+		if c.Tool.Destructive {
 			confirm = true
 		}
 		if found == nil || c.Provider == provider {
 			t := c.Tool
 			found = &t
 		}
+	}
+	if confirm && found != nil && e.granted(caller, name) {
+		confirm = false // "always" for this agent: the gate lets it through
 	}
 	return found, confirm || found == nil
 }

@@ -317,11 +317,11 @@ func TestTurnValidatesEveryStep(t *testing.T) {
 	}
 }
 
-// A later call of a tool that is not idempotent is confirmed like the
+// A later call of a destructive tool is confirmed like the
 // first: declined, it does not run; confirmed, it does.
 func TestTurnConfirmsLaterSteps(t *testing.T) {
 	post := pipeline.Tool{Name: "post-note", Version: "1.0.0", Description: "Post a note to the team board.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":100}},"required":["text"],"additionalProperties":false}`)}
+		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":100}},"required":["text"],"additionalProperties":false}`), Destructive: true}
 	for _, confirm := range []bool{false, true} {
 		t.Run(fmt.Sprint("confirm=", confirm), func(t *testing.T) {
 			e, cfg := newTurnEngine(t, post)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,7 @@ type uiRig struct {
 type uiOptions struct {
 	ttl     time.Duration
 	timeout time.Duration // the server's RequestTimeout: how long one event stream lasts
+	guard   bool          // the guard on, web its reviewer
 }
 
 func newUIRig(t *testing.T, o uiOptions) *uiRig {
@@ -65,7 +67,7 @@ func newUIRig(t *testing.T, o uiOptions) *uiRig {
 		t.Skip("e2e browser tests: no chromium binary on PATH (apt-get install -y chromium; scripts/e2e.sh installs it)")
 	}
 	u := &uiRig{t: t}
-	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, register: func(reg *pipeline.Registry, cfg *config.Config) {
+	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, guard: o.guard, register: func(reg *pipeline.Registry, cfg *config.Config) {
 		u.notes = filepath.Join(cfg.Spaces["documents"], "notes")
 		registerDeleteNote(t, reg, u.notes)
 	}})
@@ -107,7 +109,7 @@ func registerDeleteNote(t *testing.T, reg *pipeline.Registry, notes string) {
 		Name: "delete-note", Version: "1.0.0",
 		Description: "Delete a note file from the notes folder permanently (remove, erase the note).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the note file to delete"}},"required":["path"],"additionalProperties":false}`),
-		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false,
+		Trust:       pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: false, Destructive: true,
 	}, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		var p struct{ Path string }
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -334,7 +336,7 @@ func TestBrowserExpiredCardIsIgnored(t *testing.T) {
 	}
 }
 
-// A tool that is not idempotent asks in the page (a dialog, keyboard
+// A destructive tool asks in the page (a dialog, keyboard
 // driven): Escape and Cancel run nothing; Run runs it.
 func TestBrowserConfirmNotIdempotent(t *testing.T) {
 	u := newUIRig(t, uiOptions{})
@@ -342,8 +344,8 @@ func TestBrowserConfirmNotIdempotent(t *testing.T) {
 	u.do(chromedp.SendKeys("#task", "delete the note notes/todo.txt"), chromedp.Click(`#task-form button[type="submit"]`))
 	u.waitJS(`document.querySelector('#cards .card[data-tool="delete-note"]') !== null`, 3*time.Second, "a delete-note card from the task")
 	card := `#cards .card[data-tool="delete-note"]`
-	if !strings.Contains(js[string](u, `document.querySelector(`+quote(card)+`).textContent`), "Not idempotent") {
-		t.Error("the card does not say the tool is not idempotent")
+	if !strings.Contains(js[string](u, `document.querySelector(`+quote(card)+`).textContent`), "Destructive") {
+		t.Error("the card does not say the tool is destructive")
 	}
 	todo := filepath.Join(u.notes, "todo.txt")
 	notRun := func(when string) {
@@ -461,8 +463,8 @@ func TestBrowserAccessRules(t *testing.T) {
 	if !slices.Contains(webBreakers, "pdf-extract") {
 		t.Errorf("web's breakers lack pdf-extract: %v", webBreakers)
 	}
-	if js[string](u, `document.getElementById("review").textContent`) == "" {
-		t.Error("no review-queue section")
+	if note := js[string](u, `document.getElementById("review-note").textContent`); !strings.Contains(note, "guard is off") {
+		t.Errorf("the review queue without a guard says %q", note)
 	}
 	if code := fetchStatus("POST", "/ui/api/call", `{"tool":"list-files","arguments":{"space":"documents"}}`, true); code != 200 {
 		t.Errorf("web calls list-files from the page: %d", code)
@@ -631,4 +633,83 @@ func TestBrowserStreamReconnects(t *testing.T) {
 		t.Fatalf("cards after the reconnects: %v, want the two, once each", got)
 	}
 	t.Logf("%d event streams in the test", opened.Load())
+}
+
+// The review queue: another agent's held call shows up in a reviewer's
+// page with its arguments; "Allow once" lets that call through (sent
+// again, it runs), "Deny" refuses the next; a destructive suggestion the
+// reviewer confirms in the page runs at once (her confirmation is the
+// guard's answer). Every decision is in the audit log.
+func TestBrowserReviewQueue(t *testing.T) {
+	u := newUIRig(t, uiOptions{guard: true})
+	u.signin("t-web", "web")
+	u.waitJS(`document.getElementById("review-note").textContent.startsWith("You review")`, 3*time.Second, "the page says web reviews")
+	call := func(path string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", u.base+"/v1/call", strings.NewReader(`{"tool":"delete-note","arguments":{"path":"`+path+`"}}`))
+		req.Header.Set("Authorization", "Bearer t-nobody")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		return resp.StatusCode, v
+	}
+	todo := filepath.Join(u.notes, "todo.txt")
+	if code, v := call("todo.txt"); code != 428 || v["confirmation"] == nil {
+		t.Fatalf("nobody's delete: %d %v", code, v)
+	}
+	item := `#reviews li[data-tool="delete-note"]`
+	u.waitJS(`[...document.querySelectorAll(`+quote(item)+`)].some(li => li.textContent.includes("nobody → delete-note") && li.textContent.includes("todo.txt"))`,
+		7*time.Second, "the held call in the review queue")
+	if _, err := os.Stat(todo); err != nil {
+		t.Fatal("a held call deleted the note")
+	}
+	u.do(chromedp.Click(item + " button.approve"))
+	u.waitJS(`document.querySelectorAll(`+quote(item)+`).length === 0`, 3*time.Second, "the approved call leaves the queue")
+	if code, v := call("todo.txt"); code != 200 {
+		t.Fatalf("the approved call: %d %v", code, v)
+	}
+	if _, err := os.Stat(todo); !os.IsNotExist(err) {
+		t.Fatalf("approved, the note is still there: %v", err)
+	}
+
+	os.WriteFile(filepath.Join(u.notes, "keep.txt"), []byte("keep"), 0o644)
+	call("keep.txt")
+	u.waitJS(`document.querySelectorAll(`+quote(item)+`).length === 1`, 7*time.Second, "the second held call")
+	u.do(chromedp.Click(item + " button.deny"))
+	u.waitJS(`document.querySelectorAll(`+quote(item)+`).length === 0`, 3*time.Second, "the denied call leaves the queue")
+	if code, v := call("keep.txt"); code != 403 || v["error"] != "intent_misaligned" {
+		t.Fatalf("the denied call: %d %v", code, v)
+	}
+	if _, err := os.Stat(filepath.Join(u.notes, "keep.txt")); err != nil {
+		t.Fatal("a denied call deleted the note")
+	}
+
+	// The reviewer's own destructive suggestion: confirmed in the page, it runs.
+	os.WriteFile(todo, []byte("again\n"), 0o644)
+	u.do(chromedp.SendKeys("#task", "delete the note notes/todo.txt"), chromedp.Click(`#task-form button[type="submit"]`))
+	card := `#cards .card[data-tool="delete-note"]`
+	u.waitJS(`document.querySelector(`+quote(card)+`) !== null`, 3*time.Second, "a delete-note card")
+	u.do(chromedp.Click(card + " button.accept"))
+	u.waitJS(`document.getElementById("confirm").open`, 2*time.Second, "the confirm dialog")
+	u.do(chromedp.Click("#confirm-run"))
+	u.waitJS(`[...document.querySelectorAll('#results li[data-tool="delete-note"]')].some(li => li.dataset.outcome === "ok")`, 5*time.Second, "the confirmed suggestion ran")
+	if _, err := os.Stat(todo); !os.IsNotExist(err) {
+		t.Fatalf("confirmed in the page, the note is still there: %v", err)
+	}
+	var decisions []string
+	b, _ := os.ReadFile(u.cfg.AuditPath())
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r audit.Record
+		if json.Unmarshal([]byte(line), &r) == nil && r.Tool == "delete-note" {
+			decisions = append(decisions, r.Caller+":"+r.Intent+":"+r.Reviewer)
+		}
+	}
+	want := "nobody:required: nobody:approved:http:web nobody:required: nobody:denied:http:web web:required: web:approved:http:web"
+	if got := strings.Join(decisions, " "); got != want {
+		t.Errorf("audited decisions\n got %s\nwant %s", got, want)
+	}
 }

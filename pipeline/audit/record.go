@@ -24,6 +24,12 @@ type Record struct {
 	Outcome      string `json:"outcome"`
 	Error        string `json:"error,omitempty"` // error kind, when the call failed
 	LatencyNs    int64  `json:"latency_ns"`
+	// Intent is the intent gate's decision (pipeline.IntentRequired,
+	// IntentApproved, IntentAlways, IntentDenied, IntentQueued), Review the
+	// confirmation or review it concerns, Reviewer who decided it.
+	Intent   string `json:"intent,omitempty"`
+	Review   string `json:"review,omitempty"`
+	Reviewer string `json:"reviewer,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -69,6 +75,18 @@ func (r *Record) appendBody(b []byte) []byte {
 	}
 	b = append(b, `,"latency_ns":`...)
 	b = strconv.AppendInt(b, r.LatencyNs, 10)
+	if r.Intent != "" {
+		b = append(b, `,"intent":`...)
+		b = appendString(b, r.Intent)
+	}
+	if r.Review != "" {
+		b = append(b, `,"review":`...)
+		b = appendString(b, r.Review)
+	}
+	if r.Reviewer != "" {
+		b = append(b, `,"reviewer":`...)
+		b = appendString(b, r.Reviewer)
+	}
 	return append(b, '}')
 }
 

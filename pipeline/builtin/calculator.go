@@ -45,6 +45,7 @@ func CalculatorTool() pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Instant,
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 

@@ -98,6 +98,7 @@ func CompareTool() pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Fast,
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 

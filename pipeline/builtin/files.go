@@ -95,6 +95,7 @@ func listFilesTool(names []string) pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Fast,
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 
@@ -296,6 +297,7 @@ func readFileTool(names []string) pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Fast,
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 

@@ -43,6 +43,8 @@ var testPolicy = &pipeline.StaticPolicy{
 	Capabilities: map[string][]pipeline.Capability{
 		"alice": {{Kind: KindReadSpace, Arg: "documents"}, {Kind: "Network", Arg: "*"}},
 		"root":  {{Kind: KindReadSpace, Arg: "*"}},
+		// editor may delete in documents (and only there).
+		"editor": {{Kind: KindReadSpace, Arg: "documents"}, {Kind: KindWriteSpace, Arg: "documents"}},
 	},
 }
 

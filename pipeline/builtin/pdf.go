@@ -59,6 +59,7 @@ func pdfExtractTool(names []string) pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Slow,
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 

@@ -50,6 +50,7 @@ func Tools(opts Options) ([]Entry, error) {
 	return []Entry{
 		{CalculatorTool(), Calculator()},
 		{CompareTool(), Compare()},
+		{deleteFileTool(names), pipeline.HandlerFunc(s.deleteFile)},
 		{listFilesTool(names), pipeline.HandlerFunc(s.listFiles)},
 		{pdfExtractTool(names), pipeline.HandlerFunc(s.pdfExtract)},
 		{readFileTool(names), pipeline.HandlerFunc(s.readFile)},

@@ -34,7 +34,7 @@ func TestRegisterThroughManager(t *testing.T) {
 		}
 		names = append(names, r.Tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "calculator,compare,list-files,pdf-extract,read-file,summarize" {
+	if got := strings.Join(names, ","); got != "calculator,compare,delete-file,list-files,pdf-extract,read-file,summarize" {
 		t.Fatalf("registered %s", got)
 	}
 	// The space parameter is an enum of the configured spaces, so a

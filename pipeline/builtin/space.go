@@ -22,6 +22,15 @@ const KindReadSpace = "ReadSpace"
 // by the handler, for hosts that bind the handler under another name).
 var readSpaceOfCall = []pipeline.Capability{{Kind: KindReadSpace, Arg: "$space"}}
 
+// KindWriteSpace is the capability to change a space's files:
+// WriteSpace(documents) lets its holder delete files in "documents". It is
+// separate from ReadSpace, and nobody holds it by default.
+const KindWriteSpace = "WriteSpace"
+
+// writeSpaceOfCall is delete-file's requirement: WriteSpace of the space
+// the call names.
+var writeSpaceOfCall = []pipeline.Capability{{Kind: KindWriteSpace, Arg: "$space"}}
+
 // RequiredFor returns the capabilities a call of a builtin tool needs given
 // its parameters, beyond what the Tool declares statically. For the space
 // tools (list-files, read-file, pdf-extract) that is ReadSpace(<space>); for
@@ -29,8 +38,11 @@ var readSpaceOfCall = []pipeline.Capability{{Kind: KindReadSpace, Arg: "$space"}
 // capabilities can call it before dispatch; the handlers enforce the same
 // rule themselves either way.
 func RequiredFor(tool string, params []byte) []pipeline.Capability {
+	kind := KindReadSpace
 	switch tool {
 	case "list-files", "read-file", "pdf-extract":
+	case "delete-file":
+		kind = KindWriteSpace
 	default:
 		return nil
 	}
@@ -40,7 +52,7 @@ func RequiredFor(tool string, params []byte) []pipeline.Capability {
 	if err := json.Unmarshal(params, &p); err != nil || p.Space == "" {
 		return nil
 	}
-	return []pipeline.Capability{{Kind: KindReadSpace, Arg: p.Space}}
+	return []pipeline.Capability{{Kind: kind, Arg: p.Space}}
 }
 
 // spaces resolves space names to directories and checks access.
@@ -61,11 +73,17 @@ func (s *spaces) names() []string {
 // open checks that the caller may read the space and opens it as an
 // os.Root. The caller closes the root.
 func (s *spaces) open(space string, call *pipeline.Call) (*os.Root, error) {
+	return s.openAs(space, call, KindReadSpace)
+}
+
+// openAs is open with the capability kind the caller must hold for the
+// space (KindReadSpace, KindWriteSpace).
+func (s *spaces) openAs(space string, call *pipeline.Call, kind string) (*os.Root, error) {
 	dir, ok := s.dirs[space]
 	if !ok {
 		return nil, reject(CodeUnknownSpace, "no space named %q; configured spaces: %s", space, strings.Join(s.names(), ", "))
 	}
-	need := pipeline.Capability{Kind: KindReadSpace, Arg: space}
+	need := pipeline.Capability{Kind: kind, Arg: space}
 	caller := ""
 	if call != nil {
 		caller = call.Caller

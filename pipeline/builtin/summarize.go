@@ -63,6 +63,7 @@ func SummarizeTool() pipeline.Tool {
 		Trust:        pipeline.TL3,
 		LatencyClass: pipeline.Slow, // a model may write it
 		Idempotent:   true,
+		ReadOnly:     true,
 	}
 }
 

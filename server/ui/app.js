@@ -98,7 +98,7 @@
         el('dl', {},
           el('dt', {}, 'Arguments'), el('dd', {}, el('pre', { class: 'args' }, pretty(rec.arguments))),
           el('dt', {}, 'Signals'), el('dd', {}, signals)),
-        rec.idempotent ? null : el('p', { class: 'warn' }, 'Not idempotent: you confirm it before it runs.'),
+        rec.destructive ? el('p', { class: 'warn' }, 'Destructive: you confirm it before it runs.') : null,
         el('div', { class: 'row actions' }, acceptBtn, dismissBtn)));
     return li;
   }
@@ -162,7 +162,7 @@
     const rec = c.rec;
     const accBtn = c.li.querySelector('button.accept');
     let confirmed = false;
-    if (!rec.idempotent) {
+    if (rec.destructive) {
       confirmed = await askConfirm(rec);
       if (!confirmed) {
         announce('Not run: ' + rec.tool);
@@ -180,8 +180,11 @@
           removeCard(id, 'Not run: ' + rec.tool);
           return;
         }
-        r = await api('POST', '/ui/api/call', r.data.confirm);
-        r.data = { ran: true, result: r.ok ? r.data : null, error: r.data.error, message: r.data.message, hint: r.data.hint };
+        confirmed = true;
+        r = await callAs(r.data.confirm);
+      }
+      if (r.status === 428 && r.data.confirmation && confirmed) {
+        r = await heldCall(r, { tool: rec.tool, provider: rec.provider, arguments: rec.arguments });
       }
     } catch (e) {
       busy(c, false);
@@ -192,6 +195,27 @@
     showResult(rec.tool, r, c.focused || c.li.contains(document.activeElement));
     c.focused = false; // the result has the focus now
     removeCard(id);
+  }
+
+  // callAs runs a call from the page, its answer shaped like accept's.
+  async function callAs(call) {
+    const r = await api('POST', '/ui/api/call', call);
+    if (r.ok) r.data = { ran: true, result: r.data };
+    return r;
+  }
+
+  // heldCall: the guard held a call the user just confirmed in the page.
+  // A reviewer's confirmation is the guard's answer too (approve once, then
+  // the same call again); anyone else's call waits in the review queue for
+  // a reviewer.
+  async function heldCall(r, call) {
+    const id = r.data.confirmation.id;
+    if (guard && guard.reviewer) {
+      const a = await api('POST', '/ui/api/reviews/' + encodeURIComponent(id) + '/approve');
+      if (a.ok) return callAs(call);
+    }
+    refreshReviews();
+    return r;
   }
 
   async function dismiss(id) {
@@ -257,6 +281,79 @@
     $('breakers-empty').hidden = ul.children.length > 0;
   }
 
+  // ---- the guard's review queue ----
+
+  let guard = null; // {reviewer, reviews} or null: the guard is off
+
+  function setGuard(g) {
+    guard = g;
+    const ul = $('reviews');
+    const had = ul.contains(document.activeElement);
+    ul.replaceChildren();
+    const note = $('review-note');
+    if (!g) {
+      note.textContent = 'The guard is off: destructive calls run without a confirmation.';
+      $('review-empty').hidden = true;
+      $('review-count').textContent = '0';
+      return;
+    }
+    note.textContent = g.reviewer
+      ? 'You review: a held call runs once you approve it and it is sent again.'
+      : 'Your calls that wait for a reviewer (guard.reviewers) or `airs review`.';
+    const list = g.reviews || [];
+    for (const rv of list) ul.append(renderReview(rv, g.reviewer));
+    $('review-count').textContent = String(list.length);
+    $('review-empty').hidden = list.length > 0;
+    if (had) $('review-h').focus();
+  }
+
+  function renderReview(rv, reviewer) {
+    const hid = 'review-' + rv.id + '-h';
+    const what = rv.kind === 'confirm' ? 'waits for a confirmation' : 'ran; queued for review';
+    const args = rv.params_cut ? '(arguments over 4 KiB)' : pretty(rv.params);
+    const li = el('li', { class: 'review ' + rv.kind, 'data-id': rv.id, 'data-tool': rv.tool },
+      el('article', { 'aria-labelledby': hid },
+        el('h3', { id: hid }, rv.caller + ' → ' + rv.tool),
+        el('p', { class: 'small' }, what + ', asked ', el('time', { datetime: rv.created, 'data-ago': true }, ago(rv.created)),
+          rv.expires ? ', expires ' + new Date(rv.expires).toLocaleTimeString() : ''),
+        el('pre', { class: 'args' }, args)));
+    if (reviewer) {
+      const row = el('div', { class: 'row actions' });
+      const btn = (label, cls, f) => {
+        const b = el('button', { type: 'button', class: cls, 'aria-label': label + ': ' + rv.caller + ' → ' + rv.tool }, label);
+        b.addEventListener('click', f);
+        row.append(b);
+      };
+      if (rv.kind === 'confirm') {
+        btn('Allow once', 'approve', () => decide(rv, 'approve', false));
+        btn('Always for this agent', 'always quiet', () => decide(rv, 'approve', true));
+        btn('Deny', 'deny danger', () => decide(rv, 'deny', false));
+      } else {
+        btn('Looks fine', 'approve', () => decide(rv, 'approve', false));
+        btn('Flag', 'deny danger', () => decide(rv, 'deny', false));
+      }
+      li.querySelector('article').append(row);
+    }
+    return li;
+  }
+
+  async function decide(rv, action, always) {
+    const li = $('reviews').querySelector('li[data-id="' + CSS.escape(rv.id) + '"]');
+    if (li) for (const b of li.querySelectorAll('button')) b.disabled = true;
+    const r = await api('POST', '/ui/api/reviews/' + encodeURIComponent(rv.id) + '/' + action, always ? { always: true } : undefined);
+    const done = r.ok ? (r.data.review ? r.data.review.status : action) : (r.data.message || ('HTTP ' + r.status));
+    announce(rv.tool + ' for ' + rv.caller + ': ' + done);
+    await refreshReviews();
+  }
+
+  async function refreshReviews() {
+    if (!guard) return;
+    try {
+      const r = await api('GET', '/ui/api/reviews');
+      if (r.ok) setGuard({ reviewer: r.data.reviewer, reviews: r.data.reviews });
+    } catch (e) { /* the stream's reconnect handles a lost session */ }
+  }
+
   // ---- the event stream ----
 
   function setConn(state, text) {
@@ -284,6 +381,7 @@
       $('calls-empty').hidden = false;
     }
     setBreakers(d.breakers);
+    setGuard(d.guard || null);
   }
 
   function connect() {
@@ -299,7 +397,10 @@
     on('accepted', (rec) => removeCard(rec.id));
     on('dismissed', (rec) => removeCard(rec.id));
     on('expired', (rec) => removeCard(rec.id, cards.has(rec.id) ? 'Suggestion expired: ' + rec.tool : ''));
-    on('call', addCall);
+    on('call', (ev) => {
+      addCall(ev);
+      if (ev.error_kind === 'intent_verification_required' || (guard && ev.error_kind === 'intent_misaligned')) refreshReviews();
+    });
     on('breakers', (d) => setBreakers(d.breakers));
     es.addEventListener('error', () => {
       setConn('down', 'reconnecting…');
@@ -336,6 +437,7 @@
     $('confirm-run').addEventListener('click', () => $('confirm').close('run'));
     $('confirm-cancel').addEventListener('click', () => $('confirm').close('cancel'));
     setInterval(refreshAges, 5000);
+    setInterval(refreshReviews, 5000); // held calls of other agents (a reviewer's queue) have no event of hers
   }
 
   async function start() {
@@ -349,6 +451,7 @@
     csrf = s.csrf;
     $('agent').textContent = s.agent;
     $('task').value = s.task || '';
+    setGuard(s.guard || null);
     updateCount();
     connect();
   }

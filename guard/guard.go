@@ -1,0 +1,507 @@
+// Package guard is AIRS's guard layer: the checks that run beside the Tool
+// Manager's stages without any model. Today it is intent verification's
+// person (seed 000 §5.3, level 2): a destructive call is held until someone
+// confirms it, and calls of the read-only tools the policy names are queued
+// for review after the fact while they go ahead.
+//
+// A Guard plugs into the pipeline as its pipeline.IntentGate
+// (pipeline.Config.Gate); pipeline never imports guard. Confirmations,
+// reviews and "always" grants live in one file in AIRS_HOME (store.go),
+// shared by every airs process, so `airs review approve` in one terminal
+// lets through the call a running `airs serve` holds.
+package guard
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// Defaults.
+const (
+	// DefaultExpiry is how long a confirmation waits for a decision, and how
+	// long a decision waits for the call to come again.
+	DefaultExpiry = 15 * time.Minute
+	// DefaultMaxPending bounds the open reviews after the fact; past it a
+	// reviewed call still runs but is not queued (and is counted).
+	DefaultMaxPending = 1000
+	// maxShownParams is how much of a call's params a review keeps to show
+	// the reviewer; the hash covers all of them.
+	maxShownParams = 4096
+	// keepDecided is how long decided, used or expired reviews stay listed.
+	keepDecided = 7 * 24 * time.Hour
+)
+
+// Kinds of review.
+const (
+	// KindConfirm: a destructive call held until a person decides
+	// (synchronous: the call answers intent_verification_required).
+	KindConfirm = "confirm"
+	// KindReview: a call of a reviewed read-only tool that went ahead
+	// (asynchronous: a person looks at it afterwards).
+	KindReview = "review"
+)
+
+// Statuses of a review.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved" // once: the same call, sent again, runs once
+	StatusAlways   = "always"   // every call of the tool by the agent runs
+	StatusDenied   = "denied"
+	StatusExpired  = "expired" // a confirmation nobody decided in time
+)
+
+// Choice is a person's answer to a confirmation.
+type Choice int
+
+const (
+	Once   Choice = iota + 1 // allow this call, once
+	Always                   // allow every call of this tool by this agent
+	Deny                     // refuse this call
+)
+
+// Review is one confirmation or review.
+type Review struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"` // KindConfirm or KindReview
+	Caller   string `json:"caller"`
+	Provider string `json:"provider"`
+	Tool     string `json:"tool"`
+	// ParamsSHA256 identifies the call: an approval lets through only a
+	// call with the same caller, tool and params (compacted JSON).
+	ParamsSHA256 string `json:"params_sha256"`
+	// Params are the call's params as the reviewer sees them, cut at 4 KiB
+	// (ParamsCut says so).
+	Params    json.RawMessage `json:"params,omitempty"`
+	ParamsCut bool            `json:"params_cut,omitempty"`
+	CallID    string          `json:"call_id,omitempty"` // the call that asked
+	Intent    string          `json:"intent,omitempty"`  // the user's words, when the channel had them
+	Created   time.Time       `json:"created"`
+	// Expires: a confirmation's decision must come before it, and the call
+	// come again before it once decided. Zero for reviews after the fact.
+	Expires   time.Time `json:"expires,omitzero"`
+	Status    string    `json:"status"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	// Used is when the decided call came again and the decision was
+	// applied (a confirmation's decision applies once).
+	Used time.Time `json:"used,omitzero"`
+}
+
+// Grant is an "always" answer: Caller may call Tool without asking.
+type Grant struct {
+	Caller string    `json:"caller"`
+	Tool   string    `json:"tool"`
+	By     string    `json:"by"`
+	At     time.Time `json:"at"`
+	Review string    `json:"review"` // the confirmation it answered
+}
+
+// Config configures a Guard.
+type Config struct {
+	// Dir holds the store (reviews.json); created if missing. Required.
+	Dir string
+	// ReviewTools are the read-only tools whose calls are queued for review
+	// after the fact (guard.review_tools in airs.yaml).
+	ReviewTools []string
+	// Reviewers are the agents who may decide over HTTP and in the
+	// attention page (guard.reviewers). The local CLI (`airs review`, the
+	// prompt of `airs call` and `airs chat`) is the operator and always
+	// may.
+	Reviewers []string
+	// Expiry is DefaultExpiry when 0.
+	Expiry time.Duration
+	// MaxPending is DefaultMaxPending when 0.
+	MaxPending int
+	// Logger gets store failures and dropped reviews; nil discards.
+	Logger *slog.Logger
+	// Now is time.Now when nil (tests move it).
+	Now func() time.Time
+}
+
+// Guard is the intent gate. It is safe for concurrent use, and several
+// processes may share one Dir.
+type Guard struct {
+	cfg       Config
+	review    map[string]bool // immutable after New: read without a lock
+	reviewers map[string]bool
+	log       *slog.Logger
+
+	mu      sync.Mutex // one read-change-write at a time in this process
+	dropped int
+
+	crashBeforeRename func() bool // tests
+}
+
+// New makes a Guard over cfg.Dir.
+func New(cfg Config) (*Guard, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("guard: Config.Dir is required")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
+	}
+	if cfg.Expiry <= 0 {
+		cfg.Expiry = DefaultExpiry
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Guard{cfg: cfg, review: map[string]bool{}, reviewers: map[string]bool{}, log: cfg.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range cfg.ReviewTools {
+		g.review[t] = true
+	}
+	for _, a := range cfg.Reviewers {
+		g.reviewers[a] = true
+	}
+	// Read once now, so a broken store is reported at start, not on the
+	// first destructive call.
+	if err := g.withState(func(*state) (bool, error) { return false, nil }); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// CanReview reports whether agent may decide reviews over HTTP and in the
+// attention page.
+func (g *Guard) CanReview(agent string) bool { return g.reviewers[agent] }
+
+// Expiry is how long a confirmation waits.
+func (g *Guard) Expiry() time.Duration { return g.cfg.Expiry }
+
+// Dropped counts reviewed calls that ran without being queued because the
+// queue was full or the store failed.
+func (g *Guard) Dropped() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.dropped
+}
+
+var _ pipeline.IntentGate = (*Guard)(nil)
+
+// Gate is the pipeline's intent gate (pipeline.IntentGate). A call of a
+// tool that is neither destructive nor reviewed passes at once, without
+// touching the store.
+func (g *Guard) Gate(_ context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
+	switch {
+	case c.Tool.Destructive:
+		return g.confirm(c)
+	case g.review[c.Tool.Name]:
+		return g.queue(c), nil
+	}
+	return pipeline.IntentDecision{}, nil
+}
+
+// confirm is the synchronous gate of a destructive call.
+func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err error) {
+	sum := ParamsHash(c.Params)
+	now := g.cfg.Now()
+	serr := g.withState(func(st *state) (bool, error) {
+		if gr := findGrant(st, c.Caller, c.Tool.Name); gr != nil {
+			d = pipeline.IntentDecision{Decision: pipeline.IntentAlways, Review: gr.Review, Reviewer: gr.By}
+			return false, nil
+		}
+		for i := len(st.Reviews) - 1; i >= 0; i-- {
+			r := &st.Reviews[i]
+			if r.Kind != KindConfirm || r.Caller != c.Caller || r.Tool != c.Tool.Name || r.ParamsSHA256 != sum ||
+				!r.Used.IsZero() || !now.Before(r.Expires) {
+				continue
+			}
+			switch r.Status {
+			case StatusApproved:
+				r.Used = now
+				d = pipeline.IntentDecision{Decision: pipeline.IntentApproved, Review: r.ID, Reviewer: r.DecidedBy}
+				return true, nil
+			case StatusDenied:
+				r.Used = now
+				d = pipeline.IntentDecision{Decision: pipeline.IntentDenied, Review: r.ID, Reviewer: r.DecidedBy}
+				err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s denied this call of %s (confirmation %s)", r.DecidedBy, r.Tool, r.ID),
+					DeniedBy: r.DecidedBy, Review: r.ID}
+				return true, nil
+			case StatusPending: // asked already: the same confirmation, not a second one
+				d = pipeline.IntentDecision{Decision: pipeline.IntentRequired, Review: r.ID}
+				err = &pipeline.IntentVerificationRequired{ID: r.ID, Caller: r.Caller, Tool: r.Tool, Expires: r.Expires}
+				return false, nil
+			}
+		}
+		r := g.newReview(KindConfirm, c, sum, now)
+		r.Expires = now.Add(g.cfg.Expiry)
+		st.Reviews = append(st.Reviews, r)
+		d = pipeline.IntentDecision{Decision: pipeline.IntentRequired, Review: r.ID}
+		err = &pipeline.IntentVerificationRequired{ID: r.ID, Caller: r.Caller, Tool: r.Tool, Expires: r.Expires}
+		return true, nil
+	})
+	if serr != nil { // fail closed: a destructive call does not run unconfirmed
+		g.log.Error("guard: review store failed: destructive call refused", "tool", c.Tool.Name, "caller", c.Caller, "err", serr)
+		return pipeline.IntentDecision{}, &pipeline.IntentMisaligned{Reason: "the guard cannot record a confirmation: " + serr.Error()}
+	}
+	return d, err
+}
+
+// queue is the asynchronous gate: the call goes ahead, queued for review.
+func (g *Guard) queue(c pipeline.IntentCheck) pipeline.IntentDecision {
+	now := g.cfg.Now()
+	var d pipeline.IntentDecision
+	full := false
+	err := g.withState(func(st *state) (bool, error) {
+		open := 0
+		for _, r := range st.Reviews {
+			if r.Kind == KindReview && r.Status == StatusPending {
+				open++
+			}
+		}
+		if open >= g.cfg.MaxPending {
+			full = true
+			return false, nil
+		}
+		r := g.newReview(KindReview, c, ParamsHash(c.Params), now)
+		st.Reviews = append(st.Reviews, r)
+		d = pipeline.IntentDecision{Decision: pipeline.IntentQueued, Review: r.ID}
+		return true, nil
+	})
+	if err != nil || full { // fail open: a read-only call is reviewed, not held
+		g.mu.Lock()
+		g.dropped++
+		g.mu.Unlock()
+		g.log.Warn("guard: a reviewed call ran without being queued", "tool", c.Tool.Name, "caller", c.Caller,
+			"queue_full", full, "err", err)
+		return pipeline.IntentDecision{}
+	}
+	return d
+}
+
+func (g *Guard) newReview(kind string, c pipeline.IntentCheck, sum string, now time.Time) Review {
+	prefix := "cf-"
+	if kind == KindReview {
+		prefix = "rv-"
+	}
+	r := Review{ID: prefix + randomID(), Kind: kind, Caller: c.Caller, Provider: c.Provider, Tool: c.Tool.Name,
+		ParamsSHA256: sum, CallID: c.CallID, Intent: c.Intent, Created: now, Status: StatusPending}
+	if len(c.Params) <= maxShownParams && json.Valid(c.Params) {
+		r.Params = compact(c.Params)
+	} else {
+		r.ParamsCut = true
+	}
+	return r
+}
+
+// ParamsHash identifies a call's params: the SHA-256 of their compacted
+// JSON, so the same call sent again with other white space is the same call.
+func ParamsHash(params json.RawMessage) string {
+	sum := sha256.Sum256(compact(params))
+	return hex.EncodeToString(sum[:])
+}
+
+func compact(p json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, p); err != nil {
+		return p
+	}
+	return buf.Bytes()
+}
+
+func randomID() string {
+	var b [10]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func findGrant(st *state, caller, tool string) *Grant {
+	for i := range st.Grants {
+		if st.Grants[i].Caller == caller && st.Grants[i].Tool == tool {
+			return &st.Grants[i]
+		}
+	}
+	return nil
+}
+
+// Errors of Decide.
+var (
+	ErrNotFound = errors.New("no such review")
+	ErrDecided  = errors.New("review already decided")
+	ErrExpired  = errors.New("confirmation expired")
+)
+
+// Decide answers review id as by: Once or Always approve, Deny refuses. A
+// confirmation's decision applies to the same call sent again before it
+// expires (Expiry from now); Always also grants every later call of the
+// tool by the agent. A review after the fact takes Once (looked at, fine)
+// or Deny (flagged); Always is for confirmations only.
+func (g *Guard) Decide(id string, ch Choice, by string) (Review, error) {
+	now := g.cfg.Now()
+	var out Review
+	err := g.withState(func(st *state) (bool, error) {
+		i := slices.IndexFunc(st.Reviews, func(r Review) bool { return r.ID == id })
+		if i < 0 {
+			return false, fmt.Errorf("%w: %s (`airs review` lists the open ones)", ErrNotFound, id)
+		}
+		r := &st.Reviews[i]
+		if r.Status != StatusPending {
+			out = *r
+			return false, fmt.Errorf("%w: %s is %s by %s", ErrDecided, id, r.Status, r.DecidedBy)
+		}
+		if r.Kind == KindConfirm && !now.Before(r.Expires) {
+			out = withExpiry(*r, now)
+			return false, fmt.Errorf("%w: %s expired at %s; the call asks again when it is sent again", ErrExpired, id, r.Expires.UTC().Format(time.RFC3339))
+		}
+		if ch == Always && r.Kind != KindConfirm {
+			return false, fmt.Errorf("%s is a review after the fact: approve or deny it (\"always\" is for confirmations)", id)
+		}
+		r.DecidedBy, r.DecidedAt = by, now
+		switch ch {
+		case Once:
+			r.Status = StatusApproved
+		case Always:
+			r.Status = StatusAlways
+			if findGrant(st, r.Caller, r.Tool) == nil {
+				st.Grants = append(st.Grants, Grant{Caller: r.Caller, Tool: r.Tool, By: by, At: now, Review: r.ID})
+			}
+		case Deny:
+			r.Status = StatusDenied
+		default:
+			return false, fmt.Errorf("guard: unknown choice %d", ch)
+		}
+		if r.Kind == KindConfirm {
+			r.Expires = now.Add(g.cfg.Expiry) // time for the call to come again
+		}
+		out = *r
+		return true, nil
+	})
+	return out, err
+}
+
+// Answer records a person's answer given before the call is made (the
+// chat's question, asked when the call is shown): a decided confirmation
+// for exactly this call, which the call then meets in the gate. It returns
+// the confirmation.
+func (g *Guard) Answer(caller, provider, tool string, params json.RawMessage, intent string, ch Choice, by string) (Review, error) {
+	now := g.cfg.Now()
+	t := pipeline.Tool{Name: tool, Destructive: true}
+	r := g.newReview(KindConfirm, pipeline.IntentCheck{Caller: caller, Provider: provider, Tool: &t, Params: params, Intent: intent}, ParamsHash(params), now)
+	r.Expires = now.Add(g.cfg.Expiry)
+	err := g.withState(func(st *state) (bool, error) {
+		st.Reviews = append(st.Reviews, r)
+		return true, nil
+	})
+	if err != nil {
+		return Review{}, err
+	}
+	return g.Decide(r.ID, ch, by)
+}
+
+// Granted reports whether caller holds an "always" grant for tool.
+func (g *Guard) Granted(caller, tool string) bool {
+	found := false
+	err := g.withState(func(st *state) (bool, error) {
+		found = findGrant(st, caller, tool) != nil
+		return false, nil
+	})
+	return err == nil && found
+}
+
+// Filter selects reviews for List.
+type Filter struct {
+	Caller string // "" any
+	All    bool   // decided and expired ones too, not only the open ones
+}
+
+// List returns the reviews f selects, newest first. A confirmation past its
+// expiry shows as StatusExpired.
+func (g *Guard) List(f Filter) ([]Review, error) {
+	now := g.cfg.Now()
+	var out []Review
+	err := g.withState(func(st *state) (bool, error) {
+		for i := len(st.Reviews) - 1; i >= 0; i-- { // newest first: the store is in creation order
+			r := withExpiry(st.Reviews[i], now)
+			if f.Caller != "" && r.Caller != f.Caller {
+				continue
+			}
+			if !f.All && r.Status != StatusPending {
+				continue
+			}
+			out = append(out, r)
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// Get returns one review.
+func (g *Guard) Get(id string) (Review, error) {
+	all, err := g.List(Filter{All: true})
+	if err != nil {
+		return Review{}, err
+	}
+	for _, r := range all {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return Review{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+}
+
+// Grants lists the "always" grants.
+func (g *Guard) Grants() ([]Grant, error) {
+	var out []Grant
+	err := g.withState(func(st *state) (bool, error) {
+		out = slices.Clone(st.Grants)
+		return false, nil
+	})
+	return out, err
+}
+
+// Revoke removes caller's "always" grant for tool; false when there was none.
+func (g *Guard) Revoke(caller, tool string) (bool, error) {
+	found := false
+	err := g.withState(func(st *state) (bool, error) {
+		n := len(st.Grants)
+		st.Grants = slices.DeleteFunc(st.Grants, func(gr Grant) bool { return gr.Caller == caller && gr.Tool == tool })
+		found = len(st.Grants) < n
+		return found, nil
+	})
+	return found, err
+}
+
+func withExpiry(r Review, now time.Time) Review {
+	if r.Kind == KindConfirm && r.Status == StatusPending && !now.Before(r.Expires) {
+		r.Status = StatusExpired
+	}
+	return r
+}
+
+// prune drops what no one needs any more, so the store stays small:
+// reviews no longer open whose last event (decided, used, expired) is more
+// than a week old.
+func (g *Guard) prune(st *state) {
+	now := g.cfg.Now()
+	st.Reviews = slices.DeleteFunc(st.Reviews, func(r Review) bool {
+		if withExpiry(r, now).Status == StatusPending {
+			return false
+		}
+		last := r.Created
+		for _, t := range []time.Time{r.DecidedAt, r.Used, r.Expires} {
+			if t.After(last) {
+				last = t
+			}
+		}
+		return now.Sub(last) > keepDecided
+	})
+}

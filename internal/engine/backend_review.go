@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"github.com/airs-dev/airs/guard"
+	"github.com/airs-dev/airs/server"
+)
+
+var (
+	_ server.ReviewBackend = backend{}
+	_ server.ReviewBackend = recBackend{}
+)
+
+// GuardEnabled: the engine has a guard (guard.enabled).
+func (b backend) GuardEnabled() bool { return b.e.Guard != nil }
+
+// CanReview: caller is one of guard.reviewers.
+func (b backend) CanReview(caller string) bool {
+	return b.e.Guard != nil && b.e.Guard.CanReview(caller)
+}
+
+// Reviews are every review for a reviewer, the caller's own otherwise.
+func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
+	if b.e.Guard == nil {
+		return nil, server.ErrNoGuard
+	}
+	f := guard.Filter{All: all}
+	if !b.e.Guard.CanReview(caller) {
+		f.Caller = caller
+	}
+	return b.e.Guard.List(f)
+}
+
+// DecideReview decides as caller, a reviewer (the server checked), named
+// "http:<agent>" in the store and the audit record.
+func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review, error) {
+	if b.e.Guard == nil {
+		return guard.Review{}, server.ErrNoGuard
+	}
+	return b.e.Guard.Decide(id, ch, "http:"+caller)
+}
