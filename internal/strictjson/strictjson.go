@@ -14,6 +14,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDepth bounds nesting, as encoding/json does (10000), so a hostile body
@@ -121,7 +122,9 @@ func checkKeys(b []byte) error {
 			}
 			if expectKey {
 				k := string(b[i+1 : j])
-				if escaped {
+				if escaped || !utf8.ValidString(k) {
+					// Decoded as the pipeline decodes it: escapes resolved, and
+					// invalid UTF-8 as U+FFFD, so "\xac" and "\xbe" are one key.
 					_ = json.Unmarshal(b[i:j+1], &k) // valid: json.Valid said so
 				}
 				top := stack[len(stack)-1]
