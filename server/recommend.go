@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -85,42 +84,22 @@ func (s *Server) recommendations(w http.ResponseWriter, r *http.Request) {
 // dismissed), until the client leaves, the request's time is up (an
 // EventSource reconnects by itself: retry is 1 s) or the server shuts down.
 func (s *Server) recommendationStream(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
+	es, ok := newEventStream(w)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
 		return
 	}
+	defer es.done()
 	caller := Caller(r.Context())
 	updates, cancel := s.rb().SubscribeRecommendations(caller)
 	defer cancel()
-	// A client that stops reading must not hold this handler in a write
-	// forever: each write has streamWriteTimeout, past which the stream
-	// ends (the client reconnects and resyncs from the snapshot).
-	rc := http.NewResponseController(w)
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // a reused connection's next answer has none
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(event string, data any) bool {
-		b, err := json.Marshal(data)
-		if err != nil {
-			return false
-		}
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return false
-		}
-		fl.Flush()
-		return true
-	}
-	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
+	if !es.start() {
 		return
 	}
 	recs := s.rb().Recommendations(caller)
 	if recs == nil {
 		recs = []recommender.Recommendation{}
 	}
-	if !send("snapshot", map[string]any{"recommendations": recs}) {
+	if !es.send("snapshot", jsonBytes(map[string]any{"recommendations": recs})) {
 		return
 	}
 	tick := time.NewTicker(streamKeepAlive)
@@ -132,13 +111,11 @@ func (s *Server) recommendationStream(w http.ResponseWriter, r *http.Request) {
 		case <-s.streamsStop:
 			return
 		case <-tick.C:
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !es.keepAlive() {
 				return
 			}
-			fl.Flush()
 		case u, ok := <-updates:
-			if !ok || !send(u.Type, u.Recommendation) {
+			if !ok || !es.send(u.Type, jsonBytes(u.Recommendation)) {
 				return
 			}
 		}

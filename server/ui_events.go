@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -172,33 +171,20 @@ func (h *callHub) stop() {
 // reconnects and starts again from a snapshot. The stream also ends with
 // the request's time (RequestTimeout) and on shutdown; the page reconnects.
 func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
+	es, ok := newEventStream(w)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
 		return
 	}
-	rc := http.NewResponseController(w)
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	defer es.done()
 	caller := Caller(r.Context())
 	recs, cancelRecs := s.ub().SubscribeRecommendations(caller)
 	defer cancelRecs()
 	calls, recent, cancelCalls := s.hub.subscribe(caller)
 	defer cancelCalls()
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	send := func(event string, data []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
-			return false
-		}
-		fl.Flush()
-		return true
-	}
-	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
+	if !es.start() {
 		return
 	}
+	send := es.send
 	if recent == nil {
 		recent = []pipeline.CallEvent{}
 	}
@@ -220,11 +206,9 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		case <-s.streamsStop:
 			return
 		case <-keep.C:
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !es.keepAlive() {
 				return
 			}
-			fl.Flush()
 		case <-tick.C:
 			if !dirty && time.Since(checked) < uiBreakerRecalc {
 				continue
