@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeBackend gives each caller its own tools and records the caller of
+// every call, so the test sees that identity comes from the channel.
+type fakeBackend struct {
+	tools   map[string][]pipeline.Tool
+	callers []string
+	err     error
+}
+
+func (f *fakeBackend) Tools(caller string) []pipeline.Tool { return f.tools[caller] }
+
+func (f *fakeBackend) Call(_ context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	f.callers = append(f.callers, req.Caller)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &pipeline.Result{Tool: req.Tool, Output: json.RawMessage(`{"echo":` + string(req.Params) + `}`)}, nil
+}
+
+func connect(t *testing.T, b Backend, caller string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := New(b, caller, "test").Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestToolsListPerCallerWithAnnotations(t *testing.T) {
+	b := &fakeBackend{tools: map[string][]pipeline.Tool{
+		"alice": {{Name: "read-file", ReadOnly: true, Idempotent: true, Parameters: json.RawMessage(`{"type":"object"}`)},
+			{Name: "delete-file", Destructive: true}},
+		"bob": {{Name: "calculator", ReadOnly: true}},
+	}}
+	ctx := context.Background()
+	res, err := connect(t, b, "alice").ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	if len(got) != 2 || got["read-file"] == nil || got["delete-file"] == nil {
+		t.Fatalf("alice's tools = %v", got)
+	}
+	if a := got["read-file"].Annotations; !a.ReadOnlyHint || !a.IdempotentHint || a.DestructiveHint == nil || *a.DestructiveHint {
+		t.Errorf("read-file annotations = %+v", a)
+	}
+	if a := got["delete-file"].Annotations; a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("delete-file annotations = %+v", a)
+	}
+	res, err = connect(t, b, "bob").ListTools(ctx, nil)
+	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "calculator" {
+		t.Fatalf("bob's tools = %v, %v", res, err)
+	}
+}
+
+func TestCallCarriesChannelCaller(t *testing.T) {
+	b := &fakeBackend{tools: map[string][]pipeline.Tool{"alice": {{Name: "calculator"}}}}
+	r, err := connect(t, b, "alice").CallTool(context.Background(), &mcp.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": "1+1"}})
+	if err != nil || r.IsError {
+		t.Fatalf("call = %+v, %v", r, err)
+	}
+	if len(b.callers) != 1 || b.callers[0] != "alice" {
+		t.Errorf("callers = %v", b.callers)
+	}
+	if txt := r.Content[0].(*mcp.TextContent).Text; !strings.Contains(txt, `"expression"`) {
+		t.Errorf("content = %s", txt)
+	}
+}
+
+func TestDestructiveHeldSaysHowToApprove(t *testing.T) {
+	b := &fakeBackend{tools: map[string][]pipeline.Tool{"alice": {{Name: "delete-file", Destructive: true}}},
+		err: &pipeline.IntentVerificationRequired{ID: "c-42"}}
+	r, err := connect(t, b, "alice").CallTool(context.Background(), &mcp.CallToolParams{Name: "delete-file", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := r.Content[0].(*mcp.TextContent).Text
+	if !r.IsError || !strings.Contains(txt, "airs review approve c-42") {
+		t.Errorf("result = %v %q", r.IsError, txt)
+	}
+}
