@@ -162,8 +162,17 @@ func TestPercentiles(t *testing.T) {
 	}
 	p := Summarize(xs)
 	// sorted[floor(100*50/100)] = sorted[50] = 51
-	if p.P50 != 51 || p.P90 != 91 || p.P99 != 100 || p.Max != 100 {
+	if p.P50 != 51 || p.P90 != 91 || p.P99 != 100 || p.P999 != 100 || p.Max != 100 {
 		t.Errorf("percentiles %+v", p)
+	}
+	// p99.9 must sit between p99 and max: over 2000 values 1..2000 it is
+	// sorted[1998] = 1999 while p99 is sorted[1980] = 1981 and max 2000.
+	xs = xs[:0]
+	for i := 2000; i >= 1; i-- {
+		xs = append(xs, float64(i))
+	}
+	if p := Summarize(xs); p.P99 != 1981 || p.P999 != 1999 || p.Max != 2000 {
+		t.Errorf("percentiles of 2000: %+v", p)
 	}
 	if z := Summarize(nil); z != (Percentiles{}) {
 		t.Errorf("empty: %+v", z)
@@ -181,7 +190,7 @@ func TestSummaryShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"summary":true,"schemas":4,"compiled":2,"passing":1,"compile_errors":1,"false_accepts":2,"timeouts":1,"mask_us":{"p50":2,"p90":3,"p99":3,"max":3},"compile_ms":{"p50":4,"p90":4,"p99":4,"max":4}}`
+	want := `{"summary":true,"schemas":4,"compiled":2,"passing":1,"compile_errors":1,"false_accepts":2,"timeouts":1,"mask_us":{"p50":2,"p90":3,"p99":3,"p99_9":3,"max":3},"compile_ms":{"p50":4,"p90":4,"p99":4,"p99_9":4,"max":4}}`
 	if string(b) != want {
 		t.Errorf("summary\n got %s\nwant %s", b, want)
 	}

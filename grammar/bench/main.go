@@ -222,7 +222,7 @@ func WriteTextSummary(w io.Writer, t *Totals) {
 		t.Schemas, t.Compiled, t.Passing, pct(t.Passing, t.Schemas), t.CompileErrors, t.Timeouts, t.Crashes, t.TestErrors, t.InputErrors)
 	fmt.Fprintf(w, "valid accepted %d/%d  invalid rejected %d/%d (at a token %d)  false accepts %d  mismatches %d\n",
 		t.ValidAccepted, t.ValidTotal, t.InvalidRejected, t.InvalidTotal, t.RejectedAtToken, t.FalseAccepts, t.Mismatch)
-	fmt.Fprintf(w, "mask µs p50 %.3f p90 %.3f p99 %.3f max %.3f over %d masks\n", t.MaskUS.P50, t.MaskUS.P90, t.MaskUS.P99, t.MaskUS.Max, t.Masks)
+	fmt.Fprintf(w, "mask µs p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f over %d masks\n", t.MaskUS.P50, t.MaskUS.P90, t.MaskUS.P99, t.MaskUS.P999, t.MaskUS.Max, t.Masks)
 	fmt.Fprintf(w, "compile ms p50 %.3f p90 %.3f p99 %.3f max %.3f\n", t.CompileMS.P50, t.CompileMS.P90, t.CompileMS.P99, t.CompileMS.Max)
 }
 

@@ -40,6 +40,7 @@ type SchemaResult struct {
 	Masks                  int       `json:"masks"`
 	MaskP50                float64   `json:"mask_us_p50"`
 	MaskP99                float64   `json:"mask_us_p99"`
+	MaskP999               float64   `json:"mask_us_p99_9"`
 	MaskMax                float64   `json:"mask_us_max"`
 	ValidAccepted          int       `json:"valid_accepted"`
 	ValidTotal             int       `json:"valid_total"`
@@ -181,7 +182,7 @@ func (rn *Runner) run(p *Parsed, res *SchemaResult, abort *atomic.Bool) {
 	}
 	if len(res.maskUS) > 0 {
 		s := Summarize(append([]float64(nil), res.maskUS...))
-		res.MaskP50, res.MaskP99, res.MaskMax = s.P50, s.P99, s.Max
+		res.MaskP50, res.MaskP99, res.MaskP999, res.MaskMax = s.P50, s.P99, s.P999, s.Max
 	}
 }
 
