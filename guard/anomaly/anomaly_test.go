@@ -25,8 +25,8 @@ func TestTreeSeparatesPlantedPattern(t *testing.T) {
 	}
 	seen := Features{Caller: "bot", Tool: "backup", Hour: 3, CallsLastMinute: 2, ParamSizeBytes: 70, TrustLevel: 1}
 	for name, f := range map[string]Features{
-		"alice 300/min":      {Caller: "alice", Tool: "read", Hour: 10, CallsLastMinute: 300, ParamSizeBytes: 80, TrustLevel: 2},
-		"alice new tool":     {Caller: "alice", Tool: "send-email", Hour: 10, CallsLastMinute: 1, NovelTool: true, ParamSizeBytes: 80, TrustLevel: 2},
+		"alice 300/min":  {Caller: "alice", Tool: "read", Hour: 10, CallsLastMinute: 300, ParamSizeBytes: 80, TrustLevel: 2},
+		"alice new tool": {Caller: "alice", Tool: "send-email", Hour: 10, CallsLastMinute: 1, NovelTool: true, ParamSizeBytes: 80, TrustLevel: 2},
 	} {
 		if s := m.Score(f); s < 230 {
 			t.Errorf("%s: score %d/255, want ≥ 0.9", name, s)
