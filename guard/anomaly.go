@@ -17,6 +17,12 @@ type AnomalyScorer struct {
 	// Trust is each agent's trust level (agents.ID.trust in airs.yaml);
 	// read-only once the scorer is in use. An agent not in it has 0.
 	Trust map[string]int
+	// Block is the block threshold (pipeline.AnomalyThresholds.Block): a
+	// call scoring at or above it is held for a person and is not recorded
+	// in the history, so sending it again does not make it look usual (a
+	// new tool stays new until the model is retrained or a person grants
+	// "always"). 0 records every call.
+	Block uint8
 }
 
 var _ pipeline.CallScorer = (*AnomalyScorer)(nil)
@@ -26,10 +32,15 @@ func NewAnomalyScorer(models *anomaly.Holder, trust map[string]int) *AnomalyScor
 	return &AnomalyScorer{Models: models, History: anomaly.NewTracker(), Trust: trust}
 }
 
-// ScoreCall records the call in the history (with or without a model, so
-// a model installed later starts from a warm history) and scores it.
+// ScoreCall scores the call and records it in the history unless it
+// scored at or above Block (with or without a model, so a model installed
+// later starts from a warm history).
 func (s *AnomalyScorer) ScoreCall(c pipeline.CallFeatures) (uint8, string) {
-	n, novel := s.History.Observe(c.Caller, c.Tool, c.At)
-	return s.Models.Score(anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(),
+	n, novel := s.History.Peek(c.Caller, c.Tool, c.At)
+	score, v := s.Models.Score(anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(),
 		CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: c.ParamSizeBytes, TrustLevel: s.Trust[c.Caller]})
+	if v == "" || s.Block == 0 || score < s.Block {
+		s.History.Observe(c.Caller, c.Tool, c.At)
+	}
+	return score, v
 }

@@ -100,7 +100,7 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	}
 	buf = append(buf, `{"seq":99,"torn`...) // a crash's torn tail is skipped
 	os.WriteFile(logPath, buf, 0o600)
-	ts, err := ReadTrainingSet(logPath, trafficTrust)
+	ts, err := ReadTrainingSet(logPath, trafficTrust, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +142,14 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	rv, err := g.Get(ivr.ID)
 	if err != nil || rv.Kind != KindConfirm || rv.Anomaly < 0.95 || rv.AnomalyModel != model.Version() {
 		t.Fatalf("the confirmation does not say why: %+v %v", rv, err)
+	}
+	// Sending it again (other params, so no approval applies) does not
+	// make the tool look usual: a held call is not in the history.
+	again := email
+	again.At, again.Size = again.At.Add(10*time.Second), 280
+	var ivr2 *pipeline.IntentVerificationRequired
+	if _, err := call(again); !errors.As(err, &ivr2) || ivr2.ID == ivr.ID {
+		t.Fatalf("send-email sent again, unapproved: %v, want held under a new confirmation", err)
 	}
 	if _, err := g.Decide(ivr.ID, Once, "boss"); err != nil {
 		t.Fatal(err)
@@ -186,14 +194,14 @@ func TestReadTrainingSetSelects(t *testing.T) {
 		`{"seq":5,"prev":"0","time":"2026-01-05T10:00:40Z","call_id":"c5","caller":"a","tool":"rm","params_sha256":"x","params_bytes":40,"outcome":"ok","latency_ns":1,"intent":"approved","anomaly_score":0,"anomaly_model":"m"}`,
 	}
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-	ts, err := ReadTrainingSet(p, map[string]int{"a": 3})
+	ts, err := ReadTrainingSet(p, map[string]int{"a": 3}, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ts.Records != 5 || ts.Skipped != 1 || ts.Excluded != 2 || len(ts.Calls) != 2 {
 		t.Fatalf("records %d skipped %d excluded %d calls %d", ts.Records, ts.Skipped, ts.Excluded, len(ts.Calls))
 	}
-	want := anomaly.Features{Caller: "a", Tool: "rm", Hour: 10, CallsLastMinute: 4, NovelTool: false, ParamSizeBytes: 40, TrustLevel: 3}
+	want := anomaly.Features{Caller: "a", Tool: "rm", Hour: 10, CallsLastMinute: 3, NovelTool: false, ParamSizeBytes: 40, TrustLevel: 3}
 	if ts.Calls[1] != want || ts.Calls[0].ParamSizeBytes != 0 || !ts.Calls[0].NovelTool {
 		t.Fatalf("calls %+v", ts.Calls)
 	}

@@ -56,10 +56,18 @@ func normal(r *audit.Record) bool {
 	return r.Intent != pipeline.IntentDenied && r.Intent != pipeline.IntentRequired
 }
 
+// recorded reports whether the running airs recorded the call in its
+// history (AnomalyScorer.Block): not when it scored at or above block.
+func recorded(r *audit.Record, block float64) bool {
+	return r.AnomalyScore == nil || block <= 0 || *r.AnomalyScore < block
+}
+
 // ReadTrainingSet reads the audit log at path (a torn last line is
 // skipped, as the log itself does) and returns its calls as features.
-// trust is each agent's trust level (agents.ID.trust).
-func ReadTrainingSet(path string, trust map[string]int) (*TrainingSet, error) {
+// trust is each agent's trust level (agents.ID.trust), block the block
+// threshold in [0, 1] (guard.anomaly.block; the history leaves out the
+// calls scoring at or above it, as the running airs's does).
+func ReadTrainingSet(path string, trust map[string]int, block float64) (*TrainingSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("guard: reading the audit log: %w (train on another log with --audit FILE)", err)
@@ -85,7 +93,13 @@ func ReadTrainingSet(path string, trust map[string]int) (*TrainingSet, error) {
 			ts.Skipped++
 			continue
 		}
-		n, novel := tr.Observe(r.Caller, r.Tool, r.Time)
+		var n int
+		var novel bool
+		if recorded(&r, block) {
+			n, novel = tr.Observe(r.Caller, r.Tool, r.Time)
+		} else {
+			n, novel = tr.Peek(r.Caller, r.Tool, r.Time)
+		}
 		if !normal(&r) {
 			ts.Excluded++
 			continue
@@ -106,14 +120,14 @@ func ReadTrainingSet(path string, trust map[string]int) (*TrainingSet, error) {
 // the scorer's history, so a restarted airs neither takes every caller's
 // next tool for a new one nor forgets a burst in progress. A missing log
 // is no history (a new AIRS_HOME).
-func (s *AnomalyScorer) WarmHistory(path string, n int) (int, error) {
+func (s *AnomalyScorer) WarmHistory(path string, n int, block float64) (int, error) {
 	recs, err := audit.Tail(path, n)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
 	k := 0
 	for i := range recs {
-		if seen(&recs[i]) {
+		if seen(&recs[i]) && recorded(&recs[i], block) {
 			s.History.Observe(recs[i].Caller, recs[i].Tool, recs[i].Time)
 			k++
 		}

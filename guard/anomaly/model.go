@@ -48,6 +48,9 @@ type file struct {
 // written to every audit record the model scored.
 func (m *Model) Version() string { return m.version }
 
+// Nodes is the size of the frozen tree.
+func (m *Model) Nodes() int { return len(m.nodes) }
+
 // Score is the call's anomaly score, 0–255 for [0, 1].
 func (m *Model) Score(f Features) uint8 { return m.scoreBins(m.bin(f)) }
 

@@ -70,7 +70,8 @@ func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate
 	g := &AnomalyGate{Models: &anomaly.Holder{}, cfg: a, log: log,
 		Thresholds: pipeline.AnomalyThresholdsOf(a.Warn, a.Review, a.Block)}
 	sc := guard.NewAnomalyScorer(g.Models, cfg.TrustLevels())
-	if _, err := sc.WarmHistory(cfg.AuditPath(), AnomalyHistory); err != nil {
+	sc.Block = g.Thresholds.Block
+	if _, err := sc.WarmHistory(cfg.AuditPath(), AnomalyHistory, pipeline.AnomalyScoreOf(sc.Block)); err != nil {
 		log.Warn("anomaly: the audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
 	}
 	g.Scorer = &warningScorer{inner: sc, at: g.Thresholds.Warn, log: log}
