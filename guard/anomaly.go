@@ -40,7 +40,7 @@ func (s *AnomalyScorer) ScoreCall(c pipeline.CallFeatures) (uint8, string) {
 	score, v := s.Models.Score(anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(),
 		CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: c.ParamSizeBytes, TrustLevel: s.Trust[c.Caller]})
 	if v == "" || s.Block == 0 || score < s.Block {
-		s.History.Observe(c.Caller, c.Tool, c.At)
+		s.History.Add(c.Caller, c.Tool, c.At)
 	}
 	return score, v
 }

@@ -68,6 +68,34 @@ func (t *Tracker) Peek(caller, tool string, at time.Time) (callsLastMinute int, 
 	return t.features(caller, tool, at, false)
 }
 
+// Add records a call without computing its features (after a Peek that
+// decided to keep it).
+func (t *Tracker) Add(caller, tool string, at time.Time) {
+	sec := at.Unix()
+	sh := &t.shards[fnv32a(caller)%trackerShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	h := sh.callers[caller]
+	if h == nil {
+		h = sh.add(caller)
+	}
+	h.record(tool, sec)
+}
+
+func (h *history) record(tool string, sec int64) {
+	i := int(((sec % window) + window) % window)
+	if h.sec[i] != sec {
+		h.sec[i], h.n[i] = sec, 0
+	}
+	h.n[i]++
+	if sec > h.last {
+		h.last = sec
+	}
+	if _, seen := h.tools[tool]; !seen && len(h.tools) < MaxToolsPerCaller {
+		h.tools[tool] = struct{}{}
+	}
+}
+
 func (t *Tracker) features(caller, tool string, at time.Time, record bool) (int, bool) {
 	sec := at.Unix()
 	sh := &t.shards[fnv32a(caller)%trackerShards]
@@ -83,17 +111,7 @@ func (t *Tracker) features(caller, tool string, at time.Time, record bool) (int,
 	_, seen := h.tools[tool]
 	calls := 0
 	if record {
-		i := int(((sec % window) + window) % window)
-		if h.sec[i] != sec {
-			h.sec[i], h.n[i] = sec, 0
-		}
-		h.n[i]++
-		if sec > h.last {
-			h.last = sec
-		}
-		if !seen && len(h.tools) < MaxToolsPerCaller {
-			h.tools[tool] = struct{}{}
-		}
+		h.record(tool, sec)
 	} else {
 		calls = 1 // the peeked call itself
 	}

@@ -112,3 +112,19 @@ func BenchmarkTrackerObserve(b *testing.B) {
 		i++
 	}
 }
+
+// Peek then Add is Observe.
+func TestTrackerPeekAddIsObserve(t *testing.T) {
+	a, b := NewTracker(), NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < 300; i++ {
+		at := t0.Add(time.Duration(i*i%53) * time.Second)
+		tool := fmt.Sprint("t", i%7)
+		n1, v1 := a.Observe("c", tool, at)
+		n2, v2 := b.Peek("c", tool, at)
+		b.Add("c", tool, at)
+		if n1 != n2 || v1 != v2 {
+			t.Fatalf("call %d: observe %d %v, peek %d %v", i, n1, v1, n2, v2)
+		}
+	}
+}
