@@ -36,11 +36,14 @@ func NewAnomalyScorer(models *anomaly.Holder, trust map[string]int) *AnomalyScor
 // scored at or above Block (with or without a model, so a model installed
 // later starts from a warm history).
 func (s *AnomalyScorer) ScoreCall(c pipeline.CallFeatures) (uint8, string) {
-	n, novel := s.History.Peek(c.Caller, c.Tool, c.At)
-	score, v := s.Models.Score(anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(),
-		CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: c.ParamSizeBytes, TrustLevel: s.Trust[c.Caller]})
-	if v == "" || s.Block == 0 || score < s.Block {
-		s.History.Add(c.Caller, c.Tool, c.At)
-	}
+	var score uint8
+	var v string
+	hour := c.At.UTC().Hour()
+	trust := s.Trust[c.Caller]
+	s.History.ObserveIf(c.Caller, c.Tool, c.At, func(n int, novel bool) bool {
+		score, v = s.Models.Score(anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: hour,
+			CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: c.ParamSizeBytes, TrustLevel: trust})
+		return v == "" || s.Block == 0 || score < s.Block
+	})
 	return score, v
 }

@@ -42,8 +42,9 @@ type trackerShard struct {
 type history struct {
 	sec   [window]int64 // the unix second bucket i counts
 	n     [window]uint32
+	total int // the calls of the buckets in (last-60, last]
 	tools map[string]struct{}
-	last  int64 // unix second of the latest call, for eviction
+	last  int64 // unix second of the latest call: the window's end
 }
 
 // NewTracker is an empty tracker.
@@ -82,14 +83,63 @@ func (t *Tracker) Add(caller, tool string, at time.Time) {
 	h.record(tool, sec)
 }
 
+func bucket(sec int64) int { return int(((sec % window) + window) % window) }
+
+// advance moves the window's end to sec, dropping the buckets that leave
+// it from the running total (at most one pass over the ring).
+func (h *history) advance(sec int64) {
+	if sec <= h.last {
+		return
+	}
+	if sec-h.last >= window {
+		h.total = 0
+	} else {
+		for s := h.last + 1; s <= sec; s++ {
+			if i := bucket(s); h.sec[i] == s-window {
+				h.total -= int(h.n[i])
+			}
+		}
+	}
+	h.last = sec
+}
+
+// count is the calls in (sec-60, sec]. For sec at or after the window's
+// end it is the running total minus the buckets that would leave; an
+// older sec (a clock moved back) sums the ring.
+func (h *history) count(sec int64) int {
+	if sec >= h.last {
+		if sec-h.last >= window {
+			return 0
+		}
+		n := h.total
+		for s := h.last + 1; s <= sec; s++ {
+			if i := bucket(s); h.sec[i] == s-window {
+				n -= int(h.n[i])
+			}
+		}
+		return n
+	}
+	n := 0
+	for i := range h.sec {
+		if s := h.sec[i]; s > sec-window && s <= sec {
+			n += int(h.n[i])
+		}
+	}
+	return n
+}
+
 func (h *history) record(tool string, sec int64) {
-	i := int(((sec % window) + window) % window)
+	h.advance(sec)
+	i := bucket(sec)
 	if h.sec[i] != sec {
+		if h.sec[i] > h.last-window && h.sec[i] <= h.last { // an older second still in the window (a clock moved back)
+			h.total -= int(h.n[i])
+		}
 		h.sec[i], h.n[i] = sec, 0
 	}
 	h.n[i]++
-	if sec > h.last {
-		h.last = sec
+	if sec > h.last-window {
+		h.total++
 	}
 	if _, seen := h.tools[tool]; !seen && len(h.tools) < MaxToolsPerCaller {
 		h.tools[tool] = struct{}{}
@@ -97,30 +147,33 @@ func (h *history) record(tool string, sec int64) {
 }
 
 func (t *Tracker) features(caller, tool string, at time.Time, record bool) (int, bool) {
+	n, novel := 0, false
+	t.ObserveIf(caller, tool, at, func(c int, nv bool) bool {
+		n, novel = c, nv
+		return record
+	})
+	return n, novel
+}
+
+// ObserveIf computes the call's features as Peek does, hands them to keep,
+// and records the call when keep says so — one lock and one lookup for
+// the scorer's "score, then record unless held".
+func (t *Tracker) ObserveIf(caller, tool string, at time.Time, keep func(callsLastMinute int, novel bool) bool) {
 	sec := at.Unix()
 	sh := &t.shards[fnv32a(caller)%trackerShards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	h := sh.callers[caller]
 	if h == nil {
-		if !record {
-			return 1, true
+		if keep(1, true) {
+			sh.add(caller).record(tool, sec)
 		}
-		h = sh.add(caller)
+		return
 	}
 	_, seen := h.tools[tool]
-	calls := 0
-	if record {
+	if keep(h.count(sec)+1, !seen) {
 		h.record(tool, sec)
-	} else {
-		calls = 1 // the peeked call itself
 	}
-	for i := range h.sec {
-		if s := h.sec[i]; s > sec-window && s <= sec {
-			calls += int(h.n[i])
-		}
-	}
-	return calls, !seen
 }
 
 // add makes caller's history, forgetting the caller idle longest when the
@@ -137,7 +190,7 @@ func (sh *trackerShard) add(caller string) *history {
 		}
 		delete(sh.callers, oldest)
 	}
-	h := &history{tools: map[string]struct{}{}}
+	h := &history{tools: map[string]struct{}{}, last: -1 << 61}
 	for i := range h.sec {
 		h.sec[i] = -1 << 62 // no second counts before the first call
 	}
