@@ -303,6 +303,13 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 			r := p.rate(fa.RateLimit, "agents", id, "rate_limit")
 			a.RateLimit = &r
 		}
+		if fa.Trust != nil {
+			if *fa.Trust < 0 || *fa.Trust > 3 {
+				p.add(p.line("agents", id, "trust"), "agents.%s.trust %d: want a level from 0 (unknown) to 3 (fully trusted)", id, *fa.Trust)
+			} else {
+				a.Trust = *fa.Trust
+			}
+		}
 		c.Agents[id] = a
 	}
 }
@@ -467,4 +474,48 @@ func (p *parser) buildGuard(fc *fileConfig, c *Config) {
 			c.Guard.MaxPending = *n
 		}
 	}
+	p.buildAnomaly(fc, c)
+}
+
+// buildAnomaly reads guard.anomaly.
+func (p *parser) buildAnomaly(fc *fileConfig, c *Config) {
+	fa := fc.Guard.Anomaly
+	a := Anomaly{Model: filepath.Join(c.GuardDir(), AnomalyModelName),
+		Warn: DefaultAnomalyWarn, Review: DefaultAnomalyReview, Block: DefaultAnomalyBlock}
+	if fa.Model != "" {
+		a.Model, a.ModelSet = p.expandPath(fa.Model), true
+	}
+	for _, t := range []struct {
+		key string
+		in  *float64
+		out *float64
+	}{{"warn", fa.Warn, &a.Warn}, {"review", fa.Review, &a.Review}, {"block", fa.Block, &a.Block}} {
+		if t.in == nil {
+			continue
+		}
+		if !(*t.in > 0 && *t.in <= 1) {
+			p.add(p.line("guard", "anomaly", t.key), "guard.anomaly.%s %v: want a score above 0 and at most 1 (remove it for the default)", t.key, *t.in)
+			continue
+		}
+		*t.out = *t.in
+	}
+	if !(a.Warn <= a.Review && a.Review <= a.Block) {
+		p.add(p.line("guard", "anomaly"), "guard.anomaly: thresholds warn %v, review %v, block %v must not decrease (defaults 0.8, 0.9, 0.95)", a.Warn, a.Review, a.Block)
+	}
+	if fa.Candidate != "" {
+		a.Candidate = p.expandPath(fa.Candidate)
+	}
+	if s := fa.CandidateShare; s != nil {
+		switch {
+		case !(*s >= 0 && *s <= 1):
+			p.add(p.line("guard", "anomaly", "candidate_share"), "guard.anomaly.candidate_share %v: want a share of callers from 0 to 1, e.g. 0.1", *s)
+		case a.Candidate == "":
+			p.add(p.line("guard", "anomaly", "candidate_share"), "guard.anomaly.candidate_share without a candidate: name the candidate model file (guard.anomaly.candidate)")
+		default:
+			a.CandidateShare = *s
+		}
+	} else if a.Candidate != "" {
+		a.CandidateShare = 0.1
+	}
+	c.Guard.Anomaly = a
 }

@@ -104,7 +104,37 @@ type Guard struct {
 	Expiry time.Duration
 	// MaxPending bounds the open reviews after the fact (0: 1000).
 	MaxPending int
+	// Anomaly configures the anomaly gate (guard.anomaly).
+	Anomaly Anomaly
 }
+
+// Anomaly configures the anomaly gate: the model file `airs guard train`
+// writes, the score thresholds, and an optional candidate model scoring a
+// share of callers (A/B). With no model file the gate is off and airs says
+// so; a model written later is picked up without a restart.
+type Anomaly struct {
+	// Model is the model file; default $AIRS_HOME/guard/anomaly.model.
+	Model string
+	// ModelSet: the file named guard.anomaly.model (a missing file is
+	// then a warning, not the quiet default of a home with no model yet).
+	ModelSet bool
+	// Warn, Review, Block are the thresholds in [0, 1]: log a warning;
+	// queue for review after the fact; hold for a person's confirmation.
+	Warn, Review, Block float64
+	// Candidate is a second model file scoring CandidateShare (0–1) of
+	// callers, chosen by a hash of the caller id; "" none.
+	Candidate      string
+	CandidateShare float64
+}
+
+// Default anomaly thresholds (seed 003).
+const (
+	DefaultAnomalyWarn   = 0.8
+	DefaultAnomalyReview = 0.9
+	DefaultAnomalyBlock  = 0.95
+	// AnomalyModelName is the model's file name in the guard directory.
+	AnomalyModelName = "anomaly.model"
+)
 
 // GuardDir is where the guard keeps its reviews: $AIRS_HOME/guard.
 func (c *Config) GuardDir() string { return filepath.Join(c.Home, "guard") }
@@ -133,6 +163,9 @@ type Agent struct {
 	Providers []string
 	// RateLimit overrides the default for this agent when non-nil.
 	RateLimit *pipeline.RateLimit
+	// Trust is the agent's trust level, 0–3 (the anomaly model's
+	// caller_trust_level feature); 0 when not set.
+	Trust int
 }
 
 // CLI maps local OS users to agents.
@@ -198,6 +231,15 @@ func (c *Config) Policy() *pipeline.StaticPolicy {
 		p.Capabilities[id] = slices.Clone(a.Capabilities)
 	}
 	return p
+}
+
+// TrustLevels is each agent's trust level (agents.ID.trust).
+func (c *Config) TrustLevels() map[string]int {
+	m := map[string]int{}
+	for id, a := range c.Agents {
+		m[id] = a.Trust
+	}
+	return m
 }
 
 // RateLimits returns the per-agent rate limits that differ from the default.

@@ -364,3 +364,29 @@ func TestGuardSection(t *testing.T) {
 		t.Error("expiry 0s accepted")
 	}
 }
+
+func TestGuardAnomalySection(t *testing.T) {
+	t.Setenv("AIRS_HOME", "")
+	d, err := Parse("airs.yaml", []byte("home: /tmp/h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Guard.Anomaly; a.Model != "/tmp/h/guard/anomaly.model" || a.ModelSet || a.Warn != 0.8 || a.Review != 0.9 || a.Block != 0.95 || a.Candidate != "" {
+		t.Fatalf("defaults %+v", a)
+	}
+	c, err := Parse("/etc/airs/airs.yaml", []byte("home: /tmp/h\nagents:\n  bot: {trust: 2}\nguard:\n  anomaly:\n    model: m/a.model\n    warn: 0.7\n    review: 0.85\n    block: 0.99\n    candidate: b.model\n    candidate_share: 0.25\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Guard.Anomaly
+	if a.Model != "/etc/airs/m/a.model" || !a.ModelSet || a.Warn != 0.7 || a.Review != 0.85 || a.Block != 0.99 ||
+		a.Candidate != "/etc/airs/b.model" || a.CandidateShare != 0.25 || c.TrustLevels()["bot"] != 2 {
+		t.Fatalf("%+v trust %v", a, c.TrustLevels())
+	}
+	_, err = Parse("airs.yaml", []byte("agents:\n  bot: {trust: 7}\nguard:\n  anomaly:\n    warn: 0.95\n    block: 0.9\n    review: 1.5\n    candidate_share: 0.5\n"))
+	for _, want := range []string{"agents.bot.trust 7", "guard.anomaly.review 1.5", "must not decrease", "candidate_share without a candidate"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}

@@ -26,6 +26,7 @@ agents:
     capabilities: ["ReadSpace(documents)"]
     providers: [builtin]            # providers it may reach; default: all
     rate_limit: {per_second: 20, burst: 40}
+    trust: 1                        # 0 (unknown) … 3: a feature of the anomaly gate
 
 # The CLI acts as the agent its OS user maps to ("*": any other user).
 # Without this section every user is "local" (if that agent exists).
@@ -104,6 +105,19 @@ guard:
   reviewers: []        # agents who may decide over HTTP and in the page
   expiry: 15m          # a confirmation waits this long for a decision (max 24h)
   max_pending: 1000    # open reviews after the fact, at most
+  # The anomaly gate scores every call (no LLM: a decision tree over the
+  # caller, tool, hour, calls in the last minute, a tool new to the caller,
+  # params size and the caller's trust) against what the audit log shows is
+  # usual. Train the model with 'airs guard train' (it writes the model
+  # file below); a model written later is picked up without a restart. No
+  # model file: the gate is off, and airs says so when model is set here.
+  anomaly:
+    # model: FILE    # default $AIRS_HOME/guard/anomaly.model
+    warn: 0.8          # at or above: a warning in the log; the call goes on
+    review: 0.9        # the call goes on, queued for review ('airs review')
+    block: 0.95        # held until a person confirms it, as a destructive call
+    # candidate: new.model    # a second model for a share of callers (A/B),
+    # candidate_share: 0.1    # chosen by a hash of the caller: each sees one model
 
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey

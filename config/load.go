@@ -160,6 +160,14 @@ type fileConfig struct {
 		Reviewers   []string `yaml:"reviewers"`
 		Expiry      Duration `yaml:"expiry"`
 		MaxPending  *int     `yaml:"max_pending"`
+		Anomaly     struct {
+			Model          string   `yaml:"model"`
+			Warn           *float64 `yaml:"warn"`
+			Review         *float64 `yaml:"review"`
+			Block          *float64 `yaml:"block"`
+			Candidate      string   `yaml:"candidate"`
+			CandidateShare *float64 `yaml:"candidate_share"`
+		} `yaml:"anomaly"`
 	} `yaml:"guard"`
 }
 
@@ -167,6 +175,7 @@ type fileAgent struct {
 	Capabilities []string  `yaml:"capabilities"`
 	Providers    []string  `yaml:"providers"`
 	RateLimit    *fileRate `yaml:"rate_limit"`
+	Trust        *int      `yaml:"trust"`
 }
 
 type fileRate struct {

@@ -98,6 +98,11 @@ type Review struct {
 	// Used is when the decided call came again and the decision was
 	// applied (a confirmation's decision applies once).
 	Used time.Time `json:"used,omitzero"`
+	// Anomaly is the call's anomaly score (0–1) when that is why it is
+	// here (at or above the review or block threshold), AnomalyModel the
+	// model's version.
+	Anomaly      float64 `json:"anomaly,omitempty"`
+	AnomalyModel string  `json:"anomaly_model,omitempty"`
 }
 
 // Grant is an "always" answer: Caller may call Tool without asking.
@@ -198,13 +203,17 @@ func (g *Guard) Dropped() int {
 var _ pipeline.IntentGate = (*Guard)(nil)
 
 // Gate is the pipeline's intent gate (pipeline.IntentGate). A call of a
-// tool that is neither destructive nor reviewed passes at once, without
-// touching the store.
+// tool that is neither destructive nor reviewed, and whose anomaly score
+// is below the review threshold, passes at once, without touching the
+// store. A call scoring at or above the block threshold is held as a
+// destructive one is (confirmed once, always for the agent and tool, or
+// denied); one at or above the review threshold is queued as a reviewed
+// tool's call is.
 func (g *Guard) Gate(_ context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
 	switch {
-	case c.Tool.Destructive:
+	case c.Tool.Destructive || c.Anomaly >= pipeline.AnomalyBlock:
 		return g.confirm(c)
-	case g.review[c.Tool.Name]:
+	case g.review[c.Tool.Name] || c.Anomaly == pipeline.AnomalyReview:
 		return g.queue(c), nil
 	}
 	return pipeline.IntentDecision{}, nil
@@ -295,6 +304,9 @@ func (g *Guard) newReview(kind string, c pipeline.IntentCheck, sum string, now t
 	}
 	r := Review{ID: prefix + randomID(), Kind: kind, Caller: c.Caller, Provider: c.Provider, Tool: c.Tool.Name,
 		ParamsSHA256: sum, CallID: c.CallID, Intent: c.Intent, Created: now, Status: StatusPending}
+	if c.Anomaly >= pipeline.AnomalyReview {
+		r.Anomaly, r.AnomalyModel = pipeline.AnomalyScoreOf(c.AnomalyScore), c.AnomalyModel
+	}
 	if len(c.Params) <= maxShownParams && json.Valid(c.Params) {
 		r.Params = compact(c.Params)
 	} else {

@@ -31,6 +31,7 @@ type callState struct {
 	failed  bool           // the provider failed (crash, timeout, dead): breaker and error rate
 	mig     *migrating     // set by lookup when a migration serves an old version pin
 	intent  IntentDecision // the intent gate's decision, for the audit record
+	anomaly anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -171,12 +172,22 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
+	// The anomaly score, on a call that passed every other check (so a
+	// malformed call neither is scored nor counts in the caller's history);
+	// its level reaches the intent gate below.
+	if m.cfg.Scorer != nil {
+		if err := m.scoreCall(hctx, cs); err != nil {
+			return err
+		}
+	}
+
 	// Level 2, the person's side: the intent gate, on a call that passed
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
 	if m.cfg.Gate != nil {
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
-			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent})
+			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
+			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model})
 		cs.intent = d
 		if err != nil {
 			if serr := m.stopped(hctx, cs); serr != nil {
@@ -450,11 +461,15 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 			Time: cs.wall, CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider,
 			Tool: res.Tool, Version: res.Version, ParamsSHA256: hex.EncodeToString(sum[:]),
 			Outcome: string(res.Outcome), Error: res.ErrorKind, LatencyNs: int64(latency),
+			ParamsBytes: len(cs.req.Params),
 		}
 		if cs.mig != nil {
 			rec.MigratedFrom, rec.Migration = cs.mig.from, cs.mig.name
 		}
 		rec.Intent, rec.Review, rec.Reviewer = cs.intent.Decision, cs.intent.Review, cs.intent.Reviewer
+		if cs.anomaly.model != "" {
+			rec.AnomalyScore, rec.AnomalyModel = new(AnomalyScoreOf(cs.anomaly.score)), cs.anomaly.model
+		}
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil

@@ -31,6 +31,9 @@
 //     ECMA-262 patterns (regexp2, with a match timeout), schemas compiled
 //     once at registration; lenient tools get the seed's coercion table
 //     (lenient.go). Every violation is listed with its JSON pointer.
+//     Then the anomaly score (Config.Scorer, anomaly.go: warn, queue for
+//     review, hold at AnomalyThresholds) and the intent gate (Config.Gate,
+//     intent.go), which holds or queues what the score asks it to.
 //  5. Dispatch: the caller's timeout if 0 < t ≤ 600 s, else the latency-class
 //     default (ClassTimeouts); the deadline counts from the start of stage 1,
 //     so the handler's context carries what is left.

@@ -27,6 +27,13 @@ type IntentCheck struct {
 	Tool     *Tool
 	Params   json.RawMessage // as the handler will see them (JSON)
 	Intent   string          // Request.Intent: the user's words, when the channel has them
+	// Anomaly is what the call's anomaly score means (Config.Scorer,
+	// Config.AnomalyThresholds): a gate holds an AnomalyBlock call as it
+	// holds a destructive one and queues an AnomalyReview call for review.
+	// AnomalyScore is the score (0–255) and AnomalyModel the model that gave it.
+	Anomaly      AnomalyLevel
+	AnomalyScore uint8
+	AnomalyModel string
 }
 
 // IntentVerifierFunc adapts a function to IntentVerifier.

@@ -50,6 +50,15 @@ type Config struct {
 	// confirms them and queues calls for review (package guard); nil
 	// skips it.
 	Gate IntentGate
+	// Scorer is the anomaly gate's model (guard.AnomalyScorer): every call
+	// that passed the schema stage is scored before the intent gate, the
+	// score and the model's version go to its audit record, and
+	// AnomalyThresholds say what a score means (warn, queue for review,
+	// hold for a person; the levels reach the Gate as IntentCheck.Anomaly).
+	// nil scores nothing.
+	Scorer CallScorer
+	// AnomalyThresholds: the zero value is DefaultAnomalyThresholds.
+	AnomalyThresholds AnomalyThresholds
 	// IntentQueue and IntentWorkers size the background checks of calls of
 	// tools that are not destructive (defaults 1024 and 2). When the queue is full a check is dropped
 	// and counted, never blocking the call.
@@ -94,6 +103,8 @@ type Manager struct {
 	flights *inflight
 	log     *slog.Logger
 	now     func() time.Time
+
+	anomalyT AnomalyThresholds // cfg.AnomalyThresholds with defaults
 
 	handlers sync.WaitGroup // handler goroutines still running
 	active   atomic.Int64   // calls inside Call
@@ -145,6 +156,8 @@ func NewManager(cfg Config) (*Manager, error) {
 		log:     cfg.Logger,
 		now:     cfg.Now,
 		idBase:  "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+
+		anomalyT: cfg.AnomalyThresholds.withDefaults(),
 	}
 	if m.policy == nil {
 		m.policy = AllowAll{}

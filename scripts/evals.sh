@@ -97,9 +97,11 @@ REC_BENCH=$(go test -count=1 -run XXX -bench 'BenchmarkTextModelScores$|Benchmar
 export REC_BENCH
 
 # --- Anomaly detection (guard/anomaly/traffic) ------------------------------
-log "go test -count=1 -v -run TestEvalGoals ./guard/anomaly/traffic/"
-go test -count=1 -v -run TestEvalGoals ./guard/anomaly/traffic/ >"$out/anomaly.txt"
-cat "$out/anomaly.txt" >&2
+log "airs eval guard --json"
+"$airs" eval guard --json >"$out/anomaly.jsonl"
+cat "$out/anomaly.jsonl" >&2
+log "airs eval guard --json --seed 11..20 (held-out seeds)"
+for s in 11 12 13 14 15 16 17 18 19 20; do "$airs" eval guard --json --seed "$s"; done >"$out/anomaly-seeds.jsonl"
 
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
@@ -270,26 +272,40 @@ w("## Tuning\n")
 w(f"Command: `{tune_cmd}` (conditional logit on the recorded score components, non-negative weights, 70/30 split, seed 1)\n")
 w("```\n" + open(f"{out}/tune.txt").read().strip() + "\n```\n")
 w("## Anomaly detection (guard/anomaly/traffic)\n")
-w("How it is trained: there are no labels, so the tree discriminates the log's calls from a reference sample drawn "
-  "uniformly and independently over every feature's bins (8 reference points per call, weighted so both classes weigh "
-  "the same); a leaf's score is its weighted share of reference points, an estimate of how much rarer the log is there "
-  "than \"anything plausible\". Uniform rather than marginal resampling because the anomalies sit in bins the log never fills.\n")
+w("How it is trained: there are no labels, so the tree discriminates the log's calls from a reference sample of "
+  "plausible calls (32 reference points per call, weighted so both classes weigh the same); a leaf's score is its "
+  "weighted share of reference points, an estimate of how much rarer the log is there than \"anything plausible\". "
+  "A tenth of the reference is drawn uniformly over every feature's bins (it covers what no call comes near: unknown "
+  "callers, burst rates); nine tenths are logged calls with one feature redrawn uniformly, so the tree learns each "
+  "feature's rarity given the others (a bot that only runs at 02:00, seen at 11:00). A caller's logged first call of a "
+  "tool is not learned as normal. The same featurizer (`anomaly.Tracker`) computes calls-in-the-last-minute and "
+  "novel-tool in the running airs and in `airs guard train`.\n")
 w("Traffic model (documented in `guard/anomaly/traffic/traffic.go`): three humans 8–19h on weekdays with their own tool "
-  "habits, dave reading ~5 files a day, backup-bot at 02:00, report-bot at 06:00 and 18:00; 21 training days, 7 held-out "
+  "habits, dave reading ~5 files a day, backup-bot at 02:00, report-bot at 06:00 and 18:00; 28 training days, 14 held-out "
   "days; injected: dave reading 500 files in a minute (burst), each agent's first send-email (novel), each bot running "
   "at 11, 14, 22, 4, 9h (off-hours).\n")
-w("Command: `go test -count=1 -v -run TestEvalGoals ./guard/anomaly/traffic/` (seed 3; the test asserts the goals for burst, novel and normal)\n")
+w("Command: `airs eval guard --json` (seed 1; `TestEvalGoals` asserts the goals on seed 3, and off-hours ≥ 0.9). "
+  "Goals (issue 16): burst and novel ≥ 0.95 at 0.9; normal ≤ 0.005 at 0.8.\n")
 w("| kind | n | ≥0.8 | ≥0.9 | ≥0.95 |")
 w("|---|---:|---:|---:|---:|")
-import re
-for line in open(f"{out}/anomaly.txt"):
-    m = re.search(r"(\S+)\s+n=\s*(\d+)\s+@0.8 ([\d.]+)\s+@0.9 ([\d.]+)\s+@0.95 ([\d.]+)", line)
-    if m:
-        k = m.group(1) + (" (false-positive rate)" if m.group(1) == "normal" else "")
-        w(f"| {k} | {m.group(2)} | {float(m.group(3)):.3f} | {float(m.group(4)):.3f} | {float(m.group(5)):.3f} |")
+for line in open(f"{out}/anomaly.jsonl"):
+    r = json.loads(line)
+    p = "fpr" if r["kind"] == "normal" else "detected"
+    k = r["kind"] + (" (false-positive rate)" if r["kind"] == "normal" else "")
+    w(f"| {k} | {r['n']} | {r[p+'@0.8']:.4f} | {r[p+'@0.9']:.4f} | {r[p+'@0.95']:.4f} |")
 w("")
-w("Off-hours is not detected: once a bot's region (caller, tool, trust, call rate) is pure \"log\", the greedy tree never "
-  "splits it on the hour. The scorer is not yet hooked into the pipeline, and `airs eval guard --json` is not wired yet (issue 16).\n")
+worst = {}
+for line in open(f"{out}/anomaly-seeds.jsonl"):
+    r = json.loads(line)
+    if r["kind"] == "normal":
+        worst["normal"] = max(worst.get("normal", 0), r["fpr@0.8"])
+    else:
+        worst[r["kind"]] = min(worst.get(r["kind"], 1), r["detected@0.9"])
+w(f"Seeds 11–20 (not used when the training defaults were chosen, on seeds 1–8), worst of ten: burst {worst['burst']:.3f}, "
+  f"novel {worst['novel']:.3f}, off-hours {worst['off-hours']:.3f} at 0.9; normal {worst['normal']:.4f} at 0.8.\n")
+w("Before the conditional reference (uniform reference only, 8 points per call) off-hours runs were 0.197 at 0.8 and "
+  "0 at 0.9 on seed 3. Burst stays under 1 because a burst's first calls are ordinary: the first 3–15 of the 500 calls "
+  "(the calls in the last minute are still few) score low.\n")
 open("EVALS.md", "w").write("\n".join(L))
 PY
 log "wrote EVALS.md"

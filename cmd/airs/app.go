@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -159,8 +160,11 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 		log.Close()
 		return nil, nil, err
 	}
+	var ag *engine.AnomalyGate
 	if g != nil {
 		mc.Gate = g
+		ag = a.anomalyGate()
+		mc.Scorer, mc.AnomalyThresholds = ag.Scorer, ag.Thresholds
 	}
 	m, err = pipeline.NewManager(mc)
 	if err != nil {
@@ -170,6 +174,9 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	return m, func() {
 		if err := m.CloseWithin(a.closeWait); err != nil {
 			a.warnf("%v", err)
+		}
+		if ag != nil {
+			ag.Close()
 		}
 		log.Close()
 	}, nil
@@ -198,6 +205,23 @@ func (a *app) guardian() (*guard.Guard, error) {
 	}
 	a.guard = g
 	return g, nil
+}
+
+// anomalyGate starts the anomaly gate (guard.anomaly): long-running
+// commands follow the model file and SIGHUP and log anomalous calls; a
+// missing model is said once when airs.yaml names one (the default path
+// with no model yet is the quiet reduced mode of a new home).
+func (a *app) anomalyGate() *engine.AnomalyGate {
+	long := a.cmd != nil && a.cmd.Name == "serve"
+	var lg *slog.Logger
+	if long {
+		lg = a.logger()
+	}
+	ag := engine.StartAnomaly(a.cfg, lg, long)
+	if ag.Notice != "" && (a.cfg.Guard.Anomaly.ModelSet || !ag.NoModel) {
+		a.warnf("%s", ag.Notice)
+	}
+	return ag
 }
 
 // cliReviewer is who decides a confirmation at this terminal: the OS user,

@@ -40,6 +40,7 @@ var commands = []*command{
 	planCmd,
 	recommendCmd,
 	reviewCmd,
+	guardCmd,
 	taskCmd,
 }
 

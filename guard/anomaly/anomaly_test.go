@@ -209,3 +209,71 @@ func BenchmarkAnomalyScore(b *testing.B) {
 		h.Score(f)
 	}
 }
+
+// Each conditional reference point is a logged call with at most one
+// feature changed, and over many points every feature is varied.
+func TestConditionalReferenceVariesOneFeature(t *testing.T) {
+	m := &Model{callers: vocab{"bot": 1, "alice": 2}, tools: vocab{"backup": 1, "read": 2, "write": 3}}
+	var real []point
+	for _, c := range planted(50) {
+		real = append(real, point{b: m.bin(c)})
+	}
+	varied := [numFeatures]int{}
+	for _, p := range conditionalReference(real, 5000, 1) {
+		if !p.ref {
+			t.Fatal("a reference point is not marked as one")
+		}
+		best := numFeatures + 1
+		which := -1
+		for _, r := range real {
+			d, f := 0, -1
+			for i := range r.b {
+				if r.b[i] != p.b[i] {
+					d, f = d+1, i
+				}
+			}
+			if d < best {
+				best, which = d, f
+			}
+		}
+		if best > 1 {
+			t.Fatalf("reference point %v is %d features away from every logged call", p.b, best)
+		}
+		if which >= 0 {
+			varied[which]++
+		}
+	}
+	for f, n := range varied {
+		if n == 0 {
+			t.Errorf("feature %d never varied", f)
+		}
+	}
+}
+
+// A logged first call of a tool does not teach the model that first calls
+// are usual: the bot's own first calls are in the log, at its hour, and a
+// new tool at that hour still scores ≥ 0.95 — unless they are kept.
+func TestFirstCallsNotLearned(t *testing.T) {
+	calls := planted(300)
+	seen := map[[2]string]bool{}
+	for i, c := range calls {
+		k := [2]string{c.Caller, c.Tool}
+		calls[i].NovelTool = !seen[k]
+		seen[k] = true
+	}
+	for i := 0; i < 40; i++ { // the bot's first calls of 40 tools, at its hour
+		calls = append(calls, Features{Caller: "bot", Tool: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Hour: 3, CallsLastMinute: 2, NovelTool: true, ParamSizeBytes: 70, TrustLevel: 1})
+	}
+	f := Features{Caller: "bot", Tool: "send-email", Hour: 3, CallsLastMinute: 2, NovelTool: true, ParamSizeBytes: 70, TrustLevel: 1}
+	m, err := Train(calls, TrainOptions{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := m.Score(f); s < 243 {
+		t.Fatalf("a new tool at the bot's hour: %d/255, want ≥ 0.95", s)
+	}
+	k, _ := Train(calls, TrainOptions{Seed: 4, KeepFirstCalls: true})
+	if s := k.Score(f); s >= 243 {
+		t.Fatalf("with first calls learned the new tool scores %d/255 anyway; the test shows nothing", s)
+	}
+}

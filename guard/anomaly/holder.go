@@ -60,6 +60,21 @@ func (h *Holder) Score(f Features) (uint8, string) {
 	return m.Score(f), m.version
 }
 
+// Versions are the installed models' versions ("" none).
+func (h *Holder) Versions() (main, candidate string) {
+	s := h.cur.Load()
+	if s == nil {
+		return "", ""
+	}
+	if s.main != nil {
+		main = s.main.version
+	}
+	if s.candidate != nil {
+		candidate = s.candidate.version
+	}
+	return main, candidate
+}
+
 // fnv32a is FNV-1a, inline so a score allocates nothing.
 func fnv32a(s string) uint32 {
 	h := uint32(2166136261)

@@ -48,6 +48,9 @@ type file struct {
 // written to every audit record the model scored.
 func (m *Model) Version() string { return m.version }
 
+// Nodes is the size of the frozen tree.
+func (m *Model) Nodes() int { return len(m.nodes) }
+
 // Score is the call's anomaly score, 0–255 for [0, 1].
 func (m *Model) Score(f Features) uint8 { return m.scoreBins(m.bin(f)) }
 
@@ -76,15 +79,37 @@ func Train(calls []Features, o TrainOptions) (*Model, error) {
 	o = o.withDefaults()
 	m := &Model{callers: topVocab(calls, func(f Features) string { return f.Caller }, maxCallers),
 		tools: topVocab(calls, func(f Features) string { return f.Tool }, maxTools)}
-	pts := make([]point, 0, len(calls)*(1+o.RefPerCall))
+	pts := make([]point, 0, len(calls))
 	for _, c := range calls {
+		// A logged first call of a tool is not evidence that first calls
+		// are usual where it fell: every caller's first calls are at the
+		// start of its history (the log's start, most often), and learning
+		// them would teach the tree that a novel tool is fine at that
+		// caller's hours — the very anomaly the feature is for. They still
+		// set the vocabularies.
+		if c.NovelTool && !o.KeepFirstCalls {
+			continue
+		}
 		pts = append(pts, point{b: m.bin(c)})
 	}
-	pts = append(pts, reference(len(calls)*o.RefPerCall, o.Seed)...)
+	if len(pts) < 20 {
+		return nil, fmt.Errorf("anomaly: %d calls are not a tool's first call by their caller; train on an audit log with at least 20", len(pts))
+	}
+	if len(pts)*o.RefPerCall > MaxReference { // a long log: fewer, heavier reference points
+		o.RefPerCall = max(1, MaxReference/len(pts))
+	}
+	k := len(pts) * o.RefPerCall
+	kc := int(float64(k) * o.Conditional)
+	pts = append(pts, conditionalReference(pts, kc, o.Seed)...)
+	pts = append(pts, reference(k-kc, o.Seed)...)
 	root := grow(pts, 0, 1/float64(o.RefPerCall), o)
 	m.nodes = compile(root)
 	return m.sealed()
 }
+
+// MaxReference bounds the reference sample (each point is 8 bytes and is
+// scanned once per tree level): past it, fewer reference points per call.
+const MaxReference = 8 << 20
 
 // topVocab keeps the most frequent names (ties by name, so training is
 // deterministic); the rest share the unknown bin.

@@ -6,25 +6,37 @@ import (
 
 // TrainOptions bound the tree. The zero value takes the defaults.
 type TrainOptions struct {
-	MaxDepth   int     // default 16
+	MaxDepth   int     // default 24
 	MinLeaf    int     // fewest (unweighted) points in a leaf; default 3
-	RefPerCall int     // reference points drawn per logged call; default 8
+	RefPerCall int     // reference points drawn per logged call; default 32 (fewer past MaxReference)
 	Seed       uint64  // the reference sample's seed
 	Prior      float64 // added to a leaf's logged weight (smoothing); default 0.5
+	// Conditional is the share of the reference drawn one feature at a
+	// time from a logged call (see conditionalReference); default 0.9, and a
+	// negative value draws the whole reference uniformly.
+	Conditional float64
+	// KeepFirstCalls learns the logged first calls of a tool (NovelTool)
+	// as normal too; by default they are left out (see Train).
+	KeepFirstCalls bool
 }
 
 func (o TrainOptions) withDefaults() TrainOptions {
 	if o.MaxDepth == 0 {
-		o.MaxDepth = 16
+		o.MaxDepth = 24
 	}
 	if o.MinLeaf == 0 {
 		o.MinLeaf = 3
 	}
 	if o.RefPerCall == 0 {
-		o.RefPerCall = 8
+		o.RefPerCall = 32
 	}
 	if o.Prior == 0 {
 		o.Prior = 0.5
+	}
+	if o.Conditional == 0 {
+		o.Conditional = 0.9
+	} else if o.Conditional < 0 || o.Conditional > 1 {
+		o.Conditional = max(0, min(o.Conditional, 1))
 	}
 	return o
 }
@@ -145,6 +157,30 @@ func reference(k int, seed uint64) []point {
 			pts[i].b[f] = uint8(rng.IntN(binCount[f]))
 		}
 		pts[i].ref = true
+	}
+	return pts
+}
+
+// conditionalReference draws k points each from a logged call with one
+// feature (chosen uniformly) replaced by a uniform draw over its bins.
+// The uniform reference alone is thin wherever the log is narrow in several
+// features at once: a bot that always runs at 02:00 occupies one caller bin
+// of 32, and the uniform points in "that caller, another hour" are too few
+// for a leaf there to score high, so a bot running at 11:00 among the
+// humans' calls looks ordinary. Points that keep every feature of a real
+// call but one fill exactly those regions — "this caller, this tool, this
+// rate, at another hour" — so the tree learns how rare each feature's value
+// is given the others (per-feature conditional rarity), while the uniform
+// points still cover what no call comes near (unknown callers, bursts).
+func conditionalReference(real []point, k int, seed uint64) []point {
+	rng := rand.New(rand.NewPCG(seed, 0x636f6e64))
+	pts := make([]point, k)
+	for i := range pts {
+		p := real[rng.IntN(len(real))]
+		f := rng.IntN(numFeatures)
+		p.b[f] = uint8(rng.IntN(binCount[f]))
+		p.ref = true
+		pts[i] = p
 	}
 	return pts
 }

@@ -21,15 +21,25 @@ type Record struct {
 	MigratedFrom string `json:"migrated_from,omitempty"`
 	Migration    string `json:"migration,omitempty"`
 	ParamsSHA256 string `json:"params_sha256"`
-	Outcome      string `json:"outcome"`
-	Error        string `json:"error,omitempty"` // error kind, when the call failed
-	LatencyNs    int64  `json:"latency_ns"`
+	// ParamsBytes is the params' size as sent (the anomaly model's
+	// param_size_bytes feature; `airs guard train` reads it back). Absent
+	// in logs written before it existed, and for a call with no params.
+	ParamsBytes int    `json:"params_bytes,omitempty"`
+	Outcome     string `json:"outcome"`
+	Error       string `json:"error,omitempty"` // error kind, when the call failed
+	LatencyNs   int64  `json:"latency_ns"`
 	// Intent is the intent gate's decision (pipeline.IntentRequired,
 	// IntentApproved, IntentAlways, IntentDenied, IntentQueued), Review the
 	// confirmation or review it concerns, Reviewer who decided it.
 	Intent   string `json:"intent,omitempty"`
 	Review   string `json:"review,omitempty"`
 	Reviewer string `json:"reviewer,omitempty"`
+	// AnomalyScore is the call's anomaly score in [0, 1] (3 decimals) and
+	// AnomalyModel the version of the model that gave it; both absent
+	// when the call was not scored (no model, or it failed before the
+	// schema stage passed).
+	AnomalyScore *float64 `json:"anomaly_score,omitempty"`
+	AnomalyModel string   `json:"anomaly_model,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -67,6 +77,10 @@ func (r *Record) appendBody(b []byte) []byte {
 	}
 	b = append(b, `,"params_sha256":`...)
 	b = appendString(b, r.ParamsSHA256)
+	if r.ParamsBytes != 0 {
+		b = append(b, `,"params_bytes":`...)
+		b = strconv.AppendInt(b, int64(r.ParamsBytes), 10)
+	}
 	b = append(b, `,"outcome":`...)
 	b = appendString(b, r.Outcome)
 	if r.Error != "" {
@@ -87,7 +101,28 @@ func (r *Record) appendBody(b []byte) []byte {
 		b = append(b, `,"reviewer":`...)
 		b = appendString(b, r.Reviewer)
 	}
+	if r.AnomalyScore != nil {
+		b = append(b, `,"anomaly_score":`...)
+		b = appendScore(b, *r.AnomalyScore)
+	}
+	if r.AnomalyModel != "" {
+		b = append(b, `,"anomaly_model":`...)
+		b = appendString(b, r.AnomalyModel)
+	}
 	return append(b, '}')
+}
+
+// appendScore writes a score as encoding/json writes a float64: the
+// shortest decimal, never an exponent for a value in [1e-6, 1e21) or 0 —
+// and a score is in [0, 1] with 3 decimals. Anything else (a caller's
+// bug) is clamped rather than written as a line Verify would reject.
+func appendScore(b []byte, s float64) []byte {
+	if !(s >= 0.000001) { // NaN too
+		s = 0
+	} else if s > 1 {
+		s = 1
+	}
+	return strconv.AppendFloat(b, s, 'f', -1, 64)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -140,38 +140,29 @@ func OffHours(day time.Time, hour int, seed uint64) []Call {
 	return out
 }
 
-// Featurizer computes the features the pipeline computes, in call order:
-// calls in the last minute per caller, and the caller's first call of a
-// tool. It carries state from the training period into the scored one, as
-// a running airs does.
+// Featurizer computes the features the pipeline computes, in call order,
+// with the running airs's own code (anomaly.Tracker): calls in the last
+// minute per caller, and the caller's first call of a tool. It carries
+// state from the training period into the scored one, as a running airs
+// does.
 type Featurizer struct {
-	recent map[string][]time.Time
-	seen   map[[2]string]bool
+	t *anomaly.Tracker
 }
 
 // NewFeaturizer starts with no history.
-func NewFeaturizer() *Featurizer {
-	return &Featurizer{recent: map[string][]time.Time{}, seen: map[[2]string]bool{}}
-}
+func NewFeaturizer() *Featurizer { return &Featurizer{t: anomaly.NewTracker()} }
 
 // Features is c's features; it records c (so call it in time order). An
 // injected call is scored without being recorded when keep is false, so
 // one anomaly does not change the next one's features.
 func (z *Featurizer) Features(c Call, keep bool) anomaly.Features {
-	r := z.recent[c.Caller]
-	cut := 0
-	for cut < len(r) && !r[cut].After(c.At.Add(-time.Minute)) {
-		cut++
-	}
-	r = r[cut:]
-	k := [2]string{c.Caller, c.Tool}
-	f := anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(), CallsLastMinute: len(r) + 1,
-		NovelTool: !z.seen[k], ParamSizeBytes: c.Size, TrustLevel: c.Trust}
+	var calls int
+	var novel bool
 	if keep {
-		z.recent[c.Caller] = append(r, c.At)
-		z.seen[k] = true
+		calls, novel = z.t.Observe(c.Caller, c.Tool, c.At)
 	} else {
-		z.recent[c.Caller] = r
+		calls, novel = z.t.Peek(c.Caller, c.Tool, c.At)
 	}
-	return f
+	return anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(), CallsLastMinute: calls,
+		NovelTool: novel, ParamSizeBytes: c.Size, TrustLevel: c.Trust}
 }

@@ -1,0 +1,130 @@
+package anomaly
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tracker's features against a direct count: calls in the last 60 s
+// (this one included) and first calls of a tool, per caller.
+func TestTrackerCountsTheLastMinute(t *testing.T) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	var times []time.Time
+	for i := 0; i < 200; i++ {
+		at := t0.Add(time.Duration(i*i%97) * 700 * time.Millisecond).Add(time.Duration(i) * 3 * time.Second)
+		times = append(times, at)
+	}
+	// in time order, as the pipeline sees them
+	for i := 1; i < len(times); i++ {
+		for j := i; j > 0 && times[j].Before(times[j-1]); j-- {
+			times[j], times[j-1] = times[j-1], times[j]
+		}
+	}
+	for i, at := range times {
+		want := 0
+		for _, p := range times[:i+1] {
+			if p.Unix() > at.Unix()-60 { // the same second-exact window
+				want++
+			}
+		}
+		got, novel := tr.Observe("a", "read", at)
+		if got != want {
+			t.Fatalf("call %d at %v: %d in the last minute, want %d", i, at, got, want)
+		}
+		if novel != (i == 0) {
+			t.Fatalf("call %d: novel %v", i, novel)
+		}
+	}
+	if n, novel := tr.Observe("b", "read", times[len(times)-1]); n != 1 || !novel {
+		t.Fatalf("another caller: %d %v, want its own history", n, novel)
+	}
+	if _, novel := tr.Observe("a", "write", times[len(times)-1]); !novel {
+		t.Fatal("a's first write is not novel")
+	}
+	n1, _ := tr.Peek("a", "write", times[len(times)-1])
+	n2, novel := tr.Peek("a", "send", times[len(times)-1])
+	if n1 != n2 || !novel {
+		t.Fatalf("peek recorded a call: %d then %d, novel %v", n1, n2, novel)
+	}
+	if n, _ := tr.Observe("a", "read", times[len(times)-1].Add(61*time.Second)); n != 1 {
+		t.Fatalf("61 s later: %d calls in the last minute, want 1", n)
+	}
+}
+
+func TestTrackerBounded(t *testing.T) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < 3*MaxTrackedCallers; i++ {
+		tr.Observe(fmt.Sprint("c", i), "read", t0.Add(time.Duration(i)*time.Second))
+	}
+	if n := tr.Callers(); n > MaxTrackedCallers {
+		t.Fatalf("%d callers remembered, cap %d", n, MaxTrackedCallers)
+	}
+	// The most recent caller survived; the first was forgotten.
+	last := fmt.Sprint("c", 3*MaxTrackedCallers-1)
+	if _, novel := tr.Observe(last, "read", t0.Add(time.Hour)); novel {
+		t.Fatal("the most recent caller was forgotten")
+	}
+	if _, novel := tr.Observe("c0", "read", t0.Add(time.Hour)); !novel {
+		t.Fatal("the caller idle longest was not forgotten")
+	}
+	for i := 0; i < 2*MaxToolsPerCaller; i++ {
+		tr.Observe("many", fmt.Sprint("t", i), t0)
+	}
+	if _, novel := tr.Observe("many", fmt.Sprint("t", MaxToolsPerCaller+5), t0); !novel {
+		t.Fatal("a tool past the cap was remembered")
+	}
+	if _, novel := tr.Observe("many", "t1", t0); novel {
+		t.Fatal("a tool within the cap was forgotten")
+	}
+}
+
+// Run with -race: concurrent callers, one shared tracker.
+func TestTrackerConcurrent(t *testing.T) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				tr.Observe(fmt.Sprint("c", i%20), "read", t0)
+			}
+		}()
+	}
+	wg.Wait()
+	if n, _ := tr.Peek("c3", "read", t0); n != 8*25+1 {
+		t.Fatalf("c3: %d calls in the minute (peeked one included), want %d", n, 8*25+1)
+	}
+}
+
+func BenchmarkTrackerObserve(b *testing.B) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tr.Observe("alice", "read", t0.Add(time.Duration(i)*time.Millisecond))
+		i++
+	}
+}
+
+// Peek then Add is Observe.
+func TestTrackerPeekAddIsObserve(t *testing.T) {
+	a, b := NewTracker(), NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < 300; i++ {
+		at := t0.Add(time.Duration(i*i%53) * time.Second)
+		tool := fmt.Sprint("t", i%7)
+		n1, v1 := a.Observe("c", tool, at)
+		n2, v2 := b.Peek("c", tool, at)
+		b.Add("c", tool, at)
+		if n1 != n2 || v1 != v2 {
+			t.Fatalf("call %d: observe %d %v, peek %d %v", i, n1, v1, n2, v2)
+		}
+	}
+}
