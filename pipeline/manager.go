@@ -82,6 +82,10 @@ type Config struct {
 	// Now is the wall clock for sunsets, breakers and rate limits (tests
 	// move it); nil is time.Now. Budgets always use the monotonic clock.
 	Now func() time.Time
+
+	// Latency configures latency prediction (latency.go): provider choice,
+	// default budgets and the WouldTimeout advisory. The zero value is on.
+	Latency LatencyConfig
 }
 
 // Manager is the Tool Manager: it runs calls through the 7 stages.
@@ -107,7 +111,8 @@ type Manager struct {
 	ids     atomic.Uint64
 	idBase  string
 	metrics managerMetrics
-	events  eventBus // Subscribe's readers
+	events  eventBus          // Subscribe's readers
+	lat     *latencyPredictor // nil: Config.Latency.Off
 }
 
 // NewManager checks cfg, fills defaults and starts the background workers.
@@ -145,6 +150,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		log:     cfg.Logger,
 		now:     cfg.Now,
 		idBase:  "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+		lat:     newLatencyPredictor(cfg.Latency),
 	}
 	if m.policy == nil {
 		m.policy = AllowAll{}
@@ -206,6 +212,10 @@ func (m *Manager) CloseWithin(d time.Duration) error {
 	}
 	m.stop()
 	m.intentWG.Wait()
+	if m.lat != nil {
+		// No call is left to start a refit; one running takes < 1 ms.
+		m.lat.refits.Wait()
+	}
 	if d <= 0 {
 		m.handlers.Wait()
 		return nil
