@@ -448,7 +448,6 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	if e := cs.entry; e != nil {
 		e.stats.count(res.Outcome)
 		if cs.reached {
-			m.observeLatency(cs, res)
 			e.stats.dispatched(cs.failed || (err != nil && res.Outcome == OutcomeError), cs.handler)
 		}
 	}
@@ -472,6 +471,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 	}
 	res.Latency = time.Since(cs.start)
+	m.observeLatency(cs, res)
 	m.metrics.overhead.Observe(res.Latency - cs.handler)
 	m.events.publish(func() CallEvent {
 		ev := CallEvent{CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider, Tool: res.Tool,

@@ -56,6 +56,9 @@ type LatencyConfig struct {
 	MinSamples int
 	// Window: the fit uses a tool's last Window calls (default 1024).
 	Window int
+	// RefitEvery: a tool's model is refitted, in the background, after
+	// this many new calls (default 64).
+	RefitEvery int
 	// TimeoutFactor × predicted is the default budget (default 3).
 	TimeoutFactor float64
 	// TimeoutFloor is the least default budget the prediction may set
@@ -137,7 +140,7 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 	t := p.models[e.tool.Name]
 	if t == nil {
 		t = &toolLatency{model: scoring.NewOnlineLatency(scoring.OnlineLatencyConfig{
-			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window})}
+			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery})}
 		p.models[e.tool.Name] = t
 	}
 	p.mu.Unlock()
@@ -156,9 +159,9 @@ func (p *latencyPredictor) features(e *entry, payload int, now time.Time) (scori
 		int(e.prov.inflight.Load()), p50), true
 }
 
-// predict is the predicted handler time of a call of e with payload bytes
-// of params, and the model's spread σ; ok only once the tool has
-// MinSamples finished calls. samples is how many.
+// predict is the predicted handler time of a call of e with features x,
+// and the model's spread σ; ok only once the tool has MinSamples finished
+// calls. samples is how many.
 func (p *latencyPredictor) predict(e *entry, x *scoring.LatencyFeatures) (d time.Duration, sigma float64, samples int64, ok bool) {
 	t := p.modelFor(e)
 	samples = t.samples.Load()
@@ -264,6 +267,7 @@ func (s *cpuSampler) load(now time.Time) float64 {
 type latencyState struct {
 	x         scoring.LatencyFeatures
 	hasX      bool
+	at        time.Time // dispatch: what is predicted is the time from here to the answer
 	predicted time.Duration
 }
 
@@ -297,7 +301,7 @@ func (m *Manager) predictDispatch(cs *callState, deadline time.Time) error {
 	if !ok {
 		return nil
 	}
-	cs.lat.x, cs.lat.hasX = x, true
+	cs.lat.x, cs.lat.hasX, cs.lat.at = x, true, now
 	d, sigma, n, ok := m.lat.predict(cs.entry, &cs.lat.x)
 	if !ok {
 		return nil
@@ -311,14 +315,16 @@ func (m *Manager) predictDispatch(cs *callState, deadline time.Time) error {
 	return nil
 }
 
-// observeLatency feeds a dispatched call back into the model, in stage 7:
-// only calls whose handler answered by itself — a timeout's or a
-// cancellation's handler time says only that it would have taken longer,
-// and a crash's says nothing.
+// observeLatency feeds a dispatched call back into the model once it is
+// answered (the end of stage 7): the time from dispatch to the answer —
+// the handler, the wait for a core before and after it, the delivery — is
+// what a budget must cover, so it is what is predicted. Only calls whose
+// handler answered by itself count: a timeout's or a cancellation's time
+// says only that it would have taken longer, and a crash's says nothing.
 func (m *Manager) observeLatency(cs *callState, res *Result) {
 	res.Predicted = cs.lat.predicted
-	if m.lat == nil || !cs.lat.hasX || cs.failed || res.Outcome == OutcomeCancelled || res.Outcome == OutcomeTimeout {
+	if m.lat == nil || !cs.reached || !cs.lat.hasX || cs.failed || res.Outcome == OutcomeCancelled || res.Outcome == OutcomeTimeout {
 		return
 	}
-	m.lat.observe(cs.entry, &cs.lat.x, cs.handler)
+	m.lat.observe(cs.entry, &cs.lat.x, time.Since(cs.lat.at))
 }
