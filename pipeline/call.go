@@ -32,6 +32,7 @@ type callState struct {
 	mig     *migrating     // set by lookup when a migration serves an old version pin
 	intent  IntentDecision // the intent gate's decision, for the audit record
 	anomaly anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	lat     latencyState   // the latency model's features and prediction (latency.go)
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -45,7 +46,7 @@ type callState struct {
 //  7. delivery: return_schema check, metrics, a durable audit record, the Result
 //
 // It always returns a Result (with its Outcome and ErrorKind) and, when the
-// outcome is not ok, an error of one of the 14 kinds. An error that is none
+// outcome is not ok, an error of one of the 15 kinds. An error that is none
 // of them means the audit record could not be made durable; the result is
 // then withheld (Output nil). Nothing is retried.
 func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
@@ -112,6 +113,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	cs.budget = req.Timeout
 	if cs.budget <= 0 || cs.budget > MaxTimeout {
 		cs.budget = ClassTimeouts[e.tool.LatencyClass]
+		if req.Timeout <= 0 { // none given: 3× the prediction, within the class default
+			cs.budget = m.predictedBudget(cs, cs.budget)
+		}
 	}
 	deadline := cs.start.Add(cs.budget)
 	hctx, cancel := context.WithDeadline(ctx, deadline)
@@ -204,6 +208,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if !time.Now().Before(deadline) {
 		return &Timeout{Budget: cs.budget}
 	}
+	if err := m.predictDispatch(cs, deadline); err != nil { // WouldTimeout
+		return err
+	}
 
 	// Stage 6: execution.
 	out, err := m.execute(hctx, cs)
@@ -286,7 +293,7 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 		slices.Sort(nf.OfferedBy)
 		return nil, nf
 	}
-	rank(cands, req.Provider)
+	rank(cands, req.Provider, m.lat, len(cs.params.json))
 	var first error
 	for _, e := range cands {
 		var why error
@@ -334,9 +341,11 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 	t0 := time.Now()
 	cs.reached = true
 	m.handlers.Add(1)
+	e.prov.inflight.Add(1)
 	go func() {
 		defer m.handlers.Done()
 		defer close(done)
+		defer e.prov.inflight.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
 				ch <- execResult{err: &ProviderCrashed{Provider: e.prov.id, Panic: fmt.Sprint(p), Stack: debug.Stack()}, panicked: true}
@@ -477,6 +486,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 	}
 	res.Latency = time.Since(cs.start)
+	m.observeLatency(cs, res)
 	m.metrics.overhead.Observe(res.Latency - cs.handler)
 	m.events.publish(func() CallEvent {
 		ev := CallEvent{CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider, Tool: res.Tool,

@@ -20,7 +20,8 @@
 //     (PayloadTooLarge), params decoded from JSON or MessagePack (MessagePack
 //     is re-encoded as JSON; handlers and the validator only see JSON).
 //  2. Lookup: candidates for the name are ranked (explicit provider, trust,
-//     p50 latency, error rate, registration order — see rank); the first
+//     predicted latency or else p50, error rate, registration order — see
+//     rank and latency.go); the first
 //     that is alive, not past its sunset and whose circuit is closed wins. A
 //     dead provider is deregistered on the spot.
 //  3. Capabilities: level 1 AccessPolicy.CanReach (channel), level 2
@@ -35,15 +36,18 @@
 //     review, hold at AnomalyThresholds) and the intent gate (Config.Gate,
 //     intent.go), which holds or queues what the score asks it to.
 //  5. Dispatch: the caller's timeout if 0 < t ≤ 600 s, else the latency-class
-//     default (ClassTimeouts); the deadline counts from the start of stage 1,
-//     so the handler's context carries what is left.
+//     default (ClassTimeouts) — or, for a call that gave none of a tool the
+//     latency model knows, 3× its prediction within [1 s, class default];
+//     the deadline counts from the start of stage 1, so the handler's
+//     context carries what is left. A call the model is sure cannot finish
+//     in what is left answers WouldTimeout without running (LatencyConfig).
 //  6. Execution: the handler runs in its own goroutine; a panic becomes
 //     ProviderCrashed; cancellation and timeouts answer at once (after a
 //     short grace for partial output) even if the handler ignores them.
 //  7. Delivery: return_schema check, breaker and metrics, a durable audit
 //     record (package audit), then the Result.
 //
-// Nothing is retried. The 14 error kinds, their exit codes and hints are in
+// Nothing is retried. The 15 error kinds, their exit codes and hints are in
 // errors.go.
 //
 // # The handler contract

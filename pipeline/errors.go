@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The taxonomy has exactly 14 kinds, each with its own exit code (ExitCode)
+// The taxonomy has exactly 15 kinds, each with its own exit code (ExitCode)
 // and HTTP status (the server maps them). Each kind is a struct type that
 // carries the details a caller needs (errors.As), and matches a sentinel
 // (errors.Is) so code that only cares about the kind need not name the type:
@@ -35,6 +35,9 @@ const (
 	// KindIntentVerificationRequired: level 2 holds a destructive call
 	// until a person confirms it (the guard layer; Config.Gate).
 	KindIntentVerificationRequired = "intent_verification_required"
+	// KindWouldTimeout: the latency model is sure the call cannot finish
+	// in what is left of its budget, so it was not dispatched (latency.go).
+	KindWouldTimeout = "would_timeout"
 )
 
 // kindError is a sentinel: a bare kind with no details, the target of errors.Is.
@@ -60,6 +63,7 @@ var (
 	ErrCancelled               error = kindError(KindCancelled)
 
 	ErrIntentVerificationRequired error = kindError(KindIntentVerificationRequired)
+	ErrWouldTimeout               error = kindError(KindWouldTimeout)
 )
 
 // ErrProviderDead is what a handler wraps (fmt.Errorf("...: %w", ErrProviderDead))
@@ -326,11 +330,32 @@ func (e *IntentVerificationRequired) Is(target error) bool {
 	return target == ErrIntentVerificationRequired
 }
 
+// WouldTimeout: the latency model predicts the call takes longer than what
+// is left of its budget, by more than its margin (AtLeast, the
+// prediction's lower bound, exceeds Remaining), so it was refused before
+// dispatch: nothing ran. Another call with a longer timeout, or smaller
+// params, may run. LatencyConfig.NoWouldTimeout turns the advisory off.
+type WouldTimeout struct {
+	Tool, Provider string
+	Predicted      time.Duration // the predicted handler time
+	AtLeast        time.Duration // its lower bound at the model's margin
+	Remaining      time.Duration // what was left of the budget at dispatch
+	Budget         time.Duration // the whole budget
+}
+
+func (e *WouldTimeout) Error() string {
+	return fmt.Sprintf("would time out: %s on %s is predicted to take %v (at least %v), and %v of the %v budget is left; not dispatched",
+		e.Tool, e.Provider, e.Predicted.Round(time.Microsecond), e.AtLeast.Round(time.Microsecond),
+		e.Remaining.Round(time.Microsecond), e.Budget)
+}
+func (e *WouldTimeout) Kind() string         { return KindWouldTimeout }
+func (e *WouldTimeout) Is(target error) bool { return target == ErrWouldTimeout }
+
 // kinder is implemented by every error kind and every sentinel.
 type kinder interface{ Kind() string }
 
 // KindOf returns the stable kind string of err, "" for nil, "internal" for an
-// error that is none of the 14 kinds (an I/O failure of the audit log, say).
+// error that is none of the 15 kinds (an I/O failure of the audit log, say).
 func KindOf(err error) string {
 	if err == nil {
 		return ""
@@ -366,10 +391,11 @@ var kinds = map[string]kindInfo{
 	KindRateLimited:                {21, "too many calls: wait the retry-after time and call again"},
 	KindCancelled:                  {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
 	KindIntentVerificationRequired: {23, "a person confirms this call first: `airs review approve ID` (or `deny ID`; `airs review` lists them), then run the same call again"},
+	KindWouldTimeout:               {24, "the call is predicted to take longer than its timeout: raise --timeout above the predicted time (max 600s), send less, or leave --timeout out to get 3x the prediction"},
 }
 
-// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–23 for the
-// 14 kinds (in the order of the Kind constants), 1 for anything else.
+// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–24 for the
+// 15 kinds (in the order of the Kind constants), 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
 		return 0
@@ -397,6 +423,7 @@ var httpHints = map[string]string{
 	KindProviderUnavailable:        "the provider is down or failing: wait for the cooldown (Retry-After), or name another \"provider\"",
 	KindRateLimited:                "too many requests: wait the Retry-After seconds and send it again",
 	KindIntentVerificationRequired: "a reviewer approves the confirmation (POST /v1/reviews/{id}/approve, the attention page, or `airs review approve ID`), then send the same call again",
+	KindWouldTimeout:               "the call is predicted to take longer than its timeout: raise \"timeout_ms\" above the predicted time (max 600000), send less, or leave \"timeout_ms\" out to get 3x the prediction",
 }
 
 // Hint is a one-line suggestion of what the user should do about err, in
@@ -430,12 +457,12 @@ func HintFor(err error, iface string) string {
 	return "an internal error: see the logs, and report it if it persists"
 }
 
-// Kinds lists the 14 kind strings in exit-code order.
+// Kinds lists the 15 kind strings in exit-code order.
 func Kinds() []string {
 	return []string{
 		KindToolNotFound, KindToolDeprecated, KindChannelCapabilityDenied, KindIntentMisaligned,
 		KindToolCapabilityDenied, KindSchemaValidationFailed, KindPayloadTooLarge, KindTimeout,
 		KindProviderUnavailable, KindProviderCrashed, KindProviderRejected, KindRateLimited, KindCancelled,
-		KindIntentVerificationRequired,
+		KindIntentVerificationRequired, KindWouldTimeout,
 	}
 }

@@ -240,15 +240,37 @@ func kindCases() []kindCase {
 				t.Fatalf("%v", err)
 			}
 		}},
+		{KindWouldTimeout, ErrWouldTimeout, OutcomeError, func(t *testing.T) (*Result, error, *env) {
+			e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 8} })
+			ran := 0
+			e.register(t, "p", tool("slow"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+				ran++
+				time.Sleep(20 * time.Millisecond)
+				return json.RawMessage(`{}`), nil
+			}))
+			trainUntilPredicted(t, e, "slow", `{}`)
+			before := ran
+			r, err := e.m.Call(context.Background(), Request{Tool: "slow", Params: []byte(`{}`), Caller: "alice", Timeout: 2 * time.Millisecond})
+			if ran != before {
+				t.Error("the handler ran: WouldTimeout must answer before dispatch")
+			}
+			return r, err, e
+		}, func(t *testing.T, err error) {
+			var x *WouldTimeout
+			if !errors.As(err, &x) || x.Tool != "slow" || x.Provider != "p" || x.Predicted < 10*time.Millisecond ||
+				x.AtLeast > x.Predicted || x.AtLeast <= x.Remaining || x.Budget != 2*time.Millisecond {
+				t.Fatalf("%+v", err)
+			}
+		}},
 	}
 }
 
-// TestErrorKinds provokes each of the 14 kinds through the real pipeline and
+// TestErrorKinds provokes each of the 15 kinds through the real pipeline and
 // checks errors.Is/As, Kind, the outcome, the audit record, ExitCode and Hint.
 func TestErrorKinds(t *testing.T) {
 	cases := kindCases()
-	if len(cases) != 14 || len(Kinds()) != 14 {
-		t.Fatalf("want 14 kinds, have %d cases and %d kinds", len(cases), len(Kinds()))
+	if len(cases) != 15 || len(Kinds()) != 15 {
+		t.Fatalf("want 15 kinds, have %d cases and %d kinds", len(cases), len(Kinds()))
 	}
 	codes := map[int]string{}
 	for i, c := range cases {
@@ -276,7 +298,7 @@ func TestErrorKinds(t *testing.T) {
 				t.Errorf("audit record %+v", rec)
 			}
 			code := ExitCode(err)
-			if code < 10 || code > 23 || codes[code] != "" {
+			if code < 10 || code > 24 || codes[code] != "" {
 				t.Errorf("exit code %d (taken by %q)", code, codes[code])
 			}
 			codes[code] = c.kind

@@ -91,6 +91,10 @@ type Config struct {
 	// Now is the wall clock for sunsets, breakers and rate limits (tests
 	// move it); nil is time.Now. Budgets always use the monotonic clock.
 	Now func() time.Time
+
+	// Latency configures latency prediction (latency.go): provider choice,
+	// default budgets and the WouldTimeout advisory. The zero value is on.
+	Latency LatencyConfig
 }
 
 // Manager is the Tool Manager: it runs calls through the 7 stages.
@@ -118,7 +122,8 @@ type Manager struct {
 	ids     atomic.Uint64
 	idBase  string
 	metrics managerMetrics
-	events  eventBus // Subscribe's readers
+	events  eventBus          // Subscribe's readers
+	lat     *latencyPredictor // nil: Config.Latency.Off
 }
 
 // NewManager checks cfg, fills defaults and starts the background workers.
@@ -158,6 +163,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		idBase:  "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 
 		anomalyT: cfg.AnomalyThresholds.withDefaults(),
+		lat:      newLatencyPredictor(cfg.Latency),
 	}
 	if m.policy == nil {
 		m.policy = AllowAll{}
@@ -219,6 +225,10 @@ func (m *Manager) CloseWithin(d time.Duration) error {
 	}
 	m.stop()
 	m.intentWG.Wait()
+	if m.lat != nil {
+		// No call is left to start a refit; one running takes < 1 ms.
+		m.lat.refits.Wait()
+	}
 	if d <= 0 {
 		m.handlers.Wait()
 		return nil

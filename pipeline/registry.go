@@ -38,6 +38,10 @@ type pnKey struct{ provider, name string }
 type provider struct {
 	id    string
 	alive atomic.Pointer[func() bool] // nil: assumed alive
+	// For latency prediction: how the provider runs (a Runtime), and its
+	// handlers running now (stragglers included: they still load it).
+	runtime  atomic.Int32
+	inflight atomic.Int64
 }
 
 // isAlive asks the provider's health function, if it has one.
@@ -58,7 +62,8 @@ type entry struct {
 	order   uint64
 
 	stats toolStats
-	brk   atomic.Pointer[breaker] // created on first call, with the Manager's config
+	brk   atomic.Pointer[breaker]     // created on first call, with the Manager's config
+	lat   atomic.Pointer[toolLatency] // the tool's latency model, cached on first use
 }
 
 // Registered is what listing and lookup return: a tool and who provides it.
@@ -288,7 +293,7 @@ func pinMatches(pin, v string) bool {
 // call without a preferred provider would try them.
 func (r *Registry) Providers(name string) []Registered {
 	cands := r.candidates(name, "")
-	rank(cands, "")
+	rank(cands, "", nil, 0)
 	out := make([]Registered, len(cands))
 	for i, e := range cands {
 		out[i] = Registered{Provider: e.prov.id, Tool: e.tool}

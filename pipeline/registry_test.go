@@ -12,7 +12,7 @@ import (
 // byName returns the candidates for name, ranked for preferred.
 func ranked(r *Registry, name, preferred string) []string {
 	c := r.candidates(name, "")
-	rank(c, preferred)
+	rank(c, preferred, nil, 0)
 	out := make([]string, len(c))
 	for i, e := range c {
 		out[i] = e.prov.id

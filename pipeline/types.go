@@ -149,4 +149,7 @@ type Result struct {
 	// MigratedFrom is the version the caller pinned when a migration mapped
 	// its params to Version (seed 003); "" when no migration ran.
 	MigratedFrom string `json:"migrated_from,omitempty"`
+	// Predicted is the handler time the latency model predicted when the
+	// call was dispatched (0: no prediction yet; see LatencyConfig).
+	Predicted time.Duration `json:"predicted_ns,omitempty"`
 }

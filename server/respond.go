@@ -12,7 +12,7 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// statusFor maps the 14 pipeline error kinds to HTTP statuses.
+// statusFor maps the 15 pipeline error kinds to HTTP statuses.
 func statusFor(err error) int {
 	switch pipeline.KindOf(err) {
 	case pipeline.KindToolNotFound:
@@ -37,6 +37,10 @@ func statusFor(err error) int {
 		return http.StatusPreconditionRequired // 428: a person confirms first
 	case pipeline.KindCancelled:
 		return 499 // client closed request (nginx's convention)
+	case pipeline.KindWouldTimeout:
+		// 412: the request's own condition, its timeout, cannot be met —
+		// said before anything ran (504 is a timeout that happened).
+		return http.StatusPreconditionFailed
 	}
 	return http.StatusInternalServerError
 }

@@ -38,13 +38,13 @@ func runHelp(a *app, args []string) int {
 	}
 }
 
-// kindSentinels are the 14 pipeline error kinds, in exit-code order.
+// kindSentinels are the 15 pipeline error kinds, in exit-code order.
 var kindSentinels = []error{
 	pipeline.ErrToolNotFound, pipeline.ErrToolDeprecated, pipeline.ErrChannelCapabilityDenied,
 	pipeline.ErrIntentMisaligned, pipeline.ErrToolCapabilityDenied, pipeline.ErrSchemaValidationFailed,
 	pipeline.ErrPayloadTooLarge, pipeline.ErrTimeout, pipeline.ErrProviderUnavailable,
 	pipeline.ErrProviderCrashed, pipeline.ErrProviderRejected, pipeline.ErrRateLimited, pipeline.ErrCancelled,
-	pipeline.ErrIntentVerificationRequired,
+	pipeline.ErrIntentVerificationRequired, pipeline.ErrWouldTimeout,
 }
 
 func printExitCodes(a *app) {

@@ -110,6 +110,7 @@ func Register(ctx context.Context, reg *pipeline.Registry, s Server, sess *mcp.C
 			skipped = append(skipped, Unavailable{mt.Name, err.Error()})
 		}
 	}
+	reg.SetRuntime(s.Name, pipeline.RuntimeMCP) // a hop per call: the latency model's runtime feature
 	return p, skipped, nil
 }
 

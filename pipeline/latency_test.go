@@ -1,0 +1,282 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// trainUntilPredicted calls tool (no timeout) until the latency model
+// predicts it: the first MinSamples calls train it, and the first refit
+// runs in the background.
+func trainUntilPredicted(t *testing.T, e *env, tool, params string) *Result {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		r, err := e.m.Call(context.Background(), Request{Tool: tool, Params: []byte(params), Caller: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Predicted > 0 {
+			return r
+		}
+	}
+	t.Fatal("the latency model never predicted")
+	return nil
+}
+
+// settle waits for background refits so the next prediction uses every
+// call made so far.
+func settle(e *env) { e.m.lat.refits.Wait() }
+
+// A busy provider loses its place to an idle one: "a" runs one call at a
+// time (2 ms each: a call waits for those before it), "b" takes 10 ms
+// whatever the load. Idle, "a" is predicted faster and is tried first (as
+// the p50 rule would also do); with 8 calls queued on it, "b" is — which
+// the p50 rule, blind to load, would not do.
+func TestLatencyRankByPrediction(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{Off: off, MinSamples: 16, RefitEvery: 8} })
+		var sem = make(chan struct{}, 1)
+		hold := make(chan struct{})
+		var holding atomic.Bool
+		e.register(t, "a", tool("work"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if holding.Load() {
+				<-hold
+			}
+			time.Sleep(2 * time.Millisecond)
+			return json.RawMessage(`{}`), nil
+		}))
+		e.register(t, "b", tool("work"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+			time.Sleep(10 * time.Millisecond)
+			return json.RawMessage(`{}`), nil
+		}))
+		call := func(prov string) *Result {
+			r, err := e.m.Call(context.Background(), Request{Tool: "work", Provider: prov, Params: []byte(`{}`), Caller: "alice"})
+			if err != nil {
+				t.Error(err)
+			}
+			return r
+		}
+		// Training: "a" at 1…8 concurrent callers, "b" one at a time.
+		for round := range 3 {
+			for _, conc := range []int{1, 1, 2, 4, 8} {
+				var wg sync.WaitGroup
+				for range conc {
+					wg.Go(func() { call("a") })
+				}
+				wg.Wait()
+				call("b")
+				call("b")
+			}
+			_ = round
+		}
+		if !off {
+			settle(e)
+		}
+		if got := call("").Provider; got != "a" {
+			t.Fatalf("off=%v: idle, the call went to %s, want a", off, got)
+		}
+		holding.Store(true)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() { call("a") })
+		}
+		for e.reg.providers["a"].inflight.Load() < 8 {
+			time.Sleep(time.Millisecond)
+		}
+		// Ranked now, while a is busy; with the p50 rule it waits behind the 8.
+		picked := make(chan string, 1)
+		go func() { picked <- call("").Provider }()
+		if !off {
+			if got := <-picked; got != "b" {
+				t.Errorf("with 8 calls on a, the call went to %s, want b", got)
+			}
+			picked <- "b"
+		}
+		time.Sleep(10 * time.Millisecond)
+		close(hold)
+		got := <-picked
+		wg.Wait()
+		want := "b"
+		if off {
+			want = "a" // p50 ranking: a is faster on record
+		}
+		if got != want {
+			t.Errorf("off=%v: with 8 calls on a, the call went to %s, want %s", off, got, want)
+		}
+	}
+}
+
+// A call with no timeout gets 3× the predicted time, between the floor and
+// the class default; one with a timeout keeps it; with prediction off the
+// class default stays.
+func TestLatencyDefaultBudget(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		cfg      LatencyConfig
+		class    LatencyClass
+		timeout  time.Duration
+		min, max time.Duration
+	}{
+		{"3x predicted", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 0, 60 * time.Millisecond, 250 * time.Millisecond},
+		{"floor", LatencyConfig{MinSamples: 8}, Slow, 0, 990 * time.Millisecond, time.Second},
+		{"class cap", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond, TimeoutFactor: 1000}, Fast, 0, 4900 * time.Millisecond, 5 * time.Second},
+		{"caller's timeout", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 7 * time.Second, 6900 * time.Millisecond, 7 * time.Second},
+		{"off", LatencyConfig{Off: true, MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 0, 59 * time.Second, 60 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, func(cfg *Config) { cfg.Latency = c.cfg })
+			var left atomic.Int64
+			tl := tool("w")
+			tl.LatencyClass = c.class
+			e.register(t, "p", tl, HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+				dl, _ := ctx.Deadline()
+				left.Store(int64(time.Until(dl)))
+				time.Sleep(30 * time.Millisecond)
+				return json.RawMessage(`{}`), nil
+			}))
+			for range 12 {
+				if _, err := e.call("w", `{}`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if e.m.lat != nil {
+				settle(e)
+			}
+			r, err := e.m.Call(context.Background(), Request{Tool: "w", Params: []byte(`{}`), Caller: "alice", Timeout: c.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := time.Duration(left.Load()); got < c.min || got > c.max {
+				t.Errorf("budget left at dispatch %v, want in [%v, %v] (predicted %v)", got, c.min, c.max, r.Predicted)
+			}
+		})
+	}
+}
+
+// WouldTimeout answers only when the model is sure: not before
+// WouldTimeoutMinSamples, not for a budget the call may still meet, not
+// when turned off — those calls run (and time out, if they must).
+func TestLatencyWouldTimeoutOnlyWhenSure(t *testing.T) {
+	slow := HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		select {
+		case <-time.After(20 * time.Millisecond):
+			return json.RawMessage(`{}`), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	callWith := func(e *env, timeout time.Duration) error {
+		_, err := e.m.Call(context.Background(), Request{Tool: "slow", Params: []byte(`{}`), Caller: "alice", Timeout: timeout})
+		return err
+	}
+	t.Run("enough room", func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 8} })
+		e.register(t, "p", tool("slow"), slow)
+		trainUntilPredicted(t, e, "slow", `{}`)
+		settle(e)
+		if err := callWith(e, 200*time.Millisecond); err != nil {
+			t.Fatalf("a call with 10x the time it needs: %v", err)
+		}
+		if err := callWith(e, 2*time.Millisecond); !errors.Is(err, ErrWouldTimeout) {
+			t.Fatalf("a call with a tenth of the time: %v, want would_timeout", err)
+		}
+	})
+	t.Run("too few samples", func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 1000} })
+		e.register(t, "p", tool("slow"), slow)
+		trainUntilPredicted(t, e, "slow", `{}`)
+		if err := callWith(e, 2*time.Millisecond); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("%v, want timeout (dispatched: the advisory waits for 1000 samples)", err)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		e := newEnv(t, func(c *Config) {
+			c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 8, NoWouldTimeout: true}
+		})
+		e.register(t, "p", tool("slow"), slow)
+		trainUntilPredicted(t, e, "slow", `{}`)
+		settle(e)
+		if err := callWith(e, 2*time.Millisecond); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("%v, want timeout (NoWouldTimeout)", err)
+		}
+	})
+}
+
+// Only calls whose handler answered train the model: a timeout's handler
+// time is censored. The provider's in-flight count is back to 0 after.
+func TestLatencyObservesAnsweredCalls(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 1000} })
+	e.register(t, "p", tool("w"), HandlerFunc(func(ctx context.Context, p json.RawMessage, _ *Call) (json.RawMessage, error) {
+		if string(p) == `{"hang":true}` {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return json.RawMessage(`{}`), nil
+	}))
+	for range 5 {
+		if _, err := e.call("w", `{}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.m.Call(context.Background(), Request{Tool: "w", Params: []byte(`{"hang":true}`), Caller: "alice", Timeout: 5 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		t.Fatal(err)
+	}
+	// The first call has no p50 yet (no features): 4 samples.
+	tl := e.m.lat.models["w"]
+	if n := tl.samples.Load(); n != 4 {
+		t.Errorf("samples %d, want 4 (5 answered calls less the first; the timeout not)", n)
+	}
+	// The timed-out handler's goroutine returns just after its call did.
+	for i := 0; e.reg.providers["p"].inflight.Load() != 0; i++ {
+		if i == 1000 {
+			t.Fatalf("in flight %d after every handler returned", e.reg.providers["p"].inflight.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The CPU sampler sees this process's load: higher with two goroutines
+// spinning than asleep, and always within [0, 1].
+func TestCPUSampler(t *testing.T) {
+	if _, ok := processCPU(); !ok {
+		t.Skip("no getrusage on this platform")
+	}
+	var s cpuSampler
+	s.epoch = time.Now()
+	measure := func(busy bool) float64 {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		if busy {
+			for range 2 {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+					}
+				})
+			}
+		}
+		s.load(time.Now())
+		time.Sleep(150 * time.Millisecond)
+		v := s.load(time.Now()) // over the 150 ms since the sample before
+		close(stop)
+		wg.Wait()
+		return v
+	}
+	idle, busy := measure(false), measure(true)
+	if idle < 0 || busy > 1 || busy <= idle || busy < 0.05 {
+		t.Fatalf("load idle %.3f, busy %.3f", idle, busy)
+	}
+	t.Logf("load idle %.3f, busy %.3f", idle, busy)
+}

@@ -1,0 +1,255 @@
+package scoring
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// The features of one call, as OnlineLatency takes them (seed 003's
+// latency predictor). Latencies are multiplicative — twice the payload of a
+// quadratic handler costs four times, twice the callers on a busy core
+// twice — so the model is linear in log space: log(latency) = β·x. Every
+// feature is chosen so that its effect is roughly additive there.
+const (
+	// FeatRuntime0 … FeatRuntime0+NumRuntimes-1: the provider's runtime
+	// type, one-hot. They are the model's intercepts (there is no separate
+	// bias column), one per runtime, so an in-process Go handler and an
+	// MCP server each get their own base cost.
+	FeatRuntime0 = 0
+	// FeatCPU: the fraction of the process's CPU capacity used over the
+	// last ~100 ms (0 idle … 1 every core busy).
+	FeatCPU = NumRuntimes + iota - 1
+	// FeatPayload: log(1 + parameter bytes).
+	FeatPayload
+	// FeatInFlight: log(1 + calls the provider is running now).
+	FeatInFlight
+	// FeatP50: log of the tool's historical p50 on this provider, in µs.
+	FeatP50
+	// NumLatencyFeatures is the length of LatencyFeatures.
+	NumLatencyFeatures
+)
+
+// NumRuntimes is how many runtime types the one-hot block has room for
+// (the pipeline's Runtime values 0…NumRuntimes-1).
+const NumRuntimes = 3
+
+// LatencyFeatures is one call's feature vector; MakeLatencyFeatures fills
+// it. A fixed-size array so that building and scoring one allocates nothing.
+type LatencyFeatures [NumLatencyFeatures]float64
+
+// MakeLatencyFeatures builds the vector: runtime in [0, NumRuntimes) (out
+// of range counts as the last), cpu as a fraction of capacity, the payload
+// in bytes, the provider's in-flight calls, the tool's p50 (0: none yet).
+func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration) LatencyFeatures {
+	var x LatencyFeatures
+	if runtime < 0 || runtime >= NumRuntimes {
+		runtime = NumRuntimes - 1
+	}
+	x[FeatRuntime0+runtime] = 1
+	x[FeatCPU] = cpu
+	x[FeatPayload] = math.Log1p(float64(max(payload, 0)))
+	x[FeatInFlight] = math.Log1p(float64(max(inflight, 0)))
+	if p50 > 0 {
+		x[FeatP50] = math.Log(float64(p50) / float64(time.Microsecond))
+	}
+	return x
+}
+
+func (x *LatencyFeatures) runtime() int {
+	for r := range NumRuntimes {
+		if x[FeatRuntime0+r] != 0 {
+			return r
+		}
+	}
+	return -1
+}
+
+// OnlineLatencyConfig sizes an OnlineLatency; zero fields take the defaults.
+type OnlineLatencyConfig struct {
+	// MinSamples: no prediction before this many observations (default 32).
+	MinSamples int
+	// Window: the fit uses the last Window observations (default 1024), so
+	// the model follows a provider whose cost changes.
+	Window int
+	// RefitEvery: a refit is due after this many new observations
+	// (default 64).
+	RefitEvery int
+	// Ridge is added to the diagonal of XᵀX (default 1e-3): it keeps the
+	// system solvable when a column is constant zero (a runtime never seen)
+	// and is negligible against the other columns' n·x².
+	Ridge float64
+}
+
+func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
+	if c.MinSamples <= 0 {
+		c.MinSamples = 32
+	}
+	if c.Window <= 0 {
+		c.Window = 1024
+	}
+	if c.Window < c.MinSamples {
+		c.Window = c.MinSamples
+	}
+	if c.RefitEvery <= 0 {
+		c.RefitEvery = 64
+	}
+	if c.Ridge <= 0 {
+		c.Ridge = 1e-3
+	}
+	return c
+}
+
+// OnlineLatency is a linear regression of log latency on LatencyFeatures,
+// refitted online over a bounded window: Observe appends to a ring and says
+// when a refit is due; Refit (least squares with gonum, off the caller's
+// path) publishes new coefficients; Predict reads them without a lock or an
+// allocation. It is safe for concurrent use.
+type OnlineLatency struct {
+	cfg OnlineLatencyConfig
+
+	mu       sync.Mutex
+	xs       []LatencyFeatures // ring of the last Window observations
+	ys       []float64         // their log latency (µs)
+	n        int               // observations in the ring
+	next     int               // ring write position
+	total    uint64            // observations ever
+	sinceFit int
+	refit    atomic.Bool // a Refit is due or running
+
+	// Published coefficients: a sequence lock (odd while Refit writes) over
+	// atomics, so Predict neither blocks nor races with a refit.
+	seq   atomic.Uint64
+	coef  [NumLatencyFeatures]atomic.Uint64 // float64 bits
+	sigma atomic.Uint64                     // residual std. dev. in log space, float64 bits
+	seen  atomic.Uint32                     // bit r: runtime r was in the fitted window
+	ready atomic.Bool
+}
+
+// NewOnlineLatency returns an empty model.
+func NewOnlineLatency(cfg OnlineLatencyConfig) *OnlineLatency {
+	cfg = cfg.withDefaults()
+	return &OnlineLatency{cfg: cfg, xs: make([]LatencyFeatures, cfg.Window), ys: make([]float64, cfg.Window)}
+}
+
+// logMicros is the regression target: log of d in µs (at least 1 µs).
+func logMicros(d time.Duration) float64 {
+	return math.Log(max(float64(d)/float64(time.Microsecond), 1))
+}
+
+// Observe records one finished call and reports whether a refit is now
+// due; the caller then runs Refit (once: later Observe calls say false
+// until that Refit has finished).
+func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refit bool) {
+	m.mu.Lock()
+	m.xs[m.next], m.ys[m.next] = *x, logMicros(latency)
+	m.next = (m.next + 1) % len(m.xs)
+	m.n = min(m.n+1, len(m.xs))
+	m.total++
+	m.sinceFit++
+	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() || m.sinceFit >= m.cfg.RefitEvery)
+	m.mu.Unlock()
+	return due && m.refit.CompareAndSwap(false, true)
+}
+
+// Samples is the number of observations ever made.
+func (m *OnlineLatency) Samples() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total
+}
+
+// Refit fits the window by ridge least squares — β = (XᵀX + λI)⁻¹ Xᵀy by
+// a Cholesky factorisation (gonum) — and publishes β and the residual
+// standard deviation. It allocates; it is meant for a background
+// goroutine, after Observe said it is due.
+func (m *OnlineLatency) Refit() {
+	defer m.refit.Store(false)
+	m.mu.Lock()
+	n := m.n
+	if n < m.cfg.MinSamples {
+		m.mu.Unlock()
+		return
+	}
+	X := mat.NewDense(n, NumLatencyFeatures, nil)
+	y := mat.NewVecDense(n, nil)
+	var seen uint32
+	for i := range n {
+		X.SetRow(i, m.xs[i][:])
+		y.SetVec(i, m.ys[i])
+		if r := m.xs[i].runtime(); r >= 0 {
+			seen |= 1 << r
+		}
+	}
+	m.sinceFit = 0
+	m.mu.Unlock()
+
+	var xtx mat.SymDense
+	xtx.SymOuterK(1, X.T())
+	for i := range NumLatencyFeatures {
+		xtx.SetSym(i, i, xtx.At(i, i)+m.cfg.Ridge)
+	}
+	var xty mat.VecDense
+	xty.MulVec(X.T(), y)
+	var ch mat.Cholesky
+	if !ch.Factorize(&xtx) {
+		return // not positive definite even with the ridge: keep the old fit
+	}
+	var beta mat.VecDense
+	if err := ch.SolveVecTo(&beta, &xty); err != nil {
+		return
+	}
+	var res mat.VecDense
+	res.MulVec(X, &beta)
+	res.SubVec(y, &res)
+	dof := max(n-NumLatencyFeatures, 1)
+	sigma := math.Sqrt(mat.Dot(&res, &res) / float64(dof))
+
+	m.seq.Add(1)
+	for i := range NumLatencyFeatures {
+		m.coef[i].Store(math.Float64bits(beta.AtVec(i)))
+	}
+	m.sigma.Store(math.Float64bits(sigma))
+	m.seen.Store(seen)
+	m.seq.Add(1)
+	m.ready.Store(true)
+}
+
+// Predict returns the predicted latency of a call with features x (the
+// median of the fitted log-normal) and the residual standard deviation in
+// log space (how far off a prediction typically is: a factor of e^σ); ok
+// is false before the first fit and for a runtime the fitted window never
+// had. It takes no lock and allocates nothing.
+func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigma float64, ok bool) {
+	if !m.ready.Load() {
+		return 0, 0, false
+	}
+	var z float64
+	for {
+		s := m.seq.Load()
+		if s&1 == 1 {
+			runtime.Gosched() // a refit is publishing: a few stores, momentary
+			continue
+		}
+		if r := x.runtime(); r < 0 || m.seen.Load()&(1<<r) == 0 {
+			return 0, 0, false
+		}
+		z = 0
+		for i := range NumLatencyFeatures {
+			z += math.Float64frombits(m.coef[i].Load()) * x[i]
+		}
+		sigma = math.Float64frombits(m.sigma.Load())
+		if m.seq.Load() == s {
+			break
+		}
+	}
+	us := math.Exp(z)
+	if math.IsNaN(us) || us > float64(math.MaxInt64/int64(time.Microsecond)) {
+		return 0, 0, false
+	}
+	return time.Duration(us * float64(time.Microsecond)), sigma, true
+}

@@ -1,0 +1,163 @@
+package scoring
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// synth is a call whose true latency follows a known law: base 200 µs,
+// ×(payload)^0.5, ×(1+inflight), ×e^(0.8·cpu), with log-normal noise σ.
+func synth(r *rand.Rand, sigma float64) (LatencyFeatures, time.Duration) {
+	payload := int(math.Exp(r.Float64()*math.Log(100_000))) + 10
+	inflight := r.IntN(32)
+	cpu := r.Float64()
+	x := MakeLatencyFeatures(0, cpu, payload, inflight, 2*time.Millisecond)
+	us := 200 * math.Pow(float64(payload), 0.5) * float64(1+inflight) * math.Exp(0.8*cpu+sigma*r.NormFloat64())
+	return x, time.Duration(us * float64(time.Microsecond))
+}
+
+func feed(m *OnlineLatency, r *rand.Rand, n int, sigma float64) {
+	for range n {
+		x, d := synth(r, sigma)
+		if m.Observe(&x, d) {
+			m.Refit()
+		}
+	}
+}
+
+// The fit recovers the law: predictions within 5% of the noise-free
+// latency, and σ close to the noise's.
+func TestOnlineLatencyRecoversLaw(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	m := NewOnlineLatency(OnlineLatencyConfig{})
+	feed(m, r, 2000, 0.1)
+	for _, c := range []struct {
+		payload, inflight int
+		cpu               float64
+	}{{100, 0, 0}, {10_000, 3, 0.5}, {90_000, 31, 1}} {
+		x := MakeLatencyFeatures(0, c.cpu, c.payload, c.inflight, 2*time.Millisecond)
+		got, sigma, ok := m.Predict(&x)
+		want := 200 * math.Pow(float64(c.payload+1), 0.5) * float64(1+c.inflight) * math.Exp(0.8*c.cpu)
+		// log1p(payload) ≈ log(payload): the law in the model's own terms.
+		if !ok || math.Abs(float64(got)/float64(time.Microsecond)/want-1) > 0.05 {
+			t.Errorf("%+v: predicted %v (ok %v), want %.0f µs", c, got, ok, want)
+		}
+		if sigma < 0.08 || sigma > 0.12 {
+			t.Errorf("sigma %.3f, want ≈ 0.1", sigma)
+		}
+	}
+	if m.Samples() != 2000 {
+		t.Errorf("samples %d", m.Samples())
+	}
+}
+
+// No prediction before MinSamples, nor for a runtime the window never had.
+func TestOnlineLatencyNotReady(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m := NewOnlineLatency(OnlineLatencyConfig{MinSamples: 50})
+	x, _ := synth(r, 0)
+	for i := range 49 {
+		if _, _, ok := m.Predict(&x); ok {
+			t.Fatalf("prediction after %d samples, MinSamples 50", i)
+		}
+		feed(m, r, 1, 0.1)
+	}
+	feed(m, r, 1, 0.1)
+	if _, _, ok := m.Predict(&x); !ok {
+		t.Fatal("no prediction after MinSamples")
+	}
+	other := MakeLatencyFeatures(1, 0, 100, 0, time.Millisecond)
+	if d, _, ok := m.Predict(&other); ok {
+		t.Fatalf("predicted %v for a runtime never observed", d)
+	}
+}
+
+// The window makes the model follow a provider whose cost changes: after
+// Window calls at 10× the cost, predictions are 10× too.
+func TestOnlineLatencyFollowsChange(t *testing.T) {
+	m := NewOnlineLatency(OnlineLatencyConfig{Window: 256, RefitEvery: 16})
+	x := MakeLatencyFeatures(0, 0.1, 1000, 0, time.Millisecond)
+	for range 300 {
+		if m.Observe(&x, time.Millisecond) {
+			m.Refit()
+		}
+	}
+	for range 300 {
+		if m.Observe(&x, 10*time.Millisecond) {
+			m.Refit()
+		}
+	}
+	if d, _, ok := m.Predict(&x); !ok || d < 9*time.Millisecond || d > 11*time.Millisecond {
+		t.Fatalf("predicted %v (ok %v) after the change, want ≈ 10ms", d, ok)
+	}
+}
+
+// Observe, Refit and Predict run concurrently (go test -race), and Observe
+// hands out one refit at a time.
+func TestOnlineLatencyConcurrent(t *testing.T) {
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitEvery: 8, Window: 128, MinSamples: 16})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 500 {
+				x, d := synth(r, 0.2)
+				if m.Observe(&x, d) {
+					m.Refit()
+				}
+				if p, _, ok := m.Predict(&x); ok && (p <= 0 || math.IsNaN(float64(p))) {
+					t.Errorf("prediction %v", p)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if m.Samples() != 4000 {
+		t.Fatalf("samples %d, want 4000", m.Samples())
+	}
+}
+
+// Predict allocates nothing (it runs on every call).
+func TestOnlineLatencyPredictAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := NewOnlineLatency(OnlineLatencyConfig{})
+	feed(m, r, 100, 0.1)
+	x, _ := synth(r, 0)
+	if a := testing.AllocsPerRun(1000, func() { m.Predict(&x) }); a != 0 {
+		t.Fatalf("Predict allocates %v times", a)
+	}
+}
+
+// BenchmarkOnlineLatencyPredict is the hot-path cost: building the feature
+// vector and predicting.
+//
+//	go test -run x -bench OnlineLatency -benchmem -count 5 ./scoring/
+func BenchmarkOnlineLatencyPredict(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m := NewOnlineLatency(OnlineLatencyConfig{})
+	feed(m, r, 1024, 0.1)
+	b.ReportAllocs()
+	var sink time.Duration
+	for i := 0; b.Loop(); i++ {
+		x := MakeLatencyFeatures(0, 0.3, 100+i&1023, i&15, 2*time.Millisecond)
+		d, _, _ := m.Predict(&x)
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkOnlineLatencyRefit is one refit of a full 1024-call window (in
+// the background, every RefitEvery calls of a tool).
+func BenchmarkOnlineLatencyRefit(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m := NewOnlineLatency(OnlineLatencyConfig{})
+	feed(m, r, 1024, 0.1)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.refit.Store(true)
+		m.Refit()
+	}
+}
