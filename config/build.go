@@ -467,4 +467,5 @@ func (p *parser) buildGuard(fc *fileConfig, c *Config) {
 			c.Guard.MaxPending = *n
 		}
 	}
+	p.buildAffinity(&fg.Affinity, c)
 }

@@ -104,6 +104,8 @@ type Guard struct {
 	Expiry time.Duration
 	// MaxPending bounds the open reviews after the fact (0: 1000).
 	MaxPending int
+	// Affinity: which callers use which tools often (guard.affinity).
+	Affinity Affinity
 }
 
 // GuardDir is where the guard keeps its reviews: $AIRS_HOME/guard.

@@ -104,6 +104,16 @@ guard:
   reviewers: []        # agents who may decide over HTTP and in the page
   expiry: 15m          # a confirmation waits this long for a decision (max 24h)
   max_pending: 1000    # open reviews after the fact, at most
+  # Tool affinity: a caller that calls a tool threshold times within window
+  # has an affinity for it, kept in $AIRS_HOME/guard/affinity.json. airs chat
+  # and airs serve then warm that tool's provider at start and keep it warm,
+  # keep the selector's Ollama model loaded (keep_alive, renewed while the
+  # affinity lasts), and cache the tool's lookup for that caller.
+  affinity:
+    enabled: true
+    window: 30m        # 1m..24h, counted in 6 steps
+    threshold: 3       # calls within the window
+    keep_alive: 5m     # Ollama keep_alive for the model; 10s..24h
 
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
