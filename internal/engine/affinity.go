@@ -226,7 +226,10 @@ func (s *affinityState) loop(ctx context.Context, warm bool) {
 func (s *affinityState) warmUp(ctx context.Context, as []affinity.Affinity) (handlers int, model string, err error) {
 	handlers, err = affinity.Prewarm(ctx, s.e.Registry, as)
 	if s.e.Model != nil && s.e.ModelName != "" {
-		if _, merr := ollama.Load(ctx, s.e.Model, s.e.ModelName, s.keep); merr != nil {
+		// The selector's num_ctx: a model loaded with another would be
+		// loaded again by the first selection.
+		opts := ollama.Options{NumCtx: s.e.Selector.Config.WithDefaults().NumCtx}
+		if _, merr := ollama.Load(ctx, s.e.Model, s.e.ModelName, s.keep, opts); merr != nil {
 			err = errors.Join(err, merr)
 		} else {
 			model = s.e.ModelName

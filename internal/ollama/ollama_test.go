@@ -426,7 +426,7 @@ func TestLoad(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL)
-	if _, err := Load(context.Background(), c, "m", 90*time.Second); err != nil {
+	if _, err := Load(context.Background(), c, "m", 90*time.Second, Options{NumCtx: 2048}); err != nil {
 		t.Fatal(err)
 	}
 	if msgs, ok := got["messages"].([]any); !ok || len(msgs) != 0 {
@@ -435,8 +435,11 @@ func TestLoad(t *testing.T) {
 	if got["model"] != "m" || got["keep_alive"] != "1m30s" {
 		t.Errorf("model %v keep_alive %v, want m and 1m30s", got["model"], got["keep_alive"])
 	}
+	if o, _ := got["options"].(map[string]any); o["num_ctx"] != 2048.0 {
+		t.Errorf("options %v: want num_ctx 2048, or the real requests reload the model", got["options"])
+	}
 	reason = "stop"
-	if _, err := Load(context.Background(), c, "m", time.Minute); err == nil || !strings.Contains(err.Error(), `answered "stop"`) {
+	if _, err := Load(context.Background(), c, "m", time.Minute, Options{}); err == nil || !strings.Contains(err.Error(), `answered "stop"`) {
 		t.Errorf("a reply that is not a load: %v", err)
 	}
 }
