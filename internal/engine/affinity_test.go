@@ -32,6 +32,7 @@ type fakeOllama struct {
 type fakeChat struct {
 	messages  int
 	keepAlive string
+	numCtx    float64
 }
 
 func newFakeOllama(t *testing.T) *fakeOllama {
@@ -44,9 +45,11 @@ func newFakeOllama(t *testing.T) *fakeOllama {
 			var req struct {
 				Messages  []json.RawMessage `json:"messages"`
 				KeepAlive *string           `json:"keep_alive"`
+				Options   map[string]any    `json:"options"`
 			}
 			json.NewDecoder(r.Body).Decode(&req)
 			c := fakeChat{messages: len(req.Messages)}
+			c.numCtx, _ = req.Options["num_ctx"].(float64)
 			if req.KeepAlive != nil {
 				c.keepAlive = *req.KeepAlive
 			}
@@ -193,8 +196,9 @@ func TestAffinitySavedAndPrewarmedAtStart(t *testing.T) {
 	if pw.Affinities != 1 || pw.Handlers != 1 || pw.Model != "m" || v.warm.warmed.Load() != 1 {
 		t.Fatalf("prewarm %+v, slow-start warmed %d times; want 1 affinity, 1 handler, model m, 1 warm", pw, v.warm.warmed.Load())
 	}
-	if got := ol.seen()[before:]; len(got) != 1 || got[0].messages != 0 || got[0].keepAlive != "1m30s" {
-		t.Fatalf("Ollama saw %+v; want one load (no messages) with keep_alive 1m30s", got)
+	nc := float64(e.Selector.Config.WithDefaults().NumCtx)
+	if got := ol.seen()[before:]; len(got) != 1 || got[0].messages != 0 || got[0].keepAlive != "1m30s" || got[0].numCtx != nc {
+		t.Fatalf("Ollama saw %+v; want one load (no messages) with keep_alive 1m30s and the selector's num_ctx %v", got, nc)
 	}
 }
 
