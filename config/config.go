@@ -33,6 +33,9 @@
 //     documented no-LLM mode).
 //   - recording: off; when on, sessions go to $AIRS_HOME/sessions with the
 //     values of the redact keys replaced.
+//   - guard.affinity: on; 3 calls of a tool within 30 minutes make a
+//     caller's affinity for it; the model is kept loaded for 5 minutes
+//     (keep_alive) while one is active.
 //
 // # File format
 //
