@@ -123,14 +123,17 @@ func (e *Engine) startAffinity() {
 // load reads the saved affinities under the file's lock. A corrupt file
 // is moved aside (nothing is lost) and the engine starts with none.
 func (s *affinityState) load() []affinity.Affinity {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		s.fail(fmt.Errorf("affinity: %w", err))
+	unusable := func(err error) []affinity.Affinity {
+		s.notice = fmt.Sprintf("affinity: %v: fix the folder's permissions; affinities are not saved this run", err)
+		s.path = ""
 		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return unusable(err)
 	}
 	unlock, err := lockPath(s.path + ".lock")
 	if err != nil {
-		s.fail(fmt.Errorf("affinity: %w", err))
-		return nil
+		return unusable(err)
 	}
 	defer unlock()
 	as, err := affinity.Load(s.path)
@@ -145,7 +148,7 @@ func (s *affinityState) load() []affinity.Affinity {
 		}
 		s.notice = fmt.Sprintf("%v: moved to %s; starting with no affinities", err, to)
 	case err != nil:
-		s.fail(err)
+		return unusable(err)
 	}
 	return as
 }

@@ -40,6 +40,9 @@ func BenchmarkToolLookup(b *testing.B) {
 		run("catalog", func() (pipeline.Tool, error) { return cat.Tool("tester", "read-file") })
 		run("hot-cache", func() (pipeline.Tool, error) { return hc.Tool("tester", "read-file") })
 		run("cold-pair-through-cache", func() (pipeline.Tool, error) { return hc.Tool("other", "read-file") })
+		// The pipeline's own lookup stage (Registry.candidates, here through
+		// Providers) is a map lookup under a read lock: nothing to cache.
+		run("registry-providers", func() (pipeline.Tool, error) { return cat.Registry.Providers("read-file")[0].Tool, nil })
 	}
 }
 

@@ -325,3 +325,23 @@ func TestAffinityKeepAlive(t *testing.T) {
 		t.Fatalf("%d model loads with keep_alive 5m0s while the affinity was active, want repeated ones", loads)
 	}
 }
+
+// A state folder the engine cannot use is said at start; the engine runs
+// on and writes nothing there.
+func TestAffinityUnusableFolder(t *testing.T) {
+	v := newAffEnv(t, "")
+	if err := os.WriteFile(v.cfg.GuardDir(), []byte("not a folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := v.open("chat", "")
+	if n := e.AffinityNotice(); !strings.Contains(n, "affinities are not saved this run") {
+		t.Fatalf("notice %q", n)
+	}
+	affCall(t, e, "tester", "slow-start", 3)
+	if err := e.Close(); err != nil {
+		t.Fatalf("Close: %v (the notice said it already)", err)
+	}
+	if b, _ := os.ReadFile(v.cfg.GuardDir()); string(b) != "not a folder" {
+		t.Fatal("the file in the way was changed")
+	}
+}
