@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/guard/affinity"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 )
 
@@ -61,7 +64,8 @@ type affinityState struct {
 
 	closeOnce sync.Once
 	stopWarm  context.CancelFunc
-	sub       interface{ Close() }
+	sub       *pipeline.Subscription
+	warms     [2]atomic.Uint64 // warm-up rounds: [0] ok, [1] failed
 	runDone   chan struct{}
 	loopDone  chan struct{}
 	warmDone  chan struct{}
@@ -227,6 +231,13 @@ func (s *affinityState) loop(ctx context.Context, warm bool) {
 
 // warmUp warms the providers of as's tools and the selector's model.
 func (s *affinityState) warmUp(ctx context.Context, as []affinity.Affinity) (handlers int, model string, err error) {
+	defer func() {
+		if err != nil {
+			s.warms[1].Add(1)
+		} else {
+			s.warms[0].Add(1)
+		}
+	}()
 	handlers, err = affinity.Prewarm(ctx, s.e.Registry, as)
 	if s.e.Model != nil && s.e.ModelName != "" {
 		// The selector's num_ctx: a model loaded with another would be
@@ -334,4 +345,30 @@ func (e *Engine) toolCatalog() chains.Catalog {
 		return e.affinity.cache
 	}
 	return e.Catalog
+}
+
+// writeAffinityMetrics writes the affinity's Prometheus text (nothing when
+// it is off).
+func (e *Engine) writeAffinityMetrics(w io.Writer) error {
+	s := e.affinity
+	if s == nil {
+		return nil
+	}
+	hits, misses, _ := s.cache.Stats()
+	_, err := fmt.Fprintf(w, `# HELP airs_affinities (caller, tool) pairs with an affinity now.
+# TYPE airs_affinities gauge
+airs_affinities %d
+# HELP airs_affinity_lookups_total Tool lookups of pairs with an affinity, by whether the hot cache answered.
+# TYPE airs_affinity_lookups_total counter
+airs_affinity_lookups_total{result="hit"} %d
+airs_affinity_lookups_total{result="miss"} %d
+# HELP airs_affinity_warms_total Warm-up rounds (providers and model), at start and keep-alive.
+# TYPE airs_affinity_warms_total counter
+airs_affinity_warms_total{result="ok"} %d
+airs_affinity_warms_total{result="failed"} %d
+# HELP airs_affinity_events_dropped_total Call events the affinity tracker missed (its buffer was full).
+# TYPE airs_affinity_events_dropped_total counter
+airs_affinity_events_dropped_total %d
+`, len(s.tr.Affinities()), hits, misses, s.warms[0].Load(), s.warms[1].Load(), s.sub.Dropped())
+	return err
 }

@@ -280,6 +280,15 @@ func TestAffinityHotLookups(t *testing.T) {
 	if h, m, _ := e.affinity.cache.Stats(); h != 4 || m != 1 {
 		t.Fatalf("a caller without affinity went through the cache: %d hits %d misses", h, m)
 	}
+	var sb strings.Builder
+	if err := e.WriteMetrics(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"airs_affinities 1\n", `airs_affinity_lookups_total{result="hit"} 4`, `airs_affinity_lookups_total{result="miss"} 1`} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 	v.reg.Deregister("ext", "slow-start", "")
 	var nf *pipeline.ToolNotFound
 	if _, err := e.CallableTool("tester", "slow-start"); !errors.As(err, &nf) {

@@ -340,6 +340,9 @@ func (e *Engine) WriteMetrics(w io.Writer) error {
 	if err := e.Manager.WritePrometheus(w); err != nil {
 		return err
 	}
+	if err := e.writeAffinityMetrics(w); err != nil {
+		return err
+	}
 	return e.writeRecommenderMetrics(w)
 }
 
