@@ -474,6 +474,7 @@ func (p *parser) buildGuard(fc *fileConfig, c *Config) {
 			c.Guard.MaxPending = *n
 		}
 	}
+	p.buildAffinity(&fg.Affinity, c)
 	p.buildAnomaly(fc, c)
 }
 

@@ -33,6 +33,9 @@
 //     documented no-LLM mode).
 //   - recording: off; when on, sessions go to $AIRS_HOME/sessions with the
 //     values of the redact keys replaced.
+//   - guard.affinity: on; 3 calls of a tool within 30 minutes make a
+//     caller's affinity for it; the model is kept loaded for 5 minutes
+//     (keep_alive) while one is active.
 //
 // # File format
 //
@@ -106,6 +109,8 @@ type Guard struct {
 	MaxPending int
 	// Anomaly configures the anomaly gate (guard.anomaly).
 	Anomaly Anomaly
+	// Affinity: which callers use which tools often (guard.affinity).
+	Affinity Affinity
 }
 
 // Anomaly configures the anomaly gate: the model file `airs guard train`

@@ -118,6 +118,16 @@ guard:
     block: 0.95        # held until a person confirms it, as a destructive call
     # candidate: new.model    # a second model for a share of callers (A/B),
     # candidate_share: 0.1    # chosen by a hash of the caller: each sees one model
+  # Tool affinity: a caller that calls a tool threshold times within window
+  # has an affinity for it, kept in $AIRS_HOME/guard/affinity.json. airs chat
+  # and airs serve then warm that tool's provider at start and keep it warm,
+  # keep the selector's Ollama model loaded (keep_alive, renewed while the
+  # affinity lasts), and cache the tool's lookup for that caller.
+  affinity:
+    enabled: true
+    window: 30m        # 1m..24h, counted in 6 steps
+    threshold: 3       # calls within the window
+    keep_alive: 5m     # Ollama keep_alive for the model; 10s..24h
 
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey

@@ -168,6 +168,7 @@ type fileConfig struct {
 			Candidate      string   `yaml:"candidate"`
 			CandidateShare *float64 `yaml:"candidate_share"`
 		} `yaml:"anomaly"`
+		Affinity fileAffinity `yaml:"affinity"`
 	} `yaml:"guard"`
 }
 

@@ -25,6 +25,9 @@ func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine
 	if e.ModelNotice != "" && channel != "run" && channel != "recommend" {
 		fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
 	}
+	if n := e.AffinityNotice(); n != "" {
+		a.warnf("%s", n)
+	}
 	return e, func() { e.Close(); closeM() }, nil
 }
 

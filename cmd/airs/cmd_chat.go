@@ -96,6 +96,9 @@ func runChat(a *app, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	if n := eng.AffinityNotice(); n != "" {
+		a.warnf("%s", n)
+	}
 	if err := eng.WatchSpaces(); err != nil {
 		a.warnf("suggestions from files in the spaces are off: %v", err)
 	}

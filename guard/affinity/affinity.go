@@ -6,6 +6,8 @@
 package affinity
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,10 +57,13 @@ type Pair struct {
 	Tool   string `json:"tool"`
 }
 
-// Affinity is a pair at or over the threshold, with its windowed count.
+// Affinity is a pair at or over the threshold, with its windowed count and
+// when it was last called (the start of the window's step that holds its
+// latest call: a saved affinity expires when that step leaves the window).
 type Affinity struct {
 	Pair
-	Count int `json:"count"`
+	Count int       `json:"count"`
+	Last  time.Time `json:"last,omitzero"`
 }
 
 // Tracker holds the windowed counts. It is safe for concurrent use.
@@ -66,8 +71,9 @@ type Tracker struct {
 	cfg   Config
 	width time.Duration
 
-	mu     sync.Mutex
-	counts map[Pair][]bucket // ring per pair, oldest dropped lazily
+	mu      sync.Mutex
+	counts  map[Pair][]bucket // ring per pair, oldest dropped lazily
+	version uint64            // counts Observe calls: Version
 }
 
 type bucket struct {
@@ -93,14 +99,54 @@ func (t *Tracker) Observe(caller, tool string, at time.Time) {
 	s := t.slot(at)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.slot(t.cfg.Now())
+	if s < now-int64(t.cfg.Buckets)+1 {
+		return // already out of the window
+	}
 	p := Pair{caller, tool}
-	bs := t.prune(t.counts[p], t.slot(t.cfg.Now()))
-	if n := len(bs); n > 0 && bs[n-1].slot == s {
-		bs[n-1].n++
+	bs := t.prune(t.counts[p], now)
+	// Calls arrive in time order but for Seed's (earlier) ones: keep the
+	// buckets sorted, prune depends on it.
+	i := len(bs)
+	for i > 0 && bs[i-1].slot > s {
+		i--
+	}
+	if i > 0 && bs[i-1].slot == s {
+		bs[i-1].n++
 	} else {
-		bs = append(bs, bucket{slot: s, n: 1})
+		bs = slices.Insert(bs, i, bucket{slot: s, n: 1})
 	}
 	t.counts[p] = bs
+	t.version++
+}
+
+// Version changes whenever a call is observed, so that a saver can skip a
+// save when nothing happened.
+func (t *Tracker) Version() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.version
+}
+
+// Window is the configured window (with its default).
+func (t *Tracker) Window() time.Duration { return t.cfg.Window }
+
+// Hot reports whether caller has an affinity for tool now. It is the hot
+// path of HotCache: one map lookup and at most Buckets additions.
+func (t *Tracker) Hot(caller, tool string) bool {
+	now := t.slot(t.cfg.Now())
+	p := Pair{caller, tool}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bs, ok := t.counts[p]
+	if !ok {
+		return false
+	}
+	n := 0
+	for _, b := range t.prune(bs, now) {
+		n += b.n
+	}
+	return n >= t.cfg.Threshold
 }
 
 // prune drops the buckets that have left the window ending at slot now.
@@ -132,27 +178,20 @@ func (t *Tracker) Affinities() []Affinity {
 			n += b.n
 		}
 		if n >= t.cfg.Threshold {
-			out = append(out, Affinity{Pair: p, Count: n})
+			last := time.Unix(0, bs[len(bs)-1].slot*int64(t.width)).UTC()
+			out = append(out, Affinity{Pair: p, Count: n, Last: last})
 		}
 	}
-	slices.SortFunc(out, func(a, b Affinity) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		if a.Caller != b.Caller {
-			if a.Caller < b.Caller {
-				return -1
-			}
-			return 1
-		}
-		if a.Tool < b.Tool {
-			return -1
-		} else if a.Tool > b.Tool {
-			return 1
-		}
-		return 0
-	})
+	sortAffinities(out)
 	return out
+}
+
+// sortAffinities orders the most used first, then by caller and tool (a
+// stable order for files and tests).
+func sortAffinities(as []Affinity) {
+	slices.SortFunc(as, func(a, b Affinity) int {
+		return cmp.Or(b.Count-a.Count, cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Tool, b.Tool))
+	})
 }
 
 // Tools returns the distinct tools of the current affinities: the
@@ -186,25 +225,110 @@ func (t *Tracker) Run(ctx context.Context, sub *pipeline.Subscription) {
 	}
 }
 
-// Save writes the current affinities to path (atomically: a temp file
-// renamed over it), so that the next start can pre-warm for them.
-func (t *Tracker) Save(path string) error {
-	b, err := json.MarshalIndent(t.Affinities(), "", "  ")
+// fileVersion is the version of the file Save writes.
+const fileVersion = 1
+
+// file is what Save writes.
+type file struct {
+	Version    int        `json:"version"`
+	SavedAt    time.Time  `json:"saved_at"`
+	Affinities []Affinity `json:"affinities"`
+}
+
+// Save writes the current affinities to path, merged with others (what the
+// file held, as Load read it just before: other processes sharing the
+// same AIRS_HOME save there too), so that the next start can pre-warm for
+// them. Of others only the affinities still within the window are kept;
+// a pair in both keeps the later one (Merge). The file is replaced whole
+// (temp file, fsync, rename, fsync of the folder): a crash leaves the old
+// file or the new one. Callers that share the file serialize Load+Save
+// with a lock of their own.
+func (t *Tracker) Save(path string, others []Affinity) error {
+	now := t.cfg.Now()
+	as := Merge(t.Affinities(), others, now.Add(-t.cfg.Window))
+	b, err := json.MarshalIndent(file{Version: fileVersion, SavedAt: now.UTC(), Affinities: as}, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("affinity: create the folder of %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("affinity: write %s: %w", tmp, err)
+	if err := writeAtomic(path, b); err != nil {
+		return fmt.Errorf("affinity: save %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
+// Merge joins ours and others, one entry per pair: the one called last
+// (then the larger count). Entries of others last called before since, or
+// with no time, are left out: they have left the window.
+func Merge(ours, others []Affinity, since time.Time) []Affinity {
+	by := map[Pair]Affinity{}
+	for _, a := range ours {
+		by[a.Pair] = a
+	}
+	for _, a := range others {
+		if a.Last.IsZero() || a.Last.Before(since) {
+			continue
+		}
+		if o, ok := by[a.Pair]; ok && (o.Last.After(a.Last) || o.Last.Equal(a.Last) && o.Count >= a.Count) {
+			continue
+		}
+		by[a.Pair] = a
+	}
+	out := make([]Affinity, 0, len(by))
+	for _, a := range by {
+		out = append(out, a)
+	}
+	sortAffinities(out)
+	return out
+}
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// CorruptError is Load's answer for a file that is not an affinity file
+// (cut short, edited by hand, another program's): SetAside moves it out of
+// the way so that nothing overwrites it.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("affinity: %s is not an affinity file (%v)", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
 // Load reads the affinities Save wrote. A missing file is no affinities,
-// not an error: the first start has none.
+// not an error: the first start has none. A file that is not one is a
+// *CorruptError.
 func Load(path string) ([]Affinity, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -213,22 +337,56 @@ func Load(path string) ([]Affinity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("affinity: read %s: %w", path, err)
 	}
-	var out []Affinity
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("affinity: %s is not an affinity file (delete it to start afresh): %w", path, err)
+	var f file
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
 	}
-	return out, nil
-}
-
-// Seed counts the loaded affinities as calls made now, so that a restart
-// keeps them for one window unless they are used again.
-func (t *Tracker) Seed(as []Affinity) {
-	now := t.cfg.Now()
-	for _, a := range as {
-		for range a.Count {
-			t.Observe(a.Caller, a.Tool, now)
+	if f.Version != fileVersion {
+		return nil, &CorruptError{Path: path, Err: fmt.Errorf("version %d, want %d", f.Version, fileVersion)}
+	}
+	for i, a := range f.Affinities {
+		if a.Caller == "" || a.Tool == "" || a.Count < 1 {
+			return nil, &CorruptError{Path: path, Err: fmt.Errorf("entry %d: want a caller, a tool and a count of at least 1", i)}
 		}
 	}
+	return f.Affinities, nil
+}
+
+// SetAside renames a corrupt file to PATH.corrupt-TIME beside it and
+// returns the new name, so that the next save starts afresh without
+// destroying what was there.
+func SetAside(path string, now time.Time) (string, error) {
+	to := path + ".corrupt-" + now.UTC().Format("20060102T150405.000000000Z")
+	if err := os.Rename(path, to); err != nil {
+		return "", fmt.Errorf("affinity: move %s aside: %w", path, err)
+	}
+	return to, nil
+}
+
+// Seed counts loaded affinities as calls made when they were last made
+// (Affinity.Last; now when it is unset or in the future), so that a
+// restart keeps each for what is left of its window unless it is used
+// again. An affinity whose last call has left the window is dropped.
+// It returns the affinities seeded.
+func (t *Tracker) Seed(as []Affinity) []Affinity {
+	now := t.cfg.Now()
+	var out []Affinity
+	for _, a := range as {
+		at := a.Last
+		if at.IsZero() || at.After(now) {
+			at = now
+		}
+		if t.slot(at) < t.slot(now)-int64(t.cfg.Buckets)+1 {
+			continue
+		}
+		for range a.Count {
+			t.Observe(a.Caller, a.Tool, at)
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // Warmer is what Prewarm and KeepAlive warm through: pipeline.Registry.

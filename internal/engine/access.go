@@ -17,7 +17,7 @@ func (e *Engine) Tools() []pipeline.Registered { return e.Registry.List() }
 
 // CallableTool is the tool name as caller may call it, or why not.
 func (e *Engine) CallableTool(caller, name string) (pipeline.Tool, error) {
-	return e.Catalog.Tool(caller, name)
+	return e.toolCatalog().Tool(caller, name)
 }
 
 // Hints are the selector's argument-extraction hints (the spaces' names).

@@ -60,6 +60,7 @@ type Engine struct {
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
 	watcher         *watch.Watcher // the spaces' file watcher (chat, serve); nil otherwise
+	affinity        *affinityState // tool affinity (affinity.go); nil when off
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -148,7 +149,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		Index:    ix,
 		Ranker:   e.Ranker,
 		Validate: m.Validate,
-		Model:    SelectorModel(e.Model),
+		Model:    e.selectorModel(), // SelectorModel with affinity's keep-alive
 		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	})
@@ -168,6 +169,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.Close()
 		return nil, err
 	}
+	e.startAffinity()
 	return e, nil
 }
 
@@ -215,6 +217,7 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, e.stopRecommender())
 		e.stopRecommender = nil
 	}
+	err = errors.Join(err, e.stopAffinity())
 	if e.learned != nil {
 		err = errors.Join(err, e.learned.close())
 	}
@@ -312,7 +315,7 @@ func (e *Engine) RunPipeline(ctx context.Context, caller, file string, yaml []by
 	if err != nil {
 		return nil, err
 	}
-	opts := chains.Options{Executor: e.Executor(), Catalog: e.Catalog, Caller: caller}
+	opts := chains.Options{Executor: e.Executor(), Catalog: e.toolCatalog(), Caller: caller}
 	if continueOnFailure {
 		opts.OnFailure = chains.ContinueOnFailure
 	}
@@ -335,6 +338,9 @@ func Truncate(b []byte, max int) (string, bool) {
 // WriteMetrics writes the Prometheus text of the Manager's metrics.
 func (e *Engine) WriteMetrics(w io.Writer) error {
 	if err := e.Manager.WritePrometheus(w); err != nil {
+		return err
+	}
+	if err := e.writeAffinityMetrics(w); err != nil {
 		return err
 	}
 	return e.writeRecommenderMetrics(w)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/selector"
@@ -14,10 +15,15 @@ func SelectorModel(c ollama.Client) selector.Model {
 	if c == nil {
 		return nil
 	}
-	return ollamaModel{c}
+	return ollamaModel{c: c}
 }
 
-type ollamaModel struct{ c ollama.Client }
+type ollamaModel struct {
+	c ollama.Client
+	// keepAlive, when set, is the requests' keep_alive (0: the server's
+	// default): the engine's affinity keeps the model loaded with it.
+	keepAlive func() time.Duration
+}
 
 // Generate implements selector.Model: greedy decoding, the request's seed.
 func (m ollamaModel) Generate(ctx context.Context, req selector.ModelRequest, onChunk func(string) error) error {
@@ -26,11 +32,16 @@ func (m ollamaModel) Generate(ctx context.Context, req selector.ModelRequest, on
 		msgs[i] = ollama.Message{Role: msg.Role, Content: msg.Content}
 	}
 	temp, seed := 0.0, req.Seed
+	var keep time.Duration
+	if m.keepAlive != nil {
+		keep = m.keepAlive()
+	}
 	_, err := m.c.Chat(ctx, ollama.ChatRequest{
-		Model:    req.Model,
-		Messages: msgs,
-		Format:   req.Format,
-		Options:  ollama.Options{Temperature: &temp, Seed: &seed, NumCtx: req.NumCtx, NumPredict: req.NumPredict},
+		KeepAlive: keep,
+		Model:     req.Model,
+		Messages:  msgs,
+		Format:    req.Format,
+		Options:   ollama.Options{Temperature: &temp, Seed: &seed, NumCtx: req.NumCtx, NumPredict: req.NumPredict},
 	}, onChunk)
 	return modelError(err)
 }

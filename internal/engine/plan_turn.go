@@ -111,13 +111,13 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	cut, _ := json.Marshal(map[string]any{"steps": steps[:run]})
 	c, err := chains.ParsePlan(cut)
 	if err == nil {
-		err = c.Validate(e.Catalog, caller)
+		err = c.Validate(e.toolCatalog(), caller)
 	}
 	if err != nil { // PlanParts validated the whole plan; a prefix stays valid
 		return false, nil
 	}
 	ex := &uiExec{e: e, ui: ui}
-	res, rerr := chains.Run(ctx, c, nil, chains.Options{Executor: ex, Catalog: e.Catalog, Caller: caller})
+	res, rerr := chains.Run(ctx, c, nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
 	tr.Run = res
 
 	var recSteps []session.TurnStep

@@ -594,3 +594,23 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// Load asks the server to load model into memory and keep it loaded for
+// keepAlive after (0: the server's default, 5 minutes; negative: until it
+// is told otherwise): a chat with no messages, which Ollama answers with
+// "done_reason":"load" once the model is in memory. It returns how long
+// the request took, which is the model's load time when it was not
+// loaded yet. A warm-up, so that the first real request does not pay it:
+// opts must carry the options that decide how the model is loaded as the
+// real requests will (NumCtx above all), or Ollama loads it again for them.
+func Load(ctx context.Context, c Client, model string, keepAlive time.Duration, opts Options) (time.Duration, error) {
+	start := time.Now()
+	resp, err := c.Chat(ctx, ChatRequest{Model: model, KeepAlive: keepAlive, Options: opts}, nil)
+	if err != nil {
+		return time.Since(start), fmt.Errorf("loading %s: %w", model, err)
+	}
+	if resp.DoneReason != "load" {
+		return time.Since(start), fmt.Errorf("loading %s: the server answered %q, not \"load\" (not an Ollama server?)", model, resp.DoneReason)
+	}
+	return time.Since(start), nil
+}

@@ -409,3 +409,37 @@ func TestEmbed(t *testing.T) {
 		t.Errorf("no inputs: %v, %v", v, err)
 	}
 }
+
+// Load sends a chat with no messages and the keep_alive, as Ollama's load
+// request is written, and checks that the answer is a load.
+func TestLoad(t *testing.T) {
+	var got map[string]any
+	reason := "load"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/chat" {
+			http.NotFound(w, r)
+			return
+		}
+		got = nil
+		json.NewDecoder(r.Body).Decode(&got)
+		fmt.Fprintf(w, `{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":%q}`, reason)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL)
+	if _, err := Load(context.Background(), c, "m", 90*time.Second, Options{NumCtx: 2048}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, ok := got["messages"].([]any); !ok || len(msgs) != 0 {
+		t.Errorf("messages = %#v, want an empty list (a load, not a chat)", got["messages"])
+	}
+	if got["model"] != "m" || got["keep_alive"] != "1m30s" {
+		t.Errorf("model %v keep_alive %v, want m and 1m30s", got["model"], got["keep_alive"])
+	}
+	if o, _ := got["options"].(map[string]any); o["num_ctx"] != 2048.0 {
+		t.Errorf("options %v: want num_ctx 2048, or the real requests reload the model", got["options"])
+	}
+	reason = "stop"
+	if _, err := Load(context.Background(), c, "m", time.Minute, Options{}); err == nil || !strings.Contains(err.Error(), `answered "stop"`) {
+		t.Errorf("a reply that is not a load: %v", err)
+	}
+}
