@@ -32,7 +32,7 @@ func connect(t *testing.T, b Backend, caller string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := New(b, caller, "test").Connect(ctx, st, nil); err != nil {
+	if _, err := New(b, caller, Options{Version: "test"}).Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
