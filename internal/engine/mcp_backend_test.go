@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpClient connects the go-sdk's client to the served engine's /mcp with
+// token.
+func mcpClient(t *testing.T, base, token string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: tokenRT{token}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "engine-test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type tokenRT struct{ tok string }
+
+func (r tokenRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+r.tok)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// auditCalls are caller:tool:outcome of every record in the audit log.
+func auditCalls(t *testing.T, cfg *config.Config) []string {
+	t.Helper()
+	f, err := os.Open(cfg.AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct{ Caller, Tool, Outcome string }
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			out = append(out, r.Caller+":"+r.Tool+":"+r.Outcome)
+		}
+	}
+	return out
+}
+
+func names(tools []*mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestMCPOverServeIsTheTokensAgent(t *testing.T) {
+	base, cfg, e := newServedEngineWith(t, servedOptions{mcp: true})
+	ctx := context.Background()
+
+	// No token: 401 that says what to send.
+	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "Authorization: Bearer") {
+		t.Fatalf("no token: %d %s", resp.StatusCode, body)
+	}
+
+	// nobody holds no capability: the space tools are neither listed nor
+	// callable, exactly as the selector's context leaves them out.
+	nobody := mcpClient(t, base, "t-nobody")
+	lt, err := nobody.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctxNames []string
+	for _, en := range e.Catalog.Callable("nobody") {
+		ctxNames = append(ctxNames, en.Tool.Name)
+	}
+	got := names(lt.Tools)
+	slices.Sort(got)
+	slices.Sort(ctxNames)
+	ctxNames = slices.Compact(ctxNames)
+	if !slices.Equal(got, ctxNames) {
+		t.Errorf("nobody's tools/list = %v, the selector's context = %v", got, ctxNames)
+	}
+	if slices.Contains(got, "pdf-extract") || slices.Contains(got, "list-files") {
+		t.Errorf("nobody lists a space tool: %v", got)
+	}
+	r, err := nobody.CallTool(ctx, &mcp.CallToolParams{Name: "pdf-extract", Arguments: map[string]any{"space": "documents", "path": "quotes/acme-2024.pdf"}})
+	if err == nil && !r.IsError {
+		t.Fatalf("nobody called pdf-extract: %+v", r)
+	}
+
+	// web reads the space: its call is the pipeline's, audited as web's.
+	web := mcpClient(t, base, "t-web")
+	r, err = web.CallTool(ctx, &mcp.CallToolParams{Name: "pdf-extract", Arguments: map[string]any{"space": "documents", "path": "quotes/acme-2024.pdf"}})
+	if err != nil || r.IsError {
+		t.Fatalf("web's pdf-extract: %+v, %v", r, err)
+	}
+	if txt := r.Content[0].(*mcp.TextContent).Text; !strings.Contains(txt, "Pro plan") {
+		t.Errorf("pdf-extract's text = %s", txt)
+	}
+	// A call that the schema stage refuses comes back as an error result
+	// with the kind, not as a protocol failure.
+	r, err = web.CallTool(ctx, &mcp.CallToolParams{Name: "calculator", Arguments: map[string]any{"expr": "1"}})
+	if err != nil || !r.IsError || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "schema") {
+		t.Errorf("a call with a wrong argument: %+v, %v", r, err)
+	}
+
+	// Resources: the space's PDFs, read as their text through pdf-extract.
+	lr, err := web.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pdf string
+	for _, res := range lr.Resources {
+		if strings.HasSuffix(res.URI, "/quotes/acme-2025.pdf") {
+			pdf = res.URI
+		}
+	}
+	if pdf == "" {
+		t.Fatalf("web's resources lack the 2025 quote: %+v", lr.Resources)
+	}
+	rr, err := web.ReadResource(ctx, &mcp.ReadResourceParams{URI: pdf})
+	if err != nil || !strings.Contains(rr.Contents[0].Text, "$30 per month") {
+		t.Fatalf("reading %s: %+v, %v", pdf, rr, err)
+	}
+	if lr, err := nobody.ListResources(ctx, nil); err != nil || len(lr.Resources) != 0 {
+		t.Errorf("nobody's resources = %+v, %v", lr, err)
+	}
+
+	calls := auditCalls(t, cfg)
+	for _, w := range []string{"web:pdf-extract:ok", "web:list-files:ok"} {
+		if !slices.Contains(calls, w) {
+			t.Errorf("the audit log lacks %s: %v", w, calls)
+		}
+	}
+	for _, c := range calls {
+		if strings.HasPrefix(c, "nobody:pdf-extract:ok") {
+			t.Errorf("nobody's pdf-extract ran: %v", calls)
+		}
+	}
+}
