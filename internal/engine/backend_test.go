@@ -48,7 +48,7 @@ type servedOptions struct {
 	mcp      bool                                             // serve /mcp (mcp/server over MCPBackend)
 }
 
-func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,12 +13,13 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpClient connects the go-sdk's client to the served engine's /mcp with
 // token.
-func mcpClient(t *testing.T, base, token string) *mcp.ClientSession {
+func mcpClient(t testing.TB, base, token string) *mcp.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: tokenRT{token}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "engine-test"}, nil).Connect(context.Background(),
@@ -38,7 +40,7 @@ func (r tokenRT) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // auditCalls are caller:tool:outcome of every record in the audit log.
-func auditCalls(t *testing.T, cfg *config.Config) []string {
+func auditCalls(t testing.TB, cfg *config.Config) []string {
 	t.Helper()
 	f, err := os.Open(cfg.AuditPath())
 	if err != nil {
@@ -154,5 +156,47 @@ func TestMCPOverServeIsTheTokensAgent(t *testing.T) {
 		if strings.HasPrefix(c, "nobody:pdf-extract:ok") {
 			t.Errorf("nobody's pdf-extract ran: %v", calls)
 		}
+	}
+}
+
+// BenchmarkMCPToolsList1000 is one client's whole tools/list (every page)
+// of 1,000 registered tools plus the builtins, through /mcp on the served
+// engine: bearer-token authentication, the SDK's streamable HTTP
+// transport over a real socket, the caller's capability-filtered list.
+func BenchmarkMCPToolsList1000(b *testing.B) {
+	const n = 1000
+	base, _, _ := newServedEngineWith(b, servedOptions{mcp: true, register: func(reg *pipeline.Registry, _ *config.Config) {
+		h := pipeline.HandlerFunc(func(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+		for i := range n {
+			t := pipeline.Tool{Name: fmt.Sprintf("bench-tool-%04d", i), Version: "1.0.0", Trust: pipeline.TL2, LatencyClass: pipeline.Fast,
+				Description: fmt.Sprintf("Benchmark tool %d: looks up record %d in the inventory and returns its fields.", i, i),
+				Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the record id"},"limit":{"type":"integer","minimum":1}},"required":["id"],"additionalProperties":false}`)}
+			if err := reg.Register("bench", t, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}})
+	cs := mcpClient(b, base, "t-web")
+	ctx := context.Background()
+	count := func() int {
+		total, cursor := 0, ""
+		for {
+			res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(res.Tools)
+			if cursor = res.NextCursor; cursor == "" {
+				return total
+			}
+		}
+	}
+	if got := count(); got < n {
+		b.Fatalf("tools/list gave %d tools, want at least %d", got, n)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		count()
 	}
 }
