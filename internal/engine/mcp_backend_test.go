@@ -166,7 +166,9 @@ func TestMCPOverServeIsTheTokensAgent(t *testing.T) {
 func BenchmarkMCPToolsList1000(b *testing.B) {
 	const n = 1000
 	base, _, _ := newServedEngineWith(b, servedOptions{mcp: true, register: func(reg *pipeline.Registry, _ *config.Config) {
-		h := pipeline.HandlerFunc(func(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+		h := pipeline.HandlerFunc(func(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		})
 		for i := range n {
 			t := pipeline.Tool{Name: fmt.Sprintf("bench-tool-%04d", i), Version: "1.0.0", Trust: pipeline.TL2, LatencyClass: pipeline.Fast,
 				Description: fmt.Sprintf("Benchmark tool %d: looks up record %d in the inventory and returns its fields.", i, i),
