@@ -181,9 +181,17 @@ func toolOf(t pipeline.Tool) (*mcp.Tool, error) {
 			return nil, fmt.Errorf("its parameters schema is not a JSON object: %v", err)
 		}
 	}
+	// The schema goes out as the registry's bytes: encoding it from a map
+	// for every tools/list would sort its keys each time.
+	raw := t.Parameters
 	switch typ := schema["type"]; typ {
 	case nil:
 		schema["type"] = "object"
+		b, err := json.Marshal(schema)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
 	case "object":
 	default:
 		return nil, fmt.Errorf("MCP needs an input schema of type object, this one has type %v", typ)
@@ -194,7 +202,7 @@ func toolOf(t pipeline.Tool) (*mcp.Tool, error) {
 	return &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
-		InputSchema: schema,
+		InputSchema: json.RawMessage(raw),
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: &destructive,
