@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -439,4 +440,57 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.tok)
 	return b.rt.RoundTrip(r)
+}
+
+// TestDestructiveCallWaitsForAPersonThenRuns: with the real guard as the
+// pipeline's intent gate, a delete-file over MCP is held and says how to
+// approve it; once approved, the same call runs and the file is gone.
+func TestDestructiveCallWaitsForAPersonThenRuns(t *testing.T) {
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	victim := filepath.Join(docs, "old.txt")
+	os.WriteFile(victim, []byte("bye"), 0o644)
+	pol := &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}}, Capabilities: map[string][]pipeline.Capability{
+		"alice": {{Kind: "ReadSpace", Arg: "docs"}, {Kind: "WriteSpace", Arg: "docs"}}}}
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := builtin.Register(reg, builtin.Options{Spaces: map[string]string{"docs": docs}, Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := guard.New(guard.Config{Dir: filepath.Join(root, "guard")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := pipeline.NewManager(pipeline.Config{Registry: reg, Policy: pol, Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := &realBackend{reg: reg, m: m, cat: &selector.RegistryCatalog{Registry: reg, Policy: pol}}
+	_, alice := connectOpts(t, b, "alice", Options{}, nil)
+	ctx := context.Background()
+	del := &mcp.CallToolParams{Name: "delete-file", Arguments: map[string]any{"space": "docs", "path": "old.txt"}}
+	r, err := alice.CallTool(ctx, del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := r.Content[0].(*mcp.TextContent).Text
+	if !r.IsError || !strings.Contains(txt, "airs review approve ") {
+		t.Fatalf("the destructive call was not held: %v %q", r.IsError, txt)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("the file went before anyone approved: %v", err)
+	}
+	id := strings.Fields(txt[strings.Index(txt, "airs review approve ")+len("airs review approve "):])[0]
+	id = strings.TrimSuffix(id, "',")
+	if _, err := g.Decide(id, guard.Once, "operator"); err != nil {
+		t.Fatalf("approving %q: %v", id, err)
+	}
+	r, err = alice.CallTool(ctx, del)
+	if err != nil || r.IsError {
+		t.Fatalf("the approved call: %+v, %v", r, err)
+	}
+	if _, err := os.Stat(victim); !os.IsNotExist(err) {
+		t.Errorf("the approved delete left the file: %v", err)
+	}
 }
