@@ -23,6 +23,7 @@ type Registry struct {
 	schemas *schemaCache
 	order   atomic.Uint64 // registration order, the last ranking tie-break
 	gen     atomic.Uint64 // bumped by every change of the tool set (Generation)
+	watch   watchers      // told of every change of the tool set (Watch)
 
 	mu        sync.RWMutex
 	providers map[string]*provider
@@ -171,6 +172,7 @@ func (r *Registry) Register(providerID string, t Tool, h Handler) error {
 // rebuildName recomputes byName[name]; r.mu must be held.
 func (r *Registry) rebuildName(name string) {
 	r.gen.Add(1)
+	r.notify()
 	var list []*entry
 	for k, vs := range r.versions {
 		if k.name == name && len(vs) > 0 {

@@ -63,6 +63,10 @@ type Config struct {
 	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
 	ShutdownTimeout time.Duration // drain budget on shutdown [30s]
 	Logger          *slog.Logger
+	// MCP serves /mcp (MCP's streamable HTTP transport) behind the same
+	// bearer-token authentication: the handler reads the agent with
+	// Caller. cmd/airs builds it (mcp/server.NewHTTPHandler); nil: no /mcp.
+	MCP http.Handler
 }
 
 // Server is the HTTP API.
@@ -107,6 +111,12 @@ func New(b Backend, cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/plan", s.auth(s.admit(s.plan)))
 	s.mux.HandleFunc("POST /v1/chat", s.auth(s.admit(s.chat)))
 	s.mux.HandleFunc("POST /v1/pipelines/run", s.auth(s.admit(s.runPipeline)))
+	if cfg.MCP != nil {
+		// Every method: the transport POSTs messages, GETs its event
+		// stream and DELETEs its session. The token is the one place the
+		// agent comes from; an MCP message never names it.
+		s.mux.HandleFunc("/mcp", s.auth(cfg.MCP.ServeHTTP))
+	}
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s,
@@ -156,7 +166,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, "not_found",
-		fmt.Sprintf("no endpoint %s: the API is POST /v1/call, /v1/select, /v1/plan, /v1/chat, /v1/pipelines/run, /v1/reviews/{id}/approve|deny and GET /v1/tools, /v1/reviews, /metrics, /healthz", r.URL.Path))
+		fmt.Sprintf("no endpoint %s: the API is POST /v1/call, /v1/select, /v1/plan, /v1/chat, /v1/pipelines/run, /v1/reviews/{id}/approve|deny and GET /v1/tools, /v1/reviews, /metrics, /healthz, and /mcp (MCP, streamable HTTP) when served", r.URL.Path))
 }
 
 // captureWriter records what the mux's fallback handlers would answer.

@@ -22,7 +22,7 @@ func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)
 	}
-	if e.ModelNotice != "" && channel != "run" && channel != "recommend" {
+	if e.ModelNotice != "" && channel != "run" && channel != "recommend" && channel != "mcp" {
 		fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
 	}
 	if n := e.AffinityNotice(); n != "" {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
 )
 
@@ -14,7 +16,7 @@ var serveCmd = &command{
 	Name:    "serve",
 	Summary: "serve the HTTP API (call, select, plan, chat, pipelines, metrics)",
 	Usage: `Usage:
-  airs serve [--listen ADDR] [--model M|none]
+  airs serve [--listen ADDR] [--model M|none] [--pipelines PATH]...
 
 Serves the HTTP API on loopback (http.listen in airs.yaml, default
 127.0.0.1:7777) until SIGINT or SIGTERM, then drains in-flight requests.
@@ -29,17 +31,23 @@ to an agent id. The caller is always the token's agent, never a body field.
   POST /v1/chat            {"text"}   → server-sent events
   POST /v1/pipelines/run   {"yaml","input"?}
   GET  /v1/tools, /metrics (Prometheus text), /healthz
+  /mcp                     MCP (streamable HTTP): the token's agent's tools,
+                           the files of its spaces as resources, the
+                           pipelines of --pipelines as prompts ('airs help mcp')
 
 Examples:
   airs serve
   airs serve --listen 127.0.0.1:9000 --model none
   curl -s -H "Authorization: Bearer $TOKEN" localhost:7777/v1/tools
+  npx -y @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:7777/mcp --transport http --header "Authorization: Bearer $TOKEN" --method tools/list
 `,
 	Run: func(a *app, args []string) error {
 		fs := a.flags()
 		listen := fs.String("listen", "", "address to listen on (default: http.listen in airs.yaml)")
 		model := fs.String("model", "", "Ollama model for selection and chat, or none for no-LLM mode (default: ollama.model in airs.yaml)")
 		drain := fs.Duration("drain", 30*time.Second, "how long shutdown waits for in-flight requests")
+		var pipelines multiFlag
+		fs.Var(&pipelines, "pipelines", "a YAML pipeline `file` or folder of them that /mcp serves as prompts (repeatable; default: $AIRS_HOME/pipelines)")
 		pos, err := parseArgs(fs, args)
 		if err != nil {
 			return err
@@ -76,7 +84,10 @@ Examples:
 		if len(toks) == 0 {
 			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")
 		}
-		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger()})
+		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{
+			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger()})
+		defer mh.Close()
+		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh})
 		// Bind first: "serving on" is said only once it is true, and a port
 		// in use or a bad address is the one error the user sees.
 		l, err := s.Listen()

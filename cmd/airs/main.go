@@ -30,6 +30,7 @@ var commands = []*command{
 	callCmd,
 	runCmd,
 	serveCmd,
+	mcpCmd,
 	grammarCmd,
 	auditCmd,
 	versionCmd,

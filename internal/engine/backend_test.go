@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
+	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -44,9 +45,10 @@ type servedOptions struct {
 	register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
 	timeout  time.Duration                                    // the server's RequestTimeout (0: its default)
 	guard    bool                                             // a guard, with web as its reviewer
+	mcp      bool                                             // serve /mcp (mcp/server over MCPBackend)
 }
 
-func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -104,7 +106,13 @@ func newServedEngineWith(t *testing.T, o servedOptions) (base string, cfg *confi
 			t.Fatal(err)
 		}
 	}
-	s := server.New(e.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}, RequestTimeout: o.timeout})
+	sc := server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}, RequestTimeout: o.timeout}
+	if o.mcp {
+		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{})
+		t.Cleanup(mh.Close)
+		sc.MCP = mh
+	}
+	s := server.New(e.Backend(), sc)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,21 @@
 // The caller is fixed by the channel that built the server (the CLI's OS
 // user, or a bearer token), never by anything a client sends, and every
 // tools/call goes through the Tool Manager's seven stages.
+//
+// What a client sees is the caller's:
+//
+//   - tools/list: the tools the caller may call (Backend.Tools, capability
+//     filtered like the selector's context), with MCP annotations; kept up
+//     to date with the registry when the Backend is a Watcher (the SDK then
+//     sends notifications/tools/list_changed).
+//   - resources: the files of the spaces the caller may read, as
+//     airs://SPACE/PATH (resources.go); listing and reading are calls of
+//     list-files, read-file and pdf-extract through the Backend, so the
+//     capability checks and the audit log apply to them as to any call.
+//   - prompts: the YAML pipelines of Options.Pipelines whose tools the
+//     caller may call (prompts.go).
+//
+// NewHTTPHandler serves it over streamable HTTP, one server per caller.
 package server
 
 import (
@@ -9,34 +24,177 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"sync"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Backend is what the MCP server needs of AIRS; internal/engine and
-// cmd/airs implement it over pipeline.Manager.
+// Backend is what the MCP server needs of AIRS; internal/engine
+// implements it over pipeline.Manager.
 type Backend interface {
-	// Tools returns the tools caller may call (capability-filtered).
+	// Tools returns the tools caller may call (capability-filtered), one
+	// per name.
 	Tools(caller string) []pipeline.Tool
 	// Call runs one call through the pipeline.
 	Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 }
 
-// New returns an MCP server whose tools are those caller may call.
-// The list is taken once: a client sees the tools of this moment.
-func New(b Backend, caller, version string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "airs", Version: version}, nil)
-	for _, t := range b.Tools(caller) {
-		s.AddTool(toolOf(t), handler(b, caller, t.Name))
+// Watcher is an optional Backend method: a channel that receives after the
+// tool set changed (pipeline.Registry.Watch), and a function that stops it.
+type Watcher interface {
+	Watch() (<-chan struct{}, func())
+}
+
+// Options configure a server; the zero value serves tools and resources.
+type Options struct {
+	// Version is AIRS's, as the server names itself in initialize.
+	Version string
+	// Pipelines are YAML pipeline files or directories of them (*.yaml,
+	// *.yml), served as prompts; none: no prompts.
+	Pipelines []string
+	// PageSize bounds one page of resources/list [100].
+	PageSize int
+	// Logger receives what a client cannot be told (a tool left out of
+	// tools/list, a pipeline that does not parse) [discard].
+	Logger *slog.Logger
+}
+
+// Server is one caller's MCP server.
+type Server struct {
+	*mcp.Server
+	b      Backend
+	caller string
+	opts   Options
+
+	mu     sync.Mutex
+	listed map[string]*mcp.Tool // what tools/list answers now, by name
+	stop   func()               // ends the registry watch and waits for its goroutine
+}
+
+// New returns the MCP server of caller. Its tools are those caller may
+// call now; with a Watcher backend they follow the registry until Close.
+func New(b Backend, caller string, opts Options) *Server {
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := &Server{b: b, caller: caller, opts: opts, listed: map[string]*mcp.Tool{}}
+	s.Server = mcp.NewServer(&mcp.Implementation{Name: "airs", Version: version}, &mcp.ServerOptions{
+		Logger:       opts.Logger,
+		HasResources: true,
+		HasPrompts:   len(opts.Pipelines) > 0,
+		// Every list is this caller's (its capabilities decide it): no
+		// intermediary may serve it to another.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
+		Instructions: "AIRS's tools, as the agent " + caller + " may call them. Every call goes through AIRS's pipeline " +
+			"(capabilities, schema validation, timeouts, audit); a destructive call may wait for a person ('airs review').",
+	})
+	s.addResources()
+	s.addPrompts()
+	s.Refresh()
+	if w, ok := b.(Watcher); ok {
+		ch, stop := w.Watch()
+		quit, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-ch:
+					s.Refresh()
+				case <-quit:
+					return
+				}
+			}
+		}()
+		s.stop = func() { stop(); close(quit); <-done }
 	}
 	return s
 }
 
-func toolOf(t pipeline.Tool) *mcp.Tool {
-	schema := t.Parameters
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
+// Close stops following the registry. Sessions already connected keep
+// the tool list of that moment.
+func (s *Server) Close() {
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// Refresh makes tools/list what the caller may call now: tools that went
+// are removed, new or changed ones added. The SDK tells connected clients
+// with one debounced notifications/tools/list_changed.
+func (s *Server) Refresh() {
+	s.mu.Lock() // held while asking the backend too: two refreshes never interleave
+	defer s.mu.Unlock()
+	want := map[string]*mcp.Tool{}
+	handlers := map[string]mcp.ToolHandler{}
+	for _, t := range s.b.Tools(s.caller) {
+		if _, dup := want[t.Name]; dup {
+			continue // the backend's first is the preferred provider's
+		}
+		mt, err := toolOf(t)
+		if err != nil {
+			s.opts.Logger.Warn("mcp: a tool is left out of tools/list", "tool", t.Name, "reason", err)
+			continue
+		}
+		want[t.Name] = mt
+		handlers[t.Name] = handler(s.b, s.caller, t.Name)
+	}
+	var gone []string
+	for name := range s.listed {
+		if want[name] == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.Server.RemoveTools(gone...)
+	}
+	for name, mt := range want {
+		if old := s.listed[name]; old != nil && reflect.DeepEqual(old, mt) {
+			continue
+		}
+		s.Server.AddTool(mt, handlers[name])
+	}
+	s.listed = want
+}
+
+// toolOf is a pipeline tool as MCP describes it. MCP requires an input
+// schema of type object: a schema without a type gets it (AIRS's calls are
+// objects anyway), one of another type cannot be listed.
+func toolOf(t pipeline.Tool) (*mcp.Tool, error) {
+	schema := map[string]any{}
+	if len(t.Parameters) > 0 {
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return nil, fmt.Errorf("its parameters schema is not a JSON object: %v", err)
+		}
+	}
+	// The schema goes out as the registry's bytes: encoding it from a map
+	// for every tools/list would sort its keys each time.
+	raw := t.Parameters
+	switch typ := schema["type"]; typ {
+	case nil:
+		schema["type"] = "object"
+		b, err := json.Marshal(schema)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	case "object":
+	default:
+		return nil, fmt.Errorf("MCP needs an input schema of type object, this one has type %v", typ)
 	}
 	// MCP's destructiveHint defaults to true when absent, so it is always
 	// stated: a tool AIRS does not call destructive is said not to be.
@@ -44,13 +202,13 @@ func toolOf(t pipeline.Tool) *mcp.Tool {
 	return &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
-		InputSchema: schema,
+		InputSchema: json.RawMessage(raw),
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  t.Idempotent,
 		},
-	}
+	}, nil
 }
 
 func handler(b Backend, caller, name string) mcp.ToolHandler {
@@ -77,10 +235,13 @@ func handler(b Backend, caller, name string) mcp.ToolHandler {
 // errorResult is a pipeline error as an MCP tool error: the model or the
 // person behind the client reads the kind and what to do.
 func errorResult(err error) *mcp.CallToolResult {
-	msg := fmt.Sprintf("%s: %v", pipeline.KindOf(err), err)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(err)}}}
+}
+
+func errorText(err error) string {
 	var ivr *pipeline.IntentVerificationRequired
 	if errors.As(err, &ivr) {
-		msg = fmt.Sprintf("%s: this destructive call waits for a person: run 'airs review approve %s', then call again", pipeline.KindOf(err), ivr.ID)
+		return fmt.Sprintf("%s: this destructive call waits for a person: run 'airs review approve %s', then call again", pipeline.KindOf(err), ivr.ID)
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	return fmt.Sprintf("%s: %v", pipeline.KindOf(err), err)
 }

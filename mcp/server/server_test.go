@@ -32,7 +32,7 @@ func connect(t *testing.T, b Backend, caller string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := New(b, caller, "test").Connect(ctx, st, nil); err != nil {
+	if _, err := New(b, caller, Options{Version: "test"}).Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
@@ -97,5 +97,25 @@ func TestDestructiveHeldSaysHowToApprove(t *testing.T) {
 	txt := r.Content[0].(*mcp.TextContent).Text
 	if !r.IsError || !strings.Contains(txt, "airs review approve c-42") {
 		t.Errorf("result = %v %q", r.IsError, txt)
+	}
+}
+
+func TestSchemaWithoutTypeIsAnObjectAndAnotherTypeIsLeftOut(t *testing.T) {
+	b := &fakeBackend{tools: map[string][]pipeline.Tool{"alice": {
+		{Name: "untyped", Parameters: json.RawMessage(`{"properties":{"x":{"type":"string"}}}`)},
+		{Name: "stringy", Parameters: json.RawMessage(`{"type":"string"}`)},
+		{Name: "typed", Parameters: json.RawMessage(`{"type":"object","properties":{"y":{"type":"integer"}}}`)},
+	}}}
+	res, err := connect(t, b, "alice").ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range res.Tools {
+		s, _ := json.Marshal(tl.InputSchema)
+		got[tl.Name] = string(s)
+	}
+	if len(got) != 2 || !strings.Contains(got["untyped"], `"type":"object"`) || !strings.Contains(got["untyped"], `"x"`) || !strings.Contains(got["typed"], `"y"`) {
+		t.Errorf("tools = %v (untyped as an object, typed as is, stringy left out)", got)
 	}
 }

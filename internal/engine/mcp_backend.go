@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"context"
+
+	mcpserver "github.com/airs-dev/airs/mcp/server"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// MCPBackend is the engine as mcp/server serves it (`airs mcp`, /mcp on
+// `airs serve`): the tools a caller may call exactly as the selector's
+// context assembles them (Catalog.Callable: reachable provider, every
+// required capability held, not past its sunset, a space enum narrowed to
+// the spaces the caller may read), calls through the engine like any
+// channel's (the Manager's seven stages, the ranker's statistics), and the
+// registry's change signal so tools/list follows it.
+func (e *Engine) MCPBackend() mcpserver.Backend { return mcpBackend{e} }
+
+type mcpBackend struct{ e *Engine }
+
+// Tools are the caller's tools, one per name: the registry's preferred
+// provider's, which is also the one a call without a provider reaches.
+func (b mcpBackend) Tools(caller string) []pipeline.Tool {
+	seen := map[string]bool{}
+	var out []pipeline.Tool
+	for _, en := range b.e.Catalog.Callable(caller) {
+		if !seen[en.Tool.Name] {
+			seen[en.Tool.Name] = true
+			out = append(out, en.Tool)
+		}
+	}
+	return out
+}
+
+// Call runs the call as the channel's caller. The MCP server sets
+// req.Caller from the channel; nothing a client sends reaches it.
+func (b mcpBackend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	return b.e.Call(ctx, req)
+}
+
+// Watch is the registry's change signal (mcpserver.Watcher).
+func (b mcpBackend) Watch() (<-chan struct{}, func()) { return b.e.Registry.Watch() }
