@@ -161,6 +161,7 @@ type fileConfig struct {
 		Expiry      Duration `yaml:"expiry"`
 		MaxPending  *int     `yaml:"max_pending"`
 	} `yaml:"guard"`
+	MCP fileMCP `yaml:"mcp"`
 }
 
 type fileAgent struct {
