@@ -151,7 +151,9 @@ func New(extra int) *mcp.Server {
 	// A schema no validator compiles: its $ref points nowhere.
 	s.AddTool(&mcp.Tool{Name: "badschema", Description: "A tool whose inputSchema does not compile.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}}}},
-		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("unreachable"), nil })
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("unreachable"), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "addtool", Description: "Add the tool late (the server then sends notifications/tools/list_changed).", InputSchema: obj(nil)},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.AddTool(&mcp.Tool{Name: "late", Description: "Added while running.", InputSchema: obj(nil), Annotations: ro},
