@@ -17,6 +17,7 @@ var toolsCmd = &command{
 	Usage: `Usage:
   airs tools list [--json] [--provider P] [--all]
   airs tools show NAME [--provider P] [--version V] [--json] [--all]
+  airs tools review SERVER [--json]
 
 'list' prints the tools you may call: the builtins (provider "builtin") and
 those declared in the manifests named in airs.yaml, as the model sees them —
@@ -28,11 +29,20 @@ capabilities, trust level, latency class, whether it is idempotent and its
 effect (read-only, destructive, or writes) —
 everything you need to write its --args for 'airs call'.
 
+'review' starts the MCP server SERVER of airs.yaml (mcp.servers) and shows
+its tools with their annotations (readOnlyHint, destructiveHint,
+idempotentHint, as AIRS reads them: absent hints take the MCP spec's
+defaults, so an unannotated tool counts as destructive), the tools it
+lists that AIRS does not offer and why, and what granting means: the
+capabilities an agent must hold (MCP(SERVER) and the server's requires),
+and whether you hold them.
+
 Examples:
   airs tools list
   airs tools list --json | jq -r '.[].name'
   airs tools show calculator
   airs tools show list-files --json
+  airs tools review fs
 `,
 	Run: runTools,
 }
@@ -48,7 +58,13 @@ func runTools(a *app, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("say 'list' or 'show NAME'")
+		return usagef("say 'list', 'show NAME' or 'review SERVER'")
+	}
+	if pos[0] == "review" {
+		if len(pos) != 2 {
+			return usagef("'tools review' takes one MCP SERVER name (mcp.servers in airs.yaml)")
+		}
+		return toolsReview(a, pos[1], *asJSON)
 	}
 	reg, err := a.registry()
 	if err != nil {
@@ -72,7 +88,7 @@ func runTools(a *app, args []string) error {
 		}
 		return toolsShow(a, reg, mine, pos[1], *provider, *version, *asJSON)
 	default:
-		return usagef("unknown 'tools' action %q: say 'list' or 'show NAME'", pos[0])
+		return usagef("unknown 'tools' action %q: say 'list', 'show NAME' or 'review SERVER'", pos[0])
 	}
 }
 

@@ -11,12 +11,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/mcp/client/mcptest"
 )
 
 // airsBin is the binary under test, built once by TestMain.
 var airsBin string
 
 func TestMain(m *testing.M) {
+	mcptest.MaybeServe() // the test binary is also the MCP test server
 	dir, err := os.MkdirTemp("", "airs-bin-")
 	if err != nil {
 		panic(err)

@@ -554,3 +554,21 @@ func contentText(cs []mcp.Content) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// ServerInfo is what the server said of itself in initialize ("" while it
+// is down).
+func (c *Conn) ServerInfo() (name, version string) {
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	if l == nil {
+		return "", ""
+	}
+	if r := l.sess.InitializeResult(); r != nil && r.ServerInfo != nil {
+		return r.ServerInfo.Name, r.ServerInfo.Version
+	}
+	return "", ""
+}
+
+// Server is the server's description as connected.
+func (c *Conn) Server() Server { return c.srv }

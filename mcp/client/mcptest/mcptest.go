@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package mcptest is a hostile MCP server for tests and benchmarks: well-
 // behaved tools beside ones that hang, freeze, exit mid-call, answer 100 MB,
 // break JSON-RPC, declare a schema that does not compile, or list
@@ -18,7 +16,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,7 +106,7 @@ func New(extra int) *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "freeze", Description: "Stop the whole server process (SIGSTOP): it answers nothing, pings included.", InputSchema: obj(nil), Annotations: ro},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			freeze()
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
