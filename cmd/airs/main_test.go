@@ -132,7 +132,7 @@ func TestToolsList(t *testing.T) {
 	e.run("tools", "show", "list-files").expect(t, 0, `"enum": [`, "")
 	e.run("tools", "show", "calculator").expect(t, 0, `airs call calculator --args '{"expression": "…"}'`, "")
 	e.run("tools", "show", "nope").expect(t, 10, "", "hint: check the name")
-	e.run("tools").expect(t, 2, "", "say 'list' or 'show NAME'")
+	e.run("tools").expect(t, 2, "", "say 'list', 'show NAME' or 'review SERVER'")
 }
 
 func TestCallAndAudit(t *testing.T) {
