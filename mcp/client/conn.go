@@ -572,3 +572,13 @@ func (c *Conn) ServerInfo() (name, version string) {
 
 // Server is the server's description as connected.
 func (c *Conn) Server() Server { return c.srv }
+
+// PID is the stdio server's process id (0 while down, or for HTTP).
+func (c *Conn) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || c.cur.proc == nil {
+		return 0
+	}
+	return c.cur.proc.cmd.Process.Pid
+}
