@@ -79,3 +79,32 @@ mcp:
 		}
 	}
 }
+
+// TestMCPExampleParses uncomments the mcp section of Example: what the
+// annotated file shows must be valid.
+func TestMCPExampleParses(t *testing.T) {
+	home := isolate(t)
+	var lines []string
+	in := false
+	for _, l := range strings.Split(Example, "\n") {
+		if l == "# mcp:" {
+			in = true
+		}
+		if in && !strings.HasPrefix(l, "#") {
+			break
+		}
+		if in {
+			lines = append(lines, strings.TrimPrefix(l, "# "))
+		}
+	}
+	if len(lines) < 10 {
+		t.Fatalf("no mcp section in Example (%d lines)", len(lines))
+	}
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := c.MCP.Servers["fs"]; len(fs.Command) != 4 || fs.Prefix != "fs" || c.MCP.Servers["remote"].URL == "" {
+		t.Fatalf("servers = %+v", c.MCP.Servers)
+	}
+}

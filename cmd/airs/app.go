@@ -132,13 +132,12 @@ func (a *app) registry() (*pipeline.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.MCP.Servers) > 0 {
-		// Their tools are tools like the others: every command that lists
-		// or calls tools sees them. One that does not start is a warning.
-		a.mcp = engine.StartMCP(a.context(), c, reg, a.logger(), versionString())
-		for _, err := range a.mcp.Problems() {
-			a.warnf("%v", err)
-		}
+	// The MCP servers of airs.yaml and those installed in AIRS_HOME: their
+	// tools are tools like the others, so every command that lists or
+	// calls tools sees them. One that does not start is a warning.
+	a.mcp = engine.StartMCP(a.context(), c, reg, a.logger(), versionString())
+	for _, err := range a.mcp.Problems() {
+		a.warnf("%v", err)
 	}
 	a.reg = reg
 	return reg, nil

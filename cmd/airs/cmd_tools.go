@@ -18,6 +18,8 @@ var toolsCmd = &command{
   airs tools list [--json] [--provider P] [--all]
   airs tools show NAME [--provider P] [--version V] [--json] [--all]
   airs tools review SERVER [--json]
+  airs tools install npm:PACKAGE@VERSION [--name N] [--requires CAPS] [--yes] [-- ARGS]
+  airs tools remove NAME
 
 'list' prints the tools you may call: the builtins (provider "builtin") and
 those declared in the manifests named in airs.yaml, as the model sees them —
@@ -37,12 +39,25 @@ lists that AIRS does not offer and why, and what granting means: the
 capabilities an agent must hold (MCP(SERVER) and the server's requires),
 and whether you hold them.
 
+'install' installs an MCP server from npm into AIRS_HOME/mcp: an exact
+version, with npm's own client and --ignore-scripts (no install script
+runs); the registry's integrity hash and a hash of every installed file are
+recorded and checked each time AIRS starts it. It then starts the server
+once and shows its review; only if you answer yes (or pass --yes) are its
+tools offered from then on, as NAME.tool (NAME: --name, default the package
+name without "server-"). --requires adds capabilities its tools require
+beside MCP(NAME); ARGS after -- are passed to the server. 'remove' deletes
+an installed server.
+
 Examples:
   airs tools list
   airs tools list --json | jq -r '.[].name'
   airs tools show calculator
   airs tools show list-files --json
   airs tools review fs
+  airs tools install npm:@modelcontextprotocol/server-everything@2026.8.31
+  airs tools install npm:@modelcontextprotocol/server-filesystem@2026.8.31 --name docs --requires 'ReadSpace(documents)' -- ~/Documents
+  airs tools remove everything
 `,
 	Run: runTools,
 }
@@ -53,12 +68,29 @@ func runTools(a *app, args []string) error {
 	provider := fs.String("provider", "", "only tools of this `provider`")
 	version := fs.String("version", "", "show this `version` (default: the highest)")
 	all := fs.Bool("all", false, "every registered tool as registered, not only what you may call")
+	var io installOpts
+	fs.StringVar(&io.name, "name", "", "install: the server's `name` (default: from the package)")
+	fs.StringVar(&io.requires, "requires", "", "install: `capabilities` its tools require beside MCP(NAME), comma-separated")
+	fs.BoolVar(&io.yes, "yes", false, "install: offer its tools without asking")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return usagef("say 'list', 'show NAME' or 'review SERVER'")
+	}
+	switch pos[0] {
+	case "install":
+		if len(pos) < 2 {
+			return usagef("'tools install' takes npm:PACKAGE@VERSION")
+		}
+		io.asJSON, io.args = *asJSON, pos[2:]
+		return toolsInstall(a, pos[1], io)
+	case "remove", "rm":
+		if len(pos) != 2 {
+			return usagef("'tools remove' takes the NAME of an installed server")
+		}
+		return toolsRemove(a, pos[1])
 	}
 	if pos[0] == "review" {
 		if len(pos) != 2 {

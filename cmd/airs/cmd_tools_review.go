@@ -49,20 +49,28 @@ func toolsReview(a *app, name string, asJSON bool) error {
 	if conn == nil {
 		return fmt.Errorf("MCP server %s did not start (the warning above says why): fix mcp.servers.%s in airs.yaml", name, name)
 	}
-	caller, err := a.caller()
+	transport := "stdio: " + strings.Join(append(slices.Clone(cs.Command), cs.Args...), " ")
+	if cs.URL != "" {
+		transport = "streamable HTTP " + cs.URL
+	}
+	r, err := reviewOf(a, name, transport, cs.Requires, conn)
 	if err != nil {
 		return err
 	}
-	r := reviewJSON{Server: name, Provider: client.ProviderID(name), Agent: caller, Tools: conn.Tools(), Unavailable: conn.Unavailable()}
-	if cs.URL != "" {
-		r.Transport = "streamable HTTP " + cs.URL
-	} else {
-		r.Transport = "stdio: " + strings.Join(append(slices.Clone(cs.Command), cs.Args...), " ")
+	return printReview(a, r, asJSON)
+}
+
+// reviewOf gathers what review shows of a connected server.
+func reviewOf(a *app, name, transport string, requires []pipeline.Capability, conn *client.Conn) (reviewJSON, error) {
+	caller, err := a.caller()
+	if err != nil {
+		return reviewJSON{}, err
 	}
+	r := reviewJSON{Server: name, Provider: client.ProviderID(name), Agent: caller, Transport: transport, Tools: conn.Tools(), Unavailable: conn.Unavailable()}
 	if n, v := conn.ServerInfo(); n != "" {
 		r.ServerInfo = strings.TrimSpace(n + " " + v)
 	}
-	reqs := append([]pipeline.Capability{client.Capability(name)}, cs.Requires...)
+	reqs := append([]pipeline.Capability{client.Capability(name)}, requires...)
 	r.Missing = []string{}
 	for _, q := range reqs {
 		r.Requires = append(r.Requires, q.String())
@@ -70,6 +78,11 @@ func toolsReview(a *app, name string, asJSON bool) error {
 			r.Missing = append(r.Missing, q.String())
 		}
 	}
+	return r, nil
+}
+
+func printReview(a *app, r reviewJSON, asJSON bool) error {
+	name, caller := r.Server, r.Agent
 	if asJSON {
 		return writeJSON(a.stdout, r)
 	}

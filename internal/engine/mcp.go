@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/mcp/client"
+	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -36,8 +38,19 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	names := make([]string, 0, len(cfg.MCP.Servers))
-	for n := range cfg.MCP.Servers {
+	servers := maps.Clone(cfg.MCP.Servers)
+	if servers == nil {
+		servers = map[string]config.MCPServer{}
+	}
+	if cfg.Home != "" {
+		inst, probs := InstalledMCP(cfg)
+		m.problems = append(m.problems, probs...)
+		for _, s := range inst {
+			servers[s.Name] = s
+		}
+	}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -45,7 +58,7 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
-		s, err := MCPServer(cfg.MCP.Servers[n], log, version)
+		s, err := MCPServer(servers[n], log, version)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -70,6 +83,48 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 		}
 	}
 	return m
+}
+
+// InstalledMCP are the servers `airs tools install` put in AIRS_HOME and
+// the user approved, each checked against the hashes recorded at install;
+// one that fails the check, or whose name airs.yaml also uses, is a
+// problem and is not started.
+func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
+	list, err := install.Load(cfg.Home)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []config.MCPServer
+	var probs []error
+	for _, s := range list {
+		if !s.Approved {
+			continue
+		}
+		if _, clash := cfg.MCP.Servers[s.Name]; clash {
+			probs = append(probs, fmt.Errorf("installed MCP server %s: airs.yaml configures a server of that name too; the installed one is not started: rename one (`airs tools remove %s`, then install with --name)", s.Name, s.Name))
+			continue
+		}
+		if err := install.Verify(cfg.Home, s); err != nil {
+			probs = append(probs, err)
+			continue
+		}
+		cs := config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, MaxTools: config.DefaultMCPMaxTools,
+			MaxMessageBytes: config.DefaultMCPMaxMessageBytes, MaxResponseBytes: config.DefaultMCPMaxResponseBytes,
+			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace}
+		for _, r := range s.Requires {
+			c, err := pipeline.ParseCapability(r)
+			if err != nil {
+				probs = append(probs, fmt.Errorf("installed MCP server %s: requires %q: %v", s.Name, r, err))
+				cs.Name = ""
+				break
+			}
+			cs.Requires = append(cs.Requires, c)
+		}
+		if cs.Name != "" {
+			out = append(out, cs)
+		}
+	}
+	return out, probs
 }
 
 // MCPServer is the client's description of one configured server; a

@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,60 @@ func airsCall(m *pipeline.Manager) func() error {
 		return err
 	}
 }
+
+// BenchmarkStdioCallPaired alternates a direct call and a call through
+// AIRS in the same loop (same moment, same load), so that the machine's
+// noise falls on both alike; it reports both p50s, their difference and
+// their ratio.
+func BenchmarkStdioCallPaired(b *testing.B) {
+	for _, conc := range []int{1, benchConc} {
+		b.Run(fmt.Sprintf("conc-%d", conc), func(b *testing.B) {
+			direct, through := directCall(benchDirect(b, 0)), airsCall(first(benchAIRS(b, 0)))
+			dl, al := make([]time.Duration, b.N), make([]time.Duration, b.N)
+			var mu sync.Mutex
+			i := 0
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range conc {
+				wg.Go(func() {
+					for {
+						mu.Lock()
+						k := i
+						i++
+						mu.Unlock()
+						if k >= b.N {
+							return
+						}
+						calls := [2]func() error{direct, through}
+						lat := [2]*time.Duration{&dl[k], &al[k]}
+						if k%2 == 1 { // alternate which goes first
+							calls[0], calls[1], lat[0], lat[1] = calls[1], calls[0], lat[1], lat[0]
+						}
+						for j := range calls {
+							t0 := time.Now()
+							if err := calls[j](); err != nil {
+								b.Error(err)
+								return
+							}
+							*lat[j] = time.Since(t0)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			slices.Sort(dl)
+			slices.Sort(al)
+			d50, a50 := dl[len(dl)/2], al[len(al)/2]
+			b.ReportMetric(float64(d50.Microseconds()), "direct-p50-µs")
+			b.ReportMetric(float64(a50.Microseconds()), "airs-p50-µs")
+			b.ReportMetric(float64((a50 - d50).Microseconds()), "added-p50-µs")
+			b.ReportMetric(float64(a50)/float64(d50), "p50-ratio")
+		})
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
 
 func BenchmarkStdioCall(b *testing.B) {
 	b.Run("direct", func(b *testing.B) { measure(b, 1, directCall(benchDirect(b, 0))) })
