@@ -90,6 +90,8 @@ type Config struct {
 	Recommend Recommend
 	// Guard configures the guard layer (intent verification).
 	Guard Guard
+	// MCP: outside MCP servers (config/mcp.go).
+	MCP MCP
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

@@ -129,6 +129,30 @@ guard:
     threshold: 3       # calls within the window
     keep_alive: 5m     # Ollama keep_alive for the model; 10s..24h
 
+# Outside MCP servers (client mode): their tools are registered as NAME.tool
+# and every one requires MCP(NAME) beside requires:, so none is callable until
+# an agent is granted it (add "MCP(fs)" to its capabilities). 'airs tools
+# review NAME' shows the tools and what granting means. Shown commented out:
+# a configured server is started by every command that builds the registry.
+# mcp:
+#   servers:
+#     fs:                                  # stdio: AIRS starts the command
+#       command: [npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31", ~/Documents]
+#       args: []                           # appended to command
+#       env: {}                            # added to AIRS's environment
+#       dir: ""                            # working directory (default: AIRS's)
+#       requires: ["ReadSpace(documents)"]
+#       prefix: fs                         # tools are PREFIX.tool (default: the name)
+#       timeout: 30s                       # one call, when the caller asks for none
+#       max_tools: 1000                    # more listed: the server is not started
+#       max_message_bytes: 16777216        # one JSON-RPC message read from it
+#       max_response_bytes: 4194304        # one tool result
+#       restarts_per_minute: 3             # past it, the server is given up
+#       grace: 2s                          # after a cancel, to answer a ping (else killed)
+#     remote:                              # streamable HTTP
+#       url: https://mcp.example.org/mcp
+#       headers_from_env: {Authorization: REMOTE_MCP_AUTH}   # value read from $REMOTE_MCP_AUTH
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).

@@ -170,6 +170,7 @@ type fileConfig struct {
 		} `yaml:"anomaly"`
 		Affinity fileAffinity `yaml:"affinity"`
 	} `yaml:"guard"`
+	MCP fileMCP `yaml:"mcp"`
 }
 
 type fileAgent struct {

@@ -32,9 +32,11 @@
 #   E2E_RUN           passed to go test -run
 #   E2E_GOFLAGS       extra go test flags (e.g. "-v -race")
 #   AIRS_E2E_KEEP=1   keep the temp dir (server log, model) after the run
+#   AIRS_E2E_MCP_DIR  where the npm MCP servers are installed (default: the cache,
+#                     installed with npm install --ignore-scripts on first use)
 #
 # Exported to the tests: OLLAMA_HOST (http://127.0.0.1:PORT), AIRS_E2E_MODEL,
-# AIRS_E2E=1, AIRS_E2E_SERVER_LOG (the server's log file).
+# AIRS_E2E=1, AIRS_E2E_SERVER_LOG (the server's log file), AIRS_E2E_MCP_DIR.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -186,6 +188,29 @@ log "ollama create $MODEL"
 timed create "$OLLAMA_BIN" create "$MODEL" -f "$WORK/model/Modelfile" >"$WORK/create.log" 2>&1 ||
 	{ cat "$WORK/create.log" >&2; exit 1; }
 log "created $MODEL (${took[create]}s)"
+
+# 5b. Real MCP servers from npm for mcp/client's e2e tests (pinned; the same
+# list as NPMServers in mcp/client/npm_e2e_test.go), installed without
+# running install scripts, once per version set in the cache.
+MCP_NPM=(@modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31)
+MCP_DIR="$CACHE/mcp-npm/$(printf '%s\n' "${MCP_NPM[@]}" | sha256sum | cut -c1-12)"
+if [[ -n "${AIRS_E2E_MCP_DIR:-}" ]]; then
+	export AIRS_E2E_MCP_DIR
+elif [[ -d "$MCP_DIR/node_modules/@modelcontextprotocol/server-everything" ]]; then
+	export AIRS_E2E_MCP_DIR="$MCP_DIR"
+elif command -v npm >/dev/null; then
+	log "npm install --ignore-scripts ${MCP_NPM[*]}"
+	mkdir -p "$MCP_DIR"
+	if timed mcp_npm npm install --ignore-scripts --no-audit --no-fund --prefix "$MCP_DIR" "${MCP_NPM[@]}" >"$WORK/mcp-npm.log" 2>&1; then
+		export AIRS_E2E_MCP_DIR="$MCP_DIR"
+	else
+		cat "$WORK/mcp-npm.log" >&2
+		rm -rf "$MCP_DIR"
+		log "the MCP servers could not be installed: mcp/client's e2e tests will skip"
+	fi
+else
+	log "no npm: mcp/client's e2e tests will skip"
+fi
 
 # 6. Tests.
 export AIRS_E2E=1 AIRS_E2E_MODEL="$MODEL" AIRS_E2E_SERVER_LOG="$SERVER_LOG"

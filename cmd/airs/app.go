@@ -28,6 +28,7 @@ type app struct {
 	cfg    *config.Config
 	policy *pipeline.StaticPolicy
 	reg    *pipeline.Registry
+	mcp    *engine.MCP  // the outside MCP servers registry() started; run closes them
 	guard  *guard.Guard // nil until guardian() builds it, and when guard.enabled is false
 	// closeWait bounds how long closing the Manager waits for handlers
 	// that ignore their context (0: until they return); serve sets its
@@ -132,8 +133,23 @@ func (a *app) registry() (*pipeline.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The MCP servers of airs.yaml and those installed in AIRS_HOME: their
+	// tools are tools like the others, so every command that lists or
+	// calls tools sees them. One that does not start is a warning.
+	a.mcp = engine.StartMCP(a.context(), c, reg, a.logger(), versionString())
+	for _, err := range a.mcp.Problems() {
+		a.warnf("%v", err)
+	}
 	a.reg = reg
 	return reg, nil
+}
+
+// close releases what the app started (the MCP servers).
+func (a *app) close() {
+	if a.mcp != nil {
+		a.mcp.Close()
+		a.mcp = nil
+	}
 }
 
 // manager builds a Manager with the durable audit log. close releases

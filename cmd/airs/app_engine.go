@@ -17,7 +17,7 @@ func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, engine.Options{Channel: channel, Model: model, Guard: a.guard})
+	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, engine.Options{Channel: channel, Model: model, Guard: a.guard, MCP: a.mcp})
 	if err != nil {
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)

@@ -17,6 +17,9 @@ var toolsCmd = &command{
 	Usage: `Usage:
   airs tools list [--json] [--provider P] [--all]
   airs tools show NAME [--provider P] [--version V] [--json] [--all]
+  airs tools review SERVER [--json]
+  airs tools install npm:PACKAGE@VERSION [--name N] [--requires CAPS] [--yes] [-- ARGS]
+  airs tools remove NAME
 
 'list' prints the tools you may call: the builtins (provider "builtin") and
 those declared in the manifests named in airs.yaml, as the model sees them —
@@ -28,11 +31,33 @@ capabilities, trust level, latency class, whether it is idempotent and its
 effect (read-only, destructive, or writes) —
 everything you need to write its --args for 'airs call'.
 
+'review' starts the MCP server SERVER of airs.yaml (mcp.servers) and shows
+its tools with their annotations (readOnlyHint, destructiveHint,
+idempotentHint, as AIRS reads them: absent hints take the MCP spec's
+defaults, so an unannotated tool counts as destructive), the tools it
+lists that AIRS does not offer and why, and what granting means: the
+capabilities an agent must hold (MCP(SERVER) and the server's requires),
+and whether you hold them.
+
+'install' installs an MCP server from npm into AIRS_HOME/mcp: an exact
+version, with npm's own client and --ignore-scripts (no install script
+runs); the registry's integrity hash and a hash of every installed file are
+recorded and checked each time AIRS starts it. It then starts the server
+once and shows its review; only if you answer yes (or pass --yes) are its
+tools offered from then on, as NAME.tool (NAME: --name, default the package
+name without "server-"). --requires adds capabilities its tools require
+beside MCP(NAME); ARGS after -- are passed to the server. 'remove' deletes
+an installed server.
+
 Examples:
   airs tools list
   airs tools list --json | jq -r '.[].name'
   airs tools show calculator
   airs tools show list-files --json
+  airs tools review fs
+  airs tools install npm:@modelcontextprotocol/server-everything@2026.8.31
+  airs tools install npm:@modelcontextprotocol/server-filesystem@2026.8.31 --name docs --requires 'ReadSpace(documents)' -- ~/Documents
+  airs tools remove everything
 `,
 	Run: runTools,
 }
@@ -43,12 +68,35 @@ func runTools(a *app, args []string) error {
 	provider := fs.String("provider", "", "only tools of this `provider`")
 	version := fs.String("version", "", "show this `version` (default: the highest)")
 	all := fs.Bool("all", false, "every registered tool as registered, not only what you may call")
+	var io installOpts
+	fs.StringVar(&io.name, "name", "", "install: the server's `name` (default: from the package)")
+	fs.StringVar(&io.requires, "requires", "", "install: `capabilities` its tools require beside MCP(NAME), comma-separated")
+	fs.BoolVar(&io.yes, "yes", false, "install: offer its tools without asking")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("say 'list' or 'show NAME'")
+		return usagef("say 'list', 'show NAME' or 'review SERVER'")
+	}
+	switch pos[0] {
+	case "install":
+		if len(pos) < 2 {
+			return usagef("'tools install' takes npm:PACKAGE@VERSION")
+		}
+		io.asJSON, io.args = *asJSON, pos[2:]
+		return toolsInstall(a, pos[1], io)
+	case "remove", "rm":
+		if len(pos) != 2 {
+			return usagef("'tools remove' takes the NAME of an installed server")
+		}
+		return toolsRemove(a, pos[1])
+	}
+	if pos[0] == "review" {
+		if len(pos) != 2 {
+			return usagef("'tools review' takes one MCP SERVER name (mcp.servers in airs.yaml)")
+		}
+		return toolsReview(a, pos[1], *asJSON)
 	}
 	reg, err := a.registry()
 	if err != nil {
@@ -72,7 +120,7 @@ func runTools(a *app, args []string) error {
 		}
 		return toolsShow(a, reg, mine, pos[1], *provider, *version, *asJSON)
 	default:
-		return usagef("unknown 'tools' action %q: say 'list' or 'show NAME'", pos[0])
+		return usagef("unknown 'tools' action %q: say 'list', 'show NAME' or 'review SERVER'", pos[0])
 	}
 }
 

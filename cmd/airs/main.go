@@ -162,6 +162,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	a.cmd = cmd
 	err := cmd.Run(a, cmdArgs)
+	a.close()
 	return report(stderr, cmd, err)
 }
 

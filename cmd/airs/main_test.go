@@ -11,12 +11,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/mcp/client/mcptest"
 )
 
 // airsBin is the binary under test, built once by TestMain.
 var airsBin string
 
 func TestMain(m *testing.M) {
+	mcptest.MaybeServe() // the test binary is also the MCP test server
 	dir, err := os.MkdirTemp("", "airs-bin-")
 	if err != nil {
 		panic(err)
@@ -129,7 +132,7 @@ func TestToolsList(t *testing.T) {
 	e.run("tools", "show", "list-files").expect(t, 0, `"enum": [`, "")
 	e.run("tools", "show", "calculator").expect(t, 0, `airs call calculator --args '{"expression": "…"}'`, "")
 	e.run("tools", "show", "nope").expect(t, 10, "", "hint: check the name")
-	e.run("tools").expect(t, 2, "", "say 'list' or 'show NAME'")
+	e.run("tools").expect(t, 2, "", "say 'list', 'show NAME' or 'review SERVER'")
 }
 
 func TestCallAndAudit(t *testing.T) {

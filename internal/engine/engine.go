@@ -57,6 +57,9 @@ type Engine struct {
 	// pipeline's calls and learns from accept, dismiss and ignore.
 	Recommender *recommender.Recommender
 
+	// MCP are the outside MCP servers whose tools are registered (nil: none).
+	MCP *MCP
+
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
 	watcher         *watch.Watcher // the spaces' file watcher (chat, serve); nil otherwise
@@ -96,13 +99,17 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// Guard is the Manager's intent gate, when it has one.
 	Guard *guard.Guard
+	// MCP are the outside MCP servers already registered in the registry
+	// (StartMCP); the engine reindexes when their tools change. The
+	// caller that started them closes them.
+	MCP *MCP
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
 	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps,
-		Guard: opts.Guard}
+		Guard: opts.Guard, MCP: opts.MCP}
 	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model
@@ -142,6 +149,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		return nil, err
 	}
 	ix := e.Index
+	e.followMCP(opts.MCP)
 
 	e.Ranker = selector.NewStatsRanker()
 	e.Selector = selector.New(selector.Parts{

@@ -1,27 +1,95 @@
 // Package client makes the tools of outside MCP servers pipeline providers:
 // every call still takes the Tool Manager's seven stages, with the server's
 // inputSchema as the schema stage's schema.
+//
+// Connect starts a stdio server (a process of its own, in its own process
+// group) or reaches a streamable HTTP one, lists its tools and registers
+// each as NS.tool under provider "mcp:NAME". The separator is "." because
+// the registry's names allow no "/" and tool names travel in URL paths
+// (/v1/tools/NAME) and in grammars; a server's own names keep their
+// spelling after the prefix. Every tool requires MCP(NAME) beside what the
+// server's configuration requires, so nothing is callable until granted.
+//
+// What goes wrong, and what a caller is told:
+//
+//   - a timeout or cancel: the go-sdk sends notifications/cancelled; the
+//     call is Timeout or Cancelled. A stdio server that then does not
+//     answer a ping within the grace period is killed and restarted.
+//   - the process exits during a call, or the connection breaks:
+//     ProviderCrashed, with the exit status and the end of its stderr; the
+//     server is restarted with backoff, at most RestartsPerMinute a
+//     minute, then given up: its tools are deregistered at their next
+//     lookup (ProviderUnavailable).
+//   - a line that is not JSON-RPC: ProviderCrashed ("broke the protocol"),
+//     and the server is killed and restarted.
+//   - a message over MaxMessageBytes: ProviderRejected message_too_large
+//     (read stops at the bound; the server is restarted); a result over
+//     MaxResponseBytes: ProviderRejected response_too_large.
+//   - more tools than MaxTools: Connect fails, naming the bound. A tool
+//     whose schema the validator or the call grammar cannot compile is
+//     left out (Conn.Unavailable says why); the others work.
+//   - notifications/tools/list_changed: the tools are listed again and
+//     the registry follows; OnChange runs (the engine reindexes).
 package client
 
 import (
-	"context"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 )
 
-// Server is one configured MCP server as the registry sees it.
+// Server is one configured MCP server: how to reach it, what its tools
+// require, and its bounds. Zero bounds take the defaults of config/mcp.go.
 type Server struct {
-	Name      string                // provider id and default namespace (tools are NS.tool: the registry allows no "/")
-	Namespace string                // "" = Name
-	Requires  []pipeline.Capability // what a caller must hold for every tool
-	MaxTools  int                   // 0 = 1000
+	Name      string // the provider is ProviderID(Name)
+	Namespace string // tools are NS.tool ("" = Name): the registry allows no "/"
+	// Requires are what a caller must hold for every tool, beside
+	// MCP(Name), which every tool of the server requires.
+	Requires []pipeline.Capability
+
+	// Command (stdio; its arguments included), Env ("K=V", added to AIRS's
+	// environment) and Dir; or URL (streamable HTTP) with Headers; or, in
+	// tests, a Transport (connected once, never restarted).
+	Command    []string
+	Env        []string
+	Dir        string
+	URL        string
+	Headers    http.Header
+	HTTPClient *http.Client
+	Transport  mcp.Transport
+
+	// Timeout bounds one call (0: the pipeline's budget alone); it also
+	// picks the tools' latency class, so the pipeline's budget is at least
+	// as long.
+	Timeout           time.Duration
+	MaxTools          int // 0 = 1000
+	MaxMessageBytes   int // 0 = 16 MiB
+	MaxResponseBytes  int // 0 = 4 MiB
+	RestartsPerMinute int // 0: a server that dies is not restarted
+	Grace             time.Duration
+	ClientVersion     string // AIRS's version, sent in initialize
+	Logger            *slog.Logger
+
+	noRedial bool // the Transport was used
 }
+
+func (s Server) maxTools() int        { return cmp.Or(max(s.MaxTools, 0), 1000) }
+func (s Server) maxMessage() int      { return cmp.Or(max(s.MaxMessageBytes, 0), 16<<20) }
+func (s Server) maxResponse() int     { return cmp.Or(max(s.MaxResponseBytes, 0), 4<<20) }
+func (s Server) grace() time.Duration { return cmp.Or(max(s.Grace, 0), 2*time.Second) }
+
+// Capability is MCP(name), which every tool of server name requires: an
+// outside server's tools are callable only by agents granted it.
+func Capability(name string) pipeline.Capability { return pipeline.Capability{Kind: "MCP", Arg: name} }
 
 // ToolFromMCP maps an MCP tool onto the registry's description. The hints
 // take the MCP spec's defaults when absent (readOnly false, destructive
@@ -41,9 +109,9 @@ func ToolFromMCP(s Server, t *mcp.Tool) (pipeline.Tool, error) {
 		Version:            "1.0.0",
 		Description:        t.Description,
 		Parameters:         schema,
-		CapabilityRequired: append([]pipeline.Capability(nil), s.Requires...),
+		CapabilityRequired: append([]pipeline.Capability{Capability(s.Name)}, s.Requires...),
 		Trust:              pipeline.TL0,
-		LatencyClass:       pipeline.Fast,
+		LatencyClass:       latencyClass(s.Timeout),
 		Destructive:        true,
 	}
 	if a := t.Annotations; a != nil {
@@ -60,10 +128,15 @@ func ToolFromMCP(s Server, t *mcp.Tool) (pipeline.Tool, error) {
 	return out, nil
 }
 
-// Provider registers one connected server's tools.
-type Provider struct {
-	srv     Server
-	session *mcp.ClientSession
+// latencyClass is the smallest class whose default budget covers the
+// server's timeout.
+func latencyClass(d time.Duration) pipeline.LatencyClass {
+	for _, c := range []pipeline.LatencyClass{pipeline.Fast, pipeline.Slow, pipeline.LongRunning} {
+		if d <= pipeline.ClassTimeouts[c] {
+			return c
+		}
+	}
+	return pipeline.LongRunning
 }
 
 // Unavailable is a tool the server lists that AIRS cannot offer, and why.
@@ -71,68 +144,12 @@ type Unavailable struct {
 	Tool, Reason string
 }
 
-// Register lists the session's tools and registers each under the server's
-// namespace. A name a different provider already registers is a collision
-// and an error naming both; a tool whose schema does not compile is left
-// out with its reason and the others are registered.
-func Register(ctx context.Context, reg *pipeline.Registry, s Server, sess *mcp.ClientSession) (*Provider, []Unavailable, error) {
-	max := s.MaxTools
-	if max <= 0 {
-		max = 1000
+// checkGrammar compiles the tool's call grammar as the selector will (the
+// result is cached, so its first request pays nothing more): a schema the
+// grammar cannot express leaves the tool out, with the reason.
+func checkGrammar(t pipeline.Tool) error {
+	if _, err := grammar.ToolCall([]grammar.ToolSchema{{Name: t.Name, Parameters: t.Parameters}}, selector.ToolCallGrammar); err != nil {
+		return fmt.Errorf("its inputSchema has no call grammar: %v", err)
 	}
-	p := &Provider{srv: s, session: sess}
-	var tools []*mcp.Tool
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("mcp server %s: list tools: %w", s.Name, err)
-		}
-		if len(tools) == max {
-			return nil, nil, fmt.Errorf("mcp server %s lists more than %d tools: raise max_tools in airs.yaml if that is intended", s.Name, max)
-		}
-		tools = append(tools, t)
-	}
-	var skipped []Unavailable
-	for _, mt := range tools {
-		t, err := ToolFromMCP(s, mt)
-		if err != nil {
-			skipped = append(skipped, Unavailable{mt.Name, err.Error()})
-			continue
-		}
-		for _, o := range reg.Providers(t.Name) {
-			if o.Provider != s.Name {
-				return nil, nil, fmt.Errorf("mcp server %s: tool %s collides with %s of provider %s: set namespace: for the server in airs.yaml", s.Name, t.Name, o.Tool.Name, o.Provider)
-			}
-		}
-		name := mt.Name
-		if err := reg.Register(s.Name, t, pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
-			return p.invoke(ctx, name, params)
-		})); err != nil {
-			skipped = append(skipped, Unavailable{mt.Name, err.Error()})
-		}
-	}
-	reg.SetRuntime(s.Name, pipeline.RuntimeMCP) // a hop per call: the latency model's runtime feature
-	return p, skipped, nil
-}
-
-// invoke calls one tool. The go-sdk sends notifications/cancelled when ctx
-// ends; a connection that closes mid-call is the provider dying.
-func (p *Provider) invoke(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: params})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("mcp server %s: %v: %w", p.srv.Name, err, pipeline.ErrProviderDead)
-		}
-		return nil, pipeline.Reject("mcp_error", err.Error())
-	}
-	if res.IsError {
-		b, _ := json.Marshal(res.Content)
-		return nil, pipeline.Reject("tool_error", string(b))
-	}
-	if res.StructuredContent != nil {
-		return json.Marshal(res.StructuredContent)
-	}
-	return json.Marshal(res.Content)
+	return nil
 }

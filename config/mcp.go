@@ -1,0 +1,224 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// MCP configures the Model Context Protocol: outside servers whose tools
+// AIRS offers (client mode, Servers). Server mode's keys (`mcp.serve`)
+// belong beside Servers, in their own file.
+type MCP struct {
+	// Servers are the outside MCP servers, by name. Their tools are
+	// registered as NAME.tool (or PREFIX.tool) with provider "mcp:NAME".
+	Servers map[string]MCPServer
+}
+
+// MCPServer is one outside MCP server: a command AIRS starts and talks to
+// over stdio, or a streamable HTTP URL.
+type MCPServer struct {
+	Name string
+	// Command (stdio): the program and its first arguments; Args are
+	// appended. Env adds to the environment AIRS runs in; Dir is the
+	// working directory ("" = AIRS's own).
+	Command []string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	// URL (streamable HTTP). HeadersFromEnv maps a header name to the
+	// environment variable its value is read from when AIRS connects, so
+	// no secret is written in airs.yaml.
+	URL            string
+	HeadersFromEnv map[string]string
+	// Requires are what a caller must hold, beside MCP(NAME), to call any of
+	// this server's tools.
+	Requires []pipeline.Capability
+	// Prefix is the namespace of the server's tools ("" = Name).
+	Prefix string
+	// Timeout bounds one call when the caller asks for none (0: the
+	// pipeline's Fast class default, 5 s).
+	Timeout time.Duration
+	// Bounds: tools listed, bytes of one JSON-RPC message read from the
+	// server, bytes of one tool result, restarts of a stdio server within a
+	// minute (past it the server is given up and its tools deregistered).
+	MaxTools          int
+	MaxMessageBytes   int
+	MaxResponseBytes  int
+	RestartsPerMinute int
+	// Grace is how long a server that was sent notifications/cancelled may
+	// stay unresponsive before AIRS kills (and restarts) it.
+	Grace time.Duration
+}
+
+// Defaults of an MCP server's bounds.
+const (
+	DefaultMCPMaxTools          = 1000
+	DefaultMCPMaxMessageBytes   = 16 << 20 // the go-sdk's own default line limit
+	DefaultMCPMaxResponseBytes  = 4 << 20
+	DefaultMCPRestartsPerMinute = 3
+	DefaultMCPGrace             = 2 * time.Second
+)
+
+// MCPCapabilityKind is the capability every tool of server NAME requires as
+// MCP(NAME): nothing an outside server offers is callable until an agent is
+// granted it, whatever else the server's requires list.
+const MCPCapabilityKind = "MCP"
+
+// ReservedProviders are provider ids an MCP server's name may not take.
+var ReservedProviders = []string{"builtin"}
+
+var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+type fileMCP struct {
+	Servers map[string]fileMCPServer `yaml:"servers"`
+	// Serve: server mode's keys (mcp.serve) go here.
+}
+
+type fileMCPServer struct {
+	Command           []string          `yaml:"command"`
+	Args              []string          `yaml:"args"`
+	Env               map[string]string `yaml:"env"`
+	Dir               string            `yaml:"dir"`
+	URL               string            `yaml:"url"`
+	HeadersFromEnv    map[string]string `yaml:"headers_from_env"`
+	Requires          []string          `yaml:"requires"`
+	Prefix            string            `yaml:"prefix"`
+	Timeout           Duration          `yaml:"timeout"`
+	MaxTools          *int              `yaml:"max_tools"`
+	MaxMessageBytes   *int              `yaml:"max_message_bytes"`
+	MaxResponseBytes  *int              `yaml:"max_response_bytes"`
+	RestartsPerMinute *int              `yaml:"restarts_per_minute"`
+	Grace             Duration          `yaml:"grace"`
+}
+
+// buildMCP reads the mcp section.
+func (p *parser) buildMCP(fc *fileConfig, c *Config) {
+	c.MCP.Servers = map[string]MCPServer{}
+	prefixes := map[string]string{}
+	for _, name := range sortedKeys(fc.MCP.Servers) {
+		fs := fc.MCP.Servers[name]
+		at := func(key ...string) int { return p.line(append([]string{"mcp", "servers", name}, key...)...) }
+		bad := func(line int, format string, args ...any) {
+			p.add(line, "mcp.servers.%s: %s", name, fmt.Sprintf(format, args...))
+		}
+		if !mcpNameRE.MatchString(name) || contains(ReservedProviders, name) {
+			bad(at(), "the name must be letters, digits, _ or - (no dot: tools are named NAME.tool), and not %s", strings.Join(ReservedProviders, ", "))
+			continue
+		}
+		s := MCPServer{Name: name, Args: fs.Args, Env: fs.Env, URL: fs.URL, HeadersFromEnv: fs.HeadersFromEnv,
+			Prefix: fs.Prefix, Timeout: time.Duration(fs.Timeout), Grace: time.Duration(fs.Grace),
+			MaxTools: DefaultMCPMaxTools, MaxMessageBytes: DefaultMCPMaxMessageBytes, MaxResponseBytes: DefaultMCPMaxResponseBytes,
+			RestartsPerMinute: DefaultMCPRestartsPerMinute}
+		for i, a := range fs.Command {
+			if i == 0 {
+				a = p.expandCommand(a)
+			} else {
+				a = expandArg(a)
+			}
+			s.Command = append(s.Command, a)
+		}
+		for i, a := range s.Args {
+			s.Args[i] = expandArg(a)
+		}
+		switch {
+		case len(s.Command) == 0 && s.URL == "":
+			bad(at(), "say how to reach it: command: [program, args…] (stdio) or url: https://… (streamable HTTP)")
+		case len(s.Command) > 0 && s.URL != "":
+			bad(at("url"), "has both command and url: keep one (command starts a stdio server, url connects to an HTTP one)")
+		case s.URL != "":
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(at("url"), "url %q: want http://host[:port]/path or https://…", s.URL)
+			}
+			if fs.Dir != "" || len(fs.Env) > 0 || len(fs.Args) > 0 {
+				bad(at(), "dir, env and args are for a command (stdio); an HTTP server takes url and headers_from_env")
+			}
+		case len(fs.HeadersFromEnv) > 0:
+			bad(at("headers_from_env"), "headers_from_env is for an HTTP server (url); a command gets env")
+		}
+		if fs.Dir != "" {
+			s.Dir = p.expandPath(fs.Dir)
+		}
+		for h, v := range fs.HeadersFromEnv {
+			if h == "" || v == "" || strings.ContainsAny(h, " :\r\n") {
+				bad(at("headers_from_env"), "want Header-Name: ENV_VAR, got %q: %q", h, v)
+			}
+		}
+		for i, r := range fs.Requires {
+			cp, err := pipeline.ParseCapability(r)
+			if err != nil {
+				bad(at("requires", strconv.Itoa(i)), "requires[%d]: %v (e.g. \"ReadSpace(documents)\")", i, err)
+				continue
+			}
+			s.Requires = append(s.Requires, cp)
+		}
+		if s.Prefix != "" && !mcpNameRE.MatchString(s.Prefix) {
+			bad(at("prefix"), "prefix %q: letters, digits, _ or - (tools are named PREFIX.tool)", s.Prefix)
+		}
+		ns := s.Prefix
+		if ns == "" {
+			ns = name
+		}
+		if other, ok := prefixes[ns]; ok {
+			bad(at("prefix"), "its tools would be named %s.* like those of server %s: give one of them another prefix", ns, other)
+		}
+		prefixes[ns] = name
+		if s.Timeout < 0 || s.Timeout > 600*time.Second {
+			bad(at("timeout"), "timeout %v: want a duration above 0 and at most 600s, e.g. 30s", s.Timeout)
+		}
+		if s.Grace < 0 {
+			bad(at("grace"), "grace must not be negative")
+		} else if s.Grace == 0 {
+			s.Grace = DefaultMCPGrace
+		}
+		positive := func(v *int, dst *int, key, example string) {
+			if v == nil {
+				return
+			}
+			if *v < 1 {
+				bad(at(key), "%s %d: want a positive number, e.g. %s", key, *v, example)
+				return
+			}
+			*dst = *v
+		}
+		positive(fs.MaxTools, &s.MaxTools, "max_tools", "1000")
+		positive(fs.MaxMessageBytes, &s.MaxMessageBytes, "max_message_bytes", "16777216")
+		positive(fs.MaxResponseBytes, &s.MaxResponseBytes, "max_response_bytes", "4194304")
+		if v := fs.RestartsPerMinute; v != nil {
+			if *v < 0 {
+				bad(at("restarts_per_minute"), "restarts_per_minute %d: want 0 (never restart) or more", *v)
+			} else {
+				s.RestartsPerMinute = *v
+			}
+		}
+		c.MCP.Servers[name] = s
+	}
+}
+
+// expandCommand expands $VARS and ~ in a command's program; a program
+// given as a relative path with a slash (./server) is anchored like any
+// path, a bare name (npx) is looked up in $PATH when started.
+func (p *parser) expandCommand(s string) string {
+	if strings.ContainsRune(s, '/') || s == "~" || strings.HasPrefix(s, "~/") {
+		return p.expandPath(s)
+	}
+	return os.ExpandEnv(s)
+}
+
+// expandArg expands $VARS and a leading ~ in an argument; it is never
+// anchored (an argument need not be a path).
+func expandArg(s string) string {
+	s = os.ExpandEnv(s)
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			s = h + s[1:]
+		}
+	}
+	return s
+}

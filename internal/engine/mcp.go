@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/mcp/client"
+	"github.com/airs-dev/airs/mcp/install"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// MCP is the outside MCP servers of airs.yaml (mcp.servers), connected:
+// their tools are in the registry as providers "mcp:NAME", so every call
+// takes the seven stages. A server that cannot start is reported in
+// Problems and left out; the others, and AIRS, run.
+type MCP struct {
+	conns    []*client.Conn
+	problems []error
+
+	mu       sync.Mutex
+	onChange func()
+}
+
+// StartMCP connects the configured servers (in parallel: npx may take
+// seconds each) and registers their tools in reg. version is AIRS's,
+// sent in initialize.
+func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, log *slog.Logger, version string) *MCP {
+	m := &MCP{}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	servers := maps.Clone(cfg.MCP.Servers)
+	if servers == nil {
+		servers = map[string]config.MCPServer{}
+	}
+	if cfg.Home != "" {
+		inst, probs := InstalledMCP(cfg)
+		m.problems = append(m.problems, probs...)
+		for _, s := range inst {
+			servers[s.Name] = s
+		}
+	}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	conns := make([]*client.Conn, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		s, err := MCPServer(servers[n], log, version)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		wg.Go(func() {
+			c, err := client.Connect(ctx, reg, s)
+			if err != nil {
+				errs[i] = fmt.Errorf("%w; its tools are not available", err)
+				return
+			}
+			c.OnChange(m.changed)
+			conns[i] = c
+		})
+	}
+	wg.Wait()
+	for i := range names {
+		if conns[i] != nil {
+			m.conns = append(m.conns, conns[i])
+		}
+		if errs[i] != nil {
+			m.problems = append(m.problems, errs[i])
+		}
+	}
+	return m
+}
+
+// InstalledMCP are the servers `airs tools install` put in AIRS_HOME and
+// the user approved, each checked against the hashes recorded at install;
+// one that fails the check, or whose name airs.yaml also uses, is a
+// problem and is not started.
+func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
+	list, err := install.Load(cfg.Home)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []config.MCPServer
+	var probs []error
+	for _, s := range list {
+		if !s.Approved {
+			continue
+		}
+		if _, clash := cfg.MCP.Servers[s.Name]; clash {
+			probs = append(probs, fmt.Errorf("installed MCP server %s: airs.yaml configures a server of that name too; the installed one is not started: rename one (`airs tools remove %s`, then install with --name)", s.Name, s.Name))
+			continue
+		}
+		if err := install.Verify(cfg.Home, s); err != nil {
+			probs = append(probs, err)
+			continue
+		}
+		cs := config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, MaxTools: config.DefaultMCPMaxTools,
+			MaxMessageBytes: config.DefaultMCPMaxMessageBytes, MaxResponseBytes: config.DefaultMCPMaxResponseBytes,
+			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace}
+		for _, r := range s.Requires {
+			c, err := pipeline.ParseCapability(r)
+			if err != nil {
+				probs = append(probs, fmt.Errorf("installed MCP server %s: requires %q: %v", s.Name, r, err))
+				cs.Name = ""
+				break
+			}
+			cs.Requires = append(cs.Requires, c)
+		}
+		if cs.Name != "" {
+			out = append(out, cs)
+		}
+	}
+	return out, probs
+}
+
+// MCPServer is the client's description of one configured server; a
+// header whose environment variable is unset is an error naming it.
+func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Server, error) {
+	s := client.Server{
+		Name: cs.Name, Namespace: cs.Prefix, Requires: cs.Requires,
+		Command: append(slices.Clone(cs.Command), cs.Args...), Dir: cs.Dir, URL: cs.URL,
+		Timeout: cs.Timeout, MaxTools: cs.MaxTools, MaxMessageBytes: cs.MaxMessageBytes, MaxResponseBytes: cs.MaxResponseBytes,
+		RestartsPerMinute: cs.RestartsPerMinute, Grace: cs.Grace, ClientVersion: version, Logger: log,
+	}
+	keys := make([]string, 0, len(cs.Env))
+	for k := range cs.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s.Env = append(s.Env, k+"="+cs.Env[k])
+	}
+	if len(cs.HeadersFromEnv) > 0 {
+		s.Headers = http.Header{}
+		for h, env := range cs.HeadersFromEnv {
+			v := os.Getenv(env)
+			if v == "" {
+				return s, fmt.Errorf("mcp server %s: header %s comes from $%s, which is not set: export it before starting airs", cs.Name, h, env)
+			}
+			s.Headers.Set(h, v)
+		}
+	}
+	return s, nil
+}
+
+// Conns are the connected servers, by name.
+func (m *MCP) Conns() []*client.Conn {
+	if m == nil {
+		return nil
+	}
+	return m.conns
+}
+
+// Conn is the connected server name, or nil.
+func (m *MCP) Conn(name string) *client.Conn {
+	for _, c := range m.Conns() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Problems are the servers that did not start, each saying why.
+func (m *MCP) Problems() []error {
+	if m == nil {
+		return nil
+	}
+	return m.problems
+}
+
+// OnChange sets what runs when a server's tool set changes.
+func (m *MCP) OnChange(f func()) {
+	m.mu.Lock()
+	m.onChange = f
+	m.mu.Unlock()
+}
+
+func (m *MCP) changed() {
+	m.mu.Lock()
+	f := m.onChange
+	m.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Close stops every server.
+func (m *MCP) Close() error {
+	if m == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(m.conns))
+	for i, c := range m.conns {
+		wg.Go(func() { errs[i] = c.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// followMCP keeps the tool index in step with the MCP servers' tools: a
+// notifications/tools/list_changed (or a restart that lists other tools)
+// reindexes, under the same lock as openIndex.
+func (e *Engine) followMCP(m *MCP) {
+	if m == nil {
+		return
+	}
+	m.OnChange(func() {
+		ctx := context.Background()
+		if e.Config.Home != "" {
+			unlock, err := lockPath(filepath.Join(filepath.Dir(e.Config.IndexDir()), "index.lock"))
+			if err != nil {
+				slog.Warn("mcp: reindexing after a tool-list change", "err", err)
+				return
+			}
+			defer unlock()
+		}
+		if err := e.Reindex(ctx); err != nil {
+			slog.Warn("mcp: reindexing after a tool-list change", "err", err)
+		}
+	})
+}

@@ -1,0 +1,121 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/mcp/client/mcptest"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// The test binary is also the MCP test server (mcptest).
+func TestMain(m *testing.M) {
+	mcptest.MaybeServe()
+	os.Exit(m.Run())
+}
+
+// TestMCPServersThroughTheEngine starts an outside MCP server from
+// airs.yaml as `airs` does, and checks that its tools are providers like
+// the builtins: granted by MCP(NAME) and requires only, called through the
+// pipeline, in the index, and reindexed when the server's list changes.
+func TestMCPServersThroughTheEngine(t *testing.T) {
+	t.Setenv("AIRS_HOME", "")
+	dir := t.TempDir()
+	argv := mcptest.Command()
+	yaml := fmt.Sprintf(`home: ./state
+spaces: {documents: ./docs}
+agents:
+  granted: {capabilities: ["MCP(t)", "ReadSpace(documents)"]}
+  halfway: {capabilities: ["ReadSpace(*)", "Network(*)"]}
+mcp:
+  servers:
+    t:
+      command: [%q, %q]
+      env: {%s: "1", %s: %q}
+      requires: ["ReadSpace(documents)"]
+    broken:
+      command: [%q]
+`, argv[0], argv[1], mcptest.EnvServe, mcptest.EnvLog, filepath.Join(dir, "events"), filepath.Join(dir, "no-such-server"))
+	os.Mkdir(filepath.Join(dir, "docs"), 0o755)
+	path := filepath.Join(dir, "airs.yaml")
+	os.WriteFile(path, []byte(yaml), 0o644)
+	cfg, err := config.Parse(path, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	policy := cfg.Policy()
+	reg, err := Registry(cfg, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mcp := StartMCP(ctx, cfg, reg, nil, "test")
+	defer mcp.Close()
+	// One server that does not start is a problem, not a failure.
+	if ps := mcp.Problems(); len(ps) != 1 || !strings.Contains(ps[0].Error(), "mcp server broken") {
+		t.Fatalf("problems = %v", ps)
+	}
+	if mcp.Conn("t") == nil {
+		t.Fatal("server t not connected")
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry, mc.Policy = reg, policy
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := New(ctx, cfg, reg, m, policy, Options{Channel: "run", Model: "none", MCP: mcp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	callable := func(caller, tool string) bool {
+		for _, c := range e.Catalog.Callable(caller) {
+			if c.Tool.Name == tool {
+				return true
+			}
+		}
+		return false
+	}
+	if !callable("granted", "t.echo") || callable("halfway", "t.echo") {
+		t.Fatalf("t.echo callable: granted %v, halfway %v (want true, false)", callable("granted", "t.echo"), callable("halfway", "t.echo"))
+	}
+	res, err := e.Call(ctx, pipeline.Request{Tool: "t.echo", Params: []byte(`{"s":"via engine"}`), Caller: "granted"})
+	if err != nil || string(res.Output) != `{"echo":"via engine"}` {
+		t.Fatalf("call: %v %v", err, res)
+	}
+	if _, err := e.Call(ctx, pipeline.Request{Tool: "t.echo", Params: []byte(`{"s":"x"}`), Caller: "halfway"}); pipeline.KindOf(err) != pipeline.KindToolCapabilityDenied ||
+		!strings.Contains(err.Error(), "MCP(t)") {
+		t.Fatalf("ungranted call: %v", err)
+	}
+	if _, ok := e.Index.Doc("t.echo"); !ok {
+		t.Fatal("t.echo is not in the tool index")
+	}
+	if _, ok := e.Index.Doc("t.late"); ok {
+		t.Fatal("t.late indexed before it exists")
+	}
+	if _, err := e.Call(ctx, pipeline.Request{Tool: "t.addtool", Params: []byte(`{}`), Caller: "granted"}); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := e.Index.Doc("t.late"); ok {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("list_changed did not reach the index")
+		}
+	}
+}

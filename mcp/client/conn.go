@@ -1,0 +1,585 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// ConnectTimeout bounds starting a server and listing its tools (npx may
+// have to download the package first).
+const ConnectTimeout = 60 * time.Second
+
+// Conn is one configured server, connected: its tools are in the registry
+// under provider ProviderID(Name), and it is kept alive — a stdio server
+// that dies is restarted with backoff, at most RestartsPerMinute times a
+// minute; past that it is given up, and the pipeline deregisters its tools
+// at their next lookup.
+type Conn struct {
+	srv    Server
+	reg    *pipeline.Registry
+	id     string
+	log    *slog.Logger
+	client *mcp.Client
+
+	mu          sync.Mutex
+	cur         *link         // nil while down
+	restarting  chan struct{} // non-nil while a restart runs; closed when it ends
+	restarts    []time.Time   // restarts within the last minute
+	closed      bool
+	registered  map[string]pipeline.Tool // by AIRS name
+	unavailable []Unavailable
+
+	syncMu   sync.Mutex // one tool-list sync at a time
+	gaveUp   atomic.Bool
+	onChange atomic.Pointer[func()]
+	// Counters for tests and the review command.
+	Kills, Restarted atomic.Int64
+}
+
+// link is one connection: the session and, for stdio, the process.
+type link struct {
+	sess *mcp.ClientSession
+	proc *process   // nil for HTTP and a given transport
+	lim  *lineLimit // the read side's bound (stdio), or the HTTP client's
+	http *httpLimit // nil unless HTTP
+}
+
+// ProviderID is the registry's provider id of MCP server name.
+func ProviderID(name string) string { return "mcp:" + name }
+
+// Connect starts (or reaches) the server, lists its tools and registers
+// them. A tool that cannot be offered is in Unavailable with its reason;
+// a name that another provider already registers is an error naming both,
+// and nothing of the server is registered then.
+func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, error) {
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
+		Capabilities:           &mcp.ClientCapabilities{},
+	})
+	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	l, err := c.dial(cctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.sync(cctx, l, true); err != nil {
+		l.close(s.grace())
+		return nil, err
+	}
+	c.mu.Lock()
+	c.cur = l
+	c.mu.Unlock()
+	c.watch(l)
+	reg.SetLiveness(c.id, func() bool { return !c.gaveUp.Load() })
+	return c, nil
+}
+
+// Name is the server's configured name.
+func (c *Conn) Name() string { return c.srv.Name }
+
+// Tools are the server's tools as registered, sorted by name.
+func (c *Conn) Tools() []pipeline.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]pipeline.Tool, 0, len(c.registered))
+	for _, t := range c.registered {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b pipeline.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Unavailable are the tools the server lists that AIRS does not offer.
+func (c *Conn) Unavailable() []Unavailable {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.unavailable)
+}
+
+// OnChange sets what runs after the server's tool set changed (a
+// notifications/tools/list_changed, a restart that lists other tools): the
+// engine reindexes.
+func (c *Conn) OnChange(f func()) { c.onChange.Store(&f) }
+
+// GaveUp reports whether the server died more often than its restart
+// budget allows: its tools are deregistered at their next lookup.
+func (c *Conn) GaveUp() bool { return c.gaveUp.Load() }
+
+// Close ends the connection (a stdio server: stdin closed, then SIGTERM,
+// then SIGKILL, each after the grace period) and deregisters its tools.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	l := c.cur
+	c.cur = nil
+	c.mu.Unlock()
+	c.gaveUp.Store(true)
+	if l != nil {
+		l.close(c.srv.grace())
+	}
+	c.reg.DeregisterProvider(c.id)
+	return nil
+}
+
+// dial makes one connection and initializes the session.
+func (c *Conn) dial(ctx context.Context) (*link, error) {
+	s := c.srv
+	l := &link{}
+	var t mcp.Transport
+	switch {
+	case s.Transport != nil:
+		t = s.Transport
+	case s.URL != "":
+		l.http = &httpLimit{max: s.maxMessage()}
+		hc := s.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		hc2 := *hc
+		base := hc2.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		hc2.Transport = &headerTransport{base: base, headers: s.Headers, limit: l.http}
+		t = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &hc2, MaxEventSize: s.maxMessage(), MaxRetries: -1}
+	case len(s.Command) > 0:
+		p, err := startProcess(s.Command, s.Env, s.Dir, s.maxMessage())
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %s: starting %q: %v: fix mcp.servers.%s.command in airs.yaml", s.Name, strings.Join(s.Command, " "), err, s.Name)
+		}
+		l.proc, l.lim = p, p.stdout
+		// AIRS bounds the line itself (lineLimit) so that it can tell a
+		// message too large from a server that broke the protocol.
+		t = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: -1}
+	default:
+		return nil, fmt.Errorf("mcp server %s: no command and no url", s.Name)
+	}
+	sess, err := c.client.Connect(ctx, t, nil)
+	if err != nil {
+		why := err.Error()
+		if l.proc != nil {
+			if l.proc.hasExited(200 * time.Millisecond) {
+				why = "the process " + l.proc.exitText()
+			}
+			l.proc.kill()
+		}
+		return nil, fmt.Errorf("mcp server %s: connecting: %s", s.Name, why)
+	}
+	if s.Transport != nil {
+		c.srv.Transport = nil // used once: a given transport cannot be dialled again
+		c.srv.noRedial = true
+	}
+	l.sess = sess
+	return l, nil
+}
+
+// close ends the link gracefully (see Conn.Close).
+func (l *link) close(grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		l.sess.Close()
+		close(done)
+	}()
+	if l.proc == nil {
+		<-done
+		return
+	}
+	l.proc.stop(grace)
+	<-done
+}
+
+// watch follows a stdio server's process: one that exits between calls is
+// restarted as one that died during one.
+func (c *Conn) watch(l *link) {
+	if l.proc == nil {
+		return
+	}
+	go func() {
+		<-l.proc.exited
+		c.lost(l, "the process "+l.proc.exitText())
+	}()
+}
+
+// lost takes l out of service (killing its process) and starts a restart.
+func (c *Conn) lost(l *link, why string) {
+	c.mu.Lock()
+	current := c.cur == l
+	if current {
+		c.cur = nil
+	}
+	closed := c.closed
+	c.mu.Unlock()
+	if !current || closed {
+		return
+	}
+	c.log.Warn("mcp server lost: restarting it", "why", why)
+	go func() {
+		if l.proc != nil {
+			l.proc.kill()
+		}
+		l.sess.Close()
+	}()
+	c.kick()
+}
+
+// kick starts a restart unless one runs; it returns the channel closed
+// when the restart ends.
+func (c *Conn) kick() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.restarting == nil {
+		ch := make(chan struct{})
+		c.restarting = ch
+		go c.restart(ch)
+	}
+	return c.restarting
+}
+
+// restart reconnects within the budget, after a backoff that doubles with
+// each restart of the last minute (0, 250 ms, 500 ms … at most 8 s).
+func (c *Conn) restart(done chan struct{}) {
+	defer func() {
+		c.mu.Lock()
+		c.restarting = nil
+		c.mu.Unlock()
+		close(done)
+	}()
+	c.mu.Lock()
+	now := time.Now()
+	c.restarts = slices.DeleteFunc(c.restarts, func(t time.Time) bool { return now.Sub(t) > time.Minute })
+	k := len(c.restarts)
+	if c.closed || c.srv.noRedial || k >= c.srv.RestartsPerMinute {
+		closed := c.closed
+		c.mu.Unlock()
+		if !closed {
+			c.gaveUp.Store(true)
+			c.log.Error("mcp server given up: it died more often than restarts_per_minute allows; its tools are deregistered at their next call",
+				"restarts_per_minute", c.srv.RestartsPerMinute)
+		}
+		return
+	}
+	c.restarts = append(c.restarts, now)
+	c.mu.Unlock()
+	if k > 0 {
+		time.Sleep(min(250*time.Millisecond<<(k-1), 8*time.Second))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+	defer cancel()
+	l, err := c.dial(ctx)
+	if err != nil {
+		c.log.Warn("mcp server restart failed", "err", err)
+		return
+	}
+	changed, err := c.sync(ctx, l, false)
+	if err != nil {
+		c.log.Warn("mcp server restart: listing its tools failed", "err", err)
+		l.close(c.srv.grace())
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		l.close(c.srv.grace())
+		return
+	}
+	c.cur = l
+	c.mu.Unlock()
+	c.Restarted.Add(1)
+	c.watch(l)
+	c.log.Info("mcp server restarted", "restarts_last_minute", k+1)
+	if changed {
+		c.changed()
+	}
+}
+
+// get returns the live link, waiting for a restart when one is due.
+func (c *Conn) get(ctx context.Context) (*link, error) {
+	for {
+		c.mu.Lock()
+		l, closed := c.cur, c.closed
+		c.mu.Unlock()
+		switch {
+		case l != nil:
+			return l, nil
+		case closed || c.gaveUp.Load():
+			return nil, fmt.Errorf("mcp server %s is gone (it died more often than restarts_per_minute allows): %w", c.srv.Name, pipeline.ErrProviderDead)
+		}
+		ch := c.kick()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *Conn) changed() {
+	if f := c.onChange.Load(); f != nil && *f != nil {
+		(*f)()
+	}
+}
+
+// listChanged answers notifications/tools/list_changed: the tools are
+// listed again and the registry follows.
+func (c *Conn) listChanged(sess *mcp.ClientSession) {
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	if l == nil || l.sess != sess {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+	defer cancel()
+	changed, err := c.sync(ctx, l, false)
+	if err != nil {
+		c.log.Warn("mcp server: re-listing its tools after list_changed failed", "err", err)
+		return
+	}
+	if changed {
+		c.changed()
+	}
+}
+
+// sync lists the tools of l and brings the registry in line: new and
+// changed tools registered, tools no longer listed deregistered. first
+// makes a collision an error (Connect refuses the server); later, the
+// colliding tool is only left out.
+func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	s := c.srv
+	max := s.maxTools()
+	var listed []*mcp.Tool
+	for t, err := range l.sess.Tools(ctx, nil) {
+		if err != nil {
+			return false, fmt.Errorf("mcp server %s: listing tools: %v", s.Name, err)
+		}
+		if len(listed) == max {
+			return false, fmt.Errorf("mcp server %s lists more than %d tools: raise mcp.servers.%s.max_tools in airs.yaml if that is intended", s.Name, max, s.Name)
+		}
+		listed = append(listed, t)
+	}
+	want := map[string]pipeline.Tool{}
+	var skipped []Unavailable
+	byMCP := map[string]string{} // AIRS name → MCP name
+	for _, mt := range listed {
+		t, err := ToolFromMCP(s, mt)
+		if err == nil {
+			err = checkGrammar(t)
+		}
+		if err != nil {
+			skipped = append(skipped, Unavailable{mt.Name, err.Error()})
+			continue
+		}
+		if _, dup := want[t.Name]; dup {
+			skipped = append(skipped, Unavailable{mt.Name, "listed twice"})
+			continue
+		}
+		for _, o := range c.reg.Providers(t.Name) {
+			if o.Provider != c.id {
+				err := fmt.Errorf("mcp server %s: tool %s collides with %s of provider %s: set a prefix: for the server in airs.yaml", s.Name, t.Name, o.Tool.Name, o.Provider)
+				if first {
+					return false, err
+				}
+				skipped = append(skipped, Unavailable{mt.Name, err.Error()})
+				t.Name = ""
+				break
+			}
+		}
+		if t.Name != "" {
+			want[t.Name] = t
+			byMCP[t.Name] = mt.Name
+		}
+	}
+	c.mu.Lock()
+	have := c.registered
+	c.mu.Unlock()
+	next := map[string]pipeline.Tool{}
+	for name, t := range want {
+		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
+			next[name] = t
+			continue
+		}
+		mcpName := byMCP[name]
+		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+			return c.invoke(ctx, mcpName, params)
+		})
+		if err := c.reg.Register(c.id, t, h); err != nil {
+			// Registration compiles the schema: one the validator cannot
+			// compile leaves that tool out, with the reason.
+			skipped = append(skipped, Unavailable{mcpName, err.Error()})
+			continue
+		}
+		next[name] = t
+		changed = true
+	}
+	for name := range have {
+		if _, ok := next[name]; !ok {
+			c.reg.Deregister(c.id, name, "")
+			changed = true
+		}
+	}
+	c.reg.SetRuntime(c.id, pipeline.RuntimeMCP) // a hop per call: the latency model's runtime feature
+	slices.SortFunc(skipped, func(a, b Unavailable) int { return strings.Compare(a.Tool, b.Tool) })
+	c.mu.Lock()
+	c.registered, c.unavailable = next, skipped
+	c.mu.Unlock()
+	for _, u := range skipped {
+		c.log.Warn("mcp tool unavailable", "tool", u.Tool, "reason", u.Reason)
+	}
+	return changed, nil
+}
+
+// invoke calls one tool: the handler of every tool of the server.
+func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
+	l, err := c.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if c.srv.Timeout > 0 {
+		callCtx, cancel = context.WithTimeout(ctx, c.srv.Timeout)
+	}
+	defer cancel()
+	res, err := l.sess.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: params})
+	if err != nil {
+		if callCtx.Err() != nil {
+			// The go-sdk sent notifications/cancelled; a stdio server that
+			// does not answer a ping within the grace period after it is
+			// hung, and is killed and restarted.
+			go c.checkAfterCancel(l)
+			if ctx.Err() == nil {
+				return nil, &pipeline.Timeout{Budget: c.srv.Timeout}
+			}
+			return nil, ctx.Err()
+		}
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return nil, pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code))
+		}
+		return nil, c.broken(l, err)
+	}
+	if res.IsError {
+		return nil, pipeline.Reject("tool_error", contentText(res.Content))
+	}
+	var out []byte
+	if res.StructuredContent != nil {
+		out, err = json.Marshal(res.StructuredContent)
+	} else {
+		out, err = json.Marshal(res.Content)
+	}
+	if err != nil {
+		return nil, pipeline.Reject("mcp_error", "the server's result does not encode as JSON: "+err.Error())
+	}
+	if max := c.srv.maxResponse(); len(out) > max {
+		return nil, pipeline.Reject("response_too_large", fmt.Sprintf("the server's result is %d bytes, over max_response_bytes (%d): ask for less, or raise mcp.servers.%s.max_response_bytes in airs.yaml", len(out), max, c.srv.Name))
+	}
+	return out, nil
+}
+
+// broken classifies a call whose connection ended under it, takes the
+// link out of service and starts a restart.
+func (c *Conn) broken(l *link, err error) error {
+	s := c.srv
+	if (l.lim != nil && l.lim.tripped.Load()) || (l.http != nil && l.http.tripped.Swap(false)) {
+		c.lost(l, "a message over max_message_bytes")
+		return pipeline.Reject("message_too_large", fmt.Sprintf("the server sent a message over max_message_bytes (%d); the connection was closed and the server restarted: raise mcp.servers.%s.max_message_bytes in airs.yaml if such answers are expected", s.maxMessage(), s.Name))
+	}
+	var why string
+	if l.lim != nil && !l.lim.eof.Load() {
+		// The read side ended before the server closed its stdout: what it
+		// sent did not decode as JSON-RPC.
+		why = "the server broke the protocol: it sent a message that is not JSON-RPC (" + err.Error() + "); the connection broke and the server was killed"
+		c.Kills.Add(1)
+	} else if l.proc != nil && l.proc.hasExited(time.Second) {
+		why = "its process " + l.proc.exitText() + " during the call"
+	} else {
+		why = "the connection broke during the call (" + err.Error() + ")"
+		if l.proc != nil {
+			why += "; the server was killed"
+			c.Kills.Add(1)
+		}
+	}
+	c.lost(l, why)
+	return &pipeline.ProviderCrashed{Provider: c.id, Panic: why}
+}
+
+// checkAfterCancel pings a stdio server after a cancelled call: one that
+// does not answer within the grace period is killed and restarted.
+func (c *Conn) checkAfterCancel(l *link) {
+	if l.proc == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.srv.grace())
+	defer cancel()
+	if err := l.sess.Ping(ctx, nil); err != nil {
+		c.Kills.Add(1)
+		c.lost(l, fmt.Sprintf("it did not answer a ping within %v of a cancelled call", c.srv.grace()))
+	}
+}
+
+// contentText joins a result's text content (an error result's message).
+func contentText(cs []mcp.Content) string {
+	var parts []string
+	for _, ct := range cs {
+		if t, ok := ct.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		b, _ := json.Marshal(cs)
+		return string(b)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ServerInfo is what the server said of itself in initialize ("" while it
+// is down).
+func (c *Conn) ServerInfo() (name, version string) {
+	c.mu.Lock()
+	l := c.cur
+	c.mu.Unlock()
+	if l == nil {
+		return "", ""
+	}
+	if r := l.sess.InitializeResult(); r != nil && r.ServerInfo != nil {
+		return r.ServerInfo.Name, r.ServerInfo.Version
+	}
+	return "", ""
+}
+
+// Server is the server's description as connected.
+func (c *Conn) Server() Server { return c.srv }
+
+// PID is the stdio server's process id (0 while down, or for HTTP).
+func (c *Conn) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || c.cur.proc == nil {
+		return 0
+	}
+	return c.cur.proc.cmd.Process.Pid
+}

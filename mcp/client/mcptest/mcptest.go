@@ -1,0 +1,165 @@
+// Package mcptest is a hostile MCP server for tests and benchmarks: well-
+// behaved tools beside ones that hang, freeze, exit mid-call, answer 100 MB,
+// break JSON-RPC, declare a schema that does not compile, or list
+// thousands of tools. A test binary becomes the server with
+//
+//	func TestMain(m *testing.M) { mcptest.MaybeServe(); os.Exit(m.Run()) }
+//
+// and starts itself as a stdio server with Command(): the server is a real
+// process, as an outside one is.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Env names: EnvServe makes MaybeServe serve; EnvLog is a file the server
+// appends events to ("cancelled echo-id" when a call's context ended,
+// "started" at each start); EnvTools adds that many extra tools.
+const (
+	EnvServe = "AIRS_MCPTEST_SERVE"
+	EnvLog   = "AIRS_MCPTEST_LOG"
+	EnvTools = "AIRS_MCPTEST_TOOLS"
+)
+
+// Command is the argv that starts this test binary as the server.
+func Command() []string { return []string{os.Args[0], "-test.run=^$"} }
+
+// Env is the environment (K=V) that makes Command serve, logging to log.
+func Env(log string, extraTools int) []string {
+	return []string{EnvServe + "=1", EnvLog + "=" + log, EnvTools + "=" + strconv.Itoa(extraTools)}
+}
+
+// MaybeServe serves over stdio and exits when EnvServe is set; otherwise
+// it returns at once.
+func MaybeServe() {
+	if os.Getenv(EnvServe) == "" {
+		return
+	}
+	n, _ := strconv.Atoi(os.Getenv(EnvTools))
+	logEvent("started")
+	if err := New(n).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func logEvent(s string) {
+	p := os.Getenv(EnvLog)
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(f, s)
+	f.Close()
+}
+
+func obj(props map[string]any, required ...string) map[string]any {
+	m := map[string]any{"type": "object"}
+	if props != nil {
+		m["properties"] = props
+	}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+var str = map[string]any{"type": "string"}
+var integer = map[string]any{"type": "integer"}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func args(r *mcp.CallToolRequest) map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Params.Arguments, &m)
+	return m
+}
+
+// New builds the server with extra additional tools t0000, t0001 ….
+func New(extra int) *mcp.Server {
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text s back.", InputSchema: obj(map[string]any{"s": str}, "s"), Annotations: ro},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"echo": args(r)["s"]}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "hang", Description: "Wait until cancelled; the log records the cancellation.", InputSchema: obj(map[string]any{"id": str}), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			logEvent(fmt.Sprintf("cancelled %v", args(r)["id"]))
+			return nil, ctx.Err()
+		})
+	s.AddTool(&mcp.Tool{Name: "freeze", Description: "Stop the whole server process (SIGSTOP): it answers nothing, pings included.", InputSchema: obj(nil), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			freeze()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	s.AddTool(&mcp.Tool{Name: "exit", Description: "Exit the process in the middle of the call.", InputSchema: obj(map[string]any{"code": integer}), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			code, _ := args(r)["code"].(float64)
+			fmt.Fprintln(os.Stderr, "mcptest: exiting mid-call as asked")
+			os.Exit(int(code))
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "big", Description: "Answer a text of n bytes.", InputSchema: obj(map[string]any{"n": integer}, "n"), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, _ := args(r)["n"].(float64)
+			return text(strings.Repeat("x", int(n))), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "flood", Description: "Answer one JSON-RPC message of n bytes, written as it is made (a 100 MB answer costs the server no 100 MB).", InputSchema: obj(map[string]any{"n": integer}, "n"), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, _ := args(r)["n"].(float64)
+			os.Stdout.Write([]byte(`{"jsonrpc":"2.0","id":0,"result":{"content":[{"type":"text","text":"`))
+			chunk := []byte(strings.Repeat("x", 1<<20))
+			for left := int(n); left > 0 && ctx.Err() == nil; left -= len(chunk) {
+				if _, err := os.Stdout.Write(chunk[:min(left, len(chunk))]); err != nil {
+					return nil, err
+				}
+			}
+			os.Stdout.Write([]byte("\"}]}}\n"))
+			return text("flooded"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "garbage", Description: "Write a line that is not JSON-RPC to stdout, then answer.", InputSchema: obj(nil), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Stdout.Write([]byte("{\"jsonrpc\": this is not JSON\n"))
+			time.Sleep(100 * time.Millisecond)
+			return text("ok"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "Answer an error result.", InputSchema: obj(nil), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such thing"}}}, nil
+		})
+	// A schema no validator compiles: its $ref points nowhere.
+	s.AddTool(&mcp.Tool{Name: "badschema", Description: "A tool whose inputSchema does not compile.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}}}},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("unreachable"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "addtool", Description: "Add the tool late (the server then sends notifications/tools/list_changed).", InputSchema: obj(nil)},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(&mcp.Tool{Name: "late", Description: "Added while running.", InputSchema: obj(nil), Annotations: ro},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late"), nil })
+			return text("added"), nil
+		})
+	for i := range extra {
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), Description: fmt.Sprintf("Extra tool number %d.", i), InputSchema: obj(nil), Annotations: ro},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	}
+	return s
+}
