@@ -31,6 +31,8 @@ type callState struct {
 	failed  bool           // the provider failed (crash, timeout, dead): breaker and error rate
 	mig     *migrating     // set by lookup when a migration serves an old version pin
 	intent  IntentDecision // the intent gate's decision, for the audit record
+	specGen uint64         // speculate.go: the write generation a speculative handler started in
+	specOf  string         // speculate.go: the speculative call whose result answered this one
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -48,6 +50,9 @@ type callState struct {
 // of them means the audit record could not be made durable; the result is
 // then withheld (Output nil). Nothing is retried.
 func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
+	if req.Speculative { // not a real call: its own admission and delivery (speculate.go)
+		return m.Speculate(ctx, req)
+	}
 	cs := callState{req: &req, start: time.Now(), wall: m.now()}
 	if req.CallID == "" {
 		req.CallID = m.newCallID()
@@ -68,8 +73,11 @@ func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	req := cs.req
 	// Stage 1: request.
-	if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
-		return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+	// A speculative call takes no token: its own budget bounds it (speculate.go).
+	if !req.Speculative {
+		if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
+			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+		}
 	}
 	if len(req.Params) > m.cfg.MaxPayload {
 		return &PayloadTooLarge{Max: m.cfg.MaxPayload, Actual: len(req.Params)}
@@ -126,7 +134,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 			return err
 		}
 	}
-	if m.cfg.Intent != nil {
+	// Level 2 judges what the user asked for: a speculative call is not
+	// asked for, and the real call it may answer is judged here first.
+	if m.cfg.Intent != nil && !req.Speculative {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
 			Params: cs.params.json, Intent: req.Intent}
 		if e.tool.Destructive {
@@ -174,7 +184,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// Level 2, the person's side: the intent gate, on a call that passed
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
-	if m.cfg.Gate != nil {
+	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent})
 		cs.intent = d
@@ -194,8 +204,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return &Timeout{Budget: cs.budget}
 	}
 
-	// Stage 6: execution.
-	out, err := m.execute(hctx, cs)
+	// Stage 6: execution — or, for a read-only idempotent tool, the result of
+	// a speculative run of this very call, looked up only now that every
+	// check above has passed (speculate.go).
+	out, err := m.executeOrSpeculated(hctx, cs)
 	res.Output = out
 	if err != nil {
 		if len(out) > 0 && !json.Valid(out) {
@@ -455,6 +467,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 			rec.MigratedFrom, rec.Migration = cs.mig.from, cs.mig.name
 		}
 		rec.Intent, rec.Review, rec.Reviewer = cs.intent.Decision, cs.intent.Review, cs.intent.Reviewer
+		rec.SpeculativeHit, rec.SpeculationOf = cs.specOf != "", cs.specOf
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil
@@ -462,6 +475,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 	}
 	res.Latency = time.Since(cs.start)
+	res.SpeculativeHit = cs.specOf != ""
 	m.metrics.overhead.Observe(res.Latency - cs.handler)
 	m.events.publish(func() CallEvent {
 		ev := CallEvent{CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider, Tool: res.Tool,

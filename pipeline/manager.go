@@ -76,6 +76,10 @@ type Config struct {
 	RateLimit  RateLimit
 	RateLimits map[string]RateLimit
 
+	// Speculation bounds speculative execution (speculate.go); the zero
+	// value is off.
+	Speculation SpeculationConfig
+
 	// Logger receives crashes, dead providers and asynchronous intent
 	// misalignments; nil discards.
 	Logger *slog.Logger
@@ -108,6 +112,7 @@ type Manager struct {
 	idBase  string
 	metrics managerMetrics
 	events  eventBus // Subscribe's readers
+	spec    *speculation
 }
 
 // NewManager checks cfg, fills defaults and starts the background workers.
@@ -156,6 +161,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		m.now = time.Now
 	}
 	m.metrics.init()
+	m.spec = newSpeculation(cfg.Speculation)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	if cfg.Intent != nil {
 		m.intentQ = make(chan IntentCheck, cfg.IntentQueue)
