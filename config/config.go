@@ -104,6 +104,8 @@ type Guard struct {
 	Expiry time.Duration
 	// MaxPending bounds the open reviews after the fact (0: 1000).
 	MaxPending int
+	// Speculation: guard.speculation (speculation.go).
+	Speculation Speculation
 }
 
 // GuardDir is where the guard keeps its reviews: $AIRS_HOME/guard.
@@ -221,6 +223,8 @@ func (c *Config) ManagerConfig() pipeline.Config {
 		RateLimit:  c.RateLimit,
 		RateLimits: c.RateLimits(),
 		MaxPayload: c.MaxPayload,
+		// guard.speculation
+		Speculation: c.Guard.Speculation.Pipeline(),
 	}
 }
 

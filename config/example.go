@@ -104,6 +104,17 @@ guard:
   reviewers: []        # agents who may decide over HTTP and in the page
   expiry: 15m          # a confirmation waits this long for a decision (max 24h)
   max_pending: 1000    # open reviews after the fact, at most
+  # Speculative execution: after each call, the calls AIRS predicts next
+  # (the recommender's suggestions, ranked up by affinity) run ahead of
+  # time — read-only, idempotent tools only, as the same agent, through
+  # every check — and a matching real call is answered from the result.
+  speculation:
+    enabled: false
+    max_inflight: 2    # speculative calls at once
+    per_minute: 30     # per agent
+    ttl: 10s           # a result answers a real call this long (max 5m)
+    idle_below: 4      # speculate only while fewer real calls are in flight
+    top: 2             # predicted calls speculated after each call
 
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey

@@ -155,11 +155,12 @@ type fileConfig struct {
 		SuppressFor Duration `yaml:"suppress_for"`
 	} `yaml:"recommend"`
 	Guard struct {
-		Enabled     *bool    `yaml:"enabled"`
-		ReviewTools []string `yaml:"review_tools"`
-		Reviewers   []string `yaml:"reviewers"`
-		Expiry      Duration `yaml:"expiry"`
-		MaxPending  *int     `yaml:"max_pending"`
+		Enabled     *bool           `yaml:"enabled"`
+		ReviewTools []string        `yaml:"review_tools"`
+		Reviewers   []string        `yaml:"reviewers"`
+		Expiry      Duration        `yaml:"expiry"`
+		MaxPending  *int            `yaml:"max_pending"`
+		Speculation fileSpeculation `yaml:"speculation"`
 	} `yaml:"guard"`
 }
 
