@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
@@ -59,7 +60,9 @@ type Engine struct {
 
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
-	watcher         *watch.Watcher // the spaces' file watcher (chat, serve); nil otherwise
+	watcher         *watch.Watcher             // the spaces' file watcher (chat, serve); nil otherwise
+	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
+	stopSpeculator  func()
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -168,6 +171,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.Close()
 		return nil, err
 	}
+	e.startSpeculator()
 	return e, nil
 }
 
@@ -214,6 +218,10 @@ func (e *Engine) Close() error {
 	if e.stopRecommender != nil {
 		err = errors.Join(err, e.stopRecommender())
 		e.stopRecommender = nil
+	}
+	if e.stopSpeculator != nil { // after the recommender: it calls the speculator
+		e.stopSpeculator()
+		e.stopSpeculator = nil
 	}
 	if e.learned != nil {
 		err = errors.Join(err, e.learned.close())
