@@ -196,18 +196,25 @@ func (s *Speculator) request(caller string, p Prediction) pipeline.Request {
 	return pipeline.Request{Tool: p.Tool, Provider: p.Provider, Params: p.Arguments, Caller: caller}
 }
 
+// Speculated is a prediction the pipeline ran, with the speculative
+// call's id (what a hit's audit record names).
+type Speculated struct {
+	Prediction
+	CallID string
+}
+
 // SpeculateNow speculates the caller's top predictions synchronously and
-// returns those the pipeline ran (for the evaluation, which needs them
+// returns those the pipeline ran ok (for the evaluation, which needs them
 // done before the next real call).
-func (s *Speculator) SpeculateNow(ctx context.Context, caller string) []Prediction {
+func (s *Speculator) SpeculateNow(ctx context.Context, caller string) []Speculated {
 	preds := s.Predict(caller)
 	if len(preds) > s.Top {
 		preds = preds[:s.Top]
 	}
-	var ran []Prediction
+	var ran []Speculated
 	for _, p := range preds {
-		if _, err := s.Manager.Speculate(ctx, s.request(caller, p)); err == nil {
-			ran = append(ran, p)
+		if res, err := s.Manager.Speculate(ctx, s.request(caller, p)); err == nil {
+			ran = append(ran, Speculated{Prediction: p, CallID: res.CallID})
 		}
 	}
 	return ran
