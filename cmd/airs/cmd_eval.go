@@ -29,6 +29,8 @@ var evalCmd = &command{
   airs eval nofit [--realistic FILE] [--offtopic FILE] [--json]   ("no tool fits" rates, no-LLM mode; see 'airs eval nofit --help')
   airs eval recommend [--train F] [--data F] [--functions F] [--json] [--learning-curve PNG]
                       (proactive recommendations on BFCL multi-turn; see 'airs eval recommend --help')
+  airs eval speculate [--data F] [--functions F] [--json]
+                      (speculative execution on a BFCL multi-turn replay; see 'airs eval speculate --help')
 
 bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
 else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
@@ -89,7 +91,7 @@ Examples:
 
 func runEval(a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("say bfcl, retrieval, replay, tune, nofit or recommend")
+		return usagef("say bfcl, retrieval, replay, tune, nofit, recommend or speculate")
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -107,8 +109,10 @@ func runEval(a *app, args []string) error {
 		return evalNoFit(a, args[1:])
 	case "recommend":
 		return evalRecommend(a, args[1:])
+	case "speculate":
+		return evalSpeculate(a, args[1:])
 	}
-	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit or recommend", args[0])
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend or speculate", args[0])
 }
 
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the
