@@ -101,6 +101,11 @@ log "go test -count=1 -v -run TestEvalGoals ./guard/anomaly/traffic/"
 go test -count=1 -v -run TestEvalGoals ./guard/anomaly/traffic/ >"$out/anomaly.txt"
 cat "$out/anomaly.txt" >&2
 
+# --- Speculative execution (BFCL multi-turn replay) -------------------------
+log "airs eval speculate --json"
+"$airs" eval speculate --data "$mt/base.jsonl.gz" --functions "$mt/functions.jsonl.gz" --json >"$out/speculate.jsonl"
+cat "$out/speculate.jsonl" >&2
+
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
 import json, sys, re
@@ -290,6 +295,8 @@ for line in open(f"{out}/anomaly.txt"):
 w("")
 w("Off-hours is not detected: once a bot's region (caller, tool, trust, call rate) is pure \"log\", the greedy tree never "
   "splits it on the hour. The scorer is not yet hooked into the pipeline, and `airs eval guard --json` is not wired yet (issue 16).\n")
+import subprocess
+w(subprocess.check_output(["python3", "scripts/evals_speculate.py", f"{out}/speculate.jsonl"], text=True))
 open("EVALS.md", "w").write("\n".join(L))
 PY
 log "wrote EVALS.md"

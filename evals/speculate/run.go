@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -76,7 +77,10 @@ type Result struct {
 	// CallErrors: real calls the pipeline refused or failed (a value
 	// BFCL's answer gives that the translated schema rejects); they are
 	// replayed all the same, as a live caller would make them.
-	CallErrors  int `json:"call_errors"`
+	CallErrors int `json:"call_errors"`
+	// ToolOnly: real calls that missed although the last speculations
+	// named their tool — the tool was predicted, its arguments were not.
+	ToolOnly    int `json:"tool_only"`
 	ParseErrors int `json:"parse_errors,omitempty"`
 }
 
@@ -252,7 +256,9 @@ func replay(ctx context.Context, o Options, pred string, convs []Conversation, f
 	res := Result{Dataset: Dataset, Predictor: pred, BySource: map[string]Source{}}
 	source := map[string]string{} // speculative call id → source
 	var lat []time.Duration
+	var lastRan []engine.Speculated
 	record := func(ran []engine.Speculated) {
+		lastRan = append(lastRan, ran...)
 		for _, s := range ran {
 			source[s.CallID] = s.Source
 			src := res.BySource[s.Source]
@@ -296,6 +302,10 @@ func replay(ctx context.Context, o Options, pred string, convs []Conversation, f
 					res.Speculable++
 				}
 				lat = append(lat, r.Latency)
+				if !r.SpeculativeHit && slices.ContainsFunc(lastRan, func(s engine.Speculated) bool { return s.Tool == call.Name }) {
+					res.ToolOnly++
+				}
+				lastRan = lastRan[:0]
 				if r.SpeculativeHit {
 					res.Hits++
 					w.audit.mu.Lock()
