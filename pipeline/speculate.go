@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,6 +140,7 @@ type speculation struct {
 	// when its handler started.
 	gen      atomic.Uint64
 	inflight atomic.Int64
+	size     atomic.Int64 // len(entries), read without the lock: most real calls find the cache empty
 
 	mu      sync.Mutex
 	entries map[specKey]*specEntry
@@ -320,6 +323,9 @@ func (cs *callState) specKey() specKey {
 
 // take removes and returns the entry for cs's call if it is still valid.
 func (s *speculation) take(cs *callState, now time.Time) *specEntry {
+	if s.size.Load() == 0 {
+		return nil // nothing cached: no key to compute
+	}
 	k := cs.specKey()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -368,11 +374,13 @@ func (s *speculation) store(cs *callState, res *Result, now time.Time) {
 	}
 	s.entries[e.key] = e
 	s.order = append(s.order, e)
+	s.size.Store(int64(len(s.entries)))
 	s.stats.stored.Add(1)
 }
 
 func (s *speculation) removeLocked(e *specEntry) {
 	delete(s.entries, e.key)
+	s.size.Store(int64(len(s.entries)))
 	for i, o := range s.order {
 		if o == e {
 			s.order = append(s.order[:i], s.order[i+1:]...)
@@ -450,4 +458,22 @@ func (m *Manager) deliverSpeculative(cs *callState, res *Result, err error) (*Re
 	}
 	s.store(cs, res, m.now())
 	return res, nil
+}
+
+// WriteSpeculationPrometheus writes the speculation counters in the
+// Prometheus text format (nothing when speculation is off).
+func (m *Manager) WriteSpeculationPrometheus(w io.Writer) error {
+	if !m.spec.cfg.Enabled {
+		return nil
+	}
+	st := m.SpeculationStats()
+	_, err := fmt.Fprintf(w, "# HELP airs_speculation_total Speculative calls by what became of them.\n# TYPE airs_speculation_total counter\n"+
+		"airs_speculation_total{result=\"started\"} %d\nairs_speculation_total{result=\"refused\"} %d\n"+
+		"airs_speculation_total{result=\"failed\"} %d\nairs_speculation_total{result=\"stored\"} %d\n"+
+		"airs_speculation_total{result=\"hit\"} %d\nairs_speculation_total{result=\"discarded\"} %d\n"+
+		"# HELP airs_speculation_handler_seconds_total Handler time of speculative calls: used (saved) or not (wasted).\n"+
+		"# TYPE airs_speculation_handler_seconds_total counter\n"+
+		"airs_speculation_handler_seconds_total{kind=\"saved\"} %g\nairs_speculation_handler_seconds_total{kind=\"wasted\"} %g\n",
+		st.Started, st.Refused, st.Failed, st.Stored, st.Hits, st.Discards, st.Saved.Seconds(), st.Wasted.Seconds())
+	return err
 }

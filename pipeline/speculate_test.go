@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -377,5 +378,28 @@ func TestSpeculationIsNotTheCallersCall(t *testing.T) {
 	}
 	if verified.Load() != 1 {
 		t.Fatalf("intent checks: %d, want 1 (the real call's)", verified.Load())
+	}
+}
+
+// The counters reach /metrics when speculation is on, and only then.
+func TestSpeculationPrometheus(t *testing.T) {
+	se := newSpecEnv(t, nil)
+	se.speculate(t, "alice", `{"n":1}`)
+	se.real("alice", `{"n":1}`)
+	var b strings.Builder
+	if err := se.m.WriteSpeculationPrometheus(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`airs_speculation_total{result="started"} 1`, `airs_speculation_total{result="hit"} 1`,
+		`airs_speculation_total{result="discarded"} 0`, `airs_speculation_handler_seconds_total{kind="saved"} `} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+	off := newEnv(t, nil)
+	b.Reset()
+	off.m.WriteSpeculationPrometheus(&b)
+	if b.Len() != 0 {
+		t.Fatalf("speculation off, yet metrics: %s", b.String())
 	}
 }

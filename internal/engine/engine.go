@@ -345,6 +345,9 @@ func (e *Engine) WriteMetrics(w io.Writer) error {
 	if err := e.Manager.WritePrometheus(w); err != nil {
 		return err
 	}
+	if err := e.Manager.WriteSpeculationPrometheus(w); err != nil {
+		return err
+	}
 	return e.writeRecommenderMetrics(w)
 }
 
