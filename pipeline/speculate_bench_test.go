@@ -12,13 +12,16 @@ import (
 // costs:
 //
 //   - off: speculation disabled (the hook only checks the tool);
+//
 //   - miss: enabled, nothing cached (no key computed);
+//
 //   - miss-busy: enabled, another caller's result cached (the key, the
 //     canonical params hash, is computed and looked up);
+//
 //   - hit: the real call answered from a speculation made just before
 //     (the speculation itself is outside the timer).
 //
-//	go test -run x -bench BenchmarkSpeculation -count 5 ./pipeline/
+//     go test -run x -bench BenchmarkSpeculation -count 5 ./pipeline/
 func BenchmarkSpeculation(b *testing.B) {
 	for _, mode := range []string{"off", "miss", "miss-busy", "hit"} {
 		b.Run(mode, func(b *testing.B) {
