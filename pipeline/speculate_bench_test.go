@@ -9,19 +9,13 @@ import (
 
 // BenchmarkSpeculation is the cost speculation adds to a real call of a
 // read-only no-op tool (audit off: the pipeline's own CPU), and what a hit
-// costs:
+// costs. Modes: off, speculation disabled (the hook only checks the tool);
+// miss, enabled with nothing cached (no key computed); miss-busy, another
+// caller's result cached (the key, the canonical params hash, is computed
+// and looked up); hit, the real call answered from a speculation made just
+// before (the speculation itself is outside the timer).
 //
-//   - off: speculation disabled (the hook only checks the tool);
-//
-//   - miss: enabled, nothing cached (no key computed);
-//
-//   - miss-busy: enabled, another caller's result cached (the key, the
-//     canonical params hash, is computed and looked up);
-//
-//   - hit: the real call answered from a speculation made just before
-//     (the speculation itself is outside the timer).
-//
-//     go test -run x -bench BenchmarkSpeculation -count 5 ./pipeline/
+//	go test -run x -bench BenchmarkSpeculation -benchtime 20000x -count 5 ./pipeline/
 func BenchmarkSpeculation(b *testing.B) {
 	for _, mode := range []string{"off", "miss", "miss-busy", "hit"} {
 		b.Run(mode, func(b *testing.B) {
