@@ -403,3 +403,20 @@ func TestSpeculationPrometheus(t *testing.T) {
 		t.Fatalf("speculation off, yet metrics: %s", b.String())
 	}
 }
+
+// failingAudit refuses every record.
+type failingAudit struct{}
+
+func (failingAudit) Append(*audit.Record) error { return errors.New("disk full") }
+
+// A speculation whose audit record is not durable is not cached: nothing
+// is served that the log does not show.
+func TestSpeculationNeedsItsAuditRecord(t *testing.T) {
+	se := newSpecEnv(t, func(c *Config) { c.Audit = failingAudit{} })
+	if _, err := se.m.Speculate(context.Background(), Request{Tool: "look", Params: []byte(`{}`), Caller: "alice"}); err == nil {
+		t.Fatal("speculation with no durable audit record succeeded")
+	}
+	if st := se.m.SpeculationStats(); st.Stored != 0 || st.Failed != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
