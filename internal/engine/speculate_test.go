@@ -162,3 +162,27 @@ func TestSpeculatorRunsSuggestions(t *testing.T) {
 		t.Fatalf("output %s", res.Output)
 	}
 }
+
+// A speculative audit record is nobody's call: the recommender's recent
+// calls, read back from the audit log at start, leave it out.
+func TestRecentCallsSkipSpeculative(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, r := range []*audit.Record{
+		{Time: now, CallID: "spec-1", Caller: "web", Tool: "pdf-extract", Outcome: "ok", Speculative: true},
+		{Time: now, CallID: "c-2", Caller: "web", Tool: "calculator", Outcome: "ok"},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	got := recentCalls(path, "web", now.Add(-time.Minute))
+	if len(got) != 1 || got[0].CallID != "c-2" {
+		t.Fatalf("recent calls %+v", got)
+	}
+}
