@@ -212,6 +212,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildRecommend(fc, c)
 	p.buildGuard(fc, c)
 	p.buildMCP(fc, c)
+	p.buildSpeculation(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

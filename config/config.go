@@ -113,6 +113,8 @@ type Guard struct {
 	Anomaly Anomaly
 	// Affinity: which callers use which tools often (guard.affinity).
 	Affinity Affinity
+	// Speculation: guard.speculation (speculation.go).
+	Speculation Speculation
 }
 
 // Anomaly configures the anomaly gate: the model file `airs guard train`
@@ -270,6 +272,8 @@ func (c *Config) ManagerConfig() pipeline.Config {
 		RateLimit:  c.RateLimit,
 		RateLimits: c.RateLimits(),
 		MaxPayload: c.MaxPayload,
+		// guard.speculation
+		Speculation: c.Guard.Speculation.Pipeline(),
 	}
 }
 

@@ -129,6 +129,18 @@ guard:
     threshold: 3       # calls within the window
     keep_alive: 5m     # Ollama keep_alive for the model; 10s..24h
 
+  # Speculative execution: after each call, the calls AIRS predicts next
+  # (the recommender's suggestions, ranked up by affinity) run ahead of
+  # time — read-only, idempotent tools only, as the same agent, through
+  # every check — and a matching real call is answered from the result.
+  speculation:
+    enabled: false
+    max_inflight: 2    # speculative calls at once
+    per_minute: 30     # per agent
+    ttl: 10s           # a result answers a real call this long (max 5m)
+    idle_below: 4      # speculate only while fewer real calls are in flight
+    top: 2             # predicted calls speculated after each call
+
 # Outside MCP servers (client mode): their tools are registered as NAME.tool
 # and every one requires MCP(NAME) beside requires:, so none is callable until
 # an agent is granted it (add "MCP(fs)" to its capabilities). 'airs tools

@@ -168,7 +168,8 @@ type fileConfig struct {
 			Candidate      string   `yaml:"candidate"`
 			CandidateShare *float64 `yaml:"candidate_share"`
 		} `yaml:"anomaly"`
-		Affinity fileAffinity `yaml:"affinity"`
+		Affinity    fileAffinity    `yaml:"affinity"`
+		Speculation fileSpeculation `yaml:"speculation"`
 	} `yaml:"guard"`
 	MCP fileMCP `yaml:"mcp"`
 }

@@ -33,6 +33,8 @@ type callState struct {
 	intent  IntentDecision // the intent gate's decision, for the audit record
 	anomaly anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
 	lat     latencyState   // the latency model's features and prediction (latency.go)
+	specGen uint64         // speculate.go: the write generation a speculative handler started in
+	specOf  string         // speculate.go: the speculative call whose result answered this one
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -50,6 +52,9 @@ type callState struct {
 // of them means the audit record could not be made durable; the result is
 // then withheld (Output nil). Nothing is retried.
 func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
+	if req.Speculative { // not a real call: its own admission and delivery (speculate.go)
+		return m.Speculate(ctx, req)
+	}
 	cs := callState{req: &req, start: time.Now(), wall: m.now()}
 	if req.CallID == "" {
 		req.CallID = m.newCallID()
@@ -70,8 +75,11 @@ func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	req := cs.req
 	// Stage 1: request.
-	if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
-		return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+	// A speculative call takes no token: its own budget bounds it (speculate.go).
+	if !req.Speculative {
+		if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
+			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
+		}
 	}
 	if len(req.Params) > m.cfg.MaxPayload {
 		return &PayloadTooLarge{Max: m.cfg.MaxPayload, Actual: len(req.Params)}
@@ -131,7 +139,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 			return err
 		}
 	}
-	if m.cfg.Intent != nil {
+	// Level 2 judges what the user asked for: a speculative call is not
+	// asked for, and the real call it may answer is judged here first.
+	if m.cfg.Intent != nil && !req.Speculative {
 		check := IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id, Tool: &e.tool,
 			Params: cs.params.json, Intent: req.Intent}
 		if e.tool.Destructive {
@@ -179,7 +189,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// The anomaly score, on a call that passed every other check (so a
 	// malformed call neither is scored nor counts in the caller's history);
 	// its level reaches the intent gate below.
-	if m.cfg.Scorer != nil {
+	if m.cfg.Scorer != nil && !req.Speculative { // a prediction is not the caller's habit
 		if err := m.scoreCall(hctx, cs); err != nil {
 			return err
 		}
@@ -188,7 +198,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// Level 2, the person's side: the intent gate, on a call that passed
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
-	if m.cfg.Gate != nil {
+	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
 			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model})
@@ -212,8 +222,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
-	// Stage 6: execution.
-	out, err := m.execute(hctx, cs)
+	// Stage 6: execution — or, for a read-only idempotent tool, the result of
+	// a speculative run of this very call, looked up only now that every
+	// check above has passed (speculate.go).
+	out, err := m.executeOrSpeculated(hctx, cs)
 	res.Output = out
 	if err != nil {
 		if len(out) > 0 && !json.Valid(out) {
@@ -479,6 +491,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		if cs.anomaly.model != "" {
 			rec.AnomalyScore, rec.AnomalyModel = new(AnomalyScoreOf(cs.anomaly.score)), cs.anomaly.model
 		}
+		rec.SpeculativeHit, rec.SpeculationOf = cs.specOf != "", cs.specOf
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil
@@ -487,6 +500,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	}
 	res.Latency = time.Since(cs.start)
 	m.observeLatency(cs, res)
+	res.SpeculativeHit = cs.specOf != ""
 	m.metrics.overhead.Observe(res.Latency - cs.handler)
 	m.events.publish(func() CallEvent {
 		ev := CallEvent{CallID: res.CallID, Caller: cs.req.Caller, Provider: res.Provider, Tool: res.Tool,

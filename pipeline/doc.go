@@ -50,6 +50,15 @@
 // Nothing is retried. The 15 error kinds, their exit codes and hints are in
 // errors.go.
 //
+// # Speculative execution
+//
+// Manager.Speculate (or Request.Speculative) runs a predicted call of a
+// read-only, idempotent tool ahead of time, as its caller, through the
+// same stages, and caches the result; a real call with the same caller,
+// tool, provider, version and canonical params is answered from it right
+// before stage 6, after its own checks. Budget, invalidation and audit
+// marks: speculate.go.
+//
 // # The handler contract
 //
 // A Handler's context ends when the call is cancelled (Manager.Cancel, the

@@ -85,6 +85,10 @@ type Config struct {
 	RateLimit  RateLimit
 	RateLimits map[string]RateLimit
 
+	// Speculation bounds speculative execution (speculate.go); the zero
+	// value is off.
+	Speculation SpeculationConfig
+
 	// Logger receives crashes, dead providers and asynchronous intent
 	// misalignments; nil discards.
 	Logger *slog.Logger
@@ -124,6 +128,7 @@ type Manager struct {
 	metrics managerMetrics
 	events  eventBus          // Subscribe's readers
 	lat     *latencyPredictor // nil: Config.Latency.Off
+	spec    *speculation
 }
 
 // NewManager checks cfg, fills defaults and starts the background workers.
@@ -175,6 +180,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		m.now = time.Now
 	}
 	m.metrics.init()
+	m.spec = newSpeculation(cfg.Speculation)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	if cfg.Intent != nil {
 		m.intentQ = make(chan IntentCheck, cfg.IntentQueue)

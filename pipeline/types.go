@@ -121,6 +121,10 @@ type Request struct {
 	// Intent is the user's request in their words, when the channel has it;
 	// the intent verifier (capability level 2) judges the call against it.
 	Intent string
+	// Speculative runs the call ahead of time for a predicted real call
+	// (Manager.Speculate, speculate.go): read-only idempotent tools only,
+	// its result cached, not delivered as a call.
+	Speculative bool
 }
 
 // Outcome of a call, as recorded in the audit log and metrics.
@@ -152,4 +156,7 @@ type Result struct {
 	// Predicted is the handler time the latency model predicted when the
 	// call was dispatched (0: no prediction yet; see LatencyConfig).
 	Predicted time.Duration `json:"predicted_ns,omitempty"`
+	// SpeculativeHit: the result came from a speculative run of the same
+	// call (speculate.go), not from running the handler now.
+	SpeculativeHit bool `json:"speculative_hit,omitempty"`
 }

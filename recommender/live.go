@@ -74,8 +74,12 @@ type Config struct {
 	SuppressFor time.Duration // how long [30 days]
 	HalfLife    time.Duration // the history model's time decay [7 days]
 	FileWindow  time.Duration // a file event counts as context this long [10 min]
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// AfterCall, when set, is called by Run after each call event has been
+	// observed, so the caller's suggestions are already updated for it
+	// (the engine's speculation reads them then).
+	AfterCall func(pipeline.CallEvent)
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -346,6 +350,9 @@ func (r *Recommender) Run(ctx context.Context, calls <-chan pipeline.CallEvent) 
 				continue
 			}
 			r.ObserveCall(ev)
+			if r.cfg.AfterCall != nil {
+				r.cfg.AfterCall(ev)
+			}
 		case <-tick.C:
 			r.Sweep()
 		}

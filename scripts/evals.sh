@@ -103,6 +103,11 @@ cat "$out/anomaly.jsonl" >&2
 log "airs eval guard --json --seed 11..20 (held-out seeds)"
 for s in 11 12 13 14 15 16 17 18 19 20; do "$airs" eval guard --json --seed "$s"; done >"$out/anomaly-seeds.jsonl"
 
+# --- Speculative execution (BFCL multi-turn replay) -------------------------
+log "airs eval speculate --json"
+"$airs" eval speculate --data "$mt/base.jsonl.gz" --functions "$mt/functions.jsonl.gz" --json >"$out/speculate.jsonl"
+cat "$out/speculate.jsonl" >&2
+
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
 import json, sys, re
@@ -306,6 +311,8 @@ w(f"Seeds 11–20 (not used when the training defaults were chosen, on seeds 1�
 w("Before the conditional reference (uniform reference only, 8 points per call) off-hours runs were 0.197 at 0.8 and "
   "0 at 0.9 on seed 3. Burst stays under 1 because a burst's first calls are ordinary: the first 3–15 of the 500 calls "
   "(the calls in the last minute are still few) score low.\n")
+import subprocess
+w(subprocess.check_output(["python3", "scripts/evals_speculate.py", f"{out}/speculate.jsonl"], text=True))
 open("EVALS.md", "w").write("\n".join(L))
 PY
 log "wrote EVALS.md"

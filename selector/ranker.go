@@ -95,6 +95,12 @@ func (r *StatsRanker) Observe(tool string, res *pipeline.Result, err error) {
 	if res == nil && err == nil {
 		return
 	}
+	// A result served from a speculative run took no handler time: its
+	// latency says nothing of the tool's, and counting it would rank the
+	// tools the engine speculates on as faster, which it then speculates on more.
+	if res != nil && res.SpeculativeHit {
+		return
+	}
 	switch {
 	case errors.Is(err, pipeline.ErrToolNotFound), errors.Is(err, pipeline.ErrChannelCapabilityDenied),
 		errors.Is(err, pipeline.ErrToolCapabilityDenied), errors.Is(err, pipeline.ErrIntentMisaligned),

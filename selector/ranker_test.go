@@ -99,3 +99,19 @@ func TestStatsRankerObserveCountsOnlyToolFailures(t *testing.T) {
 		t.Errorf("success after tool failures %v, want below %v", got, base)
 	}
 }
+
+// A call answered from a speculative run does not count: its latency is
+// not the tool's.
+func TestStatsRankerIgnoresSpeculativeHits(t *testing.T) {
+	r := NewStatsRanker()
+	for range 3 {
+		r.Observe("a", &pipeline.Result{Latency: time.Microsecond, SpeculativeHit: true}, nil)
+	}
+	if n := r.scorer.Stats.Calls("a"); n != 0 {
+		t.Fatalf("speculative hits recorded: %d calls", n)
+	}
+	r.Observe("a", &pipeline.Result{Latency: time.Millisecond}, nil)
+	if p, ok := r.scorer.Stats.P50("a"); !ok || p != time.Millisecond {
+		t.Fatalf("p50 %v %v, want 1ms", p, ok)
+	}
+}

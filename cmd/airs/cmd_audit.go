@@ -28,7 +28,9 @@ chain holds and prints the last record's hash — keep that hash somewhere
 else if you need to detect the log being cut short or replaced wholesale.
 It exits 4 and names the first broken line when it does not.
 
-'tail' prints the last N records, oldest first.
+'tail' prints the last N records, oldest first. A call AIRS ran ahead of
+time for a predicted one (guard.speculation) is marked [speculative]; a real
+call answered from it says [from ID], naming it.
 
 Examples:
   airs audit verify
@@ -134,6 +136,12 @@ func auditTail(a *app, path string, n int, asJSON bool) error {
 				outcome += " by " + r.Reviewer
 			}
 			outcome += " " + r.Review + "]"
+		}
+		switch {
+		case r.Speculative: // run ahead for a predicted call; used if a later record names it
+			outcome += " [speculative]"
+		case r.SpeculativeHit:
+			outcome += " [from " + r.SpeculationOf + "]"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("2006-01-02 15:04:05"), r.Caller,
 			r.Tool, r.Provider, outcome, time.Duration(r.LatencyNs).Round(time.Microsecond), r.CallID)

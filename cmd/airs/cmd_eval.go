@@ -31,6 +31,8 @@ var evalCmd = &command{
                       (proactive recommendations on BFCL multi-turn; see 'airs eval recommend --help')
   airs eval guard [--train-days 28] [--test-days 14] [--seed 1] [--json]
                       (the anomaly gate on a traffic model with injected anomalies; see 'airs eval guard --help')
+  airs eval speculate [--data F] [--functions F] [--json]
+                      (speculative execution on a BFCL multi-turn replay; see 'airs eval speculate --help')
 
 bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
 else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
@@ -91,7 +93,7 @@ Examples:
 
 func runEval(a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("say bfcl, retrieval, replay, tune, nofit, recommend or guard")
+		return usagef("say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate")
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -111,8 +113,10 @@ func runEval(a *app, args []string) error {
 		return evalRecommend(a, args[1:])
 	case "guard":
 		return evalGuard(a, args[1:])
+	case "speculate":
+		return evalSpeculate(a, args[1:])
 	}
-	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend or guard", args[0])
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate", args[0])
 }
 
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
@@ -62,8 +63,10 @@ type Engine struct {
 
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
-	watcher         *watch.Watcher // the spaces' file watcher (chat, serve); nil otherwise
-	affinity        *affinityState // tool affinity (affinity.go); nil when off
+	watcher         *watch.Watcher             // the spaces' file watcher (chat, serve); nil otherwise
+	affinity        *affinityState             // tool affinity (affinity.go); nil when off
+	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
+	stopSpeculator  func()
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -178,6 +181,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		return nil, err
 	}
 	e.startAffinity()
+	e.startSpeculator()
 	return e, nil
 }
 
@@ -226,6 +230,10 @@ func (e *Engine) Close() error {
 		e.stopRecommender = nil
 	}
 	err = errors.Join(err, e.stopAffinity())
+	if e.stopSpeculator != nil { // after the recommender: it calls the speculator
+		e.stopSpeculator()
+		e.stopSpeculator = nil
+	}
 	if e.learned != nil {
 		err = errors.Join(err, e.learned.close())
 	}
@@ -349,6 +357,9 @@ func (e *Engine) WriteMetrics(w io.Writer) error {
 		return err
 	}
 	if err := e.writeAffinityMetrics(w); err != nil {
+		return err
+	}
+	if err := e.Manager.WriteSpeculationPrometheus(w); err != nil {
 		return err
 	}
 	return e.writeRecommenderMetrics(w)

@@ -43,6 +43,7 @@ func (e *Engine) startRecommender() error {
 		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home,
 		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
 		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
+		AfterCall: e.afterCall, // speculate.go
 	})
 	if err != nil {
 		return err
@@ -96,8 +97,8 @@ func trainFromAudit(r *recommender.Recommender, path string) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var rec audit.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Outcome != "ok" || rec.Tool == "" {
-			continue // the first line after a seek is partial
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Outcome != "ok" || rec.Tool == "" || rec.Speculative {
+			continue // the first line after a seek is partial; a speculative call is nobody's
 		}
 		s := byCaller[rec.Caller]
 		if s == nil {
@@ -217,7 +218,7 @@ func recentCalls(path, caller string, since time.Time) []pipeline.CallEvent {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var rec audit.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Caller != caller || rec.Time.Before(since) {
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Caller != caller || rec.Time.Before(since) || rec.Speculative {
 			continue
 		}
 		out = append(out, pipeline.CallEvent{CallID: rec.CallID, Caller: rec.Caller, Provider: rec.Provider, Tool: rec.Tool,

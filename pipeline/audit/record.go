@@ -40,6 +40,14 @@ type Record struct {
 	// schema stage passed).
 	AnomalyScore *float64 `json:"anomaly_score,omitempty"`
 	AnomalyModel string   `json:"anomaly_model,omitempty"`
+	// Speculative: the engine ran this call ahead of time for a predicted
+	// one (pipeline's speculate.go); nobody asked for it. SpeculativeHit:
+	// a real call answered from such a run, SpeculationOf that run's
+	// call_id — so a speculative record is used when a later record names
+	// it, wasted otherwise (Speculations).
+	Speculative    bool   `json:"speculative,omitempty"`
+	SpeculativeHit bool   `json:"speculative_hit,omitempty"`
+	SpeculationOf  string `json:"speculation_of,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -109,6 +117,16 @@ func (r *Record) appendBody(b []byte) []byte {
 		b = append(b, `,"anomaly_model":`...)
 		b = appendString(b, r.AnomalyModel)
 	}
+	if r.Speculative {
+		b = append(b, `,"speculative":true`...)
+	}
+	if r.SpeculativeHit {
+		b = append(b, `,"speculative_hit":true`...)
+	}
+	if r.SpeculationOf != "" {
+		b = append(b, `,"speculation_of":`...)
+		b = appendString(b, r.SpeculationOf)
+	}
 	return append(b, '}')
 }
 
@@ -168,4 +186,27 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Speculations resolves the speculative records of recs: used are the
+// call ids some later real call was answered from (its SpeculationOf),
+// wasted the speculative calls no record names.
+func Speculations(recs []Record) (used, wasted []string) {
+	named := map[string]bool{}
+	for _, r := range recs {
+		if r.SpeculationOf != "" {
+			named[r.SpeculationOf] = true
+		}
+	}
+	for _, r := range recs {
+		if !r.Speculative {
+			continue
+		}
+		if named[r.CallID] {
+			used = append(used, r.CallID)
+		} else {
+			wasted = append(wasted, r.CallID)
+		}
+	}
+	return used, wasted
 }
