@@ -52,11 +52,8 @@ type Speculator struct {
 	Manager *pipeline.Manager
 	// Recommender is the suggestions' source; nil: affinity repeats only.
 	Recommender *recommender.Recommender
-	// Affinity counts (caller, tool); New makes one when nil. A tracker
-	// passed in is someone else's to feed (the engine's, fed by its own
-	// subscription): the speculator only reads it, so no call counts twice.
+	// Affinity counts (caller, tool); New makes one when nil.
 	Affinity *affinity.Tracker
-	feedAff  bool
 	// Top predictions are speculated after each call [2].
 	Top int
 
@@ -72,14 +69,13 @@ const maxLast = 4096
 
 // NewSpeculator returns a Speculator over m (and r, when not nil).
 func NewSpeculator(m *pipeline.Manager, r *recommender.Recommender, aff *affinity.Tracker, top int) *Speculator {
-	feed := aff == nil
-	if feed {
+	if aff == nil {
 		aff = affinity.New(affinity.Config{})
 	}
 	if top <= 0 {
 		top = 2
 	}
-	s := &Speculator{Manager: m, Recommender: r, Affinity: aff, feedAff: feed, Top: top, last: map[affinity.Pair]json.RawMessage{}}
+	s := &Speculator{Manager: m, Recommender: r, Affinity: aff, Top: top, last: map[affinity.Pair]json.RawMessage{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -92,9 +88,7 @@ func (s *Speculator) Observe(ev pipeline.CallEvent) {
 	if ev.Outcome != pipeline.OutcomeOK || ev.Caller == "" {
 		return
 	}
-	if s.feedAff {
-		s.Affinity.Observe(ev.Caller, ev.Tool, ev.At)
-	}
+	s.Affinity.Observe(ev.Caller, ev.Tool, ev.At)
 	if ev.Params == nil {
 		return
 	}
@@ -256,11 +250,10 @@ func (e *Engine) startSpeculator() {
 	if !sc.Enabled || !e.Manager.SpeculationConfig().Enabled {
 		return
 	}
-	var tr *affinity.Tracker // the engine's when affinity is on (affinity.go)
-	if e.affinity != nil {
-		tr = e.affinity.tr
-	}
-	sp := NewSpeculator(e.Manager, e.Recommender, tr, sc.Top)
+	// Its own tracker, fed in order by the events it predicts from: the
+	// engine's (affinity.go) follows another subscription and may not have
+	// counted the call the speculator is looking at yet.
+	sp := NewSpeculator(e.Manager, e.Recommender, nil, sc.Top)
 	e.speculator.Store(sp)
 	if e.Recommender != nil { // recommend.go's AfterCall forwards to it
 		e.stopSpeculator = sp.Close // after the recommender stopped calling it
