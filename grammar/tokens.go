@@ -360,16 +360,9 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	if m, ok := ti.interiorCache.Load(key); ok {
 		return m.([]uint64)
 	}
-	d := sd.prefixFromQ(si)
-	t, tmp := strTemplate(d, 1<<30)
-	ds, err := determinizeBytes(t, 0)
-	if tmp {
-		t.release()
-	}
+	cls, q := sd.prefixClasses()
 	m := make([]uint64, ti.words)
-	if err == nil {
-		walk(ti.noQuote, newRule(ds), 0, m, nil)
-	}
+	ti.interiorWalk(q, cls[si], m)
 	x, _ := ti.interiorCache.LoadOrStore(key, m)
 	return x.([]uint64)
 }
