@@ -221,3 +221,26 @@ func TestCanonKey(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInteriorWalk is one interior computation from scratch over the
+// qwen3 vocabulary: a free string (nearly every token stays inside) and a
+// word counter (the walk of o21053's (?:\S+\s+){0,99}\S+ at each word).
+func BenchmarkInteriorWalk(b *testing.B) {
+	ti := NewTokenizerInfo(testVocab(b))
+	for _, c := range []struct{ name, pat string }{{"any", `.*`}, {"words", `(?:\S+\s+){0,99}\S+`}} {
+		d, err := regexDFA("^(?:" + c.pat + ")$")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cls, q := d.trim().prefixClasses()
+		m := make([]uint64, ti.words)
+		b.Run(c.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				ti.interiorWalk(q, cls[0], m)
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
+			b.ReportMetric(float64(len(ti.noQuote.nb)), "trie-nodes")
+		})
+	}
+}
