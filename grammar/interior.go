@@ -225,7 +225,20 @@ func (ti *TokenizerInfo) interiorWalk(d *rdfa, start int32, m []uint64) {
 	n := tr.nend[0]
 	for i := int32(1); i < n; {
 		dp := tr.depth[i]
-		p, ok := w.step(ps[dp-1], tr.nb[i])
+		b := tr.nb[i]
+		var p cpPos
+		var ok bool
+		if pp := &ps[dp-1]; pp.mode == cpAt && b < 0x80 && b != '\\' {
+			// the common case inline: an ASCII byte at a boundary
+			tb := w.ascii[pp.q]
+			if tb == nil {
+				tb = w.table(pp.q)
+			}
+			p.q = tb[b]
+			ok = p.q >= 0
+		} else {
+			p, ok = w.step(*pp, b)
+		}
 		if ok {
 			for _, x := range tr.toks[tr.ntok0[i]:tr.ntok0[i+1]] {
 				m[x>>6] |= 1 << (x & 63)
