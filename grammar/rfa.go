@@ -791,7 +791,7 @@ func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
 		for i, s := range d.st {
 			all.st[i] = rdstate{edges: s.edges, final: true}
 		}
-		cls, ncls := mooreRefine(all, make([]int32, len(all.st)))
+		cls, ncls := mooreRefine(all, tailClasses(all))
 		q := &rdfa{st: make([]rdstate, ncls)}
 		done := make([]bool, ncls)
 		for i, s := range all.st {
@@ -815,36 +815,101 @@ func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
 	return d.pcCls, d.pc
 }
 
-// canonKey is a canonical serialization of the prefix-closed language from
-// state si: the quotient automaton renumbered breadth-first from si's class.
-func (d *rdfa) canonKey(si int32) string {
+// tailClasses is a starting partition for Moore's refinement of d, every
+// state final (prefixClasses): the states from which no cycle is reachable
+// (finite languages) get their exact classes, 1, 2, ..., in one pass from
+// the sinks back (as minimizeAcyclic); the others (infinite languages, so
+// never equivalent to one of those) class 0, for Moore to split. Moore
+// needs one round per state of the longest distinguishing path, and a
+// counter such as [\p{L}…]{1,200} is a 200-state path: 200 rounds over
+// every edge, a tenth of a second on a mask's first visit, where one pass
+// does.
+func tailClasses(d *rdfa) []int32 {
+	n := len(d.st)
+	cls := make([]int32, n)
+	out := make([]int32, n) // edges to states not yet classified
+	start := make([]int32, n+1)
+	for i, s := range d.st {
+		out[i] = int32(len(s.edges))
+		for _, e := range s.edges {
+			start[e.to+1]++
+		}
+	}
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	pred := make([]int32, start[n])
+	fill := slices.Clone(start[:n])
+	for i, s := range d.st {
+		for _, e := range s.edges {
+			pred[fill[e.to]] = int32(i)
+			fill[e.to]++
+		}
+	}
+	var queue []int32
+	for i := range n {
+		if out[i] == 0 {
+			queue = append(queue, int32(i))
+		}
+	}
+	index := map[string]int32{}
+	var key []byte
+	for len(queue) > 0 {
+		x := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		key = key[:0]
+		mergedEdges(&d.st[x], cls, func(lo, hi rune, to int32) {
+			key = binary.LittleEndian.AppendUint32(key, uint32(lo))
+			key = binary.LittleEndian.AppendUint32(key, uint32(hi))
+			key = binary.LittleEndian.AppendUint32(key, uint32(to))
+		})
+		c, ok := index[string(key)]
+		if !ok {
+			c = int32(len(index) + 1)
+			index[string(key)] = c
+		}
+		cls[x] = c
+		for _, p := range pred[start[x]:start[x+1]] {
+			if out[p]--; out[p] == 0 {
+				queue = append(queue, p)
+			}
+		}
+	}
+	return cls
+}
+
+// canonKey identifies the prefix-closed language from state si: a 128-bit
+// hash of the quotient automaton renumbered breadth-first from si's class
+// (a canonical form). It was that serialization itself, but for a large
+// class under a counter it is a megabyte per state, kept in the interior
+// cache; the rule cache trusts the same kind of hash.
+func (d *rdfa) canonKey(si int32) sig128 {
 	if k, ok := d.canon.Load(si); ok {
-		return k.(string)
+		return k.(sig128)
 	}
 	cls, q := d.prefixClasses()
-	num := map[int32]int32{cls[si]: 0}
+	num := make([]int32, len(q.st))
+	for i := range num {
+		num[i] = -1
+	}
+	num[cls[si]] = 0
 	order := []int32{cls[si]}
-	var b strings.Builder
+	h := newHasher()
 	for i := 0; i < len(order); i++ {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(':')
-		for _, e := range q.st[order[i]].edges {
-			id, ok := num[e.to]
-			if !ok {
+		es := q.st[order[i]].edges
+		h.mix(uint64(len(es)))
+		for _, e := range es {
+			id := num[e.to]
+			if id < 0 {
 				id = int32(len(order))
 				num[e.to] = id
 				order = append(order, e.to)
 			}
-			b.WriteString(strconv.Itoa(int(e.lo)))
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(int(e.hi)))
-			b.WriteByte('>')
-			b.WriteString(strconv.Itoa(int(id)))
-			b.WriteByte(',')
+			h.mix(uint64(uint32(e.lo)) | uint64(uint32(e.hi))<<32)
+			h.mix(uint64(uint32(id)))
 		}
-		b.WriteByte(';')
 	}
-	k := b.String()
+	k := h.sum()
 	d.canon.Store(si, k)
 	return k
 }

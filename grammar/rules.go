@@ -48,10 +48,14 @@ type rule struct {
 	// from s out of its string, so a configuration at s with counter cnt can
 	// finish the string only if cnt+sdist[s] ≤ lim[s]; sdmax[s] is the
 	// largest finite sdist of the content states reachable from s (masks
-	// near the limit). needInf where the string cannot be left.
-	sdist, sdmax []int32
-	obj          *objInfo
-	arr          *arrInfo
+	// near the limit). needInf where the string cannot be left. slong[s]
+	// is the most code points on a path from s out of its string (needInf
+	// where a cycle is reachable): where cnt+slong[s] ≤ lim[s] the limit
+	// cannot refuse anything the automaton allows (a pattern such as
+	// [A-Z]{3} under maxLength 3), and the mask needs no check near it.
+	sdist, sdmax, slong []int32
+	obj                 *objInfo
+	arr                 *arrInfo
 	// maskCache: *TokenizerInfo → *ruleMasks (see tokens.go); shared by
 	// the copies of a cached rule (cache.go), whose masks are the same.
 	maskCache *sync.Map
@@ -155,7 +159,7 @@ func newRule(ds []dstate) *rule {
 		r.calls[i] = d.calls
 		r.popOnly[i] = d.final && len(d.plain) == 0 && len(d.spec) == 0 && len(d.calls) == 0
 	}
-	r.sdist, r.sdmax = stringDists(r)
+	r.sdist, r.sdmax, r.slong = stringDists(r)
 	for _, e := range ds[0].plain {
 		for b := int(e.lo); b <= int(e.hi); b++ {
 			r.first[b] = true
@@ -169,18 +173,20 @@ func newRule(ds []dstate) *rule {
 	return r
 }
 
-// stringDists computes sdist and sdmax (see rule): a 0-1 breadth-first
+// stringDists computes sdist, sdmax and slong (see rule): a 0-1 breadth-first
 // search backwards from the content states that can leave their string,
 // where a byte taken at a code point boundary (rb) costs one code point.
 // The runtime counter (move) then never lets a configuration in that has
 // too few code points left to finish: a pattern such as [a-z]+@[a-z]+ under
 // a 64 code point bound must not fill 64 letters before the '@'.
-func stringDists(r *rule) (sdist, sdmax []int32) {
+func stringDists(r *rule) (sdist, sdmax, slong []int32) {
 	n := r.nstates()
 	sdist = make([]int32, n)
 	sdmax = make([]int32, n)
+	slong = make([]int32, n)
 	var preds [][]int32
-	var mark []int32 // mark[t] == s+1: s already a predecessor of t
+	var nsucc []int32 // content successors of s not yet given their slong
+	var mark []int32  // mark[t] == s+1: s already a predecessor of t
 	var queue []int32
 	for s := 0; s < n; s++ {
 		sdist[s] = needInf
@@ -197,11 +203,12 @@ func stringDists(r *rule) (sdist, sdmax []int32) {
 				return
 			}
 			if preds == nil {
-				preds, mark = make([][]int32, n), make([]int32, n)
+				preds, mark, nsucc = make([][]int32, n), make([]int32, n), make([]int32, n)
 			}
 			if mark[t] != int32(s)+1 {
 				mark[t] = int32(s) + 1
 				preds[t] = append(preds[t], int32(s))
+				nsucc[s]++
 			}
 		}
 		for c := int32(0); c < r.ncls; c++ {
@@ -216,7 +223,58 @@ func stringDists(r *rule) (sdist, sdmax []int32) {
 		}
 	}
 	if len(queue) == 0 {
-		return sdist, sdmax
+		for s := range slong {
+			slong[s] = needInf
+		}
+		return sdist, sdmax, slong
+	}
+	// slong: from the content states with no content successor back, a
+	// state once all its successors are known; those on or before a cycle
+	// (or only reaching states that cannot leave) stay needInf
+	{
+		var ready []int32
+		for s := 0; s < n; s++ {
+			slong[s] = needInf
+			if r.lim[s] >= 0 && (nsucc == nil || nsucc[s] == 0) {
+				ready = append(ready, int32(s))
+			}
+		}
+		for len(ready) > 0 {
+			u := ready[len(ready)-1]
+			ready = ready[:len(ready)-1]
+			// the most code points to a path end (an exit, or final: 0)
+			// through successors already known; needInf when one is
+			// unbounded, or when u can neither leave nor go on (dead)
+			best, ends := int32(0), sdist[u] == 0
+			to := func(t int32) {
+				if t < 0 || r.lim[t] < 0 {
+					return
+				}
+				l := slong[t]
+				if l < needInf && r.rb[u] {
+					l++
+				}
+				best, ends = max(best, l), true
+			}
+			for c := int32(0); c < r.ncls; c++ {
+				to(r.next[u*r.ncls+c])
+			}
+			for _, e := range r.spec[u] {
+				to(e.to)
+			}
+			if !ends {
+				best = needInf
+			}
+			slong[u] = best
+			if preds == nil {
+				continue
+			}
+			for _, p := range preds[u] {
+				if nsucc[p]--; nsucc[p] == 0 {
+					ready = append(ready, p)
+				}
+			}
+		}
 	}
 	// 0-1 BFS: a deque as two stacks of the current and the next distance
 	for cur := queue; len(cur) > 0; {
@@ -261,7 +319,7 @@ func stringDists(r *rule) (sdist, sdmax []int32) {
 			}
 		}
 	}
-	return sdist, sdmax
+	return sdist, sdmax, slong
 }
 
 // ---- ops: the checked edges ----

@@ -360,16 +360,9 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	if m, ok := ti.interiorCache.Load(key); ok {
 		return m.([]uint64)
 	}
-	d := sd.prefixFromQ(si)
-	t, tmp := strTemplate(d, 1<<30)
-	ds, err := determinizeBytes(t, 0)
-	if tmp {
-		t.release()
-	}
+	cls, q := sd.prefixClasses()
 	m := make([]uint64, ti.words)
-	if err == nil {
-		walk(ti.noQuote, newRule(ds), 0, m, nil)
-	}
+	ti.interiorWalk(q, cls[si], m)
 	x, _ := ti.interiorCache.LoadOrStore(key, m)
 	return x.([]uint64)
 }
@@ -440,6 +433,30 @@ func (tm *TokenMatcher) simulate(c *cfg, t []byte) bool {
 	return true
 }
 
+// inString decides token bytes tok from string content state s with
+// counter cnt when they stay inside the string on plain edges: the rule's
+// byte DFA and the counter rule of move, without the configuration set
+// simulate steps (near a string's limit most tokens are checked, each
+// simulated was 20,000 simulations, 15 ms, per mask under maxLength 3).
+// known is false when a byte leaves the string or has no plain edge: the
+// matcher decides those.
+func inString(r *rule, s, cnt int32, tok []byte) (ok, known bool) {
+	for _, b := range tok {
+		t := r.next[s*r.ncls+int32(r.cls[b])]
+		if t < 0 || r.lim[t] < 0 {
+			return false, false
+		}
+		if r.rb[s] {
+			cnt++
+		}
+		if cnt+r.sdist[t] > r.lim[t] {
+			return false, true
+		}
+		s = t
+	}
+	return true, true
+}
+
 // FillMask sets bits (len ≥ MaskWords) to the allowed next tokens: bit id of
 // word id/64. EOS ids are allowed only when the output is complete; special
 // tokens never; after EOS was accepted nothing is allowed.
@@ -464,7 +481,9 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			hard = int(lim - c.cnt)
 			safe = hard - int(r.sdmax[c.state])
 		}
-		near := lim >= 0 && safe < ti.maxCP
+		// Where no path from here can reach the limit (the automaton bounds
+		// the string itself), it refuses nothing the cached mask allows.
+		near := lim >= 0 && safe < ti.maxCP && c.cnt+r.slong[c.state] > lim
 		// Near the depth limit a token that stays inside the rule may still
 		// end in a state that cannot finish (depth.go): check every one.
 		deep := frameDepth(c)+sg.depths().maxNeed[lr] > int32(tm.g.opts.MaxDepth)
@@ -493,7 +512,17 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			}
 			check := func(ts []int32) {
 				for _, t := range ts {
-					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					if tmp[t>>6]&(1<<(t&63)) == 0 {
+						continue
+					}
+					ok, known := false, false
+					if !deep {
+						ok, known = inString(r, c.state, c.cnt, toks[t])
+					}
+					if !known {
+						ok = tm.simulate(c, toks[t])
+					}
+					if !ok {
 						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
