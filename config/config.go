@@ -72,6 +72,8 @@ type Config struct {
 	// RateLimit applies to every caller without one of its own.
 	RateLimit  pipeline.RateLimit
 	MaxPayload int // bytes
+	// Latency: latency prediction (latency.enabled, latency.would_timeout).
+	Latency pipeline.LatencyConfig
 	// MaxSteps bounds the tool calls of one chat turn (chat, /v1/chat): after
 	// a result the model may call another tool, up to this many calls.
 	MaxSteps int
@@ -221,6 +223,7 @@ func (c *Config) ManagerConfig() pipeline.Config {
 		RateLimit:  c.RateLimit,
 		RateLimits: c.RateLimits(),
 		MaxPayload: c.MaxPayload,
+		Latency:    c.Latency,
 	}
 }
 

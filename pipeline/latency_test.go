@@ -269,7 +269,7 @@ func TestCPUSampler(t *testing.T) {
 		}
 		s.load(time.Now())
 		time.Sleep(150 * time.Millisecond)
-		v := s.load(time.Now()) // over the 150 ms since the sample before
+		v, _ := s.load(time.Now()) // over the 150 ms since the sample before
 		close(stop)
 		wg.Wait()
 		return v

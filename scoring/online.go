@@ -30,6 +30,22 @@ const (
 	FeatInFlight
 	// FeatP50: log of the tool's historical p50 on this provider, in µs.
 	FeatP50
+	// FeatRunQueue: log(1 + goroutines running or waiting for a core per
+	// core), averaged over the last ~100 ms: the other half of CPU load —
+	// utilisation stops at 1, the queue keeps growing with contention.
+	FeatRunQueue
+	// FeatPayloadInFlight, FeatPayloadRunQueue: payload × in-flight and
+	// payload × run queue (both as above). Contention does not add a
+	// constant in log space: a call of a few µs finishes inside one time
+	// slice however many wait, a call of 30 ms shares the cores with all
+	// of them — its slowdown grows with its own size. These products let
+	// the load's effect grow with the payload.
+	FeatPayloadInFlight
+	FeatPayloadRunQueue
+	// FeatPayload2: log(1 + payload)²: cost is convex in log space — a
+	// fixed overhead for small params, then the handler's own growth
+	// (quadratic for TextRank) — which one slope cannot follow.
+	FeatPayload2
 	// NumLatencyFeatures is the length of LatencyFeatures.
 	NumLatencyFeatures
 )
@@ -45,7 +61,7 @@ type LatencyFeatures [NumLatencyFeatures]float64
 // MakeLatencyFeatures builds the vector: runtime in [0, NumRuntimes) (out
 // of range counts as the last), cpu as a fraction of capacity, the payload
 // in bytes, the provider's in-flight calls, the tool's p50 (0: none yet).
-func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration) LatencyFeatures {
+func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration, runQueue float64) LatencyFeatures {
 	var x LatencyFeatures
 	if runtime < 0 || runtime >= NumRuntimes {
 		runtime = NumRuntimes - 1
@@ -57,6 +73,10 @@ func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 ti
 	if p50 > 0 {
 		x[FeatP50] = math.Log(float64(p50) / float64(time.Microsecond))
 	}
+	x[FeatRunQueue] = math.Log1p(max(runQueue, 0))
+	x[FeatPayloadInFlight] = x[FeatPayload] * x[FeatInFlight]
+	x[FeatPayloadRunQueue] = x[FeatPayload] * x[FeatRunQueue]
+	x[FeatPayload2] = x[FeatPayload] * x[FeatPayload]
 	return x
 }
 
@@ -126,6 +146,8 @@ type OnlineLatency struct {
 	seq   atomic.Uint64
 	coef  [NumLatencyFeatures]atomic.Uint64 // float64 bits
 	sigma atomic.Uint64                     // residual std. dev. in log space, float64 bits
+	lo    atomic.Uint64                     // the window's least log latency, float64 bits
+	hi    atomic.Uint64                     // and its greatest
 	seen  atomic.Uint32                     // bit r: runtime r was in the fitted window
 	ready atomic.Bool
 }
@@ -178,9 +200,11 @@ func (m *OnlineLatency) Refit() {
 	X := mat.NewDense(n, NumLatencyFeatures, nil)
 	y := mat.NewVecDense(n, nil)
 	var seen uint32
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range n {
 		X.SetRow(i, m.xs[i][:])
 		y.SetVec(i, m.ys[i])
+		lo, hi = min(lo, m.ys[i]), max(hi, m.ys[i])
 		if r := m.xs[i].runtime(); r >= 0 {
 			seen |= 1 << r
 		}
@@ -214,6 +238,8 @@ func (m *OnlineLatency) Refit() {
 		m.coef[i].Store(math.Float64bits(beta.AtVec(i)))
 	}
 	m.sigma.Store(math.Float64bits(sigma))
+	m.lo.Store(math.Float64bits(lo))
+	m.hi.Store(math.Float64bits(hi))
 	m.seen.Store(seen)
 	m.seq.Add(1)
 	m.ready.Store(true)
@@ -243,6 +269,10 @@ func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigm
 			z += math.Float64frombits(m.coef[i].Load()) * x[i]
 		}
 		sigma = math.Float64frombits(m.sigma.Load())
+		// Never further than a factor e outside what the window saw: the
+		// products and the square extrapolate fast, and a prediction sets
+		// budgets and refuses calls.
+		z = min(max(z, math.Float64frombits(m.lo.Load())-1), math.Float64frombits(m.hi.Load())+1)
 		if m.seq.Load() == s {
 			break
 		}

@@ -14,7 +14,7 @@ func synth(r *rand.Rand, sigma float64) (LatencyFeatures, time.Duration) {
 	payload := int(math.Exp(r.Float64()*math.Log(100_000))) + 10
 	inflight := r.IntN(32)
 	cpu := r.Float64()
-	x := MakeLatencyFeatures(0, cpu, payload, inflight, 2*time.Millisecond)
+	x := MakeLatencyFeatures(0, cpu, payload, inflight, 2*time.Millisecond, 0)
 	us := 200 * math.Pow(float64(payload), 0.5) * float64(1+inflight) * math.Exp(0.8*cpu+sigma*r.NormFloat64())
 	return x, time.Duration(us * float64(time.Microsecond))
 }
@@ -38,7 +38,7 @@ func TestOnlineLatencyRecoversLaw(t *testing.T) {
 		payload, inflight int
 		cpu               float64
 	}{{100, 0, 0}, {10_000, 3, 0.5}, {90_000, 31, 1}} {
-		x := MakeLatencyFeatures(0, c.cpu, c.payload, c.inflight, 2*time.Millisecond)
+		x := MakeLatencyFeatures(0, c.cpu, c.payload, c.inflight, 2*time.Millisecond, 0)
 		got, sigma, ok := m.Predict(&x)
 		want := 200 * math.Pow(float64(c.payload+1), 0.5) * float64(1+c.inflight) * math.Exp(0.8*c.cpu)
 		// log1p(payload) ≈ log(payload): the law in the model's own terms.
@@ -69,7 +69,7 @@ func TestOnlineLatencyNotReady(t *testing.T) {
 	if _, _, ok := m.Predict(&x); !ok {
 		t.Fatal("no prediction after MinSamples")
 	}
-	other := MakeLatencyFeatures(1, 0, 100, 0, time.Millisecond)
+	other := MakeLatencyFeatures(1, 0, 100, 0, time.Millisecond, 0)
 	if d, _, ok := m.Predict(&other); ok {
 		t.Fatalf("predicted %v for a runtime never observed", d)
 	}
@@ -79,7 +79,7 @@ func TestOnlineLatencyNotReady(t *testing.T) {
 // Window calls at 10× the cost, predictions are 10× too.
 func TestOnlineLatencyFollowsChange(t *testing.T) {
 	m := NewOnlineLatency(OnlineLatencyConfig{Window: 256, RefitEvery: 16})
-	x := MakeLatencyFeatures(0, 0.1, 1000, 0, time.Millisecond)
+	x := MakeLatencyFeatures(0, 0.1, 1000, 0, time.Millisecond, 0)
 	for range 300 {
 		if m.Observe(&x, time.Millisecond) {
 			m.Refit()
@@ -142,7 +142,7 @@ func BenchmarkOnlineLatencyPredict(b *testing.B) {
 	b.ReportAllocs()
 	var sink time.Duration
 	for i := 0; b.Loop(); i++ {
-		x := MakeLatencyFeatures(0, 0.3, 100+i&1023, i&15, 2*time.Millisecond)
+		x := MakeLatencyFeatures(0, 0.3, 100+i&1023, i&15, 2*time.Millisecond, 0)
 		d, _, _ := m.Predict(&x)
 		sink += d
 	}
