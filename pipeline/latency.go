@@ -58,8 +58,10 @@ type LatencyConfig struct {
 	// Window: the fit uses a tool's last Window calls (default 1024).
 	Window int
 	// RefitEvery: a tool's model is refitted, in the background, after
-	// this many new calls (default 64).
-	RefitEvery int
+	// this many new calls (default 64) and RefitInterval (default 1 s)
+	// since its last refit.
+	RefitEvery    int
+	RefitInterval time.Duration
 	// TimeoutFactor × predicted is the default budget (default 3).
 	TimeoutFactor float64
 	// TimeoutFloor is the least default budget the prediction may set
@@ -122,6 +124,11 @@ type toolLatency struct {
 	samples atomic.Int64
 }
 
+// p50Every: an entry's p50 feature is re-read from its histogram every
+// this many of its calls (a snapshot of 32 counters is most of a
+// prediction's cost, and a median moves slowly).
+const p50Every = 16
+
 func newLatencyPredictor(cfg LatencyConfig) *latencyPredictor {
 	if cfg.Off {
 		return nil
@@ -141,7 +148,8 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 	t := p.models[e.tool.Name]
 	if t == nil {
 		t = &toolLatency{model: scoring.NewOnlineLatency(scoring.OnlineLatencyConfig{
-			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery})}
+			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery,
+			RefitInterval: p.cfg.RefitInterval})}
 		p.models[e.tool.Name] = t
 	}
 	p.mu.Unlock()
@@ -152,9 +160,12 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 // features builds the call's feature vector; false while the entry has no
 // history (no p50 yet: nothing to scale from).
 func (p *latencyPredictor) features(e *entry, payload int, now time.Time) (scoring.LatencyFeatures, bool) {
-	p50 := e.stats.latency.p50()
+	p50 := time.Duration(e.latP50.Load())
 	if p50 == 0 {
-		return scoring.LatencyFeatures{}, false
+		if p50 = e.stats.latency.p50(); p50 == 0 {
+			return scoring.LatencyFeatures{}, false
+		}
+		e.latP50.Store(int64(p50))
 	}
 	cpu, rq := p.cpu.load(now)
 	return scoring.MakeLatencyFeatures(int(e.prov.runtime.Load()), cpu, payload,
@@ -177,7 +188,9 @@ func (p *latencyPredictor) predict(e *entry, x *scoring.LatencyFeatures) (d time
 // observe feeds a finished call back; a due refit runs in the background.
 func (p *latencyPredictor) observe(e *entry, x *scoring.LatencyFeatures, handler time.Duration) {
 	t := p.modelFor(e)
-	t.samples.Add(1)
+	if t.samples.Add(1)%p50Every == 0 {
+		e.latP50.Store(int64(e.stats.latency.p50()))
+	}
 	if t.model.Observe(x, handler) {
 		p.refits.Add(1)
 		go func() {

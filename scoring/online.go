@@ -99,6 +99,10 @@ type OnlineLatencyConfig struct {
 	// RefitEvery: a refit is due after this many new observations
 	// (default 64).
 	RefitEvery int
+	// RefitInterval: and at least this long after the last one (default
+	// 1 s), so a tool called thousands of times a second does not spend
+	// its cores refitting (one refit of a full window takes ~1 ms).
+	RefitInterval time.Duration
 	// Ridge is added to the diagonal of XᵀX (default 1e-3): it keeps the
 	// system solvable when a column is constant zero (a runtime never seen)
 	// and is negligible against the other columns' n·x².
@@ -121,6 +125,9 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 	if c.Ridge <= 0 {
 		c.Ridge = 1e-3
 	}
+	if c.RefitInterval <= 0 {
+		c.RefitInterval = time.Second
+	}
 	return c
 }
 
@@ -139,6 +146,7 @@ type OnlineLatency struct {
 	next     int               // ring write position
 	total    uint64            // observations ever
 	sinceFit int
+	lastFit  time.Time
 	refit    atomic.Bool // a Refit is due or running
 
 	// Published coefficients: a sequence lock (odd while Refit writes) over
@@ -173,7 +181,8 @@ func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refi
 	m.n = min(m.n+1, len(m.xs))
 	m.total++
 	m.sinceFit++
-	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() || m.sinceFit >= m.cfg.RefitEvery)
+	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() ||
+		m.sinceFit >= m.cfg.RefitEvery && time.Since(m.lastFit) >= m.cfg.RefitInterval)
 	m.mu.Unlock()
 	return due && m.refit.CompareAndSwap(false, true)
 }
@@ -210,25 +219,32 @@ func (m *OnlineLatency) Refit() {
 		}
 	}
 	m.sinceFit = 0
+	m.lastFit = time.Now()
 	m.mu.Unlock()
 
-	var xtx mat.SymDense
-	xtx.SymOuterK(1, X.T())
-	for i := range NumLatencyFeatures {
-		xtx.SetSym(i, i, xtx.At(i, i)+m.cfg.Ridge)
-	}
-	var xty mat.VecDense
-	xty.MulVec(X.T(), y)
-	var ch mat.Cholesky
-	if !ch.Factorize(&xtx) {
+	beta, ok := ridge(X, y, nil, m.cfg.Ridge)
+	if !ok {
 		return // not positive definite even with the ridge: keep the old fit
 	}
-	var beta mat.VecDense
-	if err := ch.SolveVecTo(&beta, &xty); err != nil {
-		return
-	}
+	// Least absolute deviations by iteratively reweighted least squares:
+	// the fit of the conditional median of log latency, which is the
+	// median of latency — what minimises the absolute error, where
+	// latencies' heavy tail would drag a least-squares fit up.
 	var res mat.VecDense
-	res.MulVec(X, &beta)
+	w := mat.NewVecDense(n, nil)
+	for range ladIterations {
+		res.MulVec(X, beta)
+		res.SubVec(y, &res)
+		for i := range n {
+			w.SetVec(i, 1/max(math.Abs(res.AtVec(i)), ladFloor))
+		}
+		b, ok := ridge(X, y, w, m.cfg.Ridge)
+		if !ok {
+			break
+		}
+		beta = b
+	}
+	res.MulVec(X, beta)
 	res.SubVec(y, &res)
 	dof := max(n-NumLatencyFeatures, 1)
 	sigma := math.Sqrt(mat.Dot(&res, &res) / float64(dof))
@@ -243,6 +259,48 @@ func (m *OnlineLatency) Refit() {
 	m.seen.Store(seen)
 	m.seq.Add(1)
 	m.ready.Store(true)
+}
+
+// IRLS for the median fit: iterations, and the least residual a weight is
+// computed from (so a point on the line does not get an infinite weight).
+const (
+	ladIterations = 6
+	ladFloor      = 0.05
+)
+
+// ridge solves (XᵀWX + λI)β = XᵀWy by Cholesky (w nil: W = I).
+func ridge(X *mat.Dense, y, w *mat.VecDense, lambda float64) (*mat.VecDense, bool) {
+	A, b := mat.Matrix(X), mat.Vector(y)
+	if w != nil {
+		n, _ := X.Dims()
+		var xw mat.Dense
+		xw.CloneFrom(X)
+		yw := mat.NewVecDense(n, nil)
+		for i := range n {
+			s := math.Sqrt(w.AtVec(i))
+			for j := range NumLatencyFeatures {
+				xw.Set(i, j, xw.At(i, j)*s)
+			}
+			yw.SetVec(i, y.AtVec(i)*s)
+		}
+		A, b = &xw, yw
+	}
+	var xtx mat.SymDense
+	xtx.SymOuterK(1, A.T())
+	for i := range NumLatencyFeatures {
+		xtx.SetSym(i, i, xtx.At(i, i)+lambda)
+	}
+	var xty mat.VecDense
+	xty.MulVec(A.T(), b)
+	var ch mat.Cholesky
+	if !ch.Factorize(&xtx) {
+		return nil, false
+	}
+	var beta mat.VecDense
+	if err := ch.SolveVecTo(&beta, &xty); err != nil {
+		return nil, false
+	}
+	return &beta, true
 }
 
 // Predict returns the predicted latency of a call with features x (the

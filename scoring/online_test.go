@@ -32,7 +32,7 @@ func feed(m *OnlineLatency, r *rand.Rand, n int, sigma float64) {
 // latency, and σ close to the noise's.
 func TestOnlineLatencyRecoversLaw(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	m := NewOnlineLatency(OnlineLatencyConfig{})
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond})
 	feed(m, r, 2000, 0.1)
 	for _, c := range []struct {
 		payload, inflight int
@@ -57,7 +57,7 @@ func TestOnlineLatencyRecoversLaw(t *testing.T) {
 // No prediction before MinSamples, nor for a runtime the window never had.
 func TestOnlineLatencyNotReady(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	m := NewOnlineLatency(OnlineLatencyConfig{MinSamples: 50})
+	m := NewOnlineLatency(OnlineLatencyConfig{MinSamples: 50, RefitInterval: time.Nanosecond})
 	x, _ := synth(r, 0)
 	for i := range 49 {
 		if _, _, ok := m.Predict(&x); ok {
@@ -78,7 +78,7 @@ func TestOnlineLatencyNotReady(t *testing.T) {
 // The window makes the model follow a provider whose cost changes: after
 // Window calls at 10× the cost, predictions are 10× too.
 func TestOnlineLatencyFollowsChange(t *testing.T) {
-	m := NewOnlineLatency(OnlineLatencyConfig{Window: 256, RefitEvery: 16})
+	m := NewOnlineLatency(OnlineLatencyConfig{Window: 256, RefitEvery: 16, RefitInterval: time.Nanosecond})
 	x := MakeLatencyFeatures(0, 0.1, 1000, 0, time.Millisecond, 0)
 	for range 300 {
 		if m.Observe(&x, time.Millisecond) {
@@ -98,7 +98,7 @@ func TestOnlineLatencyFollowsChange(t *testing.T) {
 // Observe, Refit and Predict run concurrently (go test -race), and Observe
 // hands out one refit at a time.
 func TestOnlineLatencyConcurrent(t *testing.T) {
-	m := NewOnlineLatency(OnlineLatencyConfig{RefitEvery: 8, Window: 128, MinSamples: 16})
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitEvery: 8, Window: 128, MinSamples: 16, RefitInterval: time.Nanosecond})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -123,7 +123,7 @@ func TestOnlineLatencyConcurrent(t *testing.T) {
 // Predict allocates nothing (it runs on every call).
 func TestOnlineLatencyPredictAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	m := NewOnlineLatency(OnlineLatencyConfig{})
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond})
 	feed(m, r, 100, 0.1)
 	x, _ := synth(r, 0)
 	if a := testing.AllocsPerRun(1000, func() { m.Predict(&x) }); a != 0 {
@@ -137,7 +137,7 @@ func TestOnlineLatencyPredictAllocs(t *testing.T) {
 //	go test -run x -bench OnlineLatency -benchmem -count 5 ./scoring/
 func BenchmarkOnlineLatencyPredict(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
-	m := NewOnlineLatency(OnlineLatencyConfig{})
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond})
 	feed(m, r, 1024, 0.1)
 	b.ReportAllocs()
 	var sink time.Duration
@@ -153,7 +153,7 @@ func BenchmarkOnlineLatencyPredict(b *testing.B) {
 // the background, every RefitEvery calls of a tool).
 func BenchmarkOnlineLatencyRefit(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
-	m := NewOnlineLatency(OnlineLatencyConfig{})
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond})
 	feed(m, r, 1024, 0.1)
 	b.ReportAllocs()
 	for b.Loop() {
