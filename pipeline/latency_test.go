@@ -346,3 +346,27 @@ func BenchmarkCallLatency(b *testing.B) {
 		})
 	}
 }
+
+// The cached p50 feature follows the tool's histogram (re-read every
+// p50Every calls): after the handler becomes 20× slower for most calls,
+// the feature says so.
+func TestLatencyP50FeatureRefreshed(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 1000} })
+	var d atomic.Int64
+	d.Store(int64(time.Millisecond))
+	e.register(t, "p", tool("w"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+		time.Sleep(time.Duration(d.Load()))
+		return json.RawMessage(`{}`), nil
+	}))
+	for i := range 60 {
+		if i == 20 {
+			d.Store(int64(20 * time.Millisecond))
+		}
+		if _, err := e.call("w", `{}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p50 := time.Duration(e.reg.candidates("w", "")[0].latP50.Load()); p50 < 16*time.Millisecond {
+		t.Fatalf("p50 feature %v after 40 of 60 calls took 20ms", p50)
+	}
+}

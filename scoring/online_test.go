@@ -161,3 +161,43 @@ func BenchmarkOnlineLatencyRefit(b *testing.B) {
 		m.Refit()
 	}
 }
+
+// The fit is of the median: with one call in four 20× slower (a stall),
+// predictions stay on the law the other three follow, where least squares
+// in log space would be pulled up by a factor 20^¼ ≈ 2.1.
+func TestOnlineLatencyMedianFit(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond})
+	for i := range 2000 {
+		x, d := synth(r, 0.05)
+		if i%4 == 0 {
+			d *= 20
+		}
+		if m.Observe(&x, d) {
+			m.Refit()
+		}
+	}
+	x := MakeLatencyFeatures(0, 0.5, 10_000, 3, 2*time.Millisecond, 0)
+	got, _, ok := m.Predict(&x)
+	want := 200 * math.Pow(10_001, 0.5) * 4 * math.Exp(0.4)
+	if ratio := float64(got) / float64(time.Microsecond) / want; !ok || ratio < 0.85 || ratio > 1.15 {
+		t.Fatalf("predicted %v, want ≈ %.0f µs (ratio %.2f)", got, want, ratio)
+	}
+}
+
+// After the first fit, refits wait for RefitInterval as well as RefitEvery.
+func TestOnlineLatencyRefitInterval(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	m := NewOnlineLatency(OnlineLatencyConfig{MinSamples: 8, RefitEvery: 4, RefitInterval: time.Hour})
+	due := 0
+	for range 200 {
+		x, d := synth(r, 0.1)
+		if m.Observe(&x, d) {
+			due++
+			m.Refit()
+		}
+	}
+	if due != 1 {
+		t.Fatalf("%d refits due within an hour's interval, want the first only", due)
+	}
+}
