@@ -91,7 +91,8 @@ func (x *LatencyFeatures) runtime() int {
 
 // OnlineLatencyConfig sizes an OnlineLatency; zero fields take the defaults.
 type OnlineLatencyConfig struct {
-	// MinSamples: no prediction before this many observations (default 32).
+	// MinSamples: no prediction before this many observations (default
+	// 32, at least 2 × NumLatencyFeatures).
 	MinSamples int
 	// Window: the fit uses the last Window observations (default 1024), so
 	// the model follows a provider whose cost changes.
@@ -113,6 +114,9 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 	if c.MinSamples <= 0 {
 		c.MinSamples = 32
 	}
+	// Fewer calls than twice the features fit anything, noise included,
+	// and say so with a σ near 0: no fit before that.
+	c.MinSamples = max(c.MinSamples, 2*NumLatencyFeatures)
 	if c.Window <= 0 {
 		c.Window = 1024
 	}

@@ -43,7 +43,13 @@ func TestLatencyEval(t *testing.T) {
 	if testing.Short() && !full {
 		t.Skip("-short: the latency trace takes seconds")
 	}
-	recs := recordLatencyTrace(t, levels, perPhase, passes)
+	// The full trace runs the defaults; the short one, ~1 s long, lets
+	// the model refit every 64 calls rather than once a second.
+	var lc pipeline.LatencyConfig
+	if !full {
+		lc.RefitInterval = time.Millisecond
+	}
+	recs := recordLatencyTrace(t, lc, levels, perPhase, passes)
 	if path := os.Getenv("AIRS_LATENCY_TRACE"); path != "" {
 		writeTrace(t, path, recs)
 	}
@@ -86,13 +92,13 @@ type traceRec struct {
 	Err       string  `json:"error,omitempty"`
 }
 
-func recordLatencyTrace(t *testing.T, levels []int, perPhase, passes int) []traceRec {
+func recordLatencyTrace(t *testing.T, lc pipeline.LatencyConfig, levels []int, perPhase, passes int) []traceRec {
 	t.Helper()
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := reg.Register(ProviderID, SummarizeTool(), Summarize(nil)); err != nil {
 		t.Fatal(err)
 	}
-	m, err := pipeline.NewManager(pipeline.Config{Registry: reg})
+	m, err := pipeline.NewManager(pipeline.Config{Registry: reg, Latency: lc})
 	if err != nil {
 		t.Fatal(err)
 	}
