@@ -147,6 +147,12 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		c.MaxPayload = *fc.MaxPayload
 	}
+	if fc.Latency.Enabled != nil {
+		c.Latency.Off = !*fc.Latency.Enabled
+	}
+	if fc.Latency.WouldTimeout != nil {
+		c.Latency.NoWouldTimeout = !*fc.Latency.WouldTimeout
+	}
 	if fc.MaxSteps != nil {
 		if *fc.MaxSteps < 1 || *fc.MaxSteps > MaxMaxSteps {
 			p.add(p.line("max_steps"), "max_steps: want the number of tool calls one chat turn may make, 1 to %d (1 = one call per request), e.g. 5", MaxMaxSteps)

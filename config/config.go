@@ -75,6 +75,8 @@ type Config struct {
 	// RateLimit applies to every caller without one of its own.
 	RateLimit  pipeline.RateLimit
 	MaxPayload int // bytes
+	// Latency: latency prediction (latency.enabled, latency.would_timeout).
+	Latency pipeline.LatencyConfig
 	// MaxSteps bounds the tool calls of one chat turn (chat, /v1/chat): after
 	// a result the model may call another tool, up to this many calls.
 	MaxSteps int
@@ -274,6 +276,7 @@ func (c *Config) ManagerConfig() pipeline.Config {
 		MaxPayload: c.MaxPayload,
 		// guard.speculation
 		Speculation: c.Guard.Speculation.Pipeline(),
+		Latency:     c.Latency,
 	}
 }
 

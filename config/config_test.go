@@ -390,3 +390,23 @@ func TestGuardAnomalySection(t *testing.T) {
 		}
 	}
 }
+
+// latency: turns prediction and the would_timeout advisory off; both are
+// on by default, and reach the pipeline through ManagerConfig.
+func TestLatencySection(t *testing.T) {
+	d, err := Parse("", nil)
+	if err != nil || d.ManagerConfig().Latency.Off || d.ManagerConfig().Latency.NoWouldTimeout {
+		t.Fatalf("defaults: %+v %v", d.Latency, err)
+	}
+	c, err := Parse("airs.yaml", []byte("latency: {enabled: false, would_timeout: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.ManagerConfig().Latency; !l.Off || !l.NoWouldTimeout {
+		t.Fatalf("latency: %+v", l)
+	}
+	c, err = Parse("airs.yaml", []byte("latency:\n  would_timeout: false\n"))
+	if err != nil || c.Latency.Off || !c.Latency.NoWouldTimeout {
+		t.Fatalf("would_timeout only: %+v %v", c.Latency, err)
+	}
+}

@@ -52,6 +52,13 @@ rate_limit: {per_second: 0, burst: 0}
 # Largest params of one call, in bytes.
 max_payload: 1048576
 
+# Latency prediction: once a tool has 32 finished calls, its providers are
+# tried fastest-predicted first, a call with no timeout gets 3x its predicted
+# time (at least 1s, at most the latency class's default), and a call the
+# model is sure cannot finish in its timeout answers would_timeout (exit 24,
+# HTTP 412) without running; would_timeout: false dispatches those anyway.
+latency: {enabled: true, would_timeout: true}
+
 # Tool calls one chat turn (airs chat, /v1/chat) may make: after a result the
 # model may call another tool, up to this many; 1 = one call per request.
 max_steps: 5

@@ -130,9 +130,13 @@ type fileConfig struct {
 	} `yaml:"breaker"`
 	RateLimit  *fileRate `yaml:"rate_limit"`
 	MaxPayload *int      `yaml:"max_payload"`
-	MaxSteps   *int      `yaml:"max_steps"`
-	Manifests  []string  `yaml:"manifests"`
-	Ollama     struct {
+	Latency    struct {
+		Enabled      *bool `yaml:"enabled"`
+		WouldTimeout *bool `yaml:"would_timeout"`
+	} `yaml:"latency"`
+	MaxSteps  *int     `yaml:"max_steps"`
+	Manifests []string `yaml:"manifests"`
+	Ollama    struct {
 		Host       string `yaml:"host"`
 		Model      string `yaml:"model"`
 		EmbedModel string `yaml:"embed_model"`

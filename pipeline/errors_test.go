@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -242,16 +243,17 @@ func kindCases() []kindCase {
 		}},
 		{KindWouldTimeout, ErrWouldTimeout, OutcomeError, func(t *testing.T) (*Result, error, *env) {
 			e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 8} })
-			ran := 0
+			var ran atomic.Int64
 			e.register(t, "p", tool("slow"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
-				ran++
+				ran.Add(1)
 				time.Sleep(20 * time.Millisecond)
 				return json.RawMessage(`{}`), nil
 			}))
 			trainUntilPredicted(t, e, "slow", `{}`)
-			before := ran
+			settle(e)
+			before := ran.Load()
 			r, err := e.m.Call(context.Background(), Request{Tool: "slow", Params: []byte(`{}`), Caller: "alice", Timeout: 2 * time.Millisecond})
-			if ran != before {
+			if ran.Load() != before {
 				t.Error("the handler ran: WouldTimeout must answer before dispatch")
 			}
 			return r, err, e

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,8 +58,10 @@ type LatencyConfig struct {
 	// Window: the fit uses a tool's last Window calls (default 1024).
 	Window int
 	// RefitEvery: a tool's model is refitted, in the background, after
-	// this many new calls (default 64).
-	RefitEvery int
+	// this many new calls (default 64) and RefitInterval (default 1 s)
+	// since its last refit.
+	RefitEvery    int
+	RefitInterval time.Duration
 	// TimeoutFactor × predicted is the default budget (default 3).
 	TimeoutFactor float64
 	// TimeoutFloor is the least default budget the prediction may set
@@ -121,6 +124,11 @@ type toolLatency struct {
 	samples atomic.Int64
 }
 
+// p50Every: an entry's p50 feature is re-read from its histogram every
+// this many of its calls (a snapshot of 32 counters is most of a
+// prediction's cost, and a median moves slowly).
+const p50Every = 16
+
 func newLatencyPredictor(cfg LatencyConfig) *latencyPredictor {
 	if cfg.Off {
 		return nil
@@ -140,7 +148,8 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 	t := p.models[e.tool.Name]
 	if t == nil {
 		t = &toolLatency{model: scoring.NewOnlineLatency(scoring.OnlineLatencyConfig{
-			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery})}
+			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery,
+			RefitInterval: p.cfg.RefitInterval})}
 		p.models[e.tool.Name] = t
 	}
 	p.mu.Unlock()
@@ -151,12 +160,16 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 // features builds the call's feature vector; false while the entry has no
 // history (no p50 yet: nothing to scale from).
 func (p *latencyPredictor) features(e *entry, payload int, now time.Time) (scoring.LatencyFeatures, bool) {
-	p50 := e.stats.latency.p50()
+	p50 := time.Duration(e.latP50.Load())
 	if p50 == 0 {
-		return scoring.LatencyFeatures{}, false
+		if p50 = e.stats.latency.p50(); p50 == 0 {
+			return scoring.LatencyFeatures{}, false
+		}
+		e.latP50.Store(int64(p50))
 	}
-	return scoring.MakeLatencyFeatures(int(e.prov.runtime.Load()), p.cpu.load(now), payload,
-		int(e.prov.inflight.Load()), p50), true
+	cpu, rq := p.cpu.load(now)
+	return scoring.MakeLatencyFeatures(int(e.prov.runtime.Load()), cpu, payload,
+		int(e.prov.inflight.Load()), p50, rq), true
 }
 
 // predict is the predicted handler time of a call of e with features x,
@@ -175,7 +188,9 @@ func (p *latencyPredictor) predict(e *entry, x *scoring.LatencyFeatures) (d time
 // observe feeds a finished call back; a due refit runs in the background.
 func (p *latencyPredictor) observe(e *entry, x *scoring.LatencyFeatures, handler time.Duration) {
 	t := p.modelFor(e)
-	t.samples.Add(1)
+	if t.samples.Add(1)%p50Every == 0 {
+		e.latP50.Store(int64(e.stats.latency.p50()))
+	}
 	if t.model.Observe(x, handler) {
 		p.refits.Add(1)
 		go func() {
@@ -214,18 +229,28 @@ func (p *latencyPredictor) wouldTimeout(predicted time.Duration, sigma float64, 
 // nothing and a busy one one system call per 10 ms. After an idle spell
 // the first reading spans the whole spell, which is as idle as the last
 // 100 ms were.
+//
+// Utilisation stops at 1 when every core is busy, and contention goes on
+// growing past it; so the sampler also reads the Go scheduler's count of
+// goroutines running or waiting for a core (runtime/metrics) at each
+// sample, and load returns its mean over the same window, per core.
 type cpuSampler struct {
 	epoch  time.Time    // monotonic base of the sample times
 	lastNs atomic.Int64 // when the newest sample was taken (ns since epoch)
 	value  atomic.Uint64
+	queue  atomic.Uint64
 
-	mu   sync.Mutex // held by the caller taking a sample
-	ring [16]cpuSample
-	head int // next slot
-	n    int
+	mu      sync.Mutex // held by the caller taking a sample
+	ring    [16]cpuSample
+	head    int // next slot
+	n       int
+	metrics []metrics.Sample
 }
 
-type cpuSample struct{ at, cpu time.Duration }
+type cpuSample struct {
+	at, cpu  time.Duration
+	runnable float64 // goroutines running or runnable, per core
+}
 
 const (
 	cpuInterval = 10 * time.Millisecond
@@ -233,33 +258,49 @@ const (
 )
 
 // load is the fraction of GOMAXPROCS cores the process kept busy over the
-// last ~100 ms (0 where the platform has no getrusage).
-func (s *cpuSampler) load(now time.Time) float64 {
+// last ~100 ms (0 where the platform has no getrusage), and the mean
+// number of goroutines running or runnable per core over the same window.
+func (s *cpuSampler) load(now time.Time) (cpu, runQueue float64) {
 	at := now.Sub(s.epoch)
 	if at-time.Duration(s.lastNs.Load()) >= cpuInterval && s.mu.TryLock() {
 		if cpu, ok := processCPU(); ok {
-			s.ring[s.head] = cpuSample{at, cpu}
+			procs := float64(runtime.GOMAXPROCS(0))
+			if s.metrics == nil {
+				s.metrics = []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}, {Name: "/sched/goroutines/running:goroutines"}}
+			}
+			metrics.Read(s.metrics)
+			var rq float64
+			for _, m := range s.metrics {
+				if m.Value.Kind() == metrics.KindUint64 {
+					rq += float64(m.Value.Uint64())
+				}
+			}
+			s.ring[s.head] = cpuSample{at, cpu, rq / procs}
+			sum, k := 0.0, 0
 			s.head = (s.head + 1) % len(s.ring)
 			s.n = min(s.n+1, len(s.ring))
 			// The newest sample at least cpuWindow older than this one, or
 			// the oldest there is.
 			old := s.ring[(s.head-s.n+len(s.ring))%len(s.ring)]
-			for i := 2; i <= s.n; i++ {
+			for i := 1; i <= s.n; i++ {
 				c := s.ring[(s.head-i+len(s.ring))%len(s.ring)]
-				if at-c.at >= cpuWindow {
+				if i > 1 && at-c.at >= cpuWindow {
 					old = c
 					break
 				}
+				sum += c.runnable
+				k++
 			}
 			if dt := at - old.at; dt > 0 {
-				v := float64(cpu-old.cpu) / float64(dt) / float64(runtime.GOMAXPROCS(0))
+				v := float64(cpu-old.cpu) / float64(dt) / procs
 				s.value.Store(math.Float64bits(min(max(v, 0), 1)))
 			}
+			s.queue.Store(math.Float64bits(sum / float64(k)))
 		}
 		s.lastNs.Store(int64(at))
 		s.mu.Unlock()
 	}
-	return math.Float64frombits(s.value.Load())
+	return math.Float64frombits(s.value.Load()), math.Float64frombits(s.queue.Load())
 }
 
 // latencyState is what a call carries for the latency model: the features

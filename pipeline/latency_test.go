@@ -40,7 +40,9 @@ func settle(e *env) { e.m.lat.refits.Wait() }
 // the p50 rule, blind to load, would not do.
 func TestLatencyRankByPrediction(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{Off: off, MinSamples: 16, RefitEvery: 8} })
+		e := newEnv(t, func(c *Config) {
+			c.Latency = LatencyConfig{Off: off, MinSamples: 16, RefitEvery: 8, RefitInterval: time.Nanosecond}
+		})
 		var sem = make(chan struct{}, 1)
 		hold := make(chan struct{})
 		var holding atomic.Bool
@@ -66,7 +68,7 @@ func TestLatencyRankByPrediction(t *testing.T) {
 		}
 		// Training: "a" at 1…8 concurrent callers, "b" one at a time.
 		for round := range 3 {
-			for _, conc := range []int{1, 1, 2, 4, 8} {
+			for _, conc := range []int{1, 1, 1, 1, 2, 4, 8} { // mostly alone: a's p50 stays that of one call
 				var wg sync.WaitGroup
 				for range conc {
 					wg.Go(func() { call("a") })
@@ -142,7 +144,7 @@ func TestLatencyDefaultBudget(t *testing.T) {
 				time.Sleep(30 * time.Millisecond)
 				return json.RawMessage(`{}`), nil
 			}))
-			for range 12 {
+			for range 30 { // the model fits from 2 × its 11 features
 				if _, err := e.call("w", `{}`); err != nil {
 					t.Fatal(err)
 				}
@@ -269,7 +271,7 @@ func TestCPUSampler(t *testing.T) {
 		}
 		s.load(time.Now())
 		time.Sleep(150 * time.Millisecond)
-		v := s.load(time.Now()) // over the 150 ms since the sample before
+		v, _ := s.load(time.Now()) // over the 150 ms since the sample before
 		close(stop)
 		wg.Wait()
 		return v
@@ -279,4 +281,92 @@ func TestCPUSampler(t *testing.T) {
 		t.Fatalf("load idle %.3f, busy %.3f", idle, busy)
 	}
 	t.Logf("load idle %.3f, busy %.3f", idle, busy)
+}
+
+// BenchmarkLatencyPredict is the prediction's cost on a call's path, as
+// lookup and dispatch pay it: the features (the entry's p50, the CPU
+// sampler, in-flight, runtime) and the model's prediction.
+//
+//	go test -run x -bench LatencyPredict -benchmem -count 5 ./pipeline/
+func BenchmarkLatencyPredict(b *testing.B) {
+	reg := NewRegistry(RegistryConfig{})
+	if err := reg.Register("p", tool("w"), echo); err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewManager(Config{Registry: reg, Latency: LatencyConfig{MinSamples: 8}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	for range 64 {
+		if _, err := m.Call(context.Background(), Request{Tool: "w", Params: []byte(`{}`), Caller: "a"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.lat.refits.Wait()
+	e := reg.candidates("w", "")[0]
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sink time.Duration
+	for b.Loop() {
+		x, ok := m.lat.features(e, 1000, time.Now())
+		d, _, _, ok2 := m.lat.predict(e, &x)
+		if !ok || !ok2 {
+			b.Fatal("no prediction")
+		}
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkCallLatency is one caller's no-op call through the seven stages
+// (no audit) with latency prediction on and off: what prediction adds to
+// a call.
+//
+//	go test -run x -bench CallLatency -count 5 ./pipeline/
+func BenchmarkCallLatency(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		b.Run(map[bool]string{false: "prediction=on", true: "prediction=off"}[off], func(b *testing.B) {
+			reg := NewRegistry(RegistryConfig{})
+			if err := reg.Register("p", tool("w"), echo); err != nil {
+				b.Fatal(err)
+			}
+			m, err := NewManager(Config{Registry: reg, Latency: LatencyConfig{Off: off}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			req := Request{Tool: "w", Params: []byte(`{}`), Caller: "a"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Call(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The cached p50 feature follows the tool's histogram (re-read every
+// p50Every calls): after the handler becomes 20× slower for most calls,
+// the feature says so.
+func TestLatencyP50FeatureRefreshed(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 1000} })
+	var d atomic.Int64
+	d.Store(int64(time.Millisecond))
+	e.register(t, "p", tool("w"), HandlerFunc(func(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
+		time.Sleep(time.Duration(d.Load()))
+		return json.RawMessage(`{}`), nil
+	}))
+	for i := range 60 {
+		if i == 20 {
+			d.Store(int64(20 * time.Millisecond))
+		}
+		if _, err := e.call("w", `{}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p50 := time.Duration(e.reg.candidates("w", "")[0].latP50.Load()); p50 < 16*time.Millisecond {
+		t.Fatalf("p50 feature %v after 40 of 60 calls took 20ms", p50)
+	}
 }

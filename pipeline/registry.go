@@ -65,6 +65,8 @@ type entry struct {
 	stats toolStats
 	brk   atomic.Pointer[breaker]     // created on first call, with the Manager's config
 	lat   atomic.Pointer[toolLatency] // the tool's latency model, cached on first use
+	// latP50 is the p50 feature (ns), refreshed every p50Every calls of the tool.
+	latP50 atomic.Int64
 }
 
 // Registered is what listing and lookup return: a tool and who provides it.

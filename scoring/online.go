@@ -30,6 +30,22 @@ const (
 	FeatInFlight
 	// FeatP50: log of the tool's historical p50 on this provider, in µs.
 	FeatP50
+	// FeatRunQueue: log(1 + goroutines running or waiting for a core per
+	// core), averaged over the last ~100 ms: the other half of CPU load —
+	// utilisation stops at 1, the queue keeps growing with contention.
+	FeatRunQueue
+	// FeatPayloadInFlight, FeatPayloadRunQueue: payload × in-flight and
+	// payload × run queue (both as above). Contention does not add a
+	// constant in log space: a call of a few µs finishes inside one time
+	// slice however many wait, a call of 30 ms shares the cores with all
+	// of them — its slowdown grows with its own size. These products let
+	// the load's effect grow with the payload.
+	FeatPayloadInFlight
+	FeatPayloadRunQueue
+	// FeatPayload2: log(1 + payload)²: cost is convex in log space — a
+	// fixed overhead for small params, then the handler's own growth
+	// (quadratic for TextRank) — which one slope cannot follow.
+	FeatPayload2
 	// NumLatencyFeatures is the length of LatencyFeatures.
 	NumLatencyFeatures
 )
@@ -45,7 +61,7 @@ type LatencyFeatures [NumLatencyFeatures]float64
 // MakeLatencyFeatures builds the vector: runtime in [0, NumRuntimes) (out
 // of range counts as the last), cpu as a fraction of capacity, the payload
 // in bytes, the provider's in-flight calls, the tool's p50 (0: none yet).
-func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration) LatencyFeatures {
+func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration, runQueue float64) LatencyFeatures {
 	var x LatencyFeatures
 	if runtime < 0 || runtime >= NumRuntimes {
 		runtime = NumRuntimes - 1
@@ -57,6 +73,10 @@ func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 ti
 	if p50 > 0 {
 		x[FeatP50] = math.Log(float64(p50) / float64(time.Microsecond))
 	}
+	x[FeatRunQueue] = math.Log1p(max(runQueue, 0))
+	x[FeatPayloadInFlight] = x[FeatPayload] * x[FeatInFlight]
+	x[FeatPayloadRunQueue] = x[FeatPayload] * x[FeatRunQueue]
+	x[FeatPayload2] = x[FeatPayload] * x[FeatPayload]
 	return x
 }
 
@@ -71,7 +91,8 @@ func (x *LatencyFeatures) runtime() int {
 
 // OnlineLatencyConfig sizes an OnlineLatency; zero fields take the defaults.
 type OnlineLatencyConfig struct {
-	// MinSamples: no prediction before this many observations (default 32).
+	// MinSamples: no prediction before this many observations (default
+	// 32, at least 2 × NumLatencyFeatures).
 	MinSamples int
 	// Window: the fit uses the last Window observations (default 1024), so
 	// the model follows a provider whose cost changes.
@@ -79,6 +100,10 @@ type OnlineLatencyConfig struct {
 	// RefitEvery: a refit is due after this many new observations
 	// (default 64).
 	RefitEvery int
+	// RefitInterval: and at least this long after the last one (default
+	// 1 s), so a tool called thousands of times a second does not spend
+	// its cores refitting (one refit of a full window takes ~1 ms).
+	RefitInterval time.Duration
 	// Ridge is added to the diagonal of XᵀX (default 1e-3): it keeps the
 	// system solvable when a column is constant zero (a runtime never seen)
 	// and is negligible against the other columns' n·x².
@@ -89,6 +114,9 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 	if c.MinSamples <= 0 {
 		c.MinSamples = 32
 	}
+	// Fewer calls than twice the features fit anything, noise included,
+	// and say so with a σ near 0: no fit before that.
+	c.MinSamples = max(c.MinSamples, 2*NumLatencyFeatures)
 	if c.Window <= 0 {
 		c.Window = 1024
 	}
@@ -100,6 +128,9 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 	}
 	if c.Ridge <= 0 {
 		c.Ridge = 1e-3
+	}
+	if c.RefitInterval <= 0 {
+		c.RefitInterval = time.Second
 	}
 	return c
 }
@@ -119,6 +150,7 @@ type OnlineLatency struct {
 	next     int               // ring write position
 	total    uint64            // observations ever
 	sinceFit int
+	lastFit  time.Time
 	refit    atomic.Bool // a Refit is due or running
 
 	// Published coefficients: a sequence lock (odd while Refit writes) over
@@ -126,6 +158,8 @@ type OnlineLatency struct {
 	seq   atomic.Uint64
 	coef  [NumLatencyFeatures]atomic.Uint64 // float64 bits
 	sigma atomic.Uint64                     // residual std. dev. in log space, float64 bits
+	lo    atomic.Uint64                     // the window's least log latency, float64 bits
+	hi    atomic.Uint64                     // and its greatest
 	seen  atomic.Uint32                     // bit r: runtime r was in the fitted window
 	ready atomic.Bool
 }
@@ -151,7 +185,8 @@ func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refi
 	m.n = min(m.n+1, len(m.xs))
 	m.total++
 	m.sinceFit++
-	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() || m.sinceFit >= m.cfg.RefitEvery)
+	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() ||
+		m.sinceFit >= m.cfg.RefitEvery && time.Since(m.lastFit) >= m.cfg.RefitInterval)
 	m.mu.Unlock()
 	return due && m.refit.CompareAndSwap(false, true)
 }
@@ -178,33 +213,42 @@ func (m *OnlineLatency) Refit() {
 	X := mat.NewDense(n, NumLatencyFeatures, nil)
 	y := mat.NewVecDense(n, nil)
 	var seen uint32
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range n {
 		X.SetRow(i, m.xs[i][:])
 		y.SetVec(i, m.ys[i])
+		lo, hi = min(lo, m.ys[i]), max(hi, m.ys[i])
 		if r := m.xs[i].runtime(); r >= 0 {
 			seen |= 1 << r
 		}
 	}
 	m.sinceFit = 0
+	m.lastFit = time.Now()
 	m.mu.Unlock()
 
-	var xtx mat.SymDense
-	xtx.SymOuterK(1, X.T())
-	for i := range NumLatencyFeatures {
-		xtx.SetSym(i, i, xtx.At(i, i)+m.cfg.Ridge)
-	}
-	var xty mat.VecDense
-	xty.MulVec(X.T(), y)
-	var ch mat.Cholesky
-	if !ch.Factorize(&xtx) {
+	beta, ok := ridge(X, y, nil, m.cfg.Ridge)
+	if !ok {
 		return // not positive definite even with the ridge: keep the old fit
 	}
-	var beta mat.VecDense
-	if err := ch.SolveVecTo(&beta, &xty); err != nil {
-		return
-	}
+	// Least absolute deviations by iteratively reweighted least squares:
+	// the fit of the conditional median of log latency, which is the
+	// median of latency — what minimises the absolute error, where
+	// latencies' heavy tail would drag a least-squares fit up.
 	var res mat.VecDense
-	res.MulVec(X, &beta)
+	w := mat.NewVecDense(n, nil)
+	for range ladIterations {
+		res.MulVec(X, beta)
+		res.SubVec(y, &res)
+		for i := range n {
+			w.SetVec(i, 1/max(math.Abs(res.AtVec(i)), ladFloor))
+		}
+		b, ok := ridge(X, y, w, m.cfg.Ridge)
+		if !ok {
+			break
+		}
+		beta = b
+	}
+	res.MulVec(X, beta)
 	res.SubVec(y, &res)
 	dof := max(n-NumLatencyFeatures, 1)
 	sigma := math.Sqrt(mat.Dot(&res, &res) / float64(dof))
@@ -214,9 +258,53 @@ func (m *OnlineLatency) Refit() {
 		m.coef[i].Store(math.Float64bits(beta.AtVec(i)))
 	}
 	m.sigma.Store(math.Float64bits(sigma))
+	m.lo.Store(math.Float64bits(lo))
+	m.hi.Store(math.Float64bits(hi))
 	m.seen.Store(seen)
 	m.seq.Add(1)
 	m.ready.Store(true)
+}
+
+// IRLS for the median fit: iterations, and the least residual a weight is
+// computed from (so a point on the line does not get an infinite weight).
+const (
+	ladIterations = 6
+	ladFloor      = 0.05
+)
+
+// ridge solves (XᵀWX + λI)β = XᵀWy by Cholesky (w nil: W = I).
+func ridge(X *mat.Dense, y, w *mat.VecDense, lambda float64) (*mat.VecDense, bool) {
+	A, b := mat.Matrix(X), mat.Vector(y)
+	if w != nil {
+		n, _ := X.Dims()
+		var xw mat.Dense
+		xw.CloneFrom(X)
+		yw := mat.NewVecDense(n, nil)
+		for i := range n {
+			s := math.Sqrt(w.AtVec(i))
+			for j := range NumLatencyFeatures {
+				xw.Set(i, j, xw.At(i, j)*s)
+			}
+			yw.SetVec(i, y.AtVec(i)*s)
+		}
+		A, b = &xw, yw
+	}
+	var xtx mat.SymDense
+	xtx.SymOuterK(1, A.T())
+	for i := range NumLatencyFeatures {
+		xtx.SetSym(i, i, xtx.At(i, i)+lambda)
+	}
+	var xty mat.VecDense
+	xty.MulVec(A.T(), b)
+	var ch mat.Cholesky
+	if !ch.Factorize(&xtx) {
+		return nil, false
+	}
+	var beta mat.VecDense
+	if err := ch.SolveVecTo(&beta, &xty); err != nil {
+		return nil, false
+	}
+	return &beta, true
 }
 
 // Predict returns the predicted latency of a call with features x (the
@@ -243,6 +331,10 @@ func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigm
 			z += math.Float64frombits(m.coef[i].Load()) * x[i]
 		}
 		sigma = math.Float64frombits(m.sigma.Load())
+		// Never further than a factor e outside what the window saw: the
+		// products and the square extrapolate fast, and a prediction sets
+		// budgets and refuses calls.
+		z = min(max(z, math.Float64frombits(m.lo.Load())-1), math.Float64frombits(m.hi.Load())+1)
 		if m.seq.Load() == s {
 			break
 		}

@@ -108,6 +108,12 @@ log "airs eval speculate --json"
 "$airs" eval speculate --data "$mt/base.jsonl.gz" --functions "$mt/functions.jsonl.gz" --json >"$out/speculate.jsonl"
 cat "$out/speculate.jsonl" >&2
 
+# --- Latency prediction (pipeline/builtin TestLatencyEval) -------------------
+# The test fails while the MAE goal is not met; the section reports it either way.
+log "AIRS_LATENCY_EVAL=1 go test -count=1 -v -run TestLatencyEval ./pipeline/builtin/"
+AIRS_LATENCY_EVAL=1 go test -count=1 -v -run TestLatencyEval ./pipeline/builtin/ >"$out/latency.txt" 2>&1 || true
+cat "$out/latency.txt" >&2
+
 # --- EVALS.md -------------------------------------------------------------
 python3 - "$out" "$bfcl_secs" "$replay_secs" "$bench" "$bfcl_cmd" "$replay_cmd" "$tune_cmd" "${ret_cmds[@]}" <<'PY'
 import json, sys, re
@@ -313,6 +319,44 @@ w("Before the conditional reference (uniform reference only, 8 points per call) 
   "(the calls in the last minute are still few) score low.\n")
 import subprocess
 w(subprocess.check_output(["python3", "scripts/evals_speculate.py", f"{out}/speculate.jsonl"], text=True))
+w("## Latency prediction (pipeline/latency.go, issue 16 §4)\n")
+w("A trace of real calls of the builtin `summarize` (extractive TextRank: cost grows about quadratically with the text, "
+  "and with the calls sharing the cores) through a real Manager: 1, 2, 4, 8, 16, 32, 64 concurrent callers in a shuffled "
+  "order of phases, twice, 160 calls a phase; texts of 64 B to 64 KiB, log-uniform. Each call is predicted at dispatch by "
+  "the model as trained on the calls finished before it (prequential), and by the baseline, the tool's historical p50 at "
+  "that moment (exact median of every earlier finished call; also the pipeline's bucketed p50). Actual: the call's latency "
+  "(Result.Latency). Same run, same calls.\n")
+w("Command: `AIRS_LATENCY_EVAL=1 go test -count=1 -v -run TestLatencyEval ./pipeline/builtin/` "
+  "(`AIRS_LATENCY_TRACE=FILE` writes the trace)\n")
+lat = open(f"{out}/latency.txt").read()
+mm = re.search(r"latency-eval calls=(\d+) predicted=(\d+) errors=(\d+) mae_model_ms=([\d.]+) mae_p50_ms=([\d.]+) "
+               r"mae_p50_bucket_ms=([\d.]+) reduction=(-?[\d.]+) reduction_bucket=(-?[\d.]+) medlog_model=([\d.]+) medlog_p50=([\d.]+)", lat)
+if mm:
+    g = mm.groups()
+    w(f"{g[0]} calls, {g[1]} predicted by both, {g[2]} failed.\n")
+    w("| | model | historical p50 (exact) | p50 (histogram bucket) |")
+    w("|---|---:|---:|---:|")
+    w(f"| MAE, ms | {float(g[3]):.2f} | {float(g[4]):.2f} | {float(g[5]):.2f} |")
+    w(f"| median abs. log error | {float(g[8]):.3f} | {float(g[9]):.3f} | |\n")
+    red = float(g[6])
+    w(f"Goal: MAE at least 30% lower than the p50 baseline's — measured **{100*red:.0f}% lower: "
+      + ("met" if red >= 0.30 else "not met") + "**.\n")
+    w("| callers | n | mean latency ms | MAE model ms | MAE p50 ms |")
+    w("|---:|---:|---:|---:|---:|")
+    for c in re.finditer(r"latency-eval-conc conc=(\d+) n=(\d+) mean_ms=([\d.]+) mae_model_ms=([\d.]+) mae_p50_ms=([\d.]+)", lat):
+        w(f"| {c.group(1)} | {c.group(2)} | {float(c.group(3)):.2f} | {float(c.group(4)):.2f} | {float(c.group(5)):.2f} |")
+    w("")
+else:
+    w("The run printed no figures; see the test's output.\n")
+w("Why the MAE goal is not met on this machine: the latencies are heavy-tailed (2 cores shared with other jobs; Go's run "
+  "queue lets some calls in at once and keeps others behind whole time slices), so a few slow calls dominate the mean "
+  "absolute error. On such traces even an oracle that knows each call's concurrency level and payload (the median of its "
+  "bin, in-sample) came out only 11–15% below the p50 baseline; the model (a median fit: least absolute deviations in "
+  "log space) gets about a third of that. On the typical call it is much closer: its median absolute log error is well "
+  "under half the baseline's (the oracle's was 0.59 on the same kind of trace), which is what ranking and the default "
+  "budget use. The same test under `-race`, where every call costs ~10× more and the machine's noise weighs less, "
+  "measured 36% lower MAE once (360 calls; not the configuration the goal is stated for). The WouldTimeout advisory "
+  "only refuses beyond 3σ of the model's own spread.\n")
 open("EVALS.md", "w").write("\n".join(L))
 PY
 log "wrote EVALS.md"
