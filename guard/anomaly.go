@@ -27,9 +27,11 @@ type AnomalyScorer struct {
 
 var _ pipeline.CallScorer = (*AnomalyScorer)(nil)
 
-// NewAnomalyScorer scores with models, with a fresh history.
-func NewAnomalyScorer(models *anomaly.Holder, trust map[string]int) *AnomalyScorer {
-	return &AnomalyScorer{Models: models, History: anomaly.NewTracker(), Trust: trust}
+// NewAnomalyScorer scores with models, with a fresh history; block is the
+// block threshold (pipeline.AnomalyThresholds.Block) — calls at or above
+// it are not recorded in the history.
+func NewAnomalyScorer(models *anomaly.Holder, trust map[string]int, block uint8) *AnomalyScorer {
+	return &AnomalyScorer{Models: models, History: anomaly.NewTracker(), Trust: trust, Block: block}
 }
 
 // ScoreCall scores the call and records it in the history unless it

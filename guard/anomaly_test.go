@@ -59,7 +59,7 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	clk := &clock{t: start}
 	g := newGuard(t, t.TempDir(), clk)
 	var models anomaly.Holder
-	sc := NewAnomalyScorer(&models, trafficTrust)
+	sc := NewAnomalyScorer(&models, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	ok := pipeline.HandlerFunc(func(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
@@ -145,6 +145,9 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	}
 	// Sending it again (other params, so no approval applies) does not
 	// make the tool look usual: a held call is not in the history.
+	if _, novel := sc.History.Peek("dave", "send-email", email.At); !novel {
+		t.Fatal("the held send-email was recorded in dave's history")
+	}
 	again := email
 	again.At, again.Size = again.At.Add(10*time.Second), 280
 	var ivr2 *pipeline.IntentVerificationRequired

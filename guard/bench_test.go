@@ -88,8 +88,7 @@ func newBenchSide(b *testing.B, durable, scored bool, model *anomaly.Model, trai
 	if scored {
 		var h anomaly.Holder
 		h.Set(model)
-		sc := NewAnomalyScorer(&h, trafficTrust)
-		sc.Block = pipeline.DefaultAnomalyThresholds.Block
+		sc := NewAnomalyScorer(&h, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
 		for _, c := range train[len(train)-2000:] { // the tools already seen, as WarmHistory gives
 			sc.History.Observe(c.Caller, c.Tool, time.Time{})
 		}
@@ -160,8 +159,7 @@ func BenchmarkAnomalyScorer(b *testing.B) {
 	model, train, test := benchTraffic(b)
 	var h anomaly.Holder
 	h.Set(model)
-	sc := NewAnomalyScorer(&h, trafficTrust)
-	sc.Block = pipeline.DefaultAnomalyThresholds.Block
+	sc := NewAnomalyScorer(&h, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
 	for _, c := range train {
 		sc.History.Observe(c.Caller, c.Tool, time.Time{})
 	}

@@ -69,9 +69,7 @@ func fixedCeil(x float64) uint8 {
 	case x >= 1:
 		return 255
 	}
-	// The epsilon keeps 0.8·255 (204.00000000000003 in binary floating
-	// point) at 204.
-	return uint8(math.Ceil(x*255 - 1e-9))
+	return uint8(math.Ceil(x * 255))
 }
 
 // AnomalyLevel is what the score means for the call, for the intent gate.

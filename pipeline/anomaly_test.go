@@ -29,7 +29,7 @@ func TestAnomalyThresholdsOf(t *testing.T) {
 	if got := DefaultAnomalyThresholds; got != (AnomalyThresholds{204, 230, 243}) {
 		t.Fatalf("defaults %v, want 204 230 243 (⌈0.8·255⌉ …)", got)
 	}
-	for _, x := range []float64{0.8, 0.9, 0.95, 0.5, 0.123} {
+	for _, x := range []float64{0.8, 0.9, 0.95, 0.5, 0.123, 0.2} {
 		th := fixedCeil(x)
 		if AnomalyScoreOf(th) < x || (th > 0 && float64(th-1)/255 >= x) {
 			t.Errorf("%v → %d: not the least score at or above it", x, th)

@@ -190,7 +190,11 @@ func printReviews(a *app, rs []guard.Review, asJSON bool) error {
 		if r.DecidedBy != "" {
 			status += " by " + r.DecidedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s(%s)\t%s\t%s\n", r.ID, r.Kind, status, r.Caller, r.Tool, strings.TrimSpace(args),
+		kind := r.Kind
+		if r.AnomalyModel != "" { // here because of its anomaly score, not its tool
+			kind += fmt.Sprintf(" (anomaly %.2f)", r.Anomaly)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s(%s)\t%s\t%s\n", r.ID, kind, status, r.Caller, r.Tool, strings.TrimSpace(args),
 			r.Created.Local().Format(time.DateTime), exp)
 	}
 	return tw.Flush()

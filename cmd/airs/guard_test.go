@@ -89,6 +89,7 @@ func TestGuardTrainAndGate(t *testing.T) {
 	if id == "" {
 		t.Fatalf("no confirmation id:\n%s", held.stderr)
 	}
+	e.run("review").expect(t, 0, "confirm (anomaly ", "")
 	e.run("review", "approve", id).expect(t, 0, id+" approved", "")
 	e.run("call", "list-files", "--args", `{"space":"documents"}`).expect(t, 0, "hello.txt", "")
 

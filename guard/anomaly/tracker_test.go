@@ -38,6 +38,22 @@ func TestTrackerCountsTheLastMinute(t *testing.T) {
 			t.Fatalf("call %d: novel %v", i, novel)
 		}
 	}
+	// A clock moved back: a peek at an earlier second sums the ring over
+	// (then-60, then]: calls at 100, 130 and 170 s, a peek at 160 counts
+	// the one at 130 (and itself), not the one at 100, exactly 60 s before.
+	back := NewTracker()
+	for _, sec := range []int64{100, 130, 170} {
+		back.Observe("a", "read", time.Unix(sec, 0))
+	}
+	if got, _ := back.Peek("a", "read", time.Unix(160, 0)); got != 2 {
+		t.Fatalf("peek at 160 after calls at 100, 130, 170: %d, want 2", got)
+	}
+	if got, _ := back.Peek("a", "read", time.Unix(189, 0)); got != 3 {
+		t.Fatalf("peek at 189: %d, want 3 (130, 170 and itself)", got)
+	}
+	if got, _ := back.Peek("a", "read", time.Unix(190, 0)); got != 2 {
+		t.Fatalf("peek at 190: %d, want 2 (170 and itself)", got)
+	}
 	if n, novel := tr.Observe("b", "read", times[len(times)-1]); n != 1 || !novel {
 		t.Fatalf("another caller: %d %v, want its own history", n, novel)
 	}

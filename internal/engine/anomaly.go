@@ -69,15 +69,18 @@ func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate
 	a := cfg.Guard.Anomaly
 	g := &AnomalyGate{Models: &anomaly.Holder{}, cfg: a, log: log,
 		Thresholds: pipeline.AnomalyThresholdsOf(a.Warn, a.Review, a.Block)}
-	sc := guard.NewAnomalyScorer(g.Models, cfg.TrustLevels())
-	sc.Block = g.Thresholds.Block
-	if _, err := sc.WarmHistory(cfg.AuditPath(), AnomalyHistory, pipeline.AnomalyScoreOf(sc.Block)); err != nil {
-		log.Warn("anomaly: the audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
-	}
+	sc := guard.NewAnomalyScorer(g.Models, cfg.TrustLevels(), g.Thresholds.Block)
 	g.Scorer = &warningScorer{inner: sc, at: g.Thresholds.Warn, log: log}
 	if err := g.Reload(); err != nil {
 		g.Notice = err.Error()
 		g.NoModel = errors.Is(err, fs.ErrNotExist)
+	}
+	// The history matters only once a model scores: a one-shot command
+	// with no model skips reading the audit log's tail.
+	if !g.NoModel || watch {
+		if _, err := sc.WarmHistory(cfg.AuditPath(), AnomalyHistory, pipeline.AnomalyScoreOf(sc.Block)); err != nil {
+			log.Warn("anomaly: the audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
+		}
 	}
 	if watch {
 		g.stop = make(chan struct{})
