@@ -154,6 +154,40 @@ func BenchmarkStdioCallPaired(b *testing.B) {
 	}
 }
 
+// BenchmarkStdioCallLayers splits a call through AIRS, one call of each in
+// turn: the go-sdk client alone (direct), this package's Conn alone
+// (conn, and conndl with a deadline as the pipeline sets one), and the
+// whole pipeline (airs); the difference airs − conn is the seven stages.
+func BenchmarkStdioCallLayers(b *testing.B) {
+	direct := directCall(benchDirect(b, 0))
+	m, c := benchAIRS(b, 0)
+	through := airsCall(m)
+	conn := func() error { _, err := c.invoke(context.Background(), "echo", []byte(`{"s":"hi"}`)); return err }
+	connDL := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := c.invoke(ctx, "echo", []byte(`{"s":"hi"}`))
+		return err
+	}
+	calls := []func() error{direct, conn, through, connDL}
+	lat := make([][]time.Duration, 4)
+	b.ResetTimer()
+	for k := 0; k < b.N; k++ {
+		for j := range calls {
+			jj := (j + k) % 4
+			t0 := time.Now()
+			if err := calls[jj](); err != nil {
+				b.Fatal(err)
+			}
+			lat[jj] = append(lat[jj], time.Since(t0))
+		}
+	}
+	for j, n := range []string{"direct", "conn", "airs", "conndl"} {
+		slices.Sort(lat[j])
+		b.ReportMetric(float64(lat[j][len(lat[j])/2].Microseconds()), n+"-p50-µs")
+	}
+}
+
 func first[A, B any](a A, _ B) A { return a }
 
 func BenchmarkStdioCall(b *testing.B) {

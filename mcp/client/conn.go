@@ -164,7 +164,9 @@ func (c *Conn) dial(ctx context.Context) (*link, error) {
 			base = http.DefaultTransport
 		}
 		hc2.Transport = &headerTransport{base: base, headers: s.Headers, limit: l.http}
-		t = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &hc2, MaxEventSize: s.maxMessage(), MaxRetries: -1}
+		// The go-sdk's own event bound is set a little above AIRS's line
+		// bound, so that AIRS's trips first and the call can say why.
+		t = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &hc2, MaxEventSize: s.maxMessage() + 64<<10, MaxRetries: -1}
 	case len(s.Command) > 0:
 		p, err := startProcess(s.Command, s.Env, s.Dir, s.maxMessage())
 		if err != nil {
@@ -382,13 +384,16 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 		}
 		listed = append(listed, t)
 	}
+	c.mu.Lock()
+	have := c.registered
+	c.mu.Unlock()
 	want := map[string]pipeline.Tool{}
 	var skipped []Unavailable
 	byMCP := map[string]string{} // AIRS name → MCP name
 	for _, mt := range listed {
 		t, err := ToolFromMCP(s, mt)
-		if err == nil {
-			err = checkGrammar(t)
+		if old, ok := have[t.Name]; err == nil && !(ok && reflect.DeepEqual(old, t)) {
+			err = checkGrammar(t) // a tool registered as it is passed it already
 		}
 		if err != nil {
 			skipped = append(skipped, Unavailable{mt.Name, err.Error()})
@@ -414,9 +419,6 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			byMCP[t.Name] = mt.Name
 		}
 	}
-	c.mu.Lock()
-	have := c.registered
-	c.mu.Unlock()
 	next := map[string]pipeline.Tool{}
 	for name, t := range want {
 		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
@@ -509,7 +511,7 @@ func (c *Conn) broken(l *link, err error) error {
 		return pipeline.Reject("message_too_large", fmt.Sprintf("the server sent a message over max_message_bytes (%d); the connection was closed and the server restarted: raise mcp.servers.%s.max_message_bytes in airs.yaml if such answers are expected", s.maxMessage(), s.Name))
 	}
 	var why string
-	if l.lim != nil && !l.lim.eof.Load() {
+	if l.lim != nil && !l.lim.peerEnded() {
 		// The read side ended before the server closed its stdout: what it
 		// sent did not decode as JSON-RPC.
 		why = "the server broke the protocol: it sent a message that is not JSON-RPC (" + err.Error() + "); the connection broke and the server was killed"

@@ -63,7 +63,8 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		errR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine}, stderr: &tail{max: 4 << 10}, exited: make(chan struct{})}
+	exited := make(chan struct{})
+	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine, exited: exited}, stderr: &tail{max: 4 << 10}, exited: exited}
 	go func() {
 		io.Copy(p.stderr, errR)
 		errR.Close()
@@ -140,6 +141,11 @@ type lineLimit struct {
 	// side that ended without it ended on AIRS's side: a message that did
 	// not decode.
 	eof atomic.Bool
+	// deadFirst: the process had exited when the read side was first
+	// closed (AIRS closing it after the exit, before the EOF was read).
+	exited    <-chan struct{}
+	closeOnce sync.Once
+	deadFirst atomic.Bool
 }
 
 func (l *lineLimit) Read(p []byte) (int, error) {
@@ -174,7 +180,23 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (l *lineLimit) Close() error { return l.r.Close() }
+func (l *lineLimit) Close() error {
+	l.closeOnce.Do(func() {
+		if l.exited != nil {
+			select {
+			case <-l.exited:
+				l.deadFirst.Store(true)
+			default:
+			}
+		}
+	})
+	return l.r.Close()
+}
+
+// peerEnded reports whether the read side ended because the server did
+// (it closed its stdout or exited), not because AIRS closed it after a
+// message that did not decode.
+func (l *lineLimit) peerEnded() bool { return l.eof.Load() || l.deadFirst.Load() }
 
 // tail keeps the last max bytes written to it (a server's stderr, for the
 // message that says why it died).
