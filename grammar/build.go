@@ -37,6 +37,9 @@ type objCats struct {
 type arrItems struct {
 	pos  []*node
 	rest *node
+	// uniq: the item values of a uniqueItems array enforced exactly
+	// (unique.go); nil when uniqueness needs no automaton or was loosened
+	uniq []*node
 }
 
 // Rules 1 and 2 of every grammar are "any object" and "any array"; they
@@ -729,6 +732,10 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		if ai.maxI >= 0 || ai.minI > 1 {
 			commaOp = b.op(opDef{kind: opArrComma, arr: ai})
 		}
+		if it.uniq != nil {
+			b.uniqueArr(n, it.uniq, ai.minI, maxLen, s2, F)
+			return n, nil
+		}
 		cur := s2
 		for i, nd := range pos {
 			if maxLen >= 0 && i >= maxLen {
@@ -811,6 +818,9 @@ func (b *builder) items(ac *arrCons) arrItems {
 				it.rest = nd
 			}
 		}
+	}
+	if ac.unique != "" {
+		it.uniq = b.uniqueItems(ac, it)
 	}
 	if b.arrItems == nil {
 		b.arrItems = map[*arrCons]arrItems{}

@@ -54,6 +54,11 @@
 //     even where the schema allows them.
 //   - Depth: containers nest at most Options.MaxDepth deep (default 32).
 //
+// uniqueItems is enforced exactly when the items come from a small finite set
+// of values (an enum, booleans, a bounded integer range: the array rule's
+// state is the set of values used, see unique.go) or at most one item fits;
+// elsewhere it is refused like the keywords below.
+//
 // A keyword that cannot be enforced exactly (uniqueItems, not, if/then/else,
 // dependentSchemas, unevaluated*, contains, overlapping oneOf, remote $ref,
 // lookaround or backreference in a pattern, ...) is a *CompileError naming the

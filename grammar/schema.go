@@ -69,6 +69,9 @@ type arrCons struct {
 	parts []*arrPart
 	minI  int
 	maxI  int // -1: none
+	// unique is the pointer of a uniqueItems: true that applies ("": none);
+	// the builder enforces it exactly or refuses (unique.go)
+	unique string
 }
 
 type node struct {
@@ -510,9 +513,7 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 		case "contains":
 			c.unsupported(at(k), k, "contains is not supported")
 		case "uniqueItems":
-			if x.Kind == jsonvalue.Bool && x.Bool && types&tArray != 0 {
-				c.unsupported(at(k), k, "uniqueItems is not supported")
-			}
+			// lowerArrCons records it; the builder enforces it (unique.go)
 		case "dependencies":
 			if x.Kind == jsonvalue.Object {
 				for j, dk := range x.Keys {
@@ -708,7 +709,10 @@ func (c *compiler) lowerArrCons(v *jsonvalue.Value, ptr string) *arrCons {
 	if x := v.Get("maxItems"); x != nil {
 		ac.maxI = nonNegInt(x, at("maxItems"), "maxItems")
 	}
-	if !has && ac.minI == 0 && ac.maxI < 0 {
+	if x := v.Get("uniqueItems"); x != nil && x.Kind == jsonvalue.Bool && x.Bool {
+		ac.unique = at("uniqueItems")
+	}
+	if !has && ac.minI == 0 && ac.maxI < 0 && ac.unique == "" {
 		return c.anyArr
 	}
 	return ac
@@ -942,6 +946,15 @@ func (c *compiler) conj(a, b *node, ptr string) *node {
 			lits, other = b.lits, a
 		}
 		for _, l := range lits {
+			if l[0] == '[' {
+				// an array constant is kept without checking it against
+				// the array constraints; uniqueItems must not be skipped
+				for _, a := range other.arrs {
+					if a.unique != "" {
+						c.unsupported(a.unique, "uniqueItems", "uniqueItems with an array enum/const is not supported")
+					}
+				}
+			}
 			if l[0] == '{' && len(other.objs) > 0 || l[0] == '[' && len(other.arrs) > 0 || slices.Contains(other.lits, l) {
 				n.lits = append(n.lits, l)
 			}
@@ -1005,7 +1018,10 @@ func mergeArr(x, y *arrCons, c *compiler) *arrCons {
 	if y == c.anyArr {
 		return x
 	}
-	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI}
+	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI, unique: x.unique}
+	if a.unique == "" {
+		a.unique = y.unique
+	}
 	if a.maxI < 0 || y.maxI >= 0 && y.maxI < a.maxI {
 		a.maxI = y.maxI
 	}

@@ -1,0 +1,123 @@
+package grammar
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// uniqueCases: uniqueItems over finite item domains (enforced exactly), each
+// with a pool of item texts (in and out of the domain) the differential
+// test draws arrays from.
+var uniqueCases = []struct {
+	schema string
+	pool   []string
+}{
+	{`{"type":"array","items":{"enum":["a","b","c"]},"uniqueItems":true}`,
+		[]string{`"a"`, `"b"`, `"c"`, `"d"`, `1`}},
+	{`{"type":"array","items":{"type":"string","enum":["x","y\n","z","w"]},"uniqueItems":true,"minItems":2,"maxItems":3}`,
+		[]string{`"x"`, `"y\n"`, `"z"`, `"w"`, `"q"`}},
+	{`{"type":"array","items":{"type":"boolean"},"uniqueItems":true}`,
+		[]string{`true`, `false`, `null`}},
+	{`{"type":"array","items":{"enum":[null,1,2,"1",true]},"uniqueItems":true,"minItems":1}`,
+		[]string{`null`, `1`, `2`, `"1"`, `true`, `false`, `3`}},
+	{`{"type":"array","items":{"type":"integer","minimum":1,"maximum":4},"uniqueItems":true,"minItems":2}`,
+		[]string{`0`, `1`, `2`, `3`, `4`, `5`}},
+	{`{"type":"object","properties":{"k":{"allOf":[{"type":"array","items":{"enum":["p","q","r"]}},{"uniqueItems":true}]}},"required":["k"],"additionalProperties":false}`,
+		[]string{`"p"`, `"q"`, `"r"`, `"s"`}},
+	{`{"type":"array","items":{"type":"string"},"uniqueItems":true,"maxItems":1}`,
+		[]string{`"a"`, `"b"`, `"a"`}},
+}
+
+func TestUniqueItemsDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 1))
+	for _, c := range uniqueCases {
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.schema, err)
+		}
+		val := newValidator(t, []byte(c.schema))
+		wrap := func(s string) string {
+			if strings.HasPrefix(c.schema, `{"type":"object"`) {
+				return `{"k":` + s + `}`
+			}
+			return s
+		}
+		nValid, nInvalid := 0, 0
+		for i := 0; i < 3000; i++ {
+			n := rng.IntN(6)
+			items := make([]string, n)
+			for j := range items {
+				items[j] = c.pool[rng.IntN(len(c.pool))]
+			}
+			x := wrap("[" + strings.Join(items, ",") + "]")
+			want := val.valid([]byte(x))
+			if got := g.Match([]byte(x)); got != want {
+				t.Errorf("%s: %s: grammar %v, validator %v", c.schema, x, got, want)
+			}
+			if want {
+				nValid++
+			} else {
+				nInvalid++
+			}
+		}
+		if nValid == 0 || nInvalid == 0 {
+			t.Errorf("%s: the generator drew %d valid and %d invalid instances: want both", c.schema, nValid, nInvalid)
+		}
+	}
+}
+
+// TestUniqueItemsSampling: a random model under the masks never dead-ends
+// and every output it finishes is unique and valid.
+func TestUniqueItemsSampling(t *testing.T) {
+	ti := NewTokenizerInfo(testVocab(t))
+	bits := make([]uint64, ti.MaskWords())
+	rng := rand.New(rand.NewPCG(20, 2))
+	for _, c := range uniqueCases {
+		g, err := Compile([]byte(c.schema), Options{MaxStringBytes: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		val := newValidator(t, []byte(c.schema))
+		for d := 0; d < 20; d++ {
+			tm := g.NewTokenMatcher(ti)
+			var out []byte
+			for step := 0; step < 2000 && !tm.IsTerminated(); step++ {
+				tm.FillMask(bits)
+				id := pickUniform(bits, rng)
+				if id < 0 {
+					t.Fatalf("%s: dead end after %q", c.schema, out)
+				}
+				if !tm.Accept(id) {
+					t.Fatalf("%s: allowed token %q rejected after %q", c.schema, ti.v.Tokens[id], out)
+				}
+				if !tm.IsTerminated() {
+					out = append(out, ti.v.Tokens[id]...)
+				}
+			}
+			if !tm.IsTerminated() {
+				t.Errorf("%s: no EOS within 2000 tokens: %.200q", c.schema, out)
+			} else if !val.valid(out) {
+				t.Errorf("%s: sampled output does not validate: %s", c.schema, out)
+			}
+		}
+	}
+}
+
+func TestUniqueItemsRefused(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"array","items":{"type":"string"},"uniqueItems":true}`,
+		`{"type":"array","items":{"type":"object"},"uniqueItems":true}`,
+		`{"type":"array","items":{"enum":[1,1.0]},"uniqueItems":true}`,
+		`{"type":"array","items":{"enum":[[1],[2]]},"uniqueItems":true}`,
+		`{"type":"array","prefixItems":[{"const":1}],"items":{"enum":[1,2]},"uniqueItems":true}`,
+		`{"type":"array","enum":[[1,1]],"uniqueItems":true}`,
+		`{"type":"array","items":{"type":"integer","minimum":0,"maximum":100},"uniqueItems":true}`,
+	} {
+		_, err := Compile([]byte(s), Options{})
+		ce, ok := err.(*CompileError)
+		if !ok || ce.Keyword != "uniqueItems" {
+			t.Errorf("%s: want a uniqueItems CompileError, got %v", s, err)
+		}
+	}
+}
