@@ -5,6 +5,7 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := api.NewClient(base, nil)
+	raw := api.NewClient(base, http.DefaultClient)
 	var cold, warm, prewarm []time.Duration
 	for i := range runs * 2 {
 		pre := i%2 == 1
