@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
@@ -216,10 +218,14 @@ func (m *MCP) Close() error {
 // followMCP keeps the tool index in step with the MCP servers' tools: a
 // notifications/tools/list_changed (or a restart that lists other tools)
 // reindexes, under the same lock as openIndex.
+//
+// It also makes the engine's model answer the servers' sampling requests
+// (none in no-LLM mode: they are refused, saying why).
 func (e *Engine) followMCP(m *MCP) {
 	if m == nil {
 		return
 	}
+	m.SetSampler(e.mcpSampler())
 	m.OnChange(func() {
 		ctx := context.Background()
 		if e.Config.Home != "" {
@@ -234,4 +240,45 @@ func (e *Engine) followMCP(m *MCP) {
 			slog.Warn("mcp: reindexing after a tool-list change", "err", err)
 		}
 	})
+}
+
+// SetSampler makes s answer every server's sampling/createMessage (nil:
+// refuse them, as in no-LLM mode).
+func (m *MCP) SetSampler(s client.Sampler) {
+	for _, c := range m.Conns() {
+		c.SetSampler(s)
+	}
+}
+
+// mcpSampler is the engine's model as the servers' sampler, or nil in
+// no-LLM mode.
+func (e *Engine) mcpSampler() client.Sampler {
+	if e.Model == nil {
+		return nil
+	}
+	return ollamaSampler{c: e.Model, model: e.ModelName}
+}
+
+// ollamaSampler answers sampling with the engine's Ollama model: the
+// server's system prompt first, its messages in order, its token limit
+// (already capped by the client) as num_predict so the model stops there.
+type ollamaSampler struct {
+	c     ollama.Client
+	model string
+}
+
+func (s ollamaSampler) Sample(ctx context.Context, req client.SampleRequest) (client.SampleResult, error) {
+	msgs := make([]ollama.Message, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, ollama.Message{Role: "system", Content: req.System})
+	}
+	for _, m := range req.Messages {
+		msgs = append(msgs, ollama.Message{Role: m.Role, Content: m.Text})
+	}
+	res, err := s.c.Chat(ctx, ollama.ChatRequest{Model: s.model, Messages: msgs,
+		Options: ollama.Options{NumPredict: req.MaxTokens, Temperature: req.Temperature, Stop: req.Stop}}, nil)
+	if err != nil {
+		return client.SampleResult{}, err
+	}
+	return client.SampleResult{Text: res.Content, Model: cmp.Or(res.Model, s.model), Truncated: res.DoneReason == "length"}, nil
 }

@@ -75,9 +75,13 @@ type Server struct {
 	MaxMessageBytes   int // 0 = 16 MiB
 	MaxResponseBytes  int // 0 = 4 MiB
 	RestartsPerMinute int // 0: a server that dies is not restarted
-	Grace             time.Duration
-	ClientVersion     string // AIRS's version, sent in initialize
-	Logger            *slog.Logger
+	// MaxSampleTokens caps a sampling request's maxTokens (0 = 1024);
+	// SampleTimeout bounds the model's answer (0 = 60 s).
+	MaxSampleTokens int
+	SampleTimeout   time.Duration
+	Grace           time.Duration
+	ClientVersion   string // AIRS's version, sent in initialize
+	Logger          *slog.Logger
 
 	noRedial bool // the Transport was used
 }

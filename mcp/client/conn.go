@@ -47,6 +47,7 @@ type Conn struct {
 	syncMu   sync.Mutex // one tool-list sync at a time
 	gaveUp   atomic.Bool
 	onChange atomic.Pointer[func()]
+	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
 	// Counters for tests and the review command.
 	Kills, Restarted atomic.Int64
 }
@@ -73,6 +74,7 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
+		CreateMessageHandler:   c.createMessage,
 		Capabilities:           &mcp.ClientCapabilities{},
 	})
 	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
@@ -481,6 +483,12 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
 			return nil, pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code))
+		}
+		var se *SampleError
+		if errors.As(err, &se) {
+			// The server asked AIRS to sample and AIRS could not: the
+			// connection is fine.
+			return nil, pipeline.Reject("sampling_failed", se.Error())
 		}
 		return nil, c.broken(l, err)
 	}
