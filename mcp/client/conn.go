@@ -421,6 +421,21 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			byMCP[t.Name] = mt.Name
 		}
 	}
+	// The tools AIRS adds (resources.go): a name the server or another
+	// provider already uses keeps its owner.
+	locals := map[string]pipeline.Handler{}
+	for _, lt := range c.resourceTools(l) {
+		name := lt.tool.Name
+		if _, taken := want[name]; taken {
+			skipped = append(skipped, Unavailable{name, "the server has a tool of that name; AIRS's resource tool is left out"})
+			continue
+		}
+		if slices.ContainsFunc(c.reg.Providers(name), func(o pipeline.Registered) bool { return o.Provider != c.id }) {
+			skipped = append(skipped, Unavailable{name, "another provider has a tool of that name: set a prefix: for the server in airs.yaml"})
+			continue
+		}
+		want[name], locals[name] = lt.tool, lt.h
+	}
 	next := map[string]pipeline.Tool{}
 	for name, t := range want {
 		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
@@ -428,9 +443,12 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			continue
 		}
 		mcpName := byMCP[name]
-		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-			return c.invoke(ctx, mcpName, params)
-		})
+		h := locals[name]
+		if h == nil {
+			h = pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+				return c.invoke(ctx, mcpName, params)
+			})
+		}
 		if err := c.reg.Register(c.id, t, h); err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.

@@ -187,6 +187,19 @@ func New(extra int) *mcp.Server {
 			}
 			return &mcp.CallToolResult{StructuredContent: map[string]any{"text": reply.Text, "model": model, "stop": stop}}, nil
 		})
+	// Resources and a prompt: client mode's bridges read them.
+	s.AddResource(&mcp.Resource{URI: "mcptest://greeting", Name: "greeting", Description: "A short greeting.", MIMEType: "text/plain"},
+		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "hello from mcptest"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Ask to greet someone.", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			who := r.Params.Arguments["who"]
+			if who == "" {
+				return nil, fmt.Errorf("argument who is required")
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Please greet " + who + "."}}}}, nil
+		})
 	for i := range extra {
 		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), Description: fmt.Sprintf("Extra tool number %d.", i), InputSchema: obj(nil), Annotations: ro},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
