@@ -282,3 +282,53 @@ func (s ollamaSampler) Sample(ctx context.Context, req client.SampleRequest) (cl
 	}
 	return client.SampleResult{Text: res.Content, Model: cmp.Or(res.Model, s.model), Truncated: res.DoneReason == "length"}, nil
 }
+
+// ServerPrompt is one prompt of a connected server.
+type ServerPrompt struct {
+	Server string
+	client.Prompt
+}
+
+// mayUse reports whether caller may use server's prompts: as for its
+// tools, the provider must be reachable and MCP(NAME) held.
+func (e *Engine) mayUse(caller, server string) bool {
+	var pol pipeline.AccessPolicy = pipeline.AllowAll{}
+	if e.Catalog != nil && e.Catalog.Policy != nil {
+		pol = e.Catalog.Policy
+	}
+	return pol.CanReach(caller, client.ProviderID(server)) && pol.Holds(caller, client.Capability(server))
+}
+
+// MCPPrompts are the prompts of the servers caller may use, by server;
+// a server that fails to list them is an error beside the others' list.
+func (e *Engine) MCPPrompts(ctx context.Context, caller string) ([]ServerPrompt, error) {
+	var out []ServerPrompt
+	var errs []error
+	for _, c := range e.MCP.Conns() {
+		if !e.mayUse(caller, c.Name()) {
+			continue
+		}
+		ps, err := c.Prompts(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range ps {
+			out = append(out, ServerPrompt{Server: c.Name(), Prompt: p})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// MCPPrompt is prompt name of server with args as the text of caller's
+// turn; a caller without MCP(server) is told which grant it lacks.
+func (e *Engine) MCPPrompt(ctx context.Context, caller, server, name string, args map[string]string) (string, error) {
+	c := e.MCP.Conn(server)
+	if c == nil {
+		return "", fmt.Errorf("no MCP server %s is connected: /prompt lists the prompts there are", server)
+	}
+	if !e.mayUse(caller, server) {
+		return "", fmt.Errorf("%s may not use MCP server %s: grant it %s in airs.yaml", caller, server, client.Capability(server))
+	}
+	return c.GetPrompt(ctx, name, args)
+}

@@ -122,6 +122,19 @@ mcp:
 		r.Messages[0] != (ollama.Message{Role: "system", Content: "Be brief."}) || r.Messages[1] != (ollama.Message{Role: "user", Content: "hi"}) {
 		t.Fatalf("the model got %+v", r)
 	}
+	// Prompts: listed and got for a caller holding MCP(t), refused to one without.
+	if ps, err := e.MCPPrompts(ctx, "granted"); err != nil || len(ps) != 1 || ps[0].Server != "t" || ps[0].Name != "greet" {
+		t.Fatalf("prompts for granted: %v %+v", err, ps)
+	}
+	if ps, _ := e.MCPPrompts(ctx, "halfway"); len(ps) != 0 {
+		t.Fatalf("prompts for halfway (no MCP(t)): %+v", ps)
+	}
+	if text, err := e.MCPPrompt(ctx, "granted", "t", "greet", map[string]string{"who": "Ada"}); err != nil || text != "Please greet Ada." {
+		t.Fatalf("prompt: %v %q", err, text)
+	}
+	if _, err := e.MCPPrompt(ctx, "halfway", "t", "greet", map[string]string{"who": "Ada"}); err == nil || !strings.Contains(err.Error(), "grant it MCP(t)") {
+		t.Fatalf("prompt for halfway: %v", err)
+	}
 	if _, ok := e.Index.Doc("t.late"); ok {
 		t.Fatal("t.late indexed before it exists")
 	}
