@@ -65,3 +65,15 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestChatPrompt: `airs chat` reaches the configured MCP servers: /prompt
+// runs a server's prompt as the request.
+func TestChatPrompt(t *testing.T) {
+	e := newEnv(t, "")
+	os.WriteFile(e.config, append(must(os.ReadFile(e.config)), mcpYAML(e.dir)...), 0o644)
+	yaml := strings.Replace(string(must(os.ReadFile(e.config))), `capabilities: ["ReadSpace(documents)"]`, `capabilities: ["ReadSpace(documents)", "MCP(t)"]`, 1)
+	os.WriteFile(e.config, []byte(yaml), 0o644)
+	r := e.runStdin("/prompt\n/prompt t.greet Ada\n", "chat", "--model", "none")
+	r.expect(t, 0, "t.greet who=…", "")
+	r.expect(t, 0, "Please greet Ada.", "")
+}

@@ -30,6 +30,11 @@
 //     left out (Conn.Unavailable says why); the others work.
 //   - notifications/tools/list_changed: the tools are listed again and
 //     the registry follows; OnChange runs (the engine reindexes).
+//
+// Bridges: a server's sampling/createMessage is answered by the Sampler
+// the engine sets (sampling.go; refused without one); its resources are
+// the tools NS.resources_list and NS.resource_read (resources.go); its
+// prompts are Prompts and GetPrompt, for chat's /prompt (prompts.go).
 package client
 
 import (

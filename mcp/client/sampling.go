@@ -24,7 +24,7 @@ const (
 )
 
 // ErrNoModel is the refusal of a sampling request in no-LLM mode.
-var ErrNoModel = errors.New("AIRS runs without a model (no-LLM mode), so it cannot answer sampling/createMessage: set ollama.model in airs.yaml and start Ollama")
+var ErrNoModel = errors.New("AIRS has no model to answer sampling/createMessage (no-LLM mode, or a command such as `airs call` that runs no model): set ollama.model in airs.yaml, start Ollama, and use airs chat, serve or run")
 
 // Sampler is the model that answers sampling requests. It sees text only:
 // the model path of AIRS is text in, text out.
