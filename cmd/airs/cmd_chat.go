@@ -91,7 +91,7 @@ func runChat(a *app, args []string) error {
 	defer closeManager()
 
 	ctx := context.Background()
-	eng, err := engine.New(ctx, cfg, reg, m, a.policy, engine.Options{Channel: "chat", Model: *model, Guard: a.guard})
+	eng, err := engine.New(ctx, cfg, reg, m, a.policy, engine.Options{Channel: "chat", Model: *model, Guard: a.guard, MCP: a.mcp})
 	if err != nil {
 		return err
 	}

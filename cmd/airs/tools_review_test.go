@@ -30,8 +30,10 @@ func TestToolsReviewAndGrant(t *testing.T) {
 	// Not granted: review says what is missing; the call is refused.
 	r := e.run("tools", "review", "t")
 	r.expect(t, 0, "MCP(t), ReadSpace(documents)", "")
-	for _, want := range []string{"You (agent tester) lack MCP(t)", "t.echo", "read-only", "badschema: ", "t.addtool  destructive  no          yes"} {
-		if !strings.Contains(r.stdout, want) {
+	// Whitespace is normalized: the columns' width follows the longest tool name.
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	for _, want := range []string{"You (agent tester) lack MCP(t)", "t.echo", "read-only", "badschema: ", "t.addtool destructive no yes"} {
+		if !strings.Contains(flat, want) {
 			t.Errorf("review lacks %q:\n%s", want, r.stdout)
 		}
 	}
@@ -62,4 +64,16 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestChatPrompt: `airs chat` reaches the configured MCP servers: /prompt
+// runs a server's prompt as the request.
+func TestChatPrompt(t *testing.T) {
+	e := newEnv(t, "")
+	os.WriteFile(e.config, append(must(os.ReadFile(e.config)), mcpYAML(e.dir)...), 0o644)
+	yaml := strings.Replace(string(must(os.ReadFile(e.config))), `capabilities: ["ReadSpace(documents)"]`, `capabilities: ["ReadSpace(documents)", "MCP(t)"]`, 1)
+	os.WriteFile(e.config, []byte(yaml), 0o644)
+	r := e.runStdin("/prompt\n/prompt t.greet Ada\n", "chat", "--model", "none")
+	r.expect(t, 0, "t.greet who=…", "")
+	r.expect(t, 0, "Please greet Ada.", "")
 }

@@ -4,7 +4,9 @@
 //
 // Each line is a request (served by engine.Turn: select, confirm when the
 // tool is destructive, call through the pipeline, result to the model)
-// or a command: /why, /tools, /history, /accept, /dismiss, /help, /quit.
+// or a command: /why, /tools, /history, /accept, /dismiss, /prompt, /help,
+// /quit. /prompt NAME [ARGS] gets an MCP server's prompt (prompts/get) and
+// takes its text as the line typed.
 //
 // Ctrl-C while a request runs cancels it (the context, and the pipeline
 // call by its ID) and returns to the prompt with any partial output;
@@ -188,6 +190,9 @@ model's answer).
   /why       score components of the last request's candidate tools
   /tools     the tools you may call (* = destructive: asks before running)
   /history   the lines typed in this session
+  /prompt    the prompts of the MCP servers you may use
+  /prompt SERVER.NAME [k=v ...]  run that prompt's text as your request
+             (one argument: /prompt SERVER.NAME the value)
   /accept    the last call was right (raises the tool's preference)
   /dismiss   the last call was wrong (lowers it)
   /accept N  run suggestion N (shown dim after a turn; asks first if the
@@ -212,6 +217,9 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 		r.tools()
 	case "/why":
 		r.why()
+	case "/prompt":
+		_, arg, _ := strings.Cut(line, " ")
+		r.prompt(ctx, strings.TrimSpace(arg))
 	case "/history":
 		for i, h := range r.history {
 			r.printf("%4d  %s\n", i+1, h)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
@@ -216,10 +218,14 @@ func (m *MCP) Close() error {
 // followMCP keeps the tool index in step with the MCP servers' tools: a
 // notifications/tools/list_changed (or a restart that lists other tools)
 // reindexes, under the same lock as openIndex.
+//
+// It also makes the engine's model answer the servers' sampling requests
+// (none in no-LLM mode: they are refused, saying why).
 func (e *Engine) followMCP(m *MCP) {
 	if m == nil {
 		return
 	}
+	m.SetSampler(e.mcpSampler())
 	m.OnChange(func() {
 		ctx := context.Background()
 		if e.Config.Home != "" {
@@ -234,4 +240,95 @@ func (e *Engine) followMCP(m *MCP) {
 			slog.Warn("mcp: reindexing after a tool-list change", "err", err)
 		}
 	})
+}
+
+// SetSampler makes s answer every server's sampling/createMessage (nil:
+// refuse them, as in no-LLM mode).
+func (m *MCP) SetSampler(s client.Sampler) {
+	for _, c := range m.Conns() {
+		c.SetSampler(s)
+	}
+}
+
+// mcpSampler is the engine's model as the servers' sampler, or nil in
+// no-LLM mode.
+func (e *Engine) mcpSampler() client.Sampler {
+	if e.Model == nil {
+		return nil
+	}
+	return ollamaSampler{c: e.Model, model: e.ModelName}
+}
+
+// ollamaSampler answers sampling with the engine's Ollama model: the
+// server's system prompt first, its messages in order, its token limit
+// (already capped by the client) as num_predict so the model stops there.
+type ollamaSampler struct {
+	c     ollama.Client
+	model string
+}
+
+func (s ollamaSampler) Sample(ctx context.Context, req client.SampleRequest) (client.SampleResult, error) {
+	msgs := make([]ollama.Message, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, ollama.Message{Role: "system", Content: req.System})
+	}
+	for _, m := range req.Messages {
+		msgs = append(msgs, ollama.Message{Role: m.Role, Content: m.Text})
+	}
+	res, err := s.c.Chat(ctx, ollama.ChatRequest{Model: s.model, Messages: msgs,
+		Options: ollama.Options{NumPredict: req.MaxTokens, Temperature: req.Temperature, Stop: req.Stop}}, nil)
+	if err != nil {
+		return client.SampleResult{}, err
+	}
+	return client.SampleResult{Text: res.Content, Model: cmp.Or(res.Model, s.model), Truncated: res.DoneReason == "length"}, nil
+}
+
+// ServerPrompt is one prompt of a connected server.
+type ServerPrompt struct {
+	Server string
+	client.Prompt
+}
+
+// mayUse reports whether caller may use server's prompts: as for its
+// tools, the provider must be reachable and MCP(NAME) held.
+func (e *Engine) mayUse(caller, server string) bool {
+	var pol pipeline.AccessPolicy = pipeline.AllowAll{}
+	if e.Catalog != nil && e.Catalog.Policy != nil {
+		pol = e.Catalog.Policy
+	}
+	return pol.CanReach(caller, client.ProviderID(server)) && pol.Holds(caller, client.Capability(server))
+}
+
+// MCPPrompts are the prompts of the servers caller may use, by server;
+// a server that fails to list them is an error beside the others' list.
+func (e *Engine) MCPPrompts(ctx context.Context, caller string) ([]ServerPrompt, error) {
+	var out []ServerPrompt
+	var errs []error
+	for _, c := range e.MCP.Conns() {
+		if !e.mayUse(caller, c.Name()) {
+			continue
+		}
+		ps, err := c.Prompts(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range ps {
+			out = append(out, ServerPrompt{Server: c.Name(), Prompt: p})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// MCPPrompt is prompt name of server with args as the text of caller's
+// turn; a caller without MCP(server) is told which grant it lacks.
+func (e *Engine) MCPPrompt(ctx context.Context, caller, server, name string, args map[string]string) (string, error) {
+	c := e.MCP.Conn(server)
+	if c == nil {
+		return "", fmt.Errorf("no MCP server %s is connected: /prompt lists the prompts there are", server)
+	}
+	if !e.mayUse(caller, server) {
+		return "", fmt.Errorf("%s may not use MCP server %s: grant it %s in airs.yaml", caller, server, client.Capability(server))
+	}
+	return c.GetPrompt(ctx, name, args)
 }

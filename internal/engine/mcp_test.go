@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -104,6 +106,35 @@ mcp:
 	if _, ok := e.Index.Doc("t.echo"); !ok {
 		t.Fatal("t.echo is not in the tool index")
 	}
+	// Sampling: refused in no-LLM mode, answered by the model once there is one.
+	if _, err := e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi"}`), Caller: "granted"}); err == nil ||
+		!strings.Contains(err.Error(), "no-LLM mode") {
+		t.Fatalf("sampling in no-LLM mode: %v", err)
+	}
+	sm := &samplingModel{reply: "hello back", reason: "length"}
+	e.Model, e.ModelName = sm, "tiny"
+	mcp.SetSampler(e.mcpSampler())
+	res, err = e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi","max_tokens":7}`), Caller: "granted"})
+	if err != nil || string(res.Output) != `{"model":"tiny","stop":"maxTokens","text":"hello back"}` {
+		t.Fatalf("sampling through the model: %v %s", err, res.Output)
+	}
+	if r := sm.last(); r.Model != "tiny" || r.Options.NumPredict != 7 || len(r.Messages) != 2 ||
+		r.Messages[0] != (ollama.Message{Role: "system", Content: "Be brief."}) || r.Messages[1] != (ollama.Message{Role: "user", Content: "hi"}) {
+		t.Fatalf("the model got %+v", r)
+	}
+	// Prompts: listed and got for a caller holding MCP(t), refused to one without.
+	if ps, err := e.MCPPrompts(ctx, "granted"); err != nil || len(ps) != 1 || ps[0].Server != "t" || ps[0].Name != "greet" {
+		t.Fatalf("prompts for granted: %v %+v", err, ps)
+	}
+	if ps, _ := e.MCPPrompts(ctx, "halfway"); len(ps) != 0 {
+		t.Fatalf("prompts for halfway (no MCP(t)): %+v", ps)
+	}
+	if text, err := e.MCPPrompt(ctx, "granted", "t", "greet", map[string]string{"who": "Ada"}); err != nil || text != "Please greet Ada." {
+		t.Fatalf("prompt: %v %q", err, text)
+	}
+	if _, err := e.MCPPrompt(ctx, "halfway", "t", "greet", map[string]string{"who": "Ada"}); err == nil || !strings.Contains(err.Error(), "grant it MCP(t)") {
+		t.Fatalf("prompt for halfway: %v", err)
+	}
 	if _, ok := e.Index.Doc("t.late"); ok {
 		t.Fatal("t.late indexed before it exists")
 	}
@@ -119,3 +150,40 @@ mcp:
 		}
 	}
 }
+
+// samplingModel is an ollama.Client that answers every chat with reply,
+// recording the requests (onChunk may be nil, as the interface allows).
+type samplingModel struct {
+	mu     sync.Mutex
+	reply  string
+	reason string
+	got    []ollama.ChatRequest
+}
+
+func (f *samplingModel) Chat(ctx context.Context, req ollama.ChatRequest, on func(string) error) (ollama.ChatResponse, error) {
+	f.mu.Lock()
+	f.got = append(f.got, req)
+	f.mu.Unlock()
+	if on != nil {
+		if err := on(f.reply); err != nil {
+			return ollama.ChatResponse{}, err
+		}
+	}
+	return ollama.ChatResponse{Content: f.reply, Done: true, DoneReason: f.reason}, nil
+}
+
+func (f *samplingModel) last() ollama.ChatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.got) == 0 {
+		return ollama.ChatRequest{}
+	}
+	return f.got[len(f.got)-1]
+}
+
+func (f *samplingModel) Embed(context.Context, string, []string) ([][]float32, error) {
+	return nil, fmt.Errorf("samplingModel: no embeddings")
+}
+func (f *samplingModel) Ping(context.Context) error               { return nil }
+func (f *samplingModel) Version(context.Context) (string, error)  { return "fake", nil }
+func (f *samplingModel) Models(context.Context) ([]string, error) { return []string{"tiny"}, nil }

@@ -30,6 +30,11 @@
 //     left out (Conn.Unavailable says why); the others work.
 //   - notifications/tools/list_changed: the tools are listed again and
 //     the registry follows; OnChange runs (the engine reindexes).
+//
+// Bridges: a server's sampling/createMessage is answered by the Sampler
+// the engine sets (sampling.go; refused without one); its resources are
+// the tools NS.resources_list and NS.resource_read (resources.go); its
+// prompts are Prompts and GetPrompt, for chat's /prompt (prompts.go).
 package client
 
 import (
@@ -75,9 +80,13 @@ type Server struct {
 	MaxMessageBytes   int // 0 = 16 MiB
 	MaxResponseBytes  int // 0 = 4 MiB
 	RestartsPerMinute int // 0: a server that dies is not restarted
-	Grace             time.Duration
-	ClientVersion     string // AIRS's version, sent in initialize
-	Logger            *slog.Logger
+	// MaxSampleTokens caps a sampling request's maxTokens (0 = 1024);
+	// SampleTimeout bounds the model's answer (0 = 60 s).
+	MaxSampleTokens int
+	SampleTimeout   time.Duration
+	Grace           time.Duration
+	ClientVersion   string // AIRS's version, sent in initialize
+	Logger          *slog.Logger
 
 	noRedial bool // the Transport was used
 }

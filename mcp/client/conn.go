@@ -47,6 +47,7 @@ type Conn struct {
 	syncMu   sync.Mutex // one tool-list sync at a time
 	gaveUp   atomic.Bool
 	onChange atomic.Pointer[func()]
+	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
 	// Counters for tests and the review command.
 	Kills, Restarted atomic.Int64
 }
@@ -73,6 +74,7 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}}
 	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
+		CreateMessageHandler:   c.createMessage,
 		Capabilities:           &mcp.ClientCapabilities{},
 	})
 	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
@@ -419,6 +421,21 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			byMCP[t.Name] = mt.Name
 		}
 	}
+	// The tools AIRS adds (resources.go): a name the server or another
+	// provider already uses keeps its owner.
+	locals := map[string]pipeline.Handler{}
+	for _, lt := range c.resourceTools(l) {
+		name := lt.tool.Name
+		if _, taken := want[name]; taken {
+			skipped = append(skipped, Unavailable{name, "the server has a tool of that name; AIRS's resource tool is left out"})
+			continue
+		}
+		if slices.ContainsFunc(c.reg.Providers(name), func(o pipeline.Registered) bool { return o.Provider != c.id }) {
+			skipped = append(skipped, Unavailable{name, "another provider has a tool of that name: set a prefix: for the server in airs.yaml"})
+			continue
+		}
+		want[name], locals[name] = lt.tool, lt.h
+	}
 	next := map[string]pipeline.Tool{}
 	for name, t := range want {
 		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
@@ -426,9 +443,12 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			continue
 		}
 		mcpName := byMCP[name]
-		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-			return c.invoke(ctx, mcpName, params)
-		})
+		h := locals[name]
+		if h == nil {
+			h = pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+				return c.invoke(ctx, mcpName, params)
+			})
+		}
 		if err := c.reg.Register(c.id, t, h); err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.
@@ -481,6 +501,12 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
 			return nil, pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code))
+		}
+		var se *SampleError
+		if errors.As(err, &se) {
+			// The server asked AIRS to sample and AIRS could not: the
+			// connection is fine.
+			return nil, pipeline.Reject("sampling_failed", se.Error())
 		}
 		return nil, c.broken(l, err)
 	}

@@ -157,6 +157,49 @@ func New(extra int) *mcp.Server {
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late"), nil })
 			return text("added"), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client to sample (sampling/createMessage) a reply to text, with at most max_tokens.",
+		InputSchema: obj(map[string]any{"text": str, "max_tokens": integer}, "text"), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a := args(r)
+			n, _ := a["max_tokens"].(float64)
+			t, _ := a["text"].(string)
+			// Protocol 2026-07-28 sends sampling as an input request of the
+			// result (SEP-2322): the client answers it and calls again.
+			resp, ok := r.Params.InputResponses["s"]
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{MaxTokens: int64(n), SystemPrompt: "Be brief.",
+					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: t}}}}}}, nil
+			}
+			var content mcp.Content
+			var model, stop string
+			switch res := resp.(type) {
+			case *mcp.CreateMessageResult:
+				content, model, stop = res.Content, res.Model, res.StopReason
+			case *mcp.CreateMessageWithToolsResult:
+				if len(res.Content) == 1 {
+					content = res.Content[0]
+				}
+				model, stop = res.Model, res.StopReason
+			}
+			reply, _ := content.(*mcp.TextContent)
+			if reply == nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("the client's answer is not one text: %T", resp)}}}, nil
+			}
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"text": reply.Text, "model": model, "stop": stop}}, nil
+		})
+	// Resources and a prompt: client mode's bridges read them.
+	s.AddResource(&mcp.Resource{URI: "mcptest://greeting", Name: "greeting", Description: "A short greeting.", MIMEType: "text/plain"},
+		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "hello from mcptest"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Ask to greet someone.", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			who := r.Params.Arguments["who"]
+			if who == "" {
+				return nil, fmt.Errorf("argument who is required")
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Please greet " + who + "."}}}}, nil
+		})
 	for i := range extra {
 		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), Description: fmt.Sprintf("Extra tool number %d.", i), InputSchema: obj(nil), Annotations: ro},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
