@@ -79,6 +79,9 @@ func TestConjLiteralsUndecidedRefused(t *testing.T) {
 		{`{"type":"array","uniqueItems":true,"enum":[[{"a":1,"b":2},{"b":2,"a":1}]]}`, "uniqueItems", "/uniqueItems"},
 		{`{"type":"array","items":{"type":"number","minimum":1},"const":[1e-30]}`, "const", "/const"},
 		{`{"allOf":[{"type":"array","items":{"type":"number","minimum":1}}],"enum":[[1e-30]]}`, "allOf", "/allOf"},
+		// recursive: the items schema is the one being lowered
+		{`{"type":"array","items":{"$ref":"#"},"enum":[[[]],[1]]}`, "enum", "/enum"},
+		{`{"$defs":{"a":{"type":"array","items":{"$ref":"#/$defs/a"},"const":[[]]}},"$ref":"#/$defs/a"}`, "const", "/$defs/a/const"},
 	} {
 		s := tc.s
 		_, err := Compile([]byte(s), Options{})
@@ -90,5 +93,19 @@ func TestConjLiteralsUndecidedRefused(t *testing.T) {
 		if ce.Keyword != tc.kw || ce.Pointer != tc.ptr {
 			t.Errorf("%s: refused with %q at %q, want %q at %q", s, ce.Keyword, ce.Pointer, tc.kw, tc.ptr)
 		}
+	}
+}
+
+// Lenient compilation keeps an undecided member and says so.
+func TestConjLiteralsLenient(t *testing.T) {
+	g, err := Compile([]byte(`{"type":"array","items":{"$ref":"#"},"enum":[[[]],[1]]}`), Options{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Loosened) == 0 || g.Loosened[0].Keyword != "enum" || g.Loosened[0].Pointer != "/enum" {
+		t.Fatalf("want a loosening of /enum, got %+v", g.Loosened)
+	}
+	if !g.Match([]byte(`[[]]`)) {
+		t.Error("the undecided member [[]] should be kept")
 	}
 }

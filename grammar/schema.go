@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"slices"
@@ -116,6 +117,7 @@ type compiler struct {
 	pruning     bool
 	pruneChecks int
 	noIf        bool // $schema is draft 3, 4 or 6: if/then/else are not keywords there
+	checking    int  // > 0: lowering a child to check an enum/const member (lowerForCheck)
 }
 
 func fail(ptr, kw, format string, a ...any) {
@@ -287,6 +289,9 @@ func (c *compiler) lower(s sref) *node {
 		return n
 	}
 	if c.busy[v] {
+		if c.checking > 0 {
+			panic(errBusyCheck)
+		}
 		fail(s.ptr, "$ref", "reference cycle that consumes no input")
 	}
 	c.busy[v] = true
@@ -962,7 +967,7 @@ func (c *compiler) conj(a, b *node, ptr string) *node {
 				if why.Pointer == "" {
 					why.Pointer, why.Keyword = ptr, litKeyword(ptr)
 				}
-				c.unsupported(why.Pointer, why.Keyword, "cannot decide whether the enum/const value %s satisfies the constraints combined with it at %s: %s; spell the value plainly or drop the constraint", l, ptr, why.Msg)
+				c.unsupported(why.Pointer, why.Keyword, "cannot decide whether the enum/const value %s satisfies the constraints combined with it at %s: %s; remove the enum/const or that constraint", l, ptr, why.Msg)
 				ok = true // lenient: kept, recorded as a loosening
 			}
 			if ok {
@@ -1302,10 +1307,35 @@ func (c *compiler) containerAccepts(n *node, v *jsonvalue.Value, depth int) (boo
 
 // refAccepts checks v against the child schema s.
 func (c *compiler) refAccepts(s sref, v *jsonvalue.Value, depth int) (bool, *CompileError) {
-	if s.v.Kind == jsonvalue.Object && c.busy[s.v] {
-		return false, &CompileError{Pointer: s.ptr, Keyword: "$ref", Msg: "a schema that refers back to it (" + s.ptr + ")"}
+	n, why := c.lowerForCheck(s)
+	if why != nil {
+		return false, why
 	}
-	return c.valueAccepts(c.lower(s), v, depth+1)
+	return c.valueAccepts(n, v, depth+1)
+}
+
+// errBusyCheck: lowerForCheck reached a schema that is still being lowered.
+var errBusyCheck = &CompileError{Msg: "a child schema that refers back to the schema being compiled"}
+
+// lowerForCheck lowers s for a member check. The check runs in the middle
+// of lowering a schema, so a child may refer back to it (a recursive
+// schema); its node does not exist yet and the check is undecided, which
+// must not surface as a reference cycle.
+func (c *compiler) lowerForCheck(s sref) (n *node, why *CompileError) {
+	busy, negBusy := maps.Clone(c.busy), maps.Clone(c.negBusy)
+	c.checking++
+	defer func() {
+		c.checking--
+		if r := recover(); r != nil {
+			if r != errBusyCheck {
+				panic(r)
+			}
+			// the lowerings the panic cut short left their marks
+			c.busy, c.negBusy = busy, negBusy
+			n, why = nil, &CompileError{Msg: errBusyCheck.Msg + " (" + s.ptr + ")"}
+		}
+	}()
+	return c.lower(s), nil
 }
 
 func (c *compiler) arrAccepts(a *arrCons, v *jsonvalue.Value, depth int) (bool, *CompileError) {
