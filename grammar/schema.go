@@ -2,11 +2,13 @@ package grammar
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/airs-dev/airs/internal/jsonptr"
 
@@ -115,6 +117,7 @@ type compiler struct {
 	pruning     bool
 	pruneChecks int
 	noIf        bool // $schema is draft 3, 4 or 6: if/then/else are not keywords there
+	checking    int  // > 0: lowering a child to check an enum/const member (lowerForCheck)
 }
 
 func fail(ptr, kw, format string, a ...any) {
@@ -286,6 +289,9 @@ func (c *compiler) lower(s sref) *node {
 		return n
 	}
 	if c.busy[v] {
+		if c.checking > 0 {
+			panic(errBusyCheck)
+		}
 		fail(s.ptr, "$ref", "reference cycle that consumes no input")
 	}
 	c.busy[v] = true
@@ -946,16 +952,25 @@ func (c *compiler) conj(a, b *node, ptr string) *node {
 			lits, other = b.lits, a
 		}
 		for _, l := range lits {
-			if l[0] == '[' {
-				// an array constant is kept without checking it against
-				// the array constraints; uniqueItems must not be skipped
-				for _, a := range other.arrs {
-					if a.unique != "" {
-						c.unsupported(a.unique, "uniqueItems", "uniqueItems with an array enum/const is not supported")
-					}
-				}
+			if slices.Contains(other.lits, l) {
+				n.lits = append(n.lits, l)
+				continue
 			}
-			if l[0] == '{' && len(other.objs) > 0 || l[0] == '[' && len(other.arrs) > 0 || slices.Contains(other.lits, l) {
+			// the member must satisfy other's container constraints: kept
+			// unchecked it would be an invalid instance accepted
+			v, err := jsonvalue.Parse([]byte(l))
+			if err != nil {
+				fail(ptr, litKeyword(ptr), "enum/const value %s cannot be parsed back: %v", l, err)
+			}
+			ok, why := c.containerAccepts(other, v, 0)
+			if why != nil {
+				if why.Pointer == "" {
+					why.Pointer, why.Keyword = ptr, litKeyword(ptr)
+				}
+				c.unsupported(why.Pointer, why.Keyword, "cannot decide whether the enum/const value %s satisfies the constraints combined with it at %s: %s; remove the enum/const or that constraint", l, ptr, why.Msg)
+				ok = true // lenient: kept, recorded as a loosening
+			}
+			if ok {
 				n.lits = append(n.lits, l)
 			}
 		}
@@ -1200,4 +1215,244 @@ func cachedDFA(key string, f func() *rdfa) *rdfa {
 	d := f()
 	dfaCache[key] = d
 	return d
+}
+
+// litKeyword is the keyword a conjunction pointer names, for errors
+// ("enum" when it names none: the enum/const is what cannot be checked).
+func litKeyword(ptr string) string {
+	switch k := ptr[strings.LastIndexByte(ptr, '/')+1:]; k {
+	case "const", "allOf", "anyOf", "oneOf", "$ref", "not", "if", "then", "else":
+		return k
+	}
+	return "enum"
+}
+
+// maxLitDepth bounds the recursion of the literal checks below; deeper
+// values are undecided (refused), not kept.
+const maxLitDepth = 64
+
+// valueAccepts reports whether n accepts the JSON value v. A non-nil
+// reason means it cannot be decided here (the caller refuses): a child
+// schema still being lowered, uniqueItems where equality is not textual.
+func (c *compiler) valueAccepts(n *node, v *jsonvalue.Value, depth int) (bool, *CompileError) {
+	switch v.Kind {
+	case jsonvalue.Null:
+		return n.null, nil
+	case jsonvalue.Bool:
+		if v.Bool {
+			return n.tru, nil
+		}
+		return n.fal, nil
+	case jsonvalue.String:
+		if n.str == nil {
+			return false, nil
+		}
+		k := utf8.RuneCountInString(v.Str)
+		return k >= n.str.min && (n.str.max < 0 || k <= n.str.max) && n.str.d.accepts(v.Str), nil
+	case jsonvalue.Number:
+		if n.num == nil {
+			return false, nil
+		}
+		if n.num.accepts(v.Str) {
+			return true, nil
+		}
+		// The number automata read the grammar's own spellings (no exponent
+		// when bounded, at most MaxNumberDigits digits a side): the value is
+		// judged by its plainest spelling, undecided when it has none.
+		p, ok := plainNumber(v.Str, c.opts.MaxNumberDigits)
+		if !ok {
+			return false, &CompileError{Msg: "the number " + v.Str + " (too many digits to check)"}
+		}
+		return p != v.Str && n.num.accepts(p), nil
+	}
+	if slices.Contains(n.lits, string(v.AppendCompact(nil))) {
+		return true, nil
+	}
+	if n.litsOnly {
+		return false, nil
+	}
+	return c.containerAccepts(n, v, depth)
+}
+
+// containerAccepts reports whether one of n's object or array
+// alternatives accepts the container v (n's lits are checked by the
+// caller).
+func (c *compiler) containerAccepts(n *node, v *jsonvalue.Value, depth int) (bool, *CompileError) {
+	if depth > maxLitDepth {
+		return false, &CompileError{Keyword: "enum", Msg: "a value nested this deep"}
+	}
+	var why *CompileError
+	try := func(ok bool, w *CompileError) bool {
+		if w != nil && why == nil {
+			why = w
+		}
+		return ok && w == nil
+	}
+	switch v.Kind {
+	case jsonvalue.Array:
+		for _, a := range n.arrs {
+			if try(c.arrAccepts(a, v, depth)) {
+				return true, nil
+			}
+		}
+	case jsonvalue.Object:
+		for _, o := range n.objs {
+			if try(c.objAccepts(o, v, depth)) {
+				return true, nil
+			}
+		}
+	}
+	return false, why
+}
+
+// refAccepts checks v against the child schema s.
+func (c *compiler) refAccepts(s sref, v *jsonvalue.Value, depth int) (bool, *CompileError) {
+	n, why := c.lowerForCheck(s)
+	if why != nil {
+		return false, why
+	}
+	return c.valueAccepts(n, v, depth+1)
+}
+
+// errBusyCheck: lowerForCheck reached a schema that is still being lowered.
+var errBusyCheck = &CompileError{Msg: "a child schema that refers back to the schema being compiled"}
+
+// lowerForCheck lowers s for a member check. The check runs in the middle
+// of lowering a schema, so a child may refer back to it (a recursive
+// schema); its node does not exist yet and the check is undecided, which
+// must not surface as a reference cycle.
+func (c *compiler) lowerForCheck(s sref) (n *node, why *CompileError) {
+	busy, negBusy := maps.Clone(c.busy), maps.Clone(c.negBusy)
+	c.checking++
+	defer func() {
+		c.checking--
+		if r := recover(); r != nil {
+			if r != errBusyCheck {
+				panic(r)
+			}
+			// the lowerings the panic cut short left their marks
+			c.busy, c.negBusy = busy, negBusy
+			n, why = nil, &CompileError{Msg: errBusyCheck.Msg + " (" + s.ptr + ")"}
+		}
+	}()
+	return c.lower(s), nil
+}
+
+func (c *compiler) arrAccepts(a *arrCons, v *jsonvalue.Value, depth int) (bool, *CompileError) {
+	k := len(v.Vals)
+	if k < a.minI || a.maxI >= 0 && k > a.maxI {
+		return false, nil
+	}
+	for _, p := range a.parts {
+		for i, x := range v.Vals {
+			var s *sref
+			switch {
+			case i < len(p.prefix):
+				s = &p.prefix[i]
+			case p.itemsFalse:
+				return false, nil
+			default:
+				s = p.items
+			}
+			if s == nil {
+				continue
+			}
+			if ok, why := c.refAccepts(*s, x, depth); !ok || why != nil {
+				return ok, why
+			}
+		}
+	}
+	if a.unique != "" {
+		seen := map[string]bool{}
+		plain := true
+		for _, x := range v.Vals {
+			t := string(x.AppendCompact(nil))
+			if seen[t] {
+				return false, nil // textually equal is equal
+			}
+			seen[t] = true
+			plain = plain && textualEquality(x)
+		}
+		if !plain {
+			return false, &CompileError{Pointer: a.unique, Keyword: "uniqueItems", Msg: "uniqueItems over numbers or objects"}
+		}
+	}
+	return true, nil
+}
+
+// textualEquality reports whether JSON equality on v's kind of value is
+// equality of compact texts (no numbers, whose spellings vary, and no
+// objects, whose key order does).
+func textualEquality(v *jsonvalue.Value) bool {
+	switch v.Kind {
+	case jsonvalue.Number, jsonvalue.Object:
+		return false
+	case jsonvalue.Array:
+		for _, x := range v.Vals {
+			if !textualEquality(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (c *compiler) objAccepts(o *objCons, v *jsonvalue.Value, depth int) (bool, *CompileError) {
+	k := len(v.Keys)
+	if k < o.minP || o.maxP >= 0 && k > o.maxP {
+		return false, nil
+	}
+	for _, r := range o.required {
+		if !slices.Contains(v.Keys, r) {
+			return false, nil
+		}
+	}
+	for key, deps := range o.depReq {
+		if !slices.Contains(v.Keys, key) {
+			continue
+		}
+		for _, d := range deps {
+			if !slices.Contains(v.Keys, d) {
+				return false, nil
+			}
+		}
+	}
+	for i, name := range v.Keys {
+		refs, allowed := c.propRefs(o, name)
+		if !allowed {
+			return false, nil
+		}
+		for _, s := range refs {
+			if ok, why := c.refAccepts(s, v.Vals[i], depth); !ok || why != nil {
+				return ok, why
+			}
+		}
+	}
+	return true, nil
+}
+
+// plainNumber spells the JSON number text s without exponent, sign of
+// zero, leading or trailing zeros, and false when that needs more than
+// digits digits in the integer or the fraction part.
+func plainNumber(s string, digits int) (string, bool) {
+	if len(s) > 64 {
+		return "", false // exponents could make the spelling huge
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", false
+	}
+	if r.IsInt() {
+		p := r.Num().String()
+		return p, len(strings.TrimPrefix(p, "-")) <= digits
+	}
+	p := r.FloatString(digits + 1)
+	p = strings.TrimRight(p, "0")
+	q, ok := new(big.Rat).SetString(p)
+	if !ok || q.Cmp(r) != 0 {
+		return "", false
+	}
+	i := strings.TrimPrefix(p, "-")
+	dot := strings.IndexByte(i, '.')
+	return p, dot <= digits && len(i)-dot-1 <= digits
 }

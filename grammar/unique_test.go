@@ -111,7 +111,9 @@ func TestUniqueItemsRefused(t *testing.T) {
 		`{"type":"array","items":{"enum":[1,1.0]},"uniqueItems":true}`,
 		`{"type":"array","items":{"enum":[[1],[2]]},"uniqueItems":true}`,
 		`{"type":"array","prefixItems":[{"const":1}],"items":{"enum":[1,2]},"uniqueItems":true}`,
-		`{"type":"array","enum":[[1,1]],"uniqueItems":true}`,
+		// [1,1] itself is now dropped exactly (conjlits_test.go); 1 and 1.0
+		// are equal but spelled apart, which the literal check cannot decide
+		`{"type":"array","enum":[[1,1.0]],"uniqueItems":true}`,
 		`{"type":"array","items":{"type":"integer","minimum":0,"maximum":100},"uniqueItems":true}`,
 	} {
 		_, err := Compile([]byte(s), Options{})
