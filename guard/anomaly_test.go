@@ -194,14 +194,15 @@ func TestReadTrainingSetSelects(t *testing.T) {
 		`{"seq":2,"prev":"0","time":"2026-01-05T10:00:10Z","call_id":"c2","caller":"a","tool":"read","params_sha256":"x","outcome":"error","error":"tool_capability_denied","latency_ns":1}`,
 		`{"seq":3,"prev":"0","time":"2026-01-05T10:00:20Z","call_id":"c3","caller":"a","tool":"rm","params_sha256":"x","outcome":"error","error":"intent_misaligned","latency_ns":1,"intent":"denied"}`,
 		`{"seq":4,"prev":"0","time":"2026-01-05T10:00:30Z","call_id":"c4","caller":"a","tool":"rm","params_sha256":"x","params_bytes":40,"outcome":"error","error":"intent_verification_required","latency_ns":1,"intent":"required","anomaly_score":0.97,"anomaly_model":"m"}`,
-		`{"seq":5,"prev":"0","time":"2026-01-05T10:00:40Z","call_id":"c5","caller":"a","tool":"rm","params_sha256":"x","params_bytes":40,"outcome":"ok","latency_ns":1,"intent":"approved","anomaly_score":0,"anomaly_model":"m"}`,
+		`{"seq":5,"prev":"0","time":"2026-01-05T10:00:35Z","call_id":"c4s","caller":"a","tool":"rm","params_sha256":"x","outcome":"ok","latency_ns":1,"speculative":true}`,
+		`{"seq":6,"prev":"0","time":"2026-01-05T10:00:40Z","call_id":"c5","caller":"a","tool":"rm","params_sha256":"x","params_bytes":40,"outcome":"ok","latency_ns":1,"intent":"approved","anomaly_score":0,"anomaly_model":"m"}`,
 	}
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 	ts, err := ReadTrainingSet(p, map[string]int{"a": 3}, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts.Records != 5 || ts.Skipped != 1 || ts.Excluded != 2 || len(ts.Calls) != 2 {
+	if ts.Records != 6 || ts.Skipped != 2 || ts.Excluded != 2 || len(ts.Calls) != 2 {
 		t.Fatalf("records %d skipped %d excluded %d calls %d", ts.Records, ts.Skipped, ts.Excluded, len(ts.Calls))
 	}
 	want := anomaly.Features{Caller: "a", Tool: "rm", Hour: 10, CallsLastMinute: 3, NovelTool: false, ParamSizeBytes: 40, TrustLevel: 3}

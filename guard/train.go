@@ -44,6 +44,9 @@ var preScore = map[string]bool{
 // seen reports whether the running airs scored (or, with no model, would
 // have scored) the call r records.
 func seen(r *audit.Record) bool {
+	if r.Speculative { // run ahead by the engine, not asked for: no habit of the caller's
+		return false
+	}
 	if r.AnomalyModel != "" {
 		return true
 	}
