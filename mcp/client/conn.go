@@ -481,26 +481,12 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := ctx, context.CancelFunc(func() {})
-	if c.srv.Timeout > 0 {
-		callCtx, cancel = context.WithTimeout(ctx, c.srv.Timeout)
-	}
+	callCtx, cancel := c.callContext(ctx)
 	defer cancel()
 	res, err := l.sess.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: params})
 	if err != nil {
-		if callCtx.Err() != nil {
-			// The go-sdk sent notifications/cancelled; a stdio server that
-			// does not answer a ping within the grace period after it is
-			// hung, and is killed and restarted.
-			go c.checkAfterCancel(l)
-			if ctx.Err() == nil {
-				return nil, &pipeline.Timeout{Budget: c.srv.Timeout}
-			}
-			return nil, ctx.Err()
-		}
-		var we *jsonrpc.Error
-		if errors.As(err, &we) {
-			return nil, pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code))
+		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
+			return nil, ferr
 		}
 		var se *SampleError
 		if errors.As(err, &se) {
@@ -513,12 +499,44 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 	if res.IsError {
 		return nil, pipeline.Reject("tool_error", contentText(res.Content))
 	}
-	var out []byte
 	if res.StructuredContent != nil {
-		out, err = json.Marshal(res.StructuredContent)
-	} else {
-		out, err = json.Marshal(res.Content)
+		return c.encodeResult(res.StructuredContent)
 	}
+	return c.encodeResult(res.Content)
+}
+
+// callContext is ctx bounded by the server's own timeout, when it has one.
+func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.srv.Timeout > 0 {
+		return context.WithTimeout(ctx, c.srv.Timeout)
+	}
+	return ctx, func() {}
+}
+
+// callFailed classifies what every request to the server can fail with:
+// the caller's end or the server's timeout (the go-sdk sent
+// notifications/cancelled; a stdio server that does not answer a ping
+// within the grace period after it is hung, and is killed and restarted),
+// or a JSON-RPC error. ok is false for anything else, which the caller
+// classifies.
+func (c *Conn) callFailed(ctx, callCtx context.Context, l *link, err error) (_ error, ok bool) {
+	if callCtx.Err() != nil {
+		go c.checkAfterCancel(l)
+		if ctx.Err() == nil {
+			return &pipeline.Timeout{Budget: c.srv.Timeout}, true
+		}
+		return ctx.Err(), true
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code)), true
+	}
+	return nil, false
+}
+
+// encodeResult is a server's result as JSON, within max_response_bytes.
+func (c *Conn) encodeResult(v any) (json.RawMessage, error) {
+	out, err := json.Marshal(v)
 	if err != nil {
 		return nil, pipeline.Reject("mcp_error", "the server's result does not encode as JSON: "+err.Error())
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airs-dev/airs/pipeline"
@@ -83,23 +82,12 @@ func (c *Conn) resourceCall(ctx context.Context, f func(context.Context, *mcp.Cl
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := ctx, context.CancelFunc(func() {})
-	if c.srv.Timeout > 0 {
-		callCtx, cancel = context.WithTimeout(ctx, c.srv.Timeout)
-	}
+	callCtx, cancel := c.callContext(ctx)
 	defer cancel()
 	v, err := f(callCtx, l.sess)
 	if err != nil {
-		if callCtx.Err() != nil {
-			go c.checkAfterCancel(l)
-			if ctx.Err() == nil {
-				return nil, &pipeline.Timeout{Budget: c.srv.Timeout}
-			}
-			return nil, ctx.Err()
-		}
-		var we *jsonrpc.Error
-		if errors.As(err, &we) {
-			return nil, pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code))
+		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
+			return nil, ferr
 		}
 		var re *resourceError
 		if errors.As(err, &re) {
@@ -107,14 +95,7 @@ func (c *Conn) resourceCall(ctx context.Context, f func(context.Context, *mcp.Cl
 		}
 		return nil, c.broken(l, err)
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, pipeline.Reject("mcp_error", "the server's result does not encode as JSON: "+err.Error())
-	}
-	if max := c.srv.maxResponse(); len(out) > max {
-		return nil, pipeline.Reject("response_too_large", fmt.Sprintf("the server's result is %d bytes, over max_response_bytes (%d): read less, or raise mcp.servers.%s.max_response_bytes in airs.yaml", len(out), max, c.srv.Name))
-	}
-	return out, nil
+	return c.encodeResult(v)
 }
 
 type resourceError struct{ code, msg string }
