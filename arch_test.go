@@ -23,7 +23,7 @@ const module = "github.com/airs-dev/airs"
 
 // leafHelpers are the internal/ packages that packages below internal/engine
 // may import (ARCHITECTURE.md names them: they import nothing of AIRS).
-var leafHelpers = []string{"internal/ollama", "internal/strictjson", "internal/jsonptr", "internal/gzfile", "internal/jsonvalue"}
+var leafHelpers = []string{"internal/ollama", "internal/atomicfile", "internal/strictjson", "internal/jsonptr", "internal/gzfile", "internal/jsonvalue"}
 
 // tableRows reads the package column of ARCHITECTURE.md's package table, top
 // (may import the most) to bottom, without trailing slashes.

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/airs-dev/airs/internal/atomicfile"
 )
 
 // noEmbed is the collection's embedding function: the Index always passes
@@ -78,7 +79,7 @@ func (ix *Index) saveMeta() error {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(ix.opts.Dir, lexicalFile), b); err != nil {
+		if err := atomicfile.Write(filepath.Join(ix.opts.Dir, lexicalFile), b); err != nil {
 			return err
 		}
 	}
@@ -86,27 +87,5 @@ func (ix *Index) saveMeta() error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(ix.opts.Dir, manifestFile), b)
-}
-
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(filepath.Join(ix.opts.Dir, manifestFile), b)
 }

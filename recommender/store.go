@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/airs-dev/airs/internal/atomicfile"
 )
 
 // What is learned is kept in two files under HOME/recommender: every
@@ -194,7 +196,7 @@ func (s *store) snapshot(r *Recommender) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.statePath(), b); err != nil {
+	if err := atomicfile.Write(s.statePath(), b); err != nil {
 		return err
 	}
 	if rotate {
@@ -202,28 +204,6 @@ func (s *store) snapshot(r *Recommender) error {
 			return err
 		}
 		s.readOff = 0
-	}
-	return nil
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/airs-dev/airs/internal/atomicfile"
 )
 
 // Tasks live in HOME/recommender/tasks.json, one text per caller, so that
@@ -64,7 +66,7 @@ func (s *store) writeTask(caller, text string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.tasksPath(), b)
+	return atomicfile.Write(s.tasksPath(), b)
 }
 
 // tasksChanged reports whether tasks.json changed since it was last read.

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airs-dev/airs/internal/atomicfile"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -253,7 +254,7 @@ func (t *Tracker) Save(path string, others []Affinity) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("affinity: create the folder of %s: %w", path, err)
 	}
-	if err := writeAtomic(path, b); err != nil {
+	if err := atomicfile.Write(path, b); err != nil {
 		return fmt.Errorf("affinity: save %s: %w", path, err)
 	}
 	return nil
@@ -282,34 +283,6 @@ func Merge(ours, others []Affinity, since time.Time) []Affinity {
 	}
 	sortAffinities(out)
 	return out
-}
-
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // CorruptError is Load's answer for a file that is not an affinity file

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airs-dev/airs/internal/atomicfile"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
 )
@@ -137,7 +138,7 @@ func (s *learnedStore) save() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, b); err != nil {
+	if err := atomicfile.Write(s.path, b); err != nil {
 		return fmt.Errorf("saving the learned ranking state: %w", err)
 	}
 	s.base, s.savedStats, s.savedPrefs = cur, sv, pv
@@ -158,37 +159,6 @@ func (s *learnedStore) close() error {
 		err = s.err
 	}
 	return err
-}
-
-// writeFileAtomic replaces path with data: temp file in the same directory,
-// fsync, rename, fsync of the directory — a crash leaves the old file or
-// the new one, never a mix.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // loadLearning applies selection.weights from airs.yaml and loads what the
