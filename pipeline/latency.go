@@ -3,7 +3,6 @@ package pipeline
 import (
 	"math"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,13 +54,15 @@ type LatencyConfig struct {
 	// MinSamples: a tool's predictions are used once this many of its
 	// calls finished (default 32).
 	MinSamples int
-	// Window: the fit uses a tool's last Window calls (default 1024).
+	// Window: the fit uses a tool's last Window calls (default 512).
 	Window int
 	// RefitEvery: a tool's model is refitted, in the background, after
-	// this many new calls (default 64) and RefitInterval (default 1 s)
-	// since its last refit.
-	RefitEvery    int
-	RefitInterval time.Duration
+	// this many new calls (default 16) and RefitInterval (default 10 ms,
+	// stretched to 50× the last refit's cost: ≤ 2% of a core) since its
+	// last refit.
+	RefitEvery      int
+	RefitInterval   time.Duration
+	RefitCostFactor float64
 	// TimeoutFactor × predicted is the default budget (default 3).
 	TimeoutFactor float64
 	// TimeoutFloor is the least default budget the prediction may set
@@ -87,7 +88,7 @@ func (c LatencyConfig) withDefaults() LatencyConfig {
 		c.MinSamples = 32
 	}
 	if c.Window <= 0 {
-		c.Window = 1024
+		c.Window = 512
 	}
 	if c.TimeoutFactor <= 0 {
 		c.TimeoutFactor = 3
@@ -149,7 +150,7 @@ func (p *latencyPredictor) modelFor(e *entry) *toolLatency {
 	if t == nil {
 		t = &toolLatency{model: scoring.NewOnlineLatency(scoring.OnlineLatencyConfig{
 			MinSamples: p.cfg.MinSamples, Window: p.cfg.Window, RefitEvery: p.cfg.RefitEvery,
-			RefitInterval: p.cfg.RefitInterval})}
+			RefitInterval: p.cfg.RefitInterval, RefitCostFactor: p.cfg.RefitCostFactor})}
 		p.models[e.tool.Name] = t
 	}
 	p.mu.Unlock()
@@ -167,9 +168,8 @@ func (p *latencyPredictor) features(e *entry, payload int, now time.Time) (scori
 		}
 		e.latP50.Store(int64(p50))
 	}
-	cpu, rq := p.cpu.load(now)
-	return scoring.MakeLatencyFeatures(int(e.prov.runtime.Load()), cpu, payload,
-		int(e.prov.inflight.Load()), p50, rq), true
+	return scoring.MakeLatencyFeatures(int(e.prov.runtime.Load()), p.cpu.load(now), payload,
+		int(e.prov.inflight.Load()), p50), true
 }
 
 // predict is the predicted handler time of a call of e with features x,
@@ -229,27 +229,19 @@ func (p *latencyPredictor) wouldTimeout(predicted time.Duration, sigma float64, 
 // nothing and a busy one one system call per 10 ms. After an idle spell
 // the first reading spans the whole spell, which is as idle as the last
 // 100 ms were.
-//
-// Utilisation stops at 1 when every core is busy, and contention goes on
-// growing past it; so the sampler also reads the Go scheduler's count of
-// goroutines running or waiting for a core (runtime/metrics) at each
-// sample, and load returns its mean over the same window, per core.
 type cpuSampler struct {
 	epoch  time.Time    // monotonic base of the sample times
 	lastNs atomic.Int64 // when the newest sample was taken (ns since epoch)
 	value  atomic.Uint64
-	queue  atomic.Uint64
 
-	mu      sync.Mutex // held by the caller taking a sample
-	ring    [16]cpuSample
-	head    int // next slot
-	n       int
-	metrics []metrics.Sample
+	mu   sync.Mutex // held by the caller taking a sample
+	ring [16]cpuSample
+	head int // next slot
+	n    int
 }
 
 type cpuSample struct {
-	at, cpu  time.Duration
-	runnable float64 // goroutines running or runnable, per core
+	at, cpu time.Duration
 }
 
 const (
@@ -258,25 +250,13 @@ const (
 )
 
 // load is the fraction of GOMAXPROCS cores the process kept busy over the
-// last ~100 ms (0 where the platform has no getrusage), and the mean
-// number of goroutines running or runnable per core over the same window.
-func (s *cpuSampler) load(now time.Time) (cpu, runQueue float64) {
+// last ~100 ms (0 where the platform has no getrusage).
+func (s *cpuSampler) load(now time.Time) float64 {
 	at := now.Sub(s.epoch)
 	if at-time.Duration(s.lastNs.Load()) >= cpuInterval && s.mu.TryLock() {
 		if cpu, ok := processCPU(); ok {
 			procs := float64(runtime.GOMAXPROCS(0))
-			if s.metrics == nil {
-				s.metrics = []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}, {Name: "/sched/goroutines/running:goroutines"}}
-			}
-			metrics.Read(s.metrics)
-			var rq float64
-			for _, m := range s.metrics {
-				if m.Value.Kind() == metrics.KindUint64 {
-					rq += float64(m.Value.Uint64())
-				}
-			}
-			s.ring[s.head] = cpuSample{at, cpu, rq / procs}
-			sum, k := 0.0, 0
+			s.ring[s.head] = cpuSample{at, cpu}
 			s.head = (s.head + 1) % len(s.ring)
 			s.n = min(s.n+1, len(s.ring))
 			// The newest sample at least cpuWindow older than this one, or
@@ -288,19 +268,16 @@ func (s *cpuSampler) load(now time.Time) (cpu, runQueue float64) {
 					old = c
 					break
 				}
-				sum += c.runnable
-				k++
 			}
 			if dt := at - old.at; dt > 0 {
 				v := float64(cpu-old.cpu) / float64(dt) / procs
 				s.value.Store(math.Float64bits(min(max(v, 0), 1)))
 			}
-			s.queue.Store(math.Float64bits(sum / float64(k)))
 		}
 		s.lastNs.Store(int64(at))
 		s.mu.Unlock()
 	}
-	return math.Float64frombits(s.value.Load()), math.Float64frombits(s.queue.Load())
+	return math.Float64frombits(s.value.Load())
 }
 
 // latencyState is what a call carries for the latency model: the features

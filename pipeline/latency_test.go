@@ -41,7 +41,7 @@ func settle(e *env) { e.m.lat.refits.Wait() }
 func TestLatencyRankByPrediction(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		e := newEnv(t, func(c *Config) {
-			c.Latency = LatencyConfig{Off: off, MinSamples: 16, RefitEvery: 8, RefitInterval: time.Nanosecond}
+			c.Latency = LatencyConfig{Off: off, MinSamples: 16, RefitEvery: 8, RefitInterval: time.Nanosecond, RefitCostFactor: -1}
 		})
 		var sem = make(chan struct{}, 1)
 		hold := make(chan struct{})
@@ -271,7 +271,7 @@ func TestCPUSampler(t *testing.T) {
 		}
 		s.load(time.Now())
 		time.Sleep(150 * time.Millisecond)
-		v, _ := s.load(time.Now()) // over the 150 ms since the sample before
+		v := s.load(time.Now()) // over the 150 ms since the sample before
 		close(stop)
 		wg.Wait()
 		return v

@@ -30,18 +30,17 @@ const (
 	FeatInFlight
 	// FeatP50: log of the tool's historical p50 on this provider, in µs.
 	FeatP50
-	// FeatRunQueue: log(1 + goroutines running or waiting for a core per
-	// core), averaged over the last ~100 ms: the other half of CPU load —
-	// utilisation stops at 1, the queue keeps growing with contention.
-	FeatRunQueue
-	// FeatPayloadInFlight, FeatPayloadRunQueue: payload × in-flight and
-	// payload × run queue (both as above). Contention does not add a
-	// constant in log space: a call of a few µs finishes inside one time
-	// slice however many wait, a call of 30 ms shares the cores with all
-	// of them — its slowdown grows with its own size. These products let
-	// the load's effect grow with the payload.
+	// FeatPayloadInFlight: payload × in-flight (both as above).
+	// Contention does not add a constant in log space: a call of a few µs
+	// finishes inside one time slice however many wait, a call of 30 ms
+	// shares the cores with all of them — its slowdown grows with its own
+	// size — and behind a queue the wait matters less the larger the call
+	// is itself. The product lets the load's effect vary with the payload.
+	// (A run-queue length from the Go scheduler, and its product with the
+	// payload, were tried as further load features: replaying recorded
+	// traces they made predictions worse — noisier than the in-flight
+	// count they duplicate — and were dropped.)
 	FeatPayloadInFlight
-	FeatPayloadRunQueue
 	// FeatPayload2: log(1 + payload)²: cost is convex in log space — a
 	// fixed overhead for small params, then the handler's own growth
 	// (quadratic for TextRank) — which one slope cannot follow.
@@ -61,7 +60,7 @@ type LatencyFeatures [NumLatencyFeatures]float64
 // MakeLatencyFeatures builds the vector: runtime in [0, NumRuntimes) (out
 // of range counts as the last), cpu as a fraction of capacity, the payload
 // in bytes, the provider's in-flight calls, the tool's p50 (0: none yet).
-func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration, runQueue float64) LatencyFeatures {
+func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 time.Duration) LatencyFeatures {
 	var x LatencyFeatures
 	if runtime < 0 || runtime >= NumRuntimes {
 		runtime = NumRuntimes - 1
@@ -73,9 +72,7 @@ func MakeLatencyFeatures(runtime int, cpu float64, payload, inflight int, p50 ti
 	if p50 > 0 {
 		x[FeatP50] = math.Log(float64(p50) / float64(time.Microsecond))
 	}
-	x[FeatRunQueue] = math.Log1p(max(runQueue, 0))
 	x[FeatPayloadInFlight] = x[FeatPayload] * x[FeatInFlight]
-	x[FeatPayloadRunQueue] = x[FeatPayload] * x[FeatRunQueue]
 	x[FeatPayload2] = x[FeatPayload] * x[FeatPayload]
 	return x
 }
@@ -94,16 +91,27 @@ type OnlineLatencyConfig struct {
 	// MinSamples: no prediction before this many observations (default
 	// 32, at least 2 × NumLatencyFeatures).
 	MinSamples int
-	// Window: the fit uses the last Window observations (default 1024), so
-	// the model follows a provider whose cost changes.
+	// Window: the fit uses the last Window observations (default 512), so
+	// the model follows a provider whose cost changes. Replaying recorded
+	// traces, 512 followed a load that changes every few seconds better
+	// than 1024 or 2048 (one hyperplane in log space fits one load regime
+	// better than several) and better than 256 (too noisy).
 	Window int
 	// RefitEvery: a refit is due after this many new observations
-	// (default 64).
+	// (default 16: fresher fits were the largest gain on recorded traces;
+	// RefitCostFactor bounds what they cost).
 	RefitEvery int
 	// RefitInterval: and at least this long after the last one (default
-	// 1 s), so a tool called thousands of times a second does not spend
-	// its cores refitting (one refit of a full window takes ~1 ms).
+	// 10 ms). Refits are further spaced to RefitCostFactor times what the
+	// last one took, so a tool called thousands of times a second spends
+	// at most 1/RefitCostFactor of a core refitting (one refit of a full
+	// window takes ~1–3 ms) while a model still follows a load that
+	// changes within a second — a fixed 1 s spacing left predictions
+	// seconds stale after a jump from 1 to 64 callers.
 	RefitInterval time.Duration
+	// RefitCostFactor: see RefitInterval (default 50: ≤ 2% of a core;
+	// negative: refits are spaced by RefitInterval alone).
+	RefitCostFactor float64
 	// Ridge is added to the diagonal of XᵀX (default 1e-3): it keeps the
 	// system solvable when a column is constant zero (a runtime never seen)
 	// and is negligible against the other columns' n·x².
@@ -118,19 +126,22 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 	// and say so with a σ near 0: no fit before that.
 	c.MinSamples = max(c.MinSamples, 2*NumLatencyFeatures)
 	if c.Window <= 0 {
-		c.Window = 1024
+		c.Window = 512
 	}
 	if c.Window < c.MinSamples {
 		c.Window = c.MinSamples
 	}
 	if c.RefitEvery <= 0 {
-		c.RefitEvery = 64
+		c.RefitEvery = 16
 	}
 	if c.Ridge <= 0 {
 		c.Ridge = 1e-3
 	}
 	if c.RefitInterval <= 0 {
-		c.RefitInterval = time.Second
+		c.RefitInterval = 10 * time.Millisecond
+	}
+	if c.RefitCostFactor == 0 {
+		c.RefitCostFactor = 50
 	}
 	return c
 }
@@ -151,7 +162,19 @@ type OnlineLatency struct {
 	total    uint64            // observations ever
 	sinceFit int
 	lastFit  time.Time
-	refit    atomic.Bool // a Refit is due or running
+	spacing  time.Duration // least time between refits: RefitInterval, or RefitCostFactor × the last refit's cost
+	refit    atomic.Bool   // a Refit is due or running
+
+	// The self-check: exponentially weighted mean absolute errors, on the
+	// calls observed since the first fit, of the model (as fitted when
+	// the call finished, on the calls before it) and of the call's own
+	// p50 feature. While the model's is the larger, Predict answers the
+	// p50: a fit gone wrong (a load regime the window never saw, a
+	// feature that extrapolates) costs at most a short lag, never a run
+	// of wild predictions.
+	errModel, errBase float64
+	compared          int
+	fallback          atomic.Bool
 
 	// Published coefficients: a sequence lock (odd while Refit writes) over
 	// atomics, so Predict neither blocks nor races with a refit.
@@ -167,7 +190,8 @@ type OnlineLatency struct {
 // NewOnlineLatency returns an empty model.
 func NewOnlineLatency(cfg OnlineLatencyConfig) *OnlineLatency {
 	cfg = cfg.withDefaults()
-	return &OnlineLatency{cfg: cfg, xs: make([]LatencyFeatures, cfg.Window), ys: make([]float64, cfg.Window)}
+	return &OnlineLatency{cfg: cfg, xs: make([]LatencyFeatures, cfg.Window), ys: make([]float64, cfg.Window),
+		spacing: cfg.RefitInterval}
 }
 
 // logMicros is the regression target: log of d in µs (at least 1 µs).
@@ -179,14 +203,23 @@ func logMicros(d time.Duration) float64 {
 // due; the caller then runs Refit (once: later Observe calls say false
 // until that Refit has finished).
 func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refit bool) {
+	model, modelOK := m.raw(x)
 	m.mu.Lock()
+	if modelOK && x[FeatP50] != 0 {
+		actual := float64(latency) / float64(time.Microsecond)
+		const a = 1.0 / selfCheckSpan
+		m.errModel += a * (math.Abs(model-actual) - m.errModel)
+		m.errBase += a * (math.Abs(math.Exp(x[FeatP50])-actual) - m.errBase)
+		m.compared++
+		m.fallback.Store(m.compared >= selfCheckSpan && m.errModel > m.errBase)
+	}
 	m.xs[m.next], m.ys[m.next] = *x, logMicros(latency)
 	m.next = (m.next + 1) % len(m.xs)
 	m.n = min(m.n+1, len(m.xs))
 	m.total++
 	m.sinceFit++
 	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() ||
-		m.sinceFit >= m.cfg.RefitEvery && time.Since(m.lastFit) >= m.cfg.RefitInterval)
+		m.sinceFit >= m.cfg.RefitEvery && time.Since(m.lastFit) >= m.spacing)
 	m.mu.Unlock()
 	return due && m.refit.CompareAndSwap(false, true)
 }
@@ -204,6 +237,13 @@ func (m *OnlineLatency) Samples() uint64 {
 // goroutine, after Observe said it is due.
 func (m *OnlineLatency) Refit() {
 	defer m.refit.Store(false)
+	start := time.Now()
+	defer func() {
+		cost := time.Duration(m.cfg.RefitCostFactor * float64(time.Since(start)))
+		m.mu.Lock()
+		m.spacing = max(m.cfg.RefitInterval, cost)
+		m.mu.Unlock()
+	}()
 	m.mu.Lock()
 	n := m.n
 	if n < m.cfg.MinSamples {
@@ -265,6 +305,10 @@ func (m *OnlineLatency) Refit() {
 	m.ready.Store(true)
 }
 
+// selfCheckSpan: the self-check's errors weigh about the last this many
+// calls, and it decides nothing before it has compared that many.
+const selfCheckSpan = 32
+
 // IRLS for the median fit: iterations, and the least residual a weight is
 // computed from (so a point on the line does not get an infinite weight).
 const (
@@ -311,10 +355,31 @@ func ridge(X *mat.Dense, y, w *mat.VecDense, lambda float64) (*mat.VecDense, boo
 // median of the fitted log-normal) and the residual standard deviation in
 // log space (how far off a prediction typically is: a factor of e^σ); ok
 // is false before the first fit and for a runtime the fitted window never
-// had. It takes no lock and allocates nothing.
+// had. While the self-check finds the model worse than the p50 on recent
+// calls, it returns x's p50 feature with σ = +Inf (no confidence claimed:
+// nothing is refused on it). It takes no lock and allocates nothing.
 func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigma float64, ok bool) {
-	if !m.ready.Load() {
+	us, ok := m.raw(x)
+	if !ok {
 		return 0, 0, false
+	}
+	sigma = math.Float64frombits(m.sigma.Load())
+	if m.fallback.Load() && x[FeatP50] != 0 {
+		us, sigma = math.Exp(x[FeatP50]), math.Inf(1)
+	}
+	if math.IsNaN(us) || us > float64(math.MaxInt64/int64(time.Microsecond)) {
+		return 0, 0, false
+	}
+	return time.Duration(us * float64(time.Microsecond)), sigma, true
+}
+
+// Fallback reports whether the self-check has Predict answering the p50.
+func (m *OnlineLatency) Fallback() bool { return m.fallback.Load() }
+
+// raw is the fitted model's prediction for x, in µs.
+func (m *OnlineLatency) raw(x *LatencyFeatures) (us float64, ok bool) {
+	if !m.ready.Load() {
+		return 0, false
 	}
 	var z float64
 	for {
@@ -324,13 +389,12 @@ func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigm
 			continue
 		}
 		if r := x.runtime(); r < 0 || m.seen.Load()&(1<<r) == 0 {
-			return 0, 0, false
+			return 0, false
 		}
 		z = 0
 		for i := range NumLatencyFeatures {
 			z += math.Float64frombits(m.coef[i].Load()) * x[i]
 		}
-		sigma = math.Float64frombits(m.sigma.Load())
 		// Never further than a factor e outside what the window saw: the
 		// products and the square extrapolate fast, and a prediction sets
 		// budgets and refuses calls.
@@ -339,9 +403,5 @@ func (m *OnlineLatency) Predict(x *LatencyFeatures) (latency time.Duration, sigm
 			break
 		}
 	}
-	us := math.Exp(z)
-	if math.IsNaN(us) || us > float64(math.MaxInt64/int64(time.Microsecond)) {
-		return 0, 0, false
-	}
-	return time.Duration(us * float64(time.Microsecond)), sigma, true
+	return math.Exp(z), true
 }
