@@ -23,12 +23,17 @@ import (
 
 // TestAffinityPrewarmFirstCallLatency measures what pre-warming buys for a
 // provider with a real start cost, the selector's Ollama model: the first
-// selection of a fresh `airs chat` whose AIRS_HOME holds an affinity for
-// the caller, with pre-warm (the engine loads the model at start; the
-// selection is made once that is done, as when the user's first request
-// comes after it) and without (guard.affinity off), the model unloaded
-// before each start. Runs alternate, same server, same run; the medians
-// are logged for BENCHMARKS.md ("Tool affinity").
+// request to the model of a fresh `airs chat` whose AIRS_HOME holds an
+// affinity for the caller, with pre-warm (the engine loads the model at
+// start; the request is made once that is done, as when the user's first
+// request comes after it) and without (guard.affinity off), the model
+// unloaded before each start. The request is the selector's (same model,
+// same num_ctx, so a pre-warmed runner serves it) with a one-token answer:
+// a whole selection of the tiny random model babbles for seconds that vary
+// from run to run by more than the start cost, and the model's start is
+// what pre-warming takes off any first call. Runs alternate, same server,
+// same run; the medians, and the load time the server reported for each
+// request, are logged for BENCHMARKS.md ("Tool affinity").
 func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 	host, model := e2eServer(t)
 	const runs = 5
@@ -37,7 +42,7 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := api.NewClient(base, http.DefaultClient)
-	var cold, warm, prewarm []time.Duration
+	var cold, warm, coldLoad, warmLoad, prewarm []time.Duration
 	for i := range runs * 2 {
 		pre := i%2 == 1
 		unload(t, raw, model)
@@ -49,23 +54,33 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 			}
 			prewarm = append(prewarm, pw.Took)
 		}
+		zero := 0.0
+		req := ollama.ChatRequest{Model: e.ModelName, Messages: []ollama.Message{{Role: "user", Content: "read the file notes.txt in docs"}},
+			Options: ollama.Options{Temperature: &zero, NumCtx: e.Selector.Config.WithDefaults().NumCtx, NumPredict: 1}}
 		start := time.Now()
-		if _, err := e.Select(ctxFor(t, 2*time.Minute), alice, "read the file notes.txt in docs"); err != nil {
-			t.Logf("select: %v (the tiny model's choice does not matter here)", err)
-		}
+		res, err := e.Model.Chat(ctxFor(t, 2*time.Minute), req, nil)
 		d := time.Since(start)
+		if err != nil {
+			t.Fatalf("first request: %v", err)
+		}
 		if pre {
-			warm = append(warm, d)
+			warm, warmLoad = append(warm, d), append(warmLoad, res.LoadDuration)
 		} else {
-			cold = append(cold, d)
+			cold, coldLoad = append(cold, d), append(coldLoad, res.LoadDuration)
 		}
 		e.Close()
 	}
 	mc, mw, mp := median(cold), median(warm), median(prewarm)
-	t.Logf("affinity pre-warm, %d runs each: first selection median %v without pre-warm, %v with (pre-warm itself %v); without %v, with %v",
-		runs, mc.Round(time.Millisecond), mw.Round(time.Millisecond), mp.Round(time.Millisecond), cold, warm)
+	t.Logf("affinity pre-warm, %d runs each: first model request median %v without pre-warm, %v with (pre-warm itself %v); server-reported load %v without, %v with; without %v, with %v",
+		runs, mc.Round(time.Millisecond), mw.Round(time.Millisecond), mp.Round(time.Millisecond),
+		median(coldLoad).Round(time.Millisecond), median(warmLoad).Round(time.Millisecond), cold, warm)
 	if mw >= mc {
-		t.Errorf("the first selection after a pre-warm (median %v) is not faster than without (%v)", mw, mc)
+		t.Errorf("the first request after a pre-warm (median %v) is not faster than without (%v)", mw, mc)
+	}
+	// The runner the pre-warm started is the one that served the request:
+	// had the options differed (num_ctx), Ollama would have reloaded.
+	if lw, lc := median(warmLoad), median(coldLoad); lw*4 > lc {
+		t.Errorf("server-reported load time %v after a pre-warm, %v without: the pre-warmed runner was not reused", lw, lc)
 	}
 }
 
