@@ -84,9 +84,12 @@ type Server struct {
 	// SampleTimeout bounds the model's answer (0 = 60 s).
 	MaxSampleTokens int
 	SampleTimeout   time.Duration
-	Grace           time.Duration
-	ClientVersion   string // AIRS's version, sent in initialize
-	Logger          *slog.Logger
+	// NoSampling refuses every sampling request and does not advertise
+	// the capability (mcp.servers.NAME.sampling.enabled: false).
+	NoSampling    bool
+	Grace         time.Duration
+	ClientVersion string // AIRS's version, sent in initialize
+	Logger        *slog.Logger
 
 	noRedial bool // the Transport was used
 }

@@ -72,11 +72,17 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}}
-	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
 		CreateMessageHandler:   c.createMessage,
 		Capabilities:           &mcp.ClientCapabilities{},
-	})
+	}
+	if s.NoSampling {
+		// Not advertised: a server that asks anyway gets the go-sdk's
+		// method-not-found.
+		opts.CreateMessageHandler = nil
+	}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, opts)
 	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	l, err := c.dial(cctx)
@@ -421,21 +427,6 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			byMCP[t.Name] = mt.Name
 		}
 	}
-	// The tools AIRS adds (resources.go): a name the server or another
-	// provider already uses keeps its owner.
-	locals := map[string]pipeline.Handler{}
-	for _, lt := range c.resourceTools(l) {
-		name := lt.tool.Name
-		if _, taken := want[name]; taken {
-			skipped = append(skipped, Unavailable{name, "the server has a tool of that name; AIRS's resource tool is left out"})
-			continue
-		}
-		if slices.ContainsFunc(c.reg.Providers(name), func(o pipeline.Registered) bool { return o.Provider != c.id }) {
-			skipped = append(skipped, Unavailable{name, "another provider has a tool of that name: set a prefix: for the server in airs.yaml"})
-			continue
-		}
-		want[name], locals[name] = lt.tool, lt.h
-	}
 	next := map[string]pipeline.Tool{}
 	for name, t := range want {
 		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
@@ -443,12 +434,9 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			continue
 		}
 		mcpName := byMCP[name]
-		h := locals[name]
-		if h == nil {
-			h = pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-				return c.invoke(ctx, mcpName, params)
-			})
-		}
+		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+			return c.invoke(ctx, mcpName, params)
+		})
 		if err := c.reg.Register(c.id, t, h); err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.
