@@ -44,14 +44,14 @@ type Conn struct {
 	registered  map[string]pipeline.Tool // by AIRS name
 	unavailable []Unavailable
 
-	syncMu   sync.Mutex // one tool-list sync at a time
-	gaveUp   atomic.Bool
+	syncMu sync.Mutex // one tool-list sync at a time
+	gaveUp atomic.Bool
 	// An HTTP server that does not answer (reconnect): down while
 	// reconnect's background loop runs, nextTry its next attempt
 	// (UnixNano), quit closed by Close to end the loop.
-	down    atomic.Bool
-	nextTry atomic.Int64
-	quit    chan struct{}
+	down     atomic.Bool
+	nextTry  atomic.Int64
+	quit     chan struct{}
 	onChange atomic.Pointer[func()]
 	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
 	// Counters for tests and the review command.
