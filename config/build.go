@@ -252,6 +252,10 @@ func (p *parser) buildSpaces(fc *fileConfig, c *Config) {
 			p.add(line, "space name %q: use letters, digits, '_', '-' or '.'", name)
 			continue
 		}
+		if strings.HasPrefix(name, "mcp-") {
+			p.add(line, "space name %q: names starting with mcp- are MCP servers' resources (mcp-NAME is server NAME's): rename the space", name)
+			continue
+		}
 		if dir == "" {
 			p.add(line, "space %s: give the directory it maps to, e.g. `%s: ~/%s`", name, name, name)
 			continue

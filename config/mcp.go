@@ -187,9 +187,6 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 			MaxTools: DefaultMCPMaxTools, MaxMessageBytes: DefaultMCPMaxMessageBytes, MaxResponseBytes: DefaultMCPMaxResponseBytes,
 			RestartsPerMinute: DefaultMCPRestartsPerMinute,
 			Sampling:          p.sampling(c.MCP.Sampling, fs.Sampling, "mcp", "servers", name, "sampling")}
-		if _, clash := c.Spaces[MCPSpace(name)]; clash {
-			bad(at(), "its resources are the space %s, which spaces: also names: rename that space or the server", MCPSpace(name))
-		}
 		for i, a := range fs.Command {
 			if i == 0 {
 				a = p.expandCommand(a)

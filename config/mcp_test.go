@@ -161,7 +161,7 @@ mcp:
 		"bad.yaml:4: mcp.sampling.max_tokens 0: want 1 to 32768",
 		"mcp.servers.s.sampling.timeout 20m0s: want a duration above 0 and at most 10m0s",
 		"mcp.servers.s.sampling.max_tokens 100000",
-		"mcp.servers.s: its resources are the space mcp-s, which spaces: also names",
+		`bad.yaml:2: space name "mcp-s": names starting with mcp- are MCP servers' resources`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)
