@@ -33,7 +33,7 @@
 //
 // Bridges: a server's sampling/createMessage is answered by the Sampler
 // the engine sets (sampling.go; refused without one); its resources are
-// the tools NS.resources_list and NS.resource_read (resources.go); its
+// the space mcp-NAME of list-files and read-file (resources.go); its
 // prompts are Prompts and GetPrompt, for chat's /prompt (prompts.go).
 package client
 
