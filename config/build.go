@@ -252,6 +252,10 @@ func (p *parser) buildSpaces(fc *fileConfig, c *Config) {
 			p.add(line, "space name %q: use letters, digits, '_', '-' or '.'", name)
 			continue
 		}
+		if strings.HasPrefix(name, "mcp-") {
+			p.add(line, "space name %q: names starting with mcp- are MCP servers' resources (mcp-NAME is server NAME's): rename the space", name)
+			continue
+		}
 		if dir == "" {
 			p.add(line, "space %s: give the directory it maps to, e.g. `%s: ~/%s`", name, name, name)
 			continue
@@ -300,7 +304,11 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 				continue
 			}
 			if cp.Kind == "ReadSpace" && cp.Arg != "*" && cp.Arg != "" {
-				if _, ok := c.Spaces[cp.Arg]; !ok && !p.hasProblemFor("spaces", cp.Arg) {
+				// mcp-NAME is MCP server NAME's resources: the loader reads
+				// no AIRS_HOME, so a server installed there is taken on trust
+				// (a misspelled one grants nothing).
+				isMCP := strings.HasPrefix(cp.Arg, "mcp-")
+				if _, ok := c.Spaces[cp.Arg]; !ok && !p.hasProblemFor("spaces", cp.Arg) && !isMCP {
 					p.add(p.line("agents", id, "capabilities", strconv.Itoa(i)), "agents.%s: ReadSpace(%s) names no configured space (spaces: %s)", id, cp.Arg, strings.Join(sortedKeys(c.Spaces), ", "))
 					continue
 				}

@@ -154,6 +154,10 @@ guard:
 # review NAME' shows the tools and what granting means. Shown commented out:
 # a configured server is started by every command that builds the registry.
 # mcp:
+#   sampling:                              # a server's sampling/createMessage, answered by the model
+#     enabled: true                        # false: refused (and not advertised)
+#     max_tokens: 1024                     # a request asking for more gets this many (at most 32768)
+#     timeout: 60s                         # the model's answer (at most 600s)
 #   servers:
 #     fs:                                  # stdio: AIRS starts the command
 #       command: [npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31", ~/Documents]
@@ -168,6 +172,7 @@ guard:
 #       max_response_bytes: 4194304        # one tool result
 #       restarts_per_minute: 3             # past it, the server is given up
 #       grace: 2s                          # after a cancel, to answer a ping (else killed)
+#       sampling: {max_tokens: 256}        # this server's keys over mcp.sampling
 #     remote:                              # streamable HTTP
 #       url: https://mcp.example.org/mcp
 #       headers_from_env: {Authorization: REMOTE_MCP_AUTH}   # value read from $REMOTE_MCP_AUTH

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,33 @@ type MCP struct {
 	// Servers are the outside MCP servers, by name. Their tools are
 	// registered as NAME.tool (or PREFIX.tool) with provider "mcp:NAME".
 	Servers map[string]MCPServer
+	// Sampling is the default of every server's Sampling (mcp.sampling).
+	Sampling MCPSampling
 }
+
+// MCPSampling bounds how AIRS's model answers a server's
+// sampling/createMessage: Enabled false refuses every request (the
+// capability is not advertised); a request's maxTokens is capped at
+// MaxTokens, and the model gets Timeout per request.
+type MCPSampling struct {
+	Enabled   bool
+	MaxTokens int
+	Timeout   time.Duration
+}
+
+// Defaults of sampling (mcp.sampling).
+const (
+	DefaultMCPSampleMaxTokens = 1024
+	DefaultMCPSampleTimeout   = 60 * time.Second
+	// MaxMCPSampleMaxTokens and MaxMCPSampleTimeout bound what airs.yaml
+	// may allow one request: a server is not the user, and each request
+	// takes the model from everything else for its time.
+	MaxMCPSampleMaxTokens = 32768
+	MaxMCPSampleTimeout   = 600 * time.Second
+)
+
+// DefaultMCPSampling is sampling when airs.yaml says nothing.
+var DefaultMCPSampling = MCPSampling{Enabled: true, MaxTokens: DefaultMCPSampleMaxTokens, Timeout: DefaultMCPSampleTimeout}
 
 // MCPServer is one outside MCP server: a command AIRS starts and talks to
 // over stdio, or a streamable HTTP URL.
@@ -55,6 +82,8 @@ type MCPServer struct {
 	// Grace is how long a server that was sent notifications/cancelled may
 	// stay unresponsive before AIRS kills (and restarts) it.
 	Grace time.Duration
+	// Sampling is mcp.sampling with this server's sampling: keys over it.
+	Sampling MCPSampling
 }
 
 // Defaults of an MCP server's bounds.
@@ -65,6 +94,10 @@ const (
 	DefaultMCPRestartsPerMinute = 3
 	DefaultMCPGrace             = 2 * time.Second
 )
+
+// MCPSpace is the space a server's resources are read as (list-files
+// and read-file with space mcp-NAME, granted by ReadSpace(mcp-NAME)).
+func MCPSpace(server string) string { return "mcp-" + server }
 
 // MCPCapabilityKind is the capability every tool of server NAME requires as
 // MCP(NAME): nothing an outside server offers is callable until an agent is
@@ -77,7 +110,8 @@ var ReservedProviders = []string{"builtin"}
 var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 type fileMCP struct {
-	Servers map[string]fileMCPServer `yaml:"servers"`
+	Servers  map[string]fileMCPServer `yaml:"servers"`
+	Sampling *fileMCPSampling         `yaml:"sampling"`
 	// Serve: server mode's keys (mcp.serve) go here.
 }
 
@@ -96,11 +130,47 @@ type fileMCPServer struct {
 	MaxResponseBytes  *int              `yaml:"max_response_bytes"`
 	RestartsPerMinute *int              `yaml:"restarts_per_minute"`
 	Grace             Duration          `yaml:"grace"`
+	Sampling          *fileMCPSampling  `yaml:"sampling"`
+}
+
+type fileMCPSampling struct {
+	Enabled   *bool     `yaml:"enabled"`
+	MaxTokens *int      `yaml:"max_tokens"`
+	Timeout   *Duration `yaml:"timeout"`
+}
+
+// sampling is base with f's keys over it; a bad value is a problem at
+// its line (key is the path of the sampling block).
+func (p *parser) sampling(base MCPSampling, f *fileMCPSampling, key ...string) MCPSampling {
+	if f == nil {
+		return base
+	}
+	at := func(k string) int { return p.line(append(slices.Clone(key), k)...) }
+	where := strings.Join(key, ".")
+	if f.Enabled != nil {
+		base.Enabled = *f.Enabled
+	}
+	if v := f.MaxTokens; v != nil {
+		if *v < 1 || *v > MaxMCPSampleMaxTokens {
+			p.add(at("max_tokens"), "%s.max_tokens %d: want 1 to %d tokens (a request asking for more gets this many), e.g. %d", where, *v, MaxMCPSampleMaxTokens, DefaultMCPSampleMaxTokens)
+		} else {
+			base.MaxTokens = *v
+		}
+	}
+	if v := f.Timeout; v != nil {
+		if d := time.Duration(*v); d <= 0 || d > MaxMCPSampleTimeout {
+			p.add(at("timeout"), "%s.timeout %v: want a duration above 0 and at most %v, e.g. 60s", where, d, MaxMCPSampleTimeout)
+		} else {
+			base.Timeout = d
+		}
+	}
+	return base
 }
 
 // buildMCP reads the mcp section.
 func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 	c.MCP.Servers = map[string]MCPServer{}
+	c.MCP.Sampling = p.sampling(DefaultMCPSampling, fc.MCP.Sampling, "mcp", "sampling")
 	prefixes := map[string]string{}
 	for _, name := range sortedKeys(fc.MCP.Servers) {
 		fs := fc.MCP.Servers[name]
@@ -115,7 +185,8 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 		s := MCPServer{Name: name, Args: fs.Args, Env: fs.Env, URL: fs.URL, HeadersFromEnv: fs.HeadersFromEnv,
 			Prefix: fs.Prefix, Timeout: time.Duration(fs.Timeout), Grace: time.Duration(fs.Grace),
 			MaxTools: DefaultMCPMaxTools, MaxMessageBytes: DefaultMCPMaxMessageBytes, MaxResponseBytes: DefaultMCPMaxResponseBytes,
-			RestartsPerMinute: DefaultMCPRestartsPerMinute}
+			RestartsPerMinute: DefaultMCPRestartsPerMinute,
+			Sampling:          p.sampling(c.MCP.Sampling, fs.Sampling, "mcp", "servers", name, "sampling")}
 		for i, a := range fs.Command {
 			if i == 0 {
 				a = p.expandCommand(a)

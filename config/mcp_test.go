@@ -108,3 +108,67 @@ func TestMCPExampleParses(t *testing.T) {
 		t.Fatalf("servers = %+v", c.MCP.Servers)
 	}
 }
+
+// TestMCPSampling: mcp.sampling is every server's default, a server's
+// sampling: keys override it key by key, and bad values are errors at
+// their line.
+func TestMCPSampling(t *testing.T) {
+	home := isolate(t)
+	file := write(t, filepath.Join(home, "airs.yaml"), `
+mcp:
+  sampling: {max_tokens: 256}
+  servers:
+    a: {command: [x]}
+    b: {command: [x], sampling: {enabled: false}}
+    c: {command: [x], sampling: {timeout: 5s, max_tokens: 4096}}
+agents:
+  r: {capabilities: ["ReadSpace(mcp-a)"]}
+`)
+	c, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]MCPSampling{
+		"a": {Enabled: true, MaxTokens: 256, Timeout: DefaultMCPSampleTimeout},
+		"b": {Enabled: false, MaxTokens: 256, Timeout: DefaultMCPSampleTimeout},
+		"c": {Enabled: true, MaxTokens: 4096, Timeout: 5 * time.Second},
+	}
+	for n, w := range want {
+		if got := c.MCP.Servers[n].Sampling; got != w {
+			t.Errorf("%s: sampling = %+v, want %+v", n, got, w)
+		}
+	}
+	if d, _ := Load(write(t, filepath.Join(home, "b.yaml"), "mcp:\n  servers:\n    a: {command: [x]}\n")); d.MCP.Servers["a"].Sampling != DefaultMCPSampling {
+		t.Errorf("default sampling = %+v", d.MCP.Servers["a"].Sampling)
+	}
+
+	file = write(t, filepath.Join(home, "bad.yaml"), `
+spaces: {mcp-s: /tmp}
+mcp:
+  sampling: {max_tokens: 0}
+  servers:
+    s:
+      command: [x]
+      sampling:
+        timeout: 20m
+        max_tokens: 100000
+`)
+	_, err = Load(file)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"bad.yaml:4: mcp.sampling.max_tokens 0: want 1 to 32768",
+		"mcp.servers.s.sampling.timeout 20m0s: want a duration above 0 and at most 10m0s",
+		"mcp.servers.s.sampling.max_tokens 100000",
+		`bad.yaml:2: space name "mcp-s": names starting with mcp- are MCP servers' resources`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+	_, err = Load(write(t, filepath.Join(home, "type.yaml"), "mcp:\n  sampling: {enabled: maybe}\n"))
+	if err == nil || !strings.Contains(err.Error(), "type.yaml:2: wrong type: `maybe` is a string, want true or false") {
+		t.Errorf("enabled: maybe: %v", err)
+	}
+}

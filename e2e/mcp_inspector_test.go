@@ -190,6 +190,12 @@ func TestInspectorAgainstServeMCP(t *testing.T) {
 	if !has(read, "hello from the inspector test") {
 		t.Errorf("resources/read over /mcp = %v", read)
 	}
+	if prompts := e.inspect(t, 0, url, "--transport", "http", "--header", auth, "--method", "prompts/list"); !has(prompts, `"name":"read-hello"`) {
+		t.Errorf("prompts/list over /mcp = %v", prompts)
+	}
+	if got := e.inspect(t, 0, url, "--transport", "http", "--header", auth, "--method", "prompts/get", "--prompt-name", "read-hello"); !has(got, "read-file") {
+		t.Errorf("prompts/get over /mcp = %v", got)
+	}
 	e.inspect(t, -1, url, "--transport", "http", "--method", "tools/list")                                            // no token
 	e.inspect(t, -1, url, "--transport", "http", "--header", "Authorization: Bearer wrong", "--method", "tools/list") // unknown token
 }

@@ -129,7 +129,8 @@ func (a *app) registry() (*pipeline.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := engine.Registry(c, a.policy)
+	spaces := engine.NewMCPSpaces(c)
+	reg, err := engine.RegistryMCP(c, a.policy, spaces)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +138,7 @@ func (a *app) registry() (*pipeline.Registry, error) {
 	// tools are tools like the others, so every command that lists or
 	// calls tools sees them. One that does not start is a warning.
 	a.mcp = engine.StartMCP(a.context(), c, reg, a.logger(), versionString())
+	spaces.Bind(a.mcp) // each server's resources: the space mcp-NAME
 	for _, err := range a.mcp.Problems() {
 		a.warnf("%v", err)
 	}

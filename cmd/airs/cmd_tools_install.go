@@ -111,5 +111,5 @@ func toolsRemove(a *app, name string) error {
 // mcpServerOf is an installed server as configuration (no restarts: it is
 // started once, for the review).
 func mcpServerOf(s install.Server, reqs []pipeline.Capability) config.MCPServer {
-	return config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Requires: reqs}
+	return config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Requires: reqs, Sampling: config.DefaultMCPSampling}
 }

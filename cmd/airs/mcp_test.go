@@ -131,6 +131,17 @@ func TestMCPOnServe(t *testing.T) {
 	const token = "mcp-serve-test-token"
 	sum := sha256.Sum256([]byte(token))
 	e := newEnv(t, "http:\n  tokens:\n    - sha256: "+hex.EncodeToString(sum[:])+"\n      agent: tester\n")
+	// A pipeline in the default folder ($AIRS_HOME/pipelines): a prompt of /mcp.
+	os.MkdirAll(filepath.Join(e.home, "pipelines"), 0o755)
+	os.WriteFile(filepath.Join(e.home, "pipelines", "hello.yaml"), []byte(`pipeline: read-hello
+description: Read the hello file of a space.
+inputs:
+  space: {type: string, default: documents}
+steps:
+  - id: read
+    tool: read-file
+    params: {space: "{{input.space}}", path: hello.txt}
+`), 0o644)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +192,21 @@ func TestMCPOnServe(t *testing.T) {
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "calculator", Arguments: map[string]any{"expression": "(12.5 + 7) * 3"}})
 	if err != nil || r.IsError || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "58.5") {
 		t.Fatalf("calculator over /mcp: %+v, %v", r, err)
+	}
+	// Pipelines are prompts over /mcp as over airs mcp.
+	lp, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(lp.Prompts) != 1 || lp.Prompts[0].Name != "read-hello" || lp.Prompts[0].Description != "Read the hello file of a space." {
+		t.Fatalf("prompts over /mcp: %+v, %v", lp, err)
+	}
+	g, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "read-hello", Arguments: map[string]string{"space": "documents"}})
+	if err != nil || len(g.Messages) == 0 {
+		t.Fatalf("prompts/get over /mcp: %+v, %v", g, err)
+	}
+	if txt := g.Messages[0].Content.(*mcp.TextContent).Text; !strings.Contains(txt, "read-file") || !strings.Contains(txt, "airs run") {
+		t.Errorf("the prompt over /mcp:\n%s", txt)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "no-such"}); err == nil {
+		t.Error("an unknown prompt was served")
 	}
 }
 

@@ -112,7 +112,7 @@ func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
 		}
 		cs := config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, MaxTools: config.DefaultMCPMaxTools,
 			MaxMessageBytes: config.DefaultMCPMaxMessageBytes, MaxResponseBytes: config.DefaultMCPMaxResponseBytes,
-			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace}
+			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace, Sampling: cfg.MCP.Sampling}
 		for _, r := range s.Requires {
 			c, err := pipeline.ParseCapability(r)
 			if err != nil {
@@ -137,6 +137,7 @@ func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Se
 		Command: append(slices.Clone(cs.Command), cs.Args...), Dir: cs.Dir, URL: cs.URL,
 		Timeout: cs.Timeout, MaxTools: cs.MaxTools, MaxMessageBytes: cs.MaxMessageBytes, MaxResponseBytes: cs.MaxResponseBytes,
 		RestartsPerMinute: cs.RestartsPerMinute, Grace: cs.Grace, ClientVersion: version, Logger: log,
+		MaxSampleTokens: cs.Sampling.MaxTokens, SampleTimeout: cs.Sampling.Timeout, NoSampling: !cs.Sampling.Enabled,
 	}
 	keys := make([]string, 0, len(cs.Env))
 	for k := range cs.Env {

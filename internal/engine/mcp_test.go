@@ -187,3 +187,18 @@ func (f *samplingModel) Embed(context.Context, string, []string) ([][]float32, e
 func (f *samplingModel) Ping(context.Context) error               { return nil }
 func (f *samplingModel) Version(context.Context) (string, error)  { return "fake", nil }
 func (f *samplingModel) Models(context.Context) ([]string, error) { return []string{"tiny"}, nil }
+
+// TestMCPServerSamplingLimits: airs.yaml's sampling keys reach the client.
+func TestMCPServerSamplingLimits(t *testing.T) {
+	t.Setenv("AIRS_HOME", "")
+	yaml := "mcp:\n  sampling: {max_tokens: 99, timeout: 7s}\n  servers:\n    a: {command: [x]}\n    b: {command: [x], sampling: {enabled: false}}\n"
+	cfg, err := config.Parse(filepath.Join(t.TempDir(), "airs.yaml"), []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := MCPServer(cfg.MCP.Servers["a"], nil, "test")
+	b, _ := MCPServer(cfg.MCP.Servers["b"], nil, "test")
+	if a.MaxSampleTokens != 99 || a.SampleTimeout != 7*time.Second || a.NoSampling || !b.NoSampling || b.MaxSampleTokens != 99 {
+		t.Fatalf("a = %d %v %v, b no-sampling %v", a.MaxSampleTokens, a.SampleTimeout, a.NoSampling, b.NoSampling)
+	}
+}

@@ -13,8 +13,14 @@ import (
 // ReadSpace against policy), then the tools of the manifests, whose
 // handlers may be bound to builtin ones ("builtin.read-file", …).
 func Registry(c *config.Config, policy pipeline.AccessPolicy) (*pipeline.Registry, error) {
+	return RegistryMCP(c, policy, nil)
+}
+
+// RegistryMCP is Registry with the MCP servers' resources as spaces
+// (mcp_spaces.go): Bind them once StartMCP has connected the servers.
+func RegistryMCP(c *config.Config, policy pipeline.AccessPolicy, spaces *MCPSpaces) (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	opts := builtin.Options{Spaces: c.Spaces, Policy: policy}
+	opts := builtin.Options{Spaces: c.Spaces, Policy: policy, Remote: spaces.builtin()}
 	if err := builtin.Register(reg, opts); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@
 //
 // Bridges: a server's sampling/createMessage is answered by the Sampler
 // the engine sets (sampling.go; refused without one); its resources are
-// the tools NS.resources_list and NS.resource_read (resources.go); its
+// the space mcp-NAME of list-files and read-file (resources.go); its
 // prompts are Prompts and GetPrompt, for chat's /prompt (prompts.go).
 package client
 
@@ -84,9 +84,12 @@ type Server struct {
 	// SampleTimeout bounds the model's answer (0 = 60 s).
 	MaxSampleTokens int
 	SampleTimeout   time.Duration
-	Grace           time.Duration
-	ClientVersion   string // AIRS's version, sent in initialize
-	Logger          *slog.Logger
+	// NoSampling refuses every sampling request and does not advertise
+	// the capability (mcp.servers.NAME.sampling.enabled: false).
+	NoSampling    bool
+	Grace         time.Duration
+	ClientVersion string // AIRS's version, sent in initialize
+	Logger        *slog.Logger
 
 	noRedial bool // the Transport was used
 }

@@ -44,8 +44,14 @@ type Conn struct {
 	registered  map[string]pipeline.Tool // by AIRS name
 	unavailable []Unavailable
 
-	syncMu   sync.Mutex // one tool-list sync at a time
-	gaveUp   atomic.Bool
+	syncMu sync.Mutex // one tool-list sync at a time
+	gaveUp atomic.Bool
+	// An HTTP server that does not answer (reconnect): down while
+	// reconnect's background loop runs, nextTry its next attempt
+	// (UnixNano), quit closed by Close to end the loop.
+	down     atomic.Bool
+	nextTry  atomic.Int64
+	quit     chan struct{}
 	onChange atomic.Pointer[func()]
 	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
 	// Counters for tests and the review command.
@@ -71,12 +77,18 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}}
-	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, &mcp.ClientOptions{
+	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}, quit: make(chan struct{})}
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
 		CreateMessageHandler:   c.createMessage,
 		Capabilities:           &mcp.ClientCapabilities{},
-	})
+	}
+	if s.NoSampling {
+		// Not advertised: a server that asks anyway gets the go-sdk's
+		// method-not-found.
+		opts.CreateMessageHandler = nil
+	}
+	c.client = mcp.NewClient(&mcp.Implementation{Name: "airs", Version: s.ClientVersion}, opts)
 	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	l, err := c.dial(cctx)
@@ -138,6 +150,7 @@ func (c *Conn) Close() error {
 	l := c.cur
 	c.cur = nil
 	c.mu.Unlock()
+	close(c.quit)
 	c.gaveUp.Store(true)
 	if l != nil {
 		l.close(c.srv.grace())
@@ -271,6 +284,10 @@ func (c *Conn) restart(done chan struct{}) {
 		c.mu.Unlock()
 		close(done)
 	}()
+	if c.srv.URL != "" && !c.srv.noRedial {
+		c.reconnect()
+		return
+	}
 	c.mu.Lock()
 	now := time.Now()
 	c.restarts = slices.DeleteFunc(c.restarts, func(t time.Time) bool { return now.Sub(t) > time.Minute })
@@ -290,33 +307,81 @@ func (c *Conn) restart(done chan struct{}) {
 	if k > 0 {
 		time.Sleep(min(250*time.Millisecond<<(k-1), 8*time.Second))
 	}
+	if c.connect() {
+		c.log.Info("mcp server restarted", "restarts_last_minute", k+1)
+	}
+}
+
+// connect dials the server again and makes the new link current, the
+// registry following its tool list; false if it could not.
+func (c *Conn) connect() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
 	defer cancel()
 	l, err := c.dial(ctx)
 	if err != nil {
 		c.log.Warn("mcp server restart failed", "err", err)
-		return
+		return false
 	}
 	changed, err := c.sync(ctx, l, false)
 	if err != nil {
 		c.log.Warn("mcp server restart: listing its tools failed", "err", err)
 		l.close(c.srv.grace())
-		return
+		return false
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		l.close(c.srv.grace())
-		return
+		return false
 	}
 	c.cur = l
 	c.mu.Unlock()
 	c.Restarted.Add(1)
 	c.watch(l)
-	c.log.Info("mcp server restarted", "restarts_last_minute", k+1)
 	if changed {
 		c.changed()
 	}
+	return true
+}
+
+// Backoff of reconnect: the first retry after httpRetryMin, doubling up
+// to httpRetryMax.
+const (
+	httpRetryMin = 250 * time.Millisecond
+	httpRetryMax = 30 * time.Second
+)
+
+// reconnect is restart for a streamable HTTP server. It is not AIRS's
+// process, so there is nothing to kill and no restart budget to spend
+// (restarts_per_minute is for processes): AIRS dials again at once and,
+// while the server does not answer, again after a backoff doubling up to
+// 30 s, in the background, until it answers or the Conn is closed. While
+// it is down a call fails at once (provider_unavailable, with the next
+// attempt as Retry-After) instead of waiting for a server that is away.
+func (c *Conn) reconnect() {
+	if c.connect() {
+		c.log.Info("mcp server reconnected")
+		return
+	}
+	wait := httpRetryMin
+	c.nextTry.Store(time.Now().Add(wait).UnixNano())
+	c.down.Store(true)
+	go func() {
+		defer c.down.Store(false)
+		for {
+			select {
+			case <-time.After(wait):
+			case <-c.quit:
+				return
+			}
+			if c.connect() {
+				c.log.Info("mcp server reconnected")
+				return
+			}
+			wait = min(2*wait, httpRetryMax)
+			c.nextTry.Store(time.Now().Add(wait).UnixNano())
+		}
+	}()
 }
 
 // get returns the live link, waiting for a restart when one is due.
@@ -330,6 +395,10 @@ func (c *Conn) get(ctx context.Context) (*link, error) {
 			return l, nil
 		case closed || c.gaveUp.Load():
 			return nil, fmt.Errorf("mcp server %s is gone (it died more often than restarts_per_minute allows): %w", c.srv.Name, pipeline.ErrProviderDead)
+		case c.down.Load():
+			retry := max(time.Until(time.Unix(0, c.nextTry.Load())), 0)
+			return nil, &pipeline.ProviderUnavailable{Provider: c.id, Tool: "the tools of mcp server " + c.srv.Name, RetryAfter: retry,
+				Reason: fmt.Sprintf("it does not answer at %s; AIRS reconnects in the background", c.srv.URL)}
 		}
 		ch := c.kick()
 		select {
@@ -421,21 +490,6 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			byMCP[t.Name] = mt.Name
 		}
 	}
-	// The tools AIRS adds (resources.go): a name the server or another
-	// provider already uses keeps its owner.
-	locals := map[string]pipeline.Handler{}
-	for _, lt := range c.resourceTools(l) {
-		name := lt.tool.Name
-		if _, taken := want[name]; taken {
-			skipped = append(skipped, Unavailable{name, "the server has a tool of that name; AIRS's resource tool is left out"})
-			continue
-		}
-		if slices.ContainsFunc(c.reg.Providers(name), func(o pipeline.Registered) bool { return o.Provider != c.id }) {
-			skipped = append(skipped, Unavailable{name, "another provider has a tool of that name: set a prefix: for the server in airs.yaml"})
-			continue
-		}
-		want[name], locals[name] = lt.tool, lt.h
-	}
 	next := map[string]pipeline.Tool{}
 	for name, t := range want {
 		if old, ok := have[name]; ok && reflect.DeepEqual(old, t) {
@@ -443,12 +497,9 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			continue
 		}
 		mcpName := byMCP[name]
-		h := locals[name]
-		if h == nil {
-			h = pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-				return c.invoke(ctx, mcpName, params)
-			})
-		}
+		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+			return c.invoke(ctx, mcpName, params)
+		})
 		if err := c.reg.Register(c.id, t, h); err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.
@@ -528,11 +579,17 @@ func (c *Conn) callFailed(ctx, callCtx context.Context, l *link, err error) (_ e
 		return ctx.Err(), true
 	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
+	// -32005 is the go-sdk's "rejected by transport": over HTTP, a request
+	// that did not reach the server (its connection refused or reset), so
+	// the connection is what failed, not the request (broken says so).
+	if errors.As(err, &we) && we.Code != codeRejectedByTransport {
 		return pipeline.Reject("mcp_error", fmt.Sprintf("%s (code %d)", we.Message, we.Code)), true
 	}
 	return nil, false
 }
+
+// codeRejectedByTransport is the go-sdk's jsonrpc2.ErrRejected (internal).
+const codeRejectedByTransport = -32005
 
 // encodeResult is a server's result as JSON, within max_response_bytes.
 func (c *Conn) encodeResult(v any) (json.RawMessage, error) {

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/builtin"
 )
 
 // TestNPMEverythingBridges: server-everything's sampling tool, resources
@@ -25,18 +28,30 @@ func TestNPMEverythingBridges(t *testing.T) {
 		t.Fatalf("the sampler got %+v (want maxTokens capped at %d)", got, DefaultMaxSampleTokens)
 	}
 
-	res, err = call(m, ctx, "everything."+ResourcesListTool, `{}`, 0)
+	// Its resources, as the space mcp-everything of list-files and read-file.
+	tools, err := builtin.Tools(builtin.Options{Policy: pipeline.AllowAll{},
+		Remote: map[string]builtin.RemoteSpace{ResourceSpace("everything"): {Remote: c.Space()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l struct{ Resources []struct{ URI string } }
-	if err := json.Unmarshal(res.Output, &l); err != nil || len(l.Resources) == 0 {
-		t.Fatalf("resources: %v %s", err, res.Output)
+	byName := map[string]pipeline.Handler{}
+	for _, e := range tools {
+		byName[e.Tool.Name] = e.Handler
 	}
-	uri, _ := json.Marshal(map[string]string{"uri": l.Resources[0].URI})
-	res, err = call(m, ctx, "everything."+ResourceReadTool, string(uri), 0)
-	if err != nil || !strings.Contains(string(res.Output), `"contents"`) {
-		t.Fatalf("read %s: %v %v", uri, err, res)
+	out, err := byName["list-files"].Invoke(ctx, []byte(`{"space":"mcp-everything"}`), &pipeline.Call{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct{ Files []struct{ Path, Name string } }
+	if err := json.Unmarshal(out, &l); err != nil || len(l.Files) == 0 {
+		t.Fatalf("resources: %v %s", err, out)
+	}
+	for _, p := range []string{l.Files[0].Path, l.Files[0].Name} {
+		params, _ := json.Marshal(map[string]string{"space": "mcp-everything", "path": p})
+		out, err = byName["read-file"].Invoke(ctx, params, &pipeline.Call{})
+		if err != nil || !strings.Contains(string(out), `"text":"`) || !strings.Contains(string(out), l.Files[0].Path) {
+			t.Fatalf("read %s: %v %s", p, err, out)
+		}
 	}
 
 	ps, err := c.Prompts(ctx)

@@ -1,109 +1,80 @@
 package client
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/builtin"
 )
 
-// Resources: a server that declares the resources capability gets two
-// tools of AIRS's making beside its own, NS.resources_list and
-// NS.resource_read (read-only, idempotent), which go to resources/list
-// and resources/read. They are tools rather than a space because
-// pipeline/builtin's spaces are folders; the capability is the one a
-// space would ask for, ReadSpace(mcp-NAME), beside MCP(NAME) and the
-// server's requires. A server tool of the same name keeps the name, and
-// AIRS's is left out (Unavailable says so).
-
-// Names of the resource tools (after the server's namespace).
-const (
-	ResourcesListTool = "resources_list"
-	ResourceReadTool  = "resource_read"
-)
+// Resources: a server's resources are the space ResourceSpace(NAME) of
+// the builtins list-files and read-file (internal/engine binds the space
+// to Resources and ReadResource; pipeline/builtin/remote.go reads it), so
+// they are read as any space is, with ReadSpace(mcp-NAME) beside
+// MCP(NAME) and the server's requires. (They were two tools of AIRS's
+// making per server, NS.resources_list and NS.resource_read, until the
+// space existed: two ways to read the same thing only gave the selector
+// more to choose from.)
 
 // ResourceSpace is the space name a server's resources are read as:
 // ReadSpace(ResourceSpace(name)) grants them.
 func ResourceSpace(name string) string { return "mcp-" + name }
 
-// maxResources bounds one resources_list: a server listing more is asked
-// for less, as with max_tools.
+// maxResources bounds one listing: a server listing more is asked for
+// less, as with max_tools.
 const maxResources = 1000
 
-// local is a tool AIRS adds for the server, with its own handler.
-type local struct {
-	tool pipeline.Tool
-	h    pipeline.Handler
-}
-
-// resourceTools are the resource tools of the server on l, or none when
-// it does not declare resources.
-func (c *Conn) resourceTools(l *link) []local {
+// HasResources reports whether the connected server declares resources.
+func (c *Conn) HasResources(ctx context.Context) bool {
+	l, err := c.get(ctx)
+	if err != nil {
+		return false
+	}
 	r := l.sess.InitializeResult()
-	if r == nil || r.Capabilities == nil || r.Capabilities.Resources == nil {
-		return nil
-	}
-	s := c.srv
-	ns := s.Namespace
-	if ns == "" {
-		ns = s.Name
-	}
-	req := append([]pipeline.Capability{Capability(s.Name), {Kind: "ReadSpace", Arg: ResourceSpace(s.Name)}}, s.Requires...)
-	mk := func(name, desc, schema string, h pipeline.HandlerFunc) local {
-		return local{pipeline.Tool{Name: ns + "." + name, Version: "1.0.0", Description: desc, Parameters: json.RawMessage(schema),
-			CapabilityRequired: req, Trust: pipeline.TL0, LatencyClass: latencyClass(s.Timeout), ReadOnly: true, Idempotent: true}, h}
-	}
-	return []local{
-		mk(ResourcesListTool, fmt.Sprintf("List the resources of MCP server %s (uri, name, description, mimeType).", s.Name),
-			`{"type":"object","properties":{}}`,
-			func(ctx context.Context, _ json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-				return c.listResources(ctx)
-			}),
-		mk(ResourceReadTool, fmt.Sprintf("Read one resource of MCP server %s by its uri (from %s.%s).", s.Name, ns, ResourcesListTool),
-			`{"type":"object","properties":{"uri":{"type":"string","minLength":1}},"required":["uri"],"additionalProperties":false}`,
-			func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-				var p struct{ URI string }
-				if err := json.Unmarshal(params, &p); err != nil {
-					return nil, pipeline.Reject("bad_params", err.Error())
-				}
-				return c.readResource(ctx, p.URI)
-			}),
-	}
+	return r != nil && r.Capabilities != nil && r.Capabilities.Resources != nil
 }
 
 // resourceCall runs f on the live link with the server's timeout, and
 // classifies its error as invoke does.
-func (c *Conn) resourceCall(ctx context.Context, f func(context.Context, *mcp.ClientSession) (any, error)) (json.RawMessage, error) {
+func resourceCall[T any](ctx context.Context, c *Conn, f func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
 	l, err := c.get(ctx)
 	if err != nil {
-		return nil, err
+		return zero, err
+	}
+	if r := l.sess.InitializeResult(); r == nil || r.Capabilities == nil || r.Capabilities.Resources == nil {
+		return zero, pipeline.Reject("no_resources", fmt.Sprintf("mcp server %s has no resources", c.srv.Name))
 	}
 	callCtx, cancel := c.callContext(ctx)
 	defer cancel()
 	v, err := f(callCtx, l.sess)
 	if err != nil {
 		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
-			return nil, ferr
+			return zero, ferr
 		}
 		var re *resourceError
 		if errors.As(err, &re) {
-			return nil, pipeline.Reject(re.code, re.msg)
+			return zero, pipeline.Reject(re.code, re.msg)
 		}
-		return nil, c.broken(l, err)
+		return zero, c.broken(l, err)
 	}
-	return c.encodeResult(v)
+	return v, nil
 }
 
 type resourceError struct{ code, msg string }
 
 func (e *resourceError) Error() string { return e.msg }
 
-func (c *Conn) listResources(ctx context.Context) (json.RawMessage, error) {
-	return c.resourceCall(ctx, func(ctx context.Context, s *mcp.ClientSession) (any, error) {
+// Resources lists the server's resources (at most 1,000).
+func (c *Conn) Resources(ctx context.Context) ([]*mcp.Resource, error) {
+	return resourceCall(ctx, c, func(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Resource, error) {
 		list := []*mcp.Resource{}
 		for r, err := range s.Resources(ctx, nil) {
 			if err != nil {
@@ -114,16 +85,83 @@ func (c *Conn) listResources(ctx context.Context) (json.RawMessage, error) {
 			}
 			list = append(list, r)
 		}
-		return map[string]any{"resources": list}, nil
+		return list, nil
 	})
 }
 
-func (c *Conn) readResource(ctx context.Context, uri string) (json.RawMessage, error) {
-	return c.resourceCall(ctx, func(ctx context.Context, s *mcp.ClientSession) (any, error) {
+// ReadResource reads one resource, within max_response_bytes.
+func (c *Conn) ReadResource(ctx context.Context, uri string) ([]*mcp.ResourceContents, error) {
+	return resourceCall(ctx, c, func(ctx context.Context, s *mcp.ClientSession) ([]*mcp.ResourceContents, error) {
 		r, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"contents": r.Contents}, nil
+		n := 0
+		for _, rc := range r.Contents {
+			n += len(rc.Text) + len(rc.Blob)
+		}
+		if max := c.srv.maxResponse(); n > max {
+			return nil, &resourceError{"response_too_large", fmt.Sprintf("resource %s is %d bytes, over max_response_bytes (%d): raise mcp.servers.%s.max_response_bytes in airs.yaml", uri, n, max, c.srv.Name)}
+		}
+		return r.Contents, nil
 	})
+}
+
+// Space is the server's resources as a space of the builtins (the
+// engine binds it to ResourceSpace(NAME)): a file's path is its URI, and
+// read-file also takes a resource's name.
+func (c *Conn) Space() builtin.Remote { return connSpace{c} }
+
+type connSpace struct{ c *Conn }
+
+func (s connSpace) List(ctx context.Context) ([]builtin.RemoteEntry, error) {
+	list, err := s.c.Resources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]builtin.RemoteEntry, 0, len(list))
+	for _, r := range list {
+		e := builtin.RemoteEntry{Path: r.URI, Name: cmp.Or(r.Name, r.URI), Size: r.Size}
+		if r.Annotations != nil {
+			e.ModTime, _ = time.Parse(time.RFC3339, r.Annotations.LastModified)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s connSpace) Read(ctx context.Context, p string) (builtin.RemoteFile, error) {
+	uri := p
+	if !strings.Contains(p, ":") {
+		// Not a URI (every URI has a scheme): a resource's name.
+		list, err := s.c.Resources(ctx)
+		if err != nil {
+			return builtin.RemoteFile{}, err
+		}
+		uri = ""
+		for _, r := range list {
+			if r.Name == p {
+				uri = r.URI
+				break
+			}
+		}
+		if uri == "" {
+			return builtin.RemoteFile{}, pipeline.Reject("not_found", fmt.Sprintf("mcp server %s has no resource named %q: list-files lists them", s.c.srv.Name, p))
+		}
+	}
+	cs, err := s.c.ReadResource(ctx, uri)
+	if err != nil {
+		return builtin.RemoteFile{}, err
+	}
+	// A resource may come in parts (a folder's files, say): their texts
+	// one after another.
+	var data []byte
+	for i, rc := range cs {
+		if i > 0 && len(data) > 0 {
+			data = append(data, '\n')
+		}
+		data = append(data, rc.Text...)
+		data = append(data, rc.Blob...)
+	}
+	return builtin.RemoteFile{Path: uri, Data: data}, nil
 }

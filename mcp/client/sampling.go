@@ -90,6 +90,9 @@ func (c *Conn) createMessage(ctx context.Context, req *mcp.CreateMessageRequest)
 }
 
 func (c *Conn) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if c.srv.NoSampling {
+		return nil, fmt.Errorf("mcp server %s asked for sampling, which airs.yaml turns off for it (mcp.servers.%s.sampling.enabled: false)", c.srv.Name, c.srv.Name)
+	}
 	sp := c.sampler.Load()
 	if sp == nil {
 		return nil, fmt.Errorf("mcp server %s asked for sampling: %w", c.srv.Name, ErrNoModel)

@@ -115,3 +115,25 @@ func TestSamplingTimeout(t *testing.T) {
 	}
 	h.echoWorks(t)
 }
+
+// TestSamplingDisabled: with NoSampling the capability is not advertised
+// and the model is never asked, even with a sampler set.
+func TestSamplingDisabled(t *testing.T) {
+	h := mustStart(t, func(s *Server) { s.NoSampling = true })
+	f := &fakeSampler{}
+	h.conn.SetSampler(f)
+	if _, err := h.call("sample", `{"text":"hello"}`, 10*time.Second); err == nil {
+		t.Fatal("sampling answered with sampling disabled")
+	}
+	f.mu.Lock()
+	n := len(f.got)
+	f.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the model was asked %d times", n)
+	}
+	// The refusal itself, should a request reach the handler.
+	if _, err := h.conn.sample(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "sampling.enabled: false") {
+		t.Fatalf("sample: %v", err)
+	}
+	h.echoWorks(t)
+}

@@ -82,7 +82,10 @@ func (s *Server) readableSpaces() []string {
 		if json.Unmarshal(t.Parameters, &schema) != nil {
 			return nil
 		}
-		out := slices.Clone(schema.Properties.Space.Enum)
+		// mcp-NAME (a name no folder space may take) is an outside MCP
+		// server's resources: not served again as airs:// resources, whose
+		// paths are a folder's.
+		out := slices.DeleteFunc(slices.Clone(schema.Properties.Space.Enum), func(n string) bool { return strings.HasPrefix(n, "mcp-") })
 		slices.Sort(out)
 		return out
 	}

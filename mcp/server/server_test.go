@@ -119,3 +119,14 @@ func TestSchemaWithoutTypeIsAnObjectAndAnotherTypeIsLeftOut(t *testing.T) {
 		t.Errorf("tools = %v (untyped as an object, typed as is, stringy left out)", got)
 	}
 }
+
+// TestMCPSpacesAreNotResources: an outside server's space mcp-NAME is in
+// list-files' enum but is not listed again as airs:// resources.
+func TestMCPSpacesAreNotResources(t *testing.T) {
+	lf := pipeline.Tool{Name: "list-files", Version: "1.0.0", ReadOnly: true,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"space":{"type":"string","enum":["mcp-fs","docs"]}}}`)}
+	s := New(&fakeBackend{tools: map[string][]pipeline.Tool{"u": {lf}}}, "u", Options{})
+	if got := s.readableSpaces(); len(got) != 1 || got[0] != "docs" {
+		t.Fatalf("readable spaces = %v, want [docs]", got)
+	}
+}

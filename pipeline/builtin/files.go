@@ -138,6 +138,12 @@ func (s *spaces) listFiles(ctx context.Context, params json.RawMessage, call *pi
 	if _, err := path.Match(p.Pattern, ""); err != nil {
 		return nil, reject(CodeBadParams, "pattern %q is not a valid glob: %v", p.Pattern, err)
 	}
+	if r, ok, err := s.remoteFor(p.Space, call); ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.listRemote(ctx, r, p)
+	}
 	dir, err := cleanRel(p.Dir)
 	if err != nil {
 		return nil, err
@@ -349,6 +355,12 @@ func (s *spaces) readFile(ctx context.Context, params json.RawMessage, call *pip
 	}
 	if p.MaxBytes < 1 || p.MaxBytes > readMaxMax {
 		return nil, reject(CodeBadParams, "max_bytes must be between 1 and %d", readMaxMax)
+	}
+	if r, ok, err := s.remoteFor(p.Space, call); ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.readRemote(ctx, r, p)
 	}
 	f, st, rel, err := s.openFile(p.Space, p.Path, call)
 	if err != nil {

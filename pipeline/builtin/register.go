@@ -23,6 +23,10 @@ type Options struct {
 	// space (unlike the Manager, where nil means AllowAll: a tool package
 	// used by another host should fail closed).
 	Policy pipeline.AccessPolicy
+	// Remote are the spaces that are not folders (remote.go): an outside
+	// MCP server's resources, by space name. A name both here and in
+	// Spaces is an error.
+	Remote map[string]RemoteSpace
 	// Summarizer writes model summaries; nil: extractive only.
 	Summarizer Summarizer
 }
@@ -45,6 +49,16 @@ func Tools(opts Options) ([]Entry, error) {
 			return nil, fmt.Errorf("builtin: space %q: %w", name, err)
 		}
 		s.dirs[name] = abs
+	}
+	s.remote = map[string]RemoteSpace{}
+	for name, r := range opts.Remote {
+		if _, clash := s.dirs[name]; clash {
+			return nil, fmt.Errorf("builtin: space %q is both a folder (spaces) and an MCP server's resources: rename the folder's space", name)
+		}
+		if name == "" || name == "*" || r.Remote == nil {
+			return nil, fmt.Errorf("builtin: invalid remote space %q", name)
+		}
+		s.remote[name] = r
 	}
 	names := s.names()
 	return []Entry{

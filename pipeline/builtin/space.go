@@ -58,12 +58,16 @@ func RequiredFor(tool string, params []byte) []pipeline.Capability {
 // spaces resolves space names to directories and checks access.
 type spaces struct {
 	dirs   map[string]string
-	policy pipeline.AccessPolicy // nil: nobody may read any space
+	remote map[string]RemoteSpace // remote.go: spaces that are not folders
+	policy pipeline.AccessPolicy  // nil: nobody may read any space
 }
 
 func (s *spaces) names() []string {
-	out := make([]string, 0, len(s.dirs))
+	out := make([]string, 0, len(s.dirs)+len(s.remote))
 	for n := range s.dirs {
+		out = append(out, n)
+	}
+	for n := range s.remote {
 		out = append(out, n)
 	}
 	slices.Sort(out)
@@ -80,6 +84,9 @@ func (s *spaces) open(space string, call *pipeline.Call) (*os.Root, error) {
 // space (KindReadSpace, KindWriteSpace).
 func (s *spaces) openAs(space string, call *pipeline.Call, kind string) (*os.Root, error) {
 	dir, ok := s.dirs[space]
+	if _, remote := s.remote[space]; remote {
+		return nil, reject(CodeBadParams, "space %q is an MCP server's resources: only list-files and read-file take it", space)
+	}
 	if !ok {
 		return nil, reject(CodeUnknownSpace, "no space named %q; configured spaces: %s", space, strings.Join(s.names(), ", "))
 	}
