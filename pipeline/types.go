@@ -87,6 +87,29 @@ type Handler interface {
 	Invoke(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
 }
 
+// ContextBound marks a Handler that returns promptly once its context
+// ends, whatever the tool does: AIRS's own MCP client, whose request
+// returns at cancellation (and kills a server that does not stop). The
+// pipeline runs such a handler on the caller's goroutine; every other
+// handler runs on a goroutine of its own, which the caller can stop
+// waiting for at the budget's end however the handler behaves.
+type ContextBound interface {
+	Handler
+	ContextBound()
+}
+
+// ContextBoundFunc adapts a function that honours its context to a
+// ContextBound Handler.
+type ContextBoundFunc func(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
+
+// Invoke calls f.
+func (f ContextBoundFunc) Invoke(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error) {
+	return f(ctx, params, call)
+}
+
+// ContextBound marks f as ContextBound.
+func (ContextBoundFunc) ContextBound() {}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, params json.RawMessage, call *Call) (json.RawMessage, error)
 

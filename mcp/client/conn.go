@@ -497,7 +497,10 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 			continue
 		}
 		mcpName := byMCP[name]
-		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
+		// ContextBound: the SDK's request returns at cancellation (and a
+		// server that does not stop is killed), so the pipeline need not
+		// hand the call to a goroutine of its own.
+		h := pipeline.ContextBoundFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
 			return c.invoke(ctx, mcpName, params)
 		})
 		if err := c.reg.Register(c.id, t, h); err != nil {
