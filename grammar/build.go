@@ -40,6 +40,8 @@ type arrItems struct {
 	// uniq: the item values of a uniqueItems array enforced exactly
 	// (unique.go); nil when uniqueness needs no automaton or was loosened
 	uniq []*node
+	// con: the items split by a contains (contains.go); nil without one
+	con *containsItems
 }
 
 // Rules 1 and 2 of every grammar are "any object" and "any array"; they
@@ -719,7 +721,7 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		b.ws(n, s1, s2)
 		F := n.add()
 		n.st[F].final = true
-		if ai.minI == 0 {
+		if ai.minI == 0 && it.con == nil { // contains needs an item
 			n.edge(s2, ']', ']', F, 0)
 		}
 		if maxLen == 0 || maxLen >= 0 && maxLen < ai.minI {
@@ -734,6 +736,10 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		}
 		if it.uniq != nil {
 			b.uniqueArr(n, it.uniq, ai.minI, maxLen, s2, F)
+			return n, nil
+		}
+		if it.con != nil {
+			b.containsArr(n, it, maxLen, s2, F, closeOp, commaOp)
 			return n, nil
 		}
 		cur := s2
@@ -822,6 +828,9 @@ func (b *builder) items(ac *arrCons) arrItems {
 	if ac.unique != "" {
 		it.uniq = b.uniqueItems(ac, it)
 	}
+	if len(ac.contains) > 0 {
+		it.con = b.containsSplit(ac, it)
+	}
 	if b.arrItems == nil {
 		b.arrItems = map[*arrCons]arrItems{}
 	}
@@ -862,6 +871,18 @@ func (b *builder) lowerAll(nd *node) {
 			}
 			if it.rest != nil {
 				visit(it.rest)
+			}
+			if it.con != nil {
+				for _, p := range append(slices.Clone(it.con.yes), it.con.no...) {
+					if p != nil {
+						visit(p)
+					}
+				}
+				for _, p := range []*node{it.con.restYes, it.con.restNo} {
+					if p != nil {
+						visit(p)
+					}
+				}
 			}
 		}
 	}

@@ -137,7 +137,7 @@ func TestCompileErrors(t *testing.T) {
 		{`{"not":{"patternProperties":{"^x":{"type":"string"}}}}`, "not", "/not"},
 		{`{"not":{"const":{"a":1}}}`, "not", "/not"},
 		{`{"$ref":"http://example.com/other.json"}`, "$ref", "/$ref"},
-		{`{"properties":{"a":{"contains":{"type":"string"}}}}`, "contains", "/properties/a/contains"},
+		{`{"properties":{"a":{"contains":{"type":"string"},"maxContains":2}}}`, "contains", "/properties/a/contains"},
 	}
 	for _, c := range cases {
 		_, err := Compile([]byte(c.schema), Options{})

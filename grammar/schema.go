@@ -74,6 +74,9 @@ type arrCons struct {
 	// unique is the pointer of a uniqueItems: true that applies ("": none);
 	// the builder enforces it exactly or refuses (unique.go)
 	unique string
+	// contains: some item satisfies pos (neg is its exact complement);
+	// the builder enforces at most one (contains.go)
+	contains []containsDef
 }
 
 type node struct {
@@ -517,7 +520,7 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 			}
 			c.unsupported(at(k), k, "%s is not supported", k)
 		case "contains":
-			c.unsupported(at(k), k, "contains is not supported")
+			// lowerArrCons records it; the builder enforces it (contains.go)
 		case "uniqueItems":
 			// lowerArrCons records it; the builder enforces it (unique.go)
 		case "dependencies":
@@ -718,7 +721,12 @@ func (c *compiler) lowerArrCons(v *jsonvalue.Value, ptr string) *arrCons {
 	if x := v.Get("uniqueItems"); x != nil && x.Kind == jsonvalue.Bool && x.Bool {
 		ac.unique = at("uniqueItems")
 	}
-	if !has && ac.minI == 0 && ac.maxI < 0 && ac.unique == "" {
+	if x := v.Get("contains"); x != nil {
+		if cd, ok := c.lowerContains(v, sref{x, at("contains")}); ok {
+			ac.contains = append(ac.contains, cd)
+		}
+	}
+	if !has && ac.minI == 0 && ac.maxI < 0 && ac.unique == "" && len(ac.contains) == 0 {
 		return c.anyArr
 	}
 	return ac
@@ -1033,7 +1041,8 @@ func mergeArr(x, y *arrCons, c *compiler) *arrCons {
 	if y == c.anyArr {
 		return x
 	}
-	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI, unique: x.unique}
+	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI, unique: x.unique,
+		contains: mergeContains(x.contains, y.contains)}
 	if a.unique == "" {
 		a.unique = y.unique
 	}
@@ -1360,6 +1369,22 @@ func (c *compiler) arrAccepts(a *arrCons, v *jsonvalue.Value, depth int) (bool, 
 			if ok, why := c.refAccepts(*s, x, depth); !ok || why != nil {
 				return ok, why
 			}
+		}
+	}
+	for _, cd := range a.contains {
+		found := false
+		for _, x := range v.Vals {
+			ok, why := c.refAccepts(cd.pos, x, depth)
+			if why != nil {
+				return false, why
+			}
+			if ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false, nil
 		}
 	}
 	if a.unique != "" {
