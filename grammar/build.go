@@ -873,15 +873,8 @@ func (b *builder) lowerAll(nd *node) {
 				visit(it.rest)
 			}
 			if it.con != nil {
-				for _, p := range append(slices.Clone(it.con.yes), it.con.no...) {
-					if p != nil {
-						visit(p)
-					}
-				}
-				for _, p := range []*node{it.con.restYes, it.con.restNo} {
-					if p != nil {
-						visit(p)
-					}
+				for _, p := range it.con.nodes {
+					visit(p)
 				}
 			}
 		}

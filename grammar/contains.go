@@ -72,47 +72,85 @@ func mergeContains(x, y []containsDef) []containsDef {
 	return out
 }
 
-// containsItems is an array's items split by its contains: yes[i] the
-// items at tuple position i that are witnesses, no[i] those that are not
-// (nil: none).
+// maxContainsPerArray bounds the contains one array conjoins (allOf
+// branches, $refs): k of them need 2^k copies of the item chain and 3^k
+// item values per position.
+const maxContainsPerArray = 3
+
+// containsItems is an array's items split by its k contains: node(i, m, t)
+// is the items at position i (P: the rest) that, in the copy where the
+// witnesses m were seen, are witnesses of exactly t among the others (t ⊆
+// ¬m): S_i ∧ ⋀_{j∈t} C_j ∧ ⋀_{j∉m∪t} ¬C_j, nil when empty.
 type containsItems struct {
-	yes, no         []*node
-	restYes, restNo *node
+	k     int
+	nodes map[[3]int]*node
 }
+
+func (ci *containsItems) node(i, m, t int) *node { return ci.nodes[[3]int{i, m, t}] }
 
 func (b *builder) containsSplit(ac *arrCons, it arrItems) *containsItems {
 	c := b.c
 	cd := ac.contains[0]
-	if len(ac.contains) > 1 {
-		c.unsupported(cd.pos.ptr, "contains", "more than one contains on one array is not supported")
+	k := len(ac.contains)
+	if k > maxContainsPerArray {
+		c.unsupported(cd.pos.ptr, "contains", "more than %d contains on one array is not supported", maxContainsPerArray)
 		return nil
 	}
 	if it.uniq != nil || ac.unique != "" {
 		c.unsupported(cd.pos.ptr, "contains", "contains with uniqueItems is not supported")
 		return nil
 	}
-	yes, no := c.lower(cd.pos), c.lower(cd.neg)
-	and := func(nd, m *node) *node {
-		if nd == nil {
-			return nil
-		}
-		if x := c.conj(nd, m, cd.pos.ptr); !x.isEmpty() {
-			return x
-		}
-		return nil
+	yes := make([]*node, k)
+	no := make([]*node, k)
+	for j, d := range ac.contains {
+		yes[j], no[j] = c.lower(d.pos), c.lower(d.neg)
 	}
-	ci := &containsItems{restYes: and(it.rest, yes), restNo: and(it.rest, no)}
-	for _, p := range it.pos {
-		ci.yes = append(ci.yes, and(p, yes))
-		ci.no = append(ci.no, and(p, no))
+	full := 1<<k - 1
+	ci := &containsItems{k: k, nodes: map[[3]int]*node{}}
+	P := len(it.pos)
+	for i := 0; i <= P; i++ {
+		base := it.rest
+		if i < P {
+			base = it.pos[i]
+		}
+		if base == nil {
+			continue
+		}
+		for m := 0; m < full; m++ {
+			free := full &^ m
+			for t := free; ; t = (t - 1) & free { // every subset of free
+				nd := base
+				for j := 0; j < k && nd != nil; j++ {
+					var x *node
+					switch {
+					case t&(1<<j) != 0:
+						x = yes[j]
+					case free&(1<<j) != 0:
+						x = no[j]
+					default:
+						continue
+					}
+					if nd = c.conj(nd, x, cd.pos.ptr); nd.isEmpty() {
+						nd = nil
+					}
+				}
+				if nd != nil {
+					ci.nodes[[3]int{i, m, t}] = nd
+				}
+				if t == 0 {
+					break
+				}
+			}
+		}
 	}
 	return ci
 }
 
 // containsArr builds the array rule body of a contains array into n (from
-// s2, after "[" and blanks, to the final F): the plain chain is the
-// "witness seen" copy; the "no witness yet" copy has only the positions
-// from which a witness is still reachable, so no prefix is a dead end.
+// s2, after "[" and blanks, to the final F). The plain chain is the copy
+// where every witness was seen, the only one that may close; a copy m (the
+// witnesses seen so far) has only the positions from which every witness
+// is still reachable, so no prefix is a dead end.
 func (b *builder) containsArr(n *bnfa, it arrItems, maxLen int, s2, F, closeOp, commaOp int32) {
 	ci := it.con
 	P := len(it.pos)
@@ -120,7 +158,8 @@ func (b *builder) containsArr(n *bnfa, it arrItems, maxLen int, s2, F, closeOp, 
 		P = maxLen
 	}
 	hasRest := it.rest != nil && (maxLen < 0 || P < maxLen)
-	// seen copy: sb[i] before item i, sx[i] after it; index P is the rest loop
+	// the seen copy: sb[i] before item i, sx[i] after it; index P is the
+	// rest loop
 	sb := make([]int32, P+1)
 	sx := make([]int32, P+1)
 	for i := range sb {
@@ -148,8 +187,8 @@ func (b *builder) containsArr(n *bnfa, it arrItems, maxLen int, s2, F, closeOp, 
 		n.edge(sx[P], ']', ']', F, closeOp)
 		next(sx[P], sb[P])
 	}
-	// unseen copy: positions 0..Q-1 unrolled (the rest ones too when the
-	// length is bounded), then a loop when it is not
+	// the other copies: positions 0..Q-1 unrolled (the rest ones too when
+	// the length is bounded), then a loop (index Q) when it is not
 	Q := P
 	loop := hasRest && maxLen < 0
 	if hasRest && maxLen >= 0 {
@@ -159,52 +198,67 @@ func (b *builder) containsArr(n *bnfa, it arrItems, maxLen int, s2, F, closeOp, 
 			return
 		}
 	}
-	yesAt := func(i int) *node {
-		if i < P {
-			return ci.yes[i]
-		}
-		return ci.restYes
-	}
-	noAt := func(i int) *node {
-		if i < P {
-			return ci.no[i]
-		}
-		return ci.restNo
-	}
-	seenAfter := func(i int) int32 { return sx[min(i, P)] }
-	live := make([]bool, Q+1)
-	live[Q] = loop && ci.restYes != nil
-	for i := Q - 1; i >= 0; i-- {
-		live[i] = yesAt(i) != nil || noAt(i) != nil && live[i+1]
-	}
-	ub := make([]int32, Q+1)
-	for i := range ub {
-		if live[i] {
-			ub[i] = n.add()
+	full := 1<<ci.k - 1
+	nodeAt := func(i, m, t int) *node { return ci.node(min(i, len(it.pos)), m, t) }
+	subsets := func(m int, f func(t int)) {
+		free := full &^ m
+		for t := free; ; t = (t - 1) & free {
+			f(t)
+			if t == 0 {
+				return
+			}
 		}
 	}
-	if live[0] {
-		n.eps(s2, ub[0])
+	live := make([][]bool, full) // live[m][i]: every witness still reachable
+	for m := range live {
+		live[m] = make([]bool, Q+1)
 	}
-	for i := 0; i < Q; i++ {
-		if !live[i] {
-			continue
+	for m := full - 1; m >= 0; m-- { // m∪t ≥ m: the larger copies first
+		if loop {
+			subsets(m, func(t int) {
+				if t != 0 && nodeAt(Q, m, t) != nil && (m|t == full || live[m|t][Q]) {
+					live[m][Q] = true
+				}
+			})
 		}
-		if y := yesAt(i); y != nil {
-			item(y, ub[i], seenAfter(i))
-		}
-		if no := noAt(i); no != nil && live[i+1] {
-			X := n.add()
-			item(no, ub[i], X)
-			next(X, ub[i+1])
+		for i := Q - 1; i >= 0; i-- {
+			subsets(m, func(t int) {
+				if nodeAt(i, m, t) != nil && (m|t == full || live[m|t][i+1]) {
+					live[m][i] = true
+				}
+			})
 		}
 	}
-	if live[Q] && loop {
-		item(ci.restYes, ub[Q], sx[P])
-		if ci.restNo != nil {
-			X := n.add()
-			item(ci.restNo, ub[Q], X)
-			next(X, ub[Q])
+	ub := make([][]int32, full)
+	for m := range ub {
+		ub[m] = make([]int32, Q+1)
+		for i := range ub[m] {
+			if live[m][i] {
+				ub[m][i] = n.add()
+			}
+		}
+	}
+	if live[0][0] {
+		n.eps(s2, ub[0][0])
+	}
+	for m := 0; m < full; m++ {
+		for i := 0; i <= Q; i++ {
+			if !live[m][i] || i == Q && !loop {
+				continue
+			}
+			nx := min(i+1, Q) // the loop stays at Q
+			subsets(m, func(t int) {
+				nd := nodeAt(i, m, t)
+				switch {
+				case nd == nil:
+				case m|t == full:
+					item(nd, ub[m][i], sx[min(i, P)])
+				case live[m|t][nx]:
+					X := n.add()
+					item(nd, ub[m][i], X)
+					next(X, ub[m|t][nx])
+				}
+			})
 		}
 	}
 }

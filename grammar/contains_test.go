@@ -27,6 +27,16 @@ var containsCases = []struct {
 	{`{"contains":{"const":1},"minContains":0,"maxItems":2}`, []string{`1`, `2`}},
 	{`{"anyOf":[{"type":"array","contains":{"const":"a"}},{"type":"array","contains":{"const":"b"},"minItems":3}]}`,
 		[]string{`"a"`, `"b"`, `"c"`}},
+	// several contains: 2^k copies
+	{`{"allOf":[{"contains":{"const":1}},{"contains":{"const":2}}],"maxItems":4}`, []string{`1`, `2`, `3`}},
+	{`{"type":"array","items":{"type":"integer"},"allOf":[{"contains":{"minimum":3}},{"contains":{"maximum":1}},{"contains":{"multipleOf":2}}]}`,
+		[]string{`0`, `1`, `2`, `3`, `4`, `5`}},
+	{`{"type":"array","prefixItems":[{"const":1},{"type":"integer"}],"allOf":[{"contains":{"const":1}},{"contains":{"const":2}}]}`,
+		[]string{`1`, `2`, `3`}},
+	// ¬items: S is contains: ¬S (negate.go)
+	{`{"type":"array","not":{"items":{"type":"integer","minimum":2}}}`, []string{`1`, `2`, `5`, `"a"`}},
+	{`{"type":"array","oneOf":[{"anyOf":[{"items":{"const":1}},{"contains":{"const":2}}]},{"anyOf":[{"items":{"const":2}},{"contains":{"const":1}}]}]}`,
+		[]string{`1`, `2`, `3`}},
 }
 
 func TestContainsDifferential(t *testing.T) {
@@ -113,13 +123,37 @@ func TestContainsRefused(t *testing.T) {
 		`{"contains":{"const":1},"maxContains":2}`,
 		`{"contains":{"const":1},"minContains":2}`,
 		`{"contains":{"format":"email"}}`, // no exact complement
-		`{"allOf":[{"contains":{"const":1}},{"contains":{"const":2}}]}`,
+		`{"allOf":[{"contains":{"const":1}},{"contains":{"const":2}},{"contains":{"const":3}},{"contains":{"const":4}}]}`,
 		`{"contains":{"const":1},"uniqueItems":true,"items":{"enum":[1,2]}}`,
 	} {
 		_, err := Compile([]byte(s), Options{})
 		ce, ok := err.(*CompileError)
 		if !ok || ce.Keyword != "contains" {
 			t.Errorf("%s: want a contains CompileError, got %v", s, err)
+		}
+	}
+}
+
+// TestContainsNoDeadPrefix: a prefix after which no witness can come is
+// refused at its last byte, not left to end in a state that can never
+// close. (The rules' automata are trimmed of states that cannot reach the
+// end, so this holds even with containsArr's liveness pruning removed —
+// seeded, it still passes; the pruning only keeps the automaton smaller.)
+func TestContainsNoDeadPrefix(t *testing.T) {
+	for _, c := range []struct{ schema, ok, dead string }{
+		{`{"type":"array","prefixItems":[{"enum":[1,2]},{"enum":[1,3]}],"items":false,"contains":{"const":2}}`, `[2,`, `[1,`},
+		{`{"type":"array","items":{"type":"integer"},"contains":{"const":7},"maxItems":2}`, `[1,`, `[1,1,`},
+		{`{"type":"array","items":{"enum":[1,2]},"allOf":[{"contains":{"const":1}},{"contains":{"const":2}}],"maxItems":2}`, `[1,`, `[1,1,`},
+	} {
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.schema, err)
+		}
+		if _, ok := g.NewMatcher().AdvanceBytes([]byte(c.ok)); !ok {
+			t.Errorf("%s: %s refused", c.schema, c.ok)
+		}
+		if _, ok := g.NewMatcher().AdvanceBytes([]byte(c.dead)); ok {
+			t.Errorf("%s: %s accepted: no completion is valid", c.schema, c.dead)
 		}
 	}
 }

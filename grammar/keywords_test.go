@@ -74,6 +74,8 @@ var keywordCases = []struct {
 	{"not-min-maxProperties", `{"type":"object","not":{"minProperties":1,"maxProperties":2}}`, []string{`{}`, `{"a":1}`, `{"a":1,"b":2}`, `{"a":1,"b":2,"c":3}`}},
 	{"not-items-bounds", `{"type":"array","not":{"minItems":1,"maxItems":2}}`, []string{`[]`, `[1]`, `[1,2]`, `[1,2,3]`}},
 	{"not-contains", `{"type":"array","not":{"contains":{"type":"string"}}}`, []string{`[]`, `[1,2]`, `[1,"a"]`, `["a"]`}},
+	{"not-items", `{"type":"array","not":{"items":{"type":"integer","minimum":2}}}`, []string{`[]`, `[2,3]`, `[1]`, `[2,"a"]`, `[5,1,7]`}},
+	{"not-items-false", `{"not":{"items":false}}`, []string{`[]`, `[1]`, `1`}},
 	{"not-prefixItems", `{"type":"array","not":{"prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}}`, []string{`["a",1]`, `["a"]`, `[]`, `[1]`, `["a","b"]`, `["a",1,2]`}},
 	{"not-anyOf", `{"not":{"anyOf":[{"type":"string"},{"type":"integer","minimum":0}]}}`, []string{`"a"`, `1`, `-1`, `1.5`, `null`}},
 	{"not-allOf", `{"not":{"allOf":[{"type":"string"},{"maxLength":2}]}}`, []string{`"ab"`, `"abc"`, `1`}},
