@@ -25,6 +25,7 @@ type builder struct {
 	// what lowerAll found per container, for the rules built later
 	objCats  map[*objCons]objCats
 	arrItems map[*arrCons]arrItems
+	witOK    map[*objCons]bool // witness.go
 }
 
 type objCats struct {
@@ -568,7 +569,8 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if oi.nreq = popcountMissing(oi.reqMask, nil); oi.nreq > 0 || oi.minP > 0 || len(oi.depReq) > 0 {
 			closeOp = b.op(opDef{kind: opObjClose, obj: oi})
 		}
-		if oi.nreq == 0 && oi.minP == 0 {
+		witness := b.witnessOK(oc) // (witness.go: the entry is the other copy's)
+		if oi.nreq == 0 && oi.minP == 0 && !witness {
 			n.edge(s2, '}', '}', F, closeOp)
 		}
 		// Keys. Where maxProperties can leave room for the required
@@ -590,6 +592,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 			KD = n.add()
 		}
 		switch {
+		case witness:
 		case oi.extraAddable(emptyAct):
 			n.eps(s2, KS)
 		case oi.declAddable(emptyAct, nil):
@@ -677,8 +680,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 			YD := n.add()
 			n.edge(X, ',', ',', YD, b.op(opDef{kind: opObjCommaDecl, obj: oi}))
 			b.ws(n, YD, KD)
-		} else {
-			var commaOp int32
+		}
+		var commaOp int32
+		if !split {
 			if oi.maxP >= 0 || !oi.extras {
 				commaOp = b.op(opDef{kind: opObjComma, obj: oi})
 			}
@@ -687,6 +691,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 			b.ws(n, Y, KS)
 		}
 		n.edge(X, '}', '}', F, closeOp)
+		if witness {
+			b.witnessCopy(n, oc, cats, allowed, oi, s2, W, lim, extraOp, commaOp)
+		}
 		return n, nil
 	})
 	b.objRules[oc] = id
@@ -859,6 +866,7 @@ func (b *builder) lowerAll(nd *node) {
 			for _, ct := range cats {
 				visit(ct.nd)
 			}
+			b.witnessOK(o)
 		}
 		for _, a := range nd.arrs {
 			if _, ok := b.arrRules[a]; ok || seenArr[a] {

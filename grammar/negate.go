@@ -219,6 +219,11 @@ func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
 			if k == "uniqueItems" && x.Kind == jsonvalue.Bool && !x.Bool {
 				continue
 			}
+			if k == "propertyNames" || k == "patternProperties" || k == "additionalProperties" {
+				// some property fails: an object with a witness (witness.go)
+				or(c.negProps(v, k, x, kp))
+				continue
+			}
 			c.unsupported(kp, "not", "not over %s is not supported (no exact complement)", k)
 			or(c.anyNode()) // lenient: loosened to anything
 			continue

@@ -59,6 +59,10 @@ type objCons struct {
 	minP     int
 	maxP     int // -1: none
 	depReq   map[string][]string
+	// witness: some property whose name is in names and whose value
+	// satisfies val (the complements of propertyNames, patternProperties,
+	// additionalProperties); the builder enforces one (witness.go)
+	witness []witnessDef
 }
 
 type arrPart struct {
@@ -1012,7 +1016,8 @@ func mergeObj(x, y *objCons, c *compiler) *objCons {
 	if y == c.anyObj {
 		return x
 	}
-	o := &objCons{parts: append(slices.Clone(x.parts), y.parts...), minP: max(x.minP, y.minP), maxP: x.maxP}
+	o := &objCons{parts: append(slices.Clone(x.parts), y.parts...), minP: max(x.minP, y.minP), maxP: x.maxP,
+		witness: append(slices.Clone(x.witness), y.witness...)}
 	if o.maxP < 0 || y.maxP >= 0 && y.maxP < o.maxP {
 		o.maxP = y.maxP
 	}
@@ -1440,6 +1445,28 @@ func (c *compiler) objAccepts(o *objCons, v *jsonvalue.Value, depth int) (bool, 
 			if !slices.Contains(v.Keys, d) {
 				return false, nil
 			}
+		}
+	}
+	for _, wd := range o.witness {
+		found := false
+		for i, name := range v.Keys {
+			if !wd.names.accepts(name) {
+				continue
+			}
+			ok, why := true, (*CompileError)(nil)
+			if !wd.valAny {
+				ok, why = c.refAccepts(wd.val, v.Vals[i], depth)
+			}
+			if why != nil {
+				return false, why
+			}
+			if ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false, nil
 		}
 	}
 	for i, name := range v.Keys {
