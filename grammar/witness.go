@@ -23,6 +23,7 @@ import (
 // starts (declared and undeclared keys under maxProperties).
 
 type witnessDef struct {
+	ptr      string // the negated keyword's pointer, for refusals
 	names    *rdfa
 	val, neg sref // val's exact complement is neg
 	valAny   bool
@@ -34,6 +35,7 @@ const maxWitnessUnroll = 32
 // negProps is the objects that fail keyword k (value x) of schema v.
 func (c *compiler) negProps(v *jsonvalue.Value, k string, x *jsonvalue.Value, kp string) *node {
 	obj := func(w witnessDef) *node {
+		w.ptr = kp
 		if w.names.isEmpty() {
 			return &node{}
 		}
@@ -255,15 +257,16 @@ func (b *builder) witnessOK(oc *objCons) bool {
 			extras = true
 		}
 	}
+	ptr := oc.witness[0].ptr
 	switch {
 	case len(oc.witness) > 1:
-		c.unsupported("", "not", "more than one 'some property fails' on one object is not supported")
+		c.unsupported(ptr, "not", "more than one 'some property fails' on one object is not supported")
 	case M >= 0 && extras && decl:
-		c.unsupported("", "not", "'some property fails' with declared and other keys under a key bound (maxProperties or the generation bound) is not supported")
+		c.unsupported(ptr, "not", "'some property fails' with declared and other keys under a key bound (maxProperties or the generation bound) is not supported")
 	case M >= 0 && (len(oc.required) > 0 || len(oc.depReq) > 0):
-		c.unsupported("", "not", "'some property fails' with required keys under a key bound is not supported")
+		c.unsupported(ptr, "not", "'some property fails' with required keys under a key bound is not supported")
 	case M > maxWitnessUnroll:
-		c.unsupported("", "not", "'some property fails' on an object of up to %d keys is not supported (over %d)", M, maxWitnessUnroll)
+		c.unsupported(ptr, "not", "'some property fails' on an object of up to %d keys is not supported (over %d)", M, maxWitnessUnroll)
 	default:
 		b.witOK[oc] = true
 	}
