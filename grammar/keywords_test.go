@@ -139,7 +139,7 @@ func TestCompileErrors(t *testing.T) {
 		{`{"properties":{"a":{"if":{"type":"string","format":"email"},"then":{"minLength":1}}}}`, "if", "/properties/a/if"},
 		{`{"oneOf":[{"type":"string"},{"type":"string","format":"email"}]}`, "oneOf", "/oneOf"},
 		{`{"not":{"type":"array","uniqueItems":true}}`, "not", "/not"},
-		{`{"type":"object","allOf":[{"not":{"propertyNames":{"const":"a"}}},{"not":{"propertyNames":{"const":"b"}}}]}`, "not", "/allOf/0/not/propertyNames"},
+		{`{"type":"object","allOf":[{"not":{"propertyNames":{"const":"a"}}},{"not":{"propertyNames":{"const":"b"}}},{"not":{"propertyNames":{"const":"c"}}},{"not":{"propertyNames":{"const":"d"}}}]}`, "not", "/allOf/0/not/propertyNames"},
 		{`{"not":{"const":{"a":1}}}`, "not", "/not"},
 		{`{"$ref":"http://example.com/other.json"}`, "$ref", "/$ref"},
 		{`{"properties":{"a":{"contains":{"type":"string"},"maxContains":2}}}`, "contains", "/properties/a/contains"},

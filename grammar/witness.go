@@ -96,59 +96,49 @@ func (c *compiler) negProps(v *jsonvalue.Value, k string, x *jsonvalue.Value, kp
 	}
 }
 
-// witnessCopy adds the "no witness yet" copy of an object rule to n: it
-// starts at s2 (after "{" and blanks) and moves into the plain loop at W
-// (after a value) with a witness property.
+// maxWitnesses bounds the witnesses of one object: k of them need 2^k
+// copies of the key loop.
+const maxWitnesses = 3
+
+// witnessCopy adds the "witnesses still missing" copies of an object rule
+// to n, one per set m of witnesses seen (per key count when the keys are
+// bounded): they start at s2 (after "{" and blanks) and move into the
+// plain loop at W (after a value) once every witness was seen.
 func (b *builder) witnessCopy(n *bnfa, oc *objCons, cats []keyCat, allowed []string, oi *objInfo, s2, W, lim, extraOp, commaOp int32) {
 	c := b.c
-	wd := oc.witness[0]
-	ptr := ""
-	M := oi.maxP
-	if M > maxWitnessUnroll { // (witnessOK refused it)
-		M = maxWitnessUnroll
-	}
+	wds := oc.witness
+	k := len(wds)
+	full := 1<<k - 1
+	M := min(oi.maxP, maxWitnessUnroll) // (witnessOK refused more)
 	if M == 0 {
 		return // no key, no witness
 	}
-	var yesN, noN *node
-	if !wd.valAny {
-		yesN, noN = c.lower(wd.val), c.lower(wd.neg)
+	J := 1 // key counts unrolled (1: a loop)
+	if M > 0 {
+		J = M
 	}
-	splitVal := func(nd *node) (*node, *node) {
-		if wd.valAny {
-			return nd, nil
-		}
-		y, no := c.conj(nd, yesN, ptr), c.conj(nd, noN, ptr)
-		if y.isEmpty() {
-			y = nil
-		}
-		if no.isEmpty() {
-			no = nil
-		}
-		return y, no
-	}
-	type wcat struct {
-		ct      keyCat
-		yes, no *node
-	}
-	var all, wit []wcat
-	add := func(w wcat) {
-		if w.yes != nil || w.no != nil {
-			all = append(all, w)
-		}
-		if w.yes != nil {
-			wit = append(wit, wcat{w.ct, w.yes, nil})
+	yes := make([]*node, k)
+	no := make([]*node, k)
+	for j, wd := range wds {
+		if !wd.valAny {
+			yes[j], no[j] = c.lower(wd.val), c.lower(wd.neg)
 		}
 	}
-	notNames := complementDFA(wd.names, anyRune)
+	// key regions: a category's keys split by which witnesses' names hold them
+	type region struct {
+		ct keyCat
+		r  int
+	}
+	var regions []region
 	for _, ct := range cats {
 		if ct.decl >= 0 {
-			if wd.names.accepts(allowed[ct.decl]) {
-				y, no := splitVal(ct.nd)
-				add(wcat{ct, y, no})
-			} else {
-				add(wcat{ct, nil, ct.nd})
+			r := 0
+			for j, wd := range wds {
+				if wd.names.accepts(allowed[ct.decl]) {
+					r |= 1 << j
+				}
 			}
+			regions = append(regions, region{ct, r})
 			continue
 		}
 		L := ct.lang
@@ -158,71 +148,180 @@ func (b *builder) witnessCopy(n *bnfa, oc *objCons, cats []keyCat, allowed []str
 				L = complementDFA(literalsDFA(ct.other), anyRune)
 			}
 		}
-		if Lw := intersectDFA(L, wd.names); !Lw.isEmpty() {
-			y, no := splitVal(ct.nd)
-			add(wcat{keyCat{lang: Lw, decl: -1, nd: ct.nd}, y, no})
+		for r := 0; r <= full; r++ {
+			lang := L
+			for j, wd := range wds {
+				if r&(1<<j) != 0 {
+					lang = intersectDFA(lang, wd.names)
+				} else {
+					lang = intersectDFA(lang, complementDFA(wd.names, anyRune))
+				}
+				if lang.isEmpty() {
+					break
+				}
+			}
+			if !lang.isEmpty() {
+				regions = append(regions, region{keyCat{lang: lang, decl: -1, nd: ct.nd}, r})
+			}
 		}
-		if Ln := intersectDFA(L, notNames); !Ln.isEmpty() {
-			add(wcat{keyCat{lang: Ln, decl: -1, nd: ct.nd}, nil, ct.nd})
+	}
+	// value classes: in copy m, a key of region r witnesses exactly t ⊆ r∖m
+	type class struct {
+		t  int
+		nd *node
+	}
+	memo := map[[3]int][]class{}
+	classes := func(ri, m int) []class {
+		key := [3]int{ri, m, 0}
+		if cl, ok := memo[key]; ok {
+			return cl
 		}
+		rel := regions[ri].r &^ m
+		var out []class
+		for t := rel; ; t = (t - 1) & rel {
+			nd := regions[ri].ct.nd
+			for j := 0; j < k && nd != nil; j++ {
+				if rel&(1<<j) == 0 {
+					continue
+				}
+				x := yes[j]
+				if t&(1<<j) == 0 {
+					x = no[j]
+				}
+				if wds[j].valAny {
+					if t&(1<<j) == 0 {
+						nd = nil
+					}
+					continue
+				}
+				if nd = c.conj(nd, x, ""); nd.isEmpty() {
+					nd = nil
+				}
+			}
+			if nd != nil {
+				out = append(out, class{t, nd})
+			}
+			if t == 0 {
+				break
+			}
+		}
+		memo[key] = out
+		return out
 	}
-	if len(wit) == 0 {
-		return // no witness can be written: no object
+	// live[m][j]: from copy m at count j every witness can still come
+	live := make([][]bool, full)
+	for m := range live {
+		live[m] = make([]bool, J)
 	}
-	// the copy's key starts: one per count when bounded, else a loop
-	K := 1
-	if M > 0 {
-		K = M
-	}
-	ks := make([]int32, K)
-	for j := range ks {
-		ks[j] = n.add()
-	}
-	n.eps(s2, ks[0])
-	for j := 0; j < K; j++ {
-		next := int32(-1)
+	reaches := func(m, j int, t int) bool {
+		if m|t == full {
+			return true
+		}
 		switch {
 		case M < 0:
-			next = ks[0]
-		case j+1 < M:
-			next = ks[j+1]
+			return live[m|t][0]
+		case j+1 < J:
+			return live[m|t][j+1]
 		}
-		sub := all
-		if next < 0 {
-			sub = wit // the last key must be a witness
-		}
-		cs := make([]keyCat, len(sub))
-		tg := make([]int32, len(sub))
-		op := make([]int32, len(sub))
-		for i, w := range sub {
-			cs[i], tg[i], op[i] = w.ct, n.add(), extraOp
-			if w.ct.decl >= 0 {
-				op[i] = b.op(opDef{kind: opKey, arg: int32(w.ct.decl), obj: oi})
-			}
-		}
-		kd, tags := keyDFA(cs, allowed)
-		avail, same := b.keyAvailOps(kd, tags, cs, oi)
-		n.strTagged(kd, tags, ks[j], tg, op, lim, avail, same)
-		WU, XU := int32(-1), int32(-1)
-		for i, w := range sub {
-			A2 := n.add()
-			b.ws(n, tg[i], A2)
-			V0 := n.add()
-			n.lit(A2, ":", V0)
-			V := n.add()
-			b.ws(n, V0, V)
-			if w.yes != nil {
-				b.fragment(n, w.yes, V, W)
-			}
-			if w.no != nil && next >= 0 {
-				if WU < 0 {
-					WU, XU = n.add(), n.add()
-					b.ws(n, WU, XU)
-					Y := n.add()
-					n.edge(XU, ',', ',', Y, commaOp)
-					b.ws(n, Y, next)
+		return false
+	}
+	for changed := true; changed; { // (a loop's copies reach each other: to a fixpoint)
+		changed = false
+		for m := full - 1; m >= 0; m-- {
+			for j := J - 1; j >= 0; j-- {
+				if live[m][j] {
+					continue
 				}
-				b.fragment(n, w.no, V, WU)
+				for ri := range regions {
+					for _, cl := range classes(ri, m) {
+						if (cl.t != 0 || M >= 0) && reaches(m, j, cl.t) {
+							live[m][j] = true
+						}
+					}
+				}
+				if live[m][j] {
+					changed = true
+				}
+			}
+		}
+	}
+	if !live[0][0] {
+		return // no object has every witness
+	}
+	ks := make([][]int32, full)
+	for m := range ks {
+		ks[m] = make([]int32, J)
+		for j := range ks[m] {
+			if live[m][j] {
+				ks[m][j] = n.add()
+			}
+		}
+	}
+	n.eps(s2, ks[0][0])
+	after := map[[2]int]int32{} // (copy, count) → after a value, before its comma
+	afterValue := func(m, j int) int32 {
+		if x, ok := after[[2]int{m, j}]; ok {
+			return x
+		}
+		WU, XU, Y := n.add(), n.add(), n.add()
+		b.ws(n, WU, XU)
+		n.edge(XU, ',', ',', Y, commaOp)
+		next := 0
+		if M >= 0 {
+			next = j + 1
+		}
+		b.ws(n, Y, ks[m][next])
+		after[[2]int{m, j}] = WU
+		return WU
+	}
+	for m := 0; m < full; m++ {
+		for j := 0; j < J; j++ {
+			if !live[m][j] {
+				continue
+			}
+			var cs []keyCat
+			var cls [][]class
+			for ri, rg := range regions {
+				var keep []class
+				for _, cl := range classes(ri, m) {
+					if reaches(m, j, cl.t) {
+						keep = append(keep, cl)
+					}
+				}
+				if len(keep) > 0 {
+					cs = append(cs, rg.ct)
+					cls = append(cls, keep)
+				}
+			}
+			tg := make([]int32, len(cs))
+			op := make([]int32, len(cs))
+			for i, ct := range cs {
+				tg[i], op[i] = n.add(), extraOp
+				if ct.decl >= 0 {
+					op[i] = b.op(opDef{kind: opKey, arg: int32(ct.decl), obj: oi})
+				}
+			}
+			kd, tags := keyDFA(cs, allowed)
+			avail, same := b.keyAvailOps(kd, tags, cs, oi)
+			n.strTagged(kd, tags, ks[m][j], tg, op, lim, avail, same)
+			for i := range cs {
+				A2 := n.add()
+				b.ws(n, tg[i], A2)
+				V0 := n.add()
+				n.lit(A2, ":", V0)
+				V := n.add()
+				b.ws(n, V0, V)
+				for _, cl := range cls[i] {
+					if m|cl.t == full {
+						b.fragment(n, cl.nd, V, W)
+					} else {
+						nj := 0
+						if M >= 0 {
+							nj = j
+						}
+						b.fragment(n, cl.nd, V, afterValue(m|cl.t, nj))
+					}
+				}
 			}
 		}
 	}
@@ -259,8 +358,8 @@ func (b *builder) witnessOK(oc *objCons) bool {
 	}
 	ptr := oc.witness[0].ptr
 	switch {
-	case len(oc.witness) > 1:
-		c.unsupported(ptr, "not", "more than one 'some property fails' on one object is not supported")
+	case len(oc.witness) > maxWitnesses:
+		c.unsupported(ptr, "not", "more than %d 'some property fails' on one object is not supported", maxWitnesses)
 	case M >= 0 && extras && decl:
 		c.unsupported(ptr, "not", "'some property fails' with declared and other keys under a key bound (maxProperties or the generation bound) is not supported")
 	case M >= 0 && (len(oc.required) > 0 || len(oc.depReq) > 0):

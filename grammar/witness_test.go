@@ -25,6 +25,13 @@ var witnessCases = []struct {
 		[]string{`"x":1`, `"x":-1`, `"y":-1`}},
 	{`{"type":"object","oneOf":[{"patternProperties":{"a":{"type":"integer"}}},{"patternProperties":{"b":{"type":"integer"}}}]}`,
 		[]string{`"a":1`, `"a":"s"`, `"b":2`, `"b":"t"`, `"ab":3`, `"c":"u"`}},
+	// several witnesses: a copy per set seen
+	{`{"type":"object","allOf":[{"not":{"propertyNames":{"not":{"const":"x"}}}},{"not":{"patternProperties":{"^y":{"type":"integer"}}}}]}`,
+		[]string{`"x":1`, `"y":1`, `"y":"s"`, `"yz":null`, `"q":0`}},
+	{`{"type":"object","allOf":[{"not":{"patternProperties":{"a":{"type":"string"}}}},{"not":{"patternProperties":{"b":{"type":"string"}}}},{"not":{"propertyNames":{"maxLength":2}}}],"maxProperties":3}`,
+		[]string{`"ab":1`, `"a":2`, `"b":"s"`, `"bbb":3`, `"abc":"t"`, `"c":4`}},
+	{`{"type":"object","patternProperties":{"^[0-9]$":{"type":"integer"}},"additionalProperties":false,"not":{"anyOf":[{"propertyNames":{"not":{"enum":["1","3"]}}},{"propertyNames":{"not":{"enum":["2","3"]}}}]},"maxProperties":2}`,
+		[]string{`"1":1`, `"2":2`, `"3":3`, `"4":4`, `"x":1`}},
 }
 
 func TestWitnessDifferential(t *testing.T) {
