@@ -37,7 +37,7 @@ var kwExact = map[string]string{
 	"exclusiveMinimum": "as minimum", "exclusiveMaximum": "as maximum", "multipleOf": "remainder automata over exponent-free lexemes",
 	"allOf": "conjunction (automaton products), up to 64 object/array alternatives",
 	"anyOf": "union", "oneOf": "disjoint branches as anyOf; overlapping ones as B_i ∧ ¬B_j with exact complements",
-	"not":  "complement keyword by keyword (grammar/negate.go): types, scalars, bounds, patterns, required, properties, tuples, items (as contains of the complement), contains, propertyNames / patternProperties / additionalProperties (as 'some property fails', one per object), applicators",
+	"not":  "complement keyword by keyword (grammar/negate.go): types, scalars, bounds, patterns, required, properties, tuples, items (as contains of the complement), contains, propertyNames / patternProperties / additionalProperties (as 'some property fails', up to 3 per object), applicators",
 	"if":   "(if ∧ then) ∨ (¬if ∧ else) when if has an exact complement",
 	"$ref": "local and in-document references, recursion",
 }
@@ -48,8 +48,12 @@ var kwWhy = []struct{ kw, sub, why string }{
 	{"uniqueItems", "more than 64", "an unbounded domain (strings, numbers): the set of items seen is unbounded state, not regular; needs a matcher-side check"},
 	{"uniqueItems", "objects or arrays", "container items: equality of structured values is not regular"},
 	{"uniqueItems", "automaton edges", "the subset automaton over the domain is beyond the edge budget"},
-	{"not", "more than one 'some property fails'", "several 'some property fails' on one object (two negated propertyNames/patternProperties conjoined): 2^k copies of the key loop, not built"},
-	{"not", "'some property fails' with", "'some property fails' under a key bound beside declared or required keys: the copy's count would have to share the runtime budget for them, not built"},
+	{"not", "'some property fails' on one object", "more than 3 'some property fails' conjoined on one object: 2^k copies of the key loop, beyond the size budget"},
+	{"not", "'some property fails' with", "'some property fails' under a key bound beside declared or required keys: the copies' key count would have to share the runtime budget for them, not built"},
+	{"not", "'some property fails' on an object of up to", "the copies are unrolled per key count: more than 32 keys is beyond the size budget"},
+	{"not", "over format", "format automata may under-approximate a format (safe positively); their complement would accept valid strings"},
+	{"not", "numerator too large", "the remainder automaton of that multipleOf is beyond the size budget"},
+	{"not", "additionalItems", "'some item after the tuple fails': the contains would have to skip the tuple positions, not built"},
 	{"not", "const/enum", "'any object or array but this one': needs an inequality witness over the structure"},
 	{"not", "items after a tuple", "an existential over the items after the tuple"},
 	{"not", "", "no exact complement for the form"},
@@ -64,7 +68,8 @@ var kwWhy = []struct{ kw, sub, why string }{
 	{"format", "", "a format with no exact automaton (regex: the language of ECMA-262 regexes is not regular)"},
 	{"contains", "", "beyond the supported contains forms (maxContains, minContains > 1, more than 3 per array, with uniqueItems, or no exact complement)"},
 	{"unevaluatedProperties", "", "depends on what sibling applicators evaluated: not implemented"},
-	{"$ref", "", "an external reference not in the document"},
+	{"$ref", "unknown anchor", "an anchor the document does not define"},
+	{"$ref", "", "an external reference not in the document (only local ones are resolved)"},
 	{"", "too large", "automaton size budget"},
 }
 
@@ -78,7 +83,7 @@ func whyRefused(kw, msg string) string {
 }
 
 var (
-	errMsgRE  = regexp.MustCompile(`^grammar: (\S*) at "(?:[^"\\]|\\.)*": `)
+	errMsgRE  = regexp.MustCompile(`^grammar: ?(\S*) at "(?:[^"\\]|\\.)*": `)
 	quotedRE  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	numbersRE = regexp.MustCompile(`\d+`)
 )
