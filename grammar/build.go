@@ -25,6 +25,7 @@ type builder struct {
 	// what lowerAll found per container, for the rules built later
 	objCats  map[*objCons]objCats
 	arrItems map[*arrCons]arrItems
+	witOK    map[*objCons]bool // witness.go
 }
 
 type objCats struct {
@@ -40,6 +41,8 @@ type arrItems struct {
 	// uniq: the item values of a uniqueItems array enforced exactly
 	// (unique.go); nil when uniqueness needs no automaton or was loosened
 	uniq []*node
+	// con: the items split by a contains (contains.go); nil without one
+	con *containsItems
 }
 
 // Rules 1 and 2 of every grammar are "any object" and "any array"; they
@@ -566,7 +569,8 @@ func (b *builder) objRule(oc *objCons) int32 {
 		if oi.nreq = popcountMissing(oi.reqMask, nil); oi.nreq > 0 || oi.minP > 0 || len(oi.depReq) > 0 {
 			closeOp = b.op(opDef{kind: opObjClose, obj: oi})
 		}
-		if oi.nreq == 0 && oi.minP == 0 {
+		witness := b.witnessOK(oc) // (witness.go: the entry is the other copy's)
+		if oi.nreq == 0 && oi.minP == 0 && !witness {
 			n.edge(s2, '}', '}', F, closeOp)
 		}
 		// Keys. Where maxProperties can leave room for the required
@@ -588,6 +592,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 			KD = n.add()
 		}
 		switch {
+		case witness:
 		case oi.extraAddable(emptyAct):
 			n.eps(s2, KS)
 		case oi.declAddable(emptyAct, nil):
@@ -675,8 +680,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 			YD := n.add()
 			n.edge(X, ',', ',', YD, b.op(opDef{kind: opObjCommaDecl, obj: oi}))
 			b.ws(n, YD, KD)
-		} else {
-			var commaOp int32
+		}
+		var commaOp int32
+		if !split {
 			if oi.maxP >= 0 || !oi.extras {
 				commaOp = b.op(opDef{kind: opObjComma, obj: oi})
 			}
@@ -685,6 +691,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 			b.ws(n, Y, KS)
 		}
 		n.edge(X, '}', '}', F, closeOp)
+		if witness {
+			b.witnessCopy(n, oc, cats, allowed, oi, s2, W, lim, extraOp, commaOp)
+		}
 		return n, nil
 	})
 	b.objRules[oc] = id
@@ -719,7 +728,7 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		b.ws(n, s1, s2)
 		F := n.add()
 		n.st[F].final = true
-		if ai.minI == 0 {
+		if ai.minI == 0 && it.con == nil { // contains needs an item
 			n.edge(s2, ']', ']', F, 0)
 		}
 		if maxLen == 0 || maxLen >= 0 && maxLen < ai.minI {
@@ -734,6 +743,10 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		}
 		if it.uniq != nil {
 			b.uniqueArr(n, it.uniq, ai.minI, maxLen, s2, F)
+			return n, nil
+		}
+		if it.con != nil {
+			b.containsArr(n, it, maxLen, s2, F, closeOp, commaOp)
 			return n, nil
 		}
 		cur := s2
@@ -822,6 +835,9 @@ func (b *builder) items(ac *arrCons) arrItems {
 	if ac.unique != "" {
 		it.uniq = b.uniqueItems(ac, it)
 	}
+	if len(ac.contains) > 0 {
+		it.con = b.containsSplit(ac, it)
+	}
 	if b.arrItems == nil {
 		b.arrItems = map[*arrCons]arrItems{}
 	}
@@ -850,6 +866,7 @@ func (b *builder) lowerAll(nd *node) {
 			for _, ct := range cats {
 				visit(ct.nd)
 			}
+			b.witnessOK(o)
 		}
 		for _, a := range nd.arrs {
 			if _, ok := b.arrRules[a]; ok || seenArr[a] {
@@ -862,6 +879,11 @@ func (b *builder) lowerAll(nd *node) {
 			}
 			if it.rest != nil {
 				visit(it.rest)
+			}
+			if it.con != nil {
+				for _, p := range it.con.nodes {
+					visit(p)
+				}
 			}
 		}
 	}

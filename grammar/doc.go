@@ -59,8 +59,10 @@
 // state is the set of values used, see unique.go) or at most one item fits;
 // elsewhere it is refused like the keywords below.
 //
+// contains is enforced exactly in its common forms (contains.go).
+//
 // A keyword that cannot be enforced exactly (uniqueItems, not, if/then/else,
-// dependentSchemas, unevaluated*, contains, overlapping oneOf, remote $ref,
+// dependentSchemas, unevaluated*, maxContains, overlapping oneOf, remote $ref,
 // lookaround or backreference in a pattern, ...) is a *CompileError naming the
 // keyword and the JSON pointer, unless Options.Lenient is set: then the
 // keyword is dropped or approximated and reported in Grammar.Loosened (and the

@@ -74,6 +74,11 @@ var keywordCases = []struct {
 	{"not-min-maxProperties", `{"type":"object","not":{"minProperties":1,"maxProperties":2}}`, []string{`{}`, `{"a":1}`, `{"a":1,"b":2}`, `{"a":1,"b":2,"c":3}`}},
 	{"not-items-bounds", `{"type":"array","not":{"minItems":1,"maxItems":2}}`, []string{`[]`, `[1]`, `[1,2]`, `[1,2,3]`}},
 	{"not-contains", `{"type":"array","not":{"contains":{"type":"string"}}}`, []string{`[]`, `[1,2]`, `[1,"a"]`, `["a"]`}},
+	{"not-propertyNames", `{"type":"object","not":{"propertyNames":{"maxLength":1}}}`, []string{`{}`, `{"a":1}`, `{"ab":1}`, `{"a":1,"bc":2}`}},
+	{"not-patternProperties", `{"not":{"patternProperties":{"^x":{"type":"string"}}}}`, []string{`{}`, `{"x":"s"}`, `{"x":1}`, `{"y":1,"xa":null}`, `1`}},
+	{"not-additionalProperties", `{"not":{"properties":{"a":{}},"additionalProperties":false}}`, []string{`{}`, `{"a":1}`, `{"b":1}`, `"s"`}},
+	{"not-items", `{"type":"array","not":{"items":{"type":"integer","minimum":2}}}`, []string{`[]`, `[2,3]`, `[1]`, `[2,"a"]`, `[5,1,7]`}},
+	{"not-items-false", `{"not":{"items":false}}`, []string{`[]`, `[1]`, `1`}},
 	{"not-prefixItems", `{"type":"array","not":{"prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}}`, []string{`["a",1]`, `["a"]`, `[]`, `[1]`, `["a","b"]`, `["a",1,2]`}},
 	{"not-anyOf", `{"not":{"anyOf":[{"type":"string"},{"type":"integer","minimum":0}]}}`, []string{`"a"`, `1`, `-1`, `1.5`, `null`}},
 	{"not-allOf", `{"not":{"allOf":[{"type":"string"},{"maxLength":2}]}}`, []string{`"ab"`, `"abc"`, `1`}},
@@ -134,10 +139,10 @@ func TestCompileErrors(t *testing.T) {
 		{`{"properties":{"a":{"if":{"type":"string","format":"email"},"then":{"minLength":1}}}}`, "if", "/properties/a/if"},
 		{`{"oneOf":[{"type":"string"},{"type":"string","format":"email"}]}`, "oneOf", "/oneOf"},
 		{`{"not":{"type":"array","uniqueItems":true}}`, "not", "/not"},
-		{`{"not":{"patternProperties":{"^x":{"type":"string"}}}}`, "not", "/not"},
+		{`{"type":"object","allOf":[{"not":{"propertyNames":{"const":"a"}}},{"not":{"propertyNames":{"const":"b"}}},{"not":{"propertyNames":{"const":"c"}}},{"not":{"propertyNames":{"const":"d"}}}]}`, "not", "/allOf/0/not/propertyNames"},
 		{`{"not":{"const":{"a":1}}}`, "not", "/not"},
 		{`{"$ref":"http://example.com/other.json"}`, "$ref", "/$ref"},
-		{`{"properties":{"a":{"contains":{"type":"string"}}}}`, "contains", "/properties/a/contains"},
+		{`{"properties":{"a":{"contains":{"type":"string"},"maxContains":2}}}`, "contains", "/properties/a/contains"},
 	}
 	for _, c := range cases {
 		_, err := Compile([]byte(c.schema), Options{})

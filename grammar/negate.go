@@ -34,7 +34,8 @@ import (
 //     declared key present whose value fails its schema (a child ¬schema,
 //     lowered lazily so that recursion terminates).
 //   - prefixItems / tuple items: some position present whose item fails;
-//     contains: every item fails (items: ¬S).
+//     contains: every item fails (items: ¬S); items: S (no tuple): some
+//     item fails, contains: ¬S (exact, contains.go).
 //   - not: the schema itself; allOf: ∨¬; anyOf: ∧¬; oneOf: none holds or
 //     two hold; if/then/else: (I ∧ ¬T) ∨ (¬I ∧ ¬E); $ref: ¬target.
 //
@@ -199,11 +200,28 @@ func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
 				or(c.negTuple(v, x, kp))
 				continue
 			}
+			if k == "items" && v.Get("prefixItems") == nil {
+				// some item fails x: contains ¬x, whose complement is x
+				// itself (contains.go)
+				if x.Kind == jsonvalue.Bool { // items: false: a non-empty array
+					or(&node{arrs: []*arrCons{{minI: 1, maxI: -1}}})
+					continue
+				}
+				s := sref{x, kp}
+				a := &arrCons{maxI: -1, contains: []containsDef{{pos: c.negWrap(s), neg: s}}}
+				or(&node{arrs: []*arrCons{a}})
+				continue
+			}
 			if k == "additionalItems" && v.Get("items").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool ||
 				k == "items" && v.Get("prefixItems").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool {
 				continue // with the tuple
 			}
 			if k == "uniqueItems" && x.Kind == jsonvalue.Bool && !x.Bool {
+				continue
+			}
+			if k == "propertyNames" || k == "patternProperties" || k == "additionalProperties" {
+				// some property fails: an object with a witness (witness.go)
+				or(c.negProps(v, k, x, kp))
 				continue
 			}
 			c.unsupported(kp, "not", "not over %s is not supported (no exact complement)", k)

@@ -59,6 +59,10 @@ type objCons struct {
 	minP     int
 	maxP     int // -1: none
 	depReq   map[string][]string
+	// witness: some property whose name is in names and whose value
+	// satisfies val (the complements of propertyNames, patternProperties,
+	// additionalProperties); the builder enforces one (witness.go)
+	witness []witnessDef
 }
 
 type arrPart struct {
@@ -74,6 +78,9 @@ type arrCons struct {
 	// unique is the pointer of a uniqueItems: true that applies ("": none);
 	// the builder enforces it exactly or refuses (unique.go)
 	unique string
+	// contains: some item satisfies pos (neg is its exact complement);
+	// the builder enforces at most one (contains.go)
+	contains []containsDef
 }
 
 type node struct {
@@ -517,7 +524,7 @@ func (c *compiler) lowerOtherKeywords(n *node, v *jsonvalue.Value, ptr string, t
 			}
 			c.unsupported(at(k), k, "%s is not supported", k)
 		case "contains":
-			c.unsupported(at(k), k, "contains is not supported")
+			// lowerArrCons records it; the builder enforces it (contains.go)
 		case "uniqueItems":
 			// lowerArrCons records it; the builder enforces it (unique.go)
 		case "dependencies":
@@ -718,7 +725,12 @@ func (c *compiler) lowerArrCons(v *jsonvalue.Value, ptr string) *arrCons {
 	if x := v.Get("uniqueItems"); x != nil && x.Kind == jsonvalue.Bool && x.Bool {
 		ac.unique = at("uniqueItems")
 	}
-	if !has && ac.minI == 0 && ac.maxI < 0 && ac.unique == "" {
+	if x := v.Get("contains"); x != nil {
+		if cd, ok := c.lowerContains(v, sref{x, at("contains")}); ok {
+			ac.contains = append(ac.contains, cd)
+		}
+	}
+	if !has && ac.minI == 0 && ac.maxI < 0 && ac.unique == "" && len(ac.contains) == 0 {
 		return c.anyArr
 	}
 	return ac
@@ -1004,7 +1016,8 @@ func mergeObj(x, y *objCons, c *compiler) *objCons {
 	if y == c.anyObj {
 		return x
 	}
-	o := &objCons{parts: append(slices.Clone(x.parts), y.parts...), minP: max(x.minP, y.minP), maxP: x.maxP}
+	o := &objCons{parts: append(slices.Clone(x.parts), y.parts...), minP: max(x.minP, y.minP), maxP: x.maxP,
+		witness: append(slices.Clone(x.witness), y.witness...)}
 	if o.maxP < 0 || y.maxP >= 0 && y.maxP < o.maxP {
 		o.maxP = y.maxP
 	}
@@ -1033,7 +1046,8 @@ func mergeArr(x, y *arrCons, c *compiler) *arrCons {
 	if y == c.anyArr {
 		return x
 	}
-	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI, unique: x.unique}
+	a := &arrCons{parts: append(slices.Clone(x.parts), y.parts...), minI: max(x.minI, y.minI), maxI: x.maxI, unique: x.unique,
+		contains: mergeContains(x.contains, y.contains)}
 	if a.unique == "" {
 		a.unique = y.unique
 	}
@@ -1362,6 +1376,22 @@ func (c *compiler) arrAccepts(a *arrCons, v *jsonvalue.Value, depth int) (bool, 
 			}
 		}
 	}
+	for _, cd := range a.contains {
+		found := false
+		for _, x := range v.Vals {
+			ok, why := c.refAccepts(cd.pos, x, depth)
+			if why != nil {
+				return false, why
+			}
+			if ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false, nil
+		}
+	}
 	if a.unique != "" {
 		seen := map[string]bool{}
 		plain := true
@@ -1415,6 +1445,28 @@ func (c *compiler) objAccepts(o *objCons, v *jsonvalue.Value, depth int) (bool, 
 			if !slices.Contains(v.Keys, d) {
 				return false, nil
 			}
+		}
+	}
+	for _, wd := range o.witness {
+		found := false
+		for i, name := range v.Keys {
+			if !wd.names.accepts(name) {
+				continue
+			}
+			ok, why := true, (*CompileError)(nil)
+			if !wd.valAny {
+				ok, why = c.refAccepts(wd.val, v.Vals[i], depth)
+			}
+			if why != nil {
+				return false, why
+			}
+			if ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false, nil
 		}
 	}
 	for i, name := range v.Keys {

@@ -45,7 +45,7 @@ grep -h 'sampling: ' "$out/sampling.log" >&2 || tail -n 20 "$out/sampling.log" >
 sampling=()
 [ -s "$out/sampling.json" ] && sampling=(--sampling "$out/sampling.json")
 
-"$gb" report --bench "$out/jsonschemabench.jsonl" --suite "$out/suite.jsonl" "${sampling[@]}" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
+"$gb" report --bench "$out/jsonschemabench.jsonl" --data "$DATA_DIR/jsonschemabench" --suite "$out/suite.jsonl" "${sampling[@]}" --vocab llama3 --command "$cmd" --out CONFORMANCE.md
 log "wrote CONFORMANCE.md"
 if [ "$sampling_rc" -ne 0 ]; then
 	log "sampling compliance failed (exit $sampling_rc): see $out/sampling.log"

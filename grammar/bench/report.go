@@ -86,6 +86,7 @@ type ConformanceInputs struct {
 	Sampling string // the sampling-compliance object (optional; see writeSampling)
 	Vocab    string // the bench's vocabulary name, for the heading (default llama3)
 	Command  string // the bench's command line, quoted in the page (optional)
+	Data     string // the bench's data directory, for the per-keyword section (optional)
 }
 
 // WriteConformance writes CONFORMANCE.md from in to w.
@@ -198,6 +199,11 @@ func WriteConformance(w io.Writer, in ConformanceInputs) error {
 			parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
 		}
 		fmt.Fprintln(w, strings.Join(parts, ", "))
+	}
+	if in.Data != "" {
+		if err := writeKeywords(w, rows, in.Data); err != nil {
+			return err
+		}
 	}
 	if p := in.Sampling; p != "" {
 		if err := writeSampling(w, p); err != nil {

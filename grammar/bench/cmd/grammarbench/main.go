@@ -169,6 +169,7 @@ func reportCmd(args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&in.Sampling, "sampling", "", "the sampling-compliance JSON (JSB_SAMPLING_OUT)")
 	fs.StringVar(&in.Vocab, "vocab", "llama3", "the bench's vocabulary, for the heading")
 	fs.StringVar(&in.Command, "command", "", "the bench's command line, quoted in the page")
+	fs.StringVar(&in.Data, "data", "", "the bench's data directory: adds the per-keyword section (exact and refused forms)")
 	outPath := fs.String("out", "", "write to this file instead of stdout")
 	if pos, err := parse(fs, args); err != nil {
 		return err

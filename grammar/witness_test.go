@@ -1,0 +1,111 @@
+package grammar
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// witnessCases: ¬propertyNames, ¬patternProperties, ¬additionalProperties
+// (witness.go), with a pool of properties the differential test draws
+// objects from.
+var witnessCases = []struct {
+	schema string
+	pool   []string
+}{
+	{`{"type":"object","not":{"propertyNames":{"not":{"const":"0"}}}}`, []string{`"0":1`, `"1":2`, `"a":null`}},
+	{`{"type":"object","not":{"propertyNames":{"pattern":"^[a-z]+$"}},"patternProperties":{"\\d":{"type":"boolean"}}}`,
+		[]string{`"ab":1`, `"A":2`, `"1":true`, `"2":3`, `"x1":false`}},
+	{`{"type":"object","not":{"patternProperties":{"^a":{"type":"string"}}}}`, []string{`"ab":"x"`, `"ab":1`, `"b":1`, `"a":true`}},
+	{`{"type":"object","not":{"patternProperties":{"a":false,"b":{"minimum":3}}}}`, []string{`"xa":1`, `"b":1`, `"b":5`, `"c":0`}},
+	{`{"type":"object","properties":{"k":{}},"not":{"properties":{"k":{}},"additionalProperties":{"type":"integer"}}}`,
+		[]string{`"k":"s"`, `"m":1`, `"m":"s"`, `"n":2.5`}},
+	{`{"type":"object","not":{"propertyNames":{"enum":["a","b"]}},"maxProperties":2}`, []string{`"a":1`, `"b":1`, `"c":1`, `"d":1`}},
+	{`{"type":"object","properties":{"x":{"type":"integer"}},"not":{"patternProperties":{"^x$":{"minimum":0}}}}`,
+		[]string{`"x":1`, `"x":-1`, `"y":-1`}},
+	{`{"type":"object","oneOf":[{"patternProperties":{"a":{"type":"integer"}}},{"patternProperties":{"b":{"type":"integer"}}}]}`,
+		[]string{`"a":1`, `"a":"s"`, `"b":2`, `"b":"t"`, `"ab":3`, `"c":"u"`}},
+	// several witnesses: a copy per set seen
+	{`{"type":"object","allOf":[{"not":{"propertyNames":{"not":{"const":"x"}}}},{"not":{"patternProperties":{"^y":{"type":"integer"}}}}]}`,
+		[]string{`"x":1`, `"y":1`, `"y":"s"`, `"yz":null`, `"q":0`}},
+	{`{"type":"object","allOf":[{"not":{"patternProperties":{"a":{"type":"string"}}}},{"not":{"patternProperties":{"b":{"type":"string"}}}},{"not":{"propertyNames":{"maxLength":2}}}],"maxProperties":3}`,
+		[]string{`"ab":1`, `"a":2`, `"b":"s"`, `"bbb":3`, `"abc":"t"`, `"c":4`}},
+	{`{"type":"object","patternProperties":{"^[0-9]$":{"type":"integer"}},"additionalProperties":false,"not":{"anyOf":[{"propertyNames":{"not":{"enum":["1","3"]}}},{"propertyNames":{"not":{"enum":["2","3"]}}}]},"maxProperties":2}`,
+		[]string{`"1":1`, `"2":2`, `"3":3`, `"4":4`, `"x":1`}},
+}
+
+func TestWitnessDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 5))
+	for _, c := range witnessCases {
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.schema, err)
+		}
+		val := newValidator(t, []byte(c.schema))
+		nValid, nInvalid := 0, 0
+		for i := 0; i < 3000; i++ {
+			n := rng.IntN(5)
+			var props []string
+			seen := map[string]bool{}
+			for j := 0; j < n; j++ {
+				p := c.pool[rng.IntN(len(c.pool))]
+				key := p[:strings.Index(p, `":`)+1]
+				if !seen[key] {
+					seen[key] = true
+					props = append(props, p)
+				}
+			}
+			x := "{" + strings.Join(props, ",") + "}"
+			want := val.valid([]byte(x))
+			if got := g.Match([]byte(x)); got != want {
+				t.Errorf("%s: %s: grammar %v, validator %v", c.schema, x, got, want)
+			}
+			if want {
+				nValid++
+			} else {
+				nInvalid++
+			}
+		}
+		if nValid == 0 || nInvalid == 0 {
+			t.Errorf("%s: the generator drew %d valid and %d invalid instances: want both", c.schema, nValid, nInvalid)
+		}
+	}
+}
+
+// TestWitnessSampling: under the generation bound (unrolled by key count)
+// a random model never dead-ends and every output validates.
+func TestWitnessSampling(t *testing.T) {
+	ti := NewTokenizerInfo(testVocab(t))
+	bits := make([]uint64, ti.MaskWords())
+	rng := rand.New(rand.NewPCG(20, 6))
+	for _, c := range witnessCases {
+		g, err := Compile([]byte(c.schema), Options{MaxStringBytes: 16, MaxContainerItems: 4})
+		if err != nil {
+			t.Logf("%s: %v (refused under the generation bound)", c.schema, err)
+			continue
+		}
+		val := newValidator(t, []byte(c.schema))
+		for d := 0; d < 20; d++ {
+			tm := g.NewTokenMatcher(ti)
+			var out []byte
+			for step := 0; step < 2000 && !tm.IsTerminated(); step++ {
+				tm.FillMask(bits)
+				id := pickUniform(bits, rng)
+				if id < 0 {
+					t.Fatalf("%s: dead end after %q", c.schema, out)
+				}
+				if !tm.Accept(id) {
+					t.Fatalf("%s: allowed token %q rejected after %q", c.schema, ti.v.Tokens[id], out)
+				}
+				if !tm.IsTerminated() {
+					out = append(out, ti.v.Tokens[id]...)
+				}
+			}
+			if !tm.IsTerminated() {
+				t.Errorf("%s: no EOS within 2000 tokens: %.200q", c.schema, out)
+			} else if !val.valid(out) {
+				t.Errorf("%s: sampled output does not validate: %s", c.schema, out)
+			}
+		}
+	}
+}
