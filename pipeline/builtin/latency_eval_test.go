@@ -35,8 +35,8 @@ import (
 //
 // (AIRS_LATENCY_TRACE=FILE also writes the traces as JSON lines, to
 // FILE.one-worker and FILE.shared-cores.) Without AIRS_LATENCY_EVAL a short
-// trace runs (three phases), asserting only that the model beats the
-// baseline on the typical call; the goal, ≥ 30% lower MAE, is asserted on
+// one-worker trace runs (three phases), asserting only that the model
+// beats the baseline on the typical call; the goal, ≥ 30% lower MAE, is asserted on
 // the full one-worker trace. On shared cores which calls the scheduler
 // holds back is a lottery no dispatch-time feature sees (oracleReduction
 // measures how little any predictor could gain there); the model must
@@ -55,6 +55,12 @@ func TestLatencyEval(t *testing.T) {
 		name   string
 		serial bool
 	}{{"one-worker", true}, {"shared-cores", false}} {
+		if !w.serial && !full {
+			// Shared cores is the lottery described below: on a short
+			// trace its figures swing either way from run to run, so it
+			// is measured on the full trace only.
+			continue
+		}
 		t.Run(w.name, func(t *testing.T) {
 			recs := recordLatencyTrace(t, lc, levels, perPhase, passes, w.serial)
 			if path := os.Getenv("AIRS_LATENCY_TRACE"); path != "" {
