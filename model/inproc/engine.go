@@ -55,15 +55,15 @@ type Sampling struct {
 
 // Result is one generation and where its time went.
 type Result struct {
-	Text         string
-	PromptTokens int
-	Sampled      int // tokens drawn from a mask
-	Forced       int // tokens appended by fast-forward
-	Evals        int // batched decodes (the prompt's counts as one)
-	Total        time.Duration
-	Prefill      time.Duration // the first decode (prompt + the forced prefix)
-	MaskTime     time.Duration // time spent computing masks and forced bytes
-	MaskExposed  time.Duration // mask time not hidden behind a forward pass
+	Text         string        `json:"text"`
+	PromptTokens int           `json:"prompt_tokens"`
+	Sampled      int           `json:"sampled_tokens"` // drawn from a mask
+	Forced       int           `json:"forced_tokens"`  // appended by fast-forward
+	Evals        int           `json:"decodes"`        // batched decodes (the prompt's is one)
+	Total        time.Duration `json:"total_ns"`
+	Prefill      time.Duration `json:"prefill_ns"`      // the first decode (prompt + the forced prefix)
+	MaskTime     time.Duration `json:"mask_ns"`         // computing masks and forced bytes
+	MaskExposed  time.Duration `json:"mask_exposed_ns"` // mask time not hidden behind a forward pass
 }
 
 // ForcedFraction is the share of generated tokens fast-forward appended.

@@ -72,7 +72,7 @@ func tinyGGUF(t testing.TB) string {
 func tinyEngine(t testing.TB) *Engine {
 	p := tinyGGUF(t)
 	if tinyEng == nil {
-		e, _, err := Open(p, Options{ContextLen: 4096})
+		e, _, err := Open(p, Options{ContextLen: 8192, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
