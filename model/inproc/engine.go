@@ -172,7 +172,7 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 	tm := g.NewTokenMatcher(e.ti)
 	check := g.NewStreamChecker()
 	mask := make([]uint64, e.ti.MaskWords())
-	rng := rand.New(rand.NewPCG(s.Seed, 0x5eed))
+	rng := newRand(s.Seed)
 	var out []byte
 	emit := func(p []byte) error {
 		out = append(out, p...)
@@ -305,7 +305,7 @@ func (e *Engine) Unconstrained(ctx context.Context, prompt string, n int, s Samp
 	for i := range all {
 		all[i] = ^uint64(0)
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, 0x5eed))
+	rng := newRand(s.Seed)
 	batch := ptoks
 	var out []byte
 	for i := 0; i < n; i++ {
@@ -443,3 +443,6 @@ func forEach(mask []uint64, n int, f func(int)) {
 		}
 	}
 }
+
+// newRand is a generation's random source: the same seed, the same draws.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
