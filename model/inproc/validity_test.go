@@ -171,9 +171,8 @@ func (ty *tally) report(t *testing.T, name string) {
 		float64(ty.dur.Milliseconds())/float64(max(1, ty.n)))
 }
 
-func TestBFCLToolCallsValid(t *testing.T) {
-	e := tinyEngine(t)
-	n := envInt("INPROC_BFCL_N", 30)
+// bfclSample spreads n questions over four BFCL categories.
+func bfclSample(t testing.TB, n int) []bfclQ {
 	var qs []bfclQ
 	for _, cat := range []string{"simple_python", "multiple", "live_simple", "live_multiple"} {
 		var all []bfclQ
@@ -189,36 +188,48 @@ func TestBFCLToolCallsValid(t *testing.T) {
 			qs = append(qs, all[i*len(all)/k])
 		}
 	}
+	return qs
+}
+
+// bfclRequest is one question's tools, messages and full-schema validator.
+func bfclRequest(t testing.TB, q bfclQ) ([]grammar.ToolSchema, []selector.Message, *jsonschema.Schema) {
+	var tools []grammar.ToolSchema
+	var oneOf []any
+	var msgs []selector.Message
+	var sys bytes.Buffer
+	sys.WriteString("Answer with one tool call as JSON.\nTools:\n")
+	for _, f := range q.Function {
+		p := bfclTypes(f.Parameters).(map[string]any)
+		pb, _ := json.Marshal(p)
+		tools = append(tools, grammar.ToolSchema{Name: f.Name, Parameters: pb})
+		oneOf = append(oneOf, map[string]any{"type": "object", "required": []string{"function", "arguments"}, "additionalProperties": false,
+			"properties": map[string]any{"function": map[string]any{"const": f.Name}, "arguments": p}})
+		fmt.Fprintf(&sys, "- %s: %s %s\n", f.Name, f.Description, pb)
+	}
+	oneOf = append(oneOf, map[string]any{"type": "object", "required": []string{"function", "arguments"}, "additionalProperties": false,
+		"properties": map[string]any{"function": map[string]any{"const": "none"}, "arguments": map[string]any{"type": "object", "maxProperties": 0}}})
+	full, _ := json.Marshal(map[string]any{"oneOf": oneOf})
+	v, err := validator(full)
+	if err != nil {
+		t.Fatalf("%s: validator: %v", q.ID, err)
+	}
+	msgs = append(msgs, selector.Message{Role: "system", Content: sys.String()})
+	for _, m := range q.Question[0] {
+		msgs = append(msgs, selector.Message{Role: m.Role, Content: m.Content})
+	}
+	return tools, msgs, v
+}
+
+func TestBFCLToolCallsValid(t *testing.T) {
+	e := tinyEngine(t)
+	qs := bfclSample(t, envInt("INPROC_BFCL_N", 30))
 	var ty tally
 	for qi, q := range qs {
-		var tools []grammar.ToolSchema
-		var oneOf []any
-		var msgs []selector.Message
-		var sys bytes.Buffer
-		sys.WriteString("Answer with one tool call as JSON.\nTools:\n")
-		for _, f := range q.Function {
-			p := bfclTypes(f.Parameters).(map[string]any)
-			pb, _ := json.Marshal(p)
-			tools = append(tools, grammar.ToolSchema{Name: f.Name, Parameters: pb})
-			oneOf = append(oneOf, map[string]any{"type": "object", "required": []string{"function", "arguments"}, "additionalProperties": false,
-				"properties": map[string]any{"function": map[string]any{"const": f.Name}, "arguments": p}})
-			fmt.Fprintf(&sys, "- %s: %s %s\n", f.Name, f.Description, pb)
-		}
-		oneOf = append(oneOf, map[string]any{"type": "object", "required": []string{"function", "arguments"}, "additionalProperties": false,
-			"properties": map[string]any{"function": map[string]any{"const": "none"}, "arguments": map[string]any{"type": "object", "maxProperties": 0}}})
-		full, _ := json.Marshal(map[string]any{"oneOf": oneOf})
-		v, err := validator(full)
-		if err != nil {
-			t.Fatalf("%s: validator: %v", q.ID, err)
-		}
+		tools, msgs, v := bfclRequest(t, q)
 		g, err := grammar.ToolCall(tools, grammar.ToolCallOptions{AllowNone: true, Options: genOpts})
 		if err != nil {
 			t.Logf("%s: the grammar refuses the tools (not counted): %v", q.ID, err)
 			continue
-		}
-		msgs = append(msgs, selector.Message{Role: "system", Content: sys.String()})
-		for _, m := range q.Question[0] {
-			msgs = append(msgs, selector.Message{Role: m.Role, Content: m.Content})
 		}
 		s := Sampling{Temperature: 0.8, TopP: 0.95, Seed: uint64(qi + 1)}
 		if qi%3 == 0 {
