@@ -90,9 +90,13 @@ func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), 
 	if err != nil {
 		return nil, nil, "", "", false, err
 	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, nil, "", "", false, err
+	}
 	opts := engine.Options{Channel: name, Model: *model}
 	closeLocal := func() {}
-	eng := a.cfg.Model.Engine
+	eng := cfg.Model.Engine
 	if *engineName != "" {
 		eng = *engineName
 	}
@@ -102,7 +106,7 @@ func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), 
 			return nil, nil, "", "", false, usagef("--gguf needs --engine inproc")
 		}
 	case config.EngineInproc:
-		path := a.cfg.Model.GGUF
+		path := cfg.Model.GGUF
 		if *gguf != "" {
 			path = *gguf
 		}
