@@ -40,7 +40,11 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 	}
 	threads := opts.Threads
 	if threads <= 0 {
-		threads = runtime.NumCPU()
+		// Half the logical CPUs (the physical cores on SMT machines, as
+		// Ollama does): ggml's threads spin, and one per logical CPU plus
+		// the mask goroutine oversubscribes (on 2 shared cores, 2 threads
+		// made a token 10x slower than 1).
+		threads = max(1, runtime.NumCPU()/2)
 	}
 	m, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: true})
 	if err != nil {

@@ -25,6 +25,14 @@ type Model struct {
 	Last *Result
 }
 
+// GenerationBounds bound what the format leaves open, so that a call ends
+// within the selector's token cap (1024) whatever the weights: strings
+// without maxLength take at most 256 code points, arrays and objects
+// without maxItems/maxProperties at most 16 items (grammar.Options:
+// where the schema sets no bound). Outputs stay valid against the schema:
+// the bounds only narrow what may be generated.
+var GenerationBounds = grammar.Options{MaxStringBytes: 256, MaxContainerItems: 16}
+
 var _ selector.Model = (*Model)(nil)
 
 // Generate implements selector.Model.
@@ -32,7 +40,13 @@ func (m *Model) Generate(ctx context.Context, req selector.ModelRequest, onChunk
 	if len(req.Format) == 0 {
 		return errors.New("inproc: a request without a format: the in-process engine only decodes under a grammar")
 	}
-	g, err := grammar.CompileCached(req.Format, selector.ToolCallGrammar.Options)
+	// Declared order: the format lists "function" before "arguments", the
+	// order the selector's own tool-call grammar (its stream check) wants;
+	// AnyOrder would let the model start with "arguments".
+	o := selector.ToolCallGrammar.Options
+	o.PropertyOrder = grammar.DeclaredOrder
+	o.MaxStringBytes, o.MaxContainerItems = GenerationBounds.MaxStringBytes, GenerationBounds.MaxContainerItems
+	g, err := grammar.CompileCached(req.Format, o)
 	if err != nil {
 		return fmt.Errorf("inproc: compiling the request's format: %w", err)
 	}

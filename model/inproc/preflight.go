@@ -16,7 +16,7 @@ import (
 type Options struct {
 	// ContextLen is the sequence's capacity in tokens (default 4096).
 	ContextLen int
-	// Threads for the forward pass (default: the machine's cores).
+	// Threads for the forward pass (default: half the logical CPUs).
 	Threads int
 	// MemAvailable overrides the memory the size check allows (bytes; 0:
 	// MemAvailable of /proc/meminfo, or no check where that is unknown).
