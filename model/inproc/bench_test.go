@@ -85,6 +85,8 @@ func TestVsOllamaFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeE()
+	var oTok int
+	var oEval time.Duration
 	ollama := func(msgs []selector.Message, format json.RawMessage) (string, time.Duration, error) {
 		body, _ := json.Marshal(map[string]any{"model": model, "messages": msgs, "format": format, "stream": false,
 			"options": map[string]any{"temperature": 0, "seed": 1, "num_predict": 1024, "num_thread": 1}})
@@ -95,28 +97,34 @@ func TestVsOllamaFormat(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var out struct {
-			Message struct{ Content string } `json:"message"`
-			Error   string                   `json:"error"`
+			Message      struct{ Content string } `json:"message"`
+			Error        string                   `json:"error"`
+			EvalCount    int                      `json:"eval_count"`
+			EvalDuration time.Duration            `json:"eval_duration"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&out)
+		oTok += out.EvalCount
+		oEval += out.EvalDuration
 		return out.Message.Content, time.Since(t0), err
 	}
 	qs := bfclSample(t, envInt("INPROC_VS_N", 16))
 	var tO, tFF, tNoFF []time.Duration
-	validO, validI, n, forced, total := 0, 0, 0, 0, 0
+	validO, validI, n, forced, total, iTok := 0, 0, 0, 0, 0, 0
+	var iDur time.Duration
 	for i, q := range qs {
 		tools, msgs, v := bfclRequest(t, q)
 		format, _, err := selector.FormatFor(tools, true)
 		if err != nil {
 			continue
 		}
-		g, err := grammar.ToolCall(tools, selector.ToolCallGrammar)
+		g, err := grammar.ToolCall(tools, grammar.ToolCallOptions{AllowNone: true, Options: GenerationOptions()})
 		if err != nil {
 			continue
 		}
 		if i == 0 { // warm both (model load, first grammar builds)
 			ollama(msgs, format)
 			e.Constrained(context.Background(), ChatPrompt(msgs), g, Sampling{}, nil)
+			oTok, oEval = 0, 0
 		}
 		n++
 		out, d, err := ollama(msgs, format)
@@ -136,6 +144,8 @@ func TestVsOllamaFormat(t *testing.T) {
 			t.Errorf("%s: in-process output not valid: %s", q.ID, r.Text)
 		}
 		tFF = append(tFF, r.Total)
+		iTok += r.Sampled + r.Forced
+		iDur += r.Total - r.Prefill
 		forced += r.Forced
 		total += r.Forced + r.Sampled
 		r2, err := e.Constrained(context.Background(), ChatPrompt(msgs), g, Sampling{NoFastForward: true}, nil)
@@ -147,4 +157,6 @@ func TestVsOllamaFormat(t *testing.T) {
 	mo, mf, mn := median(tO), median(tFF), median(tNoFF)
 	t.Logf("time to a call over %d BFCL requests (medians): Ollama format %v (%d valid), in-process fast-forward %v (%d valid, forced fraction %.3f), in-process without fast-forward %v; Ollama/in-process %.2f, Ollama/no-FF %.2f",
 		n, mo, validO, mf, validI, float64(forced)/float64(max(1, total)), mn, float64(mo)/float64(mf), float64(mo)/float64(mn))
+	t.Logf("generated tokens: Ollama %d in %v of eval (%.2f ms/token); in-process %d (sampled+forced) in %v after prefill (%.2f ms/token)",
+		oTok, oEval, float64(oEval.Microseconds())/1000/float64(max(1, oTok)), iTok, iDur, float64(iDur.Microseconds())/1000/float64(max(1, iTok)))
 }

@@ -40,13 +40,7 @@ func (m *Model) Generate(ctx context.Context, req selector.ModelRequest, onChunk
 	if len(req.Format) == 0 {
 		return errors.New("inproc: a request without a format: the in-process engine only decodes under a grammar")
 	}
-	// Declared order: the format lists "function" before "arguments", the
-	// order the selector's own tool-call grammar (its stream check) wants;
-	// AnyOrder would let the model start with "arguments".
-	o := selector.ToolCallGrammar.Options
-	o.PropertyOrder = grammar.DeclaredOrder
-	o.MaxStringBytes, o.MaxContainerItems = GenerationBounds.MaxStringBytes, GenerationBounds.MaxContainerItems
-	g, err := grammar.CompileCached(req.Format, o)
+	g, err := grammar.CompileCached(req.Format, GenerationOptions())
 	if err != nil {
 		return fmt.Errorf("inproc: compiling the request's format: %w", err)
 	}
@@ -61,6 +55,18 @@ func (m *Model) Generate(ctx context.Context, req selector.ModelRequest, onChunk
 		return fmt.Errorf("%w: %w", selector.ErrModelRepeatLimit, err)
 	}
 	return err
+}
+
+// GenerationOptions compile a request's format: the selector's tool-call
+// options with GenerationBounds, in declared order (the format lists
+// "function" before "arguments", the order the selector's own tool-call
+// grammar, its stream check, wants; AnyOrder would let the model start
+// with "arguments").
+func GenerationOptions() grammar.Options {
+	o := selector.ToolCallGrammar.Options
+	o.PropertyOrder = grammar.DeclaredOrder
+	o.MaxStringBytes, o.MaxContainerItems = GenerationBounds.MaxStringBytes, GenerationBounds.MaxContainerItems
+	return o
 }
 
 // ChatPrompt renders messages in the ChatML template (Qwen's, and the tiny
