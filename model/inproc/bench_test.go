@@ -107,7 +107,7 @@ func TestVsOllamaFormat(t *testing.T) {
 		oEval += out.EvalDuration
 		return out.Message.Content, time.Since(t0), err
 	}
-	qs := bfclSample(t, envInt("INPROC_VS_N", 16))
+	qs := bfclSample(t, envInt("INPROC_VS_N", 8))
 	var tO, tFF, tNoFF []time.Duration
 	validO, validI, n, forced, total, iTok := 0, 0, 0, 0, 0, 0
 	var iDur time.Duration
