@@ -156,6 +156,9 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 	defer e.mu.Unlock()
 	t0 := time.Now()
 	res := &Result{}
+	var out []byte
+	// Also when onChunk stops generation (the selector's check says complete).
+	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
 	ptoks, err := e.b.Tokenize(prompt, true)
 	if err != nil {
 		return nil, fmt.Errorf("inproc: tokenizing the prompt: %w", err)
@@ -173,7 +176,6 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 	check := g.NewStreamChecker()
 	mask := make([]uint64, e.ti.MaskWords())
 	rng := newRand(s.Seed)
-	var out []byte
 	emit := func(p []byte) error {
 		out = append(out, p...)
 		if _, err := check.Write(p); err != nil {
@@ -257,8 +259,6 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 	if !check.Complete() {
 		return res, fmt.Errorf("inproc: internal error: the grammar accepted %q but the stream check does not", out)
 	}
-	res.Text = string(out)
-	res.Total = time.Since(t0)
 	return res, nil
 }
 
