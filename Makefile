@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e bench demo fuzz vet clean
+.PHONY: all build test conformance e2e e2e-inproc inproc bench demo fuzz vet clean
 
 all: build
 
@@ -28,6 +28,16 @@ conformance:
 ## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model.
 e2e:
 	bash scripts/e2e.sh
+
+## inproc: bin/airs-inproc, airs with the in-process engine (build tag inproc, cgo;
+## llama.cpp from the Ollama v0.17.4 module: the headers are the e2e build's).
+inproc:
+	bash scripts/inproc.sh build bin/airs-inproc
+
+## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
+## validity; per-token cost). make e2e runs them too, with the Ollama comparison.
+e2e-inproc:
+	bash scripts/inproc.sh test -v
 
 ## bench: Go benchmarks and side-by-side peer runs, printed as tables.
 bench:

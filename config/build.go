@@ -195,6 +195,22 @@ func (p *parser) build(fc *fileConfig) *Config {
 	}
 	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
 
+	// model
+	c.Model.Engine = EngineOllama
+	switch fc.Model.Engine {
+	case "", EngineOllama:
+	case EngineInproc:
+		c.Model.Engine = EngineInproc
+	default:
+		p.add(p.line("model", "engine"), "model.engine %q: want %s or %s", fc.Model.Engine, EngineOllama, EngineInproc)
+	}
+	if fc.Model.GGUF != "" {
+		c.Model.GGUF = p.expandPath(fc.Model.GGUF)
+	}
+	if c.Model.Engine == EngineInproc && c.Model.GGUF == "" {
+		p.add(p.line("model", "engine"), "model.engine inproc needs model.gguf: the GGUF file to load")
+	}
+
 	p.buildSelection(&fc.Selection, c)
 
 	// recording

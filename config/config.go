@@ -85,6 +85,8 @@ type Config struct {
 	// in the order written).
 	Manifests []string
 	Ollama    Ollama
+	// Model chooses the engine that runs the selector's model.
+	Model     ModelEngine
 	Recording Recording
 	// Selection: ranking weights and the no-LLM "no tool fits" threshold.
 	Selection Selection
@@ -203,6 +205,21 @@ type Ollama struct {
 	Model      string // chat/generation model; "" = no-LLM mode
 	EmbedModel string // embedding model; "" = the embedded default embedder
 }
+
+// ModelEngine says what decodes the selector's tool calls and plans:
+// EngineOllama (the model server, ollama.model) or EngineInproc (a GGUF
+// loaded in process by a binary built with the inproc tag, decoded under
+// AIRS's own token masks; GGUF names the file).
+type ModelEngine struct {
+	Engine string
+	GGUF   string
+}
+
+// The values of model.engine.
+const (
+	EngineOllama = "ollama"
+	EngineInproc = "inproc"
+)
 
 // Recording configures session recording for evals.
 type Recording struct {

@@ -72,6 +72,13 @@ ollama:
   model: ""
   embed_model: ""
 
+# What decodes the selector's calls: ollama (the server above), or inproc (a
+# GGUF loaded in process and decoded under AIRS's own token masks; needs a
+# binary built with -tags inproc, see README "In-process engine").
+model:
+  engine: ollama
+  gguf: ""
+
 # Ranking of candidate tools: the weights of its components, inline (an
 # omitted component weighs 0) or as the path of the JSON file that
 # 'airs eval tune --write FILE' writes. Default: the values below. What

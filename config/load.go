@@ -141,6 +141,10 @@ type fileConfig struct {
 		Model      string `yaml:"model"`
 		EmbedModel string `yaml:"embed_model"`
 	} `yaml:"ollama"`
+	Model struct {
+		Engine string `yaml:"engine"`
+		GGUF   string `yaml:"gguf"`
+	} `yaml:"model"`
 	Selection fileSelection `yaml:"selection"`
 	Recording struct {
 		Enabled bool     `yaml:"enabled"`

@@ -228,10 +228,33 @@ log "go test -tags e2e ${pkgs[*]}"
 rc=0
 # shellcheck disable=SC2086
 timed tests go test -tags e2e -count=1 -p 1 -timeout 30m ${E2E_GOFLAGS:-} ${E2E_RUN:+-run "$E2E_RUN"} "${pkgs[@]}" || rc=$?
+# 6b. The in-process engine (build tag inproc, cgo): its tests on the tiny
+# model, the comparison with Ollama's format path on this server's GGUF, and
+# `airs select --engine inproc` end to end. AIRS_E2E_INPROC=0 skips it.
+if [[ "${AIRS_E2E_INPROC:-1}" != 0 ]]; then
+	log "in-process engine: scripts/inproc.sh test"
+	AIRS_TOKENIZER="$TOKENIZER" AIRS_INPROC_OLLAMA_GGUF="$WORK/model/$MODEL.gguf" \
+		timed inproc bash scripts/inproc.sh test -v >"$WORK/inproc-test.log" 2>&1 || rc=1
+	# (llama.cpp's load log left out)
+	grep -v -E '^(llama_|load|print_info|\.\.\.)' "$WORK/inproc-test.log" >&2 || true
+	if timed inproc_cli bash scripts/inproc.sh build "$WORK/airs-inproc" >/dev/null; then
+		if ! AIRS_HOME="$WORK/airs-home" "$WORK/airs-inproc" select --engine inproc --gguf "$WORK/model/$MODEL.gguf" --json \
+			"what's 2 * (3 + 4)?" >"$WORK/inproc-select.json" 2>"$WORK/inproc-select.log" ||
+			! grep -q '"forced_tokens"' "$WORK/inproc-select.json"; then
+			log "airs select --engine inproc failed:"
+			tail -n 20 "$WORK/inproc-select.log" >&2
+			rc=1
+		else
+			log "airs select --engine inproc: $(head -c 300 "$WORK/inproc-select.json" | tr -d '\n')"
+		fi
+	else
+		rc=1
+	fi
+fi
 if ((rc != 0)); then
 	log "tests failed; last lines of the server log:"
 	tail -n 40 "$SERVER_LOG" >&2
 fi
 
-log "timings: build/cache ${took[build]}s, model write ${took[model_write]}s, serve ${took[serve]}s, create ${took[create]}s, tests ${took[tests]:-?}s, total $(($(date +%s) - t0))s"
+log "timings: build/cache ${took[build]}s, model write ${took[model_write]}s, serve ${took[serve]}s, create ${took[create]}s, tests ${took[tests]:-?}s, inproc ${took[inproc]:-?}s, total $(($(date +%s) - t0))s"
 exit $rc

@@ -12,6 +12,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/model/inproc"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 )
@@ -23,7 +24,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	configFlag     string
-	cmd            *command // the running subcommand
+	// inproc is the in-process model of this command (--engine inproc).
+	inproc *inproc.Model
+	cmd    *command // the running subcommand
 
 	cfg    *config.Config
 	policy *pipeline.StaticPolicy

@@ -13,11 +13,18 @@ import (
 // overrides ollama.model from airs.yaml ("" keeps it, "none" forces no-LLM
 // mode). close releases everything.
 func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine, func(), error) {
+	return a.engineWith(ctx, engine.Options{Channel: channel, Model: model})
+}
+
+// engineWith is engine with more options (the in-process model).
+func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engine, func(), error) {
+	channel := opts.Channel
 	m, closeM, err := a.manager()
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, engine.Options{Channel: channel, Model: model, Guard: a.guard, MCP: a.mcp})
+	opts.Guard, opts.MCP = a.guard, a.mcp
+	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, opts)
 	if err != nil {
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)

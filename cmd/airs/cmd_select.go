@@ -3,7 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/model/inproc"
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
@@ -14,7 +18,7 @@ var selectCmd = &command{
 	Name:    "select",
 	Summary: "show which tool call AIRS would make for a request, without running it",
 	Usage: `Usage:
-  airs select [--model MODEL | --model none] [--json] TEXT...
+  airs select [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE] [--json] TEXT...
 
 Prints the decision AIRS makes for a request in plain words — the tool and
 its arguments, or "none" when no tool fits — and runs nothing. It is the
@@ -32,6 +36,12 @@ you can read holds is an error that lists them.
 every candidate's score components (similarity is the raw cosine,
 coverage the share of the request's words the tool's text uses), and the
 threshold in force.
+
+--engine inproc --gguf FILE decodes in process: the GGUF is loaded through
+llama.cpp and every token is drawn under AIRS's own token mask, forced
+bytes appended without sampling (fast-forward); --json then adds the
+generation's token counts and times ("inproc"). It needs a binary built
+with the inproc tag (make inproc); any other binary says so and exits 1.
 
 Exit status: 0 with a decision (a tool or none), 1 when selection failed
 (missing files, no callable tool, a model error).
@@ -73,10 +83,44 @@ Examples:
 func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), string, string, bool, error) {
 	fs := a.flags()
 	model := fs.String("model", "", "Ollama `model` that makes the decision, or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	engineName := fs.String("engine", "", "what decodes the call: ollama or inproc (a GGUF in process under AIRS's masks; default: model.engine in airs.yaml)")
+	gguf := fs.String("gguf", "", "the GGUF `file` --engine inproc loads (default: model.gguf in airs.yaml)")
 	asJSON := fs.Bool("json", false, "print the whole decision as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, nil, "", "", false, err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, nil, "", "", false, err
+	}
+	opts := engine.Options{Channel: name, Model: *model}
+	closeLocal := func() {}
+	eng := cfg.Model.Engine
+	if *engineName != "" {
+		eng = *engineName
+	}
+	switch eng {
+	case "", config.EngineOllama:
+		if *gguf != "" {
+			return nil, nil, "", "", false, usagef("--gguf needs --engine inproc")
+		}
+	case config.EngineInproc:
+		path := cfg.Model.GGUF
+		if *gguf != "" {
+			path = *gguf
+		}
+		if path == "" {
+			return nil, nil, "", "", false, usagef("--engine inproc needs the model file: --gguf FILE (or model.gguf in airs.yaml)")
+		}
+		ie, closeE, err := inproc.Open(path, inproc.Options{})
+		if err != nil {
+			return nil, nil, "", "", false, err
+		}
+		a.inproc = &inproc.Model{Engine: ie, Name: filepath.Base(path)}
+		opts.Local, opts.LocalName, closeLocal = a.inproc, a.inproc.Name, closeE
+	default:
+		return nil, nil, "", "", false, usagef("--engine %q: want ollama or inproc", eng)
 	}
 	text := strings.TrimSpace(strings.Join(pos, " "))
 	if text == "" {
@@ -86,17 +130,20 @@ func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), 
 	if err != nil {
 		return nil, nil, "", "", false, err
 	}
-	e, closeAll, err := a.engine(a.context(), name, *model)
+	e, closeAll, err := a.engineWith(a.context(), opts)
 	if err != nil {
+		closeLocal()
 		return nil, nil, "", "", false, err
 	}
-	return e, closeAll, caller, text, *asJSON, nil
+	return e, func() { closeAll(); closeLocal() }, caller, text, *asJSON, nil
 }
 
 // selectJSON is the selection with the threshold it was held to.
 type selectJSON struct {
 	*selector.Selection
 	MinCoverage float64 `json:"min_coverage"`
+	// Inproc is the in-process engine's last generation (--engine inproc).
+	Inproc *inproc.Result `json:"inproc,omitempty"`
 }
 
 func runSelect(a *app, args []string) error {
@@ -110,7 +157,11 @@ func runSelect(a *app, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(a.stdout, selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage})
+		out := selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage}
+		if a.inproc != nil {
+			out.Inproc = a.inproc.Last
+		}
+		return writeJSON(a.stdout, out)
 	}
 	printDecision(a, e, sel.Function, sel.Arguments, sel.Validation, sel.Candidates, sel.Mode)
 	if sel.Mode == selector.ModeNoLLM && sel.Notice != selector.NoLLMNotice {

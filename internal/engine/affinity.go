@@ -332,6 +332,9 @@ func (e *Engine) modelKeepAlive() time.Duration {
 // selectorModel is the selector's model, with the affinity keep-alive
 // (nil in no-LLM mode).
 func (e *Engine) selectorModel() selector.Model {
+	if e.local != nil {
+		return e.local
+	}
 	if e.Model == nil {
 		return nil
 	}

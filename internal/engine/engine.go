@@ -39,6 +39,7 @@ type Engine struct {
 	Model       ollama.Client
 	ModelName   string
 	ModelNotice string
+	local       selector.Model    // Options.Local
 	Recorder    *session.Recorder // nil: recording off
 	Channel     string            // "chat", "serve", "run"
 
@@ -102,6 +103,11 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// Guard is the Manager's intent gate, when it has one.
 	Guard *guard.Guard
+	// Local, when set, is the selector's model instead of Ollama's (the
+	// in-process engine, model.engine inproc), named LocalName; Ollama is
+	// then not probed. Chat answers still need Ollama.
+	Local     selector.Model
+	LocalName string
 	// MCP are the outside MCP servers already registered in the registry
 	// (StartMCP); the engine reindexes when their tools change. The
 	// caller that started them closes them.
@@ -119,7 +125,9 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if opts.Model != "" {
 		model = opts.Model
 	}
-	if model != "" && model != "none" {
+	if opts.Local != nil {
+		e.local, e.ModelName = opts.Local, opts.LocalName
+	} else if model != "" && model != "none" {
 		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
 		if err != nil {
 			return nil, err
@@ -245,6 +253,9 @@ func (e *Engine) Close() error {
 
 // Mode names how calls are chosen right now.
 func (e *Engine) Mode() string {
+	if e.local != nil {
+		return "model " + e.ModelName + " (in process)"
+	}
 	if e.Model != nil {
 		return "model " + e.ModelName + " (Ollama)"
 	}

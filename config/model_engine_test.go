@@ -1,0 +1,25 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestModelEngine(t *testing.T) {
+	c, err := Parse("", nil)
+	if err != nil || c.Model.Engine != EngineOllama || c.Model.GGUF != "" {
+		t.Fatalf("default: %+v, %v", c.Model, err)
+	}
+	c, err = Parse("airs.yaml", []byte("home: /tmp/h\nmodel:\n  engine: inproc\n  gguf: /models/q.gguf\n"))
+	if err != nil || c.Model.Engine != EngineInproc || c.Model.GGUF != "/models/q.gguf" {
+		t.Fatalf("inproc: %+v, %v", c.Model, err)
+	}
+	for yaml, want := range map[string]string{
+		"model:\n  engine: llama\n":  `model.engine "llama": want ollama or inproc`,
+		"model:\n  engine: inproc\n": "model.engine inproc needs model.gguf",
+	} {
+		if _, err := Parse("airs.yaml", []byte(yaml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yaml, err, want)
+		}
+	}
+}

@@ -1,0 +1,448 @@
+package inproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/airs-dev/airs/grammar"
+)
+
+// Backend is a loaded model: a tokenizer and one sequence of decoding
+// state. The llama.cpp backend (llama.go, build tag inproc) is the real
+// one; tests use a pure-Go fake.
+type Backend interface {
+	// Tokenize returns text's tokens; special also adds the model's BOS (if
+	// it wants one) and parses special tokens such as <|im_start|>.
+	Tokenize(text string, special bool) ([]int, error)
+	// Eval appends tokens to the sequence in one batched decode and returns
+	// the logits of the last one (NumVocab values, valid until the next Eval).
+	Eval(tokens []int) ([]float32, error)
+	// Reset empties the sequence.
+	Reset()
+	// NumVocab is the width of the logits.
+	NumVocab() int
+	// ContextLen is the sequence's capacity in tokens.
+	ContextLen() int
+	// Piece is what token id decodes to (for the vocabulary check).
+	Piece(id int) []byte
+}
+
+// Sampling says how a token is drawn from the allowed ones.
+type Sampling struct {
+	// Temperature 0 (or less) is greedy: the allowed token of largest logit.
+	Temperature float64
+	// TopK keeps the K allowed tokens of largest logit before top-p
+	// (default 40, Ollama's and llama.cpp's default).
+	TopK int
+	// TopP keeps the smallest set of those whose probability reaches TopP
+	// (0 or ≥ 1: all K).
+	TopP float64
+	Seed uint64
+	// MaxTokens bounds the generated tokens (sampled + forced); 0: what is
+	// left of the context. Reaching it is ErrRunaway.
+	MaxTokens int
+	// NoFastForward samples forced tokens one by one like the others
+	// (the baseline fast-forward is measured against).
+	NoFastForward bool
+}
+
+// Result is one generation and where its time went.
+type Result struct {
+	Text         string        `json:"text"`
+	PromptTokens int           `json:"prompt_tokens"`
+	Sampled      int           `json:"sampled_tokens"` // drawn from a mask
+	Forced       int           `json:"forced_tokens"`  // appended by fast-forward
+	Evals        int           `json:"decodes"`        // batched decodes (the prompt's is one)
+	Total        time.Duration `json:"total_ns"`
+	Prefill      time.Duration `json:"prefill_ns"`      // the first decode (prompt + the forced prefix)
+	MaskTime     time.Duration `json:"mask_ns"`         // computing masks and forced bytes
+	MaskExposed  time.Duration `json:"mask_exposed_ns"` // mask time not hidden behind a forward pass
+}
+
+// ForcedFraction is the share of generated tokens fast-forward appended.
+func (r *Result) ForcedFraction() float64 {
+	if n := r.Sampled + r.Forced; n > 0 {
+		return float64(r.Forced) / float64(n)
+	}
+	return 0
+}
+
+var (
+	// ErrRunaway is a generation that reached MaxTokens (or the context)
+	// before the grammar accepted.
+	ErrRunaway = errors.New("inproc: generation reached its token limit before the grammar accepted")
+	// ErrDeadEnd is a step where the grammar allows no token of the
+	// vocabulary (a grammar the vocabulary cannot finish).
+	ErrDeadEnd = errors.New("inproc: the grammar allows no token of the vocabulary here")
+)
+
+// Engine decodes under grammars over one Backend. One generation runs at a
+// time (the backend has one sequence); Generate calls queue.
+type Engine struct {
+	b     Backend
+	vocab *grammar.Vocab
+	ti    *grammar.TokenizerInfo
+	eos   []bool
+	mu    sync.Mutex
+}
+
+// New checks that vocab (read from the GGUF) is the backend tokenizer's
+// vocabulary and returns an engine over both.
+func New(b Backend, vocab *grammar.Vocab) (*Engine, error) {
+	if err := checkVocab(b, vocab); err != nil {
+		return nil, err
+	}
+	e := &Engine{b: b, vocab: vocab, ti: grammar.NewTokenizerInfo(vocab), eos: make([]bool, len(vocab.Tokens))}
+	for _, id := range vocab.EOS {
+		e.eos[id] = true
+	}
+	return e, nil
+}
+
+// checkVocab compares the GGUF's vocabulary with what the backend's
+// tokenizer decodes: the sizes, and the pieces of a spread of ordinary
+// tokens (a mask computed over one vocabulary and applied to another's
+// logits would allow the wrong tokens).
+func checkVocab(b Backend, v *grammar.Vocab) error {
+	if n := b.NumVocab(); n != len(v.Tokens) {
+		return fmt.Errorf("inproc: the model's vocabulary does not match its tokenizer: the GGUF lists %d tokens, the model has %d logits", len(v.Tokens), n)
+	}
+	n := len(v.Tokens)
+	step := max(1, n/512)
+	bad, checked := 0, 0
+	first := -1
+	for id := 0; id < n; id += step {
+		if id < len(v.Special) && v.Special[id] || len(v.Tokens[id]) == 0 || slices.Contains(v.Tokens[id], 0) {
+			continue
+		}
+		checked++
+		if string(b.Piece(id)) != string(v.Tokens[id]) {
+			bad++
+			if first < 0 {
+				first = id
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("inproc: the model's vocabulary does not match its tokenizer: %d of %d sampled tokens decode differently (token %d: GGUF %q, tokenizer %q)",
+			bad, checked, first, v.Tokens[first], b.Piece(first))
+	}
+	return nil
+}
+
+// Vocab is the engine's vocabulary.
+func (e *Engine) Vocab() *grammar.Vocab { return e.vocab }
+
+type evalResult struct {
+	logits []float32
+	err    error
+	end    time.Time
+}
+
+// Constrained generates under g from prompt (which carries the chat
+// template's special tokens) until g accepts. onChunk (may be nil) gets
+// each sampled token's bytes and each forced run; its error stops
+// generation and is returned. The output is checked byte by byte against g
+// as it is produced (an assertion: a mask bug is an error, never an output).
+func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Grammar, s Sampling, onChunk func(string) error) (*Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t0 := time.Now()
+	res := &Result{}
+	var out []byte
+	// Also when onChunk stops generation (the selector's check says complete).
+	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
+	ptoks, err := e.b.Tokenize(prompt, true)
+	if err != nil {
+		return nil, fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+	}
+	res.PromptTokens = len(ptoks)
+	limit := e.b.ContextLen() - len(ptoks)
+	if limit <= 0 {
+		return nil, fmt.Errorf("inproc: the prompt is %d tokens, the context %d", len(ptoks), e.b.ContextLen())
+	}
+	if s.MaxTokens > 0 {
+		limit = min(limit, s.MaxTokens)
+	}
+	e.b.Reset()
+	tm := g.NewTokenMatcher(e.ti)
+	check := g.NewStreamChecker()
+	mask := make([]uint64, e.ti.MaskWords())
+	rng := newRand(s.Seed)
+	emit := func(p []byte) error {
+		out = append(out, p...)
+		if _, err := check.Write(p); err != nil {
+			return fmt.Errorf("inproc: internal error: the output left the grammar (%w)", err)
+		}
+		if onChunk != nil {
+			return onChunk(string(p))
+		}
+		return nil
+	}
+	batch := ptoks
+	ch := make(chan evalResult, 1)
+	for first := true; ; first = false {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		// Fast-forward: bytes the automaton forces go into this batch.
+		if !s.NoFastForward {
+			m0 := time.Now()
+			for {
+				ft := e.forcedTokens(tm)
+				if ft == nil {
+					break
+				}
+				var p []byte
+				for _, t := range ft {
+					p = append(p, e.vocab.Tokens[t]...)
+				}
+				if err := emit(p); err != nil {
+					return res, err
+				}
+				res.Forced += len(ft)
+				batch = append(batch, ft...)
+			}
+			res.MaskTime += time.Since(m0)
+		}
+		if res.Sampled+res.Forced > limit {
+			return res, ErrRunaway
+		}
+		if tm.IsAccepting() {
+			break
+		}
+		// The forward pass runs while this goroutine computes the mask of
+		// the state the batch leaves the matcher in.
+		b := batch
+		go func() {
+			l, err := e.b.Eval(b)
+			ch <- evalResult{l, err, time.Now()}
+		}()
+		res.Evals++
+		m0 := time.Now()
+		tm.FillMask(mask)
+		m1 := time.Now()
+		res.MaskTime += m1.Sub(m0)
+		r := <-ch
+		if r.err != nil {
+			return res, fmt.Errorf("inproc: decode: %w", r.err)
+		}
+		if m1.After(r.end) {
+			res.MaskExposed += m1.Sub(r.end)
+		}
+		if first {
+			res.Prefill = time.Since(t0)
+		}
+		id := e.sample(r.logits, mask, s, rng)
+		if id < 0 {
+			return res, ErrDeadEnd
+		}
+		if !tm.Accept(id) {
+			return res, fmt.Errorf("inproc: internal error: token %d was in the mask but the matcher refuses it", id)
+		}
+		res.Sampled++
+		if e.eos[id] {
+			break // only allowed once the output is complete
+		}
+		if err := emit(e.vocab.Tokens[id]); err != nil {
+			return res, err
+		}
+		batch = []int{id}
+	}
+	if !check.Complete() {
+		return res, fmt.Errorf("inproc: internal error: the grammar accepted %q but the stream check does not", out)
+	}
+	return res, nil
+}
+
+// forcedTokens appends to tm the canonical tokenization of the bytes g
+// forces next and returns those tokens; nil (tm unchanged) when nothing is
+// forced or the tokenization does not walk the grammar token by token.
+func (e *Engine) forcedTokens(tm *grammar.TokenMatcher) []int {
+	if tm.IsAccepting() {
+		return nil
+	}
+	f := tm.Forced()
+	if len(f) == 0 {
+		return nil
+	}
+	toks, err := e.b.Tokenize(string(f), false)
+	if err != nil || len(toks) == 0 {
+		return nil
+	}
+	for i, t := range toks {
+		if t < 0 || t >= len(e.vocab.Tokens) || !tm.Accept(t) {
+			tm.Rollback(i)
+			return nil
+		}
+	}
+	return toks
+}
+
+// Unconstrained decodes n tokens from prompt with no grammar (sampling over
+// the whole vocabulary), the baseline for the per-token cost of masks.
+func (e *Engine) Unconstrained(ctx context.Context, prompt string, n int, s Sampling) (*Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t0 := time.Now()
+	ptoks, err := e.b.Tokenize(prompt, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(ptoks)+n > e.b.ContextLen() {
+		return nil, fmt.Errorf("inproc: %d prompt + %d tokens exceed the context %d", len(ptoks), n, e.b.ContextLen())
+	}
+	e.b.Reset()
+	res := &Result{PromptTokens: len(ptoks)}
+	all := make([]uint64, e.ti.MaskWords())
+	for i := range all {
+		all[i] = ^uint64(0)
+	}
+	rng := newRand(s.Seed)
+	batch := ptoks
+	var out []byte
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		l, err := e.b.Eval(batch)
+		if err != nil {
+			return res, err
+		}
+		res.Evals++
+		if i == 0 {
+			res.Prefill = time.Since(t0)
+		}
+		id := e.sample(l, all, s, rng)
+		res.Sampled++
+		out = append(out, e.vocab.Tokens[id]...)
+		batch = []int{id}
+	}
+	res.Text = string(out)
+	res.Total = time.Since(t0)
+	return res, nil
+}
+
+type cand struct {
+	id int
+	l  float32
+}
+
+// sample draws an allowed token (a set bit of mask below len(logits)), or
+// -1 when none is.
+func (e *Engine) sample(logits []float32, mask []uint64, s Sampling, rng *rand.Rand) int {
+	n := len(logits)
+	if s.Temperature <= 0 {
+		best, bl := -1, float32(math.Inf(-1))
+		forEach(mask, n, func(id int) {
+			if best < 0 || logits[id] > bl {
+				best, bl = id, logits[id]
+			}
+		})
+		return best
+	}
+	k := s.TopK
+	if k <= 0 {
+		k = 40
+	}
+	// A min-heap of the k largest allowed logits.
+	h := make([]cand, 0, k)
+	forEach(mask, n, func(id int) {
+		l := logits[id]
+		if len(h) < k {
+			h = append(h, cand{id, l})
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if h[p].l <= h[i].l {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			return
+		}
+		if l <= h[0].l {
+			return
+		}
+		h[0] = cand{id, l}
+		for i := 0; ; {
+			c := 2*i + 1
+			if c >= len(h) {
+				break
+			}
+			if c+1 < len(h) && h[c+1].l < h[c].l {
+				c++
+			}
+			if h[i].l <= h[c].l {
+				break
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	})
+	if len(h) == 0 {
+		return -1
+	}
+	slices.SortFunc(h, func(a, b cand) int {
+		switch {
+		case a.l > b.l:
+			return -1
+		case a.l < b.l:
+			return 1
+		}
+		return a.id - b.id
+	})
+	p := make([]float64, len(h))
+	sum := 0.0
+	for i, c := range h {
+		p[i] = math.Exp(float64(c.l-h[0].l) / s.Temperature)
+		sum += p[i]
+	}
+	keep := len(h)
+	if s.TopP > 0 && s.TopP < 1 {
+		acc := 0.0
+		for i := range p {
+			acc += p[i] / sum
+			if acc >= s.TopP {
+				keep = i + 1
+				break
+			}
+		}
+		sum = 0
+		for i := 0; i < keep; i++ {
+			sum += p[i]
+		}
+	}
+	r := rng.Float64() * sum
+	for i := 0; i < keep; i++ {
+		r -= p[i]
+		if r < 0 {
+			return h[i].id
+		}
+	}
+	return h[keep-1].id
+}
+
+// forEach calls f for each set bit of mask below n, in increasing order.
+func forEach(mask []uint64, n int, f func(int)) {
+	for w, word := range mask {
+		for word != 0 {
+			id := w<<6 + bits.TrailingZeros64(word)
+			if id >= n {
+				return
+			}
+			f(id)
+			word &= word - 1
+		}
+	}
+}
+
+// newRand is a generation's random source: the same seed, the same draws.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
