@@ -93,28 +93,7 @@ func TestContainsSampling(t *testing.T) {
 			t.Fatal(err)
 		}
 		val := newValidator(t, []byte(c.schema))
-		for d := 0; d < 20; d++ {
-			tm := g.NewTokenMatcher(ti)
-			var out []byte
-			for step := 0; step < 2000 && !tm.IsTerminated(); step++ {
-				tm.FillMask(bits)
-				id := pickUniform(bits, rng)
-				if id < 0 {
-					t.Fatalf("%s: dead end after %q", c.schema, out)
-				}
-				if !tm.Accept(id) {
-					t.Fatalf("%s: allowed token %q rejected after %q", c.schema, ti.v.Tokens[id], out)
-				}
-				if !tm.IsTerminated() {
-					out = append(out, ti.v.Tokens[id]...)
-				}
-			}
-			if !tm.IsTerminated() {
-				t.Errorf("%s: no EOS within 2000 tokens: %.200q", c.schema, out)
-			} else if !val.valid(out) {
-				t.Errorf("%s: sampled output does not validate: %s", c.schema, out)
-			}
-		}
+		sampleValidates(t, c.schema, g, val, ti, bits, rng, 20)
 	}
 }
 

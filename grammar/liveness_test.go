@@ -120,28 +120,37 @@ func TestLivenessSampling(t *testing.T) {
 			t.Fatal(err)
 		}
 		val := newValidator(t, []byte(c.schema))
-		for d := 0; d < 20; d++ {
-			tm := g.NewTokenMatcher(ti)
-			var out []byte
-			for step := 0; step < 2000 && !tm.IsTerminated(); step++ {
-				tm.FillMask(bits)
-				id := pickUniform(bits, rng)
-				if id < 0 {
-					t.Fatalf("%s: dead end (no token allowed) after %q", c.name, out)
-				}
-				if !tm.Accept(id) {
-					t.Fatalf("%s: allowed token %q rejected after %q", c.name, ti.v.Tokens[id], out)
-				}
-				if !tm.IsTerminated() {
-					out = append(out, ti.v.Tokens[id]...)
-				}
+		sampleValidates(t, c.name, g, val, ti, bits, rng, 20)
+	}
+}
+
+// sampleValidates draws outputs from g uniformly among the allowed tokens
+// (a random model) and checks each: no dead end, no allowed token
+// rejected, EOS within 2,000 tokens, and valid against the reference
+// validator; name labels the failures.
+func sampleValidates(t *testing.T, name string, g *Grammar, val *refValidator, ti *TokenizerInfo, bits []uint64, rng *rand.Rand, draws int) {
+	t.Helper()
+	for d := 0; d < draws; d++ {
+		tm := g.NewTokenMatcher(ti)
+		var out []byte
+		for step := 0; step < 2000 && !tm.IsTerminated(); step++ {
+			tm.FillMask(bits)
+			id := pickUniform(bits, rng)
+			if id < 0 {
+				t.Fatalf("%s: dead end (no token allowed) after %q", name, out)
 			}
-			switch {
-			case !tm.IsTerminated():
-				t.Errorf("%s: no EOS within 2000 tokens: %.200q", c.name, out)
-			case !val.valid(out):
-				t.Errorf("%s: sampled output does not validate: %s", c.name, out)
+			if !tm.Accept(id) {
+				t.Fatalf("%s: allowed token %q rejected after %q", name, ti.v.Tokens[id], out)
 			}
+			if !tm.IsTerminated() {
+				out = append(out, ti.v.Tokens[id]...)
+			}
+		}
+		switch {
+		case !tm.IsTerminated():
+			t.Errorf("%s: no EOS within 2000 tokens: %.200q", name, out)
+		case !val.valid(out):
+			t.Errorf("%s: sampled output does not validate: %s", name, out)
 		}
 	}
 }
