@@ -41,6 +41,9 @@ type arrItems struct {
 	// uniq: the item values of a uniqueItems array enforced exactly
 	// (unique.go); nil when uniqueness needs no automaton or was loosened
 	uniq []*node
+	// ustr: a uniqueItems array of strings the matcher keeps unique
+	// (unique.go, uniqueStrings)
+	ustr bool
 	// con: the items split by a contains (contains.go); nil without one
 	con *containsItems
 }
@@ -723,7 +726,11 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		n := newNFA()
 		s0 := n.add()
 		s1 := n.add()
-		n.lit(s0, "[", s1)
+		var openOp int32
+		if it.ustr {
+			openOp = b.op(opDef{kind: opUOpen})
+		}
+		n.edge(s0, '[', '[', s1, openOp)
 		s2 := n.add()
 		b.ws(n, s1, s2)
 		F := n.add()
@@ -738,7 +745,9 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 		if ai.minI > 1 {
 			closeOp = b.op(opDef{kind: opArrClose, arr: ai})
 		}
-		if ai.maxI >= 0 || ai.minI > 1 {
+		if it.ustr {
+			commaOp = b.op(opDef{kind: opUComma, arr: ai})
+		} else if ai.maxI >= 0 || ai.minI > 1 {
 			commaOp = b.op(opDef{kind: opArrComma, arr: ai})
 		}
 		if it.uniq != nil {
@@ -772,7 +781,11 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 			R := n.add()
 			n.eps(cur, R)
 			W := n.add()
-			b.fragment(n, rest, R, W)
+			if it.ustr {
+				b.uniqueStrFrag(n, rest.str, R, W)
+			} else {
+				b.fragment(n, rest, R, W)
+			}
 			X := n.add()
 			b.ws(n, W, X)
 			n.edge(X, ']', ']', F, closeOp)
@@ -833,7 +846,7 @@ func (b *builder) items(ac *arrCons) arrItems {
 		}
 	}
 	if ac.unique != "" {
-		it.uniq = b.uniqueItems(ac, it)
+		it.uniq, it.ustr = b.uniqueItems(ac, it)
 	}
 	if len(ac.contains) > 0 {
 		it.con = b.containsSplit(ac, it)

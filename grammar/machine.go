@@ -23,7 +23,7 @@ func dataEq(a, b *actData) bool {
 	if a == b {
 		return true
 	}
-	if a == nil || b == nil || a.count != b.count || a.last != b.last || len(a.seen) != len(b.seen) {
+	if a == nil || b == nil || a.count != b.count || a.last != b.last || len(a.seen) != len(b.seen) || a.ustart != b.ustart || !a.useen.equal(b.useen) {
 		return false
 	}
 	for i := range a.seen {
@@ -109,8 +109,41 @@ func move(r *rule, s, t int32, c *cfg) bool {
 	return c.cnt+r.sdist[t] <= r.lim[t]
 }
 
+// runCtx gives the checked edges the bytes consumed so far: uniqueItems
+// over an unbounded domain compares an item's text with the items before
+// it (unique.go), which no automaton state can hold. base is what the
+// matcher has accepted; ext the bytes of the step being tried before the
+// current byte (a token's prefix, forced bytes).
+type runCtx struct {
+	base, ext []byte
+}
+
+// pos is the position of the current byte in the whole output.
+func (x *runCtx) pos() int32 {
+	if x == nil {
+		return -1
+	}
+	return int32(len(x.base) + len(x.ext))
+}
+
+// text returns the output from position from to the current byte b
+// inclusive.
+func (x *runCtx) text(from int32, b byte) []byte {
+	if x == nil || from < 0 {
+		return nil
+	}
+	var out []byte
+	if int(from) < len(x.base) {
+		out = append(out, x.base[from:]...)
+		out = append(out, x.ext...)
+	} else if k := int(from) - len(x.base); k <= len(x.ext) {
+		out = append(out, x.ext[k:]...)
+	}
+	return append(out, b)
+}
+
 // stepOne advances one configuration by b, appending results to out.
-func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
+func (g *Grammar) stepOne(c *cfg, b byte, out []cfg, x *runCtx) []cfg {
 	sg, lr := g.seg(c.rule)
 	r := sg.rules[lr]
 	s := c.state
@@ -124,7 +157,7 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
 	for i := range r.spec[s] {
 		e := &r.spec[s][i]
 		if e.lo <= b && b <= e.hi {
-			nd, ok := sg.ops[e.op].apply(c.data, c.cnt)
+			nd, ok := sg.ops[e.op].apply(c.data, c.cnt, x, b)
 			if !ok {
 				continue
 			}
@@ -139,9 +172,9 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg) []cfg {
 	return out
 }
 
-func (g *Grammar) step(in []cfg, b byte, out []cfg) []cfg {
+func (g *Grammar) step(in []cfg, b byte, out []cfg, x *runCtx) []cfg {
 	for i := range in {
-		out = g.stepOne(&in[i], b, out)
+		out = g.stepOne(&in[i], b, out, x)
 	}
 	return out
 }
@@ -160,15 +193,16 @@ func (g *Grammar) accepting(cs []cfg) bool {
 	return false
 }
 
-// forced returns the bytes forced from cs (at most limit).
-func (g *Grammar) forced(cs []cfg, limit int) []byte {
+// forced returns the bytes forced from cs (at most limit) after the
+// output base.
+func (g *Grammar) forced(cs []cfg, limit int, base []byte) []byte {
 	var out []byte
 	var buf []cfg
 	for len(out) < limit && !g.accepting(cs) {
 		var only int = -1
 		var next []cfg
 		for b := 0; b < 256; b++ {
-			buf = g.step(cs, byte(b), buf[:0])
+			buf = g.step(cs, byte(b), buf[:0], &runCtx{base: base, ext: out})
 			if len(buf) > 0 {
 				if only >= 0 {
 					return out

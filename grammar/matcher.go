@@ -7,6 +7,7 @@ type Matcher struct {
 	g    *Grammar
 	cur  []cfg
 	hist [][]cfg // hist[i]: configurations before byte i
+	out  []byte  // the bytes consumed (runCtx)
 }
 
 // Snapshot is a matcher position that Restore returns to.
@@ -20,12 +21,13 @@ func (g *Grammar) NewMatcher() *Matcher {
 // Advance consumes one byte; false (and no change) if the grammar does not
 // allow it here.
 func (m *Matcher) Advance(b byte) bool {
-	next := m.g.step(m.cur, b, nil)
+	next := m.g.step(m.cur, b, nil, &runCtx{base: m.out})
 	if len(next) == 0 {
 		return false
 	}
 	m.hist = append(m.hist, m.cur)
 	m.cur = next
+	m.out = append(m.out, b)
 	return true
 }
 
@@ -48,7 +50,7 @@ func (m *Matcher) IsAccepting() bool { return m.g.accepting(m.cur) }
 func (m *Matcher) CanContinue() bool {
 	var buf []cfg
 	for b := 0; b < 256; b++ {
-		if buf = m.g.step(m.cur, byte(b), buf[:0]); len(buf) > 0 {
+		if buf = m.g.step(m.cur, byte(b), buf[:0], &runCtx{base: m.out}); len(buf) > 0 {
 			return true
 		}
 	}
@@ -69,6 +71,7 @@ func (m *Matcher) Rollback(n int) {
 	k := len(m.hist) - n
 	m.cur = m.hist[k]
 	m.hist = m.hist[:k]
+	m.out = m.out[:k]
 }
 
 // Snapshot returns the current position; Restore goes back to it.
@@ -81,11 +84,12 @@ func (m *Matcher) Restore(s Snapshot) { m.Rollback(len(m.hist) - s.pos) }
 func (m *Matcher) Reset() {
 	m.cur = m.g.initial()
 	m.hist = nil
+	m.out = m.out[:0]
 }
 
 // Forced returns the bytes every continuation must start with (jump-ahead);
 // empty when there is a choice or the sentence may end here.
-func (m *Matcher) Forced() []byte { return m.g.forced(m.cur, 4096) }
+func (m *Matcher) Forced() []byte { return m.g.forced(m.cur, 4096, m.out) }
 
 // StreamChecker checks a stream of output bytes against a Grammar. It is an
 // io.Writer: Write returns an *OffendingByteError at the first byte that
@@ -116,12 +120,13 @@ func (s *StreamChecker) Write(p []byte) (int, error) {
 		return 0, s.err
 	}
 	for i, b := range p {
-		next := s.m.g.step(s.m.cur, b, nil)
+		next := s.m.g.step(s.m.cur, b, nil, &runCtx{base: s.m.out})
 		if len(next) == 0 {
 			s.err = &OffendingByteError{Offset: s.off, Byte: b}
 			return i, s.err
 		}
 		s.m.cur = next // no history: streams do not roll back
+		s.m.out = append(s.m.out, b)
 		s.off++
 	}
 	return len(p), nil

@@ -27,6 +27,7 @@ const (
 	reRep
 	reBOL
 	reEOL
+	reLook // (?=sub) or, neg, (?!sub): lookahead.go
 )
 
 type reNode struct {
@@ -34,6 +35,7 @@ type reNode struct {
 	set      rset
 	subs     []*reNode
 	min, max int // reRep; max -1 = unbounded
+	neg      bool // reLook: (?!…)
 }
 
 type reParser struct {
@@ -148,6 +150,9 @@ func (p *reParser) quant(a *reNode) *reNode {
 		if a.kind == reBOL || a.kind == reEOL {
 			p.fail("quantified anchor")
 		}
+		if a.kind == reLook {
+			p.fail("quantified lookahead is not supported")
+		}
 		if mx >= 0 && mn > mx {
 			p.fail("bad repetition {%d,%d}", mn, mx)
 		}
@@ -212,7 +217,14 @@ func (p *reParser) atom(depth int) *reNode {
 			case ':':
 				p.pos++
 			case '=', '!':
-				p.fail("lookahead is not supported")
+				neg := p.peek() == '!'
+				p.pos++
+				n := p.alt(depth + 1)
+				if p.peek() != ')' {
+					p.fail("missing )")
+				}
+				p.pos++
+				return &reNode{kind: reLook, neg: neg, subs: []*reNode{n}}
 			case '<':
 				p.pos++
 				if p.peek() == '=' || p.peek() == '!' {
@@ -485,6 +497,8 @@ func (c *reCompiler) comp(x *reNode) (int32, int32) {
 			e = e2
 		}
 		return s, end
+	case reLook:
+		panic(&reError{"lookahead is not supported here (inside a repetition, or with ^ or $ inside the pattern): only where the rest of the pattern is a concatenation, an alternation or an optional group (lookahead.go)"})
 	}
 	panic("unreachable")
 }
@@ -495,6 +509,9 @@ func regexDFA(pattern string) (d *rdfa, err error) {
 	tree, err := parseRegex(pattern)
 	if err != nil {
 		return nil, err
+	}
+	if hasLook(tree) {
+		return lookaheadDFA(tree)
 	}
 	defer func() {
 		if r := recover(); r != nil {

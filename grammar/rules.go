@@ -335,6 +335,9 @@ const (
 	opKeyAvail                 // a declared property in mask is still allowed
 	opObjCommaExtra            // another property, and an undeclared one is possible
 	opObjCommaDecl             // another property, only a declared one is possible
+	opUOpen                    // "[" of a unique array: the first item starts after it
+	opUComma                   // "," of a unique array: as opArrComma, the next item starts after it
+	opUItem                    // the last byte of a unique array's item: not written before (arg: minLength of a string item)
 )
 
 type opDef struct {
@@ -365,6 +368,11 @@ type actData struct {
 	seen  []uint64
 	count int32
 	last  int32
+	// A uniqueItems array over an unbounded domain (unique.go): where the
+	// current item's text starts in the bytes consumed, and the items
+	// written so far.
+	ustart int32
+	useen  *itemSet
 }
 
 var emptyAct = &actData{last: -1}
@@ -533,8 +541,20 @@ func (oi *objInfo) declAddable(d *actData, mask []uint64) bool {
 }
 
 // apply evaluates op on data; ok false rejects the edge.
-func (o *opDef) apply(d *actData, cnt int32) (*actData, bool) {
+func (o *opDef) apply(d *actData, cnt int32, x *runCtx, b byte) (*actData, bool) {
 	switch o.kind {
+	case opUOpen:
+		return &actData{count: d.count, last: -1, ustart: x.pos() + 1}, true
+	case opUComma:
+		if o.arr.maxI >= 0 && int(d.count)+1 >= o.arr.maxI {
+			return nil, false
+		}
+		return &actData{count: d.count + 1, last: -1, ustart: x.pos() + 1, useen: d.useen}, true
+	case opUItem:
+		if cnt < o.arg {
+			return nil, false
+		}
+		return uniqueItemEnd(d, x, b)
 	case opKey:
 		oi := o.obj
 		i := int(o.arg)

@@ -59,11 +59,12 @@ func (s *WhitespaceChecker) Write(p []byte) (int, error) {
 		if !s.inStr && s.run > 0 && s.lastScalar && isScalarByte(b) {
 			return i, s.fail(b) // whitespace inside a number or literal
 		}
-		next := s.m.g.step(s.m.cur, b, nil)
+		next := s.m.g.step(s.m.cur, b, nil, &runCtx{base: s.m.out})
 		if len(next) == 0 {
 			return i, s.fail(b)
 		}
 		s.m.cur = next
+		s.m.out = append(s.m.out, b)
 		s.off++
 		s.run = 0
 		switch {
@@ -92,7 +93,7 @@ func (s *WhitespaceChecker) tokenMayFollow() bool {
 		if isJSONSpace(c) || s.lastScalar && isScalarByte(c) {
 			continue
 		}
-		if buf = s.m.g.step(s.m.cur, c, buf[:0]); len(buf) > 0 {
+		if buf = s.m.g.step(s.m.cur, c, buf[:0], &runCtx{base: s.m.out}); len(buf) > 0 {
 			return true
 		}
 	}

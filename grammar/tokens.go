@@ -402,6 +402,7 @@ type TokenMatcher struct {
 	cur  []cfg
 	hist []tmStep
 	term bool
+	out  []byte // the bytes accepted (runCtx)
 	bufA []cfg
 	bufB []cfg
 	tmp  []uint64
@@ -410,6 +411,7 @@ type TokenMatcher struct {
 type tmStep struct {
 	cfgs []cfg
 	term bool
+	n    int // len(out) before the step
 }
 
 // NewTokenMatcher returns a token matcher at the start of the grammar.
@@ -421,8 +423,8 @@ func (g *Grammar) NewTokenMatcher(ti *TokenizerInfo) *TokenMatcher {
 func (tm *TokenMatcher) simulate(c *cfg, t []byte) bool {
 	a := append(tm.bufA[:0], *c)
 	b := tm.bufB[:0]
-	for _, x := range t {
-		b = tm.g.step(a, x, b[:0])
+	for i, x := range t {
+		b = tm.g.step(a, x, b[:0], &runCtx{base: tm.out, ext: t[:i]})
 		if len(b) == 0 {
 			tm.bufA, tm.bufB = a, b
 			return false
@@ -596,7 +598,7 @@ func (tm *TokenMatcher) Accept(id int) bool {
 		if !tm.g.accepting(tm.cur) {
 			return false
 		}
-		tm.hist = append(tm.hist, tmStep{tm.cur, false})
+		tm.hist = append(tm.hist, tmStep{tm.cur, false, len(tm.out)})
 		tm.term = true
 		return true
 	}
@@ -614,15 +616,16 @@ func (tm *TokenMatcher) AcceptBytes(p []byte) bool {
 		return false
 	}
 	cur := tm.cur
-	for _, b := range p {
-		next := tm.g.step(cur, b, nil)
+	for i, b := range p {
+		next := tm.g.step(cur, b, nil, &runCtx{base: tm.out, ext: p[:i]})
 		if len(next) == 0 {
 			return false
 		}
 		cur = next
 	}
-	tm.hist = append(tm.hist, tmStep{tm.cur, tm.term})
+	tm.hist = append(tm.hist, tmStep{tm.cur, tm.term, len(tm.out)})
 	tm.cur = cur
+	tm.out = append(tm.out, p...)
 	return true
 }
 
@@ -645,6 +648,7 @@ func (tm *TokenMatcher) Rollback(n int) {
 	}
 	k := len(tm.hist) - n
 	tm.cur, tm.term = tm.hist[k].cfgs, tm.hist[k].term
+	tm.out = tm.out[:tm.hist[k].n]
 	tm.hist = tm.hist[:k]
 }
 
@@ -652,6 +656,7 @@ func (tm *TokenMatcher) Rollback(n int) {
 func (tm *TokenMatcher) Reset() {
 	tm.cur = tm.g.initial()
 	tm.hist = nil
+	tm.out = tm.out[:0]
 	tm.term = false
 }
 
@@ -660,5 +665,5 @@ func (tm *TokenMatcher) Forced() []byte {
 	if tm.term {
 		return nil
 	}
-	return tm.g.forced(tm.cur, 4096)
+	return tm.g.forced(tm.cur, 4096, tm.out)
 }

@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/big"
 	"math/bits"
 	"strconv"
@@ -201,24 +203,32 @@ func uniqueEdges(k, top int) int {
 }
 
 // uniqueItems decides how ac's uniqueItems is enforced: nil when it needs
-// nothing (at most one item fits), else the item domain; anything else is
+// nothing (at most one item fits), else the item domain, or checked when
+// the matcher keeps the items unique (uniqueStrings); anything else is
 // refused (or, lenient, loosened) at ac.unique.
-func (b *builder) uniqueItems(ac *arrCons, it arrItems) []*node {
+func (b *builder) uniqueItems(ac *arrCons, it arrItems) (dom []*node, checked bool) {
 	maxLen := ac.maxI
 	if it.rest == nil && (maxLen < 0 || len(it.pos) < maxLen) {
 		maxLen = len(it.pos)
 	}
 	if maxLen >= 0 && maxLen <= 1 {
-		return nil // one item is always unique
+		return nil, false // one item is always unique
 	}
 	if len(it.pos) > 0 {
 		b.c.unsupported(ac.unique, "uniqueItems", "uniqueItems with prefixItems (tuple items) is not supported")
-		return nil
+		return nil, false
 	}
 	dom, why := b.uniqueDomain(it.rest)
 	if why != "" {
+		sw := uniqueStrings(it.rest)
+		if sw == "" {
+			return nil, true
+		}
+		if it.rest.str != nil && len(it.rest.objs)+len(it.rest.arrs)+len(it.rest.lits) == 0 {
+			why += "; " + sw
+		}
 		b.c.unsupported(ac.unique, "uniqueItems", "uniqueItems is not supported here: %s", why)
-		return nil
+		return nil, false
 	}
 	top := len(dom)
 	if maxLen >= 0 && maxLen < top {
@@ -226,10 +236,219 @@ func (b *builder) uniqueItems(ac *arrCons, it arrItems) []*node {
 	}
 	if e := uniqueEdges(len(dom), top); e > maxUniqueEdges {
 		b.c.unsupported(ac.unique, "uniqueItems", "uniqueItems over %d item values needs over %d automaton edges (set maxItems, or fewer values)", len(dom), maxUniqueEdges)
-		return nil
+		return nil, false
 	}
 	if len(dom) == 0 {
-		return nil // only [] (no item value exists)
+		return nil, false // only [] (no item value exists)
 	}
-	return dom
+	return dom, false
+}
+
+// uniqueItems over an unbounded domain of strings, checked by the matcher.
+//
+// The set of strings written is unbounded state, so no automaton holds it;
+// the matcher does (runCtx, actData.useen). The array's "[" and "," mark
+// where an item starts (opUOpen, opUComma) and the closing quote of a
+// string item (opUItem) is taken only if the item's value was not written
+// before in this array: values are compared decoded, so "a" and "\u0061"
+// are one value. Masks stay exact: a token is allowed only if the matcher
+// takes its bytes, and tokens through a checked edge are simulated.
+//
+// The mask must also never lead into a dead end: a string that can only be
+// finished as a value already written. That cannot happen when every state
+// of the item's string automaton has infinitely many completions — whatever
+// was written, a completion not written before exists — so only those item
+// languages are taken (no maxLength, no fixed-length format, no branch that
+// ends in a literal); the others are refused as before. The one exception
+// is the generation bound on strings without maxLength
+// (Options.MaxStringBytes, 8,192 code points by default): an item that
+// reaches it equal to an earlier item cannot be finished.
+
+// itemSet is an immutable set of item values, shared between activations.
+type itemSet struct{ m map[string]struct{} }
+
+func (s *itemSet) has(v []byte) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.m[string(v)]
+	return ok
+}
+
+func (s *itemSet) with(v []byte) *itemSet {
+	n := &itemSet{m: make(map[string]struct{}, s.len()+1)}
+	if s != nil {
+		for k := range s.m {
+			n.m[k] = struct{}{}
+		}
+	}
+	n.m[string(v)] = struct{}{}
+	return n
+}
+
+func (s *itemSet) len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.m)
+}
+
+func (s *itemSet) equal(t *itemSet) bool {
+	if s == t {
+		return true
+	}
+	if s.len() != t.len() {
+		return false
+	}
+	if s == nil || t == nil {
+		return true // both empty
+	}
+	for k := range s.m {
+		if _, ok := t.m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// uniqueItemEnd is opUItem: the item that ends with byte b (its closing
+// quote) must not have been written before in d's array.
+func uniqueItemEnd(d *actData, x *runCtx, b byte) (*actData, bool) {
+	t := x.text(d.ustart, b)
+	for len(t) > 0 && isJSONSpace(t[0]) {
+		t = t[1:]
+	}
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return nil, false // no text: refuse rather than let a duplicate through
+	}
+	v := t[1 : len(t)-1]
+	if bytes.IndexByte(v, '\\') >= 0 {
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return nil, false
+		}
+		v = []byte(s)
+	}
+	if d.useen.has(v) {
+		return nil, false
+	}
+	return &actData{count: d.count, last: d.last, ustart: d.ustart, useen: d.useen.with(v)}, true
+}
+
+// uniqueStrings reports whether the items nd are strings the matcher can
+// keep unique (see above), or why not.
+func uniqueStrings(nd *node) string {
+	if nd.str == nil || nd.null || nd.tru || nd.fal || nd.num != nil || len(nd.objs) > 0 || len(nd.arrs) > 0 || len(nd.lits) > 0 {
+		return "the items are not all strings"
+	}
+	if nd.str.max >= 0 {
+		return "maxLength bounds the item strings: a value already written may be the only way to finish one"
+	}
+	if !infiniteFromEvery(nd.str.d.trim()) {
+		return "a state of the item strings' automaton has finitely many completions: a value already written may be the only way to finish one"
+	}
+	return ""
+}
+
+// infiniteFromEvery reports whether every state of the trimmed automaton d
+// has infinitely many completions: it reaches a cycle.
+func infiniteFromEvery(d *rdfa) bool {
+	n := len(d.st)
+	if d.isEmpty() {
+		return false
+	}
+	// Tarjan's strongly connected components; a state is on a cycle when
+	// its component has several states or a self-loop.
+	index := make([]int32, n)
+	low := make([]int32, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	cyc := make([]bool, n)
+	var stack []int32
+	var next int32
+	var visit func(v int32)
+	visit = func(v int32) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, e := range d.st[v].edges {
+			w := e.to
+			if w == v {
+				cyc[v] = true
+			}
+			if index[w] < 0 {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			k := len(stack) - 1
+			for stack[k] != v {
+				k--
+			}
+			comp := stack[k:]
+			if len(comp) > 1 {
+				for _, w := range comp {
+					cyc[w] = true
+				}
+			}
+			for _, w := range comp {
+				on[w] = false
+			}
+			stack = stack[:k]
+		}
+	}
+	for i := 0; i < n; i++ {
+		if index[i] < 0 {
+			visit(int32(i))
+		}
+	}
+	// reaches a cycle: fixpoint over the edges (the automaton is small)
+	for changed := true; changed; {
+		changed = false
+		for v := 0; v < n; v++ {
+			if cyc[v] {
+				continue
+			}
+			for _, e := range d.st[v].edges {
+				if cyc[e.to] {
+					cyc[v] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	for v := 0; v < n; v++ {
+		if !cyc[v] {
+			return false
+		}
+	}
+	return true
+}
+
+// uniqueStrFrag is strFrag for an item of a matcher-checked unique array:
+// the closing quote is opUItem (which also checks minLength).
+func (b *builder) uniqueStrFrag(n *bnfa, sc *strCons, x, y int32) {
+	d := sc.d
+	var minL int32
+	if sc.min == 1 {
+		ne, ok := b.nonEmpty[d]
+		if !ok {
+			ne = intersectDFA(d, lengthDFA(1, -1))
+			b.nonEmpty[d] = ne
+		}
+		d = ne
+	} else if sc.min > 1 {
+		minL = int32(sc.min)
+	}
+	if d.isEmpty() {
+		return
+	}
+	n.str(d, x, y, b.strLim(sc), b.op(opDef{kind: opUItem, arg: minL}))
 }
