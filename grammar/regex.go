@@ -34,7 +34,7 @@ type reNode struct {
 	kind     reKind
 	set      rset
 	subs     []*reNode
-	min, max int // reRep; max -1 = unbounded
+	min, max int  // reRep; max -1 = unbounded
 	neg      bool // reLook: (?!…)
 }
 
