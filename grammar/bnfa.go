@@ -24,6 +24,7 @@ type bedge struct {
 type bcall struct {
 	rule int32
 	to   int32
+	op   int32 // checked on the return (unique.go); 0: none
 }
 
 type bstate struct {
@@ -531,6 +532,7 @@ type spEdge struct {
 type callEdge struct {
 	rule int32
 	ret  int32
+	op   int32 // checked on the return to ret (unique.go); 0: none
 }
 
 type dstate struct {
@@ -630,8 +632,8 @@ func (a *arena[T]) copy(xs []T) []T {
 }
 
 type callTargets struct {
-	rule int32
-	to   []int32
+	rule, op int32
+	to       []int32
 }
 
 // determinizeGeneral turns off determinizeBytes's one-state path (a test
@@ -842,7 +844,7 @@ func determinizeWith(n *bnfa, start int32, sc *detScratch) ([]dstate, error) {
 				clBuf = cl.closure(ct.to, clBuf)
 				to = add(clBuf)
 			}
-			callBuf = append(callBuf, callEdge{ct.rule, to})
+			callBuf = append(callBuf, callEdge{ct.rule, to, ct.op})
 		}
 		d.plain, d.spec, d.calls = plainArena.copy(plainBuf), specArena.copy(specBuf), callArena.copy(callBuf)
 		ds[i] = d
@@ -866,9 +868,9 @@ func subsetAttrs(n *bnfa, set []int32, d *dstate, calls []callTargets) []callTar
 			d.rb = true
 		}
 		for _, c := range st.calls {
-			k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule })
+			k := slices.IndexFunc(calls, func(ct callTargets) bool { return ct.rule == c.rule && ct.op == c.op })
 			if k < 0 {
-				calls = append(calls, callTargets{rule: c.rule})
+				calls = append(calls, callTargets{rule: c.rule, op: c.op})
 				k = len(calls) - 1
 			}
 			calls[k].to = append(calls[k].to, c.to)
@@ -940,6 +942,7 @@ func stateSig(d *dstate, cls []int32) sig128 {
 	mix(0xFFFFFFFFFFFE)
 	for _, c := range d.calls {
 		mix(uint64(uint32(c.rule))<<32 | uint64(uint32(cls[c.ret])))
+		mix(uint64(uint32(c.op)))
 	}
 	return sig128{h1, h2}
 }
@@ -1185,7 +1188,7 @@ func renumber(ds []dstate, cls []int32, ncls int, ms *minScratch) []dstate {
 		}
 		c0 := len(callAll)
 		for _, c := range d.calls {
-			callAll = append(callAll, callEdge{c.rule, ren[cls[c.ret]]})
+			callAll = append(callAll, callEdge{c.rule, ren[cls[c.ret]], c.op})
 		}
 		if len(plainAll) > p0 {
 			nd.plain = plainAll[p0:len(plainAll):len(plainAll)]

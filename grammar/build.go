@@ -212,7 +212,7 @@ func fragKeyOf(nd *node) (fragKey, bool) {
 
 func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
 	if b.anyReady && b.isAny(nd) {
-		n.st[x].calls = append(n.st[x].calls, bcall{anyValRule, y})
+		n.st[x].calls = append(n.st[x].calls, bcall{anyValRule, y, 0})
 		return
 	}
 	if nd.null {
@@ -231,10 +231,10 @@ func (b *builder) fragment(n *bnfa, nd *node, x, y int32) {
 		n.ascii(nd.num, x, y)
 	}
 	for _, o := range nd.objs {
-		n.st[x].calls = append(n.st[x].calls, bcall{b.objRule(o), y})
+		n.st[x].calls = append(n.st[x].calls, bcall{b.objRule(o), y, 0})
 	}
 	for _, a := range nd.arrs {
-		n.st[x].calls = append(n.st[x].calls, bcall{b.arrRule(a), y})
+		n.st[x].calls = append(n.st[x].calls, bcall{b.arrRule(a), y, 0})
 	}
 	for _, l := range nd.lits {
 		n.lit(x, l, y)
@@ -782,7 +782,7 @@ func (b *builder) arrRule(ac *arrCons) int32 {
 			n.eps(cur, R)
 			W := n.add()
 			if it.ustr {
-				b.uniqueStrFrag(n, rest.str, R, W)
+				b.uniqueFrag(n, rest, R, W)
 			} else {
 				b.fragment(n, rest, R, W)
 			}

@@ -7,6 +7,7 @@ package grammar
 
 type frame struct {
 	rule, ret int32
+	op        int32 // checked on the return (callEdge.op)
 	depth     int32
 	data      *actData
 	next      *frame
@@ -36,7 +37,7 @@ func dataEq(a, b *actData) bool {
 
 func stackEq(a, b *frame) bool {
 	for a != b {
-		if a == nil || b == nil || a.rule != b.rule || a.ret != b.ret || !dataEq(a.data, b.data) {
+		if a == nil || b == nil || a.rule != b.rule || a.ret != b.ret || a.op != b.op || !dataEq(a.data, b.data) {
 			return false
 		}
 		a, b = a.next, b.next
@@ -53,7 +54,9 @@ const maxConfigs = 512
 // add puts c and its closure into out. A configuration that cannot reach
 // its rule's end within the nesting depth left is dropped (depth.go), so
 // the matcher never gets stuck at the depth limit.
-func (g *Grammar) add(out []cfg, c cfg) []cfg {
+// x and b are the output so far and the byte just consumed, for a return
+// that is checked (callEdge.op).
+func (g *Grammar) add(out []cfg, c cfg, x *runCtx, b byte) []cfg {
 	sg, lr := g.seg(c.rule)
 	if frameDepth(&c)+sg.depths().need[lr][c.state] > int32(g.opts.MaxDepth) {
 		return out
@@ -61,7 +64,14 @@ func (g *Grammar) add(out []cfg, c cfg) []cfg {
 	r := sg.rules[lr]
 	if r.final[c.state] && c.stack != nil {
 		f := c.stack
-		out = g.add(out, cfg{rule: f.rule, state: f.ret, data: f.data, stack: f.next})
+		data, ok := f.data, true
+		if f.op != 0 {
+			csg, _ := g.seg(f.rule)
+			data, ok = csg.ops[f.op].apply(f.data, 0, x, b)
+		}
+		if ok {
+			out = g.add(out, cfg{rule: f.rule, state: f.ret, data: data, stack: f.next}, x, b)
+		}
 		if r.popOnly[c.state] {
 			return out
 		}
@@ -83,7 +93,7 @@ func (g *Grammar) add(out []cfg, c cfg) []cfg {
 		if int(depth) < g.opts.MaxDepth {
 			segBits := c.rule &^ localMask
 			for _, ce := range calls {
-				out = g.add(out, cfg{rule: ce.rule | segBits, data: emptyAct, stack: &frame{rule: c.rule, ret: ce.ret, depth: depth + 1, data: c.data, next: c.stack}})
+				out = g.add(out, cfg{rule: ce.rule | segBits, data: emptyAct, stack: &frame{rule: c.rule, ret: ce.ret, op: ce.op, depth: depth + 1, data: c.data, next: c.stack}}, x, b)
 			}
 		}
 	}
@@ -151,7 +161,7 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg, x *runCtx) []cfg {
 		nc := *c
 		nc.state = t
 		if move(r, s, t, &nc) {
-			out = g.add(out, nc)
+			out = g.add(out, nc, x, b)
 		}
 	}
 	for i := range r.spec[s] {
@@ -165,7 +175,7 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg, x *runCtx) []cfg {
 			nc.state = e.to
 			nc.data = nd
 			if move(r, s, e.to, &nc) {
-				out = g.add(out, nc)
+				out = g.add(out, nc, x, b)
 			}
 		}
 	}
@@ -180,7 +190,7 @@ func (g *Grammar) step(in []cfg, b byte, out []cfg, x *runCtx) []cfg {
 }
 
 func (g *Grammar) initial() []cfg {
-	return g.add(nil, cfg{rule: g.root, data: emptyAct})
+	return g.add(nil, cfg{rule: g.root, data: emptyAct}, nil, 0)
 }
 
 func (g *Grammar) accepting(cs []cfg) bool {

@@ -36,6 +36,8 @@ type TokenizerInfo struct {
 	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
+	// byLast[b]: the non-special tokens whose last byte is b
+	byLast [256][]int32
 }
 
 // ttrie is a token trie in depth-first order; node 0 is the root.
@@ -69,6 +71,7 @@ func buildTokenizerInfo(v *Vocab) *TokenizerInfo {
 			continue
 		}
 		ids = append(ids, int32(id))
+		ti.byLast[t[len(t)-1]] = append(ti.byLast[t[len(t)-1]], int32(id))
 		if bytes.IndexByte(t, '"') >= 0 {
 			q = append(q, int32(id))
 		} else {
@@ -489,7 +492,11 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		// Near the depth limit a token that stays inside the rule may still
 		// end in a state that cannot finish (depth.go): check every one.
 		deep := frameDepth(c)+sg.depths().maxNeed[lr] > int32(tm.g.opts.MaxDepth)
-		if !near && !deep {
+		// A token that ends the rule returns from it; where that return is
+		// checked (a uniqueItems item, unique.go) the cached mask cannot
+		// know whether it is taken.
+		checkedRet := c.stack != nil && c.stack.op != 0
+		if !near && !deep && !checkedRet {
 			if sm.accBits != nil {
 				for i, w := range sm.accBits {
 					bits[i] |= w
@@ -529,7 +536,21 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					}
 				}
 			}
+			if checkedRet && !deep {
+				// the tokens ending on a byte into a final state
+				for bb := 0; bb < 256; bb++ {
+					if r.finIn[bb>>6]&(1<<(bb&63)) == 0 {
+						continue
+					}
+					for _, t := range ti.byLast[bb] {
+						if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+							tmp[t>>6] &^= 1 << (t & 63)
+						}
+					}
+				}
+			}
 			switch {
+			case !near && !deep:
 			case deep || safe < 0 && !r.rb[c.state]:
 				check(ti.byCP) // every token
 			case !r.rb[c.state]:

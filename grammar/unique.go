@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"math/big"
 	"math/bits"
+	"sort"
 	"strconv"
+	"strings"
+
+	"github.com/airs-dev/airs/internal/jsonvalue"
 )
 
 // uniqueItems, exactly, where the item domain is finite and small.
@@ -220,13 +224,11 @@ func (b *builder) uniqueItems(ac *arrCons, it arrItems) (dom []*node, checked bo
 	}
 	dom, why := b.uniqueDomain(it.rest)
 	if why != "" {
-		sw := uniqueStrings(it.rest)
+		sw := b.uniqueChecked(it.rest)
 		if sw == "" {
 			return nil, true
 		}
-		if it.rest.str != nil && len(it.rest.objs)+len(it.rest.arrs)+len(it.rest.lits) == 0 {
-			why += "; " + sw
-		}
+		why += "; " + sw
 		b.c.unsupported(ac.unique, "uniqueItems", "uniqueItems is not supported here: %s", why)
 		return nil, false
 	}
@@ -318,16 +320,12 @@ func uniqueItemEnd(d *actData, x *runCtx, b byte) (*actData, bool) {
 	for len(t) > 0 && isJSONSpace(t[0]) {
 		t = t[1:]
 	}
-	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+	if len(t) < 2 {
 		return nil, false // no text: refuse rather than let a duplicate through
 	}
-	v := t[1 : len(t)-1]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		var s string
-		if json.Unmarshal(t, &s) != nil {
-			return nil, false
-		}
-		v = []byte(s)
+	v, ok := itemKey(t)
+	if !ok {
+		return nil, false
 	}
 	if d.useen.has(v) {
 		return nil, false
@@ -335,12 +333,69 @@ func uniqueItemEnd(d *actData, x *runCtx, b byte) (*actData, bool) {
 	return &actData{count: d.count, last: d.last, ustart: d.ustart, useen: d.useen.with(v)}, true
 }
 
-// uniqueStrings reports whether the items nd are strings the matcher can
-// keep unique (see above), or why not.
-func uniqueStrings(nd *node) string {
-	if nd.str == nil || nd.null || nd.tru || nd.fal || nd.num != nil || len(nd.objs) > 0 || len(nd.arrs) > 0 || len(nd.lits) > 0 {
-		return "the items are not all strings"
+// uniqueChecked reports whether the items nd are values the matcher can
+// keep unique (see above), or why not: strings whose every automaton state
+// has infinitely many completions, objects that can always take one more
+// property and arrays that can always take one more item (so every prefix
+// of an item has infinitely many completions: another property or item
+// before the closing bracket). Scalars with finitely many completions from
+// some prefix (null, booleans, numbers under the digit bound, constants)
+// are refused.
+func (b *builder) uniqueChecked(nd *node) string {
+	if nd.null || nd.tru || nd.fal || nd.num != nil || len(nd.lits) > 0 {
+		return "the items may be null, booleans, numbers or constants, which have finitely many completions: a value already written may be the only way to finish one"
 	}
+	if nd.str == nil && len(nd.objs) == 0 && len(nd.arrs) == 0 {
+		return "no item value"
+	}
+	if nd.str != nil {
+		if w := uniqueStrings(nd); w != "" {
+			return w
+		}
+	}
+	for _, o := range nd.objs {
+		if !openObject(o) {
+			return "the items may be objects that cannot always take another property (additionalProperties false, propertyNames, maxProperties): a value already written may be the only way to finish one"
+		}
+	}
+	for _, a := range nd.arrs {
+		if !b.openArray(a) {
+			return "the items may be arrays that cannot always take another item (items false, maxItems, contains): a value already written may be the only way to finish one"
+		}
+	}
+	return ""
+}
+
+// openObject: o can always take another property with a new name.
+func openObject(o *objCons) bool {
+	if o.maxP >= 0 || len(o.witness) > 0 {
+		return false
+	}
+	for _, p := range o.parts {
+		if p.addlFalse || p.names != nil || len(p.patterns) > 0 {
+			return false
+		}
+		if p.addl != nil && isFalseSchema(p.addl.v) {
+			return false
+		}
+	}
+	return true
+}
+
+// openArray: a can always take another item.
+func (b *builder) openArray(a *arrCons) bool {
+	if a.maxI >= 0 || len(a.contains) > 0 {
+		return false
+	}
+	it := b.items(a)
+	return it.rest != nil && !it.rest.isEmpty()
+}
+
+func isFalseSchema(v *jsonvalue.Value) bool { return v != nil && v.Kind == jsonvalue.Bool && !v.Bool }
+
+// uniqueStrings reports whether the string items of nd can be kept unique
+// by the matcher, or why not.
+func uniqueStrings(nd *node) string {
 	if nd.str.max >= 0 {
 		return "maxLength bounds the item strings: a value already written may be the only way to finish one"
 	}
@@ -430,6 +485,127 @@ func infiniteFromEvery(d *rdfa) bool {
 		}
 	}
 	return true
+}
+
+// itemKey is the value of the item text t as a set key: a string's
+// decoded value after 's', else 'j' and a canonical JSON text (object keys
+// sorted, numbers by value), so that items equal as JSON values have one
+// key.
+func itemKey(t []byte) ([]byte, bool) {
+	if t[0] == '"' {
+		v := t[1 : len(t)-1]
+		if bytes.IndexByte(v, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(t, &s) != nil {
+				return nil, false
+			}
+			v = []byte(s)
+		}
+		return append([]byte{'s'}, v...), true
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var x any
+	if dec.Decode(&x) != nil {
+		return nil, false
+	}
+	out, ok := canonJSON([]byte{'j'}, x)
+	return out, ok
+}
+
+func canonJSON(out []byte, x any) ([]byte, bool) {
+	switch v := x.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out = append(out, '{')
+		for i, k := range keys {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = strconv.AppendQuote(out, k)
+			out = append(out, ':')
+			var ok bool
+			if out, ok = canonJSON(out, v[k]); !ok {
+				return nil, false
+			}
+		}
+		return append(out, '}'), true
+	case []any:
+		out = append(out, '[')
+		for i, e := range v {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			var ok bool
+			if out, ok = canonJSON(out, e); !ok {
+				return nil, false
+			}
+		}
+		return append(out, ']'), true
+	case string:
+		return strconv.AppendQuote(out, v), true
+	case json.Number:
+		n, ok := canonNumber(string(v))
+		return append(out, n...), ok
+	case bool:
+		return strconv.AppendBool(out, v), true
+	case nil:
+		return append(out, "null"...), true
+	}
+	return nil, false
+}
+
+// canonNumber writes a JSON number lexeme by value: sign, digits without
+// leading or trailing zeros, and a decimal exponent ("1.50", "15e-1" and
+// "0.15E1" are one number), without big arithmetic on the exponent.
+func canonNumber(s string) (string, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	exp := int64(0)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.ParseInt(strings.TrimPrefix(s[i+1:], "+"), 10, 64)
+		if err != nil || e > 1<<40 || e < -(1<<40) {
+			return "", false
+		}
+		exp, s = e, s[:i]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= int64(len(frac))
+	n := len(digits)
+	digits = strings.TrimRight(digits, "0")
+	exp += int64(n - len(digits))
+	if digits == "" {
+		return "0", true
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return sign + digits + "e" + strconv.FormatInt(exp, 10), true
+}
+
+// uniqueFrag is fragment for an item of a matcher-checked unique array: a
+// string's closing quote and an object's or array's return are checked
+// (opUItem).
+func (b *builder) uniqueFrag(n *bnfa, nd *node, x, y int32) {
+	if nd.str != nil {
+		b.uniqueStrFrag(n, nd.str, x, y)
+	}
+	if len(nd.objs)+len(nd.arrs) == 0 {
+		return
+	}
+	op := b.op(opDef{kind: opUItem})
+	for _, o := range nd.objs {
+		n.st[x].calls = append(n.st[x].calls, bcall{b.objRule(o), y, op})
+	}
+	for _, a := range nd.arrs {
+		n.st[x].calls = append(n.st[x].calls, bcall{b.arrRule(a), y, op})
+	}
 }
 
 // uniqueStrFrag is strFrag for an item of a matcher-checked unique array:

@@ -29,6 +29,13 @@ var uniqueStrCases = []struct {
 	// each array has its own set
 	{`{"type":"array","items":{"type":"array","items":{"type":"string"},"uniqueItems":true}}`,
 		[]string{`["a","b"]`, `["a","a"]`, `[]`, `["b"]`}},
+	// containers: equal as JSON values (key order, 1 and 1.0)
+	{`{"type":"array","items":{"type":"object"},"uniqueItems":true}`,
+		[]string{`{}`, `{"a":1}`, `{"a":1.0}`, `{"a":10e-1}`, `{"b":[1,2]}`, `{"a":1,"b":2}`, `{"b":2,"a":1}`}},
+	{`{"type":"array","items":{"type":["string","array"]},"uniqueItems":true}`,
+		[]string{`"a"`, `[]`, `["a"]`, `[1]`, `[1.0]`, `[{"x":null}]`}},
+	{`{"type":"array","items":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]},"uniqueItems":true,"maxItems":4}`,
+		[]string{`{"n":"x"}`, `{"n":"y"}`, `{"n":"x","m":1}`, `{"m":1,"n":"x"}`}},
 }
 
 func TestUniqueStringsDifferential(t *testing.T) {
@@ -88,6 +95,31 @@ func TestUniqueStringsMaskExact(t *testing.T) {
 		{`["","x",`, []string{`""`, `"",`, `"x"`}},
 		{`["a/b","a\/`, []string{`b"`}},
 	} {
+		checkMaskExact(t, g, ti, bits, c.prefix, c.dup)
+	}
+	g, err = Compile([]byte(`{"type":"array","items":{"type":"object"},"uniqueItems":true}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prefix string
+		dup    []string
+	}{
+		{`[{"a":1},{"a":1`, []string{`}`, `}]`, `},`}},
+		{`[{"a":1,"b":[2]},{"b":[2],"a":1`, []string{`}`, `}]`}},
+		{`[{},`, []string{`{}`, `{}]`}},
+	} {
+		checkMaskExact(t, g, ti, bits, c.prefix, c.dup)
+	}
+}
+
+func checkMaskExact(t *testing.T, g *Grammar, ti *TokenizerInfo, bits []uint64, prefix string, dup []string) {
+	t.Helper()
+	c := struct {
+		prefix string
+		dup    []string
+	}{prefix, dup}
+	{
 		tm := g.NewTokenMatcher(ti)
 		if !tm.AcceptBytes([]byte(c.prefix)) {
 			t.Fatalf("prefix %s refused", c.prefix)
@@ -140,7 +172,7 @@ func TestUniqueStringsSampling(t *testing.T) {
 	bits := make([]uint64, ti.MaskWords())
 	rng := rand.New(rand.NewPCG(21, 2))
 	var pref []int
-	for _, s := range []string{`"`, `a`, `b`, `"a"`, `",`, `"]`, `","`, `,`, `]`, `ab`} {
+	for _, s := range []string{`"`, `a`, `b`, `"a"`, `",`, `"]`, `","`, `,`, `]`, `ab`, `{}`, `{`, `}`, `},`, `}]`, `"a":`, `1`, `[]`, `["a"]`} {
 		if id := tokenID(ti.v, s); id >= 0 {
 			pref = append(pref, id)
 		}
@@ -195,6 +227,10 @@ func TestUniqueStringsRefused(t *testing.T) {
 		`{"items":{"type":"string","pattern":"^(a|b+)$"},"uniqueItems":true}`,
 		`{"items":{"type":"string","format":"date"},"uniqueItems":true}`,
 		`{"items":{"type":["string","integer"]},"uniqueItems":true}`,
+		`{"items":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}},"uniqueItems":true}`,
+		`{"items":{"type":"object","maxProperties":3},"uniqueItems":true}`,
+		`{"items":{"type":"array","maxItems":3},"uniqueItems":true}`,
+		`{"uniqueItems":true}`,
 	} {
 		_, err := Compile([]byte(s), Options{})
 		ce, ok := err.(*CompileError)

@@ -87,7 +87,7 @@ func TestUniqueItemsRefused(t *testing.T) {
 	for _, s := range []string{
 		// strings are now kept unique by the matcher (unique_strings_test.go)
 		`{"type":"array","items":{"type":"string","maxLength":8},"uniqueItems":true}`,
-		`{"type":"array","items":{"type":"object"},"uniqueItems":true}`,
+		`{"type":"array","items":{"type":"object","additionalProperties":false},"uniqueItems":true}`,
 		`{"type":"array","items":{"enum":[1,1.0]},"uniqueItems":true}`,
 		`{"type":"array","items":{"enum":[[1],[2]]},"uniqueItems":true}`,
 		`{"type":"array","prefixItems":[{"const":1}],"items":{"enum":[1,2]},"uniqueItems":true}`,
