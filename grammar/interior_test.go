@@ -22,7 +22,7 @@ func interiorEncoded(tr *ttrie, words int, sd *rdfa, si int32) []uint64 {
 	}
 	m := make([]uint64, words)
 	if err == nil {
-		walk(tr, newRule(ds), 0, m, nil)
+		walk(tr, newRule(ds), 0, m, nil, new([]int32))
 	}
 	return m
 }

@@ -44,10 +44,6 @@ type rule struct {
 	otherStart [][4]uint64
 	otherMid   [][4]uint64
 	first      [256]bool // bytes the start state can consume
-	// finIn: bytes on a plain edge into a final state. A token that ends
-	// there returns from the rule, and where the return is checked
-	// (callEdge.op) the per-state mask cannot know the outcome.
-	finIn [4]uint64
 	// sdist[s] (string content states): the fewest code points on a path
 	// from s out of its string, so a configuration at s with counter cnt can
 	// finish the string only if cnt+sdist[s] ≤ lim[s]; sdmax[s] is the
@@ -164,15 +160,6 @@ func newRule(ds []dstate) *rule {
 		r.popOnly[i] = d.final && len(d.plain) == 0 && len(d.spec) == 0 && len(d.calls) == 0
 	}
 	r.sdist, r.sdmax, r.slong = stringDists(r)
-	for _, d := range ds {
-		for _, e := range d.plain {
-			if ds[e.to].final {
-				for b := int(e.lo); b <= int(e.hi); b++ {
-					r.finIn[b>>6] |= 1 << (b & 63)
-				}
-			}
-		}
-	}
 	for _, e := range ds[0].plain {
 		for b := int(e.lo); b <= int(e.hi); b++ {
 			r.first[b] = true

@@ -36,8 +36,6 @@ type TokenizerInfo struct {
 	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
-	// byLast[b]: the non-special tokens whose last byte is b
-	byLast [256][]int32
 }
 
 // ttrie is a token trie in depth-first order; node 0 is the root.
@@ -71,7 +69,6 @@ func buildTokenizerInfo(v *Vocab) *TokenizerInfo {
 			continue
 		}
 		ids = append(ids, int32(id))
-		ti.byLast[t[len(t)-1]] = append(ti.byLast[t[len(t)-1]], int32(id))
 		if bytes.IndexByte(t, '"') >= 0 {
 			q = append(q, int32(id))
 		} else {
@@ -198,6 +195,9 @@ type stateMask struct {
 	accList []int32
 	accBits []uint64
 	unc     []int32
+	// fin: the tokens of acc that end in a final state, so return from the
+	// rule; where the return is checked (callEdge.op) FillMask simulates them
+	fin []int32
 }
 
 type ruleMasks struct {
@@ -244,14 +244,14 @@ func (ti *TokenizerInfo) stateMask(r *rule, s int32) *stateMask {
 // available) made every token starting with that letter uncertain, and the
 // two checked commas of an object whose undeclared keys depend on
 // maxProperties (build.go) every token starting with ','.
-func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32) []int32 {
-	return walkFrom(tr, r, 0, s, false, acc, unc)
+func walk(tr *ttrie, r *rule, s int32, acc []uint64, unc []int32, fin *[]int32) []int32 {
+	return walkFrom(tr, r, 0, s, false, acc, unc, fin)
 }
 
 // walkFrom walks the subtree of trie node root (exclusive) from state s;
 // spec: root was reached through an assumed check, so accepted tokens are
 // uncertain.
-func walkFrom(tr *ttrie, r *rule, root, s int32, spec bool, acc []uint64, unc []int32) []int32 {
+func walkFrom(tr *ttrie, r *rule, root, s int32, spec bool, acc []uint64, unc []int32, fin *[]int32) []int32 {
 	var st [256]int32
 	var oth [256]bool
 	var sp [256]bool // on an assumed-check path: accepted tokens are uncertain
@@ -303,6 +303,9 @@ func walkFrom(tr *ttrie, r *rule, root, s int32, spec bool, acc []uint64, unc []
 				for _, x := range toks {
 					acc[x>>6] |= 1 << (x & 63)
 				}
+				if r.final[t] {
+					*fin = append(*fin, toks...)
+				}
 			}
 			if d < 255 {
 				st[d], oth[d], sp[d], cnt[d] = t, other, inSpec, c
@@ -319,7 +322,7 @@ func walkFrom(tr *ttrie, r *rule, root, s int32, spec bool, acc []uint64, unc []
 				unc = append(unc, tr.toks[tr.ntok0[i]:tr.ntok0[i+1]]...)
 				for _, e := range r.spec[ps] {
 					if e.lo <= b && b <= e.hi {
-						unc = walkFrom(tr, r, i, e.to, true, acc, unc)
+						unc = walkFrom(tr, r, i, e.to, true, acc, unc, fin)
 					}
 				}
 				i = tr.nend[i]
@@ -376,9 +379,9 @@ func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
 	acc := make([]uint64, ti.words)
 	if p := r.prov[s]; p.sd != nil {
 		copy(acc, ti.interior(p.sd, p.si))
-		sm.unc = walk(ti.quote, r, s, acc, nil)
+		sm.unc = walk(ti.quote, r, s, acc, nil, &sm.fin)
 	} else {
-		sm.unc = walk(ti.all, r, s, acc, nil)
+		sm.unc = walk(ti.all, r, s, acc, nil, &sm.fin)
 	}
 	cnt := 0
 	for _, w := range acc {
@@ -537,15 +540,9 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 				}
 			}
 			if checkedRet && !deep {
-				// the tokens ending on a byte into a final state
-				for bb := 0; bb < 256; bb++ {
-					if r.finIn[bb>>6]&(1<<(bb&63)) == 0 {
-						continue
-					}
-					for _, t := range ti.byLast[bb] {
-						if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
-							tmp[t>>6] &^= 1 << (t & 63)
-						}
+				for _, t := range sm.fin {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
 			}

@@ -266,71 +266,172 @@ func (b *builder) uniqueItems(ac *arrCons, it arrItems) (dom []*node, checked bo
 // (Options.MaxStringBytes, 8,192 code points by default): an item that
 // reaches it equal to an earlier item cannot be finished.
 
-// itemSet is an immutable set of item values, shared between activations.
-type itemSet struct{ m map[string]struct{} }
-
-func (s *itemSet) has(v []byte) bool {
-	if s == nil {
-		return false
-	}
-	_, ok := s.m[string(v)]
-	return ok
-}
-
-func (s *itemSet) with(v []byte) *itemSet {
-	n := &itemSet{m: make(map[string]struct{}, s.len()+1)}
-	if s != nil {
-		for k := range s.m {
-			n.m[k] = struct{}{}
-		}
-	}
-	n.m[string(v)] = struct{}{}
-	return n
+// itemSet is an immutable list of the items written (their texts), shared
+// between activations. Comparing canonical values costs a parse per item,
+// and the mask simulates every token that could end an item, so the check
+// is staged: an equal text is a duplicate; a different fingerprint (an
+// order-free hash of the item's scalars and brackets, by value) is not;
+// only items with equal fingerprints are compared canonically. Both the
+// fingerprint and the key of a stored item are computed once, on first use.
+type itemSet struct {
+	raw         []byte
+	fp          uint64
+	key         []byte
+	fpOK, keyOK bool
+	next        *itemSet
+	n           int
 }
 
 func (s *itemSet) len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.m)
+	return s.n
 }
 
+func (s *itemSet) fingerprint() uint64 {
+	if !s.fpOK {
+		s.fp, s.fpOK = itemFingerprint(s.raw), true
+	}
+	return s.fp
+}
+
+func (s *itemSet) canon() []byte {
+	if !s.keyOK {
+		s.key, _ = itemKey(s.raw)
+		s.keyOK = true
+	}
+	return s.key
+}
+
+// has reports whether item text t (trimmed, a complete value) equals one
+// in s as a JSON value. ok is false when t does not parse.
+func (s *itemSet) has(t []byte) (dup, ok bool) {
+	if s == nil {
+		return false, true
+	}
+	fp := itemFingerprint(t)
+	var key []byte
+	for e := s; e != nil; e = e.next {
+		if bytes.Equal(e.raw, t) {
+			return true, true
+		}
+		if e.fingerprint() != fp {
+			continue
+		}
+		if key == nil {
+			if key, ok = itemKey(t); !ok {
+				return false, false
+			}
+		}
+		if bytes.Equal(e.canon(), key) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+func (s *itemSet) with(t []byte) *itemSet {
+	return &itemSet{raw: t, next: s, n: s.len() + 1}
+}
+
+// equal: the same items in the same order (a different order is another
+// configuration, which costs a duplicate configuration, never a wrong
+// answer).
 func (s *itemSet) equal(t *itemSet) bool {
-	if s == t {
-		return true
-	}
-	if s.len() != t.len() {
-		return false
-	}
-	if s == nil || t == nil {
-		return true // both empty
-	}
-	for k := range s.m {
-		if _, ok := t.m[k]; !ok {
+	for s != t {
+		if s == nil || t == nil || s.n != t.n || !bytes.Equal(s.raw, t.raw) {
 			return false
 		}
+		s, t = s.next, t.next
 	}
 	return true
 }
 
-// uniqueItemEnd is opUItem: the item that ends with byte b (its closing
-// quote) must not have been written before in d's array.
+// uniqueItemEnd is opUItem: the item that ends with byte b (a string's
+// closing quote, a container's closing bracket) must not have been written
+// before in d's array.
 func uniqueItemEnd(d *actData, x *runCtx, b byte) (*actData, bool) {
-	t := x.text(d.ustart, b)
+	t := x.text(d.ustart, b) // a fresh copy: kept in the set
 	for len(t) > 0 && isJSONSpace(t[0]) {
 		t = t[1:]
 	}
 	if len(t) < 2 {
 		return nil, false // no text: refuse rather than let a duplicate through
 	}
-	v, ok := itemKey(t)
-	if !ok {
+	dup, ok := d.useen.has(t)
+	if dup || !ok {
 		return nil, false
 	}
-	if d.useen.has(v) {
-		return nil, false
+	return &actData{count: d.count, last: d.last, ustart: d.ustart, useen: d.useen.with(t)}, true
+}
+
+// itemFingerprint hashes a JSON text by value and without order: a sum
+// over its strings (decoded, as itemKey decodes them), numbers (by
+// canonNumber), literals and opening brackets. Equal values have equal
+// fingerprints.
+func itemFingerprint(t []byte) uint64 {
+	var sum uint64
+	for i := 0; i < len(t); {
+		c := t[i]
+		switch {
+		case c == '"':
+			j, esc := i+1, false
+			for j < len(t) && t[j] != '"' {
+				if t[j] == '\\' {
+					esc = true
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(t)) // past the closing quote
+			v := t[i+1 : max(i+1, j-1)]
+			if esc {
+				var s string
+				if json.Unmarshal(t[i:j], &s) == nil {
+					v = []byte(s)
+				}
+			}
+			sum += mix64(fnv64(v) ^ 0x5354)
+			i = j
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(t) && (t[j] >= '0' && t[j] <= '9' || t[j] == '.' || t[j] == 'e' || t[j] == 'E' || t[j] == '+' || t[j] == '-') {
+				j++
+			}
+			n, _ := canonNumber(string(t[i:j]))
+			sum += mix64(fnv64([]byte(n)) ^ 0x4e55)
+			i = j
+		case c == '{' || c == '[':
+			sum += mix64(uint64(c) * 0x9e3779b97f4a7c15)
+			i++
+		case c >= 'a' && c <= 'z':
+			sum += mix64(uint64(c) * 0x9e3779b97f4a7c15)
+			for i < len(t) && t[i] >= 'a' && t[i] <= 'z' {
+				i++
+			}
+		default:
+			i++
+		}
 	}
-	return &actData{count: d.count, last: d.last, ustart: d.ustart, useen: d.useen.with(v)}, true
+	return sum
+}
+
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+func mix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
 }
 
 // uniqueChecked reports whether the items nd are values the matcher can
