@@ -93,7 +93,7 @@ type node struct {
 	litsOnly       bool     // containers restricted to lits
 }
 
-const maxAlternatives = 64
+const maxAlternatives = 128
 
 type compiler struct {
 	opts      Options
@@ -904,6 +904,9 @@ func (c *compiler) disj(a, b *node, ptr string) *node {
 	slices.Sort(n.lits)
 	n.lits = slices.Compact(n.lits)
 	n.litsOnly = a.litsOnly && b.litsOnly
+	if len(n.objs)+len(n.arrs) > maxAlternatives {
+		n.objs = c.pruneObjs(n.objs) // drop the alternatives no object satisfies
+	}
 	if len(n.objs)+len(n.arrs) > maxAlternatives {
 		c.unsupported(ptr, "anyOf", "too many object/array alternatives")
 		n.objs, n.arrs = []*objCons{c.anyObj}, []*arrCons{c.anyArr}
