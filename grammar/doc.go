@@ -56,19 +56,30 @@
 //
 // uniqueItems is enforced exactly when the items come from a small finite set
 // of values (an enum, booleans, a bounded integer range: the array rule's
-// state is the set of values used, see unique.go) or at most one item fits;
-// elsewhere it is refused like the keywords below.
+// state is the set of values used), when at most one item fits, and when the
+// items are strings, objects or arrays every prefix of which has infinitely
+// many completions (no maxLength, objects that can always take another
+// property, arrays another item): the matcher keeps the items written and
+// refuses the byte that would end a duplicate, comparing values decoded and
+// canonically (unique.go). Under the generation bounds (MaxStringBytes,
+// MaxContainerItems) an item that reaches its bound equal to an earlier item
+// cannot be finished; the schema's own constraints never lead there.
 //
-// contains is enforced exactly in its common forms (contains.go).
+// contains (contains.go), not (negate.go), if/then/else and overlapping oneOf
+// (as B ∧ ¬C with exact complements) are enforced exactly in their common
+// forms, and a pattern's lookahead by automaton intersection where the rest
+// of the pattern is a sequence, an alternation or an optional group
+// (lookahead.go).
 //
-// A keyword that cannot be enforced exactly (uniqueItems, not, if/then/else,
-// dependentSchemas, unevaluated*, maxContains, overlapping oneOf, remote $ref,
-// lookaround or backreference in a pattern, ...) is a *CompileError naming the
-// keyword and the JSON pointer, unless Options.Lenient is set: then the
-// keyword is dropped or approximated and reported in Grammar.Loosened (and the
-// output must be validated afterwards). Annotations ($comment, title,
-// description, default, examples, deprecated, readOnly, unknown keywords) are
-// ignored.
+// A form that cannot be enforced exactly (uniqueItems over numbers or closed
+// objects, a not or oneOf without an exact complement, unevaluated*,
+// maxContains, remote $ref, lookahead in a repetition, lookbehind or a
+// backreference in a pattern, a size budget exceeded, ...) is a *CompileError
+// naming the keyword and the JSON pointer, unless Options.Lenient is set:
+// then the keyword is dropped or approximated and reported in
+// Grammar.Loosened (and the output must be validated afterwards). Annotations
+// ($comment, title, description, default, examples, deprecated, readOnly,
+// unknown keywords) are ignored.
 //
 // # Matching
 //

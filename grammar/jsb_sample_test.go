@@ -71,8 +71,24 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 	var compiled, compileErrors, outputs, unterminated, invalid, deadEnds int
 	var skipped, skipWhy []string
 	var lens []int
+	// The evenly spaced sample, then every other schema with a form made
+	// exact by the matcher-side uniqueItems check or lookahead (unique.go,
+	// lookahead.go), so that the check covers them.
+	var picked []jsbRecord
+	in := map[string]bool{}
 	for i := 0; i < sample; i++ {
 		r := all[i*len(all)/sample]
+		picked, in[r.ID] = append(picked, r), true
+	}
+	extra := 0
+	for _, r := range all {
+		sch := string(r.Schema)
+		if !in[r.ID] && (strings.Contains(sch, `"uniqueItems"`) || strings.Contains(sch, "(?=") || strings.Contains(sch, "(?!")) {
+			picked = append(picked, r)
+			extra++
+		}
+	}
+	for _, r := range picked {
 		g, err := Compile(r.Schema, opts)
 		if err != nil {
 			compileErrors++
@@ -129,8 +145,8 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 	if len(lens) > 0 {
 		p50, p99, most = lens[len(lens)/2], lens[len(lens)*99/100], lens[len(lens)-1]
 	}
-	summary := fmt.Sprintf("sampling: %d sampled, %d compile errors, %d skipped (reference validator cannot compile), %d checked, %d outputs: %d dead ends, %d unterminated, %d invalid; tokens per output p50 %d, p99 %d, max %d (budget %d)",
-		sample, compileErrors, len(skipped), compiled, outputs, deadEnds, unterminated, invalid, p50, p99, most, budget)
+	summary := fmt.Sprintf("sampling: %d sampled (%d evenly spaced, %d more with uniqueItems or lookahead), %d compile errors, %d skipped (reference validator cannot compile), %d checked, %d outputs: %d dead ends, %d unterminated, %d invalid; tokens per output p50 %d, p99 %d, max %d (budget %d)",
+		len(picked), sample, extra, compileErrors, len(skipped), compiled, outputs, deadEnds, unterminated, invalid, p50, p99, most, budget)
 	t.Log(summary)
 	for i, id := range skipped {
 		t.Logf("skipped %s: %s", id, skipWhy[i])
@@ -139,6 +155,7 @@ func TestJSONSchemaBenchSampling(t *testing.T) {
 		b, err := json.Marshal(map[string]any{
 			"command":        "JSB_SAMPLING=1 go test -run TestJSONSchemaBenchSampling ./grammar/",
 			"sample":         sample,
+			"extra":          extra,
 			"draws":          draws,
 			"budget":         budget,
 			"vocab":          "qwen3",
