@@ -57,11 +57,12 @@ type Speculator struct {
 	// Top predictions are speculated after each call [2].
 	Top int
 
-	mu   sync.Mutex
-	last map[affinity.Pair]json.RawMessage // each caller's last args per tool
-	wg   sync.WaitGroup
-	ctx  context.Context
-	stop context.CancelFunc
+	mu     sync.Mutex
+	last   map[affinity.Pair]json.RawMessage // each caller's last args per tool
+	closed bool                              // under mu: After starts nothing once Close began
+	wg     sync.WaitGroup
+	ctx    context.Context
+	stop   context.CancelFunc
 }
 
 // maxLast bounds the remembered arguments: past it, the map starts afresh.
@@ -183,6 +184,14 @@ func (s *Speculator) After(ev pipeline.CallEvent) {
 	if len(preds) > s.Top {
 		preds = preds[:s.Top]
 	}
+	// wg.Add under mu, checked against closed: an Add racing Close's Wait
+	// is a data race on the WaitGroup (the Run goroutine may be delivering
+	// one last event while Close runs).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	for _, p := range preds {
 		s.wg.Add(1)
 		go func() {
@@ -238,6 +247,9 @@ func (s *Speculator) Run(sub *pipeline.Subscription) {
 
 // Close cancels the speculations running and waits for them.
 func (s *Speculator) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.stop()
 	s.wg.Wait()
 }
