@@ -79,6 +79,15 @@ func Compile(schema []byte, opts Options) (*Grammar, error) {
 	if err := g.build(); err != nil {
 		return nil, err
 	}
+	// Strict narrows the schema for generation, and can narrow it to
+	// nothing in ways the lowering does not see (an object whose needed
+	// properties are undeclared, a not that only an undeclared property
+	// satisfies): the automata then admit no first byte and a generator is
+	// dead before its first token. Without Strict an unsatisfiable schema
+	// stays a grammar that matches nothing, which is right for checking.
+	if opts.Strict && !g.NewMatcher().CanContinue() {
+		return nil, &CompileError{Msg: "schema accepts no value under Strict (its valid instances need properties or items it does not declare): compile without Strict"}
+	}
 	return g, nil
 }
 
