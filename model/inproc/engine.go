@@ -51,6 +51,9 @@ type Sampling struct {
 	// NoFastForward samples forced tokens one by one like the others
 	// (the baseline fast-forward is measured against).
 	NoFastForward bool
+	// NoPressure turns closing pressure off (the baseline it is measured
+	// against; see Constrained).
+	NoPressure bool
 }
 
 // Result is one generation and where its time went.
@@ -64,6 +67,10 @@ type Result struct {
 	Prefill      time.Duration `json:"prefill_ns"`      // the first decode (prompt + the forced prefix)
 	MaskTime     time.Duration `json:"mask_ns"`         // computing masks and forced bytes
 	MaskExposed  time.Duration `json:"mask_exposed_ns"` // mask time not hidden behind a forward pass
+	// Pressed counts the tokens sampled under closing pressure (see
+	// Constrained): past half the token budget, tokens that open a
+	// container are left out of the mask wherever another token is allowed.
+	Pressed int `json:"pressed_tokens,omitempty"`
 }
 
 // ForcedFraction is the share of generated tokens fast-forward appended.
@@ -90,6 +97,9 @@ type Engine struct {
 	vocab *grammar.Vocab
 	ti    *grammar.TokenizerInfo
 	eos   []bool
+	// opens marks the tokens with a '{' or '[' byte: what closing
+	// pressure leaves out.
+	opens []uint64
 	mu    sync.Mutex
 }
 
@@ -102,6 +112,12 @@ func New(b Backend, vocab *grammar.Vocab) (*Engine, error) {
 	e := &Engine{b: b, vocab: vocab, ti: grammar.NewTokenizerInfo(vocab), eos: make([]bool, len(vocab.Tokens))}
 	for _, id := range vocab.EOS {
 		e.eos[id] = true
+	}
+	e.opens = make([]uint64, e.ti.MaskWords())
+	for id, t := range vocab.Tokens {
+		if slices.Contains(t, '{') || slices.Contains(t, '[') {
+			e.opens[id>>6] |= 1 << (id & 63)
+		}
 	}
 	return e, nil
 }
@@ -240,6 +256,18 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 		if first {
 			res.Prefill = time.Since(t0)
 		}
+		// Closing pressure. The length bounds (GenerationBounds) bound each
+		// string and container, not their nesting: under an open value
+		// (any type, recursive definitions) a model that keeps opening
+		// containers grows the output geometrically and never finishes
+		// (a Debug Adapter Protocol schema ran to 8,192 tokens with random
+		// weights). Past half the budget no new container is opened where
+		// the grammar allows anything else; the mask only narrows, and
+		// every token it keeps leads on to a complete value, so validity
+		// is unchanged.
+		if !s.NoPressure && 2*(res.Sampled+res.Forced) > limit && e.press(mask) {
+			res.Pressed++
+		}
 		id := e.sample(r.logits, mask, s, rng)
 		if id < 0 {
 			return res, ErrDeadEnd
@@ -260,6 +288,27 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 		return res, fmt.Errorf("inproc: internal error: the grammar accepted %q but the stream check does not", out)
 	}
 	return res, nil
+}
+
+// press removes the container-opening tokens from mask unless they are all
+// it allows; it reports whether it removed any.
+func (e *Engine) press(mask []uint64) bool {
+	rest, cut := false, false
+	for i, w := range mask {
+		if w&^e.opens[i] != 0 {
+			rest = true
+		}
+		if w&e.opens[i] != 0 {
+			cut = true
+		}
+	}
+	if !rest || !cut {
+		return false
+	}
+	for i := range mask {
+		mask[i] &^= e.opens[i]
+	}
+	return true
 }
 
 // forcedTokens appends to tm the canonical tokenization of the bytes g

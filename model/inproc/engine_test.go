@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ type fakeBackend struct {
 	seq    []int
 	evals  int
 	pieces map[int][]byte // Piece overrides (the mismatch test)
+	favor  []byte         // tokens holding one of these bytes get +20 (a model that nests)
 	nvocab int            // NumVocab override
 }
 
@@ -72,6 +74,9 @@ func (f *fakeBackend) Eval(tokens []int) ([]float32, error) {
 		}
 		h.Write(b[:])
 		l[id] = float32(h.Sum64()%10000) / 1000
+		if len(f.favor) > 0 && bytes.ContainsAny(f.v.Tokens[id], string(f.favor)) {
+			l[id] += 20
+		}
 	}
 	return l, nil
 }
@@ -191,6 +196,32 @@ func TestRunaway(t *testing.T) {
 	if !errors.Is(err, ErrRunaway) {
 		t.Fatalf("err %v, want ErrRunaway", err)
 	}
+}
+
+// A model that keeps opening containers under an open value never
+// finishes within its budget; past half the budget closing pressure stops
+// it opening more, and the output is still a complete, valid value.
+func TestClosingPressure(t *testing.T) {
+	e, b := fakeEngine(t)
+	b.favor = []byte("[{")
+	g, err := grammar.Compile([]byte(`{"type":"array","items":true}`), grammar.Options{MaxContainerItems: 4, MaxStringBytes: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Sampling{Temperature: 1, Seed: 3, MaxTokens: 400}
+	s.NoPressure = true
+	if _, err := e.Constrained(context.Background(), "p", g, s, nil); !errors.Is(err, ErrRunaway) {
+		t.Fatalf("without pressure: err %v, want ErrRunaway (the test's model does not nest enough)", err)
+	}
+	s.NoPressure = false
+	r, err := e.Constrained(context.Background(), "p", g, s, nil)
+	if err != nil {
+		t.Fatalf("with pressure: %v", err)
+	}
+	if !g.Match([]byte(r.Text)) || r.Pressed == 0 || r.Sampled+r.Forced > s.MaxTokens {
+		t.Fatalf("with pressure: %d sampled + %d forced, %d pressed, output %q", r.Sampled, r.Forced, r.Pressed, r.Text)
+	}
+	t.Logf("with pressure: %d sampled + %d forced (%d under pressure), %d bytes", r.Sampled, r.Forced, r.Pressed, len(r.Text))
 }
 
 func TestVocabMismatch(t *testing.T) {
