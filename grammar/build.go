@@ -565,7 +565,7 @@ func (b *builder) objRule(oc *objCons) int32 {
 		b.ws(n, s1, s2)
 		F := n.add()
 		n.st[F].final = true
-		if unsat || !oi.feasible(nil, -1, 0, -1) {
+		if unsat || !oi.feasible(nil, -1, 0, -1, needInf) {
 			return n, nil // no way to complete: the matcher drops "{" (depth.go)
 		}
 		var closeOp int32
@@ -596,9 +596,9 @@ func (b *builder) objRule(oc *objCons) int32 {
 		}
 		switch {
 		case witness:
-		case oi.extraAddable(emptyAct):
+		case oi.extraAddable(emptyAct, needInf):
 			n.eps(s2, KS)
-		case oi.declAddable(emptyAct, nil):
+		case oi.declAddable(emptyAct, nil, needInf):
 			if split {
 				n.eps(s2, KD)
 			} else {

@@ -1,5 +1,10 @@
 package grammar
 
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
 // Nesting depth and liveness.
 //
 // Containers nest at most Options.MaxDepth deep: a call into a nested rule
@@ -35,8 +40,103 @@ type depthInfo struct {
 }
 
 func (g *Grammar) depths() *depthInfo {
-	g.depthOnce.Do(func() { g.depth = computeDepths(g.rules, g.entryNeed) })
+	g.depthOnce.Do(func() {
+		g.depth = computeDepths(g.rules, g.entryNeed)
+		g.valueNeeds()
+	})
 	return g.depth
+}
+
+// valueNeeds sets each object's valNeed: what writing a declared
+// property's value needs, read as need at the state its key and colon lead
+// to from the object's start. Without it the object's checks only knew
+// which keys were used, not how deep their values go, so at the depth
+// limit a comma could lead to the one key left whose value cannot be
+// opened there (a recursive "headers" property, the last one not written):
+// a dead end. A key that cannot be walked (an unusual encoding) keeps 0, a
+// lower bound.
+func (g *Grammar) valueNeeds() {
+	for ri, r := range g.rules {
+		oi := r.obj
+		if oi == nil || oi.valNeed != nil || len(r.next) == 0 {
+			continue
+		}
+		vn := make([]int32, len(oi.names))
+		for i, name := range oi.names {
+			if t := r.keyValueState(g.ops, i, name); t >= 0 {
+				vn[i] = min(g.depth.need[ri][t], needInf)
+			}
+		}
+		oi.valNeed = vn
+	}
+}
+
+// keyValueState walks "{", then key i written canonically, then ":" from
+// r's start, through plain edges and those checked edges that belong to
+// key i; the state reached, or -1.
+func (r *rule) keyValueState(ops []opDef, i int, name string) int32 {
+	path := append([]byte{'{', '"'}, strRunesKey(name)...)
+	s := int32(0)
+	for _, b := range path {
+		if s = r.walkByte(ops, s, b, i, false); s < 0 {
+			return -1
+		}
+	}
+	if s = r.walkByte(ops, s, '"', i, true); s < 0 {
+		return -1
+	}
+	return r.walkByte(ops, s, ':', i, false)
+}
+
+// walkByte is the state after b from s: the plain edge, else a checked
+// edge on b that is not another key's (at the closing quote, with close,
+// key i's own).
+func (r *rule) walkByte(ops []opDef, s int32, b byte, i int, close bool) int32 {
+	if !close {
+		if t := r.next[s*r.ncls+int32(r.cls[b])]; t >= 0 {
+			return t
+		}
+	}
+	for _, e := range r.spec[s] {
+		if e.lo > b || b > e.hi {
+			continue
+		}
+		o := &ops[e.op]
+		if o.kind == opKey && int(o.arg) != i || o.kind == opExtraKey {
+			continue
+		}
+		if close && !(o.kind == opKey && int(o.arg) == i) {
+			continue
+		}
+		return e.to
+	}
+	if close { // a key without a check of its own
+		if t := r.next[s*r.ncls+int32(r.cls[b])]; t >= 0 {
+			return t
+		}
+	}
+	return -1
+}
+
+// strRunesKey is name as the grammar writes it inside a string: raw UTF-8
+// but for '"', '\\' and the controls, escaped.
+func strRunesKey(name string) []byte {
+	var out []byte
+	for _, c := range name {
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', byte(c))
+		case c < 0x20:
+			if l := escLetter[c]; l != 0 {
+				out = append(out, '\\', l)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, c)
+			}
+		default:
+			out = utf8.AppendRune(out, c)
+		}
+	}
+	return out
 }
 
 // entryNeed is the need of the entry of another segment's rule id (a

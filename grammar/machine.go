@@ -126,6 +126,19 @@ func move(r *rule, s, t int32, c *cfg) bool {
 // current byte (a token's prefix, forced bytes).
 type runCtx struct {
 	base, ext []byte
+	// left is the nesting depth left to the configuration whose edge is
+	// being checked, plus one (0: not known, taken as unbounded); stepOne
+	// sets it (an object's key checks, depth.go).
+	left int32
+}
+
+// depthLeft is the nesting left to the checked configuration (needInf
+// when not known).
+func (x *runCtx) depthLeft() int32 {
+	if x == nil || x.left == 0 {
+		return needInf
+	}
+	return x.left - 1
 }
 
 // pos is the position of the current byte in the whole output.
@@ -164,6 +177,9 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg, x *runCtx) []cfg {
 			out = g.add(out, nc, x, b)
 		}
 	}
+	if len(r.spec[s]) > 0 && x != nil {
+		x.left = int32(g.opts.MaxDepth) - frameDepth(c) + 1
+	}
 	for i := range r.spec[s] {
 		e := &r.spec[s][i]
 		if e.lo <= b && b <= e.hi {
@@ -178,6 +194,9 @@ func (g *Grammar) stepOne(c *cfg, b byte, out []cfg, x *runCtx) []cfg {
 				out = g.add(out, nc, x, b)
 			}
 		}
+	}
+	if x != nil {
+		x.left = 0
 	}
 	return out
 }

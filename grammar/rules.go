@@ -357,6 +357,12 @@ type objInfo struct {
 	extras  bool
 	ordered bool
 	depReq  [][2]int // (if i seen) → j seen; j ≥ len(names): j can never be seen
+	// valNeed[i]: the nested calls that writing declared property i's
+	// value needs at least (depth.go's need of the state after its key and
+	// colon); nil until the grammar's depths are computed, and then a
+	// property whose value needs more than the depth left is not addable
+	// (depthAware in depth.go).
+	valNeed []int32
 }
 
 type arrInfo struct {
@@ -465,10 +471,22 @@ func (oi *objInfo) mustAdd(seen []uint64, add int) (need, minMust int, must []ui
 // feasible reports whether an object with properties seen (plus declared
 // property add, if ≥ 0), count properties in all and last declared index
 // last can still be completed.
-func (oi *objInfo) feasible(seen []uint64, add int, count, last int32) bool {
+func (oi *objInfo) feasible(seen []uint64, add int, count, last, left int32) bool {
 	need, minMust, must, ok := oi.mustAdd(seen, add)
 	if !ok {
 		return false
+	}
+	if oi.valNeed != nil && left < needInf {
+		// every property that must still come has to fit in the depth left
+		req := must
+		if req == nil {
+			req = oi.reqMask
+		}
+		for i := range oi.names {
+			if hasBit(req, i) && i != add && !hasBit(seen, i) && oi.valNeed[i] > left {
+				return false
+			}
+		}
 	}
 	if oi.ordered && minMust >= 0 && int32(minMust) <= last {
 		return false // a property that must come was skipped
@@ -492,7 +510,7 @@ func (oi *objInfo) feasible(seen []uint64, add int, count, last int32) bool {
 	}
 	free := 0
 	for i := range oi.names {
-		if i != add && !hasBit(seen, i) && !hasBit(must, i) && (!oi.ordered || int32(i) > last) {
+		if i != add && !hasBit(seen, i) && !hasBit(must, i) && (!oi.ordered || int32(i) > last) && !oi.tooDeep(i, left) {
 			free++
 		}
 	}
@@ -501,25 +519,32 @@ func (oi *objInfo) feasible(seen []uint64, add int, count, last int32) bool {
 
 // keyAddable reports whether declared property i may be written next with
 // the object still completable afterwards.
-func (oi *objInfo) keyAddable(d *actData, i int) bool {
-	if hasBit(d.seen, i) || oi.ordered && int32(i) <= d.last {
+func (oi *objInfo) keyAddable(d *actData, i int, left int32) bool {
+	if hasBit(d.seen, i) || oi.ordered && int32(i) <= d.last || oi.tooDeep(i, left) {
 		return false
 	}
 	last := d.last
 	if oi.ordered {
 		last = int32(i)
 	}
-	return oi.feasible(d.seen, i, d.count+1, last)
+	return oi.feasible(d.seen, i, d.count+1, last, left)
+}
+
+// tooDeep reports whether property i's value needs more nesting than left.
+func (oi *objInfo) tooDeep(i int, left int32) bool {
+	return oi.valNeed != nil && oi.valNeed[i] > left
 }
 
 // extraAddable reports whether an undeclared property may be written next.
-func (oi *objInfo) extraAddable(d *actData) bool {
-	return oi.extras && oi.feasible(d.seen, -1, d.count+1, d.last)
+// (An undeclared value's need is taken as 0: a lower bound, never too
+// strict.)
+func (oi *objInfo) extraAddable(d *actData, left int32) bool {
+	return oi.extras && oi.feasible(d.seen, -1, d.count+1, d.last, left)
 }
 
 // declAddable reports whether some declared property in mask (nil: any)
 // may be written next.
-func (oi *objInfo) declAddable(d *actData, mask []uint64) bool {
+func (oi *objInfo) declAddable(d *actData, mask []uint64, left int32) bool {
 	for w := 0; w*64 < len(oi.names); w++ {
 		m := ^uint64(0)
 		if mask != nil {
@@ -532,7 +557,7 @@ func (oi *objInfo) declAddable(d *actData, mask []uint64) bool {
 			m &= 1<<k - 1
 		}
 		for ; m != 0; m &= m - 1 {
-			if i := w*64 + bits.TrailingZeros64(m); oi.keyAddable(d, i) {
+			if i := w*64 + bits.TrailingZeros64(m); oi.keyAddable(d, i, left) {
 				return true
 			}
 		}
@@ -558,7 +583,7 @@ func (o *opDef) apply(d *actData, cnt int32, x *runCtx, b byte) (*actData, bool)
 	case opKey:
 		oi := o.obj
 		i := int(o.arg)
-		if !oi.keyAddable(d, i) {
+		if !oi.keyAddable(d, i, x.depthLeft()) {
 			return nil, false
 		}
 		nd := &actData{seen: make([]uint64, (len(oi.names)+63)/64), count: d.count + 1, last: d.last}
@@ -569,18 +594,20 @@ func (o *opDef) apply(d *actData, cnt int32, x *runCtx, b byte) (*actData, bool)
 		}
 		return nd, true
 	case opExtraKey:
-		if !o.obj.extraAddable(d) {
+		if !o.obj.extraAddable(d, x.depthLeft()) {
 			return nil, false
 		}
 		return &actData{seen: d.seen, count: d.count + 1, last: d.last}, true
 	case opObjComma:
 		oi := o.obj
-		return d, oi.extraAddable(d) || oi.declAddable(d, nil)
+		l := x.depthLeft()
+		return d, oi.extraAddable(d, l) || oi.declAddable(d, nil, l)
 	case opObjCommaExtra:
-		return d, o.obj.extraAddable(d)
+		return d, o.obj.extraAddable(d, x.depthLeft())
 	case opObjCommaDecl:
 		oi := o.obj
-		return d, !oi.extraAddable(d) && oi.declAddable(d, nil)
+		l := x.depthLeft()
+		return d, !oi.extraAddable(d, l) && oi.declAddable(d, nil, l)
 	case opObjClose:
 		oi := o.obj
 		if popcountMissing(oi.reqMask, d.seen) > 0 || int(d.count) < oi.minP {
@@ -605,7 +632,7 @@ func (o *opDef) apply(d *actData, cnt int32, x *runCtx, b byte) (*actData, bool)
 	case opStrMin:
 		return d, cnt >= o.arg
 	case opKeyAvail:
-		return d, o.obj.declAddable(d, o.mask)
+		return d, o.obj.declAddable(d, o.mask, x.depthLeft())
 	}
 	return nil, false
 }

@@ -449,20 +449,46 @@ func (tm *TokenMatcher) simulate(c *cfg, t []byte) bool {
 // known is false when a byte leaves the string or has no plain edge: the
 // matcher decides those.
 func inString(r *rule, s, cnt int32, tok []byte) (ok, known bool) {
+	_, ok, known = inStringTo(r, s, cnt, tok)
+	return ok, known
+}
+
+// plainWalk is the state tok leads to from s on r's plain edges alone,
+// with the string counter rule of move, or -1 where a byte has no plain
+// edge, the counter refuses it, or the token ends where the rule returns
+// at once (popOnly: its fate is the caller's). Acceptance on that path is
+// acceptance; failure says nothing of the other paths.
+func plainWalk(r *rule, s, cnt int32, tok []byte) int32 {
+	c := cfg{cnt: cnt}
+	for _, b := range tok {
+		t := r.next[s*r.ncls+int32(r.cls[b])]
+		if t < 0 || !move(r, s, t, &c) {
+			return -1
+		}
+		s = t
+	}
+	if r.popOnly[s] {
+		return -1
+	}
+	return s
+}
+
+// inStringTo is inString with the state the token ends in (when ok).
+func inStringTo(r *rule, s, cnt int32, tok []byte) (end int32, ok, known bool) {
 	for _, b := range tok {
 		t := r.next[s*r.ncls+int32(r.cls[b])]
 		if t < 0 || r.lim[t] < 0 {
-			return false, false
+			return -1, false, false
 		}
 		if r.rb[s] {
 			cnt++
 		}
 		if cnt+r.sdist[t] > r.lim[t] {
-			return false, true
+			return -1, false, true
 		}
 		s = t
 	}
-	return true, true
+	return s, true, true
 }
 
 // FillMask sets bits (len ≥ MaskWords) to the allowed next tokens: bit id of
@@ -494,7 +520,9 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		near := lim >= 0 && safe < ti.maxCP && c.cnt+r.slong[c.state] > lim
 		// Near the depth limit a token that stays inside the rule may still
 		// end in a state that cannot finish (depth.go): check every one.
-		deep := frameDepth(c)+sg.depths().maxNeed[lr] > int32(tm.g.opts.MaxDepth)
+		di := sg.depths()
+		deep := frameDepth(c)+di.maxNeed[lr] > int32(tm.g.opts.MaxDepth)
+		need := di.need[lr]
 		// A token that ends the rule returns from it; where that return is
 		// checked (a uniqueItems item, unique.go) the cached mask cannot
 		// know whether it is taken.
@@ -530,6 +558,12 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					ok, known := false, false
 					if !deep {
 						ok, known = inString(r, c.state, c.cnt, toks[t])
+					} else if end := plainWalk(r, c.state, c.cnt, toks[t]); end >= 0 && frameDepth(c)+need[end] <= int32(tm.g.opts.MaxDepth) {
+						// on plain edges need only grows (depth.go), so the
+						// state the token ends in decides what add would;
+						// where that fails another path (a return mid-token)
+						// may not: the matcher decides
+						ok, known = true, true
 					}
 					if !known {
 						ok = tm.simulate(c, toks[t])
