@@ -1,0 +1,46 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is an open, migrated AIRS database.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at dsn (a libpq URL or key=value string)
+// and applies the schema migrations this binary has that the database
+// lacks. It fails with ErrSchemaNewer when the database is ahead of this
+// binary.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	if dsn == "" {
+		return nil, errors.New("pg: no DSN: set storage.dsn in airs.yaml (e.g. postgres://airs@db.example:5432/airs)")
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's message can quote the DSN, password included.
+		return nil, errors.New("pg: storage.dsn is not a valid PostgreSQL connection string (want postgres://USER@HOST:PORT/DB or key=value pairs)")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pg: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: connecting to %s:%d/%s: %w (is PostgreSQL running, and storage.dsn right?)",
+			cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
+	}
+	if err := migrate(ctx, pool, migrations); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &DB{pool: pool}, nil
+}
+
+// Close closes the connections; close the AuditLogs first.
+func (db *DB) Close() { db.pool.Close() }
