@@ -65,6 +65,11 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 		if i%3 == 0 {
 			r.Error, r.Outcome, r.AnomalyScore = "timeout", "error", &score
 		}
+		if i%4 == 1 {
+			// Escapes, non-ASCII and invalid UTF-8: the server links these
+			// bodies (airs_audit_append) and must hash the same bytes.
+			r.Caller, r.Tool = "zoë ☃ \"q\"\n\t\x01", "bad\xff\xfeutf8 𝄞"
+		}
 		r2 := *r
 		if err := pl.Append(r); err != nil {
 			t.Fatal(err)
