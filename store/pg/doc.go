@@ -17,13 +17,19 @@
 //
 // # The audit chain
 //
-// One chain, appends serialised by a row lock on airs_audit_head (SELECT …
-// FOR UPDATE), which holds the chain's last seq and hash. Each process
-// group-commits: one writer goroutine takes every record queued since its
-// last transaction, locks the head, links and inserts them, moves the head
-// and commits; Append returns only after that COMMIT. The lines are the
-// file log's (audit.AppendLine), so audit.Chain verifies both. The lock is
-// held across the commit's WAL flush, so the chain's throughput is one
-// batch per commit: see docs/scaling.md for why one chain and what that
-// costs.
+// One chain, appends serialised by a row lock on airs_audit_head, which
+// holds the chain's last seq and hash. Each process group-commits: one
+// writer goroutine takes every record queued since its last batch and
+// sends their bodies (audit.Record.AppendBody, encoded in the caller's
+// goroutine) to airs_audit_append, a server-side function that locks the
+// head (SELECT … FOR UPDATE), links each body exactly as audit.AppendLine
+// does, inserts the lines and moves the head, in one statement and so one
+// transaction. Append returns only after that statement — its COMMIT
+// included — succeeded. Doing the linking in the server keeps the lock
+// from spanning client round trips; it is still held across the commit's
+// WAL flush, so the chain's throughput is records per batch × serialised
+// commits per second (docs/scaling.md says why one chain and what that
+// costs). VerifyAudit recomputes every hash in Go with audit.Chain, the
+// file log's rules, so the SQL encoding is checked against Go's on every
+// verify.
 package pg
