@@ -1,17 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -117,4 +126,162 @@ func TestAuditPostgresUnreachable(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:1/airs") || strings.Contains(r.stderr, "s3cret") {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
+}
+
+// startServe starts `airs serve` with its own AIRS_HOME and returns its
+// base URL once /healthz answers.
+func startServe(t *testing.T, e *env, home string) (string, *exec.Cmd) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := exec.Command(airsBin, "--config", e.config, "serve", "--listen", addr, "--model", "none")
+	srv.Env = append(os.Environ(), "AIRS_HOME="+home, "AIRS_CONFIG=", "HOME="+e.dir)
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = srv.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		<-done
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base, srv
+			}
+		}
+		select {
+		case <-done:
+			t.Fatalf("airs serve exited:\n%s", srvErr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("airs serve did not answer /healthz within 60 s\n%s", srvErr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Two `airs serve` replicas, each with its own AIRS_HOME (as on two
+// machines), on one database, HTTP load spread over both; one is killed
+// with SIGKILL mid-load and its clients retry on the other. Every call
+// acknowledged with a 200 is in the one chain exactly once, and
+// `airs audit verify` finds it intact.
+func TestServeReplicasOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts airs serve processes")
+	}
+	dsn := pgTestDSN(t)
+	t.Setenv("AIRS_TEST_PG_DSN", dsn)
+	const token = "replica-test-token"
+	sum := sha256.Sum256([]byte(token))
+	e := newEnv(t, "http:\n  tokens:\n    - sha256: "+hex.EncodeToString(sum[:])+"\n      agent: tester\n"+
+		"storage:\n  audit: postgres\n  dsn: ${AIRS_TEST_PG_DSN}\n")
+	base1, _ := startServe(t, e, filepath.Join(e.dir, "home1"))
+	base2, srv2 := startServe(t, e, filepath.Join(e.dir, "home2"))
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	call := func(base, expr string) (string, error) {
+		body := `{"tool":"calculator","arguments":{"expression":"` + expr + `"}}`
+		req, _ := http.NewRequest("POST", base+"/v1/call", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		var res struct {
+			CallID  string `json:"call_id"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&res); err != nil || resp.StatusCode != http.StatusOK || res.Outcome != "ok" {
+			return "", fmt.Errorf("status %d, %v, %+v", resp.StatusCode, err, res)
+		}
+		return res.CallID, nil
+	}
+	const clients, calls = 6, 30
+	var mu sync.Mutex
+	acked := map[string]int{}
+	retried := 0
+	var killOnce sync.Once
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range calls {
+				base := base1
+				if c%2 == 1 {
+					base = base2
+				}
+				if c == 1 && i == calls/2 {
+					killOnce.Do(func() { _ = srv2.Process.Signal(syscall.SIGKILL) })
+				}
+				id, err := call(base, fmt.Sprintf("%d*%d", c, i))
+				if err != nil && base == base2 {
+					mu.Lock()
+					retried++
+					mu.Unlock()
+					id, err = call(base1, fmt.Sprintf("%d*%d", c, i))
+				}
+				if err != nil {
+					t.Errorf("client %d call %d: %v", c, i, err)
+					return
+				}
+				mu.Lock()
+				acked[id]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(acked) != clients*calls {
+		t.Fatalf("%d distinct acknowledged calls, want %d", len(acked), clients*calls)
+	}
+	if retried == 0 {
+		t.Fatal("no call failed over: the kill came too late to test anything")
+	}
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT line FROM airs_audit ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLog := map[string]int{}
+	for _, l := range lines {
+		var r struct {
+			CallID string `json:"call_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		inLog[r.CallID]++
+	}
+	for id := range acked {
+		if inLog[id] != 1 {
+			t.Fatalf("acknowledged call %s is in the audit log %d times", id, inLog[id])
+		}
+	}
+	r := e.run("audit", "verify")
+	r.expect(t, 0, "chain intact", "")
+	t.Logf("%d acknowledged, %d in the audit log, %d failed over after the kill; %s", len(acked), len(lines), retried, strings.TrimSpace(r.stdout))
 }
