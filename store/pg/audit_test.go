@@ -364,3 +364,81 @@ func TestAuditAppendAfterClose(t *testing.T) {
 		t.Fatalf("Append after Close: %v, want ErrAuditClosed", err)
 	}
 }
+
+// Connections killed under the appenders (a database restart, a proxy
+// dropping them): an Append either fails or its record is in the chain,
+// and the chain stays one and intact — the next batch reads the head
+// afresh whatever happened to the last.
+func TestAuditKilledConnections(t *testing.T) {
+	dsn := testDSN(t)
+	db := openTest(t, dsn)
+	l := db.AuditLog()
+	admin := openTest(t, dsn)
+	var mu sync.Mutex
+	acked := map[string]uint64{}
+	failed := 0
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := record(fmt.Sprintf("w%d", w), i)
+				err := l.Append(r)
+				mu.Lock()
+				if err != nil {
+					failed++
+				} else {
+					acked[r.CallID] = r.Seq
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	ctx := context.Background()
+	killed := 0
+	for range 10 {
+		time.Sleep(60 * time.Millisecond)
+		var n int
+		if err := admin.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = ''`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		killed += n
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	l.Close()
+	rep, err := admin.VerifyAudit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("chain broken after killed connections: %v", rep.Break)
+	}
+	got := map[string]uint64{}
+	for _, line := range auditLines(t, admin) {
+		var r struct {
+			Seq    uint64 `json:"seq"`
+			CallID string `json:"call_id"`
+		}
+		if err := jsonUnmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		got[r.CallID] = r.Seq
+	}
+	for id, seq := range acked {
+		if got[id] != seq {
+			t.Fatalf("%s acknowledged at seq %d, the log has %d", id, seq, got[id])
+		}
+	}
+	if killed == 0 || len(acked) == 0 {
+		t.Fatalf("killed %d connections, %d acknowledged: the test tested nothing", killed, len(acked))
+	}
+	t.Logf("%d connections killed: %d appends acknowledged, %d failed, %d records in the chain", killed, len(acked), failed, rep.Records)
+}

@@ -80,11 +80,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
 		return fmt.Errorf("pg: migrating: taking the migration lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS airs_schema (
-		version    integer PRIMARY KEY,
-		name       text NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+	// Created only when missing: a role that may not create tables (its
+	// schema migrated by a DBA with this binary) still starts.
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('airs_schema') IS NOT NULL`).Scan(&exists); err != nil {
 		return fmt.Errorf("pg: migrating: %w", err)
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE airs_schema (
+			version    integer PRIMARY KEY,
+			name       text NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return fmt.Errorf("pg: migrating: creating airs_schema: %w", err)
+		}
 	}
 	var have int
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM airs_schema`).Scan(&have); err != nil {
