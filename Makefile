@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e e2e-inproc inproc bench demo fuzz vet clean
+.PHONY: all build test conformance e2e e2e-pg e2e-inproc inproc bench demo fuzz vet clean
 
 all: build
 
@@ -33,6 +33,11 @@ e2e:
 ## llama.cpp from the Ollama v0.17.4 module: the headers are the e2e build's).
 inproc:
 	bash scripts/inproc.sh build bin/airs-inproc
+
+## e2e-pg: the PostgreSQL backend's tests (store/pg, airs audit on postgres) against a
+## throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs, starts and removes.
+e2e-pg:
+	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./cmd/airs/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema'
 
 ## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.

@@ -235,6 +235,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildGuard(fc, c)
 	p.buildMCP(fc, c)
 	p.buildSpeculation(fc, c)
+	p.buildStorage(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

@@ -33,6 +33,8 @@
 //     documented no-LLM mode).
 //   - recording: off; when on, sessions go to $AIRS_HOME/sessions with the
 //     values of the redact keys replaced.
+//   - storage: the audit log in $AIRS_HOME/audit.jsonl (storage.audit:
+//     postgres and storage.dsn put it in PostgreSQL, shared by replicas).
 //   - guard.affinity: on; 3 calls of a tool within 30 minutes make a
 //     caller's affinity for it; the model is kept loaded for 5 minutes
 //     (keep_alive) while one is active.
@@ -96,6 +98,8 @@ type Config struct {
 	Guard Guard
 	// MCP: outside MCP servers (config/mcp.go).
 	MCP MCP
+	// Storage: where shared state lives (config/storage.go).
+	Storage Storage
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

@@ -179,7 +179,8 @@ type fileConfig struct {
 		Affinity    fileAffinity    `yaml:"affinity"`
 		Speculation fileSpeculation `yaml:"speculation"`
 	} `yaml:"guard"`
-	MCP fileMCP `yaml:"mcp"`
+	MCP     fileMCP     `yaml:"mcp"`
+	Storage fileStorage `yaml:"storage"`
 }
 
 type fileAgent struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/model/inproc"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/store/pg"
 )
 
 // app is what every subcommand shares: the standard streams, the
@@ -168,7 +170,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	if err := c.EnsureHome(); err != nil {
 		return nil, nil, err
 	}
-	log, err := openAudit(c.AuditPath())
+	log, err := openAudit(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,13 +251,51 @@ func (a *app) anomalyGate() *engine.AnomalyGate {
 // as the audit record and the review store name them.
 func cliReviewer() string { return "cli:" + config.LocalUser() }
 
-// openAudit opens the audit log. Other airs processes (a running `airs
-// serve`, other CLI commands) may have it open too: the log chains every
-// batch under a file lock, so they share one chain.
-func openAudit(path string) (*audit.Log, error) {
-	log, err := audit.Open(path)
+// auditLog is the audit backend the manager writes: the file log or
+// PostgreSQL's (storage.audit).
+type auditLog interface {
+	pipeline.AuditSink
+	Close() error
+}
+
+// openAudit opens the audit log storage.audit names. Other airs processes
+// (a running `airs serve`, other CLI commands, other replicas on the same
+// database) may have it open too: both backends serialise appends, so they
+// share one chain.
+func openAudit(c *config.Config) (auditLog, error) {
+	if c.Storage.Audit == config.StoragePostgres {
+		db, err := openPG(c)
+		if err != nil {
+			return nil, err
+		}
+		return pgAudit{db.AuditLog(), db}, nil
+	}
+	log, err := audit.Open(c.AuditPath())
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit log: %w", err)
 	}
 	return log, nil
+}
+
+// pgAudit closes the database with the log.
+type pgAudit struct {
+	*pg.AuditLog
+	db *pg.DB
+}
+
+func (p pgAudit) Close() error {
+	err := p.AuditLog.Close()
+	p.db.Close()
+	return err
+}
+
+// openPG connects to storage.dsn and migrates its schema.
+func openPG(c *config.Config) (*pg.DB, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := pg.Open(ctx, c.Storage.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", c.Storage.RedactedDSN(), err)
+	}
+	return db, nil
 }

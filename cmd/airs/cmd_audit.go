@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"text/tabwriter"
 	"time"
 
+	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/store/pg"
 )
 
 var auditCmd = &command{
@@ -27,6 +30,11 @@ the chain.
 chain holds and prints the last record's hash — keep that hash somewhere
 else if you need to detect the log being cut short or replaced wholesale.
 It exits 4 and names the first broken line when it does not.
+
+With storage.audit: postgres in airs.yaml, both read the database at
+storage.dsn instead (the one chain every replica appends to); verify then
+also checks that the chain's head row names the last record, which catches
+records cut from the end.
 
 'tail' prints the last N records, oldest first. A call AIRS ran ahead of
 time for a predicted one (guard.speculation) is marked [speculative]; a real
@@ -55,22 +63,51 @@ func runAudit(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	path := c.AuditPath()
+	src := auditSource{path: c.AuditPath()}
+	if c.Storage.Audit == config.StoragePostgres {
+		db, err := openPG(c)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		src = auditSource{db: db, path: "postgres " + c.Storage.RedactedDSN()}
+	}
 	switch pos[0] {
 	case "verify":
-		return auditVerify(a, path, *asJSON)
+		return auditVerify(a, src, *asJSON)
 	case "tail":
 		if *n < 1 {
 			return usagef("-n must be at least 1")
 		}
-		return auditTail(a, path, *n, *asJSON)
+		return auditTail(a, src, *n, *asJSON)
 	default:
 		return usagef("unknown 'audit' action %q: say 'verify' or 'tail'", pos[0])
 	}
 }
 
-func auditVerify(a *app, path string, asJSON bool) error {
-	rep, err := audit.Verify(path)
+// auditSource is the audit log to read: the file at path, or db's.
+type auditSource struct {
+	db   *pg.DB
+	path string // the file, or how to name the database in messages
+}
+
+func (s auditSource) verify() (*audit.Report, error) {
+	if s.db != nil {
+		return s.db.VerifyAudit(context.Background())
+	}
+	return audit.Verify(s.path)
+}
+
+func (s auditSource) tail(n int) ([]audit.Record, error) {
+	if s.db != nil {
+		return s.db.TailAudit(context.Background(), n)
+	}
+	return audit.Tail(s.path, n)
+}
+
+func auditVerify(a *app, src auditSource, asJSON bool) error {
+	path := src.path
+	rep, err := src.verify()
 	if errors.Is(err, fs.ErrNotExist) {
 		if asJSON {
 			return writeJSON(a.stdout, map[string]any{"path": path, "ok": true, "records": 0})
@@ -106,8 +143,9 @@ func auditVerify(a *app, path string, asJSON bool) error {
 	return nil
 }
 
-func auditTail(a *app, path string, n int, asJSON bool) error {
-	recs, err := audit.Tail(path, n)
+func auditTail(a *app, src auditSource, n int, asJSON bool) error {
+	path := src.path
+	recs, err := src.tail(n)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(a.stderr, "no audit log yet at %s\n", path)
 		return nil

@@ -1,13 +1,11 @@
 package audit
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -173,7 +171,7 @@ func (l *Log) Path() string { return l.path }
 // Append queues r, waits until it is durable, and fills r.Seq and r.Prev.
 // It returns an error when the record may not be on disk.
 func (l *Log) Append(r *Record) error {
-	body := r.appendBody(make([]byte, 0, 256))
+	body := r.AppendBody(make([]byte, 0, 256))
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -280,20 +278,11 @@ func (l *Log) writeLocked(b *batch) (err error) {
 	}
 	buf := l.buf[:0]
 	seq, prev := l.seq, l.prev
-	var hexPrev [64]byte
 	for i, body := range b.bodies {
 		seq++
-		hex.Encode(hexPrev[:], prev[:])
-		start := len(buf)
-		buf = append(buf, `{"seq":`...)
-		buf = strconv.AppendUint(buf, seq, 10)
-		buf = append(buf, `,"prev":"`...)
-		buf = append(buf, hexPrev[:]...)
-		buf = append(buf, `",`...)
-		buf = append(buf, body...)
-		prev = sha256.Sum256(buf[start:])
+		b.recs[i].Seq, b.recs[i].Prev = seq, hex.EncodeToString(prev[:])
+		buf, prev = AppendLine(buf, seq, prev, body)
 		buf = append(buf, '\n')
-		b.recs[i].Seq, b.recs[i].Prev = seq, string(hexPrev[:])
 	}
 	n, err := l.f.Write(buf)
 	if cap(buf) <= 1<<20 {

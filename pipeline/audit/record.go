@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -53,12 +55,13 @@ type Record struct {
 // Genesis is the Prev of the first record of a log.
 const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// appendBody writes the record's fields after seq and prev, closing brace
-// included. It runs in the caller's goroutine, in parallel with other
-// callers; only the chain fields are left for the single writer. It is
-// hand-written because encoding/json's reflection would cost more than the
-// rest of the pipeline for a no-op tool.
-func (r *Record) appendBody(b []byte) []byte {
+// AppendBody writes the record's fields after seq and prev, closing brace
+// included: the part of its line that does not depend on the chain. It runs
+// in the caller's goroutine, in parallel with other callers; only the chain
+// fields are left for the single writer (AppendLine). It is hand-written
+// because encoding/json's reflection would cost more than the rest of the
+// pipeline for a no-op tool.
+func (r *Record) AppendBody(b []byte) []byte {
 	b = append(b, `"time":"`...)
 	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","call_id":`...)
@@ -128,6 +131,21 @@ func (r *Record) appendBody(b []byte) []byte {
 		b = appendString(b, r.SpeculationOf)
 	}
 	return append(b, '}')
+}
+
+// AppendLine appends the line of the record at seq whose body (AppendBody)
+// follows the record whose line hashes to prev, newline excluded, and
+// returns the line's SHA-256 — the next record's prev. Every backend writes
+// its lines with it, so one Verify rule (and one chain) holds for all.
+func AppendLine(b []byte, seq uint64, prev [32]byte, body []byte) ([]byte, [32]byte) {
+	start := len(b)
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"prev":"`...)
+	b = hex.AppendEncode(b, prev[:])
+	b = append(b, `",`...)
+	b = append(b, body...)
+	return b, sha256.Sum256(b[start:])
 }
 
 // appendScore writes a score as encoding/json writes a float64: the

@@ -45,41 +45,80 @@ func Verify(path string) (*Report, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rep := &Report{LastHash: Genesis}
+	c := NewChain()
 	br := bufio.NewReaderSize(f, 256<<10)
-	prev := Genesis
-	var off int64
-	for lineNo := 1; ; lineNo++ {
+	for {
 		line, err := br.ReadBytes('\n')
 		if err == io.EOF {
-			rep.TornTail = int64(len(line))
-			return rep, nil
+			c.rep.TornTail = int64(len(line))
+			return c.Report(), nil
 		}
 		if err != nil {
-			return rep, err
+			return c.Report(), err
 		}
-		body := line[:len(line)-1]
-		var r Record
-		brk := func(reason string) (*Report, error) {
-			rep.Break = &Break{Line: lineNo, Offset: off, Seq: r.Seq, Reason: reason}
-			return rep, nil
+		if !c.Add(line[:len(line)-1]) {
+			return c.Report(), nil
 		}
-		if err := json.Unmarshal(body, &r); err != nil {
-			return brk("not a record: " + err.Error())
-		}
-		if want := rep.LastSeq + 1; r.Seq != want {
-			return brk(fmt.Sprintf("seq %d, want %d (records missing or reordered)", r.Seq, want))
-		}
-		if r.Prev != prev {
-			return brk("prev hash does not match the previous line (edited, removed or inserted record)")
-		}
-		sum := sha256.Sum256(body)
-		prev = hex.EncodeToString(sum[:])
-		rep.Records++
-		rep.LastSeq = r.Seq
-		rep.LastHash = prev
-		off += int64(len(line))
 	}
+}
+
+// Chain checks a log's lines in order with Verify's rules, wherever they
+// are stored: a backend that keeps the lines elsewhere (a database) feeds
+// them to Add and reports what Report says.
+type Chain struct {
+	rep    Report
+	prev   string
+	lineNo int
+	off    int64
+}
+
+// NewChain starts a check at the first record.
+func NewChain() *Chain { return &Chain{rep: Report{LastHash: Genesis}, prev: Genesis} }
+
+// Add checks the next line (without its newline) and reports whether the
+// chain still holds; after the first break it stays false and ignores
+// further lines.
+func (c *Chain) Add(line []byte) bool {
+	if c.rep.Break != nil {
+		return false
+	}
+	c.lineNo++
+	var r Record
+	brk := func(reason string) bool {
+		c.rep.Break = &Break{Line: c.lineNo, Offset: c.off, Seq: r.Seq, Reason: reason}
+		return false
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return brk("not a record: " + err.Error())
+	}
+	if want := c.rep.LastSeq + 1; r.Seq != want {
+		return brk(fmt.Sprintf("seq %d, want %d (records missing or reordered)", r.Seq, want))
+	}
+	if r.Prev != c.prev {
+		return brk("prev hash does not match the previous line (edited, removed or inserted record)")
+	}
+	sum := sha256.Sum256(line)
+	c.prev = hex.EncodeToString(sum[:])
+	c.rep.Records++
+	c.rep.LastSeq = r.Seq
+	c.rep.LastHash = c.prev
+	c.off += int64(len(line)) + 1
+	return true
+}
+
+// Break marks the chain broken at the next line for a reason the lines
+// alone cannot show (a backend's own bookkeeping disagreeing with them),
+// unless it already broke.
+func (c *Chain) Break(seq uint64, reason string) {
+	if c.rep.Break == nil {
+		c.rep.Break = &Break{Line: c.lineNo + 1, Offset: c.off, Seq: seq, Reason: reason}
+	}
+}
+
+// Report is what the lines added so far show.
+func (c *Chain) Report() *Report {
+	rep := c.rep
+	return &rep
 }
 
 // Tail returns the last n complete records of the log at path, oldest

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestStorageDefaultIsFiles(t *testing.T) {
+	home := isolate(t)
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("spaces: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Audit != StorageFile || c.Storage.DSN != "" {
+		t.Fatalf("default storage = %+v, want the file audit log", c.Storage)
+	}
+}
+
+func TestStoragePostgres(t *testing.T) {
+	home := isolate(t)
+	t.Setenv("TEST_PG_DSN", "postgres://airs:s3cret@db.example:5432/airs")
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("storage:\n  audit: postgres\n  dsn: ${TEST_PG_DSN}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Audit != StoragePostgres || c.Storage.DSN != "postgres://airs:s3cret@db.example:5432/airs" {
+		t.Fatalf("storage = %+v", c.Storage)
+	}
+	if r := c.Storage.RedactedDSN(); strings.Contains(r, "s3cret") || !strings.Contains(r, "db.example:5432/airs") {
+		t.Fatalf("RedactedDSN = %q", r)
+	}
+	kv := Storage{DSN: "host=db user=airs password=s3cret dbname=airs"}
+	if r := kv.RedactedDSN(); strings.Contains(r, "s3cret") || !strings.Contains(r, "host=db") {
+		t.Fatalf("RedactedDSN(key=value) = %q", r)
+	}
+}
+
+func TestStorageProblems(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"storage:\n  audit: mysql\n", `airs.yaml:2: storage.audit "mysql": want file`},
+		{"storage:\n  audit: postgres\n", "airs.yaml:2: storage.audit is postgres but storage.dsn is empty"},
+		{"storage:\n  audit: postgres\n  dsn: ${NO_SUCH_VAR_AIRS}\n", "airs.yaml:3: storage.dsn ${NO_SUCH_VAR_AIRS} expands to nothing"},
+	} {
+		home := isolate(t)
+		_, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// The commented storage section of Example parses.
+func TestStorageExampleParses(t *testing.T) {
+	home := isolate(t)
+	t.Setenv("AIRS_PG_DSN", "postgres://airs@127.0.0.1/airs")
+	var lines []string
+	in := false
+	for _, l := range strings.Split(Example, "\n") {
+		if l == "# storage:" {
+			in = true
+		}
+		if in && !strings.HasPrefix(l, "#") {
+			break
+		}
+		if in {
+			lines = append(lines, strings.TrimPrefix(l, "# "))
+		}
+	}
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Audit != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" {
+		t.Fatalf("Example's storage section = %+v (%d lines)", c.Storage, len(lines))
+	}
+}

@@ -1,0 +1,98 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline/audit"
+)
+
+// BenchmarkCommit is PostgreSQL's floor here: one single-row INSERT per
+// transaction, one connection, synchronous_commit on — the commits per
+// second one serialised writer gets from this disk.
+func BenchmarkCommit(b *testing.B) {
+	db := openTest(b, testDSN(b))
+	ctx := context.Background()
+	if _, err := db.pool.Exec(ctx, `CREATE TABLE bench_commit (id bigint PRIMARY KEY, v text)`); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := db.pool.Exec(ctx, `INSERT INTO bench_commit VALUES ($1, 'x')`, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
+}
+
+// BenchmarkAuditAppend measures acknowledged (committed) audit appends
+// with n concurrent appenders spread over r replicas (AuditLogs with their
+// own pools, as separate `airs serve` processes would be), all on one
+// chain: records/s is the chain's throughput, records/commit how many
+// appends shared each transaction.
+func BenchmarkAuditAppend(b *testing.B) {
+	for _, c := range []struct{ replicas, appenders int }{{1, 1}, {1, 8}, {1, 64}, {3, 1}, {3, 64}} {
+		b.Run(fmt.Sprintf("replicas=%d/appenders=%d", c.replicas, c.appenders), func(b *testing.B) {
+			dsn := testDSN(b)
+			logs := make([]*AuditLog, c.replicas)
+			for i := range logs {
+				logs[i] = openTest(b, dsn).AuditLog()
+			}
+			appendN(b, logs, c.appenders)
+		})
+	}
+}
+
+// BenchmarkAuditWriters compares one batch in flight per AuditLog with
+// four, same appenders (the reason auditWriters is 1).
+func BenchmarkAuditWriters(b *testing.B) {
+	for _, appenders := range []int{8, 64} {
+		for _, w := range []int{1, 4} {
+			b.Run(fmt.Sprintf("appenders=%d/writers=%d", appenders, w), func(b *testing.B) {
+				defer func(old int) { auditWriters = old }(auditWriters)
+				auditWriters = w
+				l := openTest(b, testDSN(b)).AuditLog()
+				appendN(b, []*AuditLog{l}, appenders)
+			})
+		}
+	}
+}
+
+// appendN makes b.N appends from appenders goroutines per log and reports
+// the rates.
+func appendN(b *testing.B, logs []*AuditLog, appenders int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for _, l := range logs {
+		for range appenders {
+			wg.Go(func() {
+				for next.Add(1) <= int64(b.N) {
+					r := &audit.Record{Time: time.Now(), CallID: "c", Caller: "bench", Tool: "noop", Outcome: "ok",
+						ParamsSHA256: "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"}
+					if err := l.Append(r); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var commits int64
+	for _, l := range logs {
+		l.Close()
+		commits += l.Commits()
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+	b.ReportMetric(float64(commits)/elapsed.Seconds(), "commits/s")
+	b.ReportMetric(float64(b.N)/float64(max(commits, 1)), "records/commit")
+}

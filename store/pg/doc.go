@@ -1,0 +1,35 @@
+// Package pg keeps AIRS's shared state in PostgreSQL, for several `airs
+// serve` replicas on one database: today the audit log (AuditLog), with
+// its schema versioned and migrated on Open.
+//
+// It implements interfaces owned by the packages that use it —
+// pipeline.AuditSink for the audit log — and hands back their types
+// (audit.Record, audit.Report), so nothing above it sees pgx.
+//
+// # Migrations
+//
+// The schema is the numbered SQL files in migrations/, embedded. Open
+// applies the missing ones in one transaction under a transaction-level
+// advisory lock, so replicas starting together migrate once, and records
+// each version in airs_schema. A database already migrated past the
+// newest file this binary knows makes Open fail with ErrSchemaNewer: an
+// older replica must not write into a schema it does not understand.
+//
+// # The audit chain
+//
+// One chain, appends serialised by a row lock on airs_audit_head, which
+// holds the chain's last seq and hash. Each process group-commits: one
+// writer goroutine takes every record queued since its last batch and
+// sends their bodies (audit.Record.AppendBody, encoded in the caller's
+// goroutine) to airs_audit_append, a server-side function that locks the
+// head (SELECT … FOR UPDATE), links each body exactly as audit.AppendLine
+// does, inserts the lines and moves the head, in one statement and so one
+// transaction. Append returns only after that statement — its COMMIT
+// included — succeeded. Doing the linking in the server keeps the lock
+// from spanning client round trips; it is still held across the commit's
+// WAL flush, so the chain's throughput is records per batch × serialised
+// commits per second (docs/scaling.md says why one chain and what that
+// costs). VerifyAudit recomputes every hash in Go with audit.Chain, the
+// file log's rules, so the SQL encoding is checked against Go's on every
+// verify.
+package pg
