@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/airs-dev/airs/model/inproc"
@@ -20,7 +21,8 @@ func TestSelectEngineFlag(t *testing.T) {
 	txt := filepath.Join(dir, "notes.txt")
 	os.WriteFile(txt, []byte("not a model"), 0o644)
 	e.run("select", "--engine", "inproc", "--gguf", txt, "read hello.txt").expect(t, 1, "", "is not a GGUF model file")
-	e.run("select", "--engine", "inproc", "read hello.txt").expect(t, 2, "", "--engine inproc needs the model file")
+	e.run("select", "--engine", "inproc", "read hello.txt").expect(t, 2, "", "--engine inproc needs the model: --gguf FILE or --model NAME")
+	e.run("select", "--engine", "inproc", "--gguf", txt, "--model", "q", "read hello.txt").expect(t, 2, "", "--gguf and --model both name the model")
 	e.run("select", "--engine", "llama", "read hello.txt").expect(t, 2, "", `--engine "llama": want ollama or inproc`)
 	e.run("select", "--gguf", txt, "read hello.txt").expect(t, 2, "", "--gguf needs --engine inproc")
 	gguf := filepath.Join(dir, "m.gguf")
@@ -28,4 +30,19 @@ func TestSelectEngineFlag(t *testing.T) {
 	b = append(b, make([]byte, 16)...) // no tensors, no keys: no vocabulary
 	os.WriteFile(gguf, b, 0o644)
 	e.run("select", "--engine", "inproc", "--gguf", gguf, "read hello.txt").expect(t, 1, "", "no tokenizer.ggml.tokens")
+
+	// --model NAME reads Ollama's store: the manifest's model layer is the
+	// file Open checks (here not a GGUF, so the message is Preflight's).
+	store := filepath.Join(dir, "models")
+	blob := filepath.Join(store, "blobs", "sha256-"+strings.Repeat("ab", 32))
+	os.MkdirAll(filepath.Dir(blob), 0o755)
+	os.WriteFile(blob, []byte("not a model"), 0o644)
+	man := filepath.Join(store, "manifests", "registry.ollama.ai", "library", "tiny", "latest")
+	os.MkdirAll(filepath.Dir(man), 0o755)
+	os.WriteFile(man, []byte(`{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:`+strings.Repeat("ab", 32)+`"}]}`), 0o644)
+	t.Setenv("OLLAMA_MODELS", store)
+	e.run("select", "--engine", "inproc", "--model", "tiny", "read hello.txt").expect(t, 1, "", blob+" is not a GGUF model file")
+	e.run("select", "--engine", "inproc", "--model", "tiny:4b", "read hello.txt").expect(t, 1, "", "`ollama pull tiny:4b` (the store has tiny:latest)")
+	t.Setenv("OLLAMA_MODELS", filepath.Join(dir, "nowhere"))
+	e.run("select", "--engine", "inproc", "--model", "tiny", "read hello.txt").expect(t, 1, "", "(OLLAMA_MODELS)")
 }
