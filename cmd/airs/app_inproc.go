@@ -79,5 +79,9 @@ func (a *app) openLocal(cfg *config.Config, ef engineFlags, model string, opts *
 	}
 	a.inproc = &inproc.Model{Engine: ie, Name: shown}
 	opts.Local, opts.LocalName = a.inproc, shown
+	opts.Client = &inproc.Client{Engine: ie, Name: shown}
+	if cfg.Ollama.EmbedModel != "" {
+		a.warnf("ollama.embed_model %s is not used with the in-process engine: the tool index uses the built-in embedder", cfg.Ollama.EmbedModel)
+	}
 	return closeE, nil
 }

@@ -139,7 +139,7 @@ func runSelect(a *app, args []string) error {
 	if asJSON {
 		out := selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage}
 		if a.inproc != nil {
-			out.Inproc = a.inproc.Last
+			out.Inproc = a.inproc.Last()
 		}
 		return writeJSON(a.stdout, out)
 	}

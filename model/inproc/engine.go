@@ -90,8 +90,18 @@ type Engine struct {
 	vocab *grammar.Vocab
 	ti    *grammar.TokenizerInfo
 	eos   []bool
-	mu    sync.Mutex
+	// free is the mask of unconstrained chat: every ordinary token and the
+	// end-of-generation ones (eog), no other control token (a chat answer
+	// never needs <|im_start|> and its kind, and a random-weight model
+	// would otherwise draw them).
+	free []uint64
+	eog  []bool
+	mu   sync.Mutex
 }
+
+// endOfTurn are the control tokens that end an assistant's turn in the
+// chat templates AIRS renders, beside the GGUF's EOS/EOT ids.
+var endOfTurn = []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "</s>", "<|end|>", "<eos>"}
 
 // New checks that vocab (read from the GGUF) is the backend tokenizer's
 // vocabulary and returns an engine over both.
@@ -102,6 +112,17 @@ func New(b Backend, vocab *grammar.Vocab) (*Engine, error) {
 	e := &Engine{b: b, vocab: vocab, ti: grammar.NewTokenizerInfo(vocab), eos: make([]bool, len(vocab.Tokens))}
 	for _, id := range vocab.EOS {
 		e.eos[id] = true
+	}
+	e.eog = slices.Clone(e.eos)
+	e.free = make([]uint64, e.ti.MaskWords())
+	for id, t := range vocab.Tokens {
+		special := id < len(vocab.Special) && vocab.Special[id]
+		if special && slices.Contains(endOfTurn, string(t)) {
+			e.eog[id] = true
+		}
+		if e.eog[id] || !special && len(t) > 0 {
+			e.free[id>>6] |= 1 << (id & 63)
+		}
 	}
 	return e, nil
 }
@@ -284,6 +305,69 @@ func (e *Engine) forcedTokens(tm *grammar.TokenMatcher) []int {
 		}
 	}
 	return toks
+}
+
+// Free generates from prompt with no grammar (chat answers): tokens are
+// drawn over the ordinary tokens and the end-of-generation ones until one
+// of those, s.MaxTokens, or the end of the context. onToken gets each
+// token's bytes; stop true ends generation there (a stop sequence). The
+// reason is "stop" (end of turn, or onToken) or "length".
+func (e *Engine) Free(ctx context.Context, prompt string, s Sampling, onToken func(piece []byte) (stop bool, err error)) (*Result, string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t0 := time.Now()
+	res := &Result{}
+	var out []byte
+	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
+	ptoks, err := e.b.Tokenize(prompt, true)
+	if err != nil {
+		return res, "", fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+	}
+	res.PromptTokens = len(ptoks)
+	limit := e.b.ContextLen() - len(ptoks)
+	if limit <= 0 {
+		return res, "", fmt.Errorf("inproc: the prompt is %d tokens, the context %d: start a new conversation or raise the context length", len(ptoks), e.b.ContextLen())
+	}
+	if s.MaxTokens > 0 {
+		limit = min(limit, s.MaxTokens)
+	}
+	e.b.Reset()
+	rng := newRand(s.Seed)
+	batch := ptoks
+	for res.Sampled < limit {
+		if err := ctx.Err(); err != nil {
+			return res, "", err
+		}
+		l, err := e.b.Eval(batch)
+		if err != nil {
+			return res, "", fmt.Errorf("inproc: decode: %w", err)
+		}
+		res.Evals++
+		if res.Evals == 1 {
+			res.Prefill = time.Since(t0)
+		}
+		id := e.sample(l, e.free, s, rng)
+		if id < 0 {
+			return res, "", ErrDeadEnd
+		}
+		res.Sampled++
+		if e.eog[id] {
+			return res, "stop", nil
+		}
+		p := e.vocab.Tokens[id]
+		out = append(out, p...)
+		if onToken != nil {
+			stop, err := onToken(p)
+			if err != nil {
+				return res, "", err
+			}
+			if stop {
+				return res, "stop", nil
+			}
+		}
+		batch = []int{id}
+	}
+	return res, "length", nil
 }
 
 // Unconstrained decodes n tokens from prompt with no grammar (sampling over
