@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/selector"
 )
 
 // scriptedBackend is fakeBackend whose logits favour, at generated token
@@ -214,5 +217,40 @@ func TestStreamerInvalidUTF8(t *testing.T) {
 	st.flush()
 	if got := st.text.String(); got != "aö\uFFFDb\uFFFD" || strings.Join(chunks, "") != got {
 		t.Fatalf("text %q, chunks %q", got, chunks)
+	}
+}
+
+// Chat answers and selections share one engine (serve's requests):
+// they take turns on its one sequence, each with its own result.
+func TestClientConcurrent(t *testing.T) {
+	c, _ := scriptedClient(t, "Hello")
+	m := &Model{Engine: c.Engine, Name: "fake"}
+	format, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string", "maxLength": 4}}, "required": []string{"city"}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			resp, _, err := chat(t, c, greedy(), "")
+			if err == nil && resp.Content != "Hello" {
+				err = fmt.Errorf("answer %q under concurrency", resp.Content)
+			}
+			errs <- err
+		}()
+		go func(seed int) {
+			defer wg.Done()
+			errs <- m.Generate(context.Background(), selector.ModelRequest{Messages: []selector.Message{{Role: "user", Content: "x"}}, Format: format, Seed: seed}, nil)
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Last() == nil {
+		t.Fatal("no last result")
 	}
 }
