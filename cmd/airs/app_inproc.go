@@ -77,6 +77,9 @@ func (a *app) openLocal(cfg *config.Config, ef engineFlags, model string, opts *
 	if err != nil {
 		return nil, err
 	}
+	if _, notice := ie.Template(); notice != "" {
+		a.warnf("%s", notice)
+	}
 	a.inproc = &inproc.Model{Engine: ie, Name: shown}
 	opts.Local, opts.LocalName = a.inproc, shown
 	opts.Client = &inproc.Client{Engine: ie, Name: shown}

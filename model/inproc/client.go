@@ -27,7 +27,7 @@ var ErrNotInProcess = errors.New("not supported by the in-process engine (it dec
 type Client struct {
 	Engine *Engine
 	Name   string
-	// Prompt renders the messages (nil: ChatPrompt, ChatML).
+	// Prompt renders the messages (nil: the engine's template).
 	Prompt func([]selector.Message) string
 }
 
@@ -55,7 +55,7 @@ func (c *Client) Chat(ctx context.Context, req ollama.ChatRequest, onChunk func(
 	}
 	render := c.Prompt
 	if render == nil {
-		render = ChatPrompt
+		render = c.Engine.Prompt
 	}
 	prompt := render(msgs)
 	s := sampling(req.Options)

@@ -96,7 +96,10 @@ type Engine struct {
 	// would otherwise draw them).
 	free []uint64
 	eog  []bool
-	mu   sync.Mutex
+	// tmpl renders prompts (template.go); zero: ChatML.
+	tmpl       Template
+	tmplNotice string
+	mu         sync.Mutex
 }
 
 // endOfTurn are the control tokens that end an assistant's turn in the

@@ -33,6 +33,10 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ct, err := ReadChatTemplate(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	backendOnce.Do(llama.BackendInit)
 	nctx := opts.ContextLen
 	if nctx <= 0 {
@@ -68,6 +72,7 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 		llama.FreeModel(m)
 		return nil, nil, err
 	}
+	e.SetTemplate(DetectTemplate(ct))
 	return e, func() { batch.Free(); llama.FreeModel(m) }, nil
 }
 

@@ -53,7 +53,7 @@ func (m *Model) Generate(ctx context.Context, req selector.ModelRequest, onChunk
 	if req.NumPredict > 0 {
 		s.MaxTokens = req.NumPredict
 	}
-	res, err := m.Engine.Constrained(ctx, ChatPrompt(req.Messages), g, s, onChunk)
+	res, err := m.Engine.Constrained(ctx, m.Engine.Prompt(req.Messages), g, s, onChunk)
 	if res != nil {
 		m.last.Store(res)
 	}
