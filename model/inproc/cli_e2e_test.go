@@ -3,8 +3,15 @@
 package inproc
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -175,5 +183,86 @@ func TestSelectByStoreName(t *testing.T) {
 	out, stderr, err = runAirs(t, env, "", "--config", config, "select", "--engine", "inproc", "--model", "airs-tiny:other", "list my documents")
 	if err == nil || !strings.Contains(stderr, "ollama pull airs-tiny:other") || !strings.Contains(stderr, "airs-tiny:cli") {
 		t.Fatalf("a tag not pulled: %v\n%s", err, stderr)
+	}
+}
+
+// TestServeInProcess: `airs serve --engine inproc`: /v1/chat streams the
+// selection, the call's result and the in-process model's answer while a
+// /v1/select runs beside it on the same engine.
+func TestServeInProcess(t *testing.T) {
+	gguf := tinyGGUF(t)
+	config, env := cliHome(t)
+	sum := sha256.Sum256([]byte("tok-test"))
+	raw, _ := os.ReadFile(config)
+	os.WriteFile(config, append(raw, []byte("http:\n  tokens:\n    - sha256: "+hex.EncodeToString(sum[:])+"\n      agent: tester\n")...), 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(airsInproc(t), "--config", config, "serve", "--engine", "inproc", "--gguf", gguf, "--listen", addr)
+	var logs bytes.Buffer
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	base := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if r, err := http.Get(base + "/healthz"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("airs serve did not answer:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	post := func(path, body string) (*http.Response, error) {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok-test")
+		return http.DefaultClient.Do(req)
+	}
+	selDone := make(chan string, 1)
+	go func() {
+		r, err := post("/v1/select", `{"text":"what files are in documents?"}`)
+		if err != nil {
+			selDone <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		selDone <- fmt.Sprintf("%d %s", r.StatusCode, b)
+	}()
+	r, err := post("/v1/chat", `{"text":"list my documents"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	counts := map[string]int{}
+	var result string
+	sc := bufio.NewScanner(r.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	ev := ""
+	for sc.Scan() {
+		if e, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			ev = e
+			counts[e]++
+		} else if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && ev == "result" && result == "" {
+			result = d
+		}
+	}
+	t.Logf("events %v; result %.200s", counts, result)
+	if counts["selection"] == 0 || counts["result"] == 0 || counts["token"] == 0 || counts["done"] != 1 {
+		t.Fatalf("want a selection, a result, answer tokens and done: %v\n%s", counts, logs.String())
+	}
+	if !strings.Contains(result, "report.txt") {
+		t.Fatalf("the call's result does not list the space's file: %s", result)
+	}
+	s := <-selDone
+	if !strings.HasPrefix(s, "200 ") || !strings.Contains(s, `"mode":"model"`) {
+		t.Fatalf("/v1/select beside the chat: %s", s)
 	}
 }
