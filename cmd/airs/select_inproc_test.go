@@ -44,6 +44,11 @@ func TestSelectEngineFlag(t *testing.T) {
 	t.Setenv("OLLAMA_MODELS", store)
 	e.run("select", "--engine", "inproc", "--model", "tiny", "read hello.txt").expect(t, 1, "", blob+" is not a GGUF model file")
 	e.run("select", "--engine", "inproc", "--model", "tiny:4b", "read hello.txt").expect(t, 1, "", "`ollama pull tiny:4b` (the store has tiny:latest)")
+	// model.name in airs.yaml is the same lookup; --gguf overrides it.
+	byName := newEnv(t, "ollama:\n  host: http://127.0.0.1:1\nmodel:\n  engine: inproc\n  name: tiny\n")
+	byName.run("select", "read hello.txt").expect(t, 1, "", blob+" is not a GGUF model file")
+	byName.run("select", "--gguf", gguf, "read hello.txt").expect(t, 1, "", "no tokenizer.ggml.tokens")
+	byName.run("select", "--model", "none", "read hello.txt").expect(t, 0, "no-LLM mode", "")
 	t.Setenv("OLLAMA_MODELS", filepath.Join(dir, "nowhere"))
 	e.run("select", "--engine", "inproc", "--model", "tiny", "read hello.txt").expect(t, 1, "", "(OLLAMA_MODELS)")
 }
