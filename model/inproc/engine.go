@@ -24,7 +24,8 @@ type Backend interface {
 	// Eval appends tokens to the sequence in one batched decode and returns
 	// the logits of the last one (NumVocab values, valid until the next Eval).
 	Eval(tokens []int) ([]float32, error)
-	// Reset empties the sequence.
+	// Reset starts a new, empty sequence (the llama.cpp backend keeps the
+	// cache of the prefix the next prompt shares with the last sequence).
 	Reset()
 	// NumVocab is the width of the logits.
 	NumVocab() int
@@ -57,9 +58,10 @@ type Sampling struct {
 type Result struct {
 	Text         string        `json:"text"`
 	PromptTokens int           `json:"prompt_tokens"`
-	Sampled      int           `json:"sampled_tokens"` // drawn from a mask
-	Forced       int           `json:"forced_tokens"`  // appended by fast-forward
-	Evals        int           `json:"decodes"`        // batched decodes (the prompt's is one)
+	PromptReused int           `json:"prompt_reused_tokens"` // of those, kept from the last sequence's cache
+	Sampled      int           `json:"sampled_tokens"`       // drawn from a mask
+	Forced       int           `json:"forced_tokens"`        // appended by fast-forward
+	Evals        int           `json:"decodes"`              // batched decodes (the prompt's is one)
 	Total        time.Duration `json:"total_ns"`
 	Prefill      time.Duration `json:"prefill_ns"`      // the first decode (prompt + the forced prefix)
 	MaskTime     time.Duration `json:"mask_ns"`         // computing masks and forced bytes
@@ -159,6 +161,14 @@ func checkVocab(b Backend, v *grammar.Vocab) error {
 			bad, checked, first, v.Tokens[first], b.Piece(first))
 	}
 	return nil
+}
+
+// reusedPrompt is how many prompt tokens the backend kept from its cache.
+func (e *Engine) reusedPrompt() int {
+	if r, ok := e.b.(interface{ ReusedPrompt() int }); ok {
+		return r.ReusedPrompt()
+	}
+	return 0
 }
 
 // Vocab is the engine's vocabulary.
@@ -262,7 +272,7 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 			res.MaskExposed += m1.Sub(r.end)
 		}
 		if first {
-			res.Prefill = time.Since(t0)
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
 		}
 		id := e.sample(r.logits, mask, s, rng)
 		if id < 0 {
@@ -347,7 +357,7 @@ func (e *Engine) Free(ctx context.Context, prompt string, s Sampling, onToken fu
 		}
 		res.Evals++
 		if res.Evals == 1 {
-			res.Prefill = time.Since(t0)
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
 		}
 		id := e.sample(l, e.free, s, rng)
 		if id < 0 {
@@ -405,7 +415,7 @@ func (e *Engine) Unconstrained(ctx context.Context, prompt string, n int, s Samp
 		}
 		res.Evals++
 		if i == 0 {
-			res.Prefill = time.Since(t0)
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
 		}
 		id := e.sample(l, all, s, rng)
 		res.Sampled++
