@@ -207,8 +207,12 @@ func (p *parser) build(fc *fileConfig) *Config {
 	if fc.Model.GGUF != "" {
 		c.Model.GGUF = p.expandPath(fc.Model.GGUF)
 	}
-	if c.Model.Engine == EngineInproc && c.Model.GGUF == "" {
-		p.add(p.line("model", "engine"), "model.engine inproc needs model.gguf: the GGUF file to load")
+	c.Model.Name = strings.TrimSpace(fc.Model.Name)
+	switch {
+	case c.Model.GGUF != "" && c.Model.Name != "":
+		p.add(p.line("model", "name"), "model.gguf and model.name both name the model: keep one (gguf: a file; name: a model pulled into Ollama)")
+	case c.Model.Engine == EngineInproc && c.Model.GGUF == "" && c.Model.Name == "":
+		p.add(p.line("model", "engine"), "model.engine inproc needs the model: model.gguf (a GGUF file) or model.name (a model pulled into Ollama, e.g. qwen3:4b)")
 	}
 
 	p.buildSelection(&fc.Selection, c)

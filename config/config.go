@@ -213,10 +213,14 @@ type Ollama struct {
 // ModelEngine says what decodes the selector's tool calls and plans:
 // EngineOllama (the model server, ollama.model) or EngineInproc (a GGUF
 // loaded in process by a binary built with the inproc tag, decoded under
-// AIRS's own token masks; GGUF names the file).
+// AIRS's own token masks). The in-process engine's model is GGUF, a file,
+// or Name, a model pulled into Ollama whose GGUF is read from Ollama's
+// model store ($OLLAMA_MODELS or ~/.ollama/models), so nothing is
+// downloaded twice; at most one of them is set.
 type ModelEngine struct {
 	Engine string
 	GGUF   string
+	Name   string
 }
 
 // The values of model.engine.

@@ -144,6 +144,7 @@ type fileConfig struct {
 	Model struct {
 		Engine string `yaml:"engine"`
 		GGUF   string `yaml:"gguf"`
+		Name   string `yaml:"name"`
 	} `yaml:"model"`
 	Selection fileSelection `yaml:"selection"`
 	Recording struct {

@@ -14,9 +14,14 @@ func TestModelEngine(t *testing.T) {
 	if err != nil || c.Model.Engine != EngineInproc || c.Model.GGUF != "/models/q.gguf" {
 		t.Fatalf("inproc: %+v, %v", c.Model, err)
 	}
+	c, err = Parse("airs.yaml", []byte("model:\n  engine: inproc\n  name: qwen3:4b\n"))
+	if err != nil || c.Model.Engine != EngineInproc || c.Model.Name != "qwen3:4b" || c.Model.GGUF != "" {
+		t.Fatalf("inproc by name: %+v, %v", c.Model, err)
+	}
 	for yaml, want := range map[string]string{
-		"model:\n  engine: llama\n":  `model.engine "llama": want ollama or inproc`,
-		"model:\n  engine: inproc\n": "model.engine inproc needs model.gguf",
+		"model:\n  engine: llama\n":                             `model.engine "llama": want ollama or inproc`,
+		"model:\n  engine: inproc\n":                            "model.engine inproc needs the model: model.gguf (a GGUF file) or model.name",
+		"model:\n  engine: inproc\n  gguf: a.gguf\n  name: q\n": "model.gguf and model.name both name the model",
 	} {
 		if _, err := Parse("airs.yaml", []byte(yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)

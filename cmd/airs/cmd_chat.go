@@ -15,7 +15,7 @@ var chatCmd = &command{
 	Name:    "chat",
 	Summary: "talk to AIRS: requests in plain words become tool calls",
 	Usage: `Usage:
-  airs chat [--model MODEL | --model none]
+  airs chat [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE]
 
 A conversation with AIRS. Type a request in plain words; AIRS picks a tool
 among those you may call, shows the call it chose (tool and arguments, and
@@ -24,6 +24,11 @@ Manager and shows the result. With a model (Ollama), the result goes back
 to the model, whose answer is streamed; large results are cut for the
 model's context, with a note. Without one, AIRS says so at the start and
 prints the result itself.
+
+--engine inproc runs the model in process (a binary built with the inproc
+tag, make inproc): --gguf FILE, or --model NAME pulled into Ollama and read
+from its store. Calls are decoded under AIRS's token masks, answers are
+sampled until the model ends its turn; Ollama need not run.
 
 A destructive tool (delete-file, say) never runs unasked:
 AIRS shows the call and asks "[y/N]"; anything but y, Ctrl-C and Ctrl-D
@@ -47,6 +52,7 @@ Examples:
   airs chat
   airs chat --model qwen3:0.6b
   airs chat --model none            # no-LLM mode even when Ollama runs
+  airs chat --engine inproc --model qwen3:4b
 `,
 	Run: runChat,
 }
@@ -59,7 +65,8 @@ var chatTestTools func(reg *pipeline.Registry) error
 
 func runChat(a *app, args []string) error {
 	fs := a.flags()
-	model := fs.String("model", "", "Ollama `model` that generates the calls, or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	model := fs.String("model", "", "the `model` that generates the calls (Ollama's; with --engine inproc, one pulled into Ollama, read from its store), or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	ef := addEngineFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -84,14 +91,21 @@ func runChat(a *app, args []string) error {
 			return err
 		}
 	}
+	opts := engine.Options{Channel: "chat", Model: *model}
+	closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
+	if err != nil {
+		return err
+	}
+	defer closeLocal()
 	m, closeManager, err := a.manager()
 	if err != nil {
 		return err
 	}
 	defer closeManager()
+	opts.Guard, opts.MCP = a.guard, a.mcp // manager() builds the guard
 
 	ctx := context.Background()
-	eng, err := engine.New(ctx, cfg, reg, m, a.policy, engine.Options{Channel: "chat", Model: *model, Guard: a.guard, MCP: a.mcp})
+	eng, err := engine.New(ctx, cfg, reg, m, a.policy, opts)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/engine"
 )
 
 var runCmd = &command{
@@ -19,6 +20,7 @@ var runCmd = &command{
 	Summary: "run a YAML pipeline (a DAG of tool calls) through the pipeline",
 	Usage: `Usage:
   airs run FILE.yaml [--input NAME=VALUE]... [--timeout D] [--continue] [--json]
+           [--engine inproc --gguf FILE | --engine inproc --model NAME]
 
 Parses the pipeline, validates it before anything runs (acyclic, every
 reference resolves to an earlier step, every tool exists and you may call
@@ -45,6 +47,12 @@ A pipeline:
 Values given with --input are JSON when they parse as JSON (numbers,
 true, [..]), strings otherwise.
 
+A pipeline names its tools, so no model chooses them; with --engine
+inproc (a binary built with the inproc tag) the in-process model (--gguf
+FILE, or --model NAME read from Ollama's store) answers the sampling
+requests of the MCP servers its tools run on. Without it there is no
+model: those requests are refused, as in no-LLM mode.
+
 Examples:
   airs run chains/examples/compare-pricing.yaml --input left=a.pdf --input right=b.pdf
   airs run summarize.yaml --input folder=documents --json
@@ -56,6 +64,8 @@ Examples:
 		timeout := fs.Duration("timeout", 0, "budget for the whole run, at most 600s (default: the pipeline's own timeout:, else none; set a longer one there)")
 		cont := fs.Bool("continue", false, "keep running independent steps after a failure (default: stop at the first)")
 		asJSON := fs.Bool("json", false, "print the whole result (output, steps, trace) as JSON")
+		model := fs.String("model", "", "with --engine inproc: the `model` pulled into Ollama that answers MCP sampling")
+		ef := addEngineFlags(fs)
 		pos, err := parseArgs(fs, args)
 		if err != nil {
 			return err
@@ -92,7 +102,20 @@ Examples:
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 		defer stop()
-		e, closeE, err := a.engine(ctx, "run", "none")
+		// Only an explicit --engine inproc loads a model: model.engine in
+		// airs.yaml does not make every pipeline run wait for a GGUF.
+		opts := engine.Options{Channel: "run", Model: "none"}
+		if *ef.engine == "" && (*ef.gguf != "" || *model != "") {
+			return usagef("--gguf and --model need --engine inproc: 'run' uses no Ollama model")
+		}
+		if *ef.engine != "" {
+			closeLocal, err := a.openLocal(a.cfg, ef, *model, &opts)
+			if err != nil {
+				return err
+			}
+			defer closeLocal()
+		}
+		e, closeE, err := a.engineWith(ctx, opts)
 		if err != nil {
 			return err
 		}

@@ -3,10 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/model/inproc"
 
 	"github.com/airs-dev/airs/grammar"
@@ -37,11 +35,14 @@ every candidate's score components (similarity is the raw cosine,
 coverage the share of the request's words the tool's text uses), and the
 threshold in force.
 
---engine inproc --gguf FILE decodes in process: the GGUF is loaded through
-llama.cpp and every token is drawn under AIRS's own token mask, forced
-bytes appended without sampling (fast-forward); --json then adds the
-generation's token counts and times ("inproc"). It needs a binary built
-with the inproc tag (make inproc); any other binary says so and exits 1.
+--engine inproc decodes in process: the GGUF is loaded through llama.cpp
+and every token is drawn under AIRS's own token mask, forced bytes
+appended without sampling (fast-forward); --json then adds the
+generation's token counts and times ("inproc"). The model is --gguf FILE,
+or --model NAME, a model already pulled into Ollama whose GGUF is read
+from Ollama's store ($OLLAMA_MODELS or ~/.ollama/models; Ollama need not
+run). It needs a binary built with the inproc tag (make inproc); any
+other binary says so and exits 1.
 
 Exit status: 0 with a decision (a tool or none), 1 when selection failed
 (missing files, no callable tool, a model error).
@@ -50,6 +51,7 @@ Examples:
   airs select list the pdf files in my documents
   airs select --json "what's 2 * (3 + 4)?"
   airs select --model none tell me a joke about cats
+  airs select --engine inproc --model qwen3:4b --json "what's 2 * (3 + 4)?"
 `,
 	Run: runSelect,
 }
@@ -58,7 +60,7 @@ var planCmd = &command{
 	Name:    "plan",
 	Summary: "show the plan (steps of tool calls) AIRS would make for a request, without running it",
 	Usage: `Usage:
-  airs plan [--model MODEL | --model none] [--json] TEXT...
+  airs plan [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE] [--json] TEXT...
 
 Prints the plan AIRS makes for a request that may need several tools —
 each step's tool and arguments, with references to earlier steps' outputs
@@ -82,9 +84,8 @@ Examples:
 // decisionFlags parses select's and plan's common flags and builds the engine.
 func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), string, string, bool, error) {
 	fs := a.flags()
-	model := fs.String("model", "", "Ollama `model` that makes the decision, or none for the no-LLM mode (default: ollama.model in airs.yaml)")
-	engineName := fs.String("engine", "", "what decodes the call: ollama or inproc (a GGUF in process under AIRS's masks; default: model.engine in airs.yaml)")
-	gguf := fs.String("gguf", "", "the GGUF `file` --engine inproc loads (default: model.gguf in airs.yaml)")
+	model := fs.String("model", "", "the `model` that makes the decision (Ollama's; with --engine inproc, one pulled into Ollama, read from its store), or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	ef := addEngineFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole decision as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -95,39 +96,18 @@ func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), 
 		return nil, nil, "", "", false, err
 	}
 	opts := engine.Options{Channel: name, Model: *model}
-	closeLocal := func() {}
-	eng := cfg.Model.Engine
-	if *engineName != "" {
-		eng = *engineName
-	}
-	switch eng {
-	case "", config.EngineOllama:
-		if *gguf != "" {
-			return nil, nil, "", "", false, usagef("--gguf needs --engine inproc")
-		}
-	case config.EngineInproc:
-		path := cfg.Model.GGUF
-		if *gguf != "" {
-			path = *gguf
-		}
-		if path == "" {
-			return nil, nil, "", "", false, usagef("--engine inproc needs the model file: --gguf FILE (or model.gguf in airs.yaml)")
-		}
-		ie, closeE, err := inproc.Open(path, inproc.Options{})
-		if err != nil {
-			return nil, nil, "", "", false, err
-		}
-		a.inproc = &inproc.Model{Engine: ie, Name: filepath.Base(path)}
-		opts.Local, opts.LocalName, closeLocal = a.inproc, a.inproc.Name, closeE
-	default:
-		return nil, nil, "", "", false, usagef("--engine %q: want ollama or inproc", eng)
+	closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
+	if err != nil {
+		return nil, nil, "", "", false, err
 	}
 	text := strings.TrimSpace(strings.Join(pos, " "))
 	if text == "" {
+		closeLocal()
 		return nil, nil, "", "", false, usagef("'%s' needs the request, e.g. airs %s list the pdf files in my documents", name, name)
 	}
 	caller, err := a.caller()
 	if err != nil {
+		closeLocal()
 		return nil, nil, "", "", false, err
 	}
 	e, closeAll, err := a.engineWith(a.context(), opts)
@@ -159,7 +139,7 @@ func runSelect(a *app, args []string) error {
 	if asJSON {
 		out := selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage}
 		if a.inproc != nil {
-			out.Inproc = a.inproc.Last
+			out.Inproc = a.inproc.Last()
 		}
 		return writeJSON(a.stdout, out)
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airs-dev/airs/internal/engine"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
 )
@@ -16,10 +17,14 @@ var serveCmd = &command{
 	Name:    "serve",
 	Summary: "serve the HTTP API (call, select, plan, chat, pipelines, metrics)",
 	Usage: `Usage:
-  airs serve [--listen ADDR] [--model M|none] [--pipelines PATH]...
+  airs serve [--listen ADDR] [--model M|none] [--engine ollama|inproc] [--gguf FILE] [--pipelines PATH]...
 
 Serves the HTTP API on loopback (http.listen in airs.yaml, default
 127.0.0.1:7777) until SIGINT or SIGTERM, then drains in-flight requests.
+
+--engine inproc serves on the in-process engine (a binary built with the
+inproc tag): --gguf FILE, or --model NAME read from Ollama's store, as
+'airs chat'. Requests take turns on its one sequence.
 
 Every endpoint but /healthz needs "Authorization: Bearer TOKEN"; tokens are
 configured in airs.yaml under http.tokens (stored as SHA-256) and each maps
@@ -44,7 +49,8 @@ Examples:
 	Run: func(a *app, args []string) error {
 		fs := a.flags()
 		listen := fs.String("listen", "", "address to listen on (default: http.listen in airs.yaml)")
-		model := fs.String("model", "", "Ollama model for selection and chat, or none for no-LLM mode (default: ollama.model in airs.yaml)")
+		model := fs.String("model", "", "the model for selection and chat (Ollama's; with --engine inproc, one pulled into Ollama, read from its store), or none for no-LLM mode (default: ollama.model in airs.yaml)")
+		ef := addEngineFlags(fs)
 		drain := fs.Duration("drain", 30*time.Second, "how long shutdown waits for in-flight requests")
 		var pipelines multiFlag
 		fs.Var(&pipelines, "pipelines", "a YAML pipeline `file` or folder of them that /mcp serves as prompts (repeatable; default: $AIRS_HOME/pipelines)")
@@ -61,12 +67,21 @@ Examples:
 		// effect and ends the process at once.
 		context.AfterFunc(ctx, stop)
 		a.closeWait = *drain
-		e, closeE, err := a.engine(ctx, "serve", *model)
+		cfg, err := a.config()
+		if err != nil {
+			return err
+		}
+		opts := engine.Options{Channel: "serve", Model: *model}
+		closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
+		if err != nil {
+			return err
+		}
+		defer closeLocal()
+		e, closeE, err := a.engineWith(ctx, opts)
 		if err != nil {
 			return err
 		}
 		defer closeE()
-		cfg := a.cfg
 		addr := cfg.HTTP.Listen
 		if *listen != "" {
 			addr = *listen

@@ -105,9 +105,14 @@ type Options struct {
 	Guard *guard.Guard
 	// Local, when set, is the selector's model instead of Ollama's (the
 	// in-process engine, model.engine inproc), named LocalName; Ollama is
-	// then not probed. Chat answers still need Ollama.
+	// then not probed.
 	Local     selector.Model
 	LocalName string
+	// Client, with Local, is the same model as the chat client that
+	// writes turns' answers and answers MCP sampling (Engine.Model); nil
+	// leaves those off, as in no-LLM mode. Embeddings stay the built-in
+	// embedder: Client need not embed.
+	Client ollama.Client
 	// MCP are the outside MCP servers already registered in the registry
 	// (StartMCP); the engine reindexes when their tools change. The
 	// caller that started them closes them.
@@ -126,7 +131,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		model = opts.Model
 	}
 	if opts.Local != nil {
-		e.local, e.ModelName = opts.Local, opts.LocalName
+		e.local, e.ModelName, e.Model = opts.Local, opts.LocalName, opts.Client
 	} else if model != "" && model != "none" {
 		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
 		if err != nil {
@@ -149,7 +154,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	}
 
 	var emb embeddings.Embedder = embeddings.NewLexical(embeddings.LexicalOptions{})
-	if cfg.Ollama.EmbedModel != "" && e.Model != nil {
+	if cfg.Ollama.EmbedModel != "" && e.Model != nil && opts.Local == nil {
 		emb = embeddings.NewOllama(e.Model, cfg.Ollama.EmbedModel)
 	}
 	dir := ""

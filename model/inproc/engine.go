@@ -24,7 +24,8 @@ type Backend interface {
 	// Eval appends tokens to the sequence in one batched decode and returns
 	// the logits of the last one (NumVocab values, valid until the next Eval).
 	Eval(tokens []int) ([]float32, error)
-	// Reset empties the sequence.
+	// Reset starts a new, empty sequence (the llama.cpp backend keeps the
+	// cache of the prefix the next prompt shares with the last sequence).
 	Reset()
 	// NumVocab is the width of the logits.
 	NumVocab() int
@@ -60,9 +61,10 @@ type Sampling struct {
 type Result struct {
 	Text         string        `json:"text"`
 	PromptTokens int           `json:"prompt_tokens"`
-	Sampled      int           `json:"sampled_tokens"` // drawn from a mask
-	Forced       int           `json:"forced_tokens"`  // appended by fast-forward
-	Evals        int           `json:"decodes"`        // batched decodes (the prompt's is one)
+	PromptReused int           `json:"prompt_reused_tokens"` // of those, kept from the last sequence's cache
+	Sampled      int           `json:"sampled_tokens"`       // drawn from a mask
+	Forced       int           `json:"forced_tokens"`        // appended by fast-forward
+	Evals        int           `json:"decodes"`              // batched decodes (the prompt's is one)
 	Total        time.Duration `json:"total_ns"`
 	Prefill      time.Duration `json:"prefill_ns"`      // the first decode (prompt + the forced prefix)
 	MaskTime     time.Duration `json:"mask_ns"`         // computing masks and forced bytes
@@ -100,8 +102,21 @@ type Engine struct {
 	// opens marks the tokens with a '{' or '[' byte: what closing
 	// pressure leaves out.
 	opens []uint64
-	mu    sync.Mutex
+	// free is the mask of unconstrained chat: every ordinary token and the
+	// end-of-generation ones (eog), no other control token (a chat answer
+	// never needs <|im_start|> and its kind, and a random-weight model
+	// would otherwise draw them).
+	free []uint64
+	eog  []bool
+	// tmpl renders prompts (template.go); zero: ChatML.
+	tmpl       Template
+	tmplNotice string
+	mu         sync.Mutex
 }
+
+// endOfTurn are the control tokens that end an assistant's turn in the
+// chat templates AIRS renders, beside the GGUF's EOS/EOT ids.
+var endOfTurn = []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "</s>", "<|end|>", "<eos>"}
 
 // New checks that vocab (read from the GGUF) is the backend tokenizer's
 // vocabulary and returns an engine over both.
@@ -114,9 +129,18 @@ func New(b Backend, vocab *grammar.Vocab) (*Engine, error) {
 		e.eos[id] = true
 	}
 	e.opens = make([]uint64, e.ti.MaskWords())
+	e.eog = slices.Clone(e.eos)
+	e.free = make([]uint64, e.ti.MaskWords())
 	for id, t := range vocab.Tokens {
 		if slices.Contains(t, '{') || slices.Contains(t, '[') {
 			e.opens[id>>6] |= 1 << (id & 63)
+		}
+		special := id < len(vocab.Special) && vocab.Special[id]
+		if special && slices.Contains(endOfTurn, string(t)) {
+			e.eog[id] = true
+		}
+		if e.eog[id] || !special && len(t) > 0 {
+			e.free[id>>6] |= 1 << (id & 63)
 		}
 	}
 	return e, nil
@@ -151,6 +175,14 @@ func checkVocab(b Backend, v *grammar.Vocab) error {
 			bad, checked, first, v.Tokens[first], b.Piece(first))
 	}
 	return nil
+}
+
+// reusedPrompt is how many prompt tokens the backend kept from its cache.
+func (e *Engine) reusedPrompt() int {
+	if r, ok := e.b.(interface{ ReusedPrompt() int }); ok {
+		return r.ReusedPrompt()
+	}
+	return 0
 }
 
 // Vocab is the engine's vocabulary.
@@ -254,7 +286,7 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 			res.MaskExposed += m1.Sub(r.end)
 		}
 		if first {
-			res.Prefill = time.Since(t0)
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
 		}
 		// Closing pressure. The length bounds (GenerationBounds) bound each
 		// string and container, not their nesting: under an open value
@@ -335,6 +367,69 @@ func (e *Engine) forcedTokens(tm *grammar.TokenMatcher) []int {
 	return toks
 }
 
+// Free generates from prompt with no grammar (chat answers): tokens are
+// drawn over the ordinary tokens and the end-of-generation ones until one
+// of those, s.MaxTokens, or the end of the context. onToken gets each
+// token's bytes; stop true ends generation there (a stop sequence). The
+// reason is "stop" (end of turn, or onToken) or "length".
+func (e *Engine) Free(ctx context.Context, prompt string, s Sampling, onToken func(piece []byte) (stop bool, err error)) (*Result, string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t0 := time.Now()
+	res := &Result{}
+	var out []byte
+	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
+	ptoks, err := e.b.Tokenize(prompt, true)
+	if err != nil {
+		return res, "", fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+	}
+	res.PromptTokens = len(ptoks)
+	limit := e.b.ContextLen() - len(ptoks)
+	if limit <= 0 {
+		return res, "", fmt.Errorf("inproc: the prompt is %d tokens, the context %d: start a new conversation or raise the context length", len(ptoks), e.b.ContextLen())
+	}
+	if s.MaxTokens > 0 {
+		limit = min(limit, s.MaxTokens)
+	}
+	e.b.Reset()
+	rng := newRand(s.Seed)
+	batch := ptoks
+	for res.Sampled < limit {
+		if err := ctx.Err(); err != nil {
+			return res, "", err
+		}
+		l, err := e.b.Eval(batch)
+		if err != nil {
+			return res, "", fmt.Errorf("inproc: decode: %w", err)
+		}
+		res.Evals++
+		if res.Evals == 1 {
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
+		}
+		id := e.sample(l, e.free, s, rng)
+		if id < 0 {
+			return res, "", ErrDeadEnd
+		}
+		res.Sampled++
+		if e.eog[id] {
+			return res, "stop", nil
+		}
+		p := e.vocab.Tokens[id]
+		out = append(out, p...)
+		if onToken != nil {
+			stop, err := onToken(p)
+			if err != nil {
+				return res, "", err
+			}
+			if stop {
+				return res, "stop", nil
+			}
+		}
+		batch = []int{id}
+	}
+	return res, "length", nil
+}
+
 // Unconstrained decodes n tokens from prompt with no grammar (sampling over
 // the whole vocabulary), the baseline for the per-token cost of masks.
 func (e *Engine) Unconstrained(ctx context.Context, prompt string, n int, s Sampling) (*Result, error) {
@@ -367,7 +462,7 @@ func (e *Engine) Unconstrained(ctx context.Context, prompt string, n int, s Samp
 		}
 		res.Evals++
 		if i == 0 {
-			res.Prefill = time.Since(t0)
+			res.Prefill, res.PromptReused = time.Since(t0), e.reusedPrompt()
 		}
 		id := e.sample(l, all, s, rng)
 		res.Sampled++

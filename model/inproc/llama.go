@@ -24,12 +24,24 @@ type llamaBackend struct {
 	nb    int // batch capacity
 	nctx  int
 	pos   int
+	// seq are the tokens whose keys and values the cache holds (seq[i] at
+	// position i); after Reset the next Eval keeps the prefix it shares
+	// with them (a selection's system prompt and tool list, a chat's
+	// earlier turns) instead of decoding it again.
+	seq     []int
+	reset   bool
+	reused  int  // prompt tokens the last Reset + Eval kept
+	noReuse bool // Options.NoPrefixReuse
 }
 
 // Open checks path (Preflight), loads it on the CPU and returns an engine
 // over it; close frees the model.
 func Open(path string, opts Options) (*Engine, func(), error) {
 	vocab, err := Preflight(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ct, err := ReadChatTemplate(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,13 +73,14 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 		llama.FreeModel(m)
 		return nil, nil, fmt.Errorf("inproc: %w", err)
 	}
-	b := &llamaBackend{m: m, c: c, batch: batch, nb: nb, nctx: nctx}
+	b := &llamaBackend{m: m, c: c, batch: batch, nb: nb, nctx: nctx, noReuse: opts.NoPrefixReuse}
 	e, err := New(b, vocab)
 	if err != nil {
 		batch.Free()
 		llama.FreeModel(m)
 		return nil, nil, err
 	}
+	e.SetTemplate(DetectTemplate(ct))
 	return e, func() { batch.Free(); llama.FreeModel(m) }, nil
 }
 
@@ -76,6 +89,23 @@ func (b *llamaBackend) Tokenize(text string, special bool) ([]int, error) {
 }
 
 func (b *llamaBackend) Eval(tokens []int) ([]float32, error) {
+	if b.reset {
+		b.reset = false
+		// Keep at least the last token to decode: its logits are the answer.
+		k := 0
+		if !b.noReuse {
+			for k < len(b.seq) && k < len(tokens)-1 && b.seq[k] == tokens[k] {
+				k++
+			}
+		}
+		if k == 0 || !b.c.KvCacheSeqRm(0, k, -1) {
+			// A cache that cannot drop a suffix (recurrent models) starts over.
+			b.c.KvCacheClear()
+			k = 0
+		}
+		b.seq, b.pos, b.reused = b.seq[:k], k, k
+		tokens = tokens[k:]
+	}
 	if b.pos+len(tokens) > b.nctx {
 		return nil, fmt.Errorf("the context of %d tokens is full", b.nctx)
 	}
@@ -86,9 +116,13 @@ func (b *llamaBackend) Eval(tokens []int) ([]float32, error) {
 			b.batch.Add(t, nil, b.pos+j, i+j == len(tokens)-1, 0)
 		}
 		if err := b.c.Decode(b.batch); err != nil {
+			// What the cache holds is no longer known: drop it all.
+			b.c.KvCacheClear()
+			b.seq, b.pos = b.seq[:0], 0
 			return nil, err
 		}
 		b.pos += len(part)
+		b.seq = append(b.seq, part...)
 	}
 	l := b.c.GetLogitsIth(b.batch.NumTokens() - 1)
 	if l == nil {
@@ -97,10 +131,12 @@ func (b *llamaBackend) Eval(tokens []int) ([]float32, error) {
 	return l, nil
 }
 
-func (b *llamaBackend) Reset() {
-	b.c.KvCacheClear()
-	b.pos = 0
-}
+// Reset starts a new sequence; the cache is trimmed by the next Eval, to
+// the prefix it shares with the new prompt.
+func (b *llamaBackend) Reset() { b.reset = true }
+
+// ReusedPrompt is how many tokens of the last prompt came from the cache.
+func (b *llamaBackend) ReusedPrompt() int { return b.reused }
 
 func (b *llamaBackend) NumVocab() int   { return b.m.NumVocab() }
 func (b *llamaBackend) ContextLen() int { return b.nctx }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/selector"
@@ -21,9 +22,12 @@ type Model struct {
 	// Sampling for every request; Seed is replaced by the request's.
 	// The zero value decodes greedily, as the selector asks.
 	Sampling Sampling
-	// Last is the most recent generation's result (for --json and figures).
-	Last *Result
+	last     atomic.Pointer[Result]
 }
+
+// Last is the most recent generation's result (for --json and figures);
+// nil before the first.
+func (m *Model) Last() *Result { return m.last.Load() }
 
 // GenerationBounds bound what the format leaves open, so that a call ends
 // within the selector's token cap (1024) whatever the weights: strings
@@ -49,8 +53,10 @@ func (m *Model) Generate(ctx context.Context, req selector.ModelRequest, onChunk
 	if req.NumPredict > 0 {
 		s.MaxTokens = req.NumPredict
 	}
-	res, err := m.Engine.Constrained(ctx, ChatPrompt(req.Messages), g, s, onChunk)
-	m.Last = res
+	res, err := m.Engine.Constrained(ctx, m.Engine.Prompt(req.Messages), g, s, onChunk)
+	if res != nil {
+		m.last.Store(res)
+	}
 	if errors.Is(err, ErrRunaway) {
 		return fmt.Errorf("%w: %w", selector.ErrModelRepeatLimit, err)
 	}

@@ -21,6 +21,9 @@ type Options struct {
 	// MemAvailable overrides the memory the size check allows (bytes; 0:
 	// MemAvailable of /proc/meminfo, or no check where that is unknown).
 	MemAvailable int64
+	// NoPrefixReuse decodes every prompt whole, instead of keeping the
+	// cached prefix it shares with the previous sequence (for comparison).
+	NoPrefixReuse bool
 }
 
 // ErrNotBuilt is Open in a binary built without the inproc tag.

@@ -60,6 +60,6 @@ func TestSelectorModel(t *testing.T) {
 		if !check.Complete() {
 			t.Fatalf("seed %d: %q is not a complete call for the selector's check", seed, out.String())
 		}
-		t.Logf("seed %d: %s (forced %d of %d tokens)", seed, out.String(), m.Last.Forced, m.Last.Forced+m.Last.Sampled)
+		t.Logf("seed %d: %s (forced %d of %d tokens)", seed, out.String(), m.Last().Forced, m.Last().Forced+m.Last().Sampled)
 	}
 }
