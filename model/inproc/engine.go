@@ -100,8 +100,9 @@ type Engine struct {
 	ti    *grammar.TokenizerInfo
 	eos   []bool
 	// opens marks the tokens with a '{' or '[' byte: what closing
-	// pressure leaves out.
-	opens []uint64
+	// pressure leaves out; closes those with a '}' or ']' byte and the
+	// EOS ids: what it prefers late in the budget.
+	opens, closes []uint64
 	// free is the mask of unconstrained chat: every ordinary token and the
 	// end-of-generation ones (eog), no other control token (a chat answer
 	// never needs <|im_start|> and its kind, and a random-weight model
@@ -129,11 +130,15 @@ func New(b Backend, vocab *grammar.Vocab) (*Engine, error) {
 		e.eos[id] = true
 	}
 	e.opens = make([]uint64, e.ti.MaskWords())
+	e.closes = make([]uint64, e.ti.MaskWords())
 	e.eog = slices.Clone(e.eos)
 	e.free = make([]uint64, e.ti.MaskWords())
 	for id, t := range vocab.Tokens {
 		if slices.Contains(t, '{') || slices.Contains(t, '[') {
 			e.opens[id>>6] |= 1 << (id & 63)
+		}
+		if slices.Contains(t, '}') || slices.Contains(t, ']') || e.eos[id] {
+			e.closes[id>>6] |= 1 << (id & 63)
 		}
 		special := id < len(vocab.Special) && vocab.Special[id]
 		if special && slices.Contains(endOfTurn, string(t)) {
@@ -297,8 +302,15 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 		// the grammar allows anything else; the mask only narrows, and
 		// every token it keeps leads on to a complete value, so validity
 		// is unchanged.
-		if !s.NoPressure && 2*(res.Sampled+res.Forced) > limit && e.press(mask) {
-			res.Pressed++
+		// Not opening is not enough where an array of objects takes
+		// another item at each comma (a recursive list of headers grew past
+		// 8,192 tokens so): past three quarters, where a token that closes
+		// a container (or ends the output) is allowed, only those are.
+		if !s.NoPressure && 2*(res.Sampled+res.Forced) > limit {
+			late := 4*(res.Sampled+res.Forced) > 3*limit
+			if e.press(mask, late) {
+				res.Pressed++
+			}
 		}
 		id := e.sample(r.logits, mask, s, rng)
 		if id < 0 {
@@ -323,8 +335,28 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 }
 
 // press removes the container-opening tokens from mask unless they are all
-// it allows; it reports whether it removed any.
-func (e *Engine) press(mask []uint64) bool {
+// it allows, and late, keeps only the closing ones where there are any; it
+// reports whether it narrowed the mask.
+func (e *Engine) press(mask []uint64, late bool) bool {
+	if late {
+		any := false
+		for i, w := range mask {
+			if w&e.closes[i] != 0 {
+				any = true
+				break
+			}
+		}
+		if any {
+			narrowed := false
+			for i := range mask {
+				if mask[i]&^e.closes[i] != 0 {
+					narrowed = true
+				}
+				mask[i] &= e.closes[i]
+			}
+			return narrowed
+		}
+	}
 	rest, cut := false, false
 	for i, w := range mask {
 		if w&^e.opens[i] != 0 {

@@ -224,6 +224,31 @@ func TestClosingPressure(t *testing.T) {
 	t.Logf("with pressure: %d sampled + %d forced (%d under pressure), %d bytes", r.Sampled, r.Forced, r.Pressed, len(r.Text))
 }
 
+// A recursive list of objects, with a model that favours commas and
+// openers: not opening is not enough (each comma takes an item, which
+// must open), so late in the budget only closing tokens are left where
+// there are any.
+func TestClosingPressureLate(t *testing.T) {
+	e, b := fakeEngine(t)
+	b.favor = []byte(",[{\"k")
+	g, err := grammar.Compile([]byte(`{"$ref":"#/definitions/h","definitions":{"h":{"type":"array","minItems":1,
+		"items":{"type":"object","properties":{"k":{"$ref":"#/definitions/h"}},"additionalProperties":false}}}}`),
+		grammar.Options{MaxContainerItems: 4, MaxStringBytes: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 5; seed++ {
+		s := Sampling{Temperature: 1, Seed: seed, MaxTokens: 300}
+		r, err := e.Constrained(context.Background(), "p", g, s, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !g.Match([]byte(r.Text)) {
+			t.Fatalf("seed %d: not a sentence: %q", seed, r.Text)
+		}
+	}
+}
+
 func TestVocabMismatch(t *testing.T) {
 	v := newFakeVocab()
 	if _, err := New(&fakeBackend{v: v, nvocab: len(v.Tokens) + 5}, v); err == nil || !strings.Contains(err.Error(), "does not match its tokenizer") {
