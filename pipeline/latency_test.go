@@ -167,28 +167,35 @@ func TestLatencyDefaultBudget(t *testing.T) {
 // WouldTimeoutMinSamples, not for a budget the call may still meet, not
 // when turned off — those calls run (and time out, if they must).
 func TestLatencyWouldTimeoutOnlyWhenSure(t *testing.T) {
-	slow := HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
-		select {
-		case <-time.After(20 * time.Millisecond):
-			return json.RawMessage(`{}`), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	})
+	slowFor := func(d time.Duration) Handler {
+		return HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+			select {
+			case <-time.After(d):
+				return json.RawMessage(`{}`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	}
+	slow := slowFor(20 * time.Millisecond)
 	callWith := func(e *env, timeout time.Duration) error {
 		_, err := e.m.Call(context.Background(), Request{Tool: "slow", Params: []byte(`{}`), Caller: "alice", Timeout: timeout})
 		return err
 	}
 	t.Run("enough room", func(t *testing.T) {
 		e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 8, WouldTimeoutMinSamples: 8} })
-		e.register(t, "p", tool("slow"), slow)
+		// 60 ms calls against a 10 ms budget: a wide margin both ways, so
+		// that a loaded machine (slower stages before dispatch, noisier
+		// training times) cannot spend the budget before the check or
+		// widen the model's interval past it.
+		e.register(t, "p", tool("slow"), slowFor(60*time.Millisecond))
 		trainUntilPredicted(t, e, "slow", `{}`)
 		settle(e)
-		if err := callWith(e, 200*time.Millisecond); err != nil {
+		if err := callWith(e, 600*time.Millisecond); err != nil {
 			t.Fatalf("a call with 10x the time it needs: %v", err)
 		}
-		if err := callWith(e, 2*time.Millisecond); !errors.Is(err, ErrWouldTimeout) {
-			t.Fatalf("a call with a tenth of the time: %v, want would_timeout", err)
+		if err := callWith(e, 10*time.Millisecond); !errors.Is(err, ErrWouldTimeout) {
+			t.Fatalf("a call with a sixth of the time: %v, want would_timeout", err)
 		}
 	})
 	t.Run("too few samples", func(t *testing.T) {
