@@ -52,6 +52,7 @@
 package tinymodel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -79,6 +80,7 @@ type Config struct {
 	Epsilon       float32 // attention.layer_norm_rms_epsilon
 	Seed          uint64
 	TieEmbeddings bool // no output.weight: the output projection reuses token_embd (a model that repeats its last token; see above)
+	Q8            bool // weight matrices as Q8_0 (about a quarter of F32's bytes and memory traffic), norms F32
 }
 
 // DefaultConfig is 2 layers, 64 dimensions, 4 heads (2 KV heads), FFN 128,
@@ -119,7 +121,7 @@ func KV(c Config, tok *Tokenizer) ggml.KV {
 	return ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           c.Name,
-		"general.file_type":                      uint32(0), // all F32
+		"general.file_type":                      fileType(c),
 		"general.alignment":                      uint32(32),
 		"llama.vocab_size":                       uint32(len(tok.Tokens)),
 		"llama.context_length":                   uint32(c.Context),
@@ -157,12 +159,12 @@ func Tensors(c Config, vocab int) []*ggml.Tensor {
 		for i, d := range shape {
 			s[i] = uint64(d)
 		}
-		ts = append(ts, &ggml.Tensor{
-			Name:     name,
-			Kind:     uint32(ggml.TensorTypeF32),
-			Shape:    s,
-			WriterTo: randomF32{seed: c.Seed, name: name, n: product(shape), std: std},
-		})
+		w := randomF32{seed: c.Seed, name: name, n: product(shape), std: std}
+		t := &ggml.Tensor{Name: name, Kind: uint32(ggml.TensorTypeF32), Shape: s, WriterTo: w}
+		if c.Q8 && std != 0 && shape[0]%q8Block == 0 { // norms stay F32, as in real Q8_0 files
+			t.Kind, t.WriterTo = uint32(ggml.TensorTypeQ8_0), q8Writer{w}
+		}
+		ts = append(ts, t)
 	}
 	const std = 0.02
 	add("token_embd.weight", std, c.Dim, vocab)
@@ -261,6 +263,98 @@ func (r randomF32) WriteTo(w io.Writer) (int64, error) {
 		left -= m
 	}
 	return written, nil
+}
+
+// fileType is general.file_type: F32, or "mostly Q8_0" (the weight
+// matrices Q8_0, the norms F32) with Config.Q8. Ollama's create reads an
+// F32 file's type 0 as unknown and refuses to quantize it, so a model meant
+// for Ollama and the in-process engine alike at a realistic size is written
+// as Q8_0 directly: the same bytes serve both.
+func fileType(c Config) uint32 {
+	if c.Q8 {
+		return uint32(ggml.FileTypeQ8_0)
+	}
+	return uint32(ggml.FileTypeF32)
+}
+
+// q8Block is GGML's Q8_0 block: 32 weights as one float16 scale and 32 int8s.
+const q8Block = 32
+
+// q8Writer writes the values r would write as F32, quantized to Q8_0 the way
+// (scale = max|x|/127 as float16, each weight rounded to the nearest step).
+type q8Writer struct{ r randomF32 }
+
+func (q q8Writer) WriteTo(w io.Writer) (int64, error) {
+	var f32 bytes.Buffer
+	if _, err := q.r.WriteTo(&f32); err != nil {
+		return 0, err
+	}
+	raw := f32.Bytes()
+	out := make([]byte, 0, 34*(q.r.n/q8Block))
+	var blk [q8Block]float32
+	for off := 0; off+4*q8Block <= len(raw); off += 4 * q8Block {
+		amax := float32(0)
+		for i := range blk {
+			blk[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[off+4*i:]))
+			amax = max(amax, float32(math.Abs(float64(blk[i]))))
+		}
+		// The scale is rounded to float16 before the weights are divided by
+		// it (ggml's reference divides by the float32 scale), so every
+		// dequantized weight is within half a step of its value.
+		h := float16Bits(amax / 127)
+		inv := float32(0)
+		if d := float16Float(h); d != 0 {
+			inv = 1 / d
+		}
+		out = binary.LittleEndian.AppendUint16(out, h)
+		for _, v := range blk {
+			out = append(out, byte(int8(math.Round(float64(v*inv)))))
+		}
+	}
+	n, err := w.Write(out)
+	return int64(n), err
+}
+
+// float16Bits is IEEE 754 binary16 of f, rounded to nearest even; f is a
+// finite non-negative scale here, but subnormals and overflow are handled.
+func float16Bits(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int((b>>23)&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint(14 - exp)
+		h := mant >> shift
+		if rem := mant & (1<<shift - 1); rem > 1<<(shift-1) || rem == 1<<(shift-1) && h&1 == 1 {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
+		h++ // a carry into the exponent is the right rounding too
+	}
+	return sign | uint16(h)
+}
+
+// float16Float is the value of binary16 h.
+func float16Float(h uint16) float32 {
+	exp, mant := int(h>>10&0x1f), float64(h&0x3ff)
+	v := math.Ldexp(1+mant/1024, exp-15)
+	if exp == 0 {
+		v = math.Ldexp(mant/1024, -14)
+	}
+	if h&0x8000 != 0 {
+		v = -v
+	}
+	return float32(v)
 }
 
 func product(xs []int) int {

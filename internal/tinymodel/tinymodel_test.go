@@ -2,6 +2,8 @@ package tinymodel
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,4 +190,96 @@ func TestModelfile(t *testing.T) {
 			t.Errorf("Modelfile lacks %q:\n%s", s, mf)
 		}
 	}
+}
+
+// A Q8_0 file: the weight matrices Q8_0, the norms F32, file type Q8_0 (what
+// Ollama's create reads), and every weight within half a step of the F32
+// file's value.
+func TestWriteQ8(t *testing.T) {
+	tok := fixture(t)
+	c := DefaultConfig()
+	dir := t.TempDir()
+	f32Path, q8Path := filepath.Join(dir, "f32.gguf"), filepath.Join(dir, "q8.gguf")
+	if err := Write(f32Path, c, tok); err != nil {
+		t.Fatal(err)
+	}
+	c.Q8 = true
+	if err := Write(q8Path, c, tok); err != nil {
+		t.Fatal(err)
+	}
+	tensor := func(path, name string) (*ggml.Tensor, []byte, string) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		g, err := ggml.Decode(f, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ts := range g.Tensors().Items() {
+			if ts.Name == name {
+				off := g.Tensors().Offset + ts.Offset
+				return ts, raw[off : off+ts.Size()], g.KV().FileType().String()
+			}
+		}
+		t.Fatalf("%s: no tensor %s", path, name)
+		return nil, nil, ""
+	}
+	ft, f32, _ := tensor(f32Path, "blk.1.ffn_down.weight")
+	qt, q8, fileType := tensor(q8Path, "blk.1.ffn_down.weight")
+	if fileType != "Q8_0" || qt.Kind != uint32(ggml.TensorTypeQ8_0) {
+		t.Fatalf("file type %s, tensor kind %d; want Q8_0", fileType, qt.Kind)
+	}
+	if nt, _, _ := tensor(q8Path, "blk.1.ffn_norm.weight"); nt.Kind != uint32(ggml.TensorTypeF32) {
+		t.Errorf("norm kind %d, want F32", nt.Kind)
+	}
+	n := int(ft.Elements())
+	if len(q8) != n/32*34 {
+		t.Fatalf("Q8_0 bytes %d, want %d", len(q8), n/32*34)
+	}
+	for b := range n / 32 {
+		blk := q8[34*b:]
+		d := float16Value(binary.LittleEndian.Uint16(blk))
+		for i := range 32 {
+			want := math.Float32frombits(binary.LittleEndian.Uint32(f32[4*(32*b+i):]))
+			got := d * float32(int8(blk[2+i]))
+			if diff := math.Abs(float64(got - want)); diff > float64(d)*0.5+1e-6 {
+				t.Fatalf("block %d value %d: %g, want %g (step %g)", b, i, got, want, d)
+			}
+		}
+	}
+}
+
+func TestFloat16Bits(t *testing.T) {
+	for _, c := range []struct {
+		f    float32
+		want uint16
+	}{
+		{0, 0}, {1, 0x3c00}, {0.5, 0x3800}, {-2, 0xc000}, {65504, 0x7bff}, {1e6, 0x7c00},
+		{6.103515625e-05, 0x0400}, {5.960464477539063e-08, 0x0001}, {1e-9, 0},
+		{1.0009765625, 0x3c01}, {1.00048828125, 0x3c00}, // halfway: to even
+		{1.00146484375, 0x3c02}, // halfway: to even (up)
+	} {
+		if got := float16Bits(c.f); got != c.want {
+			t.Errorf("float16Bits(%g) = %#04x, want %#04x", c.f, got, c.want)
+		}
+	}
+}
+
+// float16Value decodes binary16 (the test's reference decoder).
+func float16Value(h uint16) float32 {
+	exp, mant := int(h>>10&0x1f), float64(h&0x3ff)
+	v := math.Ldexp(1+mant/1024, exp-15)
+	if exp == 0 {
+		v = math.Ldexp(mant/1024, -14)
+	}
+	if h&0x8000 != 0 {
+		v = -v
+	}
+	return float32(v)
 }

@@ -31,6 +31,7 @@ func main() {
 	flag.IntVar(&c.FFN, "ffn", c.FFN, "feed-forward dimension")
 	flag.IntVar(&c.Context, "ctx", c.Context, "context length")
 	flag.BoolVar(&c.TieEmbeddings, "tie", c.TieEmbeddings, "reuse the token embeddings as the output projection (a random model that repeats its last token)")
+	flag.BoolVar(&c.Q8, "q8", c.Q8, "write the weight matrices as Q8_0 (norms stay F32): a quarter of the size, and a file Ollama's create accepts at a realistic size (it will not quantize an F32 file)")
 	flag.Parse()
 	if *tokPath == "" {
 		fmt.Fprintln(os.Stderr, "tinymodel: -tokenizer is required")
