@@ -182,6 +182,25 @@ func checkVocab(b Backend, v *grammar.Vocab) error {
 	return nil
 }
 
+// begin sets up a generation (the caller holds e.mu): the prompt's tokens,
+// how many may follow (the rest of the context, at most maxTokens when
+// positive) and a reset backend.
+func (e *Engine) begin(prompt string, maxTokens int) (ptoks []int, limit int, err error) {
+	ptoks, err = e.b.Tokenize(prompt, true)
+	if err != nil {
+		return nil, 0, fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+	}
+	limit = e.b.ContextLen() - len(ptoks)
+	if limit <= 0 {
+		return nil, 0, fmt.Errorf("inproc: the prompt is %d tokens, the context %d: start a new conversation or raise the context length", len(ptoks), e.b.ContextLen())
+	}
+	if maxTokens > 0 {
+		limit = min(limit, maxTokens)
+	}
+	e.b.Reset()
+	return ptoks, limit, nil
+}
+
 // reusedPrompt is how many prompt tokens the backend kept from its cache.
 func (e *Engine) reusedPrompt() int {
 	if r, ok := e.b.(interface{ ReusedPrompt() int }); ok {
@@ -212,19 +231,11 @@ func (e *Engine) Constrained(ctx context.Context, prompt string, g *grammar.Gram
 	var out []byte
 	// Also when onChunk stops generation (the selector's check says complete).
 	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
-	ptoks, err := e.b.Tokenize(prompt, true)
+	ptoks, limit, err := e.begin(prompt, s.MaxTokens)
 	if err != nil {
-		return nil, fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+		return nil, err
 	}
 	res.PromptTokens = len(ptoks)
-	limit := e.b.ContextLen() - len(ptoks)
-	if limit <= 0 {
-		return nil, fmt.Errorf("inproc: the prompt is %d tokens, the context %d", len(ptoks), e.b.ContextLen())
-	}
-	if s.MaxTokens > 0 {
-		limit = min(limit, s.MaxTokens)
-	}
-	e.b.Reset()
 	tm := g.NewTokenMatcher(e.ti)
 	check := g.NewStreamChecker()
 	mask := make([]uint64, e.ti.MaskWords())
@@ -411,19 +422,11 @@ func (e *Engine) Free(ctx context.Context, prompt string, s Sampling, onToken fu
 	res := &Result{}
 	var out []byte
 	defer func() { res.Total, res.Text = time.Since(t0), string(out) }()
-	ptoks, err := e.b.Tokenize(prompt, true)
+	ptoks, limit, err := e.begin(prompt, s.MaxTokens)
 	if err != nil {
-		return res, "", fmt.Errorf("inproc: tokenizing the prompt: %w", err)
+		return res, "", err
 	}
 	res.PromptTokens = len(ptoks)
-	limit := e.b.ContextLen() - len(ptoks)
-	if limit <= 0 {
-		return res, "", fmt.Errorf("inproc: the prompt is %d tokens, the context %d: start a new conversation or raise the context length", len(ptoks), e.b.ContextLen())
-	}
-	if s.MaxTokens > 0 {
-		limit = min(limit, s.MaxTokens)
-	}
-	e.b.Reset()
 	rng := newRand(s.Seed)
 	batch := ptoks
 	for res.Sampled < limit {
