@@ -221,6 +221,13 @@ func bfclRequest(t testing.TB, q bfclQ) ([]grammar.ToolSchema, []selector.Messag
 	return tools, msgs, v
 }
 
+// progress logs each valid output as it comes (-v streams it): on a
+// realistic-size model a run takes hours, and a line a request shows how far
+// it got and at what pace.
+func progress(t *testing.T, id string, r *Result) {
+	t.Logf("%s: valid, %d sampled + %d forced tokens, %v", id, r.Sampled, r.Forced, r.Total.Round(time.Millisecond))
+}
+
 func TestBFCLToolCallsValid(t *testing.T) {
 	e := tinyEngine(t)
 	qs := bfclSample(t, envInt("INPROC_BFCL_N", 30))
@@ -247,6 +254,7 @@ func TestBFCLToolCallsValid(t *testing.T) {
 			continue
 		}
 		ty.valid++
+		progress(t, q.ID, r)
 	}
 	ty.report(t, "BFCL")
 	if ty.n == 0 || ty.valid != ty.n {
@@ -313,6 +321,7 @@ func TestJSONSchemaBenchValid(t *testing.T) {
 				continue
 			}
 			ty.valid++
+			progress(t, id, r)
 		}
 	}
 	ty.report(t, "JSONSchemaBench")
