@@ -279,9 +279,20 @@ type checkResult struct {
 	Unacked      int `json:"unacked_in_audit"`
 }
 
+// runPrefix is the part of a spread call id that names its run
+// ("load-HEX-" of "load-HEX-N"), "" for an id spread did not make.
+func runPrefix(id string) string {
+	i := strings.LastIndexByte(id, '-')
+	if !strings.HasPrefix(id, "load-") || i < len("load-") {
+		return ""
+	}
+	return id[:i+1]
+}
+
 // check compares acknowledged ids with the audit log's call ids (one per
-// record, repeated when recorded twice), counting only ids of the run
-// (those in acked or carrying the run's prefix "load-").
+// record, repeated when recorded twice), counting only the ids of the
+// runs that acknowledged them (same "load-HEX-" prefix): other runs' and
+// other clients' records are not this run's business.
 func check(acked, audit []string) checkResult {
 	count := map[string]int{}
 	for _, id := range audit {
@@ -289,8 +300,12 @@ func check(acked, audit []string) checkResult {
 	}
 	res := checkResult{Acknowledged: len(acked)}
 	ackSet := map[string]bool{}
+	runs := map[string]bool{}
 	for _, id := range acked {
 		ackSet[id] = true
+		if p := runPrefix(id); p != "" {
+			runs[p] = true
+		}
 		if count[id] > 0 {
 			res.InAudit++
 		} else {
@@ -298,7 +313,7 @@ func check(acked, audit []string) checkResult {
 		}
 	}
 	for id, n := range count {
-		if !ackSet[id] && !strings.HasPrefix(id, "load-") {
+		if !ackSet[id] && !runs[runPrefix(id)] {
 			continue
 		}
 		if n > 1 {

@@ -101,7 +101,8 @@ func TestSpreadRefusalIsNotRetried(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	acked := []string{"load-a-1", "load-a-2", "load-a-3"}
-	audit := []string{"load-a-1", "other", "load-a-2", "load-a-2", "load-a-9"}
+	// other and load-b-* are not this run's: neither counted.
+	audit := []string{"load-a-1", "other", "load-a-2", "load-a-2", "load-a-9", "load-b-1", "load-b-1"}
 	got := check(acked, audit)
 	want := checkResult{Acknowledged: 3, InAudit: 2, Lost: 1, Duplicated: 1, Unacked: 1}
 	if got != want {
