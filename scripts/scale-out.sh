@@ -23,7 +23,8 @@
 #      server) and its last JSON line's chain_resumed is reported; unset, or
 #      failing, chain_resumed is false — never assumed.
 #
-# Defaults: 30 clients, 10s per phase. The exit code is 0 only when the
+# Defaults: 30 clients, 10s per phase, ROUNDS=3 rounds of the throughput
+# comparison. The exit code is 0 only when the
 # 3-replica run had no errors, no acknowledged call is lost, none is
 # recorded twice and the chain verifies (chain_resumed does not count: it
 # is reported as is).
@@ -81,9 +82,23 @@ log "3 replicas up on one PostgreSQL: ${urls[*]}"
 
 body='{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"},"timeout_ms":5000}'
 load() { ./bin/airs-load spread -token "$tok" -c "$clients" -d "$dur" -body "$body" "$@"; }
-one=$(load -urls "${urls[0]}") || { log "1-replica run failed: $one"; exit 1; }
+# ROUNDS rounds alternating the order (1 then 3, 3 then 1, …), so a change
+# of the machine's other load during the run weighs on both sides alike;
+# rps of each side is its acknowledged calls over its seconds, all rounds.
+all=$(IFS=,; echo "${urls[*]}")
+: >"$work/one.jsonl"; : >"$work/three.jsonl"
+for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+	order=(one three); ((round % 2)) || order=(three one)
+	for side in "${order[@]}"; do
+		if [[ $side == one ]]; then u=${urls[0]}; else u=$all; fi
+		res=$(load -urls "$u") || log "round $round, $side: errors"
+		log "round $round, $side: $res"
+		echo "$res" >>"$work/$side.jsonl"
+	done
+done
+sum() { jq -cs '{rps: ((map(.acknowledged) | add) / (map(.seconds) | add)), errors: (map(.errors) | add), p99_ms: (map(.p99_ms) | max)}' "$1"; }
+one=$(sum "$work/one.jsonl"); three=$(sum "$work/three.jsonl")
 log "1 replica:  $one"
-three=$(load -urls "$(IFS=,; echo "${urls[*]}")") || { log "3-replica run had errors: $three"; }
 log "3 replicas: $three"
 
 # Kill -9 replica 3 halfway through a third run.
@@ -123,13 +138,15 @@ if [[ -n ${CHAIN_RESUME_CMD:-} ]]; then
 fi
 
 jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" --argjson c "$checked" \
-	--argjson verified "$chain_verified" --argjson resumed "$chain_resumed" --arg note "$resume_note" '{
+	--argjson verified "$chain_verified" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
+	--argjson clients "$clients" --argjson secs "$secs" '{
   replicas: 3,
   throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
-  rps_1: ($one.rps | round), rps_3: ($three.rps | round), errors_3: $three.errors,
+  rps_1: ($one.rps | round), rps_3: ($three.rps | round), errors_1: $one.errors, errors_3: $three.errors,
+  clients: $clients, seconds_per_phase: $secs,
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
   retried: $kill.retried, kill_run_errors: $kill.errors,
   chain_verified: $verified, chain_resumed: $resumed, chain_resume: $note
 }' | tee "$work/result.json"
-jq -e '.errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0' "$work/result.json" >/dev/null
+jq -e '.errors_1 == 0 and .errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0' "$work/result.json" >/dev/null
