@@ -42,5 +42,5 @@ func PeerServer(p config.Peer, log *slog.Logger, version string) (client.Server,
 
 // peerHint is what to check when peer p does not connect.
 func peerHint(p config.Peer) string {
-	return fmt.Sprintf(": check that the peer runs `airs serve` at %s and that $%s holds a token its http.tokens map to an agent (Unauthorized: it does not)", p.URL, p.TokenEnv)
+	return fmt.Sprintf(": check that the peer runs `airs serve` at %s and that $%s holds a token its http.tokens map to an agent (Unauthorized means it does not)", p.URL, p.TokenEnv)
 }
