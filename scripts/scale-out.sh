@@ -124,7 +124,9 @@ chain_resumed=false
 resume_note="CHAIN_RESUME_CMD not set"
 if [[ -n ${CHAIN_RESUME_CMD:-} ]]; then
 	log "chain resume: $CHAIN_RESUME_CMD"
-	if out=$(bash -c "$CHAIN_RESUME_CMD" 2>"$work/resume.err"); then
+	rc=0
+	out=$(bash -c "$CHAIN_RESUME_CMD" 2>"$work/resume.err") || rc=$?
+	if ((rc == 0)); then
 		line=$(grep '^{' <<<"$out" | tail -1 || true)
 		if [[ -n $line && $(jq -r '.chain_resumed == true' <<<"$line" 2>/dev/null) == true ]]; then
 			chain_resumed=true
@@ -133,7 +135,7 @@ if [[ -n ${CHAIN_RESUME_CMD:-} ]]; then
 			resume_note="CHAIN_RESUME_CMD printed no {\"chain_resumed\":true} line"
 		fi
 	else
-		resume_note="CHAIN_RESUME_CMD failed: $(tail -3 "$work/resume.err" | tr '\n' ' ')"
+		resume_note="CHAIN_RESUME_CMD exited $rc: $(tail -3 "$work/resume.err" | tr '\n' ' ')"
 	fi
 fi
 
