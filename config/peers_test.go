@@ -78,3 +78,25 @@ peers:
 		t.Errorf("the message repeats the token written in the file:\n%s", msg)
 	}
 }
+
+// TestExamplePeersParse: the commented peers block of the example, with
+// its "# " removed, is a valid section that grants local.
+func TestExamplePeersParse(t *testing.T) {
+	home := isolate(t)
+	_, rest, ok := strings.Cut(Example, "\n# peers:\n")
+	if !ok {
+		t.Fatal("the example has no peers block")
+	}
+	block, _, _ := strings.Cut(rest, "\n\n")
+	yaml := "peers:\n"
+	for _, l := range strings.Split(block, "\n") {
+		yaml += strings.TrimPrefix(l, "# ") + "\n"
+	}
+	c, err := Load(write(t, filepath.Join(home, "airs.yaml"), yaml))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yaml)
+	}
+	if len(c.Peers) != 1 || c.Peers[0].TokenEnv != "LAB_TOKEN" || !c.Policy().Holds("local", PeerCapability("lab")) {
+		t.Fatalf("peers %+v", c.Peers)
+	}
+}
