@@ -3,7 +3,7 @@ package main
 // `airs-load spread` drives several `airs serve` replicas at once, as
 // clients behind a load balancer would: client i starts on replica
 // i mod N; every logical call carries a call_id of its own, and a call
-// that gets no answer (connection refused or reset, a 5xx) is retried on
+// that gets no answer (connection refused, reset or cut) is retried on
 // the next replica with the same call_id, so the audit log can tell a
 // retried call from a new one. A client stays on the replica that last
 // answered it.
@@ -214,10 +214,12 @@ func withCallID(tmpl map[string]json.RawMessage, id string) []byte {
 	return b
 }
 
-// attempt POSTs one call to one replica. No answer (a transport error) or
-// a 5xx is attemptRetry: the replica may be down, another may answer. A
-// 200 whose outcome is not ok, or a 4xx, is a refusal: retrying elsewhere
-// would be refused the same way.
+// attempt POSTs one call to one replica. No answer (a transport error:
+// refused, reset, cut mid-answer) is attemptRetry: the replica is gone and
+// another may answer. Any HTTP status is the call's answer, 5xx included
+// — a 504 or 502 says the call was dispatched and may have run, and AIRS
+// retries nothing automatically (tools say whether they are idempotent,
+// callers decide) — so it is final: a refusal unless 200 with outcome ok.
 func attempt(ctx context.Context, client *http.Client, url, token string, body []byte) (attemptResult, string, string) {
 	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -231,9 +233,6 @@ func attempt(ctx context.Context, client *http.Client, url, token string, body [
 	status := fmt.Sprint(resp.StatusCode)
 	if err != nil {
 		return attemptRetry, "no_answer", err.Error() // cut off mid-answer: not acknowledged
-	}
-	if resp.StatusCode >= 500 {
-		return attemptRetry, status, fmt.Sprintf("%s: HTTP %d: %s", url, resp.StatusCode, bytes.TrimSpace(data))
 	}
 	var res struct {
 		Outcome string `json:"outcome"`

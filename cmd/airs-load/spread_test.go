@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -82,20 +83,21 @@ func TestSpreadRetriesOnAnotherReplica(t *testing.T) {
 	}
 }
 
-// TestSpreadRefusalIsNotRetried: a 4xx is the call's answer, not a
-// replica's absence.
-func TestSpreadRefusalIsNotRetried(t *testing.T) {
-	var hits atomic.Int64
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		http.Error(w, `{"error":"forbidden"}`, http.StatusForbidden)
-	})
-	a, b := httptest.NewServer(h), httptest.NewServer(h)
-	defer a.Close()
-	defer b.Close()
-	res, ids := spread(context.Background(), []string{a.URL, b.URL}, "tok", 1, 200*time.Millisecond, map[string]json.RawMessage{"tool": json.RawMessage(`"x"`)})
-	if res.Retried != 0 || res.Errors == 0 || len(ids) != 0 || res.Statuses["403"] == 0 {
-		t.Fatalf("result %+v", res)
+// TestSpreadAnswerIsNotRetried: a 403, and a 504 or 502 (the call was
+// dispatched, may have run), are the call's answer, not a replica's
+// absence: nothing is retried.
+func TestSpreadAnswerIsNotRetried(t *testing.T) {
+	for _, code := range []int{http.StatusForbidden, http.StatusGatewayTimeout, http.StatusBadGateway} {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":"x"}`, code)
+		})
+		a, b := httptest.NewServer(h), httptest.NewServer(h)
+		res, ids := spread(context.Background(), []string{a.URL, b.URL}, "tok", 1, 200*time.Millisecond, map[string]json.RawMessage{"tool": json.RawMessage(`"x"`)})
+		a.Close()
+		b.Close()
+		if res.Retried != 0 || res.Errors == 0 || len(ids) != 0 || res.Statuses[fmt.Sprint(code)] == 0 {
+			t.Fatalf("HTTP %d: result %+v", code, res)
+		}
 	}
 }
 
