@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e e2e-pg e2e-inproc inproc bench demo fuzz vet clean
+.PHONY: all build test conformance e2e e2e-pg e2e-inproc inproc bench demo fuzz vet clean scale-out
 
 all: build
 
@@ -38,6 +38,12 @@ inproc:
 ## throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs, starts and removes.
 e2e-pg:
 	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./cmd/airs/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema'
+
+## scale-out: 3 airs serve replicas on one PostgreSQL (scripts/pg.sh): throughput of 3
+## against 1, kill -9 of one mid-load, every acknowledged call in the audit log, the
+## chain verified; CHAIN_RESUME_CMD, when set, checks chain resume. One JSON line.
+scale-out:
+	bash scripts/scale-out.sh $(SCALE_CLIENTS) $(SCALE_DURATION)
 
 ## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.

@@ -238,6 +238,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildRecommend(fc, c)
 	p.buildGuard(fc, c)
 	p.buildMCP(fc, c)
+	p.buildPeers(fc, c) // after agents and mcp: a grant adds to an agent
 	p.buildSpeculation(fc, c)
 	p.buildStorage(fc, c)
 

@@ -100,6 +100,8 @@ type Config struct {
 	MCP MCP
 	// Storage: where shared state lives (config/storage.go).
 	Storage Storage
+	// Peers: other AIRS instances as providers (config/peers.go).
+	Peers []Peer
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

@@ -188,6 +188,19 @@ guard:
 #       url: https://mcp.example.org/mcp
 #       headers_from_env: {Authorization: REMOTE_MCP_AUTH}   # value read from $REMOTE_MCP_AUTH
 
+# Other AIRS instances as providers: each peer's /mcp (its 'airs serve'), its
+# tools offered as peer.NAME.tool. Every one requires MCP(peer.NAME), held only
+# by the agents grant: lists (or that name it in their capabilities); on the
+# peer the call runs as the agent its http.tokens map the token to. See
+# docs/scaling.md.
+# peers:
+#   - name: lab
+#     url: http://lab.example:7777/mcp
+#     token: ${LAB_TOKEN}                  # an environment variable, never the token itself
+#     grant: [local]                       # local agents that may use its tools
+#     requires: []                         # more a caller must hold
+#     timeout: 30s                         # one call (default 5s)
+
 # Where shared state lives. The default keeps the audit log in
 # $AIRS_HOME/audit.jsonl. With several 'airs serve' replicas, put it in one
 # PostgreSQL (one hash chain for all of them; the schema is migrated on

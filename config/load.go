@@ -182,6 +182,7 @@ type fileConfig struct {
 	} `yaml:"guard"`
 	MCP     fileMCP     `yaml:"mcp"`
 	Storage fileStorage `yaml:"storage"`
+	Peers   []filePeer  `yaml:"peers"`
 }
 
 type fileAgent struct {

@@ -6,7 +6,10 @@
 //	    -body '{"tool":"calculator","arguments":{"expression":"1+2"}}'
 //
 // `airs-load sse …` holds many event-stream clients open instead and
-// measures how fast events reach each of them (sse.go).
+// measures how fast events reach each of them (sse.go). `airs-load spread`
+// spreads the calls over several replicas, retrying a call that gets no
+// answer on another with the same call_id, and `airs-load check` compares
+// the acknowledged calls with the audit log (spread.go).
 package main
 
 import (
@@ -25,8 +28,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "sse" {
-		os.Exit(runSSE(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "sse":
+			os.Exit(runSSE(os.Args[2:]))
+		case "spread": // several replicas, retries (spread.go)
+			os.Exit(runSpread(os.Args[2:]))
+		case "check": // acknowledged calls against the audit log (spread.go)
+			os.Exit(runCheck(os.Args[2:]))
+		}
 	}
 	url := flag.String("url", "http://127.0.0.1:7777/v1/call", "endpoint to POST to")
 	token := flag.String("token", os.Getenv("AIRS_TOKEN"), "bearer token (default $AIRS_TOKEN)")

@@ -56,19 +56,27 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	conns := make([]*client.Conn, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, n := range names {
+	specs := make([]client.Server, 0, len(names)+len(cfg.Peers))
+	errs := make([]error, 0, cap(specs))
+	for _, n := range names {
 		s, err := MCPServer(servers[n], log, version)
-		if err != nil {
-			errs[i] = err
+		specs, errs = append(specs, s), append(errs, err)
+	}
+	hints := make([]string, len(specs), cap(specs))
+	for _, p := range cfg.Peers { // peers.go: other AIRS instances' /mcp
+		s, err := PeerServer(p, log, version)
+		specs, errs, hints = append(specs, s), append(errs, err), append(hints, peerHint(p))
+	}
+	conns := make([]*client.Conn, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		if errs[i] != nil {
 			continue
 		}
 		wg.Go(func() {
 			c, err := client.Connect(ctx, reg, s)
 			if err != nil {
-				errs[i] = fmt.Errorf("%w; its tools are not available", err)
+				errs[i] = fmt.Errorf("%w; its tools are not available%s", err, hints[i])
 				return
 			}
 			c.OnChange(m.changed)
@@ -76,7 +84,7 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 		})
 	}
 	wg.Wait()
-	for i := range names {
+	for i := range specs {
 		if conns[i] != nil {
 			m.conns = append(m.conns, conns[i])
 		}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# scripts/scale-out.sh [CLIENTS] [DURATION] — issue 19's scale-out run on this
+# machine, printing one JSON line at the end:
+#
+#   {"replicas":3,"throughput_ratio":…,"acknowledged":…,"in_audit":…,
+#    "duplicated":…,"chain_verified":…,"chain_resumed":…, …}
+#
+#   1. PostgreSQL: re-runs itself under scripts/pg.sh (which installs
+#      PostgreSQL 15 + pgvector when missing and starts a throwaway cluster)
+#      unless AIRS_PG_DSN is already set;
+#   2. 3 replicas of `airs serve --model none`, each with its own AIRS_HOME
+#      (as on three machines), one airs.yaml with storage.audit: postgres;
+#   3. throughput, same run, same CLIENTS and DURATION: all load on replica
+#      1, then the same load spread over the 3 (airs-load spread);
+#      throughput_ratio = 3-replica rps / 1-replica rps;
+#   4. kill -9 of replica 3 halfway through a third spread run; clients whose
+#      call gets no answer retry on another replica with the same call_id.
+#      Then: every acknowledged call id is looked up in airs_audit
+#      (airs-load check: in_audit, lost, duplicated), and `airs audit
+#      verify` checks the chain (chain_verified);
+#   5. chain resume (Temporal) is another part's test: when CHAIN_RESUME_CMD
+#      is set it is run (it starts what it needs, e.g. the Temporal dev
+#      server) and its last JSON line's chain_resumed is reported; unset, or
+#      failing, chain_resumed is false — never assumed.
+#
+# Defaults: 30 clients, 10s per phase, ROUNDS=3 rounds of the throughput
+# comparison. The exit code is 0 only when the
+# 3-replica run had no errors, no acknowledged call is lost, none is
+# recorded twice and the chain verifies (chain_resumed does not count: it
+# is reported as is).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ -z ${AIRS_PG_DSN:-} ]]; then
+	exec bash scripts/pg.sh bash "$0" "$@"
+fi
+clients=${1:-30}
+dur=${2:-10s}
+secs=${dur%s}
+[[ $secs =~ ^[0-9]+$ ]] || { echo "scale-out.sh: DURATION must be whole seconds like 10s, got $dur" >&2; exit 2; }
+GO=${GO:-go}
+log() { echo "scale-out.sh: $*" >&2; }
+
+$GO build -o bin/airs ./cmd/airs
+$GO build -o bin/airs-load ./cmd/airs-load
+work=$(mktemp -d "${TMPDIR:-/tmp}/airs-scale.XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+tok=scale-$RANDOM$RANDOM$RANDOM
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cat >"$work/airs.yaml" <<YAML
+agents:
+  loader: {capabilities: []}
+http:
+  tokens:
+    - {sha256: $(printf %s "$tok" | sha256sum | cut -d' ' -f1), agent: loader}
+storage:
+  audit: postgres
+  dsn: \${AIRS_PG_DSN}
+YAML
+
+urls=()
+for r in 1 2 3; do
+	port=$(free_port)
+	mkdir -p "$work/home$r"
+	AIRS_CONFIG=$work/airs.yaml AIRS_HOME=$work/home$r ./bin/airs serve --listen 127.0.0.1:$port --model none \
+		2>"$work/serve$r.log" &
+	pids+=($!)
+	urls+=("http://127.0.0.1:$port/v1/call")
+done
+for r in 0 1 2; do
+	base=${urls[$r]%/v1/call}
+	for _ in $(seq 300); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+	curl -sf "$base/healthz" >/dev/null || { log "replica $((r + 1)) did not start:"; cat "$work/serve$((r + 1)).log" >&2; exit 1; }
+done
+log "3 replicas up on one PostgreSQL: ${urls[*]}"
+
+body='{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"},"timeout_ms":5000}'
+load() { ./bin/airs-load spread -token "$tok" -c "$clients" -d "$dur" -body "$body" "$@"; }
+# ROUNDS rounds alternating the order (1 then 3, 3 then 1, …), so a change
+# of the machine's other load during the run weighs on both sides alike;
+# rps of each side is its acknowledged calls over its seconds, all rounds.
+all=$(IFS=,; echo "${urls[*]}")
+: >"$work/one.jsonl"; : >"$work/three.jsonl"
+for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+	order=(one three); ((round % 2)) || order=(three one)
+	for side in "${order[@]}"; do
+		if [[ $side == one ]]; then u=${urls[0]}; else u=$all; fi
+		res=$(load -urls "$u") || log "round $round, $side: errors"
+		log "round $round, $side: $res"
+		echo "$res" >>"$work/$side.jsonl"
+	done
+done
+sum() { jq -cs '{rps: ((map(.acknowledged) | add) / (map(.seconds) | add)), errors: (map(.errors) | add), p99_ms: (map(.p99_ms) | max)}' "$1"; }
+one=$(sum "$work/one.jsonl"); three=$(sum "$work/three.jsonl")
+log "1 replica:  $one"
+log "3 replicas: $three"
+
+# Kill -9 replica 3 halfway through a third run.
+load -urls "$(IFS=,; echo "${urls[*]}")" -acked "$work/acked" >"$work/kill.json" &
+lp=$!
+sleep "$(python3 -c "print($secs / 2)")"
+kill -9 "${pids[2]}"
+log "killed replica 3 (pid ${pids[2]}) with SIGKILL mid-load"
+wait $lp || true
+killrun=$(cat "$work/kill.json")
+log "kill run:   $killrun"
+
+psql "$AIRS_PG_DSN" -Atc "SELECT (line::json)->>'call_id' FROM airs_audit ORDER BY seq" >"$work/audit-ids"
+checked=$(./bin/airs-load check -acked "$work/acked" -audit "$work/audit-ids") || true
+log "audit:      $checked"
+verify=$(AIRS_CONFIG=$work/airs.yaml AIRS_HOME=$work/home1 ./bin/airs audit verify --json) || true
+log "verify:     $verify"
+[[ $verify == "{"* ]] || verify='{}'
+[[ $checked == "{"* ]] || checked='{}'
+chain_verified=$(jq -r '.ok == true' <<<"$verify")
+
+chain_resumed=false
+resume_note="CHAIN_RESUME_CMD not set"
+if [[ -n ${CHAIN_RESUME_CMD:-} ]]; then
+	log "chain resume: $CHAIN_RESUME_CMD"
+	rc=0
+	out=$(bash -c "$CHAIN_RESUME_CMD" 2>"$work/resume.err") || rc=$?
+	if ((rc == 0)); then
+		line=$(grep '^{' <<<"$out" | tail -1 || true)
+		if [[ -n $line && $(jq -r '.chain_resumed == true' <<<"$line" 2>/dev/null) == true ]]; then
+			chain_resumed=true
+			resume_note="$CHAIN_RESUME_CMD"
+		else
+			resume_note="CHAIN_RESUME_CMD printed no {\"chain_resumed\":true} line"
+		fi
+	else
+		resume_note="CHAIN_RESUME_CMD exited $rc: $(tail -3 "$work/resume.err" | tr '\n' ' ')"
+	fi
+fi
+
+jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" --argjson c "$checked" \
+	--argjson verified "$chain_verified" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
+	--argjson clients "$clients" --argjson secs "$secs" '{
+  replicas: 3,
+  throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
+  rps_1: ($one.rps | round), rps_3: ($three.rps | round), errors_1: $one.errors, errors_3: $three.errors,
+  clients: $clients, seconds_per_phase: $secs,
+  acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
+  duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
+  retried: $kill.retried, kill_run_errors: $kill.errors,
+  chain_verified: $verified, chain_resumed: $resumed, chain_resume: $note
+}' | tee "$work/result.json"
+jq -e '.errors_1 == 0 and .errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0' "$work/result.json" >/dev/null
