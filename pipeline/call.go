@@ -35,6 +35,9 @@ type callState struct {
 	lat     latencyState   // the latency model's features and prediction (latency.go)
 	specGen uint64         // speculate.go: the write generation a speculative handler started in
 	specOf  string         // speculate.go: the speculative call whose result answered this one
+	// clientID: the call_id came with the request (a retry can reuse it), so
+	// a non-idempotent call is claimed before it runs (claim.go).
+	clientID bool
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -48,14 +51,14 @@ type callState struct {
 //  7. delivery: return_schema check, metrics, a durable audit record, the Result
 //
 // It always returns a Result (with its Outcome and ErrorKind) and, when the
-// outcome is not ok, an error of one of the 15 kinds. An error that is none
+// outcome is not ok, an error of one of the 16 kinds. An error that is none
 // of them means the audit record could not be made durable; the result is
 // then withheld (Output nil). Nothing is retried.
 func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 	if req.Speculative { // not a real call: its own admission and delivery (speculate.go)
 		return m.Speculate(ctx, req)
 	}
-	cs := callState{req: &req, start: time.Now(), wall: m.now()}
+	cs := callState{req: &req, start: time.Now(), wall: m.now(), clientID: req.CallID != ""}
 	if req.CallID == "" {
 		req.CallID = m.newCallID()
 	}
@@ -219,6 +222,9 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return &Timeout{Budget: cs.budget}
 	}
 	if err := m.predictDispatch(cs, deadline); err != nil { // WouldTimeout
+		return err
+	}
+	if err := m.claim(hctx, cs); err != nil { // AlreadyClaimed: the last check before the side effect
 		return err
 	}
 

@@ -47,7 +47,7 @@
 //  7. Delivery: return_schema check, breaker and metrics, a durable audit
 //     record (package audit), then the Result.
 //
-// Nothing is retried. The 15 error kinds, their exit codes and hints are in
+// Nothing is retried. The 16 error kinds, their exit codes and hints are in
 // errors.go.
 //
 // # Speculative execution

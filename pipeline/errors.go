@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The taxonomy has exactly 15 kinds, each with its own exit code (ExitCode)
+// The taxonomy has exactly 16 kinds, each with its own exit code (ExitCode)
 // and HTTP status (the server maps them). Each kind is a struct type that
 // carries the details a caller needs (errors.As), and matches a sentinel
 // (errors.Is) so code that only cares about the kind need not name the type:
@@ -38,6 +38,9 @@ const (
 	// KindWouldTimeout: the latency model is sure the call cannot finish
 	// in what is left of its budget, so it was not dispatched (latency.go).
 	KindWouldTimeout = "would_timeout"
+	// KindAlreadyClaimed: an earlier attempt of the same call_id claimed
+	// it, so this retry was not run (Config.Claims; claim.go).
+	KindAlreadyClaimed = "already_claimed"
 )
 
 // kindError is a sentinel: a bare kind with no details, the target of errors.Is.
@@ -64,6 +67,7 @@ var (
 
 	ErrIntentVerificationRequired error = kindError(KindIntentVerificationRequired)
 	ErrWouldTimeout               error = kindError(KindWouldTimeout)
+	ErrAlreadyClaimed             error = kindError(KindAlreadyClaimed)
 )
 
 // ErrProviderDead is what a handler wraps (fmt.Errorf("...: %w", ErrProviderDead))
@@ -355,7 +359,7 @@ func (e *WouldTimeout) Is(target error) bool { return target == ErrWouldTimeout 
 type kinder interface{ Kind() string }
 
 // KindOf returns the stable kind string of err, "" for nil, "internal" for an
-// error that is none of the 15 kinds (an I/O failure of the audit log, say).
+// error that is none of the 16 kinds (an I/O failure of the audit log, say).
 func KindOf(err error) string {
 	if err == nil {
 		return ""
@@ -392,10 +396,11 @@ var kinds = map[string]kindInfo{
 	KindCancelled:                  {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
 	KindIntentVerificationRequired: {23, "a person confirms this call first: `airs review approve ID` (or `deny ID`; `airs review` lists them), then run the same call again"},
 	KindWouldTimeout:               {24, "the call is predicted to take longer than its timeout: raise --timeout above the predicted time (max 600s), send less, or leave --timeout out to get 3x the prediction"},
+	KindAlreadyClaimed:             {25, "an earlier attempt of this call id ran, or is in doubt: do not send it again; `airs audit tail` shows its outcome (none if its replica died mid-call)"},
 }
 
-// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–24 for the
-// 15 kinds (in the order of the Kind constants), 1 for anything else.
+// ExitCode maps err to the `airs` process exit code: 0 for nil, 10–25 for the
+// 16 kinds (in the order of the Kind constants), 1 for anything else.
 func ExitCode(err error) int {
 	if err == nil {
 		return 0
@@ -424,6 +429,7 @@ var httpHints = map[string]string{
 	KindRateLimited:                "too many requests: wait the Retry-After seconds and send it again",
 	KindIntentVerificationRequired: "a reviewer approves the confirmation (POST /v1/reviews/{id}/approve, the attention page, or `airs review approve ID`), then send the same call again",
 	KindWouldTimeout:               "the call is predicted to take longer than its timeout: raise \"timeout_ms\" above the predicted time (max 600000), send less, or leave \"timeout_ms\" out to get 3x the prediction",
+	KindAlreadyClaimed:             "an earlier attempt of this \"call_id\" ran, or is in doubt: do not send it again; `airs audit tail` on a replica shows its outcome (none if its replica died mid-call)",
 }
 
 // Hint is a one-line suggestion of what the user should do about err, in
@@ -457,12 +463,12 @@ func HintFor(err error, iface string) string {
 	return "an internal error: see the logs, and report it if it persists"
 }
 
-// Kinds lists the 15 kind strings in exit-code order.
+// Kinds lists the 16 kind strings in exit-code order.
 func Kinds() []string {
 	return []string{
 		KindToolNotFound, KindToolDeprecated, KindChannelCapabilityDenied, KindIntentMisaligned,
 		KindToolCapabilityDenied, KindSchemaValidationFailed, KindPayloadTooLarge, KindTimeout,
 		KindProviderUnavailable, KindProviderCrashed, KindProviderRejected, KindRateLimited, KindCancelled,
-		KindIntentVerificationRequired, KindWouldTimeout,
+		KindIntentVerificationRequired, KindWouldTimeout, KindAlreadyClaimed,
 	}
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// confirms them and queues calls for review (package guard); nil
 	// skips it.
 	Gate IntentGate
+	// Claims, when set, makes a non-idempotent call with a client-given
+	// call_id run at most once, whichever replica a retry reaches
+	// (claim.go); nil claims nothing.
+	Claims CallClaims
 	// Scorer is the anomaly gate's model (guard.AnomalyScorer): every call
 	// that passed the schema stage is scored before the intent gate, the
 	// score and the model's version go to its audit record, and

@@ -41,6 +41,8 @@ func statusFor(err error) int {
 		// 412: the request's own condition, its timeout, cannot be met —
 		// said before anything ran (504 is a timeout that happened).
 		return http.StatusPreconditionFailed
+	case pipeline.KindAlreadyClaimed:
+		return http.StatusConflict // 409: a retry of a call an earlier attempt started
 	}
 	return http.StatusInternalServerError
 }

@@ -57,7 +57,7 @@ type command struct {
 	Run func(a *app, args []string) error
 }
 
-// Exit codes besides pipeline.ExitCode's 10–24 (one per error kind).
+// Exit codes besides pipeline.ExitCode's 10–25 (one per error kind).
 const (
 	exitOK       = 0
 	exitFailure  = 1 // anything not covered below
@@ -121,7 +121,7 @@ Examples:
 
 Exit codes:
   0 ok · 1 other error · 2 usage · 3 invalid config · 4 audit chain broken
-  10–24 a tool call failed; one code per error kind (see 'airs help exit-codes')
+  10–25 a tool call failed; one code per error kind (see 'airs help exit-codes')
 `
 
 // run is main without the process: tests call it directly.
