@@ -366,7 +366,7 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 	if err := ix.saveMeta(); err != nil {
 		return stats, err
 	}
-	if ix.opts.Store != nil {
+	if ix.opts.Store != nil && (len(dirty) > 0 || len(removed) > 0 || all || stats.Refitted) {
 		c := &StoreChange{Embedder: ix.man.Embedder, Dim: dim, FitDocs: ix.man.FitDocs, Drift: drift,
 			Replace: all, Remove: removed}
 		for _, i := range dirty {
