@@ -7,6 +7,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/store/pg"
 )
 
@@ -53,3 +54,48 @@ func (e *Engine) closePG() {
 
 // indexOnPG reports whether cfg puts the tool index on PostgreSQL.
 func indexOnPG(cfg *config.Config) bool { return cfg.Storage.Index == config.StoragePostgres }
+
+// auditOnPG reports whether cfg keeps the audit log in PostgreSQL: then
+// the readers of the log's recent past (the anomaly gate's history, the
+// recommender's training and a caller's recent calls) read it there.
+func auditOnPG(cfg *config.Config) bool { return cfg.Storage.Audit == config.StoragePostgres }
+
+// How many of the PostgreSQL audit log's last records the recommender
+// trains on (about the file log's last historyTail bytes: records are
+// ~400 bytes) and how many a caller's recent calls are picked from (about
+// the file's last MiB).
+const (
+	historyRecords = 20000
+	recentRecords  = 2500
+)
+
+// pgAuditTail is the last n records of the PostgreSQL audit log, oldest
+// first; nil when it cannot be read (as a missing file log: the readers
+// start empty rather than fail the command).
+func (e *Engine) pgAuditTail(n int) []audit.Record {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := e.pgDB(ctx)
+	if err != nil {
+		return nil
+	}
+	recs, err := db.TailAudit(ctx, n)
+	if err != nil {
+		return nil
+	}
+	return recs
+}
+
+// PGAuditTail reads the last n records of the PostgreSQL audit log with a
+// connection of its own, for readers that run before an Engine exists
+// (StartAnomaly).
+func PGAuditTail(cfg *config.Config, n int) ([]audit.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := pg.Open(ctx, cfg.Storage.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", cfg.Storage.RedactedDSN(), err)
+	}
+	defer db.Close()
+	return db.TailAudit(ctx, n)
+}
