@@ -17,6 +17,11 @@ type Storage struct {
 	// $AIRS_HOME/index) or StoragePostgres (pgvector in the database at
 	// DSN, shared by replicas: embedded once, one lexical basis).
 	Index string
+	// Learned is where the ranker's learned statistics and preferences
+	// live: StorageFile ($AIRS_HOME/learned.json) or StoragePostgres (one
+	// document every replica merges into, so each ranks with all of their
+	// learning).
+	Learned string
 	// DSN is the PostgreSQL connection string, $VARs expanded (keep a
 	// password out of the file: dsn: ${AIRS_PG_DSN}).
 	DSN string
@@ -29,14 +34,15 @@ const (
 )
 
 type fileStorage struct {
-	Audit string `yaml:"audit"`
-	Index string `yaml:"index"`
-	DSN   string `yaml:"dsn"`
+	Audit   string `yaml:"audit"`
+	Index   string `yaml:"index"`
+	Learned string `yaml:"learned"`
+	DSN     string `yaml:"dsn"`
 }
 
 // UsesPostgres reports whether any storage key names PostgreSQL.
 func (s Storage) UsesPostgres() bool {
-	return s.Audit == StoragePostgres || s.Index == StoragePostgres
+	return s.Audit == StoragePostgres || s.Index == StoragePostgres || s.Learned == StoragePostgres
 }
 
 // RedactedDSN is DSN with any password replaced, for messages.
@@ -60,7 +66,7 @@ func (s Storage) RedactedDSN() string {
 
 func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	fs := fc.Storage
-	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, DSN: os.ExpandEnv(fs.DSN)}
+	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, Learned: StorageFile, DSN: os.ExpandEnv(fs.DSN)}
 	var first string // the first key naming postgres, for the DSN message
 	backend := func(key, val, fileMeans string, dst *string) {
 		switch val {
@@ -76,6 +82,7 @@ func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	}
 	backend("audit", fs.Audit, "$AIRS_HOME/audit.jsonl", &c.Storage.Audit)
 	backend("index", fs.Index, "chromem-go files in $AIRS_HOME/index", &c.Storage.Index)
+	backend("learned", fs.Learned, "$AIRS_HOME/learned.json", &c.Storage.Learned)
 	if first != "" && c.Storage.DSN == "" {
 		msg := "storage." + first + " is postgres but storage.dsn is empty: set it to the database, e.g. dsn: postgres://airs@db.example:5432/airs"
 		if strings.Contains(fs.DSN, "$") {

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/store/pg"
 )
 
@@ -98,4 +100,47 @@ func PGAuditTail(cfg *config.Config, n int) ([]audit.Record, error) {
 	}
 	defer db.Close()
 	return db.TailAudit(ctx, n)
+}
+
+// learnedOnPG reports whether cfg keeps the ranker's learned statistics
+// and preferences in PostgreSQL (storage.learned: postgres).
+func learnedOnPG(cfg *config.Config) bool { return cfg.Storage.Learned == config.StoragePostgres }
+
+// pgLearned is the learned state as airs_state's "learned" document: the
+// file backend's read–merge–write, under the row's lock.
+type pgLearned struct{ st *pg.State }
+
+func (p pgLearned) read() (scoring.Learned, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := p.st.Read(ctx)
+	if err != nil {
+		return scoring.Learned{V: scoring.LearnedVersion}, err
+	}
+	return parseLearned(b, "in PostgreSQL (airs_state 'learned')", "DELETE that row")
+}
+
+func (p pgLearned) update(fn func(scoring.Learned) (*scoring.Learned, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.st.Update(ctx, func(cur []byte) ([]byte, error) {
+		stored, err := parseLearned(cur, "in PostgreSQL (airs_state 'learned')", "DELETE that row")
+		if err != nil {
+			return nil, err
+		}
+		next, err := fn(stored)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		return json.Marshal(next)
+	})
+}
+
+// openPGLearned opens the learned state in the engine's database.
+func (e *Engine) openPGLearned() (*learnedStore, error) {
+	db, err := e.pgDB(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return openLearnedIn(pgLearned{db.State("learned")}, e.Ranker, learnedSaveEvery)
 }
