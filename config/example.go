@@ -192,12 +192,14 @@ guard:
 # $AIRS_HOME/audit.jsonl and the tool index in $AIRS_HOME/index. With
 # several 'airs serve' replicas, put them in one PostgreSQL (one hash chain
 # for all of them; the tool index on pgvector, embedded once, ranked as the
-# embedded one; the schema is migrated on start): audit: postgres,
-# index: postgres, and the DSN (${VAR} is expanded, so a password can stay
-# in the environment). See docs/scaling.md.
+# embedded one; the ranker's learned statistics and preferences merged from
+# every replica; the schema is migrated on start), each key on its own,
+# and the DSN (${VAR} is expanded, so a password can stay in the
+# environment). See docs/scaling.md.
 # storage:
 #   audit: postgres
 #   index: postgres
+#   learned: postgres
 #   dsn: ${AIRS_PG_DSN}
 
 # Session recording for evals; values under these keys are replaced by

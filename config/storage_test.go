@@ -43,6 +43,7 @@ func TestStorageProblems(t *testing.T) {
 		{"storage:\n  audit: postgres\n  dsn: ${NO_SUCH_VAR_AIRS}\n", "airs.yaml:3: storage.dsn ${NO_SUCH_VAR_AIRS} expands to nothing"},
 		{"storage:\n  index: pgvector\n", `airs.yaml:2: storage.index "pgvector": want file`},
 		{"storage:\n  index: postgres\n", "airs.yaml:2: storage.index is postgres but storage.dsn is empty"},
+		{"storage:\n  learned: sqlite\n", `airs.yaml:2: storage.learned "sqlite": want file`},
 	} {
 		home := isolate(t)
 		_, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
@@ -80,11 +81,11 @@ func TestStorageExampleParses(t *testing.T) {
 
 func TestStorageIndexPostgres(t *testing.T) {
 	home := isolate(t)
-	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("storage:\n  index: postgres\n  dsn: postgres://airs@db/airs\n"))
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("storage:\n  index: postgres\n  learned: postgres\n  dsn: postgres://airs@db/airs\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Storage.Index != StoragePostgres || c.Storage.Audit != StorageFile || !c.Storage.UsesPostgres() {
+	if c.Storage.Index != StoragePostgres || c.Storage.Learned != StoragePostgres || c.Storage.Audit != StorageFile || !c.Storage.UsesPostgres() {
 		t.Fatalf("storage = %+v", c.Storage)
 	}
 }

@@ -27,6 +27,10 @@ CREATE TABLE airs_tools (
 	embedding vector NOT NULL
 );
 
+-- pgvector's type is stored EXTERNAL (out of line, a TOAST lookup per row
+-- read): the exact scan reads every vector, so keep them in the row.
+ALTER TABLE airs_tools ALTER COLUMN embedding SET STORAGE MAIN;
+
 CREATE INDEX airs_tools_grp ON airs_tools (grp) WHERE grp <> '';
 
 -- centroid is the sum of the group's member vectors (float32, as pgvector
@@ -37,3 +41,4 @@ CREATE TABLE airs_tool_groups (
 	centroid vector NOT NULL,
 	norm     double precision NOT NULL
 );
+ALTER TABLE airs_tool_groups ALTER COLUMN centroid SET STORAGE MAIN;
