@@ -2,6 +2,7 @@ package embeddings
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -68,8 +69,16 @@ type DenseSearcher interface {
 	// DenseSearch returns the depth best documents among allowed (nil: all)
 	// by that score, best first, ties by ID in byte order; and the score of
 	// each document of also (the BM25 candidates), whether in the top or not.
-	DenseSearch(ctx context.Context, q []float32, groupWeight float64, depth int, allowed, also []string) ([]DenseScore, map[string]float64, error)
+	// embedder is the ID q was embedded under: when the store's vectors
+	// were made under another (another process refitted or changed the
+	// embedder since this one's last Sync), it returns ErrStaleStore.
+	DenseSearch(ctx context.Context, embedder string, q []float32, groupWeight float64, depth int, allowed, also []string) ([]DenseScore, map[string]float64, error)
 }
+
+// ErrStaleStore: the store's vectors are not comparable with the query's
+// (see DenseSearcher). Search then ranks from this process's own vectors,
+// consistent with its own embedder, until its next Sync reloads the store.
+var ErrStaleStore = errors.New("embeddings: the store's vectors were made under another embedder")
 
 // DenseScore is one document's dense score.
 type DenseScore struct {
@@ -137,7 +146,7 @@ func (ix *Index) saveStore(ctx context.Context, c *StoreChange, fit bool) error 
 
 // searchStore is Search with the dense list computed by the store: the
 // filter mask, BM25 and the fusion are the in-memory search's own.
-func (st *state) searchStore(ctx context.Context, ds DenseSearcher, qv []float32, qterms []string, k int, f Filter, o *Options) ([]Hit, error) {
+func (st *state) searchStore(ctx context.Context, ds DenseSearcher, embedder string, qv []float32, qterms []string, k int, f Filter, o *Options) ([]Hit, error) {
 	mask := st.allowed(&f)
 	keep := func(i int) bool { return mask == nil || mask[i] }
 	sparse, sl := st.sparseList(qterms, k, mask, keep, o)
@@ -158,7 +167,10 @@ func (st *state) searchStore(ctx context.Context, ds DenseSearcher, qv []float32
 	if st.nGroups == 0 {
 		gw = 0
 	}
-	top, others, err := ds.DenseSearch(ctx, qv, gw, max(o.Depth, k), allowed, also)
+	top, others, err := ds.DenseSearch(ctx, embedder, qv, gw, max(o.Depth, k), allowed, also)
+	if errors.Is(err, ErrStaleStore) {
+		return st.search(qv, qterms, k, f, o), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: dense search in the store: %w", err)
 	}

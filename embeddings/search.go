@@ -108,6 +108,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 	if k <= 0 || len(st.docs) == 0 {
 		return nil, nil
 	}
+	embedder := ix.emb.ID() // what the query is embedded under
 	qv, err := ix.emb.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 		return nil, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
 	}
 	if ds, ok := ix.opts.Store.(DenseSearcher); ok && !ix.opts.DenseInMemory {
-		return st.searchStore(ctx, ds, qv[0], Terms(query), k, f, &ix.opts)
+		return st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, &ix.opts)
 	}
 	return st.search(qv[0], Terms(query), k, f, &ix.opts), nil
 }

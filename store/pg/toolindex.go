@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -151,20 +152,25 @@ func (t *ToolIndex) Save(ctx context.Context, c *embeddings.StoreChange) error {
 
 // denseQuery scores every allowed tool as embeddings' scan does: the
 // cosine with the query (vectors are unit length: the negated inner
-// product) plus the group weight times the group centroid's cosine. The
-// top rows come first (flag true), then the scores of the BM25 candidates.
+// product) plus the group weight times the group centroid's cosine. Rows
+// of kind 0 name the stored vectors' embedder, 1 are the top, 2 the
+// scores of the BM25 candidates.
 const denseQuery = `WITH s AS (
 	SELECT t.id, -(t.embedding <#> $1) +
 		CASE WHEN $2::float8 > 0 AND g.norm > 0 THEN $2::float8 * -(g.centroid <#> $1) / g.norm ELSE 0 END AS score
 	FROM airs_tools t LEFT JOIN airs_tool_groups g ON t.grp <> '' AND g.grp = t.grp
 	WHERE $3::text[] IS NULL OR t.id = ANY($3)
 )
-(SELECT id, score, true FROM s ORDER BY score DESC, id COLLATE "C" LIMIT $4)
+(SELECT embedder, 0::float8, 0 FROM airs_tool_index)
 UNION ALL
-(SELECT id, score, false FROM s WHERE id = ANY($5))`
+(SELECT id, score, 1 FROM s ORDER BY score DESC, id COLLATE "C" LIMIT $4)
+UNION ALL
+(SELECT id, score, 2 FROM s WHERE id = ANY($5))`
 
-// DenseSearch implements embeddings.DenseSearcher with one query.
-func (t *ToolIndex) DenseSearch(ctx context.Context, q []float32, groupWeight float64, depth int, allowed, also []string) ([]embeddings.DenseScore, map[string]float64, error) {
+// DenseSearch implements embeddings.DenseSearcher with one query, which
+// also reads the stored vectors' embedder: when it is not embedder, the
+// answer is embeddings.ErrStaleStore.
+func (t *ToolIndex) DenseSearch(ctx context.Context, embedder string, q []float32, groupWeight float64, depth int, allowed, also []string) ([]embeddings.DenseScore, map[string]float64, error) {
 	if also == nil {
 		also = []string{}
 	}
@@ -175,20 +181,32 @@ func (t *ToolIndex) DenseSearch(ctx context.Context, q []float32, groupWeight fl
 	var (
 		top    []embeddings.DenseScore
 		others = make(map[string]float64, len(also))
+		stored string
 		id     string
 		score  float64
-		inTop  bool
+		kind   int
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &score, &inTop}, func() error {
-		if inTop {
+	_, err = pgx.ForEachRow(rows, []any{&id, &score, &kind}, func() error {
+		switch kind {
+		case 0:
+			stored = id
+		case 1:
 			top = append(top, embeddings.DenseScore{ID: id, Score: score})
-		} else {
+		default:
 			others[id] = score
 		}
 		return nil
 	})
 	if err != nil {
+		// A vector of another dimension than q's (another embedder) fails
+		// the operator before the embedder row can say so.
+		if strings.Contains(err.Error(), "different vector dimensions") {
+			return nil, nil, embeddings.ErrStaleStore
+		}
 		return nil, nil, fmt.Errorf("pg: tool index search: %w", err)
+	}
+	if stored != embedder {
+		return nil, nil, embeddings.ErrStaleStore
 	}
 	return top, others, nil
 }

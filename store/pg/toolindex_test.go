@@ -278,3 +278,54 @@ func TestToolIndexPGRetrievalEval(t *testing.T) {
 		}
 	}
 }
+
+// When another replica refits the basis (the registry changed past the
+// refit fraction), a replica that has not synced since keeps ranking from
+// its own vectors — consistent with its own basis — instead of comparing
+// its queries with vectors of another basis; its next Sync takes the new
+// index without embedding anything.
+func TestToolIndexPGStaleReplicaFallsBack(t *testing.T) {
+	dsn := testDSN(t)
+	a, b := openTest(t, dsn), openTest(t, dsn)
+	ctx := context.Background()
+	sets := fixtureSets(t)
+	// The same tools, a third of them described anew: a refit, vectors of
+	// the same dimension under another basis (so only the embedder check
+	// can tell them apart).
+	old := sets[0]
+	next := retrieval.Dataset{Name: old.Name, Queries: old.Queries, Docs: append([]embeddings.Doc(nil), old.Docs...)}
+	for i := 0; i < len(next.Docs); i += 3 {
+		next.Docs[i].Description = "Utility number " + fmt.Sprint(i) + ": " + next.Docs[(i+1)%len(next.Docs)].Description
+	}
+	ixA, _ := openIndex(t, old.Docs, embeddings.Options{Store: a.ToolIndex()})
+	ixB, _ := openIndex(t, old.Docs, embeddings.Options{Store: b.ToolIndex()})
+	ref, _ := openIndex(t, old.Docs, embeddings.Options{})
+	st, err := ixA.Sync(ctx, next.Docs)
+	if err != nil || !st.Refitted {
+		t.Fatalf("replica A's Sync of another registry: %+v %v, want a refit", st, err)
+	}
+	if ixA.Embedder().ID() == ixB.Embedder().ID() || ixA.Embedder().Dim() != ixB.Embedder().Dim() {
+		t.Fatalf("embedders %s (dim %d) and %s (dim %d): want another basis of the same dimension",
+			ixA.Embedder().ID(), ixA.Embedder().Dim(), ixB.Embedder().ID(), ixB.Embedder().Dim())
+	}
+	for _, q := range old.Queries {
+		want, _ := ref.Search(ctx, q.Text, 10, embeddings.Filter{})
+		got, err := ixB.Search(ctx, q.Text, 10, embeddings.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "stale replica: "+q.Text, want, got)
+	}
+	st, err = ixB.Sync(ctx, next.Docs)
+	if err != nil || st.Embedded != 0 || st.Refitted {
+		t.Fatalf("replica B's Sync after A's refit: %+v %v, want nothing embedded", st, err)
+	}
+	for _, q := range next.Queries {
+		ha, _ := ixA.Search(ctx, q.Text, 10, embeddings.Filter{})
+		hb, err := ixB.Search(ctx, q.Text, 10, embeddings.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, "after B's Sync: "+q.Text, ha, hb)
+	}
+}
