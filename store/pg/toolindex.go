@@ -150,22 +150,28 @@ func (t *ToolIndex) Save(ctx context.Context, c *embeddings.StoreChange) error {
 	return nil
 }
 
-// denseQuery scores every allowed tool as embeddings' scan does: the
-// cosine with the query (vectors are unit length: the negated inner
-// product) plus the group weight times the group centroid's cosine. Rows
-// of kind 0 name the stored vectors' embedder, 1 are the top, 2 the
-// scores of the BM25 candidates.
-const denseQuery = `WITH s AS (
-	SELECT t.id, -(t.embedding <#> $1) +
-		CASE WHEN $2::float8 > 0 AND g.norm > 0 THEN $2::float8 * -(g.centroid <#> $1) / g.norm ELSE 0 END AS score
+// denseScore is the in-memory scan's dense score of tool t: the cosine
+// with the query (vectors are unit length: the negated inner product) plus
+// the group weight times the group centroid's cosine.
+const denseScore = `-(t.embedding <#> $1) +
+	CASE WHEN $2::float8 > 0 AND g.norm > 0 THEN $2::float8 * -(g.centroid <#> $1) / g.norm ELSE 0 END`
+
+// denseQuery answers a DenseSearch in one statement. Rows of kind 0 name
+// the stored vectors' embedder, 1 are the top (every allowed tool scored,
+// ordered as TopK orders: score, then ID in byte order), 2 the scores of
+// the BM25 candidates (primary-key lookups). The ID sets are joined as
+// hashed subqueries: `id = ANY($n)` would compare each row with the
+// whole array.
+const denseQuery = `(SELECT embedder, 0::float8, 0 FROM airs_tool_index)
+UNION ALL
+(SELECT t.id, ` + denseScore + `, 1
 	FROM airs_tools t LEFT JOIN airs_tool_groups g ON t.grp <> '' AND g.grp = t.grp
-	WHERE $3::text[] IS NULL OR t.id = ANY($3)
-)
-(SELECT embedder, 0::float8, 0 FROM airs_tool_index)
+	WHERE $3::text[] IS NULL OR t.id IN (SELECT unnest($3::text[]))
+	ORDER BY 2 DESC, t.id COLLATE "C" LIMIT $4)
 UNION ALL
-(SELECT id, score, 1 FROM s ORDER BY score DESC, id COLLATE "C" LIMIT $4)
-UNION ALL
-(SELECT id, score, 2 FROM s WHERE id = ANY($5))`
+(SELECT t.id, ` + denseScore + `, 2
+	FROM airs_tools t LEFT JOIN airs_tool_groups g ON t.grp <> '' AND g.grp = t.grp
+	WHERE t.id = ANY($5))`
 
 // DenseSearch implements embeddings.DenseSearcher with one query, which
 // also reads the stored vectors' embedder: when it is not embedder, the
