@@ -202,12 +202,17 @@ guard:
 #     timeout: 30s                         # one call (default 5s)
 
 # Where shared state lives. The default keeps the audit log in
-# $AIRS_HOME/audit.jsonl. With several 'airs serve' replicas, put it in one
-# PostgreSQL (one hash chain for all of them; the schema is migrated on
-# start): audit: postgres, and the DSN (${VAR} is expanded, so a password
-# can stay in the environment). See docs/scaling.md.
+# $AIRS_HOME/audit.jsonl and the tool index in $AIRS_HOME/index. With
+# several 'airs serve' replicas, put them in one PostgreSQL (one hash chain
+# for all of them; the tool index on pgvector, embedded once, ranked as the
+# embedded one; the ranker's learned statistics and preferences merged from
+# every replica; the schema is migrated on start), each key on its own,
+# and the DSN (${VAR} is expanded, so a password can stay in the
+# environment). See docs/scaling.md.
 # storage:
 #   audit: postgres
+#   index: postgres
+#   learned: postgres
 #   dsn: ${AIRS_PG_DSN}
 
 # Session recording for evals; values under these keys are replaced by

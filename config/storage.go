@@ -13,6 +13,15 @@ type Storage struct {
 	// Audit is the audit log's backend: StorageFile ($AIRS_HOME/audit.jsonl)
 	// or StoragePostgres (the database at DSN).
 	Audit string
+	// Index is the tool index's backend: StorageFile (chromem-go under
+	// $AIRS_HOME/index) or StoragePostgres (pgvector in the database at
+	// DSN, shared by replicas: embedded once, one lexical basis).
+	Index string
+	// Learned is where the ranker's learned statistics and preferences
+	// live: StorageFile ($AIRS_HOME/learned.json) or StoragePostgres (one
+	// document every replica merges into, so each ranks with all of their
+	// learning).
+	Learned string
 	// DSN is the PostgreSQL connection string, $VARs expanded (keep a
 	// password out of the file: dsn: ${AIRS_PG_DSN}).
 	DSN string
@@ -25,8 +34,15 @@ const (
 )
 
 type fileStorage struct {
-	Audit string `yaml:"audit"`
-	DSN   string `yaml:"dsn"`
+	Audit   string `yaml:"audit"`
+	Index   string `yaml:"index"`
+	Learned string `yaml:"learned"`
+	DSN     string `yaml:"dsn"`
+}
+
+// UsesPostgres reports whether any storage key names PostgreSQL.
+func (s Storage) UsesPostgres() bool {
+	return s.Audit == StoragePostgres || s.Index == StoragePostgres || s.Learned == StoragePostgres
 }
 
 // RedactedDSN is DSN with any password replaced, for messages.
@@ -50,23 +66,32 @@ func (s Storage) RedactedDSN() string {
 
 func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	fs := fc.Storage
-	c.Storage = Storage{Audit: StorageFile, DSN: os.ExpandEnv(fs.DSN)}
-	switch fs.Audit {
-	case "", StorageFile:
-	case StoragePostgres:
-		c.Storage.Audit = StoragePostgres
-		if c.Storage.DSN == "" {
-			msg := "storage.audit is postgres but storage.dsn is empty: set it to the database, e.g. dsn: postgres://airs@db.example:5432/airs"
-			if strings.Contains(fs.DSN, "$") {
-				msg = "storage.dsn " + fs.DSN + " expands to nothing: set that environment variable, or write the DSN"
+	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, Learned: StorageFile, DSN: os.ExpandEnv(fs.DSN)}
+	var first string // the first key naming postgres, for the DSN message
+	backend := func(key, val, fileMeans string, dst *string) {
+		switch val {
+		case "", StorageFile:
+		case StoragePostgres:
+			*dst = StoragePostgres
+			if first == "" {
+				first = key
 			}
-			line := p.line("storage", "dsn")
-			if !p.has("storage", "dsn") {
-				line = p.line("storage", "audit")
-			}
-			p.add(line, "%s", msg)
+		default:
+			p.add(p.line("storage", key), "storage.%s %q: want %s (the default, %s) or %s (shared by replicas; needs storage.dsn)", key, val, StorageFile, fileMeans, StoragePostgres)
 		}
-	default:
-		p.add(p.line("storage", "audit"), "storage.audit %q: want %s (the default, $AIRS_HOME/audit.jsonl) or %s (shared by replicas; needs storage.dsn)", fs.Audit, StorageFile, StoragePostgres)
+	}
+	backend("audit", fs.Audit, "$AIRS_HOME/audit.jsonl", &c.Storage.Audit)
+	backend("index", fs.Index, "chromem-go files in $AIRS_HOME/index", &c.Storage.Index)
+	backend("learned", fs.Learned, "$AIRS_HOME/learned.json", &c.Storage.Learned)
+	if first != "" && c.Storage.DSN == "" {
+		msg := "storage." + first + " is postgres but storage.dsn is empty: set it to the database, e.g. dsn: postgres://airs@db.example:5432/airs"
+		if strings.Contains(fs.DSN, "$") {
+			msg = "storage.dsn " + fs.DSN + " expands to nothing: set that environment variable, or write the DSN"
+		}
+		line := p.line("storage", "dsn")
+		if !p.has("storage", "dsn") {
+			line = p.line("storage", first)
+		}
+		p.add(line, "%s", msg)
 	}
 }

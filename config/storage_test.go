@@ -12,7 +12,7 @@ func TestStorageDefaultIsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Storage.Audit != StorageFile || c.Storage.DSN != "" {
+	if c.Storage.Audit != StorageFile || c.Storage.Index != StorageFile || c.Storage.DSN != "" || c.Storage.UsesPostgres() {
 		t.Fatalf("default storage = %+v, want the file audit log", c.Storage)
 	}
 }
@@ -41,6 +41,9 @@ func TestStorageProblems(t *testing.T) {
 		{"storage:\n  audit: mysql\n", `airs.yaml:2: storage.audit "mysql": want file`},
 		{"storage:\n  audit: postgres\n", "airs.yaml:2: storage.audit is postgres but storage.dsn is empty"},
 		{"storage:\n  audit: postgres\n  dsn: ${NO_SUCH_VAR_AIRS}\n", "airs.yaml:3: storage.dsn ${NO_SUCH_VAR_AIRS} expands to nothing"},
+		{"storage:\n  index: pgvector\n", `airs.yaml:2: storage.index "pgvector": want file`},
+		{"storage:\n  index: postgres\n", "airs.yaml:2: storage.index is postgres but storage.dsn is empty"},
+		{"storage:\n  learned: sqlite\n", `airs.yaml:2: storage.learned "sqlite": want file`},
 	} {
 		home := isolate(t)
 		_, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
@@ -73,5 +76,16 @@ func TestStorageExampleParses(t *testing.T) {
 	}
 	if c.Storage.Audit != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" {
 		t.Fatalf("Example's storage section = %+v (%d lines)", c.Storage, len(lines))
+	}
+}
+
+func TestStorageIndexPostgres(t *testing.T) {
+	home := isolate(t)
+	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("storage:\n  index: postgres\n  learned: postgres\n  dsn: postgres://airs@db/airs\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Index != StoragePostgres || c.Storage.Learned != StoragePostgres || c.Storage.Audit != StorageFile || !c.Storage.UsesPostgres() {
+		t.Fatalf("storage = %+v", c.Storage)
 	}
 }

@@ -44,6 +44,13 @@ type Options struct {
 	// since the last fit (default 0.2); otherwise only changed documents are
 	// re-embedded with the existing basis.
 	RefitFraction float64
+	// Store, when set, keeps the index in a shared store (a database)
+	// instead of chromem-go's files: Dir is then ignored (see Store).
+	Store Store
+	// DenseInMemory makes Search scan the loaded vectors itself even when
+	// Store is a DenseSearcher (the two give the same ranking; this is the
+	// reference the parity tests compare against).
+	DenseInMemory bool
 }
 
 // FieldWeights weigh the fields of a Doc for BM25 and dense text.
@@ -138,6 +145,10 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 	o.defaults()
 	ix := &Index{emb: emb, opts: o, st: &state{pos: map[string]int{}}}
 	var err error
+	if o.Store != nil {
+		o.Dir = ""
+		ix.opts.Dir = ""
+	}
 	if o.Dir == "" {
 		ix.db = chromem.NewDB()
 	} else {
@@ -164,6 +175,12 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 	ix.col, err = ix.db.GetOrCreateCollection(collectionName, nil, noEmbed)
 	if err != nil {
 		return nil, err
+	}
+	if o.Store != nil {
+		if err := ix.loadStore(ctx); err != nil {
+			return nil, err
+		}
+		return ix, nil
 	}
 	if ix.man.Embedder != "" && ix.man.Embedder == emb.ID() {
 		docs, vecs, err := readCollection(ctx, ix.col, ix.man.Dim)
@@ -213,6 +230,20 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 			return stats, fmt.Errorf("embeddings: duplicate document ID %q", d.ID)
 		}
 		seen[d.ID] = true
+	}
+	if ix.opts.Store != nil {
+		// Diff against what the store holds now: another process may
+		// have synced since this one last read it.
+		if l, ok := ix.opts.Store.(StoreLocker); ok {
+			unlock, err := l.Lock(ctx)
+			if err != nil {
+				return stats, fmt.Errorf("embeddings: locking the index's store: %w", err)
+			}
+			defer unlock()
+		}
+		if err := ix.loadStore(ctx); err != nil {
+			return stats, err
+		}
 	}
 	ix.mu.RLock()
 	old := ix.st
@@ -334,6 +365,17 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 	ix.man = manifest{Version: manifestVersion, Embedder: ix.emb.ID(), Dim: dim, FitDocs: ix.man.FitDocs, Drift: drift}
 	if err := ix.saveMeta(); err != nil {
 		return stats, err
+	}
+	if ix.opts.Store != nil && (len(dirty) > 0 || len(removed) > 0 || all || stats.Refitted) {
+		c := &StoreChange{Embedder: ix.man.Embedder, Dim: dim, FitDocs: ix.man.FitDocs, Drift: drift,
+			Replace: all, Remove: removed}
+		for _, i := range dirty {
+			c.Upsert = append(c.Upsert, docs[i])
+			c.Vecs = append(c.Vecs, vecs[i])
+		}
+		if err := ix.saveStore(ctx, c, stats.Refitted || all); err != nil {
+			return stats, err
+		}
 	}
 	ix.install(docs, vecs, dim)
 	return stats, nil

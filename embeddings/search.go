@@ -108,12 +108,16 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 	if k <= 0 || len(st.docs) == 0 {
 		return nil, nil
 	}
+	embedder := ix.emb.ID() // what the query is embedded under
 	qv, err := ix.emb.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
 	}
 	if len(qv) != 1 || len(qv[0]) != st.dim {
 		return nil, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
+	}
+	if ds, ok := ix.opts.Store.(DenseSearcher); ok && !ix.opts.DenseInMemory {
+		return st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, &ix.opts)
 	}
 	return st.search(qv[0], Terms(query), k, f, &ix.opts), nil
 }
@@ -138,6 +142,15 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
+	sparse, sl := st.sparseList(qterms, k, mask, keep, o)
+	dl := TopK(dense, max(o.Depth, k), keep)
+	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
+}
+
+// sparseList is the BM25 score of every document (group term included)
+// and the best max(Depth, k) of those passing the mask.
+func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options) ([]float64, []Scored) {
+	n := len(st.docs)
 	sparse := make([]float64, n)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
@@ -149,14 +162,19 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	depth := max(o.Depth, k)
-	dl := TopK(dense, depth, keep)
-	sl := TopK(sparse, depth, func(i int) bool { return keep(i) && sparse[i] > 0 })
+	sl := TopK(sparse, max(o.Depth, k), func(i int) bool { return keep(i) && sparse[i] > 0 })
+	return sparse, sl
+}
+
+// fuse combines the dense list dl and the sparse list sl (best first) into
+// the k best hits; dense(d) is document d's dense score whether or not it
+// is in dl.
+func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64, k int, o *Options) []Hit {
 	fused := map[int]*Hit{}
 	get := func(d int) *Hit {
 		h, ok := fused[d]
 		if !ok {
-			h = &Hit{ID: st.docs[d].ID, Dense: dense[d], BM25: sparse[d]}
+			h = &Hit{ID: st.docs[d].ID, Dense: dense(d), BM25: sparse[d]}
 			fused[d] = h
 		}
 		return h

@@ -88,6 +88,13 @@ func (ix *Index) Import(ctx context.Context, r io.Reader) error {
 	if err := ix.saveMeta(); err != nil {
 		return err
 	}
+	if ix.opts.Store != nil {
+		m := s.Manifest
+		if err := ix.saveStore(ctx, &StoreChange{Embedder: m.Embedder, Dim: m.Dim, FitDocs: m.FitDocs, Drift: m.Drift,
+			Replace: true, Upsert: docs, Vecs: vecs}, true); err != nil {
+			return err
+		}
+	}
 	ix.install(docs, vecs, s.Manifest.Dim)
 	return nil
 }

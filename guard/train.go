@@ -91,32 +91,48 @@ func ReadTrainingSet(path string, trust map[string]int, block float64) (*Trainin
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("guard: %s line %d is not an audit record (%v); `airs audit verify --file %s` says where the log breaks", path, line, err, path)
 		}
-		ts.Records++
-		if !seen(&r) {
-			ts.Skipped++
-			continue
-		}
-		var n int
-		var novel bool
-		if recorded(&r, block) {
-			n, novel = tr.Observe(r.Caller, r.Tool, r.Time)
-		} else {
-			n, novel = tr.Peek(r.Caller, r.Tool, r.Time)
-		}
-		if !normal(&r) {
-			ts.Excluded++
-			continue
-		}
-		if ts.From.IsZero() || r.Time.Before(ts.From) {
-			ts.From = r.Time
-		}
-		if r.Time.After(ts.To) {
-			ts.To = r.Time
-		}
-		ts.Calls = append(ts.Calls, anomaly.Features{Caller: r.Caller, Tool: r.Tool, Hour: r.Time.UTC().Hour(),
-			CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: r.ParamsBytes, TrustLevel: trust[r.Caller]})
+		ts.observe(tr, &r, trust, block)
 	}
 	return ts, nil
+}
+
+// TrainingSetOf is ReadTrainingSet over records already read, oldest
+// first (the PostgreSQL audit log's, store/pg DB.ReadAudit).
+func TrainingSetOf(recs []audit.Record, trust map[string]int, block float64) *TrainingSet {
+	ts := &TrainingSet{}
+	tr := anomaly.NewTracker()
+	for i := range recs {
+		ts.observe(tr, &recs[i], trust, block)
+	}
+	return ts
+}
+
+// observe adds one record, the next in the log's order.
+func (ts *TrainingSet) observe(tr *anomaly.Tracker, r *audit.Record, trust map[string]int, block float64) {
+	ts.Records++
+	if !seen(r) {
+		ts.Skipped++
+		return
+	}
+	var n int
+	var novel bool
+	if recorded(r, block) {
+		n, novel = tr.Observe(r.Caller, r.Tool, r.Time)
+	} else {
+		n, novel = tr.Peek(r.Caller, r.Tool, r.Time)
+	}
+	if !normal(r) {
+		ts.Excluded++
+		return
+	}
+	if ts.From.IsZero() || r.Time.Before(ts.From) {
+		ts.From = r.Time
+	}
+	if r.Time.After(ts.To) {
+		ts.To = r.Time
+	}
+	ts.Calls = append(ts.Calls, anomaly.Features{Caller: r.Caller, Tool: r.Tool, Hour: r.Time.UTC().Hour(),
+		CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: r.ParamsBytes, TrustLevel: trust[r.Caller]})
 }
 
 // WarmHistory replays the last n records of the audit log at path into
@@ -128,6 +144,12 @@ func (s *AnomalyScorer) WarmHistory(path string, n int, block float64) (int, err
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
+	return s.WarmHistoryFrom(recs, block), err
+}
+
+// WarmHistoryFrom is WarmHistory over records already read, oldest first
+// (the PostgreSQL audit log's tail); it returns how many it replayed.
+func (s *AnomalyScorer) WarmHistoryFrom(recs []audit.Record, block float64) int {
 	k := 0
 	for i := range recs {
 		if seen(&recs[i]) && recorded(&recs[i], block) {
@@ -135,5 +157,5 @@ func (s *AnomalyScorer) WarmHistory(path string, n int, block float64) (int, err
 			k++
 		}
 	}
-	return k, err
+	return k
 }

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/guard/anomaly"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline/audit"
 )
 
 var guardCmd = &command{
@@ -27,8 +30,9 @@ person confirms it, as a destructive call is (exit 23, 428 over HTTP, with
 a confirmation id). Every scored call's audit record carries anomaly_score
 and anomaly_model (the model's version).
 
-'train' learns what is usual from the audit log (--audit, default
-$AIRS_HOME/audit.jsonl): it replays the log's calls in order to compute the
+'train' learns what is usual from the audit log (--audit FILE; by default
+$AIRS_HOME/audit.jsonl, or the database's with storage.audit: postgres —
+every replica's calls): it replays the log's calls in order to compute the
 features as the running airs does, leaves out calls a person denied or that
 are still held, and trains the tree to tell those calls from a reference
 sample of plausible calls (the anomaly score of a call is the reference's
@@ -70,7 +74,7 @@ func runGuard(a *app, args []string) error {
 
 func guardTrain(a *app, args []string) error {
 	fs := a.flags()
-	auditPath := fs.String("audit", "", "the audit log `file` to learn from (default $AIRS_HOME/audit.jsonl)")
+	auditPath := fs.String("audit", "", "the audit log `file` to learn from (default $AIRS_HOME/audit.jsonl, or PostgreSQL's with storage.audit: postgres)")
 	out := fs.String("out", "", "where to write the `model` (default guard.anomaly.model, else $AIRS_HOME/guard/anomaly.model)")
 	seed := fs.Uint64("seed", 1, "the reference sample's seed (the same log and seed give the same model)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -85,13 +89,20 @@ func guardTrain(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *auditPath == "" {
-		*auditPath = c.AuditPath()
-	}
 	if *out == "" {
 		*out = c.Guard.Anomaly.Model
 	}
-	ts, err := guard.ReadTrainingSet(*auditPath, c.TrustLevels(), c.Guard.Anomaly.Block)
+	var ts *guard.TrainingSet
+	if *auditPath == "" && c.Storage.Audit == config.StoragePostgres {
+		// storage.audit: postgres — the log every replica appends to.
+		*auditPath = "the PostgreSQL audit log (storage.dsn " + c.Storage.RedactedDSN() + ")"
+		ts, err = pgTrainingSet(c)
+	} else {
+		if *auditPath == "" {
+			*auditPath = c.AuditPath()
+		}
+		ts, err = guard.ReadTrainingSet(*auditPath, c.TrustLevels(), c.Guard.Anomaly.Block)
+	}
 	if err != nil {
 		return err
 	}
@@ -167,4 +178,21 @@ func guardStatus(a *app, args []string) error {
 		fmt.Fprintln(a.stdout, notice)
 	}
 	return nil
+}
+
+// pgTrainingSet reads the PostgreSQL audit log's records for guard train.
+func pgTrainingSet(c *config.Config) (*guard.TrainingSet, error) {
+	db, err := openPG(c)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var recs []audit.Record
+	if err := db.ReadAudit(context.Background(), func(r *audit.Record) error {
+		recs = append(recs, *r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return guard.TrainingSetOf(recs, c.TrustLevels(), c.Guard.Anomaly.Block), nil
 }

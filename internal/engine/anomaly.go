@@ -77,7 +77,13 @@ func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate
 	}
 	// The history matters only once a model scores: a one-shot command
 	// with no model skips reading the audit log's tail.
-	if !g.NoModel || watch {
+	if (!g.NoModel || watch) && auditOnPG(cfg) {
+		recs, err := PGAuditTail(cfg, AnomalyHistory)
+		sc.WarmHistoryFrom(recs, pipeline.AnomalyScoreOf(sc.Block))
+		if err != nil {
+			log.Warn("anomaly: the PostgreSQL audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
+		}
+	} else if !g.NoModel || watch {
 		if _, err := sc.WarmHistory(cfg.AuditPath(), AnomalyHistory, pipeline.AnomalyScoreOf(sc.Block)); err != nil {
 			log.Warn("anomaly: the audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/airs-dev/airs/recommender/watch"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/store/pg"
 )
 
 // Engine is one AIRS instance.
@@ -68,6 +69,7 @@ type Engine struct {
 	affinity        *affinityState             // tool affinity (affinity.go); nil when off
 	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
 	stopSpeculator  func()
+	pg              *pg.DB // storage on PostgreSQL (pgstate.go); nil: files only
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -161,7 +163,14 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if cfg.Home != "" {
 		dir = cfg.IndexDir()
 	}
-	if err := e.openIndex(ctx, emb, dir); err != nil {
+	var err error
+	if indexOnPG(cfg) {
+		err = e.openPGIndex(ctx, emb)
+	} else {
+		err = e.openIndex(ctx, emb, dir)
+	}
+	if err != nil {
+		e.closePG()
 		return nil, err
 	}
 	ix := e.Index
@@ -181,6 +190,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if cfg.Recording.Enabled {
 		rec, err := session.Open(sessionPath(cfg), session.Options{Redact: cfg.Recording.Redact})
 		if err != nil {
+			e.closePG()
 			return nil, fmt.Errorf("opening the session log: %w", err)
 		}
 		e.Recorder = rec
@@ -253,6 +263,7 @@ func (e *Engine) Close() error {
 	if e.Recorder != nil {
 		err = errors.Join(err, e.Recorder.Close())
 	}
+	e.closePG()
 	return err
 }
 

@@ -36,8 +36,8 @@ const learnedSaveEvery = 5 * time.Second
 // another's learning. A running process sees the others' learning at its
 // next start.
 type learnedStore struct {
-	path string
-	r    *selector.StatsRanker
+	be learnedBackend
+	r  *selector.StatsRanker
 
 	mu                     sync.Mutex // one save at a time
 	base                   scoring.Learned
@@ -48,19 +48,29 @@ type learnedStore struct {
 	done chan struct{}
 }
 
+// learnedBackend is where the learned state is kept: the file under
+// AIRS_HOME (flock) or PostgreSQL's airs_state (a row lock), with the same
+// read–merge–write in both.
+type learnedBackend interface {
+	// read returns the stored state (the empty state when there is none).
+	read() (scoring.Learned, error)
+	// update calls fn with the stored state under the backend's exclusive
+	// lock and stores what fn returns (nil: nothing).
+	update(fn func(stored scoring.Learned) (*scoring.Learned, error)) error
+}
+
 // openLearned loads the stored state into r and, with every > 0, saves new
 // learning in the background at that period.
 func openLearned(path string, r *selector.StatsRanker, every time.Duration) (*learnedStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	s := &learnedStore{path: path, r: r}
-	unlock, err := lockPath(path + ".lock")
-	if err != nil {
-		return nil, err
-	}
-	l, err := readLearned(path)
-	unlock()
+	return openLearnedIn(fileLearned{path}, r, every)
+}
+
+func openLearnedIn(be learnedBackend, r *selector.StatsRanker, every time.Duration) (*learnedStore, error) {
+	s := &learnedStore{be: be, r: r}
+	l, err := be.read()
 	if err != nil {
 		return nil, err
 	}
@@ -75,20 +85,67 @@ func openLearned(path string, r *selector.StatsRanker, every time.Duration) (*le
 	return s, nil
 }
 
+// fileLearned is the learned state in one JSON file, replaced whole under
+// an exclusive flock on FILE.lock.
+type fileLearned struct{ path string }
+
+func (f fileLearned) read() (scoring.Learned, error) {
+	unlock, err := lockPath(f.path + ".lock")
+	if err != nil {
+		return scoring.Learned{}, err
+	}
+	defer unlock()
+	return readLearned(f.path)
+}
+
+func (f fileLearned) update(fn func(scoring.Learned) (*scoring.Learned, error)) error {
+	unlock, err := lockPath(f.path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	disk, err := readLearned(f.path)
+	if err != nil {
+		return err
+	}
+	next, err := fn(disk)
+	if err != nil || next == nil {
+		return err
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(f.path, b); err != nil {
+		return fmt.Errorf("saving the learned ranking state: %w", err)
+	}
+	return nil
+}
+
 func readLearned(path string) (scoring.Learned, error) {
-	l := scoring.Learned{V: scoring.LearnedVersion}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return scoring.Learned{V: scoring.LearnedVersion}, fmt.Errorf("the learned ranking state %s is unreadable (%v): move it away or delete it to start with no learned state", path, err)
+	}
+	return parseLearned(b, path, "move it away or delete it")
+}
+
+// parseLearned decodes a stored state (nil: none yet); where names it and
+// fix says how to start afresh, for the message.
+func parseLearned(b []byte, where, fix string) (scoring.Learned, error) {
+	l := scoring.Learned{V: scoring.LearnedVersion}
+	if b == nil {
 		return l, nil
 	}
-	if err == nil {
-		err = json.Unmarshal(b, &l)
-	}
+	err := json.Unmarshal(b, &l)
 	if err == nil {
 		err = l.Validate()
 	}
 	if err != nil {
-		return l, fmt.Errorf("the learned ranking state %s is unreadable (%v): move it away or delete it to start with no learned state", path, err)
+		return l, fmt.Errorf("the learned ranking state %s is unreadable (%v): %s to start with no learned state", where, err, fix)
 	}
 	return l, nil
 }
@@ -124,22 +181,12 @@ func (s *learnedStore) save() error {
 		return nil
 	}
 	cur := scoring.Learned{V: scoring.LearnedVersion, Stats: st.Export(), Prefs: pr.Export()}
-	unlock, err := lockPath(s.path + ".lock")
+	err := s.be.update(func(stored scoring.Learned) (*scoring.Learned, error) {
+		merged := scoring.MergeLearned(stored, s.base, cur, st.Window())
+		return &merged, nil
+	})
 	if err != nil {
 		return err
-	}
-	defer unlock()
-	disk, err := readLearned(s.path)
-	if err != nil {
-		return err
-	}
-	merged := scoring.MergeLearned(disk, s.base, cur, st.Window())
-	b, err := json.Marshal(merged)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(s.path, b); err != nil {
-		return fmt.Errorf("saving the learned ranking state: %w", err)
 	}
 	s.base, s.savedStats, s.savedPrefs = cur, sv, pv
 	return nil
@@ -169,6 +216,14 @@ func (e *Engine) loadLearning() error {
 		if err := e.Ranker.SetWeights(*w); err != nil {
 			return fmt.Errorf("selection.weights: %w", err)
 		}
+	}
+	if learnedOnPG(e.Config) {
+		ls, err := e.openPGLearned()
+		if err != nil {
+			return err
+		}
+		e.learned = ls
+		return nil
 	}
 	if e.Config.Home == "" {
 		return nil

@@ -49,8 +49,12 @@ func (e *Engine) startRecommender() error {
 		return err
 	}
 	e.Recommender = r
-	if e.Config.Home != "" {
+	if auditOnPG(e.Config) {
+		trainFromRecords(r, e.pgAuditTail(historyRecords))
+	} else if e.Config.Home != "" {
 		trainFromAudit(r, e.Config.AuditPath())
+	}
+	if e.Config.Home != "" {
 		trainFromSessions(r, sessionPath(e.Config))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,6 +86,22 @@ func trainFromAudit(r *recommender.Recommender, path string) {
 			return
 		}
 	}
+	var recs []audit.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec audit.Record
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue // the first line after a seek is partial
+		}
+		recs = append(recs, rec)
+	}
+	trainFromRecords(r, recs)
+}
+
+// trainFromRecords is trainFromAudit over records already read, oldest
+// first (the PostgreSQL audit log's tail).
+func trainFromRecords(r *recommender.Recommender, recs []audit.Record) {
 	type seq struct {
 		tools []string
 		at    []time.Time
@@ -93,12 +113,10 @@ func trainFromAudit(r *recommender.Recommender, path string) {
 		}
 		s.tools, s.at = s.tools[:0], s.at[:0]
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var rec audit.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Outcome != "ok" || rec.Tool == "" || rec.Speculative {
-			continue // the first line after a seek is partial; a speculative call is nobody's
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Outcome != "ok" || rec.Tool == "" || rec.Speculative {
+			continue // a speculative call is nobody's
 		}
 		s := byCaller[rec.Caller]
 		if s == nil {
@@ -191,7 +209,12 @@ func (e *Engine) PrimeRecommender(caller string) {
 		return
 	}
 	now := time.Now()
-	recent := recentCalls(e.Config.AuditPath(), caller, now.Add(-time.Hour))
+	var recent []pipeline.CallEvent
+	if auditOnPG(e.Config) {
+		recent = recentCallsOf(e.pgAuditTail(recentRecords), caller, now.Add(-time.Hour))
+	} else {
+		recent = recentCalls(e.Config.AuditPath(), caller, now.Add(-time.Hour))
+	}
 	var files []recommender.FileEvent
 	for sp := range e.readableSpaces(caller) {
 		files = append(files, recentFiles(sp, e.Config.Spaces[sp], e.Config.Home, now.Add(-10*time.Minute))...)
@@ -213,12 +236,25 @@ func recentCalls(path, caller string, since time.Time) []pipeline.CallEvent {
 	if st, err := f.Stat(); err == nil && st.Size() > 1<<20 {
 		_, _ = f.Seek(st.Size()-1<<20, io.SeekStart)
 	}
-	var out []pipeline.CallEvent
+	var recs []audit.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var rec audit.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Caller != caller || rec.Time.Before(since) || rec.Speculative {
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			recs = append(recs, rec)
+		}
+	}
+	return recentCallsOf(recs, caller, since)
+}
+
+// recentCallsOf picks the caller's last ten calls since the given time
+// from records oldest first.
+func recentCallsOf(recs []audit.Record, caller string, since time.Time) []pipeline.CallEvent {
+	var out []pipeline.CallEvent
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Caller != caller || rec.Time.Before(since) || rec.Speculative {
 			continue
 		}
 		out = append(out, pipeline.CallEvent{CallID: rec.CallID, Caller: rec.Caller, Provider: rec.Provider, Tool: rec.Tool,

@@ -1,10 +1,27 @@
 // Package pg keeps AIRS's shared state in PostgreSQL, for several `airs
-// serve` replicas on one database: today the audit log (AuditLog), with
-// its schema versioned and migrated on Open.
+// serve` replicas on one database: the audit log (AuditLog, with
+// ReadAudit and TailAudit for its readers), the tool index on pgvector
+// (ToolIndex) and named state documents replicas merge into (State: the
+// ranker's learned statistics and preferences), with the schema versioned
+// and migrated on Open.
 //
 // It implements interfaces owned by the packages that use it —
-// pipeline.AuditSink for the audit log — and hands back their types
-// (audit.Record, audit.Report), so nothing above it sees pgx.
+// pipeline.AuditSink for the audit log, embeddings.Store and
+// embeddings.DenseSearcher for the tool index — and hands back their
+// types (audit.Record, audit.Report, embeddings.Doc), so nothing above it
+// sees pgx.
+//
+// # The tool index
+//
+// airs_tools holds each tool's document (jsonb) and unit vector,
+// airs_tool_groups each group's mean vector and its norm, airs_tool_index
+// the manifest and the lexical basis. The dense score is computed by one
+// exact query with the in-memory scan's formula (cosine plus the group
+// weight times the centroid's cosine, ties by ID in byte order); BM25 and
+// the fusion stay in package embeddings, so the ranking is the embedded
+// index's (TestToolIndexPGMatchesEmbedded; the retrieval evaluations give
+// the same figures, TestToolIndexPGRetrievalEval). Syncs from several
+// replicas are serialised by a session advisory lock.
 //
 // # Migrations
 //

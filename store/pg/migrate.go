@@ -104,6 +104,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 	}
 	for _, m := range ms[have:] {
 		if _, err := tx.Exec(ctx, m.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			if strings.Contains(m.sql, "CREATE EXTENSION IF NOT EXISTS vector") && strings.Contains(err.Error(), "vector") {
+				return fmt.Errorf("pg: migration %04d_%s: %w (the tool index needs the pgvector extension: install it on the server, "+
+					"e.g. apt-get install postgresql-15-pgvector, and run CREATE EXTENSION vector as a superuser in this database once)", m.version, m.name, err)
+			}
 			return fmt.Errorf("pg: migration %04d_%s: %w", m.version, m.name, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO airs_schema (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
