@@ -62,6 +62,22 @@ http:
 storage:
   audit: postgres
   dsn: \${AIRS_PG_DSN}
+manifests: [$work/ledger.yaml]
+YAML
+# A tool that is not idempotent, for the kill run: retries of its calls are
+# claimed (pipeline.CallClaims on PostgreSQL), so none runs twice. Its
+# handler is the calculator's; what matters is the declaration.
+cat >"$work/ledger.yaml" <<YAML
+provider: ledger
+tools:
+  - name: ledger_post
+    version: 1.0.0
+    description: Posts an entry to the ledger (not idempotent; scale-out test tool).
+    handler: builtin.calculator
+    parameters: {type: object, properties: {expression: {type: string}}, required: [expression]}
+    trust: TL3
+    latency_class: instant
+    idempotent: false
 YAML
 
 urls=()
@@ -101,8 +117,10 @@ one=$(sum "$work/one.jsonl"); three=$(sum "$work/three.jsonl")
 log "1 replica:  $one"
 log "3 replicas: $three"
 
-# Kill -9 replica 3 halfway through a third run.
-load -urls "$(IFS=,; echo "${urls[*]}")" -acked "$work/acked" >"$work/kill.json" &
+# Kill -9 replica 3 halfway through a third run, of the non-idempotent tool.
+kbody='{"tool":"ledger_post","arguments":{"expression":"(12.5 + 7) * 3"},"timeout_ms":5000}'
+./bin/airs-load spread -token "$tok" -c "$clients" -d "$dur" -body "$kbody" \
+	-urls "$(IFS=,; echo "${urls[*]}")" -acked "$work/acked" >"$work/kill.json" &
 lp=$!
 sleep "$(python3 -c "print($secs / 2)")"
 kill -9 "${pids[2]}"
@@ -111,7 +129,9 @@ wait $lp || true
 killrun=$(cat "$work/kill.json")
 log "kill run:   $killrun"
 
-psql "$AIRS_PG_DSN" -Atc "SELECT (line::json)->>'call_id' FROM airs_audit ORDER BY seq" >"$work/audit-ids"
+# The calls that ran: a retry answered already_claimed ran nothing.
+psql "$AIRS_PG_DSN" -Atc "SELECT (line::json)->>'call_id' FROM airs_audit WHERE (line::json)->>'error' IS DISTINCT FROM 'already_claimed' ORDER BY seq" >"$work/audit-ids"
+claims=$(psql "$AIRS_PG_DSN" -Atc "SELECT count(*) FROM airs_call_claims")
 checked=$(./bin/airs-load check -acked "$work/acked" -audit "$work/audit-ids") || true
 log "audit:      $checked"
 verify=$(AIRS_CONFIG=$work/airs.yaml AIRS_HOME=$work/home1 ./bin/airs audit verify --json) || true
@@ -141,14 +161,14 @@ fi
 
 jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" --argjson c "$checked" \
 	--argjson verified "$chain_verified" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
-	--argjson clients "$clients" --argjson secs "$secs" '{
+	--argjson clients "$clients" --argjson secs "$secs" --argjson claims "${claims:-0}" '{
   replicas: 3,
   throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
   rps_1: ($one.rps | round), rps_3: ($three.rps | round), errors_1: $one.errors, errors_3: $three.errors,
   clients: $clients, seconds_per_phase: $secs,
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
-  retried: $kill.retried, kill_run_errors: $kill.errors,
+  retried: $kill.retried, claimed_earlier: ($kill.claimed_earlier // 0), claims: $claims, kill_run_errors: $kill.errors,
   chain_verified: $verified, chain_resumed: $resumed, chain_resume: $note
 }' | tee "$work/result.json"
 jq -e '.errors_1 == 0 and .errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0' "$work/result.json" >/dev/null

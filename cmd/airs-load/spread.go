@@ -13,11 +13,12 @@ package main
 // writes the acknowledged call ids to -acked, one a line. `airs-load
 // check` compares that file with the call ids of the audit log.
 //
-// What it does not do: dedupe. A replica killed after committing a call's
-// audit record but before answering leaves a record whose call is retried
-// elsewhere and recorded again; AIRS does not yet look a call id up before
-// running it (docs/scaling.md, "scale-out"). `check` counts those
-// duplicates instead of hiding them.
+// Dedupe is the server's: replicas on PostgreSQL claim a non-idempotent
+// call's id before running it (pipeline.CallClaims), so a retry of a call
+// whose replica died after claiming it is answered 409 already_claimed
+// (counted as claimed_earlier). An idempotent tool is not claimed: its
+// retries may run again, harmlessly. `check` counts every id recorded as
+// run more than once, whatever the tool.
 
 import (
 	"bufio"
@@ -40,18 +41,23 @@ import (
 
 // spreadResult is spread's JSON line.
 type spreadResult struct {
-	Replicas     int              `json:"replicas"`
-	Clients      int              `json:"clients"`
-	Seconds      float64          `json:"seconds"`
-	Acknowledged int64            `json:"acknowledged"`
-	Errors       int64            `json:"errors"`
-	Retried      int64            `json:"retried"`
-	RPS          float64          `json:"rps"`
-	P50ms        float64          `json:"p50_ms"`
-	P99ms        float64          `json:"p99_ms"`
-	PerReplica   []int64          `json:"per_replica"`
-	Statuses     map[string]int64 `json:"statuses"`
-	FirstError   string           `json:"first_error,omitempty"`
+	Replicas     int     `json:"replicas"`
+	Clients      int     `json:"clients"`
+	Seconds      float64 `json:"seconds"`
+	Acknowledged int64   `json:"acknowledged"`
+	Errors       int64   `json:"errors"`
+	Retried      int64   `json:"retried"`
+	// ClaimedEarlier: retries answered 409 already_claimed — an earlier
+	// attempt of the call (whose answer was lost with its replica) claimed
+	// it, so it was not run twice. Neither acknowledged nor an error: the
+	// audit log says whether that attempt finished.
+	ClaimedEarlier int64            `json:"claimed_earlier"`
+	RPS            float64          `json:"rps"`
+	P50ms          float64          `json:"p50_ms"`
+	P99ms          float64          `json:"p99_ms"`
+	PerReplica     []int64          `json:"per_replica"`
+	Statuses       map[string]int64 `json:"statuses"`
+	FirstError     string           `json:"first_error,omitempty"`
 }
 
 // attemptResult is one POST's outcome: ok (acknowledged), retry (no
@@ -62,6 +68,7 @@ const (
 	attemptOK attemptResult = iota
 	attemptRetry
 	attemptRefused
+	attemptClaimed // 409 already_claimed: an earlier attempt runs or ran it
 )
 
 func runSpread(args []string) int {
@@ -126,7 +133,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 	prefix := make([]byte, 6)
 	_, _ = rand.Read(prefix)
 	var seq atomic.Int64
-	var ok, failed, retried atomic.Int64
+	var ok, failed, retried, claimed atomic.Int64
 	per := make([]atomic.Int64, len(bases))
 	var mu sync.Mutex
 	statuses := map[string]int64{}
@@ -168,6 +175,8 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 					}
 				}
 				switch r {
+				case attemptClaimed:
+					claimed.Add(1)
 				case attemptOK:
 					ok.Add(1)
 					per[at].Add(1)
@@ -195,7 +204,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 		return float64(all[min(len(all)-1, int(float64(len(all))*p/100))].Microseconds()) / 1000
 	}
 	res := spreadResult{Replicas: len(bases), Clients: conc, Seconds: elapsed.Seconds(), Acknowledged: ok.Load(),
-		Errors: failed.Load(), Retried: retried.Load(), RPS: float64(ok.Load()) / elapsed.Seconds(),
+		Errors: failed.Load(), Retried: retried.Load(), ClaimedEarlier: claimed.Load(), RPS: float64(ok.Load()) / elapsed.Seconds(),
 		P50ms: pct(50), P99ms: pct(99), Statuses: statuses, FirstError: firstErr}
 	for i := range per {
 		res.PerReplica = append(res.PerReplica, per[i].Load())
@@ -236,6 +245,9 @@ func attempt(ctx context.Context, client *http.Client, url, token string, body [
 	}
 	var res struct {
 		Outcome string `json:"outcome"`
+	}
+	if resp.StatusCode == http.StatusConflict && bytes.Contains(data, []byte(`"already_claimed"`)) {
+		return attemptClaimed, status, ""
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &res) != nil || res.Outcome != "ok" {
 		return attemptRefused, status, fmt.Sprintf("%s: HTTP %d: %s", url, resp.StatusCode, bytes.TrimSpace(data))

@@ -178,6 +178,11 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	mc.Policy = a.policy
 	mc.Registry = reg
 	mc.Audit = log
+	if p, ok := log.(pgAudit); ok {
+		// Replicas on one database share the claims: a client's retry on
+		// another replica never runs a non-idempotent call twice.
+		mc.Claims = p.db.Claims()
+	}
 	g, err := a.guardian()
 	if err != nil {
 		log.Close()
