@@ -86,7 +86,7 @@ func TestVsOllamaFormat(t *testing.T) {
 	}
 	defer closeE()
 	var oTok int
-	var oEval time.Duration
+	var oEval, oLastPrefill time.Duration
 	ollama := func(msgs []selector.Message, format json.RawMessage) (string, time.Duration, error) {
 		body, _ := json.Marshal(map[string]any{"model": model, "messages": msgs, "format": format, "stream": false,
 			"options": map[string]any{"temperature": 0, "seed": 1, "num_predict": 1024, "num_thread": 1}})
@@ -101,14 +101,19 @@ func TestVsOllamaFormat(t *testing.T) {
 			Error        string                   `json:"error"`
 			EvalCount    int                      `json:"eval_count"`
 			EvalDuration time.Duration            `json:"eval_duration"`
+			LoadDuration time.Duration            `json:"load_duration"`
+			// PromptEvalDuration: the prefill
+			PromptEvalDuration time.Duration `json:"prompt_eval_duration"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&out)
 		oTok += out.EvalCount
 		oEval += out.EvalDuration
+		oLastPrefill = out.PromptEvalDuration + out.LoadDuration
 		return out.Message.Content, time.Since(t0), err
 	}
 	qs := bfclSample(t, envInt("INPROC_VS_N", 8))
 	var tO, tFF, tNoFF []time.Duration
+	var bothO, bothI []time.Duration // the requests Ollama answered validly
 	validO, validI, n, forced, total, iTok := 0, 0, 0, 0, 0, 0
 	var iDur time.Duration
 	for i, q := range qs {
@@ -128,12 +133,20 @@ func TestVsOllamaFormat(t *testing.T) {
 		}
 		n++
 		out, d, err := ollama(msgs, format)
-		if err == nil && validate(v, out) == nil {
+		okO := err == nil && validate(v, out) == nil
+		if okO {
 			validO++
 		} else {
 			t.Logf("%s: Ollama output not valid (%v): %.200q", q.ID, err, out)
 		}
 		tO = append(tO, d)
+		// Each in-process run follows an unrelated prompt, as each Ollama
+		// request follows the previous request's: neither run finds this
+		// request's prompt in its cache (the second would, otherwise).
+		evict := func() {
+			e.Unconstrained(context.Background(), "<|im_start|>user\nunrelated<|im_end|>\n", 1, Sampling{})
+		}
+		evict()
 		r, err := e.Constrained(context.Background(), ChatPrompt(msgs), g, Sampling{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", q.ID, err)
@@ -148,15 +161,26 @@ func TestVsOllamaFormat(t *testing.T) {
 		iDur += r.Total - r.Prefill
 		forced += r.Forced
 		total += r.Forced + r.Sampled
+		evict()
 		r2, err := e.Constrained(context.Background(), ChatPrompt(msgs), g, Sampling{NoFastForward: true}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", q.ID, err)
 		}
 		tNoFF = append(tNoFF, r2.Total)
+		t.Logf("%s: Ollama %v (valid %v, prefill+load %v); in-process fast-forward %v (prefill %v, %d sampled + %d forced), without %v",
+			q.ID, d.Round(time.Millisecond), okO, oLastPrefill.Round(time.Millisecond), r.Total.Round(time.Millisecond),
+			r.Prefill.Round(time.Millisecond), r.Sampled, r.Forced, r2.Total.Round(time.Millisecond))
+		if okO {
+			bothO, bothI = append(bothO, d), append(bothI, r.Total)
+		}
 	}
 	mo, mf, mn := median(tO), median(tFF), median(tNoFF)
 	t.Logf("time to a call over %d BFCL requests (medians): Ollama format %v (%d valid), in-process fast-forward %v (%d valid, forced fraction %.3f), in-process without fast-forward %v; Ollama/in-process %.2f, Ollama/no-FF %.2f",
 		n, mo, validO, mf, validI, float64(forced)/float64(max(1, total)), mn, float64(mo)/float64(mf), float64(mo)/float64(mn))
+	if len(bothO) > 0 {
+		t.Logf("on the %d requests Ollama answered validly: Ollama %v, in-process fast-forward %v (medians), Ollama/in-process %.2f; Ollama's other %d outputs were not valid calls (no time to a valid call)",
+			len(bothO), median(bothO), median(bothI), float64(median(bothO))/float64(median(bothI)), n-len(bothO))
+	}
 	t.Logf("generated tokens: Ollama %d in %v of eval (%.2f ms/token); in-process %d (sampled+forced) in %v after prefill (%.2f ms/token)",
 		oTok, oEval, float64(oEval.Microseconds())/1000/float64(max(1, oTok)), iTok, iDur, float64(iDur.Microseconds())/1000/float64(max(1, iTok)))
 }
