@@ -187,17 +187,19 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	}
 
 	// call runs one call as an activity and maps its end to a step status.
-	call := func(i, item int, outputs map[string]json.RawMessage) (json.RawMessage, chains.StepStatus, string) {
+	// cctx is the calling coroutine's context (a child of runCtx: blocking
+	// calls must use their own coroutine's context).
+	call := func(cctx workflow.Context, i, item int, outputs map[string]json.RawMessage) (json.RawMessage, chains.StepStatus, string) {
 		s := prep.Steps[i]
 		cr := CallRequest{Run: req, Step: i, Item: item, Outputs: outputs, Idempotent: s.Idempotent}
 		key := cr.Key(s.ID)
-		if err := sem.Acquire(runCtx, 1); err != nil {
+		if err := sem.Acquire(cctx, 1); err != nil {
 			return nil, chains.StatusSkipped, "not started: " + stopReason(stopped)
 		}
 		defer sem.Release(1)
-		actx := workflow.WithActivityOptions(runCtx, callOptions(req, key, s.Idempotent))
+		actx := workflow.WithActivityOptions(cctx, callOptions(req, key, s.Idempotent))
 		var out json.RawMessage
-		err := workflow.ExecuteActivity(actx, CallActivityName, cr).Get(runCtx, &out)
+		err := workflow.ExecuteActivity(actx, CallActivityName, cr).Get(cctx, &out)
 		if err == nil {
 			return out, chains.StatusOK, ""
 		}
@@ -213,7 +215,7 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	}
 
 	for i := range prep.Steps {
-		workflow.Go(ctx, func(gctx workflow.Context) {
+		workflow.Go(runCtx, func(gctx workflow.Context) {
 			s := prep.Steps[i]
 			for _, d := range s.Deps {
 				_ = states[d].doneF.Get(gctx, nil)
@@ -233,18 +235,18 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 				outputs[prep.Steps[d].ID] = states[d].output
 			}
 			if !s.Foreach {
-				out, st, msg := call(i, -1, outputs)
+				out, st, msg := call(gctx, i, -1, outputs)
 				finish(i, st, out, msg)
 				return
 			}
 			// Foreach: resolve the array (a pure activity), then one
 			// activity per element, in parallel within MaxParallel.
-			ictx := workflow.WithActivityOptions(runCtx, workflow.ActivityOptions{
+			ictx := workflow.WithActivityOptions(gctx, workflow.ActivityOptions{
 				StartToCloseTimeout: time.Minute,
 				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{ErrTypeInvalid}},
 			})
 			var n int
-			if err := workflow.ExecuteActivity(ictx, ItemsActivityName, CallRequest{Run: req, Step: i, Item: -1, Outputs: outputs}).Get(runCtx, &n); err != nil {
+			if err := workflow.ExecuteActivity(ictx, ItemsActivityName, CallRequest{Run: req, Step: i, Item: -1, Outputs: outputs}).Get(gctx, &n); err != nil {
 				msg := "foreach: " + rootMessage(err)
 				if runCtx.Err() != nil && !isApplication(err) {
 					finish(i, chains.StatusCancelled, nil, "cancelled: "+stopReason(stopped))
@@ -260,9 +262,9 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 			wg := workflow.NewWaitGroup(gctx)
 			for k := range n {
 				wg.Add(1)
-				workflow.Go(gctx, func(workflow.Context) {
+				workflow.Go(gctx, func(kctx workflow.Context) {
 					defer wg.Done()
-					outs[k], sts[k], msgs[k] = call(i, k, outputs)
+					outs[k], sts[k], msgs[k] = call(kctx, i, k, outputs)
 				})
 			}
 			wg.Wait(gctx)
