@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/airs-dev/airs/chains/temporal/internal/testtools"
 )
 
@@ -43,7 +41,7 @@ func TestE2EChainSurvivesKilledWorkers(t *testing.T) {
 	}
 	queue := fmt.Sprintf("airs-e2e-%d", time.Now().UnixNano())
 
-	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default"})
+	c, err := Dial(addr, "default", nil)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -110,18 +108,24 @@ func TestE2EChainSurvivesKilledWorkers(t *testing.T) {
 
 	// Kill A while b runs: a has finished, b has started and not finished.
 	waitFor("step b to start on A", func() bool { return n("a.done") == 1 && n("b.start") == 1 })
-	finishedAtKillA := []string{"a"}
+	// startsAt[step] is how often each finished step had started when a
+	// worker was killed; a finished step must never start again.
+	startsAt := map[string]int{}
+	snapshot := func(steps ...string) {
+		for _, s := range steps {
+			if n(s+".done") != 1 {
+				t.Fatalf("%s not finished at the kill", s)
+			}
+			startsAt[s] = n(s + ".start")
+		}
+	}
+	snapshot("a")
 	kill("A", a)
 	b := startWorker("B")
 
 	// Kill B while the non-idempotent w runs.
 	waitFor("step w to start on B", func() bool { return n("w.start") == 1 })
-	finishedAtKillB := []string{"a", "b", "each-p0", "each-p1", "each-p2"}
-	for _, s := range finishedAtKillB {
-		if n(s+".done") != 1 {
-			t.Fatalf("%s not finished when w started", s)
-		}
-	}
+	snapshot("a", "b", "each-p0", "each-p1", "each-p2")
 	kill("B", b)
 	startWorker("C")
 
@@ -134,12 +138,21 @@ func TestE2EChainSurvivesKilledWorkers(t *testing.T) {
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	t.Logf("result: %s", raw)
 
-	// Every step that had finished before a kill ran exactly once.
+	// No step that had finished before a kill started again after it; the
+	// steps that finished on A and B each ran exactly once to its end.
 	repeated := 0
-	for _, s := range slices.Concat(finishedAtKillA, finishedAtKillB) {
-		if n(s+".start") != 1 {
+	for s, before := range startsAt {
+		if got := n(s + ".start"); got != before {
 			repeated++
-			t.Errorf("%s started %d times", s, n(s+".start"))
+			t.Errorf("%s started %d times after it had finished (%d before)", s, got-before, before)
+		}
+		if n(s+".done") != 1 {
+			t.Errorf("%s finished %d times", s, n(s+".done"))
+		}
+	}
+	for _, s := range []string{"a", "each-p0", "each-p1", "each-p2"} {
+		if n(s+".start") != 1 {
+			t.Errorf("%s started %d times, want 1", s, n(s+".start"))
 		}
 	}
 	// b was interrupted by A's death and is idempotent: retried once.

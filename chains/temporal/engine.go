@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -31,9 +34,14 @@ func NewWorker(c client.Client, taskQueue string, a *Activities) (worker.Worker,
 	return w, nil
 }
 
-// Dial connects to the Temporal frontend at address (host:port).
-func Dial(address, namespace string) (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace})
+// Dial connects to the Temporal frontend at address (host:port). The SDK
+// logs through logger (nil: warnings and errors to stderr; the SDK's own
+// default writes to stdout).
+func Dial(address, namespace string, logger *slog.Logger) (client.Client, error) {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(logger)})
 	if err != nil {
 		return nil, fmt.Errorf("temporal: cannot reach %s (namespace %s): %v; start a server (scripts/temporal.sh starts a dev server) or fix chains.address in airs.yaml", address, namespace, err)
 	}

@@ -373,11 +373,14 @@ func callError(err error, s chains.StepInfo, key string) string {
 		return ae.Error()
 	}
 	if lost(err) {
+		var te *temporal.TimeoutError
+		errors.As(err, &te)
+		why := te.TimeoutType().String() + " timeout"
 		if !s.Idempotent {
 			return fmt.Sprintf("interrupted: tool %s is not idempotent and call %s may have run on a worker that was lost (%s); "+
-				"AIRS does not repeat it: check what it did, then re-run the chain or the step by hand", s.Tool, key, rootMessage(err))
+				"AIRS does not repeat it: check what it did, then re-run the chain or the step by hand", s.Tool, key, why)
 		}
-		return fmt.Sprintf("call %s lost its worker on every attempt (%s)", key, rootMessage(err))
+		return fmt.Sprintf("call %s lost its worker on every attempt (%s)", key, why)
 	}
 	return rootMessage(err)
 }
