@@ -240,6 +240,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildMCP(fc, c)
 	p.buildSpeculation(fc, c)
 	p.buildStorage(fc, c)
+	p.buildChains(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

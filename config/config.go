@@ -100,6 +100,8 @@ type Config struct {
 	MCP MCP
 	// Storage: where shared state lives (config/storage.go).
 	Storage Storage
+	// Chains: the engine that runs chains (config/temporal.go).
+	Chains Chains
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

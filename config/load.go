@@ -182,6 +182,7 @@ type fileConfig struct {
 	} `yaml:"guard"`
 	MCP     fileMCP     `yaml:"mcp"`
 	Storage fileStorage `yaml:"storage"`
+	Chains  fileChains  `yaml:"chains"`
 }
 
 type fileAgent struct {
