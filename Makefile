@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e e2e-pg e2e-inproc inproc bench demo fuzz vet clean
+.PHONY: all build test conformance e2e e2e-pg e2e-inproc e2e-temporal inproc bench demo fuzz vet clean
 
 all: build
 
@@ -38,6 +38,12 @@ inproc:
 ## throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs, starts and removes.
 e2e-pg:
 	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./cmd/airs/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema'
+
+## e2e-temporal: chains on Temporal against a real dev server (the Temporal CLI v1.5.1
+## built from its Go module, cached): two worker processes killed mid-chain with
+## SIGKILL; prints {"chain_resumed":true,"steps_repeated":0,...}.
+e2e-temporal:
+	bash scripts/temporal.sh $(GO) test -race -count=1 -v ./chains/temporal/
 
 ## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.
