@@ -135,23 +135,25 @@ func (a *Activities) Call(ctx context.Context, cr CallRequest) (json.RawMessage,
 			every = hb / 3
 		}
 	}
-	hbCtx, stop := context.WithCancel(ctx)
+	stopHB := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(hbCtx, key)
+			activity.RecordHeartbeat(ctx, key)
 			select {
-			case <-hbCtx.Done():
+			case <-stopHB:
+				return
+			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
 		}
 	}()
 	out, _, err := p.Call(ctx, cr.Run.RunID, cr.Step, cr.Item, cr.Outputs)
-	stop()
+	close(stopHB)
 	<-hbDone
 	if err != nil {
 		if ctx.Err() != nil {

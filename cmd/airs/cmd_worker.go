@@ -30,14 +30,26 @@ Examples:
   airs worker --address 127.0.0.1:7233 --task-queue airs
 `,
 	Run: func(a *app, args []string) error {
-		cc := a.cfg.Chains
 		fs := a.flags()
-		address := fs.String("address", cc.Address, "Temporal frontend host:port (chains.address)")
-		namespace := fs.String("namespace", cc.Namespace, "Temporal namespace (chains.namespace)")
-		queue := fs.String("task-queue", cc.TaskQueue, "task queue to poll (chains.task_queue)")
+		address := fs.String("address", "", "Temporal frontend host:port (default: chains.address, 127.0.0.1:7233)")
+		namespace := fs.String("namespace", "", "Temporal namespace (default: chains.namespace, default)")
+		queue := fs.String("task-queue", "", "task queue to poll (default: chains.task_queue, airs)")
 		pos, err := parseArgs(fs, args)
 		if err != nil {
 			return err
+		}
+		cfg, err := a.config()
+		if err != nil {
+			return err
+		}
+		cc := cfg.Chains
+		for _, f := range []struct {
+			v *string
+			d string
+		}{{address, cc.Address}, {namespace, cc.Namespace}, {queue, cc.TaskQueue}} {
+			if *f.v == "" {
+				*f.v = f.d
+			}
 		}
 		if len(pos) != 0 {
 			return usagef("'worker' takes no arguments")
