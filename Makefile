@@ -43,7 +43,7 @@ e2e-pg:
 ## built from its Go module, cached): two worker processes killed mid-chain with
 ## SIGKILL; prints {"chain_resumed":true,"steps_repeated":0,...}.
 e2e-temporal:
-	bash scripts/temporal.sh $(GO) test -race -count=1 -v ./chains/temporal/
+	bash scripts/temporal.sh sh -c '$(GO) test -race -count=1 -v ./chains/temporal/ && $(GO) test -count=1 -v -run TestTemporal ./cmd/airs/'
 
 ## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.
