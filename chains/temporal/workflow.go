@@ -207,7 +207,8 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 			return nil, chains.StatusCancelled, "cancelled: " + stopReason(stopped)
 		}
 		msg := callError(err, s, key)
-		if !s.Idempotent && lost(err) {
+		var ae *temporal.ApplicationError
+		if !s.Idempotent && (lost(err) || errors.As(err, &ae) && ae.Type() == ErrTypeNotRepeated) {
 			res.Interrupted = append(res.Interrupted, key)
 		}
 		fail(fmt.Sprintf("step %s: %s", nodeName(s.ID, item), msg))

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/airs-dev/airs/chains/temporal/internal/testtools"
 )
@@ -25,6 +25,13 @@ import (
 // server) with the real activities over a real pipeline.Manager.
 
 func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *Activities, string) {
+	t.Helper()
+	return setupCall(t, nil)
+}
+
+// setupCall registers wrap(a) as the call activity when wrap is not nil:
+// the tests simulate a lost worker with it.
+func setupCall(t *testing.T, wrap func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error)) (*testsuite.TestWorkflowEnvironment, *Activities, string) {
 	t.Helper()
 	dir := t.TempDir()
 	m, cat, err := testtools.New(dir)
@@ -42,7 +49,15 @@ func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *Activities, strin
 	// The race detector on a busy 2-core machine can hold a coroutine past
 	// the default 1 s deadlock detection.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	Register(env, a)
+	if wrap == nil {
+		Register(env, a)
+		return env, a, dir
+	}
+	env.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterActivityWithOptions(a.Prepare, activity.RegisterOptions{Name: PrepareActivityName})
+	env.RegisterActivityWithOptions(a.Items, activity.RegisterOptions{Name: ItemsActivityName})
+	env.RegisterActivityWithOptions(a.Output, activity.RegisterOptions{Name: OutputActivityName})
+	env.RegisterActivityWithOptions(wrap(a), activity.RegisterOptions{Name: CallActivityName})
 	return env, a, dir
 }
 
@@ -128,14 +143,15 @@ func TestWorkflowRunsEveryCallOnceThroughThePipeline(t *testing.T) {
 // A worker lost after an idempotent call ran (simulated: the activity runs,
 // then reports a heartbeat timeout) gets the call retried.
 func TestIdempotentCallRetriedAfterLostWorker(t *testing.T) {
-	env, a, dir := setup(t)
 	var lostOnce atomic.Bool
-	env.OnActivity(CallActivityName, mock.Anything, mock.Anything).Return(func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
-		out, err := a.Call(ctx, cr)
-		if cr.Step == 1 && lostOnce.CompareAndSwap(false, true) {
-			return nil, temporal.NewHeartbeatTimeoutError()
+	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error) {
+		return func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
+			out, err := a.Call(ctx, cr)
+			if cr.Step == 1 && lostOnce.CompareAndSwap(false, true) {
+				return nil, temporal.NewHeartbeatTimeoutError()
+			}
+			return out, err
 		}
-		return out, err
 	})
 	env.ExecuteWorkflow(WorkflowName, demoRequest(t, nil))
 	res := result(t, env)
@@ -153,15 +169,16 @@ func TestIdempotentCallRetriedAfterLostWorker(t *testing.T) {
 // A non-idempotent call whose worker is lost is reported and never
 // repeated.
 func TestNonIdempotentCallInterruptedIsReportedNotRepeated(t *testing.T) {
-	env, a, dir := setup(t)
 	var calls atomic.Int32
-	env.OnActivity(CallActivityName, mock.Anything, mock.Anything).Return(func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
-		if cr.Step == 4 {
-			calls.Add(1)
-			_, _ = a.Call(ctx, cr)
-			return nil, temporal.NewHeartbeatTimeoutError()
+	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error) {
+		return func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
+			if cr.Step == 4 {
+				calls.Add(1)
+				_, _ = a.Call(ctx, cr)
+				return nil, temporal.NewHeartbeatTimeoutError()
+			}
+			return a.Call(ctx, cr)
 		}
-		return a.Call(ctx, cr)
 	})
 	env.ExecuteWorkflow(WorkflowName, demoRequest(t, nil))
 	res := result(t, env)
