@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e e2e-pg e2e-inproc inproc bench demo fuzz vet clean scale-out
+.PHONY: all build test conformance e2e e2e-pg e2e-inproc e2e-temporal inproc bench demo fuzz vet clean scale-out
 
 all: build
 
@@ -46,6 +46,12 @@ e2e-pg:
 ## chain verified; CHAIN_RESUME_CMD, when set, checks chain resume. One JSON line.
 scale-out:
 	bash scripts/scale-out.sh $(SCALE_CLIENTS) $(SCALE_DURATION)
+
+## e2e-temporal: chains on Temporal against a real dev server (the Temporal CLI v1.5.1
+## built from its Go module, cached): two worker processes killed mid-chain with
+## SIGKILL; prints {"chain_resumed":true,"steps_repeated":0,...}.
+e2e-temporal:
+	bash scripts/temporal.sh sh -c '$(GO) test -race -count=1 -v ./chains/temporal/ && $(GO) test -count=1 -v -run TestTemporal ./cmd/airs/'
 
 ## e2e-inproc: the in-process engine's tests on the tiny model (BFCL, JSONSchemaBench
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.

@@ -241,6 +241,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildPeers(fc, c) // after agents and mcp: a grant adds to an agent
 	p.buildSpeculation(fc, c)
 	p.buildStorage(fc, c)
+	p.buildChains(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

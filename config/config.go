@@ -102,6 +102,8 @@ type Config struct {
 	Storage Storage
 	// Peers: other AIRS instances as providers (config/peers.go).
 	Peers []Peer
+	// Chains: the engine that runs chains (config/temporal.go).
+	Chains Chains
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

@@ -183,6 +183,7 @@ type fileConfig struct {
 	MCP     fileMCP     `yaml:"mcp"`
 	Storage fileStorage `yaml:"storage"`
 	Peers   []filePeer  `yaml:"peers"`
+	Chains  fileChains  `yaml:"chains"`
 }
 
 type fileAgent struct {

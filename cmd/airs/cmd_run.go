@@ -102,6 +102,17 @@ Examples:
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 		defer stop()
+		if a.cfg.Chains.Engine == config.ChainsTemporal {
+			if *ef.engine != "" || *ef.gguf != "" || *model != "" {
+				return usagef("chains.engine is temporal: the chain runs on the workers ('airs worker'), so --engine, --gguf and --model do not apply")
+			}
+			if *timeout > 0 {
+				var cancel func()
+				ctx, cancel = context.WithTimeout(ctx, *timeout)
+				defer cancel()
+			}
+			return runOnTemporal(ctx, a, caller, pos[0], data, in, *cont, *asJSON)
+		}
 		// Only an explicit --engine inproc loads a model: model.engine in
 		// airs.yaml does not make every pipeline run wait for a GGUF.
 		opts := engine.Options{Channel: "run", Model: "none"}

@@ -43,6 +43,7 @@ var commands = []*command{
 	reviewCmd,
 	guardCmd,
 	taskCmd,
+	workerCmd,
 }
 
 // command is one subcommand.
