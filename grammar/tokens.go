@@ -412,6 +412,8 @@ type TokenMatcher struct {
 	bufA []cfg
 	bufB []cfg
 	tmp  []uint64
+	// groups: FillMask's configurations by top (shared.go)
+	groups []cfgGroup
 }
 
 type tmStep struct {
@@ -501,8 +503,12 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 	}
 	ti := tm.ti
 	toks := ti.v.Tokens
-	for ci := range tm.cur {
-		c := &tm.cur[ci]
+	// configurations that differ only below their top share their
+	// simulations (shared.go)
+	tm.groups = groupCfgs(tm.cur, tm.groups)
+	for gi := range tm.groups {
+		gr := &tm.groups[gi]
+		c := &gr.rep
 		sg, lr := tm.g.seg(c.rule)
 		r := sg.rules[lr]
 		sm := ti.stateMask(r, c.state)
@@ -566,7 +572,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 						ok, known = true, true
 					}
 					if !known {
-						ok = tm.simulate(c, toks[t])
+						ok = tm.anyAccepts(gr, toks[t])
 					}
 					if !ok {
 						tmp[t>>6] &^= 1 << (t & 63)
@@ -575,7 +581,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			}
 			if checkedRet && !deep {
 				for _, t := range sm.fin {
-					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.anyAccepts(gr, toks[t]) {
 						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
@@ -605,7 +611,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					if int(ti.cpUp[t]) <= h {
 						break
 					}
-					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.anyAccepts(gr, toks[t]) {
 						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
@@ -618,7 +624,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			if bits[t>>6]&(1<<(t&63)) != 0 {
 				continue
 			}
-			if tm.simulate(c, toks[t]) {
+			if tm.anyAccepts(gr, toks[t]) {
 				bits[t>>6] |= 1 << (t & 63)
 			}
 		}
