@@ -68,6 +68,9 @@ type rdfa struct {
 	st     []rdstate
 	shared bool     // long-lived (formats, any string): its encodings are cached
 	canon  sync.Map // state → canonical key of its prefix-closed language
+	// icand: *TokenizerInfo → *interiorCands, the interiors computed from
+	// this automaton's states, for states that agree with one to the cut
+	icand  sync.Map
 	pcOnce sync.Once
 	pcCls  []int32
 	pc     *rdfa
@@ -1094,4 +1097,71 @@ func keyTrie(names []string, tags []int32, other int32) (*rdfa, []int32) {
 	d.st = append(d.st, rest)
 	out = append(out, other)
 	return d, out
+}
+
+// sameCut reports whether the prefix-closed languages from states a and b
+// agree on every string of at most n code points (within budget pairs of
+// states; false when the budget is spent). A lockstep walk over pairs of
+// quotient states, each pair met first at its smallest depth (breadth
+// first): agreeing there to the cut means agreeing at any later depth.
+func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
+	cls, q := d.prefixClasses()
+	type pair struct{ p, q int32 }
+	start := pair{cls[a], cls[b]}
+	if start.p == start.q {
+		return true
+	}
+	seen := map[pair]bool{start: true}
+	cur := []pair{start}
+	for depth := 0; depth < n && len(cur) > 0; depth++ {
+		var next []pair
+		for _, pr := range cur {
+			ea, eb := q.st[pr.p].edges, q.st[pr.q].edges
+			if len(ea) == 0 || len(eb) == 0 {
+				if len(ea) != len(eb) {
+					return false
+				}
+				continue
+			}
+			// walk both edge lists as one sequence of segments; la, lb
+			// are where the current edge of each side resumes
+			i, j := 0, 0
+			la, lb := ea[0].lo, eb[0].lo
+			for i < len(ea) && j < len(eb) {
+				if la != lb {
+					return false // one has code points the other has not
+				}
+				hi := min(ea[i].hi, eb[j].hi)
+				if x, y := ea[i].to, eb[j].to; x != y && depth+1 < n {
+					np := pair{x, y}
+					if !seen[np] {
+						if len(seen) >= budget {
+							return false
+						}
+						seen[np] = true
+						next = append(next, np)
+					}
+				}
+				if ea[i].hi == hi {
+					if i++; i < len(ea) {
+						la = ea[i].lo
+					}
+				} else {
+					la = hi + 1
+				}
+				if eb[j].hi == hi {
+					if j++; j < len(eb) {
+						lb = eb[j].lo
+					}
+				} else {
+					lb = hi + 1
+				}
+			}
+			if i < len(ea) || j < len(eb) {
+				return false
+			}
+		}
+		cur = next
+	}
+	return true
 }

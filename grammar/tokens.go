@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // TokenizerInfo is a vocabulary prepared for masks: its token tries and
@@ -36,6 +37,7 @@ type TokenizerInfo struct {
 	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
+	interiorWalks atomic.Int64 // walks done (the rest came from a cache)
 }
 
 // ttrie is a token trie in depth-first order; node 0 is the root.
@@ -366,12 +368,51 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	if m, ok := ti.interiorCache.Load(key); ok {
 		return m.([]uint64)
 	}
-	cls, q := sd.prefixClasses()
-	m := make([]uint64, ti.words)
-	ti.interiorWalk(q, cls[si], m)
-	x, _ := ti.interiorCache.LoadOrStore(key, m)
-	return x.([]uint64)
+	// A token of n bytes spans at most n code points, so the interior is
+	// decided by the language cut to maxLen code points: a state of the
+	// same automaton that agrees with si that far (a word counter's next
+	// word, far from its bound) has the same interior (issue 18).
+	x, _ := sd.icand.LoadOrStore(ti, &interiorCands{})
+	ic := x.(*interiorCands)
+	ic.mu.Lock()
+	cands := slices.Clone(ic.list)
+	ic.mu.Unlock()
+	var m []uint64
+	for i := len(cands) - 1; i >= 0 && m == nil; i-- {
+		if sd.sameCut(cands[i].si, si, ti.maxLen, 4096) {
+			m = cands[i].m
+		}
+	}
+	if m == nil {
+		cls, q := sd.prefixClasses()
+		m = make([]uint64, ti.words)
+		ti.interiorWalk(q, cls[si], m)
+		ti.interiorWalks.Add(1)
+		ic.mu.Lock()
+		if len(ic.list) == maxInteriorCands {
+			ic.list = append(ic.list[:0], ic.list[1:]...)
+		}
+		ic.list = append(ic.list, interiorCand{si, m})
+		ic.mu.Unlock()
+	}
+	y, _ := ti.interiorCache.LoadOrStore(key, m)
+	return y.([]uint64)
 }
+
+// interiorCands are the last interiors walked from one automaton's states.
+type interiorCands struct {
+	mu   sync.Mutex
+	list []interiorCand
+}
+
+type interiorCand struct {
+	si int32
+	m  []uint64
+}
+
+// maxInteriorCands bounds the states a new one is compared with (each
+// comparison is at most a few thousand state pairs).
+const maxInteriorCands = 8
 
 // computeStateMask is the context-independent part of the mask at state s.
 func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
