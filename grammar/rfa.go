@@ -70,15 +70,17 @@ type rdfa struct {
 	canon  sync.Map // state → canonical key of its prefix-closed language
 	// icand: *TokenizerInfo → *interiorCands, the interiors computed from
 	// this automaton's states, for states that agree with one to the cut
-	icand  sync.Map
-	pcOnce sync.Once
-	pcCls  []int32
-	pc     *rdfa
-	lrOnce sync.Once
-	lrMin  int
-	lrMax  int
-	chOnce sync.Once
-	ch     sig128
+	icand     sync.Map
+	cheapOnce sync.Once // prefixCheap
+	cheap     bool
+	pcOnce    sync.Once
+	pcCls     []int32
+	pc        *rdfa
+	lrOnce    sync.Once
+	lrMin     int
+	lrMax     int
+	chOnce    sync.Once
+	ch        sig128
 }
 
 // prefixFrom is the minimal DFA of the prefix-closed language from state si
@@ -1105,9 +1107,13 @@ func keyTrie(names []string, tags []int32, other int32) (*rdfa, []int32) {
 // quotient states, each pair met first at its smallest depth (breadth
 // first): agreeing there to the cut means agreeing at any later depth.
 func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
-	cls, q := d.prefixClasses()
+	q := d
+	if d.prefixCheap() {
+		cls, pc := d.prefixClasses()
+		q, a, b = pc, cls[a], cls[b]
+	}
 	type pair struct{ p, q int32 }
-	start := pair{cls[a], cls[b]}
+	start := pair{a, b}
 	if start.p == start.q {
 		return true
 	}
@@ -1164,4 +1170,35 @@ func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
 		cur = next
 	}
 	return true
+}
+
+// prefixCheap reports whether prefixClasses is cheap enough for a mask's
+// first visit: Moore's refinement needs one round per state on the longest
+// distinguishing path among the states tailClasses leaves to it (those
+// reaching a cycle), each round over every edge. A word counter of 200
+// words is 400 such states: 400 rounds, 25 ms (issue 18). Above the bound,
+// interiors are walked on d itself and shared within d only.
+func (d *rdfa) prefixCheap() bool {
+	d.cheapOnce.Do(func() {
+		edges := 0
+		for _, s := range d.st {
+			edges += len(s.edges)
+		}
+		if len(d.st)*edges <= 1<<17 {
+			d.cheap = true
+			return
+		}
+		all := &rdfa{st: make([]rdstate, len(d.st))}
+		for i, s := range d.st {
+			all.st[i] = rdstate{edges: s.edges, final: true}
+		}
+		cyclic := 0
+		for _, c := range tailClasses(all) {
+			if c == 0 {
+				cyclic++
+			}
+		}
+		d.cheap = cyclic*edges <= 1<<17
+	})
+	return d.cheap
 }

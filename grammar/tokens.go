@@ -364,19 +364,27 @@ func specOnly(r *rule, s int32, b byte, start bool) (int32, int) {
 // every key of an object that allows any key, every state of a format that
 // recurs in another schema share one entry.
 func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
-	key := sd.canonKey(si)
-	if m, ok := ti.interiorCache.Load(key); ok {
-		return m.([]uint64)
+	canon := sd.prefixCheap()
+	var key sig128
+	if canon {
+		key = sd.canonKey(si)
+		if m, ok := ti.interiorCache.Load(key); ok {
+			return m.([]uint64)
+		}
 	}
+	x, _ := sd.icand.LoadOrStore(ti, &interiorCands{})
+	ic := x.(*interiorCands)
+	ic.mu.Lock()
+	if m, ok := ic.local[si]; ok {
+		ic.mu.Unlock()
+		return m
+	}
+	cands := slices.Clone(ic.list)
+	ic.mu.Unlock()
 	// A token of n bytes spans at most n code points, so the interior is
 	// decided by the language cut to maxLen code points: a state of the
 	// same automaton that agrees with si that far (a word counter's next
 	// word, far from its bound) has the same interior (issue 18).
-	x, _ := sd.icand.LoadOrStore(ti, &interiorCands{})
-	ic := x.(*interiorCands)
-	ic.mu.Lock()
-	cands := slices.Clone(ic.list)
-	ic.mu.Unlock()
 	var m []uint64
 	for i := len(cands) - 1; i >= 0 && m == nil; i-- {
 		if sd.sameCut(cands[i].si, si, ti.maxLen, 4096) {
@@ -384,9 +392,13 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 		}
 	}
 	if m == nil {
-		cls, q := sd.prefixClasses()
 		m = make([]uint64, ti.words)
-		ti.interiorWalk(q, cls[si], m)
+		if canon {
+			cls, q := sd.prefixClasses()
+			ti.interiorWalk(q, cls[si], m)
+		} else {
+			ti.interiorWalk(sd, si, m) // every state taken as final: the same language
+		}
 		ti.interiorWalks.Add(1)
 		ic.mu.Lock()
 		if len(ic.list) == maxInteriorCands {
@@ -395,14 +407,25 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 		ic.list = append(ic.list, interiorCand{si, m})
 		ic.mu.Unlock()
 	}
+	if !canon {
+		// no canonical key without the quotient: kept on the automaton
+		ic.mu.Lock()
+		if ic.local == nil {
+			ic.local = map[int32][]uint64{}
+		}
+		ic.local[si] = m
+		ic.mu.Unlock()
+		return m
+	}
 	y, _ := ti.interiorCache.LoadOrStore(key, m)
 	return y.([]uint64)
 }
 
 // interiorCands are the last interiors walked from one automaton's states.
 type interiorCands struct {
-	mu   sync.Mutex
-	list []interiorCand
+	mu    sync.Mutex
+	list  []interiorCand
+	local map[int32][]uint64 // by state, where prefixClasses is too dear
 }
 
 type interiorCand struct {
