@@ -1177,9 +1177,23 @@ func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
 // distinguishing path among the states tailClasses leaves to it (those
 // reaching a cycle), each round over every edge. A word counter of 200
 // words is 400 such states: 400 rounds, 25 ms (issue 18). Above the bound,
-// interiors are walked on d itself and shared within d only.
+// and for automata of more than 1,024 states, interiors are walked on d
+// itself and shared within d only (d is cached by pattern, so a schema
+// seen again still finds them).
 func (d *rdfa) prefixCheap() bool {
 	d.cheapOnce.Do(func() {
+		if d.shared {
+			// long-lived (formats, any string): paid once per process,
+			// and their interiors are the most shared across schemas
+			d.cheap = true
+			return
+		}
+		if len(d.st) > 1024 {
+			// tailClasses alone is a map entry per state: a 16,000-state
+			// enum (JsonSchemaStore cryproj.52) was 11 ms, its walk 0.2
+			d.cheap = false
+			return
+		}
 		edges := 0
 		for _, s := range d.st {
 			edges += len(s.edges)
