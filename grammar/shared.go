@@ -73,8 +73,8 @@ func (n *stackNode) partition() []*stackNode {
 
 // cfgGroup is the configurations of a mask that agree on their top.
 type cfgGroup struct {
-	rep  cfg // one member (its own stack)
-	node *stackNode
+	rep  cfg        // one member (its own stack)
+	node *stackNode // the members' stacks; nil while rep is alone
 }
 
 // topEq: a and b have the same top (and so the same cached mask and the
@@ -85,8 +85,9 @@ func topEq(a, b *cfg) bool {
 		(a.stack == nil || a.stack.op == b.stack.op) && dataEq(a.data, b.data)
 }
 
-// groups partitions cs by top. Members with a nil stack are alone (two
-// would be equal configurations, which add never keeps).
+// groupCfgs partitions cs by top. Members with a nil stack are alone (two
+// would be equal configurations, which add never keeps). Nothing is
+// allocated for a configuration alone (the common case: one).
 func groupCfgs(cs []cfg, out []cfgGroup) []cfgGroup {
 	out = out[:0]
 outer:
@@ -94,13 +95,17 @@ outer:
 		c := &cs[i]
 		if c.stack != nil {
 			for j := range out {
-				if out[j].rep.stack != nil && topEq(&out[j].rep, c) {
-					out[j].node.stacks = append(out[j].node.stacks, c.stack)
+				g := &out[j]
+				if g.rep.stack != nil && topEq(&g.rep, c) {
+					if g.node == nil {
+						g.node = &stackNode{stacks: []*frame{g.rep.stack}}
+					}
+					g.node.stacks = append(g.node.stacks, c.stack)
 					continue outer
 				}
 			}
 		}
-		out = append(out, cfgGroup{rep: *c, node: &stackNode{stacks: []*frame{c.stack}}})
+		out = append(out, cfgGroup{rep: *c})
 	}
 	return out
 }
@@ -108,7 +113,7 @@ outer:
 // anyAccepts reports whether token bytes t are accepted from some member
 // of group gr.
 func (tm *TokenMatcher) anyAccepts(gr *cfgGroup, t []byte) bool {
-	if len(gr.node.stacks) == 1 {
+	if gr.node == nil {
 		return tm.simulate(&gr.rep, t)
 	}
 	ok, capped := tm.sharedRun(gr.rep, gr.node, t, -1, 0)

@@ -103,7 +103,9 @@ func TestSharedSimulationMatchesPerConfig(t *testing.T) {
 	for _, id := range tok.tokenize([]byte(text)) {
 		tm.FillMask(bits)
 		for _, gr := range groupCfgs(tm.cur, nil) {
-			maxGroup = max(maxGroup, len(gr.node.stacks))
+			if gr.node != nil {
+				maxGroup = max(maxGroup, len(gr.node.stacks))
+			}
 		}
 		// the old mask: each configuration on its own
 		want := make([]uint64, ti.words)
