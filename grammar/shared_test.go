@@ -1,7 +1,9 @@
 package grammar
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -128,4 +130,45 @@ func TestSharedSimulationMatchesPerConfig(t *testing.T) {
 		t.Errorf("no configurations shared a top (largest group %d): the test does not exercise sharing", maxGroup)
 	}
 	t.Logf("largest group %d", maxGroup)
+}
+
+// TestInteriorCutConcurrent: goroutines asking for interiors of one
+// automaton at once (the candidates and the per-automaton map are shared)
+// get the walk's answer; run with -race.
+func TestInteriorCutConcurrent(t *testing.T) {
+	v := trickyVocab()
+	for _, p := range []string{`(?:\S+\s+){0,99}\S+`, `[a-z]{0,60}`} {
+		ti := buildTokenizerInfo(v)
+		d, err := regexDFA("^(?:" + p + ")$")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d = d.trim()
+		cls, q := d.prefixClasses()
+		want := make([][]uint64, len(d.st))
+		for si := range d.st {
+			want[si] = make([]uint64, ti.words)
+			ti.interiorWalk(q, cls[si], want[si])
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 8)
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range d.st {
+					si := (k*(w+1) + w) % len(d.st) // each goroutine its own order
+					if !slices.Equal(ti.interior(d, int32(si)), want[si]) {
+						errs <- fmt.Sprintf("%s: state %d differs from the walk", p, si)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
 }
