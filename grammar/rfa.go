@@ -457,6 +457,13 @@ func (d *rdfa) quotient(cls []int32, ncls int) *rdfa {
 // mooreRefine refines the initial partition cls of d's states until stable;
 // it returns the classes (numbered in order of first state) and their count.
 func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
+	cls, n, _ := mooreRefineCap(d, cls, -1)
+	return cls, n
+}
+
+// mooreRefineCap is mooreRefine stopping after maxRounds rounds (< 0: no
+// bound); ok is false if the partition was not stable by then.
+func mooreRefineCap(d *rdfa, cls []int32, maxRounds int) ([]int32, int, bool) {
 	n := len(d.st)
 	type sig struct{ a, b uint64 }
 	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
@@ -488,9 +495,12 @@ func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
 		}
 		cls, next = next, cls
 		if len(index) == ncls {
-			return cls, ncls
+			return cls, ncls, true
 		}
 		ncls = len(index)
+		if maxRounds--; maxRounds == 0 {
+			return cls, ncls, false
+		}
 	}
 }
 
@@ -792,32 +802,43 @@ func (d *rdfa) toNFA(n *rnfa) (int32, int32) {
 // final (the prefix-closed languages) and the quotient automaton.
 func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
 	d.pcOnce.Do(func() {
-		all := &rdfa{st: make([]rdstate, len(d.st))}
-		for i, s := range d.st {
-			all.st[i] = rdstate{edges: s.edges, final: true}
-		}
+		all := d.allFinal()
 		cls, ncls := mooreRefine(all, tailClasses(all))
-		q := &rdfa{st: make([]rdstate, ncls)}
-		done := make([]bool, ncls)
-		for i, s := range all.st {
-			c := cls[i]
-			if done[c] {
-				continue
-			}
-			done[c] = true
-			q.st[c].final = true
-			for _, e := range s.edges {
-				ne := rdedge{e.lo, e.hi, cls[e.to]}
-				if k := len(q.st[c].edges); k > 0 && q.st[c].edges[k-1].to == ne.to && q.st[c].edges[k-1].hi+1 == ne.lo {
-					q.st[c].edges[k-1].hi = ne.hi
-				} else {
-					q.st[c].edges = append(q.st[c].edges, ne)
-				}
-			}
-		}
-		d.pcCls, d.pc = cls, q
+		d.pcCls, d.pc = prefixQuotient(all, cls, ncls)
 	})
 	return d.pcCls, d.pc
+}
+
+// allFinal is d with every state final (its prefix-closed languages).
+func (d *rdfa) allFinal() *rdfa {
+	all := &rdfa{st: make([]rdstate, len(d.st))}
+	for i, s := range d.st {
+		all.st[i] = rdstate{edges: s.edges, final: true}
+	}
+	return all
+}
+
+// prefixQuotient is the quotient of all by its classes cls (ncls of them).
+func prefixQuotient(all *rdfa, cls []int32, ncls int) ([]int32, *rdfa) {
+	q := &rdfa{st: make([]rdstate, ncls)}
+	done := make([]bool, ncls)
+	for i, s := range all.st {
+		c := cls[i]
+		if done[c] {
+			continue
+		}
+		done[c] = true
+		q.st[c].final = true
+		for _, e := range s.edges {
+			ne := rdedge{e.lo, e.hi, cls[e.to]}
+			if k := len(q.st[c].edges); k > 0 && q.st[c].edges[k-1].to == ne.to && q.st[c].edges[k-1].hi+1 == ne.lo {
+				q.st[c].edges[k-1].hi = ne.hi
+			} else {
+				q.st[c].edges = append(q.st[c].edges, ne)
+			}
+		}
+	}
+	return cls, q
 }
 
 // tailClasses is a starting partition for Moore's refinement of d, every
@@ -1173,13 +1194,15 @@ func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
 }
 
 // prefixCheap reports whether prefixClasses is cheap enough for a mask's
-// first visit: Moore's refinement needs one round per state on the longest
-// distinguishing path among the states tailClasses leaves to it (those
-// reaching a cycle), each round over every edge. A word counter of 200
-// words is 400 such states: 400 rounds, 25 ms (issue 18). Above the bound,
-// and for automata of more than 1,024 states, interiors are walked on d
-// itself and shared within d only (d is cached by pattern, so a schema
-// seen again still finds them).
+// first visit, and if so computes it. Moore's refinement needs one round
+// per state on the longest distinguishing path (after tailClasses), each
+// round over every edge: a word counter of 200 words is 400 rounds, 25 ms
+// (issue 18). So the refinement runs at most maxPrefixRounds rounds; if it
+// is not stable by then, interiors are walked on d itself (every state
+// taken as final: the same language) and kept on d (cached by pattern, so
+// a schema seen again still finds them). A bound on the rounds, not on the
+// size: 500-state automata whose prefix closure is every string (one
+// class, found in two rounds) must keep the shared interior of that class.
 func (d *rdfa) prefixCheap() bool {
 	d.cheapOnce.Do(func() {
 		if d.shared {
@@ -1188,31 +1211,16 @@ func (d *rdfa) prefixCheap() bool {
 			d.cheap = true
 			return
 		}
-		if len(d.st) > 1024 {
-			// tailClasses alone is a map entry per state: a 16,000-state
-			// enum (JsonSchemaStore cryproj.52) was 11 ms, its walk 0.2
-			d.cheap = false
+		all := d.allFinal()
+		cls, ncls, ok := mooreRefineCap(all, tailClasses(all), maxPrefixRounds)
+		if !ok {
 			return
 		}
-		edges := 0
-		for _, s := range d.st {
-			edges += len(s.edges)
-		}
-		if len(d.st)*edges <= 1<<17 {
-			d.cheap = true
-			return
-		}
-		all := &rdfa{st: make([]rdstate, len(d.st))}
-		for i, s := range d.st {
-			all.st[i] = rdstate{edges: s.edges, final: true}
-		}
-		cyclic := 0
-		for _, c := range tailClasses(all) {
-			if c == 0 {
-				cyclic++
-			}
-		}
-		d.cheap = cyclic*edges <= 1<<17
+		d.cheap = true
+		d.pcOnce.Do(func() { d.pcCls, d.pc = prefixQuotient(all, cls, ncls) })
 	})
 	return d.cheap
 }
+
+// maxPrefixRounds bounds Moore's rounds on a mask's first visit.
+const maxPrefixRounds = 48
