@@ -64,6 +64,15 @@ func (g *Grammar) add(out []cfg, c cfg, x *runCtx, b byte) []cfg {
 	r := sg.rules[lr]
 	if r.final[c.state] && c.stack != nil {
 		f := c.stack
+		if x != nil && f == x.stop {
+			// the frame below is abstracted (shared.go): record where the
+			// token leaves it and let the caller continue per real frame
+			x.escape()
+			if r.popOnly[c.state] {
+				return out
+			}
+			goto keep
+		}
 		data, ok := f.data, true
 		if f.op != 0 {
 			csg, _ := g.seg(f.rule)
@@ -76,12 +85,16 @@ func (g *Grammar) add(out []cfg, c cfg, x *runCtx, b byte) []cfg {
 			return out
 		}
 	}
+keep:
 	for i := range out {
 		if cfgEq(&out[i], &c) {
 			return out
 		}
 	}
 	if len(out) >= maxConfigs {
+		if x != nil {
+			x.capped = true
+		}
 		return out
 	}
 	out = append(out, c)
@@ -130,6 +143,26 @@ type runCtx struct {
 	// being checked, plus one (0: not known, taken as unbounded); stepOne
 	// sets it (an object's key checks, depth.go).
 	left int32
+	// stop, when set, is a stand-in for the frames below a configuration
+	// shared by several (shared.go): a return into it is not taken but
+	// recorded in esc (position of the byte, left at that point).
+	stop   *frame
+	esc    []escPoint
+	capped bool // add dropped a configuration at maxConfigs
+}
+
+// escPoint is where a simulation returned into the stand-in frame: after
+// the byte at pos (x.ext's length), with x.left as it was.
+type escPoint struct{ pos, left int32 }
+
+func (x *runCtx) escape() {
+	p := escPoint{int32(len(x.ext)), x.left}
+	for _, e := range x.esc {
+		if e == p {
+			return
+		}
+	}
+	x.esc = append(x.esc, p)
 }
 
 // depthLeft is the nesting left to the checked configuration (needInf

@@ -68,14 +68,19 @@ type rdfa struct {
 	st     []rdstate
 	shared bool     // long-lived (formats, any string): its encodings are cached
 	canon  sync.Map // state → canonical key of its prefix-closed language
-	pcOnce sync.Once
-	pcCls  []int32
-	pc     *rdfa
-	lrOnce sync.Once
-	lrMin  int
-	lrMax  int
-	chOnce sync.Once
-	ch     sig128
+	// icand: *TokenizerInfo → *interiorCands, the interiors computed from
+	// this automaton's states, for states that agree with one to the cut
+	icand     sync.Map
+	cheapOnce sync.Once // prefixCheap
+	cheap     bool
+	pcOnce    sync.Once
+	pcCls     []int32
+	pc        *rdfa
+	lrOnce    sync.Once
+	lrMin     int
+	lrMax     int
+	chOnce    sync.Once
+	ch        sig128
 }
 
 // prefixFrom is the minimal DFA of the prefix-closed language from state si
@@ -452,6 +457,13 @@ func (d *rdfa) quotient(cls []int32, ncls int) *rdfa {
 // mooreRefine refines the initial partition cls of d's states until stable;
 // it returns the classes (numbered in order of first state) and their count.
 func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
+	cls, n, _ := mooreRefineCap(d, cls, -1)
+	return cls, n
+}
+
+// mooreRefineCap is mooreRefine stopping after maxRounds rounds (< 0: no
+// bound); ok is false if the partition was not stable by then.
+func mooreRefineCap(d *rdfa, cls []int32, maxRounds int) ([]int32, int, bool) {
 	n := len(d.st)
 	type sig struct{ a, b uint64 }
 	const p1, p2 = 0x100000001b3, 0x9E3779B97F4A7C15
@@ -483,9 +495,12 @@ func mooreRefine(d *rdfa, cls []int32) ([]int32, int) {
 		}
 		cls, next = next, cls
 		if len(index) == ncls {
-			return cls, ncls
+			return cls, ncls, true
 		}
 		ncls = len(index)
+		if maxRounds--; maxRounds == 0 {
+			return cls, ncls, false
+		}
 	}
 }
 
@@ -787,32 +802,43 @@ func (d *rdfa) toNFA(n *rnfa) (int32, int32) {
 // final (the prefix-closed languages) and the quotient automaton.
 func (d *rdfa) prefixClasses() ([]int32, *rdfa) {
 	d.pcOnce.Do(func() {
-		all := &rdfa{st: make([]rdstate, len(d.st))}
-		for i, s := range d.st {
-			all.st[i] = rdstate{edges: s.edges, final: true}
-		}
+		all := d.allFinal()
 		cls, ncls := mooreRefine(all, tailClasses(all))
-		q := &rdfa{st: make([]rdstate, ncls)}
-		done := make([]bool, ncls)
-		for i, s := range all.st {
-			c := cls[i]
-			if done[c] {
-				continue
-			}
-			done[c] = true
-			q.st[c].final = true
-			for _, e := range s.edges {
-				ne := rdedge{e.lo, e.hi, cls[e.to]}
-				if k := len(q.st[c].edges); k > 0 && q.st[c].edges[k-1].to == ne.to && q.st[c].edges[k-1].hi+1 == ne.lo {
-					q.st[c].edges[k-1].hi = ne.hi
-				} else {
-					q.st[c].edges = append(q.st[c].edges, ne)
-				}
-			}
-		}
-		d.pcCls, d.pc = cls, q
+		d.pcCls, d.pc = prefixQuotient(all, cls, ncls)
 	})
 	return d.pcCls, d.pc
+}
+
+// allFinal is d with every state final (its prefix-closed languages).
+func (d *rdfa) allFinal() *rdfa {
+	all := &rdfa{st: make([]rdstate, len(d.st))}
+	for i, s := range d.st {
+		all.st[i] = rdstate{edges: s.edges, final: true}
+	}
+	return all
+}
+
+// prefixQuotient is the quotient of all by its classes cls (ncls of them).
+func prefixQuotient(all *rdfa, cls []int32, ncls int) ([]int32, *rdfa) {
+	q := &rdfa{st: make([]rdstate, ncls)}
+	done := make([]bool, ncls)
+	for i, s := range all.st {
+		c := cls[i]
+		if done[c] {
+			continue
+		}
+		done[c] = true
+		q.st[c].final = true
+		for _, e := range s.edges {
+			ne := rdedge{e.lo, e.hi, cls[e.to]}
+			if k := len(q.st[c].edges); k > 0 && q.st[c].edges[k-1].to == ne.to && q.st[c].edges[k-1].hi+1 == ne.lo {
+				q.st[c].edges[k-1].hi = ne.hi
+			} else {
+				q.st[c].edges = append(q.st[c].edges, ne)
+			}
+		}
+	}
+	return cls, q
 }
 
 // tailClasses is a starting partition for Moore's refinement of d, every
@@ -1095,3 +1121,106 @@ func keyTrie(names []string, tags []int32, other int32) (*rdfa, []int32) {
 	out = append(out, other)
 	return d, out
 }
+
+// sameCut reports whether the prefix-closed languages from states a and b
+// agree on every string of at most n code points (within budget pairs of
+// states; false when the budget is spent). A lockstep walk over pairs of
+// quotient states, each pair met first at its smallest depth (breadth
+// first): agreeing there to the cut means agreeing at any later depth.
+func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
+	q := d
+	if d.prefixCheap() {
+		cls, pc := d.prefixClasses()
+		q, a, b = pc, cls[a], cls[b]
+	}
+	type pair struct{ p, q int32 }
+	start := pair{a, b}
+	if start.p == start.q {
+		return true
+	}
+	seen := map[pair]bool{start: true}
+	cur := []pair{start}
+	for depth := 0; depth < n && len(cur) > 0; depth++ {
+		var next []pair
+		for _, pr := range cur {
+			ea, eb := q.st[pr.p].edges, q.st[pr.q].edges
+			if len(ea) == 0 || len(eb) == 0 {
+				if len(ea) != len(eb) {
+					return false
+				}
+				continue
+			}
+			// walk both edge lists as one sequence of segments; la, lb
+			// are where the current edge of each side resumes
+			i, j := 0, 0
+			la, lb := ea[0].lo, eb[0].lo
+			for i < len(ea) && j < len(eb) {
+				if la != lb {
+					return false // one has code points the other has not
+				}
+				hi := min(ea[i].hi, eb[j].hi)
+				if x, y := ea[i].to, eb[j].to; x != y && depth+1 < n {
+					np := pair{x, y}
+					if !seen[np] {
+						if len(seen) >= budget {
+							return false
+						}
+						seen[np] = true
+						next = append(next, np)
+					}
+				}
+				if ea[i].hi == hi {
+					if i++; i < len(ea) {
+						la = ea[i].lo
+					}
+				} else {
+					la = hi + 1
+				}
+				if eb[j].hi == hi {
+					if j++; j < len(eb) {
+						lb = eb[j].lo
+					}
+				} else {
+					lb = hi + 1
+				}
+			}
+			if i < len(ea) || j < len(eb) {
+				return false
+			}
+		}
+		cur = next
+	}
+	return true
+}
+
+// prefixCheap reports whether prefixClasses is cheap enough for a mask's
+// first visit, and if so computes it. Moore's refinement needs one round
+// per state on the longest distinguishing path (after tailClasses), each
+// round over every edge: a word counter of 200 words is 400 rounds, 25 ms
+// (issue 18). So the refinement runs at most maxPrefixRounds rounds; if it
+// is not stable by then, interiors are walked on d itself (every state
+// taken as final: the same language) and kept on d (cached by pattern, so
+// a schema seen again still finds them). A bound on the rounds, not on the
+// size: 500-state automata whose prefix closure is every string (one
+// class, found in two rounds) must keep the shared interior of that class.
+func (d *rdfa) prefixCheap() bool {
+	d.cheapOnce.Do(func() {
+		if d.shared {
+			// long-lived (formats, any string): paid once per process,
+			// and their interiors are the most shared across schemas
+			d.cheap = true
+			return
+		}
+		all := d.allFinal()
+		cls, ncls, ok := mooreRefineCap(all, tailClasses(all), maxPrefixRounds)
+		if !ok {
+			return
+		}
+		d.cheap = true
+		d.pcOnce.Do(func() { d.pcCls, d.pc = prefixQuotient(all, cls, ncls) })
+	})
+	return d.cheap
+}
+
+// maxPrefixRounds bounds Moore's rounds on a mask's first visit.
+const maxPrefixRounds = 48

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // TokenizerInfo is a vocabulary prepared for masks: its token tries and
@@ -36,6 +37,7 @@ type TokenizerInfo struct {
 	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
+	interiorWalks atomic.Int64 // walks done (the rest came from a cache)
 }
 
 // ttrie is a token trie in depth-first order; node 0 is the root.
@@ -362,16 +364,78 @@ func specOnly(r *rule, s int32, b byte, start bool) (int32, int) {
 // every key of an object that allows any key, every state of a format that
 // recurs in another schema share one entry.
 func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
-	key := sd.canonKey(si)
-	if m, ok := ti.interiorCache.Load(key); ok {
-		return m.([]uint64)
+	canon := sd.prefixCheap()
+	var key sig128
+	if canon {
+		key = sd.canonKey(si)
+		if m, ok := ti.interiorCache.Load(key); ok {
+			return m.([]uint64)
+		}
 	}
-	cls, q := sd.prefixClasses()
-	m := make([]uint64, ti.words)
-	ti.interiorWalk(q, cls[si], m)
-	x, _ := ti.interiorCache.LoadOrStore(key, m)
-	return x.([]uint64)
+	x, _ := sd.icand.LoadOrStore(ti, &interiorCands{})
+	ic := x.(*interiorCands)
+	ic.mu.Lock()
+	if m, ok := ic.local[si]; ok {
+		ic.mu.Unlock()
+		return m
+	}
+	cands := slices.Clone(ic.list)
+	ic.mu.Unlock()
+	// A token of n bytes spans at most n code points, so the interior is
+	// decided by the language cut to maxLen code points: a state of the
+	// same automaton that agrees with si that far (a word counter's next
+	// word, far from its bound) has the same interior (issue 18).
+	var m []uint64
+	for i := len(cands) - 1; i >= 0 && m == nil; i-- {
+		if sd.sameCut(cands[i].si, si, ti.maxLen, 4096) {
+			m = cands[i].m
+		}
+	}
+	if m == nil {
+		m = make([]uint64, ti.words)
+		if canon {
+			cls, q := sd.prefixClasses()
+			ti.interiorWalk(q, cls[si], m)
+		} else {
+			ti.interiorWalk(sd, si, m) // every state taken as final: the same language
+		}
+		ti.interiorWalks.Add(1)
+		ic.mu.Lock()
+		if len(ic.list) == maxInteriorCands {
+			ic.list = append(ic.list[:0], ic.list[1:]...)
+		}
+		ic.list = append(ic.list, interiorCand{si, m})
+		ic.mu.Unlock()
+	}
+	if !canon {
+		// no canonical key without the quotient: kept on the automaton
+		ic.mu.Lock()
+		if ic.local == nil {
+			ic.local = map[int32][]uint64{}
+		}
+		ic.local[si] = m
+		ic.mu.Unlock()
+		return m
+	}
+	y, _ := ti.interiorCache.LoadOrStore(key, m)
+	return y.([]uint64)
 }
+
+// interiorCands are the last interiors walked from one automaton's states.
+type interiorCands struct {
+	mu    sync.Mutex
+	list  []interiorCand
+	local map[int32][]uint64 // by state, where prefixClasses is too dear
+}
+
+type interiorCand struct {
+	si int32
+	m  []uint64
+}
+
+// maxInteriorCands bounds the states a new one is compared with (each
+// comparison is at most a few thousand state pairs).
+const maxInteriorCands = 8
 
 // computeStateMask is the context-independent part of the mask at state s.
 func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
@@ -412,6 +476,8 @@ type TokenMatcher struct {
 	bufA []cfg
 	bufB []cfg
 	tmp  []uint64
+	// groups: FillMask's configurations by top (shared.go)
+	groups []cfgGroup
 }
 
 type tmStep struct {
@@ -501,8 +567,12 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 	}
 	ti := tm.ti
 	toks := ti.v.Tokens
-	for ci := range tm.cur {
-		c := &tm.cur[ci]
+	// configurations that differ only below their top share their
+	// simulations (shared.go)
+	tm.groups = groupCfgs(tm.cur, tm.groups)
+	for gi := range tm.groups {
+		gr := &tm.groups[gi]
+		c := &gr.rep
 		sg, lr := tm.g.seg(c.rule)
 		r := sg.rules[lr]
 		sm := ti.stateMask(r, c.state)
@@ -566,7 +636,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 						ok, known = true, true
 					}
 					if !known {
-						ok = tm.simulate(c, toks[t])
+						ok = tm.anyAccepts(gr, toks[t])
 					}
 					if !ok {
 						tmp[t>>6] &^= 1 << (t & 63)
@@ -575,7 +645,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			}
 			if checkedRet && !deep {
 				for _, t := range sm.fin {
-					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.anyAccepts(gr, toks[t]) {
 						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
@@ -605,7 +675,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					if int(ti.cpUp[t]) <= h {
 						break
 					}
-					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.simulate(c, toks[t]) {
+					if tmp[t>>6]&(1<<(t&63)) != 0 && !tm.anyAccepts(gr, toks[t]) {
 						tmp[t>>6] &^= 1 << (t & 63)
 					}
 				}
@@ -618,7 +688,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 			if bits[t>>6]&(1<<(t&63)) != 0 {
 				continue
 			}
-			if tm.simulate(c, toks[t]) {
+			if tm.anyAccepts(gr, toks[t]) {
 				bits[t>>6] |= 1 << (t & 63)
 			}
 		}

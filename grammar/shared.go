@@ -1,0 +1,212 @@
+package grammar
+
+// Sharing a mask's simulations across configurations that differ only in
+// their stacks (issue 18, "Worst-case mask time").
+//
+// An ambiguous schema (a oneOf of two object shapes that both allow any
+// key, recursive) keeps many configurations that agree on their top — rule,
+// state, string counter, bookkeeping, depth — and differ only in the frames
+// below: which branch was taken at each enclosing level. Their cached masks
+// are the same, and so are their uncertain tokens; simulating each token
+// from each configuration (Github_easy o78062: 117 configurations, 52,000
+// simulations, 8 ms per mask) repeats the same work for every stack.
+//
+// What a token does before it returns out of the top rule does not depend
+// on the frames below (only on the depth, which the group shares). So a
+// group is simulated once from its top with a stand-in frame in place of
+// the stack (runCtx.stop): a path that survives without returning into the
+// stand-in accepts the token for every member; a path that returns into it
+// is recorded (where, escPoint) and continued per class of members whose
+// next frame agrees (same rule, return state, op, bookkeeping and depth),
+// again with a stand-in for what lies below — a trie of the stacks, built
+// as far as tokens reach. A mask is the union over configurations, so only
+// "does some member accept" is asked, and the first yes ends the search.
+// If the simulation meets maxConfigs, the group falls back to simulating
+// every member as before, so no answer depends on the sharing.
+
+// stackNode is a set of frames at one level of the members' stacks (the
+// frames above it agree). classes partitions them by frameTopEq, computed on
+// the first return into this level; a class's below holds its members' next
+// frames.
+type stackNode struct {
+	stacks  []*frame // all non-nil, all of one depth
+	classes []*stackNode
+	split   bool
+	below   *stackNode // for a class: the next frames (nil at the root's)
+}
+
+// frameTopEq: a and b lead to the same configuration when returned into
+// (rule, return state, op, bookkeeping) with the same depth below.
+func frameTopEq(a, b *frame) bool {
+	return a.rule == b.rule && a.ret == b.ret && a.op == b.op && a.depth == b.depth &&
+		(a.next == nil) == (b.next == nil) && dataEq(a.data, b.data)
+}
+
+func (n *stackNode) partition() []*stackNode {
+	if n.split {
+		return n.classes
+	}
+	n.split = true
+	for _, f := range n.stacks {
+		placed := false
+		for _, k := range n.classes {
+			if frameTopEq(k.stacks[0], f) {
+				k.stacks = append(k.stacks, f)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			n.classes = append(n.classes, &stackNode{stacks: []*frame{f}})
+		}
+	}
+	for _, k := range n.classes {
+		if k.stacks[0].next != nil {
+			k.below = &stackNode{}
+			for _, f := range k.stacks {
+				k.below.stacks = append(k.below.stacks, f.next)
+			}
+		}
+	}
+	return n.classes
+}
+
+// cfgGroup is the configurations of a mask that agree on their top.
+type cfgGroup struct {
+	rep  cfg        // one member (its own stack)
+	node *stackNode // the members' stacks; nil while rep is alone
+}
+
+// topEq: a and b have the same top (and so the same cached mask and the
+// same behaviour until a return below it).
+func topEq(a, b *cfg) bool {
+	return a.rule == b.rule && a.state == b.state && a.cnt == b.cnt && frameDepth(a) == frameDepth(b) &&
+		(a.stack == nil) == (b.stack == nil) &&
+		(a.stack == nil || a.stack.op == b.stack.op) && dataEq(a.data, b.data)
+}
+
+// groupCfgs partitions cs by top. Members with a nil stack are alone (two
+// would be equal configurations, which add never keeps). Nothing is
+// allocated for a configuration alone (the common case: one).
+func groupCfgs(cs []cfg, out []cfgGroup) []cfgGroup {
+	out = out[:0]
+outer:
+	for i := range cs {
+		c := &cs[i]
+		if c.stack != nil {
+			for j := range out {
+				g := &out[j]
+				if g.rep.stack != nil && topEq(&g.rep, c) {
+					if g.node == nil {
+						g.node = &stackNode{stacks: []*frame{g.rep.stack}}
+					}
+					g.node.stacks = append(g.node.stacks, c.stack)
+					continue outer
+				}
+			}
+		}
+		out = append(out, cfgGroup{rep: *c})
+	}
+	return out
+}
+
+// anyAccepts reports whether token bytes t are accepted from some member
+// of group gr.
+func (tm *TokenMatcher) anyAccepts(gr *cfgGroup, t []byte) bool {
+	if gr.node == nil {
+		return tm.simulate(&gr.rep, t)
+	}
+	ok, capped := tm.sharedRun(gr.rep, gr.node, t, -1, 0)
+	if !capped {
+		return ok
+	}
+	for _, f := range gr.node.stacks { // the old way, exactly
+		c := gr.rep
+		c.stack = f
+		if tm.simulate(&c, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedRun simulates t from top (whose stack is replaced by a stand-in for
+// node's stacks). from < 0: top is a configuration of the current set and
+// the run starts at byte 0; else top was just returned into after byte
+// t[from] (left as x.left was then) and is closed first. It reports whether
+// some member accepts t, or capped when a run met maxConfigs.
+func (tm *TokenMatcher) sharedRun(top cfg, node *stackNode, t []byte, from int, left int32) (ok, capped bool) {
+	stop := &frame{depth: node.stacks[0].depth}
+	top.stack = stop
+	x := &runCtx{base: tm.out, stop: stop}
+	var a, b []cfg
+	i := 0
+	if from < 0 {
+		a = append(a, top)
+	} else {
+		x.ext, x.left = t[:from], left
+		a = tm.g.add(nil, top, x, t[from])
+		x.left = 0
+		i = from + 1
+	}
+	for ; i < len(t) && len(a) > 0; i++ {
+		x.ext = t[:i]
+		b = tm.g.step(a, t[i], b[:0], x)
+		a, b = b, a
+	}
+	if x.capped {
+		return false, true
+	}
+	if len(a) > 0 {
+		return true, false
+	}
+	esc := x.esc
+	for _, e := range esc {
+		b := t[e.pos]
+		px := &runCtx{base: tm.out, ext: t[:e.pos], left: e.left}
+		for _, k := range node.partition() {
+			f := k.stacks[0]
+			data, ok := f.data, true
+			if f.op != 0 {
+				csg, _ := tm.g.seg(f.rule)
+				data, ok = csg.ops[f.op].apply(f.data, 0, px, b)
+			}
+			if !ok {
+				continue
+			}
+			next := cfg{rule: f.rule, state: f.ret, data: data}
+			sub := k.below
+			var got, cp bool
+			if sub == nil || len(sub.stacks) == 1 {
+				if sub != nil {
+					next.stack = sub.stacks[0]
+				}
+				got, cp = tm.plainRun(next, t, int(e.pos), e.left)
+			} else {
+				got, cp = tm.sharedRun(next, sub, t, int(e.pos), e.left)
+			}
+			if cp {
+				return false, true
+			}
+			if got {
+				return true, false
+			}
+		}
+	}
+	return false, false
+}
+
+// plainRun is sharedRun for a configuration returned into whose stack is
+// one real stack (or none, the root's): no stand-in needed.
+func (tm *TokenMatcher) plainRun(top cfg, t []byte, from int, left int32) (ok, capped bool) {
+	x := &runCtx{base: tm.out, ext: t[:from], left: left}
+	a := tm.g.add(nil, top, x, t[from])
+	x.left = 0
+	var b []cfg
+	for i := from + 1; i < len(t) && len(a) > 0; i++ {
+		x.ext = t[:i]
+		b = tm.g.step(a, t[i], b[:0], x)
+		a, b = b, a
+	}
+	return len(a) > 0, x.capped
+}
