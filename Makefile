@@ -39,7 +39,7 @@ inproc:
 ## on postgres) against a throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs,
 ## starts and removes. AIRS_PG_EVAL=1 adds the full retrieval evaluation on both backends.
 e2e-pg:
-	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./cmd/airs/ ./internal/engine/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema|ToolIndex|Claim'
+	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./evals/pgindex/ ./cmd/airs/ ./internal/engine/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema|ToolIndex|Claim'
 
 ## scale-out: 3 airs serve replicas on one PostgreSQL (scripts/pg.sh): throughput of 3
 ## against 1, kill -9 of one mid-load, every acknowledged call in the audit log, the

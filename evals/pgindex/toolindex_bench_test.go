@@ -1,4 +1,4 @@
-package pg
+package pgindex
 
 import (
 	"context"

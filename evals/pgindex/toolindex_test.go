@@ -1,4 +1,4 @@
-package pg
+package pgindex
 
 import (
 	"context"
@@ -85,7 +85,8 @@ func sameHits(t *testing.T, what string, a, b []embeddings.Hit) (ties int) {
 // list computed by pgvector, on every fixture set (groups included: the
 // StableToolBench fixture has RapidAPI tools grouped by API).
 func TestToolIndexPGMatchesEmbedded(t *testing.T) {
-	db := openTest(t, testDSN(t))
+	dsn := testDSN(t)
+	db := openTest(t, dsn)
 	ctx := context.Background()
 	for _, ds := range fixtureSets(t) {
 		mem, _ := openIndex(t, ds.Docs, embeddings.Options{})
@@ -94,7 +95,7 @@ func TestToolIndexPGMatchesEmbedded(t *testing.T) {
 			t.Fatalf("%s: embedded %d of %d", ds.Name, st.Embedded, len(ds.Docs))
 		}
 		groups := 0
-		if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM airs_tool_groups`).Scan(&groups); err != nil {
+		if err := queryRow(t, dsn, `SELECT count(*) FROM airs_tool_groups`).Scan(&groups); err != nil {
 			t.Fatal(err)
 		}
 		ties, exact := 0, 0
