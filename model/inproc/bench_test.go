@@ -80,7 +80,16 @@ func TestVsOllamaFormat(t *testing.T) {
 	if host == "" || model == "" || gguf == "" {
 		t.Skip("needs OLLAMA_HOST, AIRS_E2E_MODEL, AIRS_INPROC_OLLAMA_GGUF (scripts/e2e.sh)")
 	}
-	e, closeE, err := Open(gguf, Options{ContextLen: 2048, Threads: 1})
+	// INPROC_VS_THREADS=1 runs both engines on one thread; by default each
+	// runs with its own default thread counts (Ollama: one per physical
+	// core; in-process: half the logical CPUs per token, all of them for
+	// the prompt's batch).
+	opts, oOpts := Options{ContextLen: 2048}, map[string]any{"temperature": 0, "seed": 1, "num_predict": 1024}
+	if os.Getenv("INPROC_VS_THREADS") == "1" {
+		opts.Threads, opts.BatchThreads, oOpts["num_thread"] = 1, 1, 1
+	}
+	t.Logf("threads: in-process %d per token, %d per batch (0: default); Ollama num_thread %v", opts.Threads, opts.BatchThreads, oOpts["num_thread"])
+	e, closeE, err := Open(gguf, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +98,7 @@ func TestVsOllamaFormat(t *testing.T) {
 	var oEval, oLastPrefill time.Duration
 	ollama := func(msgs []selector.Message, format json.RawMessage) (string, time.Duration, error) {
 		body, _ := json.Marshal(map[string]any{"model": model, "messages": msgs, "format": format, "stream": false,
-			"options": map[string]any{"temperature": 0, "seed": 1, "num_predict": 1024, "num_thread": 1}})
+			"options": oOpts})
 		t0 := time.Now()
 		resp, err := http.Post(host+"/api/chat", "application/json", bytes.NewReader(body))
 		if err != nil {

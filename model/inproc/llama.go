@@ -58,6 +58,10 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 		// made a token 10x slower than 1).
 		threads = max(1, runtime.NumCPU()/2)
 	}
+	bthreads := opts.BatchThreads
+	if bthreads <= 0 {
+		bthreads = max(threads, runtime.NumCPU())
+	}
 	m, err := llama.LoadModelFromFile(path, llama.ModelParams{UseMmap: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("inproc: %w", err)
@@ -73,6 +77,7 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 		llama.FreeModel(m)
 		return nil, nil, fmt.Errorf("inproc: %w", err)
 	}
+	setThreads(c, threads, bthreads)
 	b := &llamaBackend{m: m, c: c, batch: batch, nb: nb, nctx: nctx, noReuse: opts.NoPrefixReuse}
 	e, err := New(b, vocab)
 	if err != nil {

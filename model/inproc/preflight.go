@@ -16,8 +16,13 @@ import (
 type Options struct {
 	// ContextLen is the sequence's capacity in tokens (default 4096).
 	ContextLen int
-	// Threads for the forward pass (default: half the logical CPUs).
+	// Threads for the forward pass of one token (default: half the
+	// logical CPUs, leaving room for the mask goroutine that overlaps it).
 	Threads int
+	// BatchThreads for the forward pass of many tokens at once — the
+	// prompt, a fast-forwarded run — (default: every logical CPU: the
+	// mask is idle then, and the prompt is most of a call's time).
+	BatchThreads int
 	// MemAvailable overrides the memory the size check allows (bytes; 0:
 	// MemAvailable of /proc/meminfo, or no check where that is unknown).
 	MemAvailable int64
