@@ -32,7 +32,16 @@ type llamaBackend struct {
 	reset   bool
 	reused  int  // prompt tokens the last Reset + Eval kept
 	noReuse bool // Options.NoPrefixReuse
+	// threads decode one token or a short fast-forwarded run, which the
+	// mask goroutine overlaps; bthreads decode a prompt (at least
+	// bigBatch tokens), while the mask is idle.
+	threads, bthreads int
+	wide              bool // bthreads are set
 }
+
+// bigBatch is the batch size from which a decode uses every CPU: a
+// prompt, not a fast-forwarded key or closing run.
+const bigBatch = 32
 
 // Open checks path (Preflight), loads it on the CPU and returns an engine
 // over it; close frees the model.
@@ -77,8 +86,9 @@ func Open(path string, opts Options) (*Engine, func(), error) {
 		llama.FreeModel(m)
 		return nil, nil, fmt.Errorf("inproc: %w", err)
 	}
-	setThreads(c, threads, bthreads)
-	b := &llamaBackend{m: m, c: c, batch: batch, nb: nb, nctx: nctx, noReuse: opts.NoPrefixReuse}
+	setThreads(c, threads, threads)
+	b := &llamaBackend{m: m, c: c, batch: batch, nb: nb, nctx: nctx, noReuse: opts.NoPrefixReuse,
+		threads: threads, bthreads: bthreads}
 	e, err := New(b, vocab)
 	if err != nil {
 		batch.Free()
@@ -113,6 +123,14 @@ func (b *llamaBackend) Eval(tokens []int) ([]float32, error) {
 	}
 	if b.pos+len(tokens) > b.nctx {
 		return nil, fmt.Errorf("the context of %d tokens is full", b.nctx)
+	}
+	if wide := len(tokens) >= bigBatch && b.bthreads != b.threads; wide != b.wide {
+		n := b.threads
+		if wide {
+			n = b.bthreads
+		}
+		setThreads(b.c, b.threads, n)
+		b.wide = wide
 	}
 	for i := 0; i < len(tokens); i += b.nb {
 		part := tokens[i:min(len(tokens), i+b.nb)]

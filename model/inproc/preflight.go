@@ -19,9 +19,9 @@ type Options struct {
 	// Threads for the forward pass of one token (default: half the
 	// logical CPUs, leaving room for the mask goroutine that overlaps it).
 	Threads int
-	// BatchThreads for the forward pass of many tokens at once — the
-	// prompt, a fast-forwarded run — (default: every logical CPU: the
-	// mask is idle then, and the prompt is most of a call's time).
+	// BatchThreads for the forward pass of a prompt (a batch of 32 tokens
+	// or more; default: every logical CPU: the mask is idle then, and the
+	// prompt is most of a call's time).
 	BatchThreads int
 	// MemAvailable overrides the memory the size check allows (bytes; 0:
 	// MemAvailable of /proc/meminfo, or no check where that is unknown).

@@ -21,7 +21,22 @@ func TestThreadsSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gt, gb := threadCounts(e.b.(*llamaBackend).c)
+		lb := e.b.(*llamaBackend)
+		gt, gb := threadCounts(lb.c)
+		if gt != c.wantT || gb != c.wantT {
+			t.Errorf("Options{Threads: %d, BatchThreads: %d}: llama.cpp starts with %d and %d threads, want %d for both (short runs overlap the mask)",
+				c.threads, c.batch, gt, gb, c.wantT)
+		}
+		// A prompt-sized batch switches the batch threads on.
+		toks := make([]int, bigBatch)
+		for i := range toks {
+			toks[i] = 1
+		}
+		lb.Reset()
+		if _, err := lb.Eval(toks); err != nil {
+			t.Fatal(err)
+		}
+		gt, gb = threadCounts(lb.c)
 		closeE()
 		if gt != c.wantT || gb != c.wantB {
 			t.Errorf("Options{Threads: %d, BatchThreads: %d}: llama.cpp has %d and %d threads, want %d and %d",
