@@ -36,10 +36,11 @@ inproc:
 
 ## e2e-pg: the PostgreSQL backend's tests (store/pg: audit, migrations, the tool index on
 ## pgvector against the embedded one; airs audit/guard/select and the engine's learned state
-## on postgres) against a throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs,
+## on postgres; recorded sessions, the recommender's store and the guard's reviews and models
+## shared by two replicas) against a throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs,
 ## starts and removes. AIRS_PG_EVAL=1 adds the full retrieval evaluation on both backends.
 e2e-pg:
-	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./evals/pgindex/ ./cmd/airs/ ./internal/engine/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema|ToolIndex|Claim'
+	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./evals/pgindex/ ./cmd/airs/ ./internal/engine/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema|ToolIndex|Claim|SessionLog|RecommenderStore|GuardStore|AnomalyModels'
 
 ## scale-out: 3 airs serve replicas on one PostgreSQL (scripts/pg.sh): throughput of 3
 ## against 1, kill -9 of one mid-load, every acknowledged call in the audit log, the

@@ -206,13 +206,17 @@ guard:
 # several 'airs serve' replicas, put them in one PostgreSQL (one hash chain
 # for all of them; the tool index on pgvector, embedded once, ranked as the
 # embedded one; the ranker's learned statistics and preferences merged from
-# every replica; the schema is migrated on start), each key on its own,
-# and the DSN (${VAR} is expanded, so a password can stay in the
-# environment). See docs/scaling.md.
+# every replica, and the recommender's learning; recorded sessions, when
+# recording is on; the guard's confirmations, grants and anomaly models;
+# the schema is migrated on start), each key on its own, and the DSN
+# (${VAR} is expanded, so a password can stay in the environment). See
+# docs/scaling.md.
 # storage:
 #   audit: postgres
 #   index: postgres
 #   learned: postgres
+#   sessions: postgres
+#   guard: postgres
 #   dsn: ${AIRS_PG_DSN}
 
 # Session recording for evals; values under these keys are replaced by

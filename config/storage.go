@@ -20,8 +20,19 @@ type Storage struct {
 	// Learned is where the ranker's learned statistics and preferences
 	// live: StorageFile ($AIRS_HOME/learned.json) or StoragePostgres (one
 	// document every replica merges into, so each ranks with all of their
-	// learning).
+	// learning). It covers the recommender's learned state too (its
+	// answers log, snapshot and task texts): both are what AIRS learned
+	// from its users' answers, and a team shares or keeps both.
 	Learned string
+	// Sessions is where recorded sessions go when recording is on:
+	// StorageFile (recording.dir/sessions.jsonl) or StoragePostgres (one
+	// table every replica appends to; airs eval replay/tune read it).
+	Sessions string
+	// Guard is where the guard keeps its reviews, "always" grants and
+	// anomaly models: StorageFile ($AIRS_HOME/guard and the model files)
+	// or StoragePostgres (a confirmation approved on one replica releases
+	// the call on any other; a model trained once scores on all).
+	Guard string
 	// DSN is the PostgreSQL connection string, $VARs expanded (keep a
 	// password out of the file: dsn: ${AIRS_PG_DSN}).
 	DSN string
@@ -34,15 +45,18 @@ const (
 )
 
 type fileStorage struct {
-	Audit   string `yaml:"audit"`
-	Index   string `yaml:"index"`
-	Learned string `yaml:"learned"`
-	DSN     string `yaml:"dsn"`
+	Audit    string `yaml:"audit"`
+	Index    string `yaml:"index"`
+	Learned  string `yaml:"learned"`
+	Sessions string `yaml:"sessions"`
+	Guard    string `yaml:"guard"`
+	DSN      string `yaml:"dsn"`
 }
 
 // UsesPostgres reports whether any storage key names PostgreSQL.
 func (s Storage) UsesPostgres() bool {
-	return s.Audit == StoragePostgres || s.Index == StoragePostgres || s.Learned == StoragePostgres
+	return s.Audit == StoragePostgres || s.Index == StoragePostgres || s.Learned == StoragePostgres ||
+		s.Sessions == StoragePostgres || s.Guard == StoragePostgres
 }
 
 // RedactedDSN is DSN with any password replaced, for messages.
@@ -66,7 +80,8 @@ func (s Storage) RedactedDSN() string {
 
 func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	fs := fc.Storage
-	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, Learned: StorageFile, DSN: os.ExpandEnv(fs.DSN)}
+	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, Learned: StorageFile, Sessions: StorageFile, Guard: StorageFile,
+		DSN: os.ExpandEnv(fs.DSN)}
 	var first string // the first key naming postgres, for the DSN message
 	backend := func(key, val, fileMeans string, dst *string) {
 		switch val {
@@ -82,7 +97,9 @@ func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	}
 	backend("audit", fs.Audit, "$AIRS_HOME/audit.jsonl", &c.Storage.Audit)
 	backend("index", fs.Index, "chromem-go files in $AIRS_HOME/index", &c.Storage.Index)
-	backend("learned", fs.Learned, "$AIRS_HOME/learned.json", &c.Storage.Learned)
+	backend("learned", fs.Learned, "$AIRS_HOME/learned.json and $AIRS_HOME/recommender", &c.Storage.Learned)
+	backend("sessions", fs.Sessions, "recording.dir/sessions.jsonl", &c.Storage.Sessions)
+	backend("guard", fs.Guard, "$AIRS_HOME/guard and the anomaly model files", &c.Storage.Guard)
 	if first != "" && c.Storage.DSN == "" {
 		msg := "storage." + first + " is postgres but storage.dsn is empty: set it to the database, e.g. dsn: postgres://airs@db.example:5432/airs"
 		if strings.Contains(fs.DSN, "$") {

@@ -12,7 +12,8 @@ func TestStorageDefaultIsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Storage.Audit != StorageFile || c.Storage.Index != StorageFile || c.Storage.DSN != "" || c.Storage.UsesPostgres() {
+	if c.Storage.Audit != StorageFile || c.Storage.Index != StorageFile || c.Storage.Sessions != StorageFile ||
+		c.Storage.Guard != StorageFile || c.Storage.DSN != "" || c.Storage.UsesPostgres() {
 		t.Fatalf("default storage = %+v, want the file audit log", c.Storage)
 	}
 }
@@ -44,6 +45,10 @@ func TestStorageProblems(t *testing.T) {
 		{"storage:\n  index: pgvector\n", `airs.yaml:2: storage.index "pgvector": want file`},
 		{"storage:\n  index: postgres\n", "airs.yaml:2: storage.index is postgres but storage.dsn is empty"},
 		{"storage:\n  learned: sqlite\n", `airs.yaml:2: storage.learned "sqlite": want file`},
+		{"storage:\n  sessions: s3\n", `airs.yaml:2: storage.sessions "s3": want file`},
+		{"storage:\n  guard: postgres\n", "airs.yaml:2: storage.guard is postgres but storage.dsn is empty"},
+		{"storage:\n  sessions: s3\n", `airs.yaml:2: storage.sessions "s3": want file`},
+		{"storage:\n  guard: postgres\n", "airs.yaml:2: storage.guard is postgres but storage.dsn is empty"},
 	} {
 		home := isolate(t)
 		_, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
@@ -74,7 +79,8 @@ func TestStorageExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Storage.Audit != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" {
+	if c.Storage.Audit != StoragePostgres || c.Storage.Sessions != StoragePostgres || c.Storage.Guard != StoragePostgres ||
+		c.Storage.Learned != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" {
 		t.Fatalf("Example's storage section = %+v (%d lines)", c.Storage, len(lines))
 	}
 }

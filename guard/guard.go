@@ -8,7 +8,8 @@
 // (pipeline.Config.Gate); pipeline never imports guard. Confirmations,
 // reviews and "always" grants live in one file in AIRS_HOME (store.go),
 // shared by every airs process, so `airs review approve` in one terminal
-// lets through the call a running `airs serve` holds.
+// lets through the call a running `airs serve` holds — or, with
+// Config.Store, in one document several replicas share (store/pg).
 package guard
 
 import (
@@ -116,8 +117,12 @@ type Grant struct {
 
 // Config configures a Guard.
 type Config struct {
-	// Dir holds the store (reviews.json); created if missing. Required.
+	// Dir holds the store (reviews.json); created if missing. Required
+	// unless Store is set.
 	Dir string
+	// Store, when set, keeps the reviews and grants instead of Dir's
+	// reviews.json (store/pg: shared by the replicas on one database).
+	Store StateStore
 	// ReviewTools are the read-only tools whose calls are queued for review
 	// after the fact (guard.review_tools in airs.yaml).
 	ReviewTools []string
@@ -152,11 +157,13 @@ type Guard struct {
 
 // New makes a Guard over cfg.Dir.
 func New(cfg Config) (*Guard, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("guard: Config.Dir is required")
-	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
+	if cfg.Store == nil {
+		if cfg.Dir == "" {
+			return nil, errors.New("guard: Config.Dir (or Config.Store) is required")
+		}
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("guard: %w", err)
+		}
 	}
 	if cfg.Expiry <= 0 {
 		cfg.Expiry = DefaultExpiry

@@ -65,6 +65,7 @@ type Config struct {
 	Spaces   []string                                   // configured space names, for argument hints
 
 	Home        string        // where learning is kept ("" keeps nothing)
+	Store       Store         // instead of Home's files: learning kept elsewhere (store/pg), shared by replicas
 	TTL         time.Duration // a recommendation's life [10 min]
 	PerMinute   int           // new recommendations per caller per minute [6]
 	MaxActive   int           // live recommendations per caller [5]
@@ -204,11 +205,17 @@ func New(cfg Config) (*Recommender, error) {
 		suppress: map[string]*suppression{}, subs: map[*subscriber]struct{}{}, infos: map[string]*toolInfo{},
 		scratch: [3]map[string]float64{{}, {}, {}}}
 	r.history = NewHistory(r.cfg.HalfLife)
-	if cfg.Home != "" {
-		st, err := openStore(cfg.Home)
-		if err != nil {
+	var st *store
+	switch {
+	case cfg.Store != nil:
+		st = openExtStore(cfg.Store)
+	case cfg.Home != "":
+		var err error
+		if st, err = openStore(cfg.Home); err != nil {
 			return nil, err
 		}
+	}
+	if st != nil {
 		r.store = st
 		if err := st.load(r); err != nil {
 			return nil, err
@@ -365,6 +372,7 @@ func (r *Recommender) Sweep() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reloadTasks()
+	r.catchUpShared()
 	now := r.cfg.Now()
 	for _, cs := range r.callers {
 		cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {

@@ -2,6 +2,7 @@ package recommender
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -32,8 +33,69 @@ const (
 type store struct {
 	dir      string
 	instance string
-	readOff  int64 // how far this process has applied the log
+	readOff  int64 // how far this process has applied the log (ext: the last position)
 	tasks    taskFile
+	// ext, when set, keeps everything instead of dir's files (Config.Store).
+	ext       Store
+	tasksRead int64 // ext: the tasks' revision last read
+}
+
+// Store keeps what a recommender learns outside HOME's files — store/pg's
+// tables, shared by replicas on one database — with the file store's
+// semantics: every answer is durable (committed) before it returns, a
+// snapshot says how far into the answers' log it reaches, and each
+// process catches up on the others' answers (on a Store at every sweep,
+// a second apart, rather than only before a snapshot). The recommender
+// encodes answers and snapshots; a Store keeps their bytes.
+type Store interface {
+	// AppendFeedback keeps one answer (a JSON line) at the end of the
+	// log, returning once it is committed. Positions must grow in commit
+	// order: a reader that saw position N has seen every answer before it.
+	AppendFeedback(ctx context.Context, line []byte) error
+	// FeedbackAfter calls fn with every answer after position pos, in
+	// order, and returns the last position it passed (pos when none).
+	FeedbackAfter(ctx context.Context, pos int64, fn func(line []byte)) (int64, error)
+	// Snapshot is the newest snapshot kept (nil when none).
+	Snapshot(ctx context.Context) ([]byte, error)
+	// SaveSnapshot keeps snap, which includes the answers up to position
+	// pos, unless the one kept already includes more.
+	SaveSnapshot(ctx context.Context, pos int64, snap []byte) error
+	// Tasks is every caller's task text (a cleared one has Text "") and
+	// the revision they are at; TasksRevision the revision alone, which
+	// changes whenever a task does.
+	Tasks(ctx context.Context) ([]Task, int64, error)
+	TasksRevision(ctx context.Context) (int64, error)
+	// SetTask sets (Text "" clears) a caller's task.
+	SetTask(ctx context.Context, t Task) error
+	// Where names the store in messages.
+	Where() string
+}
+
+// Task is one caller's task text, as a Store keeps it.
+type Task struct {
+	Caller string
+	Text   string
+	At     time.Time
+}
+
+// storeTimeout bounds one Store operation.
+const storeTimeout = 30 * time.Second
+
+func openExtStore(ext Store) *store {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return &store{ext: ext, instance: hex.EncodeToString(b)}
+}
+
+// catchUpShared applies the answers other replicas gave since the last
+// time (r.mu held), when the learning is in a shared Store.
+func (r *Recommender) catchUpShared() {
+	if r.store == nil || r.store.ext == nil {
+		return
+	}
+	if err := r.store.catchUp(r, false); err != nil {
+		r.cfg.Logger.Warn("recommender: catching up on the other replicas' answers", "err", err)
+	}
 }
 
 type snapshot struct {
@@ -66,13 +128,31 @@ func openStore(home string) (*store, error) {
 	return &store{dir: dir, instance: hex.EncodeToString(b)}, nil
 }
 
-func (s *store) logPath() string   { return filepath.Join(s.dir, "feedback.jsonl") }
-func (s *store) statePath() string { return filepath.Join(s.dir, "state.json") }
+func (s *store) logPath() string { return filepath.Join(s.dir, "feedback.jsonl") }
+
+// statePath names the snapshot in messages.
+func (s *store) statePath() string {
+	if s.ext != nil {
+		return s.ext.Where() + " (snapshot)"
+	}
+	return filepath.Join(s.dir, "state.json")
+}
 
 // load fills r from the snapshot and the log after it (r.mu not needed:
 // r is not shared yet).
 func (s *store) load(r *Recommender) error {
-	b, err := os.ReadFile(s.statePath())
+	var b []byte
+	var err error
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		b, err = s.ext.Snapshot(ctx)
+		cancel()
+		if err == nil && b == nil {
+			err = os.ErrNotExist
+		}
+	} else {
+		b, err = os.ReadFile(s.statePath())
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -110,6 +190,21 @@ func (s *store) load(r *Recommender) error {
 // catchUp applies the log's lines from readOff on: every line when all,
 // else only other processes' (this one applied its own as it wrote them).
 func (s *store) catchUp(r *Recommender, all bool) error {
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		pos, err := s.ext.FeedbackAfter(ctx, s.readOff, func(line []byte) {
+			var fb feedbackLine
+			if json.Unmarshal(line, &fb) == nil && (all || fb.Instance != s.instance) {
+				r.replay(fb)
+			}
+		})
+		s.readOff = pos // what was applied stays applied, error or not
+		if err != nil {
+			return fmt.Errorf("recommender: %w", err)
+		}
+		return nil
+	}
 	f, err := os.Open(s.logPath())
 	if errors.Is(err, os.ErrNotExist) {
 		s.readOff = 0
@@ -157,6 +252,11 @@ func (s *store) append(fb feedbackLine) error {
 	if err != nil {
 		return err
 	}
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		return s.ext.AppendFeedback(ctx, b)
+	}
 	f, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
@@ -169,11 +269,13 @@ func (s *store) append(fb feedbackLine) error {
 
 // snapshot writes state.json under the lock, after catching up (r.mu held).
 func (s *store) snapshot(r *Recommender) error {
-	unlock, err := lockDir(s.dir)
-	if err != nil {
-		return err
+	if s.ext == nil {
+		unlock, err := lockDir(s.dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	if err := s.catchUp(r, false); err != nil {
 		return err
 	}
@@ -187,7 +289,9 @@ func (s *store) snapshot(r *Recommender) error {
 			delete(r.suppress, k)
 		}
 	}
-	rotate := s.readOff > maxLog
+	// A Store's log is not rotated: its positions only grow, and a
+	// snapshot names the one it includes.
+	rotate := s.ext == nil && s.readOff > maxLog
 	off := s.readOff
 	if rotate {
 		off = 0
@@ -195,6 +299,11 @@ func (s *store) snapshot(r *Recommender) error {
 	b, err := json.Marshal(snapshot{Version: stateVersion, Offset: off, Fusion: fus, Suppress: r.suppress, TextObs: r.textObs, Stats: r.stats})
 	if err != nil {
 		return err
+	}
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		return s.ext.SaveSnapshot(ctx, off, b)
 	}
 	if err := atomicfile.Write(s.statePath(), b); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,9 +30,30 @@ type taskFile struct {
 	size  int64
 }
 
-func (s *store) tasksPath() string { return filepath.Join(s.dir, "tasks.json") }
+func (s *store) tasksPath() string {
+	if s.ext != nil {
+		return s.ext.Where() + " (tasks)"
+	}
+	return filepath.Join(s.dir, "tasks.json")
+}
 
 func (s *store) readTasks() (map[string]taskEntry, error) {
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		ts, rev, err := s.ext.Tasks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]taskEntry, len(ts))
+		for _, t := range ts {
+			if t.Text != "" { // a cleared task is kept as "" (its revision tells the others)
+				m[t.Caller] = taskEntry{Text: t.Text, At: t.At}
+			}
+		}
+		s.tasksRead = rev
+		return m, nil
+	}
 	b, err := os.ReadFile(s.tasksPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]taskEntry{}, nil
@@ -48,6 +70,11 @@ func (s *store) readTasks() (map[string]taskEntry, error) {
 
 // writeTask sets (or with "" clears) caller's task in the file.
 func (s *store) writeTask(caller, text string, now time.Time) error {
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		return s.ext.SetTask(ctx, Task{Caller: caller, Text: text, At: now})
+	}
 	unlock, err := lockDir(s.dir)
 	if err != nil {
 		return err
@@ -71,6 +98,12 @@ func (s *store) writeTask(caller, text string, now time.Time) error {
 
 // tasksChanged reports whether tasks.json changed since it was last read.
 func (s *store) tasksChanged() bool {
+	if s.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		rev, err := s.ext.TasksRevision(ctx)
+		return err == nil && rev != s.tasksRead
+	}
 	st, err := os.Stat(s.tasksPath())
 	if err != nil {
 		return !s.tasks.stamp.IsZero()
@@ -79,6 +112,9 @@ func (s *store) tasksChanged() bool {
 }
 
 func (s *store) markTasksRead() {
+	if s.ext != nil {
+		return // readTasks noted the revision it read
+	}
 	if st, err := os.Stat(s.tasksPath()); err == nil {
 		s.tasks = taskFile{stamp: st.ModTime(), size: st.Size()}
 	} else {
@@ -124,6 +160,9 @@ func (r *Recommender) reloadTasks() {
 // Tasks reads and writes the task texts without a running recommender
 // (airs task).
 type Tasks struct{ s *store }
+
+// OpenTasksIn opens the task texts kept in st (store/pg).
+func OpenTasksIn(st Store) *Tasks { return &Tasks{s: openExtStore(st)} }
 
 // OpenTasks opens the task texts under home.
 func OpenTasks(home string) (*Tasks, error) {

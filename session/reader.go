@@ -45,18 +45,29 @@ func (r *Reader) Next() (Record, error) {
 		if len(line) == 0 {
 			continue
 		}
-		rec, err := decodeRecord(line)
+		rec, err := DecodeLine(line)
 		if err != nil {
 			return Record{}, fmt.Errorf("session log line %d: %w", r.line, err)
 		}
-		switch {
-		case rec.V == 0:
-			return Record{}, fmt.Errorf("session log line %d: no format version (\"v\"): not a session record", r.line)
-		case rec.V > Version:
-			return Record{}, fmt.Errorf("session log line %d: format v%d is newer than this reader (v%d)", r.line, rec.V, Version)
-		}
 		return rec, nil
 	}
+}
+
+// DecodeLine decodes one line of the format (numbers as json.Number),
+// refusing a line without a version or of a newer one — for readers of
+// lines kept elsewhere than a file (store/pg).
+func DecodeLine(line []byte) (Record, error) {
+	rec, err := decodeRecord(line)
+	if err != nil {
+		return Record{}, err
+	}
+	switch {
+	case rec.V == 0:
+		return Record{}, errors.New("no format version (\"v\"): not a session record")
+	case rec.V > Version:
+		return Record{}, fmt.Errorf("format v%d is newer than this reader (v%d)", rec.V, Version)
+	}
+	return rec, nil
 }
 
 // Torn reports whether the log ended with an unterminated line.

@@ -32,8 +32,31 @@ var ErrClosed = errors.New("session: recorder closed")
 
 type pending struct {
 	line []byte
+	meta Entry      // for a Sink: the record's fields it indexes
 	done chan error // buffered: the writer never blocks on an abandoned waiter
 }
+
+// Entry is one encoded record as a Sink receives it: the line exactly as
+// the file log would hold it (FORMAT.md, with its newline), and the fields
+// a database indexes, copied from the (redacted) record.
+type Entry struct {
+	ID, Kind, Ref, Session, Channel, Caller string
+	Time                                    time.Time
+	Line                                    []byte
+}
+
+// Sink keeps records somewhere other than a file (store/pg's session log,
+// shared by replicas). Append stores a batch, in order, and returns only
+// once it is durable (committed): the Recorder acknowledges the batch's
+// records after it. Append is called by one goroutine at a time per
+// Recorder; several Recorders (replicas) may share one Sink's storage.
+type Sink interface {
+	Append(ctx context.Context, batch []Entry) error
+}
+
+// SinkTimeout bounds one batch's Append: a database that does not answer
+// fails the batch's records (unacknowledged) rather than hanging the turn.
+const SinkTimeout = 30 * time.Second
 
 // Recorder appends records to a session log. It is safe for concurrent
 // use: records are encoded (and redacted) by the caller's goroutine, then
@@ -50,6 +73,7 @@ type pending struct {
 type Recorder struct {
 	path    string
 	f       *os.File
+	sink    Sink // instead of f (OpenSink)
 	redact  *Redactor
 	now     func() time.Time
 	maxB    int
@@ -111,6 +135,31 @@ func Open(path string, opt Options) (*Recorder, error) {
 	return r, nil
 }
 
+// OpenSink opens a Recorder that appends to sink instead of a file; name
+// says where that is (Path returns it, e.g. for "recording this session
+// to …"). Batching, redaction and acknowledgement are the file Recorder's:
+// Record returns nil only after sink.Append committed the record. A sink
+// error is not sticky (a database comes back; a file after a failed fsync
+// is not trusted again): that batch's records fail, the next batch tries.
+func OpenSink(sink Sink, name string, opt Options) *Recorder {
+	r := &Recorder{path: name, redact: NewRedactor(opt.Redact), now: opt.Now, maxB: opt.MaxBatch}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.maxB <= 0 {
+		r.maxB = 256
+	}
+	if opt.Disabled || sink == nil {
+		return r
+	}
+	r.sink = sink
+	r.queue = make(chan *pending, 1024)
+	r.writerD = make(chan struct{})
+	r.enabled.Store(true)
+	go r.writer()
+	return r
+}
+
 // recoverTail truncates f after its last newline when the file does not end
 // with one, and positions f at the end. It returns the good size and the
 // number of bytes cut.
@@ -169,7 +218,7 @@ func syncDir(dir string) {
 
 // Path is the log's path ("" when disabled).
 func (r *Recorder) Path() string {
-	if r == nil || r.f == nil {
+	if r == nil || (r.f == nil && r.sink == nil) {
 		return ""
 	}
 	return r.path
@@ -187,7 +236,9 @@ func (r *Recorder) Recovered() int64 {
 }
 
 // Enabled reports whether records are being written.
-func (r *Recorder) Enabled() bool { return r != nil && r.f != nil && r.enabled.Load() }
+func (r *Recorder) Enabled() bool {
+	return r != nil && (r.f != nil || r.sink != nil) && r.enabled.Load()
+}
 
 // SetEnabled pauses (false) or resumes (true) recording at run time. A
 // recorder opened with Options.Disabled stays off.
@@ -231,6 +282,10 @@ func (r *Recorder) Record(ctx context.Context, rec Record) (string, error) {
 		return rec.ID, err
 	}
 	p := &pending{line: line, done: make(chan error, 1)}
+	if r.sink != nil {
+		p.meta = Entry{ID: rec.ID, Kind: rec.Kind, Ref: rec.Ref, Session: rec.Session, Channel: rec.Channel,
+			Caller: rec.Caller, Time: rec.Time, Line: line}
+	}
 	r.mu.RLock()
 	if r.closed {
 		r.mu.RUnlock()
@@ -271,6 +326,7 @@ func (r *Recorder) writer() {
 	defer close(r.writerD)
 	batch := make([]*pending, 0, r.maxB)
 	var buf []byte
+	var entries []Entry
 	for p := range r.queue {
 		batch = append(batch[:0], p)
 	drain:
@@ -285,13 +341,27 @@ func (r *Recorder) writer() {
 				break drain
 			}
 		}
-		buf = buf[:0]
-		for _, q := range batch {
-			buf = append(buf, q.line...)
-		}
-		err := r.stickyErr()
-		if err == nil {
-			err = r.writeBatch(buf)
+		var err error
+		if r.sink != nil {
+			entries = entries[:0]
+			for _, q := range batch {
+				entries = append(entries, q.meta)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), SinkTimeout)
+			err = r.sink.Append(ctx, entries)
+			cancel()
+			if err != nil {
+				err = fmt.Errorf("session: writing to %s: %w", r.path, err)
+			}
+		} else {
+			buf = buf[:0]
+			for _, q := range batch {
+				buf = append(buf, q.line...)
+			}
+			err = r.stickyErr()
+			if err == nil {
+				err = r.writeBatch(buf)
+			}
 		}
 		for _, q := range batch {
 			q.done <- err
@@ -350,7 +420,7 @@ func (r *Recorder) writeLocked(buf []byte) (int, error) {
 
 // Close waits for queued records to be written and closes the log.
 func (r *Recorder) Close() error {
-	if r == nil || r.f == nil {
+	if r == nil || (r.f == nil && r.sink == nil) {
 		return nil
 	}
 	r.mu.Lock()
@@ -362,6 +432,9 @@ func (r *Recorder) Close() error {
 	close(r.queue)
 	r.mu.Unlock()
 	<-r.writerD
+	if r.f == nil {
+		return nil // the sink's owner closes it
+	}
 	err := r.f.Close()
 	if s := r.stickyErr(); s != nil {
 		return s

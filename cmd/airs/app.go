@@ -35,6 +35,7 @@ type app struct {
 	reg    *pipeline.Registry
 	mcp    *engine.MCP  // the outside MCP servers registry() started; run closes them
 	guard  *guard.Guard // nil until guardian() builds it, and when guard.enabled is false
+	pgdb   *pg.DB       // the process's one PostgreSQL pool (app_storage.go); nil until used
 	// closeWait bounds how long closing the Manager waits for handlers
 	// that ignore their context (0: until they return); serve sets its
 	// drain timeout so such a handler cannot hold a SIGTERM'd server.
@@ -157,6 +158,7 @@ func (a *app) close() {
 		a.mcp.Close()
 		a.mcp = nil
 	}
+	a.closePG()
 }
 
 // manager builds a Manager with the durable audit log. close releases
@@ -170,7 +172,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	if err := c.EnsureHome(); err != nil {
 		return nil, nil, err
 	}
-	log, err := openAudit(c)
+	log, err := a.openAudit(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,7 +228,11 @@ func (a *app) guardian() (*guard.Guard, error) {
 	if err := c.EnsureHome(); err != nil {
 		return nil, err
 	}
-	g, err := guard.New(guard.Config{Dir: c.GuardDir(), ReviewTools: c.Guard.ReviewTools, Reviewers: c.Guard.Reviewers,
+	store, _, err := a.guardStores(c)
+	if err != nil {
+		return nil, err
+	}
+	g, err := guard.New(guard.Config{Dir: c.GuardDir(), Store: store, ReviewTools: c.Guard.ReviewTools, Reviewers: c.Guard.Reviewers,
 		Expiry: c.Guard.Expiry, MaxPending: c.Guard.MaxPending, Logger: a.logger()})
 	if err != nil {
 		return nil, err
@@ -245,7 +251,11 @@ func (a *app) anomalyGate() *engine.AnomalyGate {
 	if long {
 		lg = a.logger()
 	}
-	ag := engine.StartAnomaly(a.cfg, lg, long)
+	var db *pg.DB
+	if a.cfg.Storage.Guard == config.StoragePostgres || a.cfg.Storage.Audit == config.StoragePostgres {
+		db, _ = a.sharedPG() // an error: StartAnomalyOn opens its own and says why it cannot
+	}
+	ag := engine.StartAnomalyOn(a.cfg, db, lg, long)
 	if ag.Notice != "" && (a.cfg.Guard.Anomaly.ModelSet || !ag.NoModel) {
 		a.warnf("%s", ag.Notice)
 	}
@@ -267,9 +277,9 @@ type auditLog interface {
 // (a running `airs serve`, other CLI commands, other replicas on the same
 // database) may have it open too: both backends serialise appends, so they
 // share one chain.
-func openAudit(c *config.Config) (auditLog, error) {
+func (a *app) openAudit(c *config.Config) (auditLog, error) {
 	if c.Storage.Audit == config.StoragePostgres {
-		db, err := openPG(c)
+		db, err := a.sharedPG()
 		if err != nil {
 			return nil, err
 		}
@@ -282,16 +292,11 @@ func openAudit(c *config.Config) (auditLog, error) {
 	return log, nil
 }
 
-// pgAudit closes the database with the log.
+// pgAudit is the audit log on the process's database (app.sharedPG, which
+// app.close closes after it).
 type pgAudit struct {
 	*pg.AuditLog
 	db *pg.DB
-}
-
-func (p pgAudit) Close() error {
-	err := p.AuditLog.Close()
-	p.db.Close()
-	return err
 }
 
 // openPG connects to storage.dsn and migrates its schema.

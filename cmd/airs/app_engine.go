@@ -24,6 +24,10 @@ func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engi
 		return nil, nil, err
 	}
 	opts.Guard, opts.MCP = a.guard, a.mcp
+	if opts.PG, err = a.enginePG(); err != nil {
+		closeM()
+		return nil, nil, err
+	}
 	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, opts)
 	if err != nil {
 		closeM()

@@ -65,11 +65,10 @@ func runAudit(a *app, args []string) error {
 	}
 	src := auditSource{path: c.AuditPath()}
 	if c.Storage.Audit == config.StoragePostgres {
-		db, err := openPG(c)
+		db, err := a.sharedPG()
 		if err != nil {
 			return err
 		}
-		defer db.Close()
 		src = auditSource{db: db, path: "postgres " + c.Storage.RedactedDSN()}
 	}
 	switch pos[0] {

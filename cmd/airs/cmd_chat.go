@@ -103,6 +103,9 @@ func runChat(a *app, args []string) error {
 	}
 	defer closeManager()
 	opts.Guard, opts.MCP = a.guard, a.mcp // manager() builds the guard
+	if opts.PG, err = a.enginePG(); err != nil {
+		return err
+	}
 
 	ctx := context.Background()
 	eng, err := engine.New(ctx, cfg, reg, m, a.policy, opts)

@@ -216,12 +216,9 @@ func evalReplay(a *app, args []string) error {
 	if len(pos) > 1 {
 		return usagef("'eval replay' takes one SESSIONS.jsonl (default: the recorded sessions of airs.yaml)")
 	}
-	if len(pos) == 0 {
-		p, err := a.recordedSessions()
-		if err != nil {
-			return err
-		}
-		pos = []string{p}
+	arg := ""
+	if len(pos) == 1 {
+		arg = pos[0]
 	}
 	cand := replay.Config{Name: "candidate", Embedder: *embedder, Model: *model}
 	if *weights != "" {
@@ -245,12 +242,12 @@ func evalReplay(a *app, args []string) error {
 			cand.Name += " (candidate)"
 		}
 	}
-	items, unlabelled, err := replay.Items(pos[0], *implicit)
+	items, unlabelled, from, err := a.recordedItems(arg, *implicit)
 	if err != nil {
 		return err
 	}
 	if len(items) == 0 {
-		return fmt.Errorf("%s: no labelled requests (%d unlabelled; try --implicit)", pos[0], unlabelled)
+		return fmt.Errorf("%s: no labelled requests (%d unlabelled; try --implicit)", from, unlabelled)
 	}
 	reg, err := a.registry()
 	if err != nil {
@@ -271,7 +268,7 @@ func evalReplay(a *app, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 	defer stop()
-	fmt.Fprintf(a.stderr, "airs eval replay: %d labelled requests (%d unlabelled) from %s; %s\n", len(items), unlabelled, pos[0], selectorMode(*model))
+	fmt.Fprintf(a.stderr, "airs eval replay: %d labelled requests (%d unlabelled) from %s; %s\n", len(items), unlabelled, from, selectorMode(*model))
 	res, err := replay.Run(ctx, items, cand, o)
 	if err != nil {
 		return err
@@ -307,7 +304,7 @@ func evalReplay(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "replayed %d requests in %s\n", len(res.Items), res.Elapsed.Round(time.Millisecond))
 	}
 	if *reportDir != "" {
-		p, err := replay.WriteReport(*reportDir, res, baseRes, replay.ReportInfo{Command: "airs eval replay " + strings.Join(args, " "), Log: pos[0]})
+		p, err := replay.WriteReport(*reportDir, res, baseRes, replay.ReportInfo{Command: "airs eval replay " + strings.Join(args, " "), Log: from})
 		if err != nil {
 			return err
 		}
@@ -337,14 +334,11 @@ func evalTune(a *app, args []string) error {
 	if len(pos) > 1 {
 		return usagef("'eval tune' takes one SESSIONS.jsonl (default: the recorded sessions of airs.yaml)")
 	}
-	if len(pos) == 0 {
-		p, err := a.recordedSessions()
-		if err != nil {
-			return err
-		}
-		pos = []string{p}
+	arg := ""
+	if len(pos) == 1 {
+		arg = pos[0]
 	}
-	items, _, err := replay.Items(pos[0], *implicit)
+	items, _, _, err := a.recordedItems(arg, *implicit)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
@@ -39,7 +37,11 @@ sample of plausible calls (the anomaly score of a call is the reference's
 share where it falls: see 'go doc github.com/airs-dev/airs/guard/anomaly').
 It writes the model to --out (default guard.anomaly.model, else
 $AIRS_HOME/guard/anomaly.model), atomically; a running 'airs serve' picks
-a new model up within seconds (or on SIGHUP), without a restart. It needs
+a new model up within seconds (or on SIGHUP), without a restart. With
+storage.guard: postgres the model goes to the database instead (the slot of
+guard.anomaly.model, or of guard.anomaly.candidate when --out names that
+file; another --out is still a file), and every replica's gate polls its
+version and loads a new one within seconds. It needs
 at least 20 calls; weeks of normal use teach it the daily rhythm.
 
 'status' says which model is in force (its version), the thresholds, and
@@ -89,6 +91,7 @@ func guardTrain(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	outGiven := *out != ""
 	if *out == "" {
 		*out = c.Guard.Anomaly.Model
 	}
@@ -96,7 +99,7 @@ func guardTrain(a *app, args []string) error {
 	if *auditPath == "" && c.Storage.Audit == config.StoragePostgres {
 		// storage.audit: postgres — the log every replica appends to.
 		*auditPath = "the PostgreSQL audit log (storage.dsn " + c.Storage.RedactedDSN() + ")"
-		ts, err = pgTrainingSet(c)
+		ts, err = pgTrainingSet(a, c)
 	} else {
 		if *auditPath == "" {
 			*auditPath = c.AuditPath()
@@ -110,11 +113,12 @@ func guardTrain(a *app, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w (%s has %d records, %d of them usable)", err, *auditPath, ts.Records, len(ts.Calls))
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o700); err != nil {
+	slot, err := a.saveTrainedModel(c, m, *out, outGiven)
+	if err != nil {
 		return err
 	}
-	if err := m.Save(*out); err != nil {
-		return fmt.Errorf("writing the model: %w", err)
+	if slot != "" {
+		*out = "PostgreSQL (airs_anomaly_models '" + slot + "')"
 	}
 	callers, tools := map[string]bool{}, map[string]bool{}
 	for _, f := range ts.Calls {
@@ -129,7 +133,9 @@ func guardTrain(a *app, args []string) error {
 		len(ts.Calls), len(callers), len(tools), ts.From.UTC().Format("2006-01-02 15:04"), ts.To.UTC().Format("2006-01-02 15:04"),
 		ts.Records, ts.Skipped, ts.Excluded)
 	fmt.Fprintf(a.stdout, "model %s (%d nodes) written to %s\n", m.Version(), m.Nodes(), *out)
-	if *out == c.Guard.Anomaly.Model {
+	if slot != "" {
+		fmt.Fprintln(a.stdout, "it is in force for the next call; every airs serve replica on this database loads it within seconds")
+	} else if *out == c.Guard.Anomaly.Model {
 		fmt.Fprintln(a.stdout, "it is in force for the next call; a running airs serve loads it within seconds")
 	} else {
 		fmt.Fprintf(a.stdout, "to use it: guard.anomaly.model: %s (or as guard.anomaly.candidate for a share of callers)\n", *out)
@@ -153,6 +159,7 @@ func guardStatus(a *app, args []string) error {
 		mode, notice = "off", "guard.enabled is false: neither the anomaly gate nor intent verification runs"
 	} else {
 		g := engine.StartAnomaly(c, nil, false)
+		defer g.Close()
 		version, candidate = g.Models.Versions()
 		if g.Notice != "" {
 			notice = g.Notice
@@ -181,12 +188,11 @@ func guardStatus(a *app, args []string) error {
 }
 
 // pgTrainingSet reads the PostgreSQL audit log's records for guard train.
-func pgTrainingSet(c *config.Config) (*guard.TrainingSet, error) {
-	db, err := openPG(c)
+func pgTrainingSet(a *app, c *config.Config) (*guard.TrainingSet, error) {
+	db, err := a.sharedPG()
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
 	var recs []audit.Record
 	if err := db.ReadAudit(context.Background(), func(r *audit.Record) error {
 		recs = append(recs, *r)

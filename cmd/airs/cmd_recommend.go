@@ -136,7 +136,7 @@ func runTask(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := recommender.OpenTasks(cfg.Home)
+	st, err := a.taskStore(cfg)
 	if err != nil {
 		return err
 	}

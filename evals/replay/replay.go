@@ -166,6 +166,13 @@ func Items(path string, implicit bool) (items []Item, unlabelled int, err error)
 	if err != nil {
 		return nil, 0, err
 	}
+	items, unlabelled = ItemsOf(recs, implicit)
+	return items, unlabelled, nil
+}
+
+// ItemsOf is Items over records already read (a session log kept in
+// PostgreSQL: store/pg's SessionLog.ReadAll), in log order.
+func ItemsOf(recs []session.Record, implicit bool) (items []Item, unlabelled int) {
 	reqs, _ := session.Merge(recs)
 	for _, r := range reqs {
 		if strings.TrimSpace(r.Request) == "" {
@@ -179,7 +186,7 @@ func Items(path string, implicit bool) (items []Item, unlabelled int, err error)
 		}
 		items = append(items, Item{ID: r.ID, Caller: r.Caller, Request: r.Request, Gold: gold, Recorded: r})
 	}
-	return items, unlabelled, nil
+	return items, unlabelled
 }
 
 // Options are what a replay needs besides the configuration.

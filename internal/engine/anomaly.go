@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/guard/anomaly"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/store/pg"
 )
 
 // AnomalyGate is the anomaly gate of one airs process: the scorer the
@@ -35,6 +36,8 @@ type AnomalyGate struct {
 	NoModel bool
 
 	cfg     config.Anomaly
+	models  *pgModels // storage.guard: postgres (pgstate.go); nil: the model files
+	ownDB   *pg.DB    // the database models was opened on, when the gate opened it
 	log     *slog.Logger
 	mu      sync.Mutex // Reload
 	stamps  [2]fileStamp
@@ -63,12 +66,23 @@ const NoAnomalyModel = "anomaly gate off (no model)"
 // model files and SIGHUP. log gets the swaps and, at the warn threshold,
 // one line per anomalous call; nil discards.
 func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate {
+	return StartAnomalyOn(cfg, nil, log, watch)
+}
+
+// StartAnomalyOn is StartAnomaly on the process's database db (nil: it
+// opens its own when airs.yaml puts the audit log or the guard there):
+// with storage.guard: postgres the models come from the database's slots
+// (pgModels), polled for a new version every AnomalyWatchInterval.
+func StartAnomalyOn(cfg *config.Config, db *pg.DB, log *slog.Logger, watch bool) *AnomalyGate {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := cfg.Guard.Anomaly
 	g := &AnomalyGate{Models: &anomaly.Holder{}, cfg: a, log: log,
 		Thresholds: pipeline.AnomalyThresholdsOf(a.Warn, a.Review, a.Block)}
+	if guardOnPG(cfg) {
+		g.models, g.ownDB = openPGModels(cfg, db)
+	}
 	sc := guard.NewAnomalyScorer(g.Models, cfg.TrustLevels(), g.Thresholds.Block)
 	g.Scorer = &warningScorer{inner: sc, at: g.Thresholds.Warn, log: log}
 	if err := g.Reload(); err != nil {
@@ -78,7 +92,7 @@ func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate
 	// The history matters only once a model scores: a one-shot command
 	// with no model skips reading the audit log's tail.
 	if (!g.NoModel || watch) && auditOnPG(cfg) {
-		recs, err := PGAuditTail(cfg, AnomalyHistory)
+		recs, err := pgAuditTailOn(cfg, db, AnomalyHistory)
 		sc.WarmHistoryFrom(recs, pipeline.AnomalyScoreOf(sc.Block))
 		if err != nil {
 			log.Warn("anomaly: the PostgreSQL audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
@@ -103,6 +117,9 @@ func StartAnomaly(cfg *config.Config, log *slog.Logger, watch bool) *AnomalyGate
 func (g *AnomalyGate) Reload() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.models != nil {
+		return g.models.reload(g.Models, g.cfg)
+	}
 	g.stamps[0], g.stamps[1] = stamp(g.cfg.Model), stamp(g.cfg.Candidate)
 	m, err := anomaly.Load(g.cfg.Model)
 	if err != nil {
@@ -148,7 +165,12 @@ func (g *AnomalyGate) watch() {
 		case <-hup:
 		case <-t.C:
 			g.mu.Lock()
-			same := g.stamps[0] == stamp(g.cfg.Model) && g.stamps[1] == stamp(g.cfg.Candidate)
+			var same bool
+			if g.models != nil {
+				same = !g.models.changed(g.cfg)
+			} else {
+				same = g.stamps[0] == stamp(g.cfg.Model) && g.stamps[1] == stamp(g.cfg.Candidate)
+			}
 			g.mu.Unlock()
 			if same {
 				continue
@@ -159,7 +181,11 @@ func (g *AnomalyGate) watch() {
 			continue
 		}
 		v, cv := g.Models.Versions()
-		g.log.Info("anomaly: model loaded", "file", g.cfg.Model, "version", v, "candidate", cv)
+		from := g.cfg.Model
+		if g.models != nil {
+			from = g.models.where()
+		}
+		g.log.Info("anomaly: model loaded", "file", from, "version", v, "candidate", cv)
 	}
 }
 
@@ -169,6 +195,10 @@ func (g *AnomalyGate) Close() {
 		close(g.stop)
 		g.stopped.Wait()
 		g.stop = nil
+	}
+	if g.ownDB != nil {
+		g.ownDB.Close()
+		g.ownDB = nil
 	}
 }
 

@@ -70,6 +70,8 @@ type Engine struct {
 	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
 	stopSpeculator  func()
 	pg              *pg.DB // storage on PostgreSQL (pgstate.go); nil: files only
+	pgShared        bool   // pg is sharedPG: not closed by the engine
+	sharedPG        *pg.DB // Options.PG
 }
 
 // NoLLMMinCoverage is the share of a request's words (selector.Coverage)
@@ -119,13 +121,18 @@ type Options struct {
 	// (StartMCP); the engine reindexes when their tools change. The
 	// caller that started them closes them.
 	MCP *MCP
+	// PG is the process's PostgreSQL database, when it has one open (the
+	// audit log's): the engine's index, learned state, recommender and
+	// sessions use it rather than a pool of their own. The caller closes
+	// it, after the engine. Nil: the engine opens one if airs.yaml needs it.
+	PG *pg.DB
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
 	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps,
-		Guard: opts.Guard, MCP: opts.MCP}
+		Guard: opts.Guard, MCP: opts.MCP, sharedPG: opts.PG}
 	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model
@@ -188,7 +195,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	})
 
 	if cfg.Recording.Enabled {
-		rec, err := session.Open(sessionPath(cfg), session.Options{Redact: cfg.Recording.Redact})
+		rec, err := e.openRecorder(ctx)
 		if err != nil {
 			e.closePG()
 			return nil, fmt.Errorf("opening the session log: %w", err)

@@ -39,8 +39,12 @@ func (e *Engine) startRecommender() error {
 	if !rc.Enabled {
 		return nil
 	}
+	store, err := e.recommenderStore()
+	if err != nil {
+		return err
+	}
 	r, err := recommender.New(recommender.Config{
-		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home,
+		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home, Store: store,
 		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
 		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
 		AfterCall: e.afterCall, // speculate.go
@@ -54,7 +58,9 @@ func (e *Engine) startRecommender() error {
 	} else if e.Config.Home != "" {
 		trainFromAudit(r, e.Config.AuditPath())
 	}
-	if e.Config.Home != "" {
+	if sessionsOnPG(e.Config) {
+		trainFromSessionRecords(r, e.pgSessions())
+	} else if e.Config.Home != "" {
 		trainFromSessions(r, sessionPath(e.Config))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,6 +150,12 @@ func trainFromSessions(r *recommender.Recommender, path string) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return
 	}
+	trainFromSessionRecords(r, recs)
+}
+
+// trainFromSessionRecords is trainFromSessions over records already read
+// (the database's, storage.sessions: postgres).
+func trainFromSessionRecords(r *recommender.Recommender, recs []session.Record) {
 	for _, rec := range recs {
 		if rec.Call != nil && rec.Request != "" && rec.Execution != nil && rec.Execution.Outcome == session.OutcomeOK {
 			r.TrainText(rec.Request, rec.Call.Tool)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/session"
 )
 
 // BenchmarkCommit is PostgreSQL's floor here: one single-row INSERT per
@@ -95,4 +96,43 @@ func appendN(b *testing.B, logs []*AuditLog, appenders int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
 	b.ReportMetric(float64(commits)/elapsed.Seconds(), "commits/s")
 	b.ReportMetric(float64(b.N)/float64(max(commits, 1)), "records/commit")
+}
+
+// BenchmarkSessionLogAppend measures acknowledged (committed) session
+// records with n concurrent recorders' callers over r replicas (a
+// session.Recorder each, on its own pool): records/s, the log's
+// throughput under the append lock.
+func BenchmarkSessionLogAppend(b *testing.B) {
+	for _, c := range []struct{ replicas, callers int }{{1, 1}, {1, 64}, {3, 64}} {
+		b.Run(fmt.Sprintf("replicas=%d/callers=%d", c.replicas, c.callers), func(b *testing.B) {
+			dsn := testDSN(b)
+			recs := make([]*session.Recorder, c.replicas)
+			for i := range recs {
+				recs[i] = session.OpenSink(openTest(b, dsn).SessionLog(), "bench", session.Options{})
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			ctx := context.Background()
+			b.ResetTimer()
+			start := time.Now()
+			for _, r := range recs {
+				for range c.callers {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if _, err := r.Record(ctx, session.Record{Channel: "serve", Caller: "bench", Request: "compute 2+3",
+								Call: &session.Call{Tool: "calculator", Arguments: map[string]any{"expression": "2+3"}}}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+			for _, r := range recs {
+				r.Close()
+			}
+		})
+	}
 }

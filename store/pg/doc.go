@@ -1,13 +1,16 @@
 // Package pg keeps AIRS's shared state in PostgreSQL, for several `airs
 // serve` replicas on one database: the audit log (AuditLog, with
 // ReadAudit and TailAudit for its readers), the tool index on pgvector
-// (ToolIndex) and named state documents replicas merge into (State: the
-// ranker's learned statistics and preferences), with the schema versioned
-// and migrated on Open.
+// (ToolIndex), named state documents replicas merge into (State: the
+// ranker's learned statistics and preferences), the recorded sessions
+// (SessionLog), the recommender's learned state (RecommenderStore) and the
+// guard's reviews and anomaly models (GuardStore, AnomalyModels), with the
+// schema versioned and migrated on Open.
 //
 // It implements interfaces owned by the packages that use it —
 // pipeline.AuditSink for the audit log, embeddings.Store and
-// embeddings.DenseSearcher for the tool index — and hands back their
+// embeddings.DenseSearcher for the tool index, session.Sink,
+// recommender.Store, guard.StateStore and guard.ModelStore — and hands back their
 // types (audit.Record, audit.Report, embeddings.Doc), so nothing above it
 // sees pgx.
 //

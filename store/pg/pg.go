@@ -28,8 +28,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, errors.New("pg: storage.dsn is not a valid PostgreSQL connection string (want postgres://USER@HOST:PORT/DB or key=value pairs)")
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
-		// The audit writers, plus readers (verify, tail) beside them.
-		cfg.MaxConns = max(cfg.MaxConns, int32(auditWriters)+4)
+		// One pool per process carries every concern: the audit writers,
+		// the session recorder's writer, the claims and the guard's
+		// row-locked updates on the call path, the index, learned state
+		// and the recommender's sweeps, readers (verify, tail) beside
+		// them. Until processes shared one pool the audit log and the
+		// engine had auditWriters+4 each; this keeps that headroom.
+		cfg.MaxConns = max(cfg.MaxConns, 2*(int32(auditWriters)+4))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

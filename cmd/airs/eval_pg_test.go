@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/evals/replay"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// With storage.sessions: postgres the engine records into the database
+// (no sessions.jsonl), and `airs eval replay` / `airs eval tune` without a
+// file read it there; a database with no records says how to record some.
+func TestEvalReplayOnPostgres(t *testing.T) {
+	dsn := pgTestDSN(t)
+	t.Setenv("AIRS_TEST_PG_DSN", dsn)
+	const storage = "recording:\n  enabled: true\nstorage:\n  sessions: postgres\n  dsn: ${AIRS_TEST_PG_DSN}\n"
+	empty := newEnv(t, storage)
+	if out := empty.run("eval", "replay"); out.code != 2 || !strings.Contains(out.stderr, "no recorded sessions in the PostgreSQL session log") {
+		t.Fatalf("replay of an empty database: exit %d: %s", out.code, out.stderr)
+	}
+	e := newEnv(t, storage)
+	t.Setenv("AIRS_HOME", e.home)
+	cfg, err := config.Load(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := replay.Registry(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry = reg
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	eng, err := engine.New(context.Background(), cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
+		os.WriteFile(filepath.Join(e.docs, f), []byte("apples 3\npears 4\n"), 0o644)
+	}
+	reqs := replay.BuiltinRequests(rand.New(rand.NewPCG(5, 5)), 40, "documents")
+	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
+		t.Fatal(err)
+	}
+	if p := eng.Recorder.Path(); !strings.Contains(p, "PostgreSQL") {
+		t.Fatalf("recorded to %s", p)
+	}
+	eng.Close()
+	if _, err := os.Stat(filepath.Join(e.home, "sessions", "sessions.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("sessions.jsonl written with storage.sessions: postgres (%v)", err)
+	}
+	out := e.run("eval", "replay", "--json")
+	if out.code != 0 || !strings.Contains(out.stderr, "from the PostgreSQL session log") {
+		t.Fatalf("replay exit %d: %s", out.code, out.stderr)
+	}
+	var def replay.MetricLine
+	lines := strings.Split(strings.TrimSpace(out.stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[0]), &def); err != nil || def.N != len(reqs) {
+		t.Fatalf("replay --json first line %q (%v): want %d requests", lines[0], err, len(reqs))
+	}
+	if tune := e.run("eval", "tune", "--json"); tune.code != 0 {
+		t.Fatalf("tune exit %d: %s %s", tune.code, tune.stdout, tune.stderr)
+	}
+}
