@@ -9,7 +9,8 @@
 #      PostgreSQL 15 + pgvector when missing and starts a throwaway cluster)
 #      unless AIRS_PG_DSN is already set;
 #   2. 3 replicas of `airs serve --model none`, each with its own AIRS_HOME
-#      (as on three machines), one airs.yaml with storage.audit: postgres;
+#      (as on three machines), one airs.yaml with every storage key on postgres
+#      (audit, index, learned, sessions, guard);
 #   3. throughput, same run, same CLIENTS and DURATION: all load on replica
 #      1, then the same load spread over the 3 (airs-load spread);
 #      throughput_ratio = 3-replica rps / 1-replica rps;
@@ -63,6 +64,10 @@ http:
     - {sha256: $(printf %s "$tok" | sha256sum | cut -d' ' -f1), agent: loader}
 storage:
   audit: postgres
+  index: postgres
+  learned: postgres
+  sessions: postgres
+  guard: postgres
   dsn: \${AIRS_PG_DSN}
 manifests: [$work/ledger.yaml]
 YAML
