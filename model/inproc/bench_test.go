@@ -176,9 +176,9 @@ func TestVsOllamaFormat(t *testing.T) {
 			t.Fatalf("%s: %v", q.ID, err)
 		}
 		tNoFF = append(tNoFF, r2.Total)
-		t.Logf("%s: Ollama %v (valid %v, prefill+load %v); in-process fast-forward %v (prefill %v, %d sampled + %d forced), without %v",
+		t.Logf("%s: Ollama %v (valid %v, prefill+load %v); in-process fast-forward %v (prefill %v, %d sampled + %d forced), without %v (prefill %v, %d sampled)",
 			q.ID, d.Round(time.Millisecond), okO, oLastPrefill.Round(time.Millisecond), r.Total.Round(time.Millisecond),
-			r.Prefill.Round(time.Millisecond), r.Sampled, r.Forced, r2.Total.Round(time.Millisecond))
+			r.Prefill.Round(time.Millisecond), r.Sampled, r.Forced, r2.Total.Round(time.Millisecond), r2.Prefill.Round(time.Millisecond), r2.Sampled)
 		if okO {
 			bothO, bothI = append(bothO, d), append(bothI, r.Total)
 		}
