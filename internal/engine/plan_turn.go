@@ -117,7 +117,12 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		return false, nil
 	}
 	ex := &uiExec{e: e, ui: ui}
-	res, rerr := chains.Run(ctx, c, nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
+	if e.Chains != nil {
+		// On the workers: the UI sees the steps' results below, not each
+		// call as it runs.
+		ui.Note("the plan runs on the chain workers (chains.engine: temporal)")
+	}
+	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
 	tr.Run = res
 
 	var recSteps []session.TurnStep
