@@ -46,6 +46,10 @@ type Runner struct {
 // timeout is the backstop for workers that never answer.
 const ExecutionGrace = 30 * time.Second
 
+// NoWorkerWait is how long Run waits for a worker to poll the task queue
+// before it answers NoWorker.
+const NoWorkerWait = 5 * time.Second
+
 // Unreachable: the Temporal frontend did not answer. It is of kind
 // provider_unavailable (HTTP 503, exit 18): nothing ran.
 type Unreachable struct {
@@ -57,7 +61,12 @@ func (e *Unreachable) Error() string {
 	return fmt.Sprintf("chains run on Temporal (chains.engine: temporal) but its server at %s (namespace %s) cannot be reached: %v; "+
 		"start it (scripts/temporal.sh starts a dev server; in production, the Temporal cluster) or fix chains.address in airs.yaml", e.Address, e.Namespace, e.Err)
 }
-func (e *Unreachable) Unwrap() error        { return e.Err }
+func (e *Unreachable) Unwrap() error { return e.Err }
+
+// Hint replaces provider_unavailable's (a cooldown, another provider).
+func (e *Unreachable) Hint() string {
+	return "start the Temporal server at " + e.Address + " (scripts/temporal.sh runs a dev server) or point chains.address in airs.yaml at one"
+}
 func (e *Unreachable) Kind() string         { return pipeline.KindProviderUnavailable }
 func (e *Unreachable) Is(target error) bool { return target == pipeline.ErrProviderUnavailable }
 
@@ -68,7 +77,12 @@ type NoWorker struct{ Address, TaskQueue string }
 func (e *NoWorker) Error() string {
 	return fmt.Sprintf("no airs worker polls task queue %s on Temporal at %s: start `airs worker` on a replica (same airs.yaml chains: section), then run the chain again", e.TaskQueue, e.Address)
 }
-func (e *NoWorker) Kind() string         { return pipeline.KindProviderUnavailable }
+func (e *NoWorker) Kind() string { return pipeline.KindProviderUnavailable }
+
+// Hint replaces provider_unavailable's (a cooldown, another provider).
+func (e *NoWorker) Hint() string {
+	return "start `airs worker` (same chains: section of airs.yaml) on a replica, then run the chain again"
+}
 func (e *NoWorker) Is(target error) bool { return target == pipeline.ErrProviderUnavailable }
 
 func (r *Runner) client() (client.Client, error) {
@@ -141,12 +155,23 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*chains.Result, error
 	}
 	// A chain started on a queue nobody polls would wait for a worker
 	// until its budget ran out: say so now.
-	dq, err := c.DescribeTaskQueue(ctx, r.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-	if err != nil {
-		return nil, r.unreachable(fmt.Errorf("describe task queue %s: %w", r.TaskQueue, err))
-	}
-	if len(dq.GetPollers()) == 0 {
-		return nil, &NoWorker{Address: r.Address, TaskQueue: r.TaskQueue}
+	// A worker that is starting gets NoWorkerWait to poll.
+	for waited := time.Duration(0); ; waited += 250 * time.Millisecond {
+		dq, err := c.DescribeTaskQueue(ctx, r.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return nil, r.unreachable(fmt.Errorf("describe task queue %s: %w", r.TaskQueue, err))
+		}
+		if len(dq.GetPollers()) > 0 {
+			break
+		}
+		if waited >= NoWorkerWait {
+			return nil, &NoWorker{Address: r.Address, TaskQueue: r.TaskQueue}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("chain: waiting for a worker on task queue %s: %w", r.TaskQueue, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 	opts := client.StartWorkflowOptions{ID: req.RunID, TaskQueue: r.TaskQueue}
 	if req.Timeout > 0 {

@@ -310,6 +310,10 @@ output: "{{steps.b.output.ticks}}"
 		status int
 		body   map[string]any
 	}
+	before := map[string]bool{} // two-sums has a step a too
+	for id := range te.okRecords() {
+		before[id] = true
+	}
 	done := make(chan answer, 1)
 	go func() {
 		s, b := te.post(slowChain, 0)
@@ -319,7 +323,7 @@ output: "{{steps.b.output.ticks}}"
 	var aID string
 	for aID == "" {
 		for id := range te.okRecords() {
-			if strings.HasSuffix(id, "/a") && strings.HasPrefix(id, "chain-") {
+			if strings.HasSuffix(id, "/a") && strings.HasPrefix(id, "chain-") && !before[id] {
 				aID = id
 			}
 		}
