@@ -292,6 +292,31 @@ func TestTemporalServeAndPlan(t *testing.T) {
 		t.Errorf("airs plan --run on Temporal: exit %d\nstdout: %s\nstderr: %s", code, out, stderr)
 	}
 
+	// A chat turn's plan (no-LLM mode, two parts) over serve's /v1/chat:
+	// its calls run on the worker (its audit log has them).
+	beforeChat := te.okRecords()
+	creq, _ := http.NewRequest("POST", te.serveBase+"/v1/chat", strings.NewReader(`{"text":"what's 2 * (3 + 4), then what's 5 * 6"}`))
+	creq.Header.Set("Authorization", "Bearer "+te.token)
+	creq.Header.Set("Content-Type", "application/json")
+	cresp, err := te.serveClient.Do(creq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := io.ReadAll(cresp.Body)
+	cresp.Body.Close()
+	if !strings.Contains(string(events), "runs on the chain workers") || !strings.Contains(string(events), `"result":14`) || !strings.Contains(string(events), `"result":30`) {
+		t.Errorf("chat plan over serve: %s", events)
+	}
+	var chatCalls []string
+	for id := range te.okRecords() {
+		if beforeChat[id] == 0 && (strings.HasSuffix(id, "/s1") || strings.HasSuffix(id, "/s2")) {
+			chatCalls = append(chatCalls, id)
+		}
+	}
+	if len(chatCalls) != 2 {
+		t.Errorf("the chat plan's calls in the workers' audit logs: %v, want s1 and s2", chatCalls)
+	}
+
 	// Worker A is killed mid-chain: step a (1 s) has finished, b (6 s)
 	// runs; worker B takes the chain over, b is retried (idempotent), a is
 	// not run again.

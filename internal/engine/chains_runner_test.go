@@ -82,6 +82,11 @@ func TestChainsGoToTheChainRunner(t *testing.T) {
 	if len(r.runs) != 3 || r.runs[2].Format != "plan" || r.runs[2].Caller != "web" {
 		t.Errorf("the turn's plan did not go to the runner: %d runs", len(r.runs))
 	}
+	// The runner ran the calls (not through the turn's UI): the UI hears
+	// of each from the result.
+	if n := strings.Count(ui.String(), "running"); n != 2 || !strings.Contains(ui.String(), "result summarize") {
+		t.Errorf("UI heard of %d calls, want 2:\n%s", n, ui)
+	}
 	if !strings.Contains(ui.String(), "runs on the chain workers") {
 		t.Errorf("UI does not say where the plan runs:\n%s", ui)
 	}
