@@ -37,7 +37,8 @@ inproc:
 ## e2e-pg: the PostgreSQL backend's tests (store/pg: audit, migrations, the tool index on
 ## pgvector against the embedded one; airs audit/guard/select and the engine's learned state
 ## on postgres; recorded sessions, the recommender's store and the guard's reviews and models
-## shared by two replicas) against a throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs,
+## shared by two replicas; call claims and their replayed outcomes across replicas)
+## against a throwaway PostgreSQL 15 + pgvector that scripts/pg.sh installs,
 ## starts and removes. AIRS_PG_EVAL=1 adds the full retrieval evaluation on both backends.
 e2e-pg:
 	bash scripts/pg.sh $(GO) test -race -count=1 ./store/pg/ ./evals/pgindex/ ./cmd/airs/ ./internal/engine/ -run 'Postgres|PG|Audit|Migrat|Vector|Schema|ToolIndex|Claim|SessionLog|RecommenderStore|GuardStore|AnomalyModels'
@@ -51,7 +52,9 @@ scale-out:
 
 ## e2e-temporal: chains on Temporal against a real dev server (the Temporal CLI v1.5.1
 ## built from its Go module, cached): two worker processes killed mid-chain with
-## SIGKILL; prints {"chain_resumed":true,"steps_repeated":0,...}.
+## SIGKILL; prints {"chain_resumed":true,"steps_repeated":0,...}; then airs run, airs
+## serve's /v1/pipelines/run and airs plan --run on an airs worker (TestTemporal*: the
+## in-process runner's answers, the budget, a worker killed mid-chain, unreachable).
 e2e-temporal:
 	bash scripts/temporal.sh sh -c '$(GO) test -race -count=1 -v ./chains/temporal/ && $(GO) test -count=1 -v -run TestTemporal ./cmd/airs/'
 

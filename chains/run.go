@@ -586,6 +586,13 @@ func (r *runner) callHeld(i, item int, e *env, deadline time.Time) (json.RawMess
 		r.record(t)
 	}
 	failed := func(outcome pipeline.Outcome, err error) (json.RawMessage, any, StepStatus, string) {
+		if outcome == pipeline.OutcomeCancelled && r.ctx.Err() == context.DeadlineExceeded {
+			// The chain's deadline ended the call: its cancellation (below,
+			// by call id) races the pipeline's own timeout at the same
+			// instant. It is the call's timeout whichever won, in process
+			// and on a durable engine alike.
+			outcome, err = pipeline.OutcomeTimeout, &pipeline.Timeout{Budget: t.Budget}
+		}
 		end(outcome, err)
 		if r.ctx.Err() != nil && outcome != pipeline.OutcomeTimeout {
 			// Ended because the run was cancelled or stopped: not a

@@ -242,6 +242,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildSpeculation(fc, c)
 	p.buildStorage(fc, c)
 	p.buildChains(fc, c)
+	p.buildClaims(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

@@ -104,6 +104,8 @@ type Config struct {
 	Peers []Peer
 	// Chains: the engine that runs chains (config/temporal.go).
 	Chains Chains
+	// Claims: how long call claims are kept (config/claims.go).
+	Claims Claims
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

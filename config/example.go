@@ -219,6 +219,26 @@ guard:
 #   guard: postgres
 #   dsn: ${AIRS_PG_DSN}
 
+# Where chains run (airs run, airs plan --run, POST /v1/pipelines/run, chat
+# plans). The default runs them in process. On Temporal each chain is a
+# workflow that survives the replica that started it: every replica runs
+# 'airs worker'; the chain's budget (--timeout, "timeout_ms", its timeout:)
+# is the workflow's. See docs/scaling.md, "Chains on Temporal".
+# chains:
+#   engine: temporal
+#   address: 127.0.0.1:7233            # the Temporal frontend
+#   namespace: default
+#   task_queue: airs
+#   heartbeat_timeout: 10s             # a call without its worker's heartbeat this long is lost
+#   max_attempts: 5                    # of an idempotent call whose worker was lost (others: 1)
+#   ledger_dir: ~/.airs/chain-ledger   # shared by the replicas
+
+# Call claims (storage.audit postgres): a retried non-idempotent call (same
+# call_id) runs once; a retry after the first attempt ended gets its
+# outcome back ("replayed": true). Claims are kept this long (default 168h).
+# claims:
+#   retention: 168h
+
 # Session recording for evals; values under these keys are replaced by
 # [redacted] (added to: password passwd secret token api_key apikey
 # authorization cookie).

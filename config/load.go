@@ -184,6 +184,7 @@ type fileConfig struct {
 	Storage fileStorage `yaml:"storage"`
 	Peers   []filePeer  `yaml:"peers"`
 	Chains  fileChains  `yaml:"chains"`
+	Claims  fileClaims  `yaml:"claims"`
 }
 
 type fileAgent struct {

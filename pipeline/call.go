@@ -38,6 +38,9 @@ type callState struct {
 	// clientID: the call_id came with the request (a retry can reuse it), so
 	// a non-idempotent call is claimed before it runs (claim.go).
 	clientID bool
+	// claimed: this attempt holds the call's claim (its outcome is
+	// recorded on it); replay: a retry answered from the first attempt.
+	claimed, replay bool
 }
 
 // Call runs req through the seven stages of issue 2:
@@ -224,8 +227,13 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	if err := m.predictDispatch(cs, deadline); err != nil { // WouldTimeout
 		return err
 	}
-	if err := m.claim(hctx, cs); err != nil { // AlreadyClaimed: the last check before the side effect
+	replay, err := m.claim(hctx, cs) // AlreadyClaimed: the last check before the side effect
+	if err != nil {
 		return err
+	}
+	if replay != nil { // a retry of a call that ended: its first attempt's outcome
+		cs.replay = true
+		return replayed(replay, res)
 	}
 
 	// Stage 6: execution — or, for a read-only idempotent tool, the result of
@@ -530,6 +538,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 			rec.AnomalyScore, rec.AnomalyModel = new(AnomalyScoreOf(cs.anomaly.score)), cs.anomaly.model
 		}
 		rec.SpeculativeHit, rec.SpeculationOf = cs.specOf != "", cs.specOf
+		rec.Replayed = cs.replay
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil
@@ -537,6 +546,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 	}
 	res.Latency = time.Since(cs.start)
+	m.finishClaim(cs, res, err)
 	m.observeLatency(cs, res)
 	res.SpeculativeHit = cs.specOf != ""
 	m.metrics.overhead.Observe(res.Latency - cs.handler)

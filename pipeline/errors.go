@@ -396,7 +396,7 @@ var kinds = map[string]kindInfo{
 	KindCancelled:                  {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
 	KindIntentVerificationRequired: {23, "a person confirms this call first: `airs review approve ID` (or `deny ID`; `airs review` lists them), then run the same call again"},
 	KindWouldTimeout:               {24, "the call is predicted to take longer than its timeout: raise --timeout above the predicted time (max 600s), send less, or leave --timeout out to get 3x the prediction"},
-	KindAlreadyClaimed:             {25, "an earlier attempt of this call id ran, or is in doubt: do not send it again; `airs audit tail` shows its outcome (none if its replica died mid-call)"},
+	KindAlreadyClaimed:             {25, "an earlier attempt of this call id has not finished: call again later to get its outcome (replayed); if its replica died mid-call none comes: `airs audit tail` shows whether it ran"},
 }
 
 // ExitCode maps err to the `airs` process exit code: 0 for nil, 10–25 for the
@@ -429,7 +429,7 @@ var httpHints = map[string]string{
 	KindRateLimited:                "too many requests: wait the Retry-After seconds and send it again",
 	KindIntentVerificationRequired: "a reviewer approves the confirmation (POST /v1/reviews/{id}/approve, the attention page, or `airs review approve ID`), then send the same call again",
 	KindWouldTimeout:               "the call is predicted to take longer than its timeout: raise \"timeout_ms\" above the predicted time (max 600000), send less, or leave \"timeout_ms\" out to get 3x the prediction",
-	KindAlreadyClaimed:             "an earlier attempt of this \"call_id\" ran, or is in doubt: do not send it again; `airs audit tail` on a replica shows its outcome (none if its replica died mid-call)",
+	KindAlreadyClaimed:             "an earlier attempt of this \"call_id\" has not finished: send it again after Retry-After to get its outcome (\"replayed\": true); if its replica died mid-call none comes: `airs audit tail` shows whether it ran",
 }
 
 // Hint is a one-line suggestion of what the user should do about err, in
@@ -441,6 +441,12 @@ func Hint(err error) string { return HintFor(err, HintCLI) }
 func HintFor(err error, iface string) string {
 	if err == nil {
 		return ""
+	}
+	// An error that knows better than its kind's table (chains/temporal's
+	// unreachable server, say: provider_unavailable, but no cooldown).
+	var own interface{ Hint() string }
+	if errors.As(err, &own) && own.Hint() != "" {
+		return own.Hint()
 	}
 	var sv *SchemaValidationFailed
 	if errors.As(err, &sv) && sv.Output {

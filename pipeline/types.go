@@ -182,4 +182,7 @@ type Result struct {
 	// SpeculativeHit: the result came from a speculative run of the same
 	// call (speculate.go), not from running the handler now.
 	SpeculativeHit bool `json:"speculative_hit,omitempty"`
+	// Replayed: a retry of a claimed call (same call_id) that ended before:
+	// this is the first attempt's outcome, and nothing ran now (claim.go).
+	Replayed bool `json:"replayed,omitempty"`
 }

@@ -136,8 +136,10 @@ wait $lp || true
 killrun=$(cat "$work/kill.json")
 log "kill run:   $killrun"
 
-# The calls that ran: a retry answered already_claimed ran nothing.
-psql "$AIRS_PG_DSN" -Atc "SELECT (line::json)->>'call_id' FROM airs_audit WHERE (line::json)->>'error' IS DISTINCT FROM 'already_claimed' ORDER BY seq" >"$work/audit-ids"
+# The calls that ran: a retry answered already_claimed ran nothing, nor did
+# one answered with the first attempt's outcome ("replayed": its record is
+# marked so, and the first attempt has its own).
+psql "$AIRS_PG_DSN" -Atc "SELECT (line::json)->>'call_id' FROM airs_audit WHERE (line::json)->>'error' IS DISTINCT FROM 'already_claimed' AND (line::json)->>'replayed' IS DISTINCT FROM 'true' ORDER BY seq" >"$work/audit-ids"
 claims=$(psql "$AIRS_PG_DSN" -Atc "SELECT count(*) FROM airs_call_claims")
 checked=$(./bin/airs-load check -acked "$work/acked" -audit "$work/audit-ids") || true
 log "audit:      $checked"
@@ -176,7 +178,7 @@ jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" -
   clients: $clients, seconds_per_phase: $secs,
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
-  retried: $kill.retried, claimed_earlier: ($kill.claimed_earlier // 0), claims: $claims, kill_run_errors: $kill.errors,
+  retried: $kill.retried, claimed_earlier: ($kill.claimed_earlier // 0), replayed: ($kill.replayed // 0), claims: $claims, kill_run_errors: $kill.errors,
   chain_verified: $verified, chain_resumed: $resumed, chain_resume: $note
 }' | tee "$work/result.json"
 jq -e '.errors_1 == 0 and .errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0

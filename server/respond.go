@@ -133,7 +133,14 @@ func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
 	if errors.As(err, &rl) {
 		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
 	}
+	var ac *pipeline.AlreadyClaimed
+	if errors.As(err, &ac) && ac.RetryAfterMs > 0 { // the first attempt still runs: ask again then
+		w.Header().Set("Retry-After", strconv.FormatInt(max((ac.RetryAfterMs+999)/1000, 1), 10))
+	}
 	body := ErrorBody(err, kindOr(err, "internal"))
+	if res != nil && res.Replayed {
+		body["replayed"] = true // the first attempt's error, given back: nothing ran now
+	}
 	if _, ok := body["hint"]; !ok {
 		body["hint"] = pipeline.HintFor(err, pipeline.HintHTTP)
 	}

@@ -403,11 +403,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	_ = emit("done", map[string]bool{"ok": true})
 }
 
-// PipelineRequest is the body of POST /v1/pipelines/run: the DSL text and
-// the inputs.
+// PipelineRequest is the body of POST /v1/pipelines/run: the DSL text, the
+// inputs and, optionally, the whole run's budget (also the workflow's
+// under chains.engine: temporal).
 type PipelineRequest struct {
-	YAML  string         `json:"yaml"`
-	Input map[string]any `json:"input,omitempty"`
+	YAML      string         `json:"yaml"`
+	Input     map[string]any `json:"input,omitempty"`
+	TimeoutMs int64          `json:"timeout_ms,omitempty"`
 }
 
 func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
@@ -419,7 +421,18 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"yaml" (the pipeline text) is required`)
 		return
 	}
-	out, err := s.backend.RunPipeline(r.Context(), Caller(r.Context()), []byte(req.YAML), req.Input)
+	if req.TimeoutMs < 0 || req.TimeoutMs > pipeline.MaxTimeout.Milliseconds() {
+		writeError(w, http.StatusBadRequest, "bad_request",
+			fmt.Sprintf(`"timeout_ms" must be between 1 and %d (omit it for the pipeline's own timeout:, else none)`, pipeline.MaxTimeout.Milliseconds()))
+		return
+	}
+	ctx := r.Context()
+	if req.TimeoutMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMs)*time.Millisecond)
+		defer cancel()
+	}
+	out, err := s.backend.RunPipeline(ctx, Caller(r.Context()), []byte(req.YAML), req.Input)
 	if err != nil {
 		status, kind := statusFor(err), kindOr(err, "pipeline_failed")
 		b := ErrorBody(err, kind)

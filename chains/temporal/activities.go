@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/pipeline"
 )
 
 // Activities are the worker side: they hold the replica's pipeline
@@ -95,7 +97,7 @@ func (a *Activities) Output(ctx context.Context, cr CallRequest) (json.RawMessag
 
 // Call runs one call through the pipeline, heartbeating while it runs so
 // that the loss of this worker is seen within the heartbeat timeout.
-func (a *Activities) Call(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
+func (a *Activities) Call(ctx context.Context, cr CallRequest) (*CallResult, error) {
 	p, err := a.prepare(cr.Run)
 	if err != nil {
 		return nil, err
@@ -152,7 +154,15 @@ func (a *Activities) Call(ctx context.Context, cr CallRequest) (json.RawMessage,
 			}
 		}
 	}()
-	out, _, err := p.Call(ctx, cr.Run.RunID, cr.Step, cr.Item, cr.Outputs)
+	cctx := ctx
+	if !cr.Deadline.IsZero() {
+		// The chain's deadline: the pipeline answers it with the call's
+		// timeout, as in chains.Run (the activity's own timeout is later).
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithDeadline(ctx, cr.Deadline)
+		defer cancel()
+	}
+	out, tr, err := p.Call(cctx, cr.Run.RunID, cr.Step, cr.Item, cr.Outputs)
 	close(stopHB)
 	<-hbDone
 	if err != nil {
@@ -161,14 +171,23 @@ func (a *Activities) Call(ctx context.Context, cr CallRequest) (json.RawMessage,
 			// reports that itself.
 			return nil, ctx.Err()
 		}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeToolFailure, nil, string(chains.OutcomeOf(err)))
+		f := CallFailure{Outcome: chains.OutcomeOf(err), Kind: pipeline.KindOf(err), Message: err.Error(), Trace: tr}
+		var se *chains.StepError
+		if errors.As(err, &se) && se.Err != nil {
+			f.Message = se.Err.Error()
+		}
+		if f.Trace.Node == "" {
+			f.Trace = chains.NodeTrace{Node: nodeName(s.ID, cr.Item), Step: s.ID, Item: cr.Item, Tool: s.Tool, CallID: key,
+				Start: time.Now(), End: time.Now(), Outcome: f.Outcome, Error: f.Message}
+		}
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeToolFailure, nil, f)
 	}
 	if a.Ledger != nil && !s.Idempotent {
 		if err := a.Ledger.Finish(key); err != nil {
 			activity.GetLogger(ctx).Warn("ledger: could not record the end of a call", "key", key, "error", err)
 		}
 	}
-	return out, nil
+	return &CallResult{Output: out, Trace: tr}, nil
 }
 
 func notRepeated(key, tool, why string) error {

@@ -34,7 +34,8 @@ func NewWorker(c client.Client, taskQueue string, a *Activities) (worker.Worker,
 	return w, nil
 }
 
-// Dial connects to the Temporal frontend at address (host:port). The SDK
+// Dial connects to the Temporal frontend at address (host:port); its error
+// is an *Unreachable that says what to start. The SDK
 // logs through logger (nil: warnings and errors to stderr; the SDK's own
 // default writes to stdout).
 func Dial(address, namespace string, logger *slog.Logger) (client.Client, error) {
@@ -43,7 +44,7 @@ func Dial(address, namespace string, logger *slog.Logger) (client.Client, error)
 	}
 	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(logger)})
 	if err != nil {
-		return nil, fmt.Errorf("temporal: cannot reach %s (namespace %s): %v; start a server (scripts/temporal.sh starts a dev server) or fix chains.address in airs.yaml", address, namespace, err)
+		return nil, &Unreachable{Address: address, Namespace: namespace, Err: err}
 	}
 	return c, nil
 }

@@ -22,9 +22,11 @@
 package temporal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/pipeline"
 )
 
 // Names under which the workflow and activities are registered.
@@ -83,6 +86,11 @@ type RunRequest struct {
 	// MaxAttempts bounds the attempts of an idempotent call whose worker
 	// was lost (0: DefaultMaxAttempts). Non-idempotent calls get 1.
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Timeout is the whole chain's budget, counted from the workflow's
+	// start (0: none). When it runs out the calls in flight are cancelled
+	// and nothing more starts, as chains.Run does at its deadline; each
+	// call's own deadline is what is left of it.
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // Prepared is the Prepare activity's answer.
@@ -100,7 +108,47 @@ type CallRequest struct {
 	// Outputs of the step's dependencies, by step id.
 	Outputs    map[string]json.RawMessage `json:"outputs"`
 	Idempotent bool                       `json:"idempotent"`
+	// Deadline is the chain's deadline (zero: none): the call must end by
+	// then, as in chains.Run.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
+
+// CallResult is a Call activity's answer: the call's output and its trace
+// entry (the same entry chains.Run records).
+type CallResult struct {
+	Output json.RawMessage  `json:"output"`
+	Trace  chains.NodeTrace `json:"trace"`
+}
+
+// CallFailure is the detail of a Call activity's ToolFailure error: what
+// the workflow needs to give the caller the same error chains.Run would.
+type CallFailure struct {
+	Outcome pipeline.Outcome `json:"outcome"`
+	Kind    string           `json:"kind,omitempty"` // pipeline.KindOf the call's error
+	Message string           `json:"message"`        // the call's error, without the "step X: outcome:" prefix
+	Trace   chains.NodeTrace `json:"trace"`
+}
+
+// Failure is one failed call of a run, with the pipeline's error kind.
+type Failure struct {
+	Step    string           `json:"step"`
+	Node    string           `json:"node"`
+	Outcome pipeline.Outcome `json:"outcome"`
+	Kind    string           `json:"kind,omitempty"`
+	Message string           `json:"message"`
+}
+
+// Err is the failure as chains.Run reports it: a *chains.StepError whose
+// cause has the original kind (pipeline.RemoteError).
+func (f Failure) Err() error {
+	return &chains.StepError{Step: f.Step, Node: f.Node, Outcome: f.Outcome, Err: &pipeline.RemoteError{ErrKind: f.Kind, Message: f.Message}}
+}
+
+// Why a run ended before every step finished (RunResult.Stopped).
+const (
+	StoppedDeadline  = "deadline"  // RunRequest.Timeout ran out
+	StoppedCancelled = "cancelled" // the workflow was cancelled
+)
 
 // Key is the call's idempotency key (also its pipeline call id).
 func (c CallRequest) Key(stepID string) string {
@@ -117,6 +165,16 @@ type RunResult struct {
 	RunID  string                        `json:"run_id"`
 	Output json.RawMessage               `json:"output,omitempty"`
 	Steps  map[string]*chains.StepResult `json:"steps"`
+	// Trace is every node's trace entry, ordered by start, as in
+	// chains.Result.
+	Trace []chains.NodeTrace `json:"trace"`
+	// Policy is the failure policy the run had; Failures its failed calls
+	// (the first one stopped it under stop-on-failure).
+	Policy   chains.FailurePolicy `json:"policy,omitempty"`
+	Failures []Failure            `json:"failures,omitempty"`
+	// Stopped is StoppedDeadline or StoppedCancelled when the run ended
+	// before its steps did.
+	Stopped string `json:"stopped,omitempty"`
 	// Interrupted lists the keys of non-idempotent calls whose worker was
 	// lost mid-call: they may have taken effect and were not repeated.
 	Interrupted []string `json:"interrupted,omitempty"`
@@ -124,12 +182,44 @@ type RunResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Err returns the chain's error, nil when every step finished.
+// Err returns the chain's error, nil when every step finished: the error
+// chains.Run returns for the same ending (a *chains.StepError with the
+// call's kind, their join under continue-on-failure, or the chain's
+// deadline or cancellation wrapping context.DeadlineExceeded or
+// context.Canceled).
 func (r *RunResult) Err() error {
-	if r.Error == "" {
-		return nil
+	stopped := func() error {
+		if r.Stopped == StoppedDeadline {
+			return fmt.Errorf("chain %s: %w", r.Chain, context.DeadlineExceeded)
+		}
+		return fmt.Errorf("chain %s: %w", r.Chain, context.Canceled)
 	}
-	return errors.New(r.Error)
+	switch {
+	case r.Stopped != "" && r.Policy == chains.StopOnFailure && len(r.Failures) > 0:
+		return r.Failures[0].Err()
+	case r.Stopped != "":
+		return stopped()
+	case len(r.Failures) > 0 && r.Policy != chains.ContinueOnFailure:
+		return r.Failures[0].Err()
+	case len(r.Failures) > 0:
+		errs := make([]error, len(r.Failures))
+		for i, f := range r.Failures {
+			errs[i] = f.Err()
+		}
+		return errors.Join(errs...)
+	case r.Error != "":
+		return errors.New(r.Error)
+	}
+	return nil
+}
+
+// Result is the run as a *chains.Result, the shape chains.Run returns.
+func (r *RunResult) Result() *chains.Result {
+	steps := r.Steps
+	if steps == nil {
+		steps = map[string]*chains.StepResult{}
+	}
+	return &chains.Result{Chain: r.Chain, RunID: r.RunID, Output: r.Output, Steps: steps, Trace: r.Trace}
 }
 
 type stepState struct {
@@ -144,18 +234,41 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	if req.RunID == "" {
 		req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	}
-	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	// The bookkeeping after a cancellation (the result, the chain's
+	// output) must still run: it uses a context the cancellation does not
+	// reach.
+	after, _ := workflow.NewDisconnectedContext(ctx)
+	popts := workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{ErrTypeInvalid}},
-	})
+	}
+	pctx := workflow.WithActivityOptions(ctx, popts)
 	var prep Prepared
 	if err := workflow.ExecuteActivity(pctx, PrepareActivityName, req).Get(ctx, &prep); err != nil {
 		return nil, err
 	}
-	res := &RunResult{Chain: prep.Name, RunID: req.RunID, Steps: map[string]*chains.StepResult{}}
+	res := &RunResult{Chain: prep.Name, RunID: req.RunID, Steps: map[string]*chains.StepResult{}, Policy: prep.Policy}
 
 	runCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
+	// The chain's budget, from the workflow's start (the same instant on
+	// every replay).
+	var deadline time.Time
+	expired := false
+	if req.Timeout > 0 {
+		deadline = workflow.GetInfo(ctx).WorkflowStartTime.Add(req.Timeout)
+		workflow.Go(runCtx, func(tctx workflow.Context) {
+			// A call running at the deadline ends there itself, with the
+			// pipeline's timeout error (its context has the deadline); the
+			// timer, a little later, stops whatever did not.
+			d := deadline.Sub(workflow.Now(tctx)) + budgetGrace
+			if d > 0 && workflow.NewTimer(tctx, d).Get(tctx, nil) != nil {
+				return // the run ended first
+			}
+			expired = true
+			cancel()
+		})
+	}
 	par := req.MaxParallel
 	if par <= 0 {
 		par = chains.DefaultMaxParallel
@@ -168,19 +281,34 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	}
 	var fails []string
 	stopped := false
-	fail := func(msg string) {
+	why := func() string {
+		switch {
+		case stopped:
+			return "chain stopped after a step failed"
+		case expired:
+			return "the chain's budget ran out"
+		}
+		return "run cancelled"
+	}
+	fail := func(f Failure, msg string) {
 		fails = append(fails, msg)
+		res.Failures = append(res.Failures, f)
 		if prep.Policy == chains.StopOnFailure && !stopped {
 			stopped = true
 			cancel()
 		}
 	}
+	trace := func(t chains.NodeTrace) { res.Trace = append(res.Trace, t) }
 	finish := func(i int, st chains.StepStatus, out json.RawMessage, msg string) {
 		s := prep.Steps[i]
 		states[i].status, states[i].output = st, out
 		sr := &chains.StepResult{ID: s.ID, Tool: s.Tool, Status: st, Error: msg}
 		if st == chains.StatusOK {
 			sr.Output = out
+		}
+		if st == chains.StatusSkipped {
+			now := workflow.Now(ctx)
+			trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: now, End: now, Outcome: chains.OutcomeSkipped, Error: msg})
 		}
 		res.Steps[s.ID] = sr
 		states[i].done.Set(nil, nil)
@@ -191,27 +319,63 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	// calls must use their own coroutine's context).
 	call := func(cctx workflow.Context, i, item int, outputs map[string]json.RawMessage) (json.RawMessage, chains.StepStatus, string) {
 		s := prep.Steps[i]
-		cr := CallRequest{Run: req, Step: i, Item: item, Outputs: outputs, Idempotent: s.Idempotent}
+		cr := CallRequest{Run: req, Step: i, Item: item, Outputs: outputs, Idempotent: s.Idempotent, Deadline: deadline}
 		key := cr.Key(s.ID)
+		node := nodeName(s.ID, item)
 		if err := sem.Acquire(cctx, 1); err != nil {
-			return nil, chains.StatusSkipped, "not started: " + stopReason(stopped)
+			return nil, chains.StatusSkipped, "not started: " + why()
 		}
 		defer sem.Release(1)
-		actx := workflow.WithActivityOptions(cctx, callOptions(req, key, s.Idempotent))
-		var out json.RawMessage
+		start := workflow.Now(cctx)
+		actx := workflow.WithActivityOptions(cctx, callOptions(req, key, s.Idempotent, deadline, start))
+		var out CallResult
 		err := workflow.ExecuteActivity(actx, CallActivityName, cr).Get(cctx, &out)
 		if err == nil {
-			return out, chains.StatusOK, ""
+			trace(out.Trace)
+			return out.Output, chains.StatusOK, ""
 		}
-		if runCtx.Err() != nil && !isApplication(err) {
-			return nil, chains.StatusCancelled, "cancelled: " + stopReason(stopped)
+		var ae *temporal.ApplicationError
+		isApp := errors.As(err, &ae)
+		var cf CallFailure
+		fromCall := isApp && ae.Type() == ErrTypeToolFailure && ae.HasDetails() && ae.Details(&cf) == nil && cf.Trace.Node != ""
+		if !fromCall {
+			cf = CallFailure{Outcome: pipeline.OutcomeError, Message: callError(err, s, key),
+				Trace: chains.NodeTrace{Node: node, Step: s.ID, Item: item, Tool: s.Tool, CallID: key, Start: start}}
+		}
+		// Ended by the run's end, not by its own failure: cancelled, as in
+		// chains.Run — unless the chain's budget ended it, which chains.Run
+		// reports as the call's timeout.
+		if runCtx.Err() != nil && (!isApp || fromCall && cf.Outcome != pipeline.OutcomeTimeout) {
+			if !expired || stopped {
+				if !fromCall {
+					cf.Outcome, cf.Message = pipeline.OutcomeCancelled, "cancelled: "+why()
+				}
+				cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
+				if cf.Trace.End.IsZero() {
+					cf.Trace.End = workflow.Now(cctx)
+					cf.Trace.Latency = cf.Trace.End.Sub(start)
+				}
+				trace(cf.Trace)
+				return nil, chains.StatusCancelled, cf.Message
+			}
+			cf.Outcome, cf.Kind = pipeline.OutcomeTimeout, pipeline.KindTimeout
+			cf.Message = (&pipeline.Timeout{Budget: req.Timeout}).Error() + ": the chain's budget ran out"
+		}
+		cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
+		if cf.Trace.End.IsZero() || !fromCall {
+			cf.Trace.End = workflow.Now(cctx)
+			cf.Trace.Latency = cf.Trace.End.Sub(start)
+		}
+		trace(cf.Trace)
+		if cf.Outcome == pipeline.OutcomeTimeout && cf.Kind == pipeline.KindTimeout && !fromCall {
+			fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, cf.Message))
+			return nil, chains.StatusFailed, cf.Message
 		}
 		msg := callError(err, s, key)
-		var ae *temporal.ApplicationError
-		if !s.Idempotent && (lost(err) || errors.As(err, &ae) && ae.Type() == ErrTypeNotRepeated) {
+		if !s.Idempotent && (lost(err) || isApp && ae.Type() == ErrTypeNotRepeated) {
 			res.Interrupted = append(res.Interrupted, key)
 		}
-		fail(fmt.Sprintf("step %s: %s", nodeName(s.ID, item), msg))
+		fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, msg))
 		return nil, chains.StatusFailed, msg
 	}
 
@@ -228,7 +392,7 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 				}
 			}
 			if runCtx.Err() != nil {
-				finish(i, chains.StatusSkipped, nil, "not started: "+stopReason(stopped))
+				finish(i, chains.StatusSkipped, nil, "not started: "+why())
 				return
 			}
 			outputs := make(map[string]json.RawMessage, len(s.Deps))
@@ -242,18 +406,17 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 			}
 			// Foreach: resolve the array (a pure activity), then one
 			// activity per element, in parallel within MaxParallel.
-			ictx := workflow.WithActivityOptions(gctx, workflow.ActivityOptions{
-				StartToCloseTimeout: time.Minute,
-				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{ErrTypeInvalid}},
-			})
+			start := workflow.Now(gctx)
+			ictx := workflow.WithActivityOptions(gctx, popts)
 			var n int
 			if err := workflow.ExecuteActivity(ictx, ItemsActivityName, CallRequest{Run: req, Step: i, Item: -1, Outputs: outputs}).Get(gctx, &n); err != nil {
 				msg := "foreach: " + rootMessage(err)
 				if runCtx.Err() != nil && !isApplication(err) {
-					finish(i, chains.StatusCancelled, nil, "cancelled: "+stopReason(stopped))
+					finish(i, chains.StatusCancelled, nil, "cancelled: "+why())
 					return
 				}
-				fail(fmt.Sprintf("step %s: %s", s.ID, msg))
+				fail(Failure{Step: s.ID, Node: s.ID, Outcome: pipeline.OutcomeError, Message: msg}, fmt.Sprintf("step %s: %s", s.ID, msg))
+				trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: workflow.Now(gctx), Outcome: pipeline.OutcomeError, Error: msg})
 				finish(i, chains.StatusFailed, nil, msg)
 				return
 			}
@@ -279,6 +442,16 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 					st, msg = chains.StatusCancelled, fmt.Sprintf("item %d: %s", k, msgs[k])
 				}
 			}
+			// The foreach step's own trace entry (no call id), as chains.Run.
+			outcome := pipeline.OutcomeOK
+			switch st {
+			case chains.StatusFailed:
+				outcome = pipeline.OutcomeError
+			case chains.StatusCancelled:
+				outcome = pipeline.OutcomeCancelled
+			}
+			end := workflow.Now(gctx)
+			trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: end, Latency: end.Sub(start), Outcome: outcome, Error: msg})
 			if st != chains.StatusOK {
 				finish(i, st, nil, msg)
 				return
@@ -288,13 +461,26 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 		})
 	}
 	for _, s := range states {
-		_ = s.doneF.Get(ctx, nil)
+		_ = s.doneF.Get(after, nil)
+	}
+	cancel() // stops the budget's timer
+	sort.SliceStable(res.Trace, func(a, b int) bool { return res.Trace[a].Start.Before(res.Trace[b].Start) })
+	switch {
+	case expired && !stopped:
+		res.Stopped = StoppedDeadline
+	case ctx.Err() != nil:
+		res.Stopped = StoppedCancelled
 	}
 
-	if len(fails) > 0 {
-		res.Error = fails[0]
-		if prep.Policy != chains.StopOnFailure {
-			res.Error = joinLines(fails)
+	if len(fails) > 0 || res.Stopped != "" {
+		if len(fails) > 0 {
+			res.Error = fails[0]
+			if prep.Policy != chains.StopOnFailure {
+				res.Error = joinLines(fails)
+			}
+		}
+		if e := res.Err(); e != nil {
+			res.Error = e.Error()
 		}
 		return res, nil
 	}
@@ -304,7 +490,7 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 		outputs[s.ID] = states[i].output
 	}
 	var out json.RawMessage
-	if err := workflow.ExecuteActivity(pctx, OutputActivityName, CallRequest{Run: req, Step: -1, Item: -1, Outputs: outputs}).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(after, popts), OutputActivityName, CallRequest{Run: req, Step: -1, Item: -1, Outputs: outputs}).Get(after, &out); err != nil {
 		res.Error = "output: " + rootMessage(err)
 		return res, nil
 	}
@@ -314,7 +500,10 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 
 // callOptions: the idempotency key is the activity id; idempotent calls are
 // retried when their worker is lost, non-idempotent ones never.
-func callOptions(req RunRequest, key string, idempotent bool) workflow.ActivityOptions {
+// With a chain deadline the call may run until then, plus a margin so that
+// the pipeline's own timeout (the activity applies the deadline) answers
+// first, with the call's timeout error.
+func callOptions(req RunRequest, key string, idempotent bool, deadline, now time.Time) workflow.ActivityOptions {
 	hb := req.HeartbeatTimeout
 	if hb <= 0 {
 		hb = DefaultHeartbeatTimeout
@@ -326,9 +515,13 @@ func callOptions(req RunRequest, key string, idempotent bool) workflow.ActivityO
 	if !idempotent {
 		attempts = 1
 	}
+	stc := DefaultCallTimeout
+	if !deadline.IsZero() {
+		stc = min(stc, max(deadline.Sub(now), 0)+callMargin)
+	}
 	return workflow.ActivityOptions{
 		ActivityID:          key,
-		StartToCloseTimeout: DefaultCallTimeout,
+		StartToCloseTimeout: stc,
 		HeartbeatTimeout:    hb,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: 200 * time.Millisecond,
@@ -340,18 +533,18 @@ func callOptions(req RunRequest, key string, idempotent bool) workflow.ActivityO
 	}
 }
 
+// callMargin: see callOptions. budgetGrace: how long after the chain's
+// deadline the workflow cancels what still runs (see Workflow).
+const (
+	callMargin  = 5 * time.Second
+	budgetGrace = 2 * time.Second
+)
+
 func nodeName(id string, item int) string {
 	if item >= 0 {
 		return id + "[" + strconv.Itoa(item) + "]"
 	}
 	return id
-}
-
-func stopReason(stopped bool) string {
-	if stopped {
-		return "chain stopped after a step failed"
-	}
-	return "run cancelled"
 }
 
 // lost reports whether err says the call's worker went away (a timeout of

@@ -31,7 +31,7 @@ func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *Activities, strin
 
 // setupCall registers wrap(a) as the call activity when wrap is not nil:
 // the tests simulate a lost worker with it.
-func setupCall(t *testing.T, wrap func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error)) (*testsuite.TestWorkflowEnvironment, *Activities, string) {
+func setupCall(t *testing.T, wrap func(a *Activities) func(context.Context, CallRequest) (*CallResult, error)) (*testsuite.TestWorkflowEnvironment, *Activities, string) {
 	t.Helper()
 	dir := t.TempDir()
 	m, cat, err := testtools.New(dir)
@@ -144,8 +144,8 @@ func TestWorkflowRunsEveryCallOnceThroughThePipeline(t *testing.T) {
 // then reports a heartbeat timeout) gets the call retried.
 func TestIdempotentCallRetriedAfterLostWorker(t *testing.T) {
 	var lostOnce atomic.Bool
-	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error) {
-		return func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
+	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (*CallResult, error) {
+		return func(ctx context.Context, cr CallRequest) (*CallResult, error) {
 			out, err := a.Call(ctx, cr)
 			if cr.Step == 1 && lostOnce.CompareAndSwap(false, true) {
 				return nil, temporal.NewHeartbeatTimeoutError()
@@ -170,8 +170,8 @@ func TestIdempotentCallRetriedAfterLostWorker(t *testing.T) {
 // repeated.
 func TestNonIdempotentCallInterruptedIsReportedNotRepeated(t *testing.T) {
 	var calls atomic.Int32
-	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (json.RawMessage, error) {
-		return func(ctx context.Context, cr CallRequest) (json.RawMessage, error) {
+	env, _, dir := setupCall(t, func(a *Activities) func(context.Context, CallRequest) (*CallResult, error) {
+		return func(ctx context.Context, cr CallRequest) (*CallResult, error) {
 			if cr.Step == 4 {
 				calls.Add(1)
 				_, _ = a.Call(ctx, cr)

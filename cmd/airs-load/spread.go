@@ -51,13 +51,18 @@ type spreadResult struct {
 	// attempt of the call (whose answer was lost with its replica) claimed
 	// it, so it was not run twice. Neither acknowledged nor an error: the
 	// audit log says whether that attempt finished.
-	ClaimedEarlier int64            `json:"claimed_earlier"`
-	RPS            float64          `json:"rps"`
-	P50ms          float64          `json:"p50_ms"`
-	P99ms          float64          `json:"p99_ms"`
-	PerReplica     []int64          `json:"per_replica"`
-	Statuses       map[string]int64 `json:"statuses"`
-	FirstError     string           `json:"first_error,omitempty"`
+	ClaimedEarlier int64 `json:"claimed_earlier"`
+	// Replayed: retries answered 200 with "replayed": true — the first
+	// attempt had ended (its answer lost with its replica) and the retry got
+	// its outcome without running it again. Acknowledged; the audit log has
+	// the first attempt's record (and one marked replayed).
+	Replayed   int64            `json:"replayed"`
+	RPS        float64          `json:"rps"`
+	P50ms      float64          `json:"p50_ms"`
+	P99ms      float64          `json:"p99_ms"`
+	PerReplica []int64          `json:"per_replica"`
+	Statuses   map[string]int64 `json:"statuses"`
+	FirstError string           `json:"first_error,omitempty"`
 }
 
 // attemptResult is one POST's outcome: ok (acknowledged), retry (no
@@ -68,7 +73,8 @@ const (
 	attemptOK attemptResult = iota
 	attemptRetry
 	attemptRefused
-	attemptClaimed // 409 already_claimed: an earlier attempt runs or ran it
+	attemptClaimed  // 409 already_claimed: an earlier attempt still runs (or died mid-call)
+	attemptReplayed // 200 "replayed": the first attempt's outcome, ok
 )
 
 func runSpread(args []string) int {
@@ -133,7 +139,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 	prefix := make([]byte, 6)
 	_, _ = rand.Read(prefix)
 	var seq atomic.Int64
-	var ok, failed, retried, claimed atomic.Int64
+	var ok, failed, retried, claimed, replayed atomic.Int64
 	per := make([]atomic.Int64, len(bases))
 	var mu sync.Mutex
 	statuses := map[string]int64{}
@@ -166,7 +172,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 					}
 					var status string
 					r, status, why = attempt(ctx, client, bases[at], token, b)
-					if r != attemptOK && ctx.Err() != nil {
+					if r != attemptOK && r != attemptReplayed && ctx.Err() != nil {
 						return // the run ended during the call: neither counted
 					}
 					note(status, why)
@@ -177,7 +183,10 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 				switch r {
 				case attemptClaimed:
 					claimed.Add(1)
-				case attemptOK:
+				case attemptOK, attemptReplayed:
+					if r == attemptReplayed {
+						replayed.Add(1)
+					}
 					ok.Add(1)
 					per[at].Add(1)
 					lat[i] = append(lat[i], time.Since(t0))
@@ -204,7 +213,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 		return float64(all[min(len(all)-1, int(float64(len(all))*p/100))].Microseconds()) / 1000
 	}
 	res := spreadResult{Replicas: len(bases), Clients: conc, Seconds: elapsed.Seconds(), Acknowledged: ok.Load(),
-		Errors: failed.Load(), Retried: retried.Load(), ClaimedEarlier: claimed.Load(), RPS: float64(ok.Load()) / elapsed.Seconds(),
+		Errors: failed.Load(), Retried: retried.Load(), ClaimedEarlier: claimed.Load(), Replayed: replayed.Load(), RPS: float64(ok.Load()) / elapsed.Seconds(),
 		P50ms: pct(50), P99ms: pct(99), Statuses: statuses, FirstError: firstErr}
 	for i := range per {
 		res.PerReplica = append(res.PerReplica, per[i].Load())
@@ -244,13 +253,17 @@ func attempt(ctx context.Context, client *http.Client, url, token string, body [
 		return attemptRetry, "no_answer", err.Error() // cut off mid-answer: not acknowledged
 	}
 	var res struct {
-		Outcome string `json:"outcome"`
+		Outcome  string `json:"outcome"`
+		Replayed bool   `json:"replayed"`
 	}
 	if resp.StatusCode == http.StatusConflict && bytes.Contains(data, []byte(`"already_claimed"`)) {
 		return attemptClaimed, status, ""
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &res) != nil || res.Outcome != "ok" {
 		return attemptRefused, status, fmt.Sprintf("%s: HTTP %d: %s", url, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	if res.Replayed {
+		return attemptReplayed, status, ""
 	}
 	return attemptOK, status, ""
 }

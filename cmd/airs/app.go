@@ -183,7 +183,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	if p, ok := log.(pgAudit); ok {
 		// Replicas on one database share the claims: a client's retry on
 		// another replica never runs a non-idempotent call twice.
-		mc.Claims = p.db.Claims()
+		mc.Claims = callClaims(p.db, c)
 	}
 	g, err := a.guardian()
 	if err != nil {

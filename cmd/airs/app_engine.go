@@ -19,6 +19,13 @@ func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine
 // engineWith is engine with more options (the in-process model).
 func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engine, func(), error) {
 	channel := opts.Channel
+	if chatTestTools != nil { // a test binary (-tags airs_chattest): its slow tool on every replica
+		reg, err := a.registry()
+		if err != nil {
+			return nil, nil, err
+		}
+		_ = chatTestTools(reg) // already there when a command registered it itself
+	}
 	m, closeM, err := a.manager()
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +46,8 @@ func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engi
 	if n := e.AffinityNotice(); n != "" {
 		a.warnf("%s", n)
 	}
-	return e, func() { e.Close(); closeM() }, nil
+	closeChains := a.wireChains(e, channel)
+	return e, func() { e.Close(); closeChains(); closeM() }, nil
 }
 
 // context is the base context of a command.

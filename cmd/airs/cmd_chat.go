@@ -113,6 +113,7 @@ func runChat(a *app, args []string) error {
 		return err
 	}
 	defer eng.Close()
+	defer a.wireChains(eng, "chat")() // a plan's chain on the workers under chains.engine: temporal
 	if n := eng.AffinityNotice(); n != "" {
 		a.warnf("%s", n)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
@@ -102,16 +100,10 @@ Examples:
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 		defer stop()
-		if a.cfg.Chains.Engine == config.ChainsTemporal {
-			if *ef.engine != "" || *ef.gguf != "" || *model != "" {
-				return usagef("chains.engine is temporal: the chain runs on the workers ('airs worker'), so --engine, --gguf and --model do not apply")
-			}
-			if *timeout > 0 {
-				var cancel func()
-				ctx, cancel = context.WithTimeout(ctx, *timeout)
-				defer cancel()
-			}
-			return runOnTemporal(ctx, a, caller, pos[0], data, in, *cont, *asJSON)
+		if a.cfg.Chains.Engine == config.ChainsTemporal && (*ef.engine != "" || *ef.gguf != "" || *model != "") {
+			// The chain runs on the workers (wireChains): their engines
+			// answer sampling, not this process.
+			return usagef("chains.engine is temporal: the chain runs on the workers ('airs worker'), so --engine, --gguf and --model do not apply")
 		}
 		// Only an explicit --engine inproc loads a model: model.engine in
 		// airs.yaml does not make every pipeline run wait for a GGUF.
@@ -143,20 +135,7 @@ Examples:
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(res)
 			} else {
-				for _, t := range res.Trace {
-					status := string(t.Outcome)
-					if t.Error != "" {
-						status += ": " + t.Error
-					}
-					fmt.Fprintf(a.stderr, "  %-24s %-14s %8s  %s\n", t.Node, t.Tool, t.Latency.Round(time.Millisecond), status)
-				}
-				if len(res.Output) > 0 {
-					var v any
-					if json.Unmarshal(res.Output, &v) == nil {
-						b, _ := json.MarshalIndent(v, "", "  ")
-						fmt.Fprintln(a.stdout, string(b))
-					}
-				}
+				printRun(a, res)
 			}
 		}
 		return runErr

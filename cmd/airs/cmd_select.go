@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"time"
+
+	"github.com/airs-dev/airs/chains"
 
 	"github.com/airs-dev/airs/model/inproc"
 
@@ -58,9 +65,10 @@ Examples:
 
 var planCmd = &command{
 	Name:    "plan",
-	Summary: "show the plan (steps of tool calls) AIRS would make for a request, without running it",
+	Summary: "show the plan (steps of tool calls) AIRS would make for a request; --run runs it",
 	Usage: `Usage:
-  airs plan [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE] [--json] TEXT...
+  airs plan [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE] [--json]
+            [--run [--timeout D] [--continue]] TEXT...
 
 Prints the plan AIRS makes for a request that may need several tools —
 each step's tool and arguments, with references to earlier steps' outputs
@@ -72,7 +80,13 @@ the request lacks the tool's arguments), and the notice says why.
 A plan whose steps, or (no-LLM mode) whose request, name files no space
 you can read holds is an error that lists them.
 
-Exit status: 0 with a plan (possibly empty), 1 when planning failed.
+With --run the plan then runs as a chain, each call through the pipeline,
+printed as 'airs run' prints a pipeline's run; under chains.engine:
+temporal it runs as a workflow on the workers ('airs worker'). A failed
+step exits with its error's code.
+
+Exit status: 0 with a plan (possibly empty), 1 when planning failed; with
+--run, a failed step's code (as 'airs run').
 
 Examples:
   airs plan compare the pricing in quote-2023.pdf and quote-2024.pdf
@@ -82,8 +96,7 @@ Examples:
 }
 
 // decisionFlags parses select's and plan's common flags and builds the engine.
-func decisionSetup(a *app, name string, args []string) (*engine.Engine, func(), string, string, bool, error) {
-	fs := a.flags()
+func decisionSetup(a *app, name string, fs *flag.FlagSet, args []string) (*engine.Engine, func(), string, string, bool, error) {
 	model := fs.String("model", "", "the `model` that makes the decision (Ollama's; with --engine inproc, one pulled into Ollama, read from its store), or none for the no-LLM mode (default: ollama.model in airs.yaml)")
 	ef := addEngineFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole decision as JSON")
@@ -127,7 +140,7 @@ type selectJSON struct {
 }
 
 func runSelect(a *app, args []string) error {
-	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "select", args)
+	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "select", a.flags(), args)
 	if err != nil {
 		return err
 	}
@@ -151,20 +164,33 @@ func runSelect(a *app, args []string) error {
 }
 
 func runPlan(a *app, args []string) error {
-	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "plan", args)
+	fs := a.flags()
+	run := fs.Bool("run", false, "run the plan after printing it, each call through the pipeline (on the chain workers under chains.engine: temporal)")
+	timeout := fs.Duration("timeout", 0, "with --run: budget for the whole run, at most 600s (default: none)")
+	cont := fs.Bool("continue", false, "with --run: keep running independent steps after a failure (default: stop at the first)")
+	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "plan", fs, args)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	if err := checkTimeout(fs, "timeout"); err != nil {
+		return err
+	}
+	if !*run && (*timeout != 0 || *cont) {
+		return usagef("--timeout and --continue apply to --run")
+	}
 	pr, err := e.Plan(a.context(), caller, text)
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if asJSON && !*run {
 		return writeJSON(a.stdout, struct {
 			*selector.PlanResult
 			MinCoverage float64 `json:"min_coverage"`
 		}{pr, e.Selector.Config.MinCoverage})
+	}
+	if *run {
+		return runPlanned(a, e, caller, pr, *timeout, *cont, asJSON)
 	}
 	var plan struct {
 		Steps []struct {
@@ -193,6 +219,62 @@ func runPlan(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "note: %s\n", strings.TrimPrefix(pr.Notice, selector.NoLLMNotice+"; "))
 	}
 	return nil
+}
+
+// runPlanned is `airs plan --run`: the plan runs as a chain (in process, or
+// on the workers under chains.engine: temporal), printed as `airs run`
+// prints a pipeline's run; with --json, {"plan": …, "run": …}.
+func runPlanned(a *app, e *engine.Engine, caller string, pr *selector.PlanResult, timeout time.Duration, cont, asJSON bool) error {
+	var plan struct {
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
+		return fmt.Errorf("reading the plan: %w", err)
+	}
+	if len(plan.Steps) == 0 {
+		if asJSON {
+			return writeJSON(a.stdout, map[string]any{"plan": pr})
+		}
+		fmt.Fprintln(a.stdout, "plan: no steps, nothing to run")
+		printBest(a, e, pr.Candidates)
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
+	defer stop()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, runErr := e.RunPlan(ctx, caller, pr.Plan, cont)
+	if asJSON {
+		_ = writeJSON(a.stdout, map[string]any{"plan": pr, "run": res})
+		return runErr
+	}
+	fmt.Fprintf(a.stdout, "plan: %d step(s)\n", len(plan.Steps))
+	printRun(a, res)
+	return runErr
+}
+
+// printRun prints a chain's trace on stderr and its output on stdout.
+func printRun(a *app, res *chains.Result) {
+	if res == nil {
+		return
+	}
+	for _, t := range res.Trace {
+		status := string(t.Outcome)
+		if t.Error != "" {
+			status += ": " + t.Error
+		}
+		fmt.Fprintf(a.stderr, "  %-24s %-14s %8s  %s\n", t.Node, t.Tool, t.Latency.Round(time.Millisecond), status)
+	}
+	if len(res.Output) > 0 {
+		var v any
+		if json.Unmarshal(res.Output, &v) == nil {
+			b, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Fprintln(a.stdout, string(b))
+		}
+	}
 }
 
 // printDecision prints a selection in one or two lines.

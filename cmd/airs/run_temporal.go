@@ -2,54 +2,40 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/chains/temporal"
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/engine"
 )
 
-// runOnTemporal runs a pipeline as a Temporal workflow (chains.engine:
-// temporal); the replicas' `airs worker`s run its calls.
-func runOnTemporal(ctx context.Context, a *app, caller, file string, data []byte, in map[string]any, cont, asJSON bool) error {
+// wireChains makes e run its chains on Temporal when airs.yaml says
+// chains.engine: temporal — `airs run`, `airs plan --run`, POST
+// /v1/pipelines/run, chat plans — and returns what releases the client.
+// The worker's own engine runs the calls, never whole chains: it is not
+// wired.
+func (a *app) wireChains(e *engine.Engine, channel string) func() {
 	cc := a.cfg.Chains
-	c, err := temporal.Dial(cc.Address, cc.Namespace, nil)
-	if err != nil {
-		return err
+	if cc.Engine != config.ChainsTemporal || channel == "worker" {
+		return func() {}
 	}
-	defer c.Close()
-	req := temporal.RunRequest{Source: string(data), Filename: file, Input: in, Caller: caller,
+	r := &temporal.Runner{Address: cc.Address, Namespace: cc.Namespace, TaskQueue: cc.TaskQueue,
 		HeartbeatTimeout: cc.HeartbeatTimeout, MaxAttempts: cc.MaxAttempts}
-	if cont {
-		req.OnFailure = chains.ContinueOnFailure
-	}
-	run, err := temporal.Start(ctx, c, cc.TaskQueue, req)
-	if err != nil {
-		return fmt.Errorf("start chain on Temporal at %s: %v", cc.Address, err)
-	}
-	fmt.Fprintf(a.stderr, "chain run %s on Temporal (%s, task queue %s): waiting for it; an 'airs worker' must be running on that queue\n",
-		run.GetID(), cc.Address, cc.TaskQueue)
-	var res temporal.RunResult
-	if err := run.Get(ctx, &res); err != nil {
-		return fmt.Errorf("chain run %s: %v", run.GetID(), err)
-	}
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(res)
-	} else {
-		for _, s := range res.Steps {
-			if s.Status != chains.StatusOK {
-				fmt.Fprintf(a.stderr, "  %-24s %-14s %s: %s\n", s.ID, s.Tool, s.Status, s.Error)
-			}
-		}
-		if len(res.Output) > 0 {
-			var v any
-			if json.Unmarshal(res.Output, &v) == nil {
-				b, _ := json.MarshalIndent(v, "", "  ")
-				fmt.Fprintln(a.stdout, string(b))
-			}
+	if channel != "serve" && channel != "mcp" && channel != "chat" { // a server does not narrate each run on stderr, chat notes it in its UI
+		r.OnStart = func(id string) {
+			fmt.Fprintf(a.stderr, "chain run %s on Temporal (%s, task queue %s): waiting for it; the replicas' 'airs worker's run its calls\n",
+				id, cc.Address, cc.TaskQueue)
 		}
 	}
-	return res.Err()
+	e.Chains = temporalChains{r}
+	return r.Close
+}
+
+// temporalChains is the engine's ChainRunner on chains/temporal.
+type temporalChains struct{ r *temporal.Runner }
+
+func (t temporalChains) RunChain(ctx context.Context, run engine.ChainRun) (*chains.Result, error) {
+	return t.r.Run(ctx, temporal.RunRequest{Source: string(run.Source), Format: run.Format, Filename: run.Filename,
+		Input: run.Input, Caller: run.Caller, OnFailure: run.OnFailure, Timeout: run.Timeout})
 }

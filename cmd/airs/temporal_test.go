@@ -9,9 +9,28 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// syncBuffer is a bytes.Buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // TestTemporalRunAndWorker: with chains.engine temporal, `airs run` starts
 // the pipeline as a workflow and an `airs worker` process runs its calls
@@ -47,13 +66,21 @@ func TestTemporalRunAndWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "AIRS_CONFIG="+filepath.Join(dir, "airs.yaml"), "AIRS_HOME=")
-	var wlog bytes.Buffer
+	var wlog syncBuffer
 	w := exec.Command(bin, "worker")
 	w.Env, w.Dir, w.Stderr = env, dir, &wlog
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = w.Process.Kill(); _ = w.Wait() }()
+	// airs run refuses a queue no worker polls (after a short wait): let
+	// this one start first.
+	for start := time.Now(); !strings.Contains(wlog.String(), "polling task queue"); {
+		if time.Since(start) > 90*time.Second {
+			t.Fatalf("the worker did not start:\n%s", wlog.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

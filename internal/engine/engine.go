@@ -63,6 +63,10 @@ type Engine struct {
 	// MCP are the outside MCP servers whose tools are registered (nil: none).
 	MCP *MCP
 
+	// Chains, when set, runs every chain (chains.engine temporal; cmd/airs
+	// sets it): nil runs them in process (chains_runner.go).
+	Chains ChainRunner
+
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
 	watcher         *watch.Watcher             // the spaces' file watcher (chat, serve); nil otherwise
@@ -369,7 +373,7 @@ func (e *Engine) RunPipeline(ctx context.Context, caller, file string, yaml []by
 	if continueOnFailure {
 		opts.OnFailure = chains.ContinueOnFailure
 	}
-	return chains.Run(ctx, c, input, opts)
+	return e.runChain(ctx, c, yaml, "dsl", file, input, opts)
 }
 
 // Truncate cuts a result for the model's context, never silently: the

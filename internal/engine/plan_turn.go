@@ -117,8 +117,16 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		return false, nil
 	}
 	ex := &uiExec{e: e, ui: ui}
-	res, rerr := chains.Run(ctx, c, nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
+	if e.Chains != nil {
+		// On the workers: the UI sees the steps' results below, not each
+		// call as it runs.
+		ui.Note("the plan runs on the chain workers (chains.engine: temporal)")
+	}
+	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
 	tr.Run = res
+	if e.Chains != nil && res != nil {
+		showCalls(ui, res) // the workers ran them: the UI hears of each now
+	}
 
 	var recSteps []session.TurnStep
 	for i, st := range steps {
@@ -205,6 +213,34 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	}
 	e.record(rec, tr, start)
 	return true, aerr
+}
+
+// showCalls tells ui of each call of a chain that ran elsewhere (a chain
+// runner), in the order they started, as uiExec does for calls made here:
+// Running, then Result with the call's output (a foreach element's from
+// its step's array).
+func showCalls(ui TurnUI, res *chains.Result) {
+	for _, n := range res.Trace {
+		if n.CallID == "" {
+			continue
+		}
+		r := &pipeline.Result{CallID: n.CallID, Tool: n.Tool, Outcome: n.Outcome, Latency: n.Latency}
+		var err error
+		if sr := res.Steps[n.Step]; n.Outcome == pipeline.OutcomeOK && sr != nil && sr.Status == chains.StatusOK {
+			r.Output = sr.Output
+			if n.Item >= 0 {
+				var items []json.RawMessage
+				if json.Unmarshal(sr.Output, &items) == nil && n.Item < len(items) {
+					r.Output = items[n.Item]
+				}
+			}
+		} else if n.Outcome != pipeline.OutcomeOK {
+			err = &pipeline.RemoteError{Message: n.Error}
+			r.ErrorKind = pipeline.KindOf(err)
+		}
+		ui.Running(n.CallID)
+		ui.Result(r, err)
+	}
 }
 
 // stepLatency sums the pipeline latency of a step's calls.

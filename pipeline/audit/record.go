@@ -50,6 +50,10 @@ type Record struct {
 	Speculative    bool   `json:"speculative,omitempty"`
 	SpeculativeHit bool   `json:"speculative_hit,omitempty"`
 	SpeculationOf  string `json:"speculation_of,omitempty"`
+	// Replayed: a retry of a claimed call answered with its first
+	// attempt's outcome (pipeline's claim.go); it ran nothing, and that
+	// first attempt has its own record.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -129,6 +133,9 @@ func (r *Record) AppendBody(b []byte) []byte {
 	if r.SpeculationOf != "" {
 		b = append(b, `,"speculation_of":`...)
 		b = appendString(b, r.SpeculationOf)
+	}
+	if r.Replayed {
+		b = append(b, `,"replayed":true`...)
 	}
 	return append(b, '}')
 }
