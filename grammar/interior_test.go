@@ -260,9 +260,25 @@ func TestCanonKey(t *testing.T) {
 	if a15.canonKey(0) != a05.canonKey(0) { // prefix-closed: finality does not count
 		t.Error("a{1,5} and a{0,5} differ")
 	}
-	for _, p := range [][2]string{{`a{1,5}`, `a{1,4}`}, {`a{1,5}`, `b{1,5}`}, {`(ab)*`, `ab*`}, {`a|c`, `ac*`}} {
+	for _, p := range [][2]string{{`a{1,5}`, `a{1,4}`}, {`a{1,5}`, `b{1,5}`}, {`(ab)*`, `ab*`}, {`a|c`, `ac*`},
+		{`ab|ac`, `ab|ad`}, {`[a-c]x|dy`, `[a-d]x`}, {`(ab|cd)*`, `(ab|cd){0,5}`}} {
 		if dfa(p[0]).canonKey(0) == dfa(p[1]).canonKey(0) {
 			t.Errorf("%s and %s: same key", p[0], p[1])
+		}
+	}
+	// acyclic automata are keyed by their tail signatures: equal languages
+	// in different automata, and edges split differently, give equal keys
+	for _, p := range [][3]string{{`xab|xac`, `ab|ac`, "x"}, {`q(?:[a-c]|d)e`, `[a-d]e`, "q"}, {`zz[a-m]|zz[n-z]`, `[a-z]`, "zz"}} {
+		a, b := dfa(p[0]), dfa(p[1])
+		s := int32(0)
+		for _, c := range p[2] {
+			s = a.step(s, c)
+		}
+		if !a.prefixCheap() || a.msig == nil {
+			t.Fatalf("%s: no tail signatures", p[0])
+		}
+		if a.canonKey(s) != b.canonKey(0) {
+			t.Errorf("%s after %q and %s differ", p[0], p[2], p[1])
 		}
 	}
 }
