@@ -171,6 +171,8 @@ func TestTailClassesMatchMoore(t *testing.T) {
 		`\d+-[A-Fa-f0-9]*-[A-Fa-f0-9]{24}`, bigClass(rng, 80) + `{1,50}`, `(a|b)*abb(a|b){4}`, `abc|abd|xyz`, `.*`,
 		// states that only finality told apart: merged once all are final
 		`a(bc)?|dbc`, `x[0-9]{0,3}|y[0-9]{3}`, `(p[a-z]{2,6}|q[a-z]{6})z*`, `k(mn)?|l(mn)+`,
+		// an enum's trie, suffixes shared (cryproj's cvar names)
+		`r_VSync|r_MotionBlur|r_DumpFontNames|r_DumpFontTexture|a_poseAlignerEnable|a_poseAlignerDebugDraw|sys_target|sys_targets`,
 	} {
 		d, err := regexDFA("^(?:" + p + ")$")
 		if err != nil {
@@ -183,19 +185,62 @@ func TestTailClassesMatchMoore(t *testing.T) {
 		}
 		want, nw := mooreRefine(all, make([]int32, len(all.st)))
 		got, ng := mooreRefine(all, tailClasses(all))
-		if nw != ng {
-			t.Errorf("%s: %d classes from tailClasses, %d from Moore", p, ng, nw)
-			continue
+		samePartition(t, p+" (tailClasses, Moore)", got, ng, want, nw)
+		// prefixPartition skips Moore where every tail class is exact
+		// (acyclic automata): still the same partition
+		got, ng, ok := prefixPartition(all, -1)
+		if !ok {
+			t.Errorf("%s: prefixPartition not stable", p)
 		}
-		m := map[int32]int32{}
-		for i := range want {
-			if c, ok := m[got[i]]; ok && c != want[i] {
-				t.Errorf("%s: state %d in class %d, Moore says %d", p, i, got[i], want[i])
-				break
-			}
-			m[got[i]] = want[i]
+		samePartition(t, p+" (prefixPartition)", got, ng, want, nw)
+		if _, exact := tailClassesExact(all); exact != d.acyclic() {
+			t.Errorf("%s: tail classes exact %v, acyclic %v", p, exact, d.acyclic())
 		}
 	}
+}
+
+// samePartition reports whether partitions got and want (n classes each,
+// numbered 0..n-1 for got) group the states alike.
+func samePartition(t *testing.T, what string, got []int32, ng int, want []int32, nw int) {
+	t.Helper()
+	if nw != ng {
+		t.Errorf("%s: %d classes, Moore alone %d", what, ng, nw)
+		return
+	}
+	m := map[int32]int32{}
+	for i := range want {
+		if got[i] < 0 || int(got[i]) >= ng {
+			t.Errorf("%s: state %d in class %d of %d", what, i, got[i], ng)
+			return
+		}
+		if c, ok := m[got[i]]; ok && c != want[i] {
+			t.Errorf("%s: state %d in class %d, Moore says %d", what, i, got[i], want[i])
+			return
+		}
+		m[got[i]] = want[i]
+	}
+}
+
+// acyclic reports whether no cycle is reachable in d (a test helper).
+func (d *rdfa) acyclic() bool {
+	state := make([]uint8, len(d.st)) // 0 new, 1 on the path, 2 done
+	var visit func(s int32) bool
+	visit = func(s int32) bool {
+		state[s] = 1
+		for _, e := range d.st[s].edges {
+			if state[e.to] == 1 || state[e.to] == 0 && !visit(e.to) {
+				return false
+			}
+		}
+		state[s] = 2
+		return true
+	}
+	for i := range d.st {
+		if state[i] == 0 && !visit(int32(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestCanonKey: the key names the prefix-closed language, whatever
@@ -215,9 +260,25 @@ func TestCanonKey(t *testing.T) {
 	if a15.canonKey(0) != a05.canonKey(0) { // prefix-closed: finality does not count
 		t.Error("a{1,5} and a{0,5} differ")
 	}
-	for _, p := range [][2]string{{`a{1,5}`, `a{1,4}`}, {`a{1,5}`, `b{1,5}`}, {`(ab)*`, `ab*`}, {`a|c`, `ac*`}} {
+	for _, p := range [][2]string{{`a{1,5}`, `a{1,4}`}, {`a{1,5}`, `b{1,5}`}, {`(ab)*`, `ab*`}, {`a|c`, `ac*`},
+		{`ab|ac`, `ab|ad`}, {`[a-c]x|dy`, `[a-d]x`}, {`(ab|cd)*`, `(ab|cd){0,5}`}} {
 		if dfa(p[0]).canonKey(0) == dfa(p[1]).canonKey(0) {
 			t.Errorf("%s and %s: same key", p[0], p[1])
+		}
+	}
+	// acyclic automata are keyed by their tail signatures: equal languages
+	// in different automata, and edges split differently, give equal keys
+	for _, p := range [][3]string{{`xab|xac`, `ab|ac`, "x"}, {`q(?:[a-c]|d)e`, `[a-d]e`, "q"}, {`zz[a-m]|zz[n-z]`, `[a-z]`, "zz"}} {
+		a, b := dfa(p[0]), dfa(p[1])
+		s := int32(0)
+		for _, c := range p[2] {
+			s = a.step(s, c)
+		}
+		if !a.prefixCheap() || a.msig == nil {
+			t.Fatalf("%s: no tail signatures", p[0])
+		}
+		if a.canonKey(s) != b.canonKey(0) {
+			t.Errorf("%s after %q and %s differ", p[0], p[2], p[1])
 		}
 	}
 }
@@ -242,5 +303,52 @@ func BenchmarkInteriorWalk(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
 			b.ReportMetric(float64(len(ti.noQuote.nb)), "trie-nodes")
 		})
+		b.Run(c.name+"-step", func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				ti.interiorWalkStep(q, cls[0], m)
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e3, "cpu-us/op")
+		})
+	}
+}
+
+// interiorWalkStep is interiorWalk decoding each node's byte on the way
+// (cpWalker.step): what interiorWalk did before the decoding was done once
+// per vocabulary (decodeNoQuote); kept to measure the two
+// (BenchmarkInteriorWalk).
+func (ti *TokenizerInfo) interiorWalkStep(d *rdfa, start int32, m []uint64) {
+	tr := ti.noQuote
+	w := newCPWalker(d)
+	var ps [256]cpPos
+	ps[0] = cpPos{q: start}
+	n := tr.nend[0]
+	for i := int32(1); i < n; {
+		dp := tr.depth[i]
+		b := tr.nb[i]
+		var p cpPos
+		var ok bool
+		if pp := &ps[dp-1]; pp.mode == cpAt && b < 0x80 && b != '\\' {
+			// the common case inline: an ASCII byte at a boundary
+			tb := w.ascii[pp.q]
+			if tb == nil {
+				tb = w.table(pp.q)
+			}
+			p.q = tb[b]
+			ok = p.q >= 0
+		} else {
+			p, ok = w.step(*pp, b)
+		}
+		if ok {
+			for _, x := range tr.toks[tr.ntok0[i]:tr.ntok0[i+1]] {
+				m[x>>6] |= 1 << (x & 63)
+			}
+			if dp < 255 {
+				ps[dp] = p
+				i++
+				continue
+			}
+		}
+		i = tr.nend[i]
 	}
 }

@@ -30,7 +30,23 @@ func TestMaskNearLimit(t *testing.T) {
 		`{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]{2}-[0-9]{2}$","maxLength":5}},"required":["code"]}`,
 		`{"type":"string","maxLength":2}`,
 		`{"type":"array","items":{"type":"string","pattern":"^x*$","maxLength":3},"minItems":2}`,
+		// binding limits over strings that need many code points to
+		// finish (nearWalk: o44204's timestamp)
+		`{"type":"string","minLength":10,"maxLength":10,"pattern":"[0-9]{10,10}"}`,
+		`{"type":"string","maxLength":9,"pattern":"[a-zé中\\n]+x{5}"}`,
+		`{"type":"object","properties":{"k":{"type":"string","maxLength":7,"pattern":"^[^a]*a{4}$"}},"required":["k"]}`,
 	}
+	// every case with the no-quote walk wherever a check is due, then
+	// with it only where FillMask uses it
+	defer func(m int) { nearWalkMin = m }(nearWalkMin)
+	for _, m := range []int{0, nearWalkMin} {
+		nearWalkMin = m
+		nearLimitCases(t, ti, probe, schemas)
+	}
+}
+
+func nearLimitCases(t *testing.T, ti *TokenizerInfo, probe []int, schemas []string) {
+	v := ti.Vocab()
 	bits := make([]uint64, ti.MaskWords())
 	for si, s := range schemas {
 		g, err := Compile([]byte(s), Options{})

@@ -172,3 +172,52 @@ func TestInteriorCutConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestInteriorCutSharingAcross: interiors taken from another automaton's
+// state that agrees to the cut (sameCutX, the free string first), with the
+// tokens longer than the cut decided one by one (fixLong), are the walk's,
+// on every state of automata asked one after the other with one
+// TokenizerInfo; and states of a word counter far from its bound take the
+// free string's.
+func TestInteriorCutSharingAcross(t *testing.T) {
+	vs := []*Vocab{trickyVocab()}
+	if !testing.Short() {
+		vs = append(vs, testVocab(t))
+	}
+	pats := []string{`[\s\S]{0,300}`, `(?:\S+\s+){0,99}\S+`, `[a-z]{0,300}`, `[a-z]*`, `.{0,40}x`, `[^a]*a{3}`, `(?:\S+\s+){0,9}\S+`,
+		`[a-z]{0,300}`, `[a-zé中]+`, `[é中]{0,100}`, `x{200}[a-c]*y{10}`, `.*`}
+	for _, v := range vs {
+		ti := buildTokenizerInfo(v)
+		ti.interior(anyStrDFA, 0)
+		walks0 := ti.interiorWalks.Load()
+		for pi, p := range pats {
+			// as a schema's pattern: unanchored, over the string's code points
+			e := stringDFA(strDFAKey{pattern: "^(?:" + p + ")$", hasPattern: true})
+			if e.patErr != nil {
+				t.Fatal(e.patErr)
+			}
+			d := e.d
+			cls, q := d.prefixClasses()
+			w0 := ti.interiorWalks.Load()
+			for si := int32(0); si < int32(len(d.st)); si++ {
+				got := ti.interior(d, si)
+				if v.Name != "tricky" && si%7 != 0 && int(si) < len(d.st)-12 {
+					continue // the real vocabulary: a sample of the states
+				}
+				want := make([]uint64, ti.words)
+				ti.interiorWalk(q, cls[si], want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s #%d (%s), state %d: shared interior differs from the walk", p, pi, v.Name, si)
+				}
+			}
+			t.Logf("%s (%s): %d states, %d walks", p, v.Name, len(d.st), ti.interiorWalks.Load()-w0)
+			if pi == 0 && ti.interiorWalks.Load()-w0 > int64(ti.cut)+1 {
+				// only the states within the cut of the bound differ
+				t.Errorf("%s: %d walks for %d states: the free string's interior was not shared", p, ti.interiorWalks.Load()-w0, len(d.st))
+			}
+		}
+		if ti.interiorWalks.Load() == walks0 {
+			t.Error("no walk at all: the test does not exercise the walk")
+		}
+	}
+}

@@ -14,9 +14,10 @@ import (
 // concurrent use.
 type TokenizerInfo struct {
 	v       *Vocab
-	all     *ttrie // every non-special token
-	noQuote *ttrie // tokens without a '"' byte
-	quote   *ttrie // tokens with a '"' byte
+	all     *ttrie   // every non-special token
+	noQuote *ttrie   // tokens without a '"' byte
+	nqDec   []nqNode // per noQuote node: what it asks of a string DFA (interior.go)
+	quote   *ttrie   // tokens with a '"' byte
 	maxLen  int
 	eos     []int32
 	words   int
@@ -37,6 +38,13 @@ type TokenizerInfo struct {
 	cpLE   [][]uint64
 	// interiorCache: canonical content language → []uint64
 	interiorCache sync.Map
+	// cut = min(interiorCut, maxLen); nqLong: the no-quote tokens longer
+	// than cut bytes; cands: the last interiors walked, for states of other
+	// automata that agree with one to the cut (the free string first)
+	cut           int
+	nqLong        []int32
+	candMu        sync.Mutex
+	cands         []globalCand
 	interiorWalks atomic.Int64 // walks done (the rest came from a cache)
 }
 
@@ -58,6 +66,12 @@ func NewTokenizerInfo(v *Vocab) *TokenizerInfo {
 		return x.(*TokenizerInfo)
 	}
 	ti := buildTokenizerInfo(v)
+	// The free string's interior is the one nearly every grammar needs (any
+	// string value, any key of an open object) and the dearest to walk, as
+	// nearly every token without '"' stays inside: computed here, with the
+	// vocabulary, rather than on the first mask of the first grammar that
+	// reaches a string (a whole-trie walk, ~4 ms for llama3; issue 18).
+	ti.interior(anyStrDFA, 0)
 	x, _ := tiCache.LoadOrStore(v, ti)
 	return x.(*TokenizerInfo)
 }
@@ -116,6 +130,13 @@ func buildTokenizerInfo(v *Vocab) *TokenizerInfo {
 	ti.all = buildTrie(v, ids)
 	ti.quote = buildTrie(v, q)
 	ti.noQuote = buildTrie(v, nq)
+	ti.nqDec = decodeNoQuote(ti.noQuote)
+	ti.cut = min(interiorCut, ti.maxLen)
+	for _, id := range nq {
+		if len(v.Tokens[id]) > ti.cut {
+			ti.nqLong = append(ti.nqLong, id)
+		}
+	}
 	return ti
 }
 
@@ -381,24 +402,53 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	}
 	cands := slices.Clone(ic.list)
 	ic.mu.Unlock()
+	wd, ws := sd, si // what the walk runs on: the quotient where there is one
+	if canon && sd.msig == nil {
+		cls, q := sd.prefixClasses()
+		wd, ws = q, cls[si]
+	}
 	// A token of n bytes spans at most n code points, so the interior is
-	// decided by the language cut to maxLen code points: a state of the
-	// same automaton that agrees with si that far (a word counter's next
-	// word, far from its bound) has the same interior (issue 18).
-	var m []uint64
+	// decided by the language cut to maxLen code points, and on the tokens
+	// of at most cut bytes by the language cut to cut code points: a state
+	// that agrees with si to maxLen has its interior; one that agrees to
+	// cut, its interior with the few longer tokens decided one by one
+	// (fixLong). The state is looked for among the last walked from the
+	// same automaton (a word counter's next word), then among the last
+	// walked anywhere, the free string first (a word counter far from its
+	// bound, a length bound written as a pattern) (issue 18).
+	var m, base []uint64
 	for i := len(cands) - 1; i >= 0 && m == nil; i-- {
-		if sd.sameCut(cands[i].si, si, ti.maxLen, 4096) {
+		switch k := sameCutDepth(sd, cands[i].si, sd, si, ti.maxLen, 4096); {
+		case k >= ti.maxLen:
 			m = cands[i].m
+		case k >= ti.cut && base == nil:
+			base = cands[i].m
 		}
 	}
 	if m == nil {
-		m = make([]uint64, ti.words)
-		if canon {
-			cls, q := sd.prefixClasses()
-			ti.interiorWalk(q, cls[si], m)
-		} else {
-			ti.interiorWalk(sd, si, m) // every state taken as final: the same language
+		ti.candMu.Lock()
+		gc := slices.Clone(ti.cands)
+		ti.candMu.Unlock()
+		for i := len(gc) - 1; i >= 0 && m == nil; i-- {
+			if gc[i].sd == sd {
+				continue // compared above
+			}
+			switch k := sameCutDepth(gc[i].sd, gc[i].si, sd, si, ti.maxLen, 1024); {
+			case k >= ti.maxLen:
+				m = gc[i].m
+			case k >= ti.cut && base == nil:
+				base = gc[i].m
+			}
 		}
+	}
+	switch {
+	case m != nil:
+	case base != nil:
+		m = slices.Clone(base)
+		ti.fixLong(wd, ws, m)
+	default:
+		m = make([]uint64, ti.words)
+		ti.interiorWalk(wd, ws, m) // without the quotient, every state taken as final: the same language
 		ti.interiorWalks.Add(1)
 		ic.mu.Lock()
 		if len(ic.list) == maxInteriorCands {
@@ -406,6 +456,13 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 		}
 		ic.list = append(ic.list, interiorCand{si, m})
 		ic.mu.Unlock()
+		ti.candMu.Lock()
+		if len(ti.cands) == maxGlobalCands {
+			// the first (the free string) stays
+			ti.cands = append(ti.cands[:1], ti.cands[2:]...)
+		}
+		ti.cands = append(ti.cands, globalCand{sd, si, m})
+		ti.candMu.Unlock()
 	}
 	if !canon {
 		// no canonical key without the quotient: kept on the automaton
@@ -421,6 +478,28 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	return y.([]uint64)
 }
 
+// fixLong decides in m the no-quote tokens longer than the cut (nqLong)
+// from state start of d, one by one, as interiorWalk would.
+func (ti *TokenizerInfo) fixLong(d *rdfa, start int32, m []uint64) {
+	w := newCPWalker(d)
+	toks := ti.v.Tokens
+	for _, t := range ti.nqLong {
+		ok := len(toks[t]) <= 255 // interiorWalk stops at depth 255
+		p := cpPos{q: start}
+		for _, b := range toks[t] {
+			if !ok {
+				break
+			}
+			p, ok = w.step(p, b)
+		}
+		if ok {
+			m[t>>6] |= 1 << (t & 63)
+		} else {
+			m[t>>6] &^= 1 << (t & 63)
+		}
+	}
+}
+
 // interiorCands are the last interiors walked from one automaton's states.
 type interiorCands struct {
 	mu    sync.Mutex
@@ -433,9 +512,27 @@ type interiorCand struct {
 	m  []uint64
 }
 
+// globalCand is an interior walked from state si of sd, for other
+// automata whose languages agree with it to the cut.
+type globalCand struct {
+	sd *rdfa
+	si int32
+	m  []uint64
+}
+
 // maxInteriorCands bounds the states a new one is compared with (each
 // comparison is at most a few thousand state pairs).
 const maxInteriorCands = 8
+
+// maxGlobalCands bounds the interiors of other automata a new state is
+// compared with (each comparison at most 1,024 state pairs; most end at the
+// first, on different first code points).
+const maxGlobalCands = 16
+
+// interiorCut is the cut in code points under which interiors are shared
+// across states (interior); llama3 has 128-byte tokens but ~1% of its
+// tokens are longer than 16 bytes.
+const interiorCut = 16
 
 // computeStateMask is the context-independent part of the mask at state s.
 func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
@@ -539,6 +636,61 @@ func plainWalk(r *rule, s, cnt int32, tok []byte) int32 {
 	return s
 }
 
+// nearWalk decides, for every token without '"' set in tmp, what inString
+// would decide token by token from string content state s with counter
+// cnt, in one walk of the no-quote trie: a prefix the counter refuses
+// refuses its whole subtree, which inString pays for once per token. Near a
+// binding limit over a string that needs many code points to finish
+// (Github_easy o44204's [0-9]{10,10} under maxLength 10: sdist 10 at the
+// start, so every token is checked) that was ~100,000 inString calls per
+// mask, 3–8 ms on every visit (issue 18); the walk stops at the first byte
+// that cannot be a digit. Where inString would not know (a byte without a
+// plain edge, or out of the string: not for tokens a string's interior
+// holds), the subtree's tokens are left to decide (undecided).
+func nearWalk(tr *ttrie, r *rule, s, cnt int32, tmp []uint64, undecided func(ts []int32)) {
+	var st, cn [256]int32
+	st[0], cn[0] = s, cnt
+	n := tr.nend[0]
+	ncls := r.ncls
+	next, cls := r.next, &r.cls
+	lim, rb, sdist := r.lim, r.rb, r.sdist
+	for i := int32(1); i < n; {
+		d := tr.depth[i]
+		ps, c := st[d-1], cn[d-1]
+		t := next[ps*ncls+int32(cls[tr.nb[i]])]
+		if t < 0 || lim[t] < 0 {
+			undecided(tr.toks[tr.ntok0[i]:tr.ntok0[tr.nend[i]]])
+			i = tr.nend[i]
+			continue
+		}
+		if rb[ps] {
+			c++
+		}
+		if c+sdist[t] > lim[t] {
+			for _, x := range tr.toks[tr.ntok0[i]:tr.ntok0[tr.nend[i]]] {
+				tmp[x>>6] &^= 1 << (x & 63)
+			}
+			i = tr.nend[i]
+			continue
+		}
+		// the tokens ending here are accepted: left as they are
+		if d == 255 {
+			// (depth is capped: longer tokens are decided one by one)
+			undecided(tr.toks[tr.ntok0[i+1]:tr.ntok0[tr.nend[i]]])
+			i = tr.nend[i]
+			continue
+		}
+		st[d], cn[d] = t, c
+		i++
+	}
+}
+
+// nearWalkMin is the number of tokens to check near a string's limit from
+// which FillMask walks the no-quote trie (nearWalk) rather than checking
+// them one by one: a walk visits up to the whole trie (~300,000 nodes), so
+// a few thousand single checks are cheaper.
+var nearWalkMin = 4096 // a variable for TestMaskNearLimit
+
 // inStringTo is inString with the state the token ends in (when ok).
 func inStringTo(r *rule, s, cnt int32, tok []byte) (end int32, ok, known bool) {
 	for _, b := range tok {
@@ -620,27 +772,30 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					tmp[t>>6] |= 1 << (t & 63)
 				}
 			}
+			check1 := func(t int32) {
+				if tmp[t>>6]&(1<<(t&63)) == 0 {
+					return
+				}
+				ok, known := false, false
+				if !deep {
+					ok, known = inString(r, c.state, c.cnt, toks[t])
+				} else if end := plainWalk(r, c.state, c.cnt, toks[t]); end >= 0 && frameDepth(c)+need[end] <= int32(tm.g.opts.MaxDepth) {
+					// on plain edges need only grows (depth.go), so the
+					// state the token ends in decides what add would;
+					// where that fails another path (a return mid-token)
+					// may not: the matcher decides
+					ok, known = true, true
+				}
+				if !known {
+					ok = tm.anyAccepts(gr, toks[t])
+				}
+				if !ok {
+					tmp[t>>6] &^= 1 << (t & 63)
+				}
+			}
 			check := func(ts []int32) {
 				for _, t := range ts {
-					if tmp[t>>6]&(1<<(t&63)) == 0 {
-						continue
-					}
-					ok, known := false, false
-					if !deep {
-						ok, known = inString(r, c.state, c.cnt, toks[t])
-					} else if end := plainWalk(r, c.state, c.cnt, toks[t]); end >= 0 && frameDepth(c)+need[end] <= int32(tm.g.opts.MaxDepth) {
-						// on plain edges need only grows (depth.go), so the
-						// state the token ends in decides what add would;
-						// where that fails another path (a return mid-token)
-						// may not: the matcher decides
-						ok, known = true, true
-					}
-					if !known {
-						ok = tm.anyAccepts(gr, toks[t])
-					}
-					if !ok {
-						tmp[t>>6] &^= 1 << (t & 63)
-					}
+					check1(t)
 				}
 			}
 			if checkedRet && !deep {
@@ -650,8 +805,32 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 					}
 				}
 			}
+			// how many tokens the limit makes FillMask check (below)
+			span := 0
+			switch {
+			case !near || deep:
+			case safe < 0 && !r.rb[c.state]:
+				span = len(ti.byCP)
+			case !r.rb[c.state]:
+				span = int(ti.cpFrom[safe])
+			default:
+				span = len(ti.byCP) - int(ti.cpFrom[min(hard, ti.maxCP)])
+				if safe >= 0 {
+					span = int(ti.cpFrom[safe]) - int(ti.cpFrom[min(hard, ti.maxCP)])
+				}
+			}
 			switch {
 			case !near && !deep:
+			case !deep && span >= nearWalkMin:
+				// the tokens without '"' in one walk, exactly as check
+				// would decide them; those with '"', as check would
+				// (every one with more than safe code points)
+				nearWalk(ti.noQuote, r, c.state, c.cnt, tmp, check)
+				for _, t := range ti.quote.toks {
+					if int(ti.cpUp[t]) > safe {
+						check1(t)
+					}
+				}
 			case deep || safe < 0 && !r.rb[c.state]:
 				check(ti.byCP) // every token
 			case !r.rb[c.state]:
