@@ -310,7 +310,11 @@ func TestJSONSchemaBenchValid(t *testing.T) {
 				shown = shown[:1500]
 			}
 			prompt := ChatPrompt([]selector.Message{{Role: "user", Content: "Write one JSON value that follows this schema: " + string(shown)}})
-			r, err := e.Constrained(context.Background(), prompt, g, Sampling{Temperature: 0.8, TopP: 0.95, Seed: uint64(i + 7)}, nil)
+			// INPROC_JSB_MAX_TOKENS caps each output (default: the rest of the
+			// context): on a realistic-shape model at ~200 ms a token, one
+			// output that runs to thousands of tokens stalls the whole run.
+			r, err := e.Constrained(context.Background(), prompt, g, Sampling{Temperature: 0.8, TopP: 0.95, Seed: uint64(i + 7),
+				MaxTokens: envInt("INPROC_JSB_MAX_TOKENS", 0)}, nil)
 			if err != nil {
 				t.Errorf("%s: %v", id, err)
 				continue
