@@ -2,15 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
@@ -22,28 +16,9 @@ import (
 // in the database is loaded by both without a restart (version polling),
 // and a newer one replaces it on both.
 func TestAnomalyModelsOnPostgresReloadByVersion(t *testing.T) {
-	base := os.Getenv("AIRS_PG_DSN")
-	if base == "" {
-		t.Skip("AIRS_PG_DSN is not set: run `make e2e-pg`")
-	}
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	name := "airs_engine_models_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, _ := url.Parse(base)
-	u.Path = "/" + name
-	t.Setenv("AIRS_TEST_PG_DSN", u.String())
+	dsn := pgTestDSN(t, "airs_engine_models_")
+	t.Setenv("AIRS_TEST_PG_DSN", dsn)
 	t.Setenv("AIRS_HOME", t.TempDir())
 	cfg, err := config.Parse("airs.yaml", []byte("storage:\n  guard: postgres\n  dsn: ${AIRS_TEST_PG_DSN}\n"))
 	if err != nil {
@@ -52,7 +27,7 @@ func TestAnomalyModelsOnPostgresReloadByVersion(t *testing.T) {
 	old := AnomalyWatchInterval
 	AnomalyWatchInterval = 20 * time.Millisecond
 	defer func() { AnomalyWatchInterval = old }()
-	shared, err := pg.Open(ctx, u.String())
+	shared, err := pg.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

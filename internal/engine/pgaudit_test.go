@@ -22,28 +22,8 @@ import (
 // ten non-speculative calls of the hour there, and the history it trains
 // on is the log's tail, oldest first.
 func TestRecommenderReadsThePostgresAuditLog(t *testing.T) {
-	base := os.Getenv("AIRS_PG_DSN")
-	if base == "" {
-		t.Skip("AIRS_PG_DSN is not set: run `make e2e-pg`")
-	}
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	name := "airs_engine_audit_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, _ := url.Parse(base)
-	u.Path = "/" + name
-	dsn := u.String()
+	dsn := pgTestDSN(t, "airs_engine_audit_")
 
 	db, err := pg.Open(ctx, dsn)
 	if err != nil {
@@ -85,4 +65,36 @@ func TestRecommenderReadsThePostgresAuditLog(t *testing.T) {
 			t.Fatalf("recent calls hold %+v", c)
 		}
 	}
+}
+
+// pgTestDSN creates a database of its own (named prefix + random hex) on
+// AIRS_PG_DSN's server (make e2e-pg starts one), dropped when the test
+// ends, and returns its DSN; the test skips without a server.
+func pgTestDSN(t *testing.T, prefix string) string {
+	t.Helper()
+	base := os.Getenv("AIRS_PG_DSN")
+	if base == "" {
+		t.Skip("AIRS_PG_DSN is not set: run `make e2e-pg`")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	name := prefix + hex.EncodeToString(rnd[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		admin.Close(ctx)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
 }
