@@ -156,7 +156,7 @@ type Watcher struct {
 	closeOnce           sync.Once
 	closeErr            error
 	wg                  sync.WaitGroup
-	stopAfter           func() bool
+	stopAfter           atomic.Pointer[func() bool] // set after Start registers it; Close may run first
 	mu                  sync.Mutex // guards what follows
 	dirs                map[string]dirInfo
 	reserved            int // directory slots promised to queued walks
@@ -253,7 +253,8 @@ func start(ctx context.Context, cfg Config, deliver func(Event), h hooks) (*Watc
 	w.wg.Add(2)
 	go w.read()
 	go w.work()
-	w.stopAfter = context.AfterFunc(ctx, func() { w.Close() })
+	stop := context.AfterFunc(ctx, func() { w.Close() })
+	w.stopAfter.Store(&stop)
 
 	var roots []ctrl
 	for _, sp := range w.spaces {
@@ -306,8 +307,8 @@ func (w *Watcher) Close() error {
 		close(w.done)
 		w.wg.Wait()
 		w.closeErr = w.fs.Close()
-		if w.stopAfter != nil {
-			w.stopAfter()
+		if stop := w.stopAfter.Load(); stop != nil {
+			(*stop)()
 		}
 	})
 	return w.closeErr
