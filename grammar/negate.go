@@ -262,6 +262,9 @@ func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
 			case "exclusiveMaximum":
 				rel = relGT | relEQ
 			}
+			if seededBug == bugComplementBoundary {
+				rel ^= relEQ
+			}
 			or(numNode(c.cmpNum(lex, rel, kp, k)))
 		case "multipleOf":
 			lex, ok := num(x)
@@ -416,6 +419,17 @@ func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
 
 func ptrTo[T any](x T) *T { return &x }
 
+// seededBug plants one known bug in a construction so that the
+// differential tests can show they would catch it (negate_diff_test.go).
+// Only tests set it; the compile paths that read it are not on the mask path.
+var seededBug string
+
+const (
+	bugComplementBoundary = "complement: a numeric bound's complement keeps the bound itself"
+	bugDifference         = "difference: overlapping oneOf branches left as a plain union"
+	bugIfElse             = "if/then/else: the else branch without ¬if"
+)
+
 var trueSchema = &jsonvalue.Value{Kind: jsonvalue.Bool, Bool: true}
 
 // negTuple: an array where some tuple position i is present and fails its
@@ -516,6 +530,9 @@ func (c *compiler) negEnum(vals []*jsonvalue.Value, kp string) *node {
 // becomes B_i ∧ ¬B_j for every such j, so the union holds exactly one
 // branch. Refused when a needed complement is not exact.
 func (c *compiler) oneOfExact(branches []*node, srefs []sref, ptr string) []*node {
+	if seededBug == bugDifference {
+		return branches
+	}
 	overlap := make([][]int, len(branches))
 	for i := range branches {
 		for j := i + 1; j < len(branches); j++ {
@@ -558,6 +575,9 @@ func (c *compiler) lowerIf(n *node, v *jsonvalue.Value, is sref) *node {
 	}
 	base := strings.TrimSuffix(is.ptr, "/if")
 	yes, no := c.lower(is), ni
+	if seededBug == bugIfElse {
+		no = c.anyNode()
+	}
 	if th != nil {
 		yes = c.conj(yes, c.lower(sref{th, base + "/then"}), is.ptr)
 	}
