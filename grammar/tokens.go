@@ -575,6 +575,9 @@ type TokenMatcher struct {
 	tmp  []uint64
 	// groups: FillMask's configurations by top (shared.go)
 	groups []cfgGroup
+	// scr[:nscr]: the buffers of the shared runs in progress (shared.go)
+	scr  []*runScratch
+	nscr int
 }
 
 type tmStep struct {
