@@ -44,6 +44,7 @@ type TokenizerInfo struct {
 	cut           int
 	nqLong        []int32
 	candMu        sync.Mutex
+	bitsPool      sync.Pool // mask-sized scratch bitsets (computeStateMask)
 	cands         []globalCand
 	interiorWalks atomic.Int64 // walks done (the rest came from a cache)
 }
@@ -215,6 +216,8 @@ func (ti *TokenizerInfo) cpMask(k int) []uint64 {
 // bitset) and tokens whose fate depends on a checked edge, a call or a
 // return (unc), simulated at run time.
 type stateMask struct {
+	// the tokens accepted on plain edges: accBits (read only: may be a
+	// shared interior) and accList
 	accList []int32
 	accBits []uint64
 	unc     []int32
@@ -537,28 +540,63 @@ const interiorCut = 16
 // computeStateMask is the context-independent part of the mask at state s.
 func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
 	sm := &stateMask{}
-	acc := make([]uint64, ti.words)
+	// acc is a scratch bitset: most states keep a list, and a string state
+	// the shared interior plus a list, so a first visit allocates no
+	// 2,000-word mask (16 KB, fresh memory: 61 first visits in one mask of
+	// Github_hard o40454 page-faulted for up to 7 ms)
+	acc := ti.scratchBits()
+	defer ti.putScratchBits(acc)
+	var in []uint64
 	if p := r.prov[s]; p.sd != nil {
-		copy(acc, ti.interior(p.sd, p.si))
+		in = ti.interior(p.sd, p.si)
 		sm.unc = walk(ti.quote, r, s, acc, nil, &sm.fin)
 	} else {
 		sm.unc = walk(ti.all, r, s, acc, nil, &sm.fin)
 	}
-	cnt := 0
+	cnt, icnt := 0, 0
 	for _, w := range acc {
 		cnt += bits.OnesCount64(w)
 	}
-	if cnt > 2048 {
-		sm.accBits = acc
-	} else {
-		for i, w := range acc {
-			for w != 0 {
-				sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
-				w &= w - 1
-			}
+	for _, w := range in {
+		icnt += bits.OnesCount64(w)
+	}
+	switch {
+	case icnt > 0 && icnt+cnt > 2048:
+		// the interior (no '"' tokens) and the quote trie's (with one)
+		// are disjoint: accBits is the shared interior, read only
+		sm.accBits = in
+	case icnt+cnt > 2048:
+		for i, w := range in {
+			acc[i] |= w
+		}
+		sm.accBits = slices.Clone(acc)
+		return sm
+	default:
+		for i, w := range in {
+			acc[i] |= w
+		}
+	}
+	for i, w := range acc {
+		for w != 0 {
+			sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
+			w &= w - 1
 		}
 	}
 	return sm
+}
+
+// scratchBits is a zeroed mask-sized bitset; putScratchBits takes it back
+// (zeroing it).
+func (ti *TokenizerInfo) scratchBits() []uint64 {
+	if x := ti.bitsPool.Get(); x != nil {
+		return *(x.(*[]uint64))
+	}
+	return make([]uint64, ti.words)
+}
+
+func (ti *TokenizerInfo) putScratchBits(b []uint64) {
+	clear(b)
+	ti.bitsPool.Put(&b)
 }
 
 // TokenMatcher runs a Grammar over tokens of a vocabulary. Not safe for
@@ -753,14 +791,11 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		// know whether it is taken.
 		checkedRet := c.stack != nil && c.stack.op != 0
 		if !near && !deep && !checkedRet {
-			if sm.accBits != nil {
-				for i, w := range sm.accBits {
-					bits[i] |= w
-				}
-			} else {
-				for _, t := range sm.accList {
-					bits[t>>6] |= 1 << (t & 63)
-				}
+			for i, w := range sm.accBits {
+				bits[i] |= w
+			}
+			for _, t := range sm.accList {
+				bits[t>>6] |= 1 << (t & 63)
 			}
 		} else {
 			if len(tm.tmp) < ti.words {
@@ -771,9 +806,9 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 				copy(tmp, sm.accBits)
 			} else {
 				clear(tmp)
-				for _, t := range sm.accList {
-					tmp[t>>6] |= 1 << (t & 63)
-				}
+			}
+			for _, t := range sm.accList {
+				tmp[t>>6] |= 1 << (t & 63)
 			}
 			check1 := func(t int32) {
 				if tmp[t>>6]&(1<<(t&63)) == 0 {
