@@ -388,6 +388,23 @@ func specOnly(r *rule, s int32, b byte, start bool) (int32, int) {
 // every key of an object that allows any key, every state of a format that
 // recurs in another schema share one entry.
 func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
+	if !sd.cheapDone.Load() {
+		// the automaton's quotient is not built: a state whose language
+		// agrees to the longest token with one walked before (the free
+		// string first) takes its interior without it. Every key state of
+		// an object that allows any key agrees with the free string, and
+		// each object has its own key automaton: the first key of
+		// Github_medium o39217 (32 object rules) built 32 quotients, ~25
+		// KB of fresh memory each, for the free string's interior.
+		ti.candMu.Lock()
+		gc := slices.Clone(ti.cands)
+		ti.candMu.Unlock()
+		for i := range gc {
+			if gc[i].sd != sd && sameCutRaw(gc[i].sd, gc[i].si, sd, si, ti.maxLen, 512) >= ti.maxLen {
+				return gc[i].m
+			}
+		}
+	}
 	canon := sd.prefixCheap()
 	var key sig128
 	if canon {
