@@ -633,6 +633,7 @@ type TokenMatcher struct {
 	// scr[:nscr]: the buffers of the shared runs in progress (shared.go)
 	scr  []*runScratch
 	nscr int
+	ps   prefixSim // a lone configuration's simulations (shared.go)
 }
 
 type tmStep struct {
@@ -781,6 +782,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 	// simulations (shared.go)
 	tm.groups = groupCfgs(tm.cur, tm.groups)
 	for gi := range tm.groups {
+		tm.ps.reset() // the sets hold this mask's output and configuration
 		gr := &tm.groups[gi]
 		c := &gr.rep
 		sg, lr := tm.g.seg(c.rule)
