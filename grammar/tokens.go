@@ -592,7 +592,9 @@ func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
 		for i, w := range in {
 			acc[i] |= w
 		}
+		cnt += icnt
 	}
+	sm.accList = make([]int32, 0, cnt)
 	for i, w := range acc {
 		for w != 0 {
 			sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
