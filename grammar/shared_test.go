@@ -381,3 +381,70 @@ func TestInteriorRawCut(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyProvenance: in objects without undeclared keys, the key states
+// past the last check (plainProv) take the shared interiors; every mask
+// along instances equals the mask without that provenance (a walk of the
+// whole trie per key state), a sample of tokens agrees with Accept, and
+// some key state does have the provenance.
+func TestKeyProvenance(t *testing.T) {
+	v := testVocab(t)
+	ti := NewTokenizerInfo(v)
+	tok := newGreedyTokenizer(v)
+	cases := []struct{ schema, text string }{
+		{`{"type":"object","properties":{"app_id":{"type":"string"},"contexts_x":{"type":"object","maxProperties":1}},"patternProperties":{"^contexts_.*":{"type":"object"},"^unstruct_event_.*":{"type":"string"}},"required":["app_id"],"additionalProperties":false}`,
+			`{"app_id":"a","contexts_abc":{"x":1},"unstruct_event_q":"z","contexts_x":{}}`},
+		{`{"type":"object","properties":{"foo":{"type":"string"},"S_x":{"type":"string","maxLength":3}},"patternProperties":{"^S_":{"type":"string"},"^I_[0-9]+$":{"type":"integer"}},"additionalProperties":false,"maxProperties":4}`,
+			`{"foo":"bar","S_foo":"x","I_12":3,"S_x":"abc"}`},
+		{`{"type":"object","properties":{"swap":{"type":"object"}},"patternProperties":{"^/([^/]+(/[^/]+)*)?$":{"type":"object"}},"required":["/","swap"],"additionalProperties":false}`,
+			`{"swap":{},"/":{"a":1},"/boot/efi":{}}`},
+	}
+	ruleCacheOff = true
+	defer func() { ruleCacheOff = false }()
+	bits := make([]uint64, ti.MaskWords())
+	off := make([]uint64, ti.MaskWords())
+	for ci, c := range cases {
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plainProvOff = true
+		g0, err := Compile([]byte(c.schema), Options{})
+		plainProvOff = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, tm0 := g.NewTokenMatcher(ti), g0.NewTokenMatcher(ti)
+		provKeys := 0
+		for _, id := range tok.tokenize([]byte(c.text)) {
+			tm.FillMask(bits)
+			tm0.FillMask(off)
+			if !slices.Equal(bits, off) {
+				t.Fatalf("case %d after %q: the mask with key provenance differs from the one without", ci, tm.out)
+			}
+			for _, cf := range tm.cur {
+				// the same automata, numbered alike: only provenance differs
+				if g.rules[cf.rule].prov[cf.state].sd != nil && g0.rules[cf.rule].prov[cf.state].sd == nil {
+					provKeys++
+				}
+			}
+			for probe := ci; probe < len(v.Tokens); probe += 211 {
+				allowed := bits[probe/64]&(1<<(probe%64)) != 0
+				ok := tm.Accept(probe)
+				if ok {
+					tm.Rollback(1)
+				}
+				if allowed != ok {
+					t.Fatalf("case %d after %q: token %q mask %v accept %v", ci, tm.out, v.Tokens[probe], allowed, ok)
+				}
+			}
+			if !tm.Accept(id) || !tm0.Accept(id) {
+				t.Fatalf("case %d: token %q refused after %q", ci, v.Tokens[id], tm.out)
+			}
+		}
+		t.Logf("case %d: %d masks at a key state given provenance", ci, provKeys)
+		if provKeys == 0 {
+			t.Errorf("case %d: no key state given provenance: the test does not exercise plainProv", ci)
+		}
+	}
+}
