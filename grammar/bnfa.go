@@ -472,26 +472,45 @@ func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, l
 // key's tail (Snowplow sp_280's "^contexts_.*" after "contexts_", which
 // agrees with the free string) or the rest of a name no other shares.
 func (n *bnfa) plainProv(d *rdfa, base int32, m int) {
+	// predecessors in one array (off[t]..off[t+1]), and the states with a
+	// checked edge, from which "reaches a check" spreads backwards
+	off := make([]int32, m+2)
 	checked := make([]bool, m) // reaches a checked edge
-	pred := make([][]int32, m)
 	var work []int32
 	for i := range m {
 		for _, e := range n.st[base+int32(i)].edges {
-			to := e.to - base
-			if to < 0 || int(to) >= m {
-				continue
+			if to := e.to - base; to >= 0 && int(to) < m {
+				off[to+2]++
 			}
-			pred[to] = append(pred[to], int32(i))
 			if e.op != 0 && !checked[i] {
 				checked[i] = true
 				work = append(work, int32(i))
 			}
 		}
 	}
+	if len(work) == 0 {
+		for i := range d.st {
+			n.st[base+int32(i)].sd, n.st[base+int32(i)].si = d, int32(i)
+		}
+		return
+	}
+	for t := 2; t < len(off); t++ {
+		off[t] += off[t-1]
+	}
+	pred := make([]int32, off[m+1])
+	for i := range m {
+		for _, e := range n.st[base+int32(i)].edges {
+			if to := e.to - base; to >= 0 && int(to) < m {
+				pred[off[to+1]] = int32(i)
+				off[to+1]++
+			}
+		}
+	}
+	// now off[t]..off[t+1] are t's predecessors
 	for len(work) > 0 {
 		x := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, p := range pred[x] {
+		for _, p := range pred[off[x]:off[x+1]] {
 			if !checked[p] {
 				checked[p] = true
 				work = append(work, p)
