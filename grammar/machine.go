@@ -149,6 +149,10 @@ type runCtx struct {
 	stop   *frame
 	esc    []escPoint
 	capped bool // add dropped a configuration at maxConfigs
+	// rd, when set, is set to true when a checked edge reads the output
+	// (pos, text: uniqueItems): a result computed with it unset holds for
+	// any output before (shared.go, retMemo).
+	rd *bool
 }
 
 // escPoint is where a simulation returned into the stand-in frame: after
@@ -179,6 +183,9 @@ func (x *runCtx) pos() int32 {
 	if x == nil {
 		return -1
 	}
+	if x.rd != nil {
+		*x.rd = true
+	}
 	return int32(len(x.base) + len(x.ext))
 }
 
@@ -187,6 +194,9 @@ func (x *runCtx) pos() int32 {
 func (x *runCtx) text(from int32, b byte) []byte {
 	if x == nil || from < 0 {
 		return nil
+	}
+	if x.rd != nil {
+		*x.rd = true
 	}
 	var out []byte
 	if int(from) < len(x.base) {

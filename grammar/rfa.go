@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Rune automata: string contents (decoded code points) and number lexemes
@@ -73,7 +74,8 @@ type rdfa struct {
 	icand     sync.Map
 	cheapOnce sync.Once // prefixCheap
 	cheap     bool
-	msig      []sig128 // prefixCheap, where no cycle is reachable: tailSigs
+	cheapDone atomic.Bool // prefixCheap has run
+	msig      []sig128    // prefixCheap, where no cycle is reachable: tailSigs
 	pcOnce    sync.Once
 	pcCls     []int32
 	pc        *rdfa
@@ -1216,16 +1218,40 @@ func sameCutDepth(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
 		cls, pc := db.prefixClasses()
 		qb, b = pc, cls[b]
 	}
+	return cutWalk(qa, a, qb, b, n, budget)
+}
+
+// sameCutRaw is sameCutDepth on db itself, without its quotient: for a
+// state of an automaton whose quotient is not built, compared with states
+// walked before (interior). A trimmed automaton's prefix-closed language
+// from a state is its set of paths, so the walk is the same on db as on
+// its quotient, only over more pairs.
+func sameCutRaw(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
+	qa := da
+	if da.prefixCheap() && da.msig == nil {
+		cls, pc := da.prefixClasses()
+		qa, a = pc, cls[a]
+	}
+	return cutWalk(qa, a, db, b, n, budget)
+}
+
+// cutWalk is the lockstep walk of sameCutDepth over qa and qb. Its
+// buffers are pooled: a mask's first visits compare many states, and each
+// comparison's map was fresh memory.
+func cutWalk(qa *rdfa, a int32, qb *rdfa, b int32, n, budget int) int {
 	one := qa == qb // one automaton: a pair of equal states agrees
-	type pair struct{ p, q int32 }
-	start := pair{a, b}
-	if one && start.p == start.q {
+	if one && a == b {
 		return n
 	}
-	seen := map[pair]bool{start: true}
-	cur := []pair{start}
+	w := cutWalkPool.Get().(*cutWalkBuf)
+	defer cutWalkPool.Put(w)
+	clear(w.seen)
+	start := cutPair{a, b}
+	w.seen[start] = struct{}{}
+	cur, next := append(w.cur[:0], start), w.next[:0]
+	defer func() { w.cur, w.next = cur[:0], next[:0] }()
 	for depth := 0; depth < n && len(cur) > 0; depth++ {
-		var next []pair
+		next = next[:0]
 		for _, pr := range cur {
 			ea, eb := qa.st[pr.p].edges, qb.st[pr.q].edges
 			if len(ea) == 0 || len(eb) == 0 {
@@ -1244,12 +1270,12 @@ func sameCutDepth(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
 				}
 				hi := min(ea[i].hi, eb[j].hi)
 				if x, y := ea[i].to, eb[j].to; (!one || x != y) && depth+1 < n {
-					np := pair{x, y}
-					if !seen[np] {
-						if len(seen) >= budget {
+					np := cutPair{x, y}
+					if _, ok := w.seen[np]; !ok {
+						if len(w.seen) >= budget {
 							return depth
 						}
-						seen[np] = true
+						w.seen[np] = struct{}{}
 						next = append(next, np)
 					}
 				}
@@ -1272,10 +1298,19 @@ func sameCutDepth(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
 				return depth
 			}
 		}
-		cur = next
+		cur, next = next, cur
 	}
 	return n
 }
+
+type cutPair struct{ p, q int32 }
+
+type cutWalkBuf struct {
+	seen      map[cutPair]struct{}
+	cur, next []cutPair
+}
+
+var cutWalkPool = sync.Pool{New: func() any { return &cutWalkBuf{seen: map[cutPair]struct{}{}} }}
 
 // prefixCheap reports whether prefixClasses is cheap enough for a mask's
 // first visit, and if so computes it. Moore's refinement needs one round
@@ -1289,6 +1324,7 @@ func sameCutDepth(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
 // class, found in two rounds) must keep the shared interior of that class.
 func (d *rdfa) prefixCheap() bool {
 	d.cheapOnce.Do(func() {
+		defer d.cheapDone.Store(true)
 		if sigs, done := tailSigs(d); done == len(d.st) {
 			// no cycle: every state's signature is a canonical key of its
 			// prefix-closed language already, and the walk runs on d (the

@@ -221,3 +221,230 @@ func TestInteriorCutSharingAcross(t *testing.T) {
 		}
 	}
 }
+
+// o39217Schema is Github_medium o39217 of JSONSchemaBench (a meta-schema
+// whose dependencies make its root 34 object rules at once).
+const o39217Schema = `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"schemaArray":{"type":"array","minItems":1,"items":{"$ref":"#"}}},"dependencies":{"patternProperties":{"required":["propertyNames"],"properties":{"propertyNames":{"required":["maxLength"]}}},"_uniqueItems":{"if":{"properties":{"_uniqueItems":{"const":true},"items":{"properties":{"type":{"anyOf":[{"enum":["object","array"]},{"type":"array","contains":{"enum":["object","array"]}}]}}}}},"then":{"required":["maxItems"]}},"pattern":{"required":["maxLength"]},"format":{"required":["maxLength"]}},"properties":{"additionalItems":{"$ref":"#"},"additionalProperties":{"$ref":"#"},"dependencies":{"additionalProperties":{"anyOf":[{"type":"array"},{"$ref":"#"}]}},"items":{"anyOf":[{"$ref":"#"},{"$ref":"#/definitions/schemaArray"}]},"definitions":{"additionalProperties":{"$ref":"#"}},"patternProperties":{"additionalProperties":{"$ref":"#"}},"properties":{"additionalProperties":{"$ref":"#"}},"if":{"$ref":"#"},"then":{"$ref":"#"},"else":{"$ref":"#"},"allOf":{"$ref":"#/definitions/schemaArray"},"anyOf":{"$ref":"#/definitions/schemaArray"},"oneOf":{"$ref":"#/definitions/schemaArray"},"not":{"$ref":"#"},"contains":{"$ref":"#"},"propertyNames":{"$ref":"#"}}}`
+
+// TestRetMemoMatches: the masks that skip the returns no class can
+// continue (retMemo) are the masks without it, and, where there are few
+// enough configurations to compute it, the union of per-configuration
+// masks; on o39217 (32 object rules under one free string, the memo's
+// case), on o78062, and where the return reads the output (object items
+// of three unique arrays, returned into below a shared object: the memo
+// must stand aside).
+func TestRetMemoMatches(t *testing.T) {
+	qwen := testVocab(t)
+	// tokens that end items of a unique array, one a duplicate (x"}}
+	// after {"a":{"b":"x"}}): a memo that ignored the read would take the
+	// first one's answer for all
+	var small [][]byte
+	for c := 0; c < 256; c++ {
+		small = append(small, []byte{byte(c)})
+	}
+	for _, s := range []string{`{"a":{"b":"`, `"}}`, `x"}}`, `y"}}`, `"}},`, `x"}},`, `"}}]`} {
+		small = append(small, []byte(s))
+	}
+	smallV := &Vocab{Name: "small", Tokens: small, Special: make([]bool, len(small)), Size: len(small)}
+	uniq := `{"definitions":{"o":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}},"anyOf":[{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/o"}},{"type":"array","uniqueItems":true,"maxItems":4,"items":{"$ref":"#/definitions/o"}},{"type":"array","uniqueItems":true,"minItems":2,"items":{"$ref":"#/definitions/o"}}]}`
+	cases := []struct {
+		v            *Vocab
+		schema, text string
+		memo         bool // some retMemo must be used
+		unread       bool // some retMemo must be refused for reading the output
+	}{
+		{qwen, o39217Schema, `{"$schema":"http://x#","title":"T","type":"object","properties":{"name":{"type":"string","pattern":"a","maxLength":5},"n":{"items":[{"format":"x","maxLength":2}]}},"required":["name"]}`, true, false},
+		{qwen, `{"definitions":{"namedObject":{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":500}},"required":["name"]},
+	  "competency":{"allOf":[{"$ref":"#/definitions/namedObject"},{"oneOf":[{"properties":{"competencies":{"type":"array","items":{"$ref":"#/definitions/competency"}}},"required":["competencies"]},
+	    {"properties":{"abilities":{"type":"array","items":{"$ref":"#/definitions/ability"}}},"required":["abilities"]}]}]},
+	  "ability":{"allOf":[{"$ref":"#/definitions/namedObject"},{"properties":{"level":{"type":"string","minLength":1,"maxLength":255}},"required":["level"]}]}},
+	  "allOf":[{"$ref":"#/definitions/competency"}]}`, `{"name":"F","competencies":[{"name":"C 1","abilities":[{"name":"A 1","level":"L 1"}]}]}`, true, false},
+		{qwen, uniq, `[{"a":{"b":"x"}},{"a":{"b":"y"}},{"a":{}},{"a":{"b":"xy"}}]`, false, true},
+		{smallV, uniq, `[{"a":{"b":"x"}},{"a":{"b":"y"}}]`, false, true},
+	}
+	for ci, c := range cases {
+		v := c.v
+		ti := NewTokenizerInfo(v)
+		tok := newGreedyTokenizer(v)
+		bits := make([]uint64, ti.MaskWords())
+		off := make([]uint64, ti.MaskWords())
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := g.NewTokenMatcher(ti)
+		used, refused, perCfg := 0, 0, 0
+		for _, id := range tok.tokenize([]byte(c.text)) {
+			tm.FillMask(bits)
+			var count func(n *stackNode)
+			count = func(n *stackNode) {
+				for _, m := range n.rets {
+					if m.ok {
+						used++
+					} else if m.read {
+						refused++
+					}
+				}
+				for _, k := range n.classes {
+					if k.below != nil {
+						count(k.below)
+					}
+				}
+			}
+			for _, gr := range tm.groups {
+				if gr.node != nil {
+					count(gr.node)
+				}
+			}
+			retMemoOff = true
+			tm.FillMask(off)
+			retMemoOff = false
+			if !slices.Equal(bits, off) {
+				t.Fatalf("case %d after %q: the mask with retMemo differs from the one without", ci, tm.out)
+			}
+			if len(tm.cur) <= 40 {
+				perCfg++
+				want := make([]uint64, ti.words)
+				for i := range tm.cur {
+					one := &TokenMatcher{g: g, ti: ti, cur: tm.cur[i : i+1], out: tm.out}
+					m := make([]uint64, ti.words)
+					one.FillMask(m)
+					for k := range m {
+						want[k] |= m[k]
+					}
+				}
+				if !slices.Equal(bits[:ti.words], want) {
+					t.Fatalf("case %d after %q: the mask differs from the per-configuration one", ci, tm.out)
+				}
+			}
+			if !tm.Accept(id) {
+				t.Fatalf("case %d: token %q refused after %q", ci, v.Tokens[id], tm.out)
+			}
+		}
+		t.Logf("case %d: %d memos used, %d refused for reading the output, %d masks compared per configuration", ci, used, refused, perCfg)
+		if c.memo && used == 0 {
+			t.Errorf("case %d: no retMemo used: the test does not exercise it", ci)
+		}
+		if c.unread && refused == 0 {
+			t.Errorf("case %d: no retMemo refused: the output-reading return is not exercised", ci)
+		}
+	}
+}
+
+// TestInteriorRawCut: a state of an automaton whose quotient is not built
+// yet takes the interior of a state walked before that agrees with it to
+// the longest token, compared on the automaton itself (sameCutRaw); the
+// interiors are the walk's, and the key automaton of an object that
+// allows any key (every state agrees with the free string) never builds
+// its quotient.
+func TestInteriorRawCut(t *testing.T) {
+	vs := []*Vocab{trickyVocab()}
+	if !testing.Short() {
+		vs = append(vs, testVocab(t))
+	}
+	for _, v := range vs {
+		ti := buildTokenizerInfo(v)
+		ti.interior(anyStrDFA, 0)
+		anyKey, _ := keyTrie([]string{"name", "nav", "age", "é中"}, []int32{0, 1, 2, 3}, 4)
+		declared, _ := keyTrie([]string{"name", "nav", "age", "é中"}, []int32{0, 1, 2, 3}, -1)
+		w := stringDFA(strDFAKey{pattern: `^(?:(?:\S+\s+){0,30}\S+)$`, hasPattern: true}).d
+		ds := []*rdfa{anyKey, declared, w}
+		// a length bound about the longest token: agreeing with the free
+		// string to maxLen code points exactly (its start, the state
+		// compared without the quotient) decides
+		for n := max(ti.maxLen-3, 1); n <= ti.maxLen+1; n++ {
+			d, err := regexDFA(fmt.Sprintf(`^[\s\S]{0,%d}$`, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, d.trim())
+		}
+		for di, d := range ds {
+			cls, q := d.prefixClasses() // for the walk (prefixCheap not run)
+			for si := int32(0); si < int32(len(d.st)); si++ {
+				got := ti.interior(d, si)
+				if si > 0 && (di >= 3 && si > 3 || v.Name != "tricky" && si%7 != 0) {
+					continue // the first states; on the real vocabulary a sample
+				}
+				want := make([]uint64, ti.words)
+				ti.interiorWalk(q, cls[si], want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s, %d states, state %d: interior differs from the walk", v.Name, len(d.st), si)
+				}
+			}
+		}
+		if anyKey.cheapDone.Load() {
+			t.Errorf("%s: the any-key automaton built its quotient", v.Name)
+		}
+		if !declared.cheapDone.Load() {
+			t.Errorf("%s: the declared-names automaton did not build its quotient (the raw comparison matched a different language?)", v.Name)
+		}
+	}
+}
+
+// TestKeyProvenance: in objects without undeclared keys, the key states
+// past the last check (plainProv) take the shared interiors; every mask
+// along instances equals the mask without that provenance (a walk of the
+// whole trie per key state), a sample of tokens agrees with Accept, and
+// some key state does have the provenance.
+func TestKeyProvenance(t *testing.T) {
+	v := testVocab(t)
+	ti := NewTokenizerInfo(v)
+	tok := newGreedyTokenizer(v)
+	cases := []struct{ schema, text string }{
+		{`{"type":"object","properties":{"app_id":{"type":"string"},"contexts_x":{"type":"object","maxProperties":1}},"patternProperties":{"^contexts_.*":{"type":"object"},"^unstruct_event_.*":{"type":"string"}},"required":["app_id"],"additionalProperties":false}`,
+			`{"app_id":"a","contexts_abc":{"x":1},"unstruct_event_q":"z","contexts_x":{}}`},
+		{`{"type":"object","properties":{"foo":{"type":"string"},"S_x":{"type":"string","maxLength":3}},"patternProperties":{"^S_":{"type":"string"},"^I_[0-9]+$":{"type":"integer"}},"additionalProperties":false,"maxProperties":4}`,
+			`{"foo":"bar","S_foo":"x","I_12":3,"S_x":"abc"}`},
+		{`{"type":"object","properties":{"swap":{"type":"object"}},"patternProperties":{"^/([^/]+(/[^/]+)*)?$":{"type":"object"}},"required":["/","swap"],"additionalProperties":false}`,
+			`{"swap":{},"/":{"a":1},"/boot/efi":{}}`},
+	}
+	ruleCacheOff = true
+	defer func() { ruleCacheOff = false }()
+	bits := make([]uint64, ti.MaskWords())
+	off := make([]uint64, ti.MaskWords())
+	for ci, c := range cases {
+		g, err := Compile([]byte(c.schema), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plainProvOff = true
+		g0, err := Compile([]byte(c.schema), Options{})
+		plainProvOff = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, tm0 := g.NewTokenMatcher(ti), g0.NewTokenMatcher(ti)
+		provKeys := 0
+		for _, id := range tok.tokenize([]byte(c.text)) {
+			tm.FillMask(bits)
+			tm0.FillMask(off)
+			if !slices.Equal(bits, off) {
+				t.Fatalf("case %d after %q: the mask with key provenance differs from the one without", ci, tm.out)
+			}
+			for _, cf := range tm.cur {
+				// the same automata, numbered alike: only provenance differs
+				if g.rules[cf.rule].prov[cf.state].sd != nil && g0.rules[cf.rule].prov[cf.state].sd == nil {
+					provKeys++
+				}
+			}
+			for probe := ci; probe < len(v.Tokens); probe += 211 {
+				allowed := bits[probe/64]&(1<<(probe%64)) != 0
+				ok := tm.Accept(probe)
+				if ok {
+					tm.Rollback(1)
+				}
+				if allowed != ok {
+					t.Fatalf("case %d after %q: token %q mask %v accept %v", ci, tm.out, v.Tokens[probe], allowed, ok)
+				}
+			}
+			if !tm.Accept(id) || !tm0.Accept(id) {
+				t.Fatalf("case %d: token %q refused after %q", ci, v.Tokens[id], tm.out)
+			}
+		}
+		t.Logf("case %d: %d masks at a key state given provenance", ci, provKeys)
+		if provKeys == 0 {
+			t.Errorf("case %d: no key state given provenance: the test does not exercise plainProv", ci)
+		}
+	}
+}

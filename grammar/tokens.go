@@ -44,6 +44,7 @@ type TokenizerInfo struct {
 	cut           int
 	nqLong        []int32
 	candMu        sync.Mutex
+	bitsPool      sync.Pool // mask-sized scratch bitsets (computeStateMask)
 	cands         []globalCand
 	interiorWalks atomic.Int64 // walks done (the rest came from a cache)
 }
@@ -215,6 +216,8 @@ func (ti *TokenizerInfo) cpMask(k int) []uint64 {
 // bitset) and tokens whose fate depends on a checked edge, a call or a
 // return (unc), simulated at run time.
 type stateMask struct {
+	// the tokens accepted on plain edges: accBits (read only: may be a
+	// shared interior) and accList
 	accList []int32
 	accBits []uint64
 	unc     []int32
@@ -385,6 +388,23 @@ func specOnly(r *rule, s int32, b byte, start bool) (int32, int) {
 // every key of an object that allows any key, every state of a format that
 // recurs in another schema share one entry.
 func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
+	if !sd.cheapDone.Load() {
+		// the automaton's quotient is not built: a state whose language
+		// agrees to the longest token with one walked before (the free
+		// string first) takes its interior without it. Every key state of
+		// an object that allows any key agrees with the free string, and
+		// each object has its own key automaton: the first key of
+		// Github_medium o39217 (32 object rules) built 32 quotients, ~25
+		// KB of fresh memory each, for the free string's interior.
+		ti.candMu.Lock()
+		gc := slices.Clone(ti.cands)
+		ti.candMu.Unlock()
+		for i := range gc {
+			if gc[i].sd != sd && sameCutRaw(gc[i].sd, gc[i].si, sd, si, ti.maxLen, 512) >= ti.maxLen {
+				return gc[i].m
+			}
+		}
+	}
 	canon := sd.prefixCheap()
 	var key sig128
 	if canon {
@@ -537,28 +557,65 @@ const interiorCut = 16
 // computeStateMask is the context-independent part of the mask at state s.
 func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
 	sm := &stateMask{}
-	acc := make([]uint64, ti.words)
+	// acc is a scratch bitset: most states keep a list, and a string state
+	// the shared interior plus a list, so a first visit allocates no
+	// 2,000-word mask (16 KB, fresh memory: 61 first visits in one mask of
+	// Github_hard o40454 page-faulted for up to 7 ms)
+	acc := ti.scratchBits()
+	defer ti.putScratchBits(acc)
+	var in []uint64
 	if p := r.prov[s]; p.sd != nil {
-		copy(acc, ti.interior(p.sd, p.si))
+		in = ti.interior(p.sd, p.si)
 		sm.unc = walk(ti.quote, r, s, acc, nil, &sm.fin)
 	} else {
 		sm.unc = walk(ti.all, r, s, acc, nil, &sm.fin)
 	}
-	cnt := 0
+	cnt, icnt := 0, 0
 	for _, w := range acc {
 		cnt += bits.OnesCount64(w)
 	}
-	if cnt > 2048 {
-		sm.accBits = acc
-	} else {
-		for i, w := range acc {
-			for w != 0 {
-				sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
-				w &= w - 1
-			}
+	for _, w := range in {
+		icnt += bits.OnesCount64(w)
+	}
+	switch {
+	case icnt > 0 && icnt+cnt > 2048:
+		// the interior (no '"' tokens) and the quote trie's (with one)
+		// are disjoint: accBits is the shared interior, read only
+		sm.accBits = in
+	case icnt+cnt > 2048:
+		for i, w := range in {
+			acc[i] |= w
+		}
+		sm.accBits = slices.Clone(acc)
+		return sm
+	default:
+		for i, w := range in {
+			acc[i] |= w
+		}
+		cnt += icnt
+	}
+	sm.accList = make([]int32, 0, cnt)
+	for i, w := range acc {
+		for w != 0 {
+			sm.accList = append(sm.accList, int32(i*64+bits.TrailingZeros64(w)))
+			w &= w - 1
 		}
 	}
 	return sm
+}
+
+// scratchBits is a zeroed mask-sized bitset; putScratchBits takes it back
+// (zeroing it).
+func (ti *TokenizerInfo) scratchBits() []uint64 {
+	if x := ti.bitsPool.Get(); x != nil {
+		return *(x.(*[]uint64))
+	}
+	return make([]uint64, ti.words)
+}
+
+func (ti *TokenizerInfo) putScratchBits(b []uint64) {
+	clear(b)
+	ti.bitsPool.Put(&b)
 }
 
 // TokenMatcher runs a Grammar over tokens of a vocabulary. Not safe for
@@ -575,6 +632,10 @@ type TokenMatcher struct {
 	tmp  []uint64
 	// groups: FillMask's configurations by top (shared.go)
 	groups []cfgGroup
+	// scr[:nscr]: the buffers of the shared runs in progress (shared.go)
+	scr  []*runScratch
+	nscr int
+	ps   prefixSim // a lone configuration's simulations (shared.go)
 }
 
 type tmStep struct {
@@ -723,6 +784,7 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 	// simulations (shared.go)
 	tm.groups = groupCfgs(tm.cur, tm.groups)
 	for gi := range tm.groups {
+		tm.ps.reset() // the sets hold this mask's output and configuration
 		gr := &tm.groups[gi]
 		c := &gr.rep
 		sg, lr := tm.g.seg(c.rule)
@@ -750,14 +812,11 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 		// know whether it is taken.
 		checkedRet := c.stack != nil && c.stack.op != 0
 		if !near && !deep && !checkedRet {
-			if sm.accBits != nil {
-				for i, w := range sm.accBits {
-					bits[i] |= w
-				}
-			} else {
-				for _, t := range sm.accList {
-					bits[t>>6] |= 1 << (t & 63)
-				}
+			for i, w := range sm.accBits {
+				bits[i] |= w
+			}
+			for _, t := range sm.accList {
+				bits[t>>6] |= 1 << (t & 63)
 			}
 		} else {
 			if len(tm.tmp) < ti.words {
@@ -768,9 +827,9 @@ func (tm *TokenMatcher) FillMask(bits []uint64) {
 				copy(tmp, sm.accBits)
 			} else {
 				clear(tmp)
-				for _, t := range sm.accList {
-					tmp[t>>6] |= 1 << (t & 63)
-				}
+			}
+			for _, t := range sm.accList {
+				tmp[t>>6] |= 1 << (t & 63)
 			}
 			check1 := func(t int32) {
 				if tmp[t>>6]&(1<<(t&63)) == 0 {
