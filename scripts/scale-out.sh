@@ -18,7 +18,8 @@
 #      call gets no answer retry on another replica with the same call_id.
 #      Then: every acknowledged call id is looked up in airs_audit
 #      (airs-load check: in_audit, lost, duplicated), and `airs audit
-#      verify` checks the chain (chain_verified);
+#      verify` checks the log — every replica's chain, their merge and
+#      heads (chain_verified; audit_chains: the chains holding records);
 #   5. chain resume on Temporal: CHAIN_RESUME_CMD (default: the
 #      chains/temporal kill test under scripts/temporal.sh, which builds the
 #      Temporal CLI once — about 15 minutes on a fresh machine, cached — and
@@ -170,7 +171,7 @@ if [[ -n ${CHAIN_RESUME_CMD:-} ]]; then
 fi
 
 jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" --argjson c "$checked" \
-	--argjson verified "$chain_verified" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
+	--argjson verified "$chain_verified" --argjson v "$verify" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
 	--argjson clients "$clients" --argjson secs "$secs" --argjson claims "${claims:-0}" '{
   replicas: 3,
   throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
@@ -179,7 +180,8 @@ jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" -
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
   retried: $kill.retried, claimed_earlier: ($kill.claimed_earlier // 0), replayed: ($kill.replayed // 0), claims: $claims, kill_run_errors: $kill.errors,
-  chain_verified: $verified, chain_resumed: $resumed, chain_resume: $note
+  chain_verified: $verified, audit_records: ($v.records // null), audit_chains: ([$v.chains[]? | select(.records > 0)] | length),
+  chain_resumed: $resumed, chain_resume: $note
 }' | tee "$work/result.json"
 jq -e '.errors_1 == 0 and .errors_3 == 0 and .lost == 0 and .duplicated == 0 and .chain_verified and .kill_run_errors == 0
 	and (.chain_resumed or .chain_resume == "CHAIN_RESUME_CMD set empty: not run")' "$work/result.json" >/dev/null

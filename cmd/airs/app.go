@@ -275,8 +275,9 @@ type auditLog interface {
 
 // openAudit opens the audit log storage.audit names. Other airs processes
 // (a running `airs serve`, other CLI commands, other replicas on the same
-// database) may have it open too: both backends serialise appends, so they
-// share one chain.
+// database) may have it open too: the file log serialises their appends
+// into one chain; PostgreSQL gives each process a chain of its own, merged
+// in one seq order (store/pg).
 func (a *app) openAudit(c *config.Config) (auditLog, error) {
 	if c.Storage.Audit == config.StoragePostgres {
 		db, err := a.sharedPG()

@@ -58,8 +58,8 @@ func pgTestDSN(t *testing.T) string {
 	return u.String()
 }
 
-// With storage.audit: postgres every airs process appends to the
-// database's one chain, `airs audit verify` and `tail` read it, tampering
+// With storage.audit: postgres every airs process appends to a chain of
+// its own in the database, `airs audit verify` and `tail` read it, tampering
 // is exit 4, and no audit.jsonl is written.
 func TestAuditOnPostgres(t *testing.T) {
 	dsn := pgTestDSN(t)
@@ -90,7 +90,8 @@ func TestAuditOnPostgres(t *testing.T) {
 		}
 	}
 	e.run("call", "read-file", "--args", `{"space": "private", "path": "secret.txt"}`).expect(t, 14, "", "ReadSpace(private)")
-	e.run("audit", "verify").expect(t, 0, strconv.Itoa(n+1)+" records, chain intact", "")
+	// Each process appended to a chain of its own.
+	e.run("audit", "verify").expect(t, 0, strconv.Itoa(n+1)+" records in "+strconv.Itoa(n+1)+" chains, every chain intact", "")
 	e.run("audit", "tail", "-n", "2").expect(t, 0, "tool_capability_denied", "")
 	if _, err := os.Stat(filepath.Join(e.home, "audit.jsonl")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("audit.jsonl was written with storage.audit: postgres (stat: %v)", err)
@@ -105,7 +106,9 @@ func TestAuditOnPostgres(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE airs_audit SET line = replace(line, '"caller":"tester"', '"caller":"nobody"') WHERE seq = 3`); err != nil {
 		t.Fatal(err)
 	}
-	e.run("audit", "verify").expect(t, 4, "BROKEN", "audit chain is broken at line 4")
+	// Seq 3 is its chain's only record: its head no longer matches.
+	e.run("audit", "verify").expect(t, 4, "BROKEN", "audit chain is broken at line "+strconv.Itoa(n+2))
+	e.run("audit", "verify").expect(t, 4, "the chain head's hash is not its last record's", "")
 
 	// A database migrated by a newer airs: this one refuses to start.
 	if _, err := conn.Exec(ctx, `INSERT INTO airs_schema (version, name) VALUES ($1, 'newer')`, pg.SchemaVersion()+1); err != nil {

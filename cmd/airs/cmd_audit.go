@@ -32,9 +32,13 @@ else if you need to detect the log being cut short or replaced wholesale.
 It exits 4 and names the first broken line when it does not.
 
 With storage.audit: postgres in airs.yaml, both read the database at
-storage.dsn instead (the one chain every replica appends to); verify then
-also checks that the chain's head row names the last record, which catches
-records cut from the end.
+storage.dsn instead. There each process appends to a chain of its own, and
+every record also has a seq from one sequence, the order 'tail' shows;
+verify checks every chain, that each record's seq and chain are the ones
+its hashed line says (so none moves between chains or in the order), and
+that each chain's head row names its last record, which catches records cut
+from a chain's end. It lists the chains with their records and last hashes
+(the newest 20; --json lists all): anchor those.
 
 'tail' prints the last N records, oldest first. A call AIRS ran ahead of
 time for a predicted one (guard.speculation) is marked [speculative]; a real
@@ -123,6 +127,9 @@ func auditVerify(a *app, src auditSource, asJSON bool) error {
 		if rep.Break != nil {
 			out["break"] = rep.Break
 		}
+		if rep.Chains != nil {
+			out["chains"] = rep.Chains
+		}
 		if err := writeJSON(a.stdout, out); err != nil {
 			return err
 		}
@@ -133,13 +140,49 @@ func auditVerify(a *app, src auditSource, asJSON bool) error {
 		}
 		return &exitError{code: exitAuditBad, err: fmt.Errorf("the audit chain is broken at %s\nhint: the log was edited or damaged there; keep a copy for inspection before writing to it again", rep.Break)}
 	}
-	if !asJSON {
+	if !asJSON && rep.Chains != nil {
+		used := chainsWithRecords(rep.Chains)
+		fmt.Fprintf(a.stdout, "ok: %s: %d records in %d chains, every chain intact, merged in seq order, last seq %d\n", path, rep.Records, len(used), rep.LastSeq)
+		printChains(a, used)
+	} else if !asJSON {
 		fmt.Fprintf(a.stdout, "ok: %s: %d records, chain intact, last seq %d, last hash %s\n", path, rep.Records, rep.LastSeq, rep.LastHash)
 		if rep.TornTail > 0 {
 			fmt.Fprintf(a.stdout, "note: %d bytes of an unfinished last record (a crash mid-write; never acknowledged) will be dropped on the next write\n", rep.TornTail)
 		}
 	}
 	return nil
+}
+
+// maxChainsListed is how many chains verify's text lists (the newest);
+// --json lists every one.
+const maxChainsListed = 20
+
+// chainsWithRecords leaves out the chains without records: chain 0 of a
+// database whose log was never kept as one chain.
+func chainsWithRecords(chains []audit.ChainReport) []audit.ChainReport {
+	var used []audit.ChainReport
+	for _, c := range chains {
+		if c.Records > 0 {
+			used = append(used, c)
+		}
+	}
+	return used
+}
+
+// printChains lists the chains of a log kept as several (PostgreSQL: one
+// per process) with their records and heads, the newest last.
+func printChains(a *app, used []audit.ChainReport) {
+	if n := len(used) - maxChainsListed; n > 0 {
+		fmt.Fprintf(a.stdout, "  … %d older chains not listed (--json lists every chain)\n", n)
+		used = used[n:]
+	}
+	for _, c := range used {
+		origin := ""
+		if c.Origin != "" {
+			origin = " (" + c.Origin + ")"
+		}
+		fmt.Fprintf(a.stdout, "  chain %d: %d records, last seq %d, last hash %s%s\n", c.Chain, c.Records, c.LastSeq, c.LastHash, origin)
+	}
 }
 
 func auditTail(a *app, src auditSource, n int, asJSON bool) error {

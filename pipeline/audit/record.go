@@ -8,10 +8,15 @@ import (
 	"unicode/utf8"
 )
 
-// Record is one audited call. Seq and Prev are assigned by the Log.
+// Record is one audited call. Seq and Prev are assigned by the Log (and
+// Chain by a log kept as several chains, store/pg).
 type Record struct {
-	Seq      uint64    `json:"seq"`
-	Prev     string    `json:"prev"` // hex SHA-256 of the previous line; Genesis for the first
+	Seq uint64 `json:"seq"`
+	// Chain is the chain the record was linked into in a log kept as
+	// several chains (store/pg: one per process, AppendChainLine); 0, and
+	// absent from the line, in a log of one chain (a file).
+	Chain    uint64    `json:"chain,omitempty"`
+	Prev     string    `json:"prev"` // hex SHA-256 of the previous line of its chain; Genesis for the first
 	Time     time.Time `json:"time"`
 	CallID   string    `json:"call_id"`
 	Caller   string    `json:"caller"`
@@ -148,6 +153,26 @@ func AppendLine(b []byte, seq uint64, prev [32]byte, body []byte) ([]byte, [32]b
 	start := len(b)
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"prev":"`...)
+	b = hex.AppendEncode(b, prev[:])
+	b = append(b, `",`...)
+	b = append(b, body...)
+	return b, sha256.Sum256(b[start:])
+}
+
+// AppendChainLine is AppendLine for a log kept as several chains (store/pg:
+// one per process, their records numbered from one sequence every chain
+// shares): the line names its chain, {"seq":SEQ,"chain":CHAIN,"prev":"HEX",
+// then the body, so a record cannot be moved to another chain without its
+// hash changing. prev is the hash of the chain's previous line (Genesis's
+// bytes for its first); seq is the record's place in the merged order and
+// only increases along a chain (NewChainOf checks it).
+func AppendChainLine(b []byte, seq, chain uint64, prev [32]byte, body []byte) ([]byte, [32]byte) {
+	start := len(b)
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"chain":`...)
+	b = strconv.AppendUint(b, chain, 10)
 	b = append(b, `,"prev":"`...)
 	b = hex.AppendEncode(b, prev[:])
 	b = append(b, `",`...)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,12 +25,16 @@ var ErrAuditClosed = errors.New("pg: audit log closed")
 // its call.
 const AppendTimeout = 30 * time.Second
 
-// AuditLog appends audit records to the database's one chain. It is a
-// pipeline.AuditSink; Append is safe for concurrent use, and any number of
-// AuditLogs — in one process or in many, on one machine or on several —
-// may append to the same database.
+// AuditLog appends audit records to a chain of its own in the database's
+// log: the first batch it commits starts a new chain (the next chain id),
+// and every later batch extends it, so no two AuditLogs — in one process or
+// in many, on one machine or on several — ever wait for each other's
+// commits. Every record also takes a seq from one sequence all chains
+// share, the log's merged order, which every reader reads in. It is a
+// pipeline.AuditSink; Append is safe for concurrent use.
 type AuditLog struct {
-	db *DB
+	db     *DB
+	origin string // recorded with each chain this AuditLog starts
 
 	mu      sync.Mutex
 	pending *auditBatch
@@ -52,21 +57,31 @@ type auditBatch struct {
 
 func newAuditBatch() *auditBatch { return &auditBatch{done: make(chan struct{})} }
 
-// auditWriters is how many batches one AuditLog has in flight: one. The
-// head's row lock is held through each commit's WAL flush, so commits on
-// the chain never overlap — not even within one process — and the chain's
-// throughput is records per batch × commits per second. A second batch in
-// flight would not add commits, only split the queue into smaller batches
-// (measured: BenchmarkAuditWriters). A variable for that benchmark.
+// auditWriters is how many batches one AuditLog has in flight: one, so
+// one chain per process (each writer links into a chain of its own).
+// Within a chain commits cannot overlap — its head's row lock is held
+// through each commit's WAL flush — so a process's throughput is records
+// per batch × commits per second; more writers would be more chains per
+// process (BenchmarkAuditWriters measures it). A variable for that
+// benchmark.
 var auditWriters = 1
 
-// AuditLog starts the writers of this process's appends.
+// AuditLog starts the writers of this process's appends. Its chain is
+// started by its first commit, not here: a process that never appends
+// leaves no chain behind.
 func (db *DB) AuditLog() *AuditLog {
-	l := &AuditLog{db: db, pending: newAuditBatch(), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	l := &AuditLog{db: db, origin: auditOrigin(), pending: newAuditBatch(), wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	for range auditWriters {
 		l.writers.Go(l.run)
 	}
 	return l
+}
+
+// auditOrigin names this process in the chains it starts (the verify
+// report lists them), to tell which replica a chain is.
+func auditOrigin() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
 }
 
 // Commits is how many transactions this AuditLog committed (each carrying
@@ -76,10 +91,10 @@ func (l *AuditLog) Commits() int64 { return l.commits.Load() }
 // Records is how many records this AuditLog's commits carried.
 func (l *AuditLog) Records() int64 { return l.records.Load() }
 
-// Append queues r, waits until the transaction that links it into the
-// chain has committed, and fills r.Seq and r.Prev. An error means the
-// record may or may not be in the log (a COMMIT whose answer was lost):
-// the call was not acknowledged.
+// Append queues r, waits until the transaction that links it into this
+// AuditLog's chain has committed, and fills r.Seq, r.Chain and r.Prev. An
+// error means the record may or may not be in the log (a COMMIT whose
+// answer was lost): the call was not acknowledged.
 func (l *AuditLog) Append(r *audit.Record) error {
 	body := r.AppendBody(make([]byte, 0, 256))
 	l.mu.Lock()
@@ -103,8 +118,9 @@ func (l *AuditLog) Append(r *audit.Record) error {
 }
 
 // run is one writer: it takes every record queued since a writer last
-// took them and appends them as one batch.
+// took them and appends them as one batch to its chain.
 func (l *AuditLog) run() {
+	var chain uint64 // 0 until a batch that starts one commits
 	for {
 		stopping := false
 		select {
@@ -119,7 +135,7 @@ func (l *AuditLog) run() {
 		}
 		l.mu.Unlock()
 		if len(b.recs) > 0 {
-			b.err = l.write(b)
+			b.err = l.write(b, &chain)
 			if b.err == nil {
 				l.commits.Add(1)
 				l.records.Add(int64(len(b.recs)))
@@ -132,27 +148,32 @@ func (l *AuditLog) run() {
 	}
 }
 
-// write links and inserts one batch in one statement (its own
-// transaction; airs_audit_append, migration 0002). Nothing is kept between
-// batches — the head row is the chain's only tail — so a failed batch
-// (rolled back, or of unknown outcome) leaves the next one correct either
-// way.
-func (l *AuditLog) write(b *auditBatch) error {
+// write links and inserts one batch into *chain (0: a new chain, whose id
+// it stores there once committed) in one statement, its own transaction
+// (airs_audit_append_chain, migration 0010). Nothing is kept between
+// batches but the chain id — the head row is the chain's only tail — so a
+// failed batch (rolled back, or of unknown outcome) leaves the next one
+// correct either way; a failed first batch leaves a chain that either
+// exists whole or not at all, and the next batch starts another.
+func (l *AuditLog) write(b *auditBatch, chain *uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), AppendTimeout)
 	defer cancel()
 	bodies := make([]string, len(b.bodies))
 	for i, body := range b.bodies {
 		bodies[i] = string(body)
 	}
-	rows, err := l.db.pool.Query(ctx, `SELECT r_seq, r_prev FROM airs_audit_append($1::text[])`, bodies)
+	rows, err := l.db.pool.Query(ctx, `SELECT r_chain, r_seq, r_prev FROM airs_audit_append_chain($1, $2, $3::text[])`,
+		int64(*chain), l.origin, bodies)
 	if err != nil {
 		return fmt.Errorf("pg: audit append: %w", err)
 	}
 	seqs := make([]uint64, 0, len(bodies))
 	prevs := make([]string, 0, len(bodies))
-	var seq uint64
-	var prev string
-	_, err = pgx.ForEachRow(rows, []any{&seq, &prev}, func() error {
+	var (
+		ch, seq uint64
+		prev    string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&ch, &seq, &prev}, func() error {
 		seqs, prevs = append(seqs, seq), append(prevs, prev)
 		return nil
 	})
@@ -160,11 +181,13 @@ func (l *AuditLog) write(b *auditBatch) error {
 	if err != nil {
 		return fmt.Errorf("pg: audit append (the records may or may not be in the log; the calls were not acknowledged): %w", err)
 	}
-	if len(seqs) != len(b.recs) {
-		return fmt.Errorf("pg: audit append: %d records linked for %d sent: is the database's airs_audit_append the one this airs migrated?", len(seqs), len(b.recs))
+	if len(seqs) != len(b.recs) || (*chain != 0 && ch != *chain) {
+		return fmt.Errorf("pg: audit append: %d records linked into chain %d for %d sent to chain %d: is the database's airs_audit_append_chain the one this airs migrated?",
+			len(seqs), ch, len(b.recs), *chain)
 	}
+	*chain = ch
 	for i, r := range b.recs {
-		r.Seq, r.Prev = seqs[i], prevs[i]
+		r.Seq, r.Chain, r.Prev = seqs[i], ch, prevs[i]
 	}
 	return nil
 }
@@ -184,52 +207,59 @@ func (l *AuditLog) Close() error {
 	return nil
 }
 
-// VerifyAudit checks the whole chain in seq order with the file log's rules
-// (audit.Chain), then that the head row names the last record: unlike a
-// file, the database also catches rows cut from the end — unless whoever
-// cut them rewrote the head too, so anchor LastHash elsewhere all the same.
+// VerifyAudit checks the whole log in one snapshot (audit.Chains): every
+// chain with the file log's rules (audit.Chain; chain 0, the log kept as
+// one chain before schema version 10, exactly as a file), the merge — seqs
+// increasing along each chain, each line naming its row's seq and chain —
+// and every chain's head row against its last record, which catches
+// records cut from a chain's end (unless whoever cut them rewrote that
+// head too: anchor the chains' heads, Report.Chains, elsewhere all the
+// same).
 func (db *DB) VerifyAudit(ctx context.Context) (*audit.Report, error) {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("pg: audit verify: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	c := audit.NewChain()
-	rows, err := tx.Query(ctx, `SELECT seq, line FROM airs_audit ORDER BY seq`)
+	m := audit.NewChains()
+	rows, err := tx.Query(ctx, `SELECT seq, chain, line FROM airs_audit ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("pg: audit verify: %w", err)
 	}
-	var seq int64
+	var seq, chain int64
 	var line []byte
 	ok := true
-	_, err = pgx.ForEachRow(rows, []any{&seq, &line}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&seq, &chain, &line}, func() error {
 		if ok {
-			ok = c.Add(line)
+			// A negative seq or chain (only tampering makes one)
+			// becomes a huge number no line names: a break like any.
+			ok = m.Add(uint64(chain), uint64(seq), line)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pg: audit verify: reading the records: %w", err)
 	}
-	rep := c.Report()
-	if !rep.OK() {
-		return rep, nil
+	hrows, err := tx.Query(ctx, `SELECT chain, seq, hash, origin FROM airs_audit_chains ORDER BY chain`)
+	if err != nil {
+		return nil, fmt.Errorf("pg: audit verify: reading the chain heads: %w", err)
 	}
-	var headSeq uint64
-	var headHash []byte
-	if err := tx.QueryRow(ctx, `SELECT seq, hash FROM airs_audit_head`).Scan(&headSeq, &headHash); err != nil {
-		return nil, fmt.Errorf("pg: audit verify: reading the chain head: %w", err)
+	var heads []audit.ChainHead
+	var hash []byte
+	var origin string
+	_, err = pgx.ForEachRow(hrows, []any{&chain, &seq, &hash, &origin}, func() error {
+		heads = append(heads, audit.ChainHead{Chain: uint64(chain), Seq: uint64(seq), Hash: hex.EncodeToString(hash), Origin: origin})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pg: audit verify: reading the chain heads: %w", err)
 	}
-	switch {
-	case headSeq != rep.LastSeq:
-		c.Break(headSeq, fmt.Sprintf("the chain head says the last record is seq %d, the records end at seq %d (records cut from the end, or the head edited)", headSeq, rep.LastSeq))
-	case hex.EncodeToString(headHash) != rep.LastHash:
-		c.Break(headSeq, "the chain head's hash is not the last record's (the last record or the head edited)")
-	}
-	return c.Report(), nil
+	m.Heads(heads)
+	return m.Report(), nil
 }
 
-// TailAudit returns the last n records, oldest first.
+// TailAudit returns the last n records in seq order (the merged order of
+// the chains), oldest first.
 func (db *DB) TailAudit(ctx context.Context, n int) ([]audit.Record, error) {
 	rows, err := db.pool.Query(ctx, `SELECT line FROM airs_audit ORDER BY seq DESC LIMIT $1`, n)
 	if err != nil {

@@ -10,10 +10,14 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 )
 
-// ReadAudit calls fn with every record of the audit log, oldest first, as
-// the file log's readers see its lines (`airs guard train` learns from
-// them). It reads in one snapshot, so records appended meanwhile by other
-// replicas are left for the next read.
+// ReadAudit calls fn with every record of the audit log in seq order —
+// the merged order of every process's chain, oldest first — as the file
+// log's readers see its lines (`airs guard train` learns from them). It
+// reads in one snapshot, so records appended meanwhile by other replicas
+// are left for the next read. Seq order is the order records were linked,
+// not the order their commits became visible: a snapshot may hold seq 9
+// of one chain while seq 8 of another still commits, so a reader must not
+// resume "after the last seq it saw" (none does; each reads a snapshot).
 func (db *DB) ReadAudit(ctx context.Context, fn func(*audit.Record) error) error {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {

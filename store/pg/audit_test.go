@@ -3,6 +3,7 @@ package pg
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,8 +50,9 @@ func auditLines(t *testing.T, db *DB) []string {
 	return out
 }
 
-// The same records make the same lines, so the same hashes, as the file
-// log: one encoding, one Verify rule.
+// The server links the same lines Go does (audit.AppendChainLine), byte
+// for byte — escapes, non-ASCII and invalid UTF-8 included — and their
+// bodies are the file log's: one encoding, one Verify rule per chain.
 func TestAuditLinesMatchTheFileLog(t *testing.T) {
 	db := openTest(t, testDSN(t))
 	pl := db.AuditLog()
@@ -60,6 +62,8 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	score := 0.25
+	var want []string
+	var prev [32]byte
 	for i := range 20 {
 		r := record("alice", i)
 		if i%3 == 0 {
@@ -67,7 +71,7 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 		}
 		if i%4 == 1 {
 			// Escapes, non-ASCII and invalid UTF-8: the server links these
-			// bodies (airs_audit_append) and must hash the same bytes.
+			// bodies (airs_audit_append_chain) and must hash the same bytes.
 			r.Caller, r.Tool = "zoë ☃ \"q\"\n\t\x01", "bad\xff\xfeutf8 𝄞"
 		}
 		r2 := *r
@@ -77,9 +81,12 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 		if err := fl.Append(&r2); err != nil {
 			t.Fatal(err)
 		}
-		if r.Seq != r2.Seq || r.Prev != r2.Prev {
-			t.Fatalf("record %d: postgres seq %d prev %s, file seq %d prev %s", i, r.Seq, r.Prev, r2.Seq, r2.Prev)
+		if r.Seq != uint64(i+1) || r.Chain != 1 || r.Prev != hex.EncodeToString(prev[:]) {
+			t.Fatalf("record %d: seq %d chain %d prev %s, want seq %d of chain 1 after %x", i, r.Seq, r.Chain, r.Prev, i+1, prev)
 		}
+		var line []byte
+		line, prev = audit.AppendChainLine(nil, r.Seq, 1, prev, r.AppendBody(nil))
+		want = append(want, string(line))
 	}
 	pl.Close()
 	fl.Close()
@@ -89,35 +96,40 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 	}
 	fileLines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	pgLines := auditLines(t, db)
-	if strings.Join(pgLines, "\n") != strings.Join(fileLines, "\n") {
-		t.Fatalf("the lines differ:\npostgres %q\nfile     %q", pgLines[0], fileLines[0])
+	if strings.Join(pgLines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the server's lines are not Go's:\npostgres %q\ngo       %q", pgLines[0], want[0])
+	}
+	for i := range pgLines {
+		_, pgBody, _ := strings.Cut(pgLines[i], `",`)
+		_, fileBody, _ := strings.Cut(fileLines[i], `",`)
+		if pgBody != fileBody {
+			t.Fatalf("record %d: the body differs from the file log's:\npostgres %q\nfile     %q", i, pgBody, fileBody)
+		}
 	}
 	rep, err := db.VerifyAudit(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	frep, err := audit.Verify(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() || rep.Records != 20 || rep.LastHash != frep.LastHash {
-		t.Fatalf("postgres verify %+v, file verify %+v: want both OK with the same last hash", rep, frep)
+	if !rep.OK() || rep.Records != 20 || rep.LastHash != hex.EncodeToString(prev[:]) || len(rep.Chains) != 2 ||
+		rep.Chains[1].Records != 20 || rep.Chains[1].LastHash != rep.LastHash || rep.Chains[0].Records != 0 {
+		t.Fatalf("postgres verify %+v: want 20 records in chain 1, ending at %x", rep, prev)
 	}
 	tail, err := db.TailAudit(context.Background(), 3)
-	if err != nil || len(tail) != 3 || tail[2].Seq != 20 || tail[0].CallID != "alice-17" {
+	if err != nil || len(tail) != 3 || tail[2].Seq != 20 || tail[0].CallID != "alice-17" || tail[0].Chain != 1 {
 		t.Fatalf("TailAudit(3) = %+v, %v", tail, err)
 	}
 }
 
 // Several replicas (here: several DBs, each with its own pool and writer)
-// and many goroutines each append at once: one chain, every acknowledged
-// record in it once, seqs as Append reported them.
-func TestAuditConcurrentAppendsOneChain(t *testing.T) {
+// and many goroutines each append at once: one chain per replica, merged
+// in one seq order, every acknowledged record in its replica's chain once,
+// at the seq Append reported.
+func TestAuditConcurrentAppendsOneChainEach(t *testing.T) {
 	dsn := testDSN(t)
 	const replicas, workers, each = 3, 16, 40
 	type ack struct {
-		id  string
-		seq uint64
+		id         string
+		seq, chain uint64
 	}
 	acks := make(chan ack, replicas*workers*each)
 	var wg sync.WaitGroup
@@ -133,7 +145,7 @@ func TestAuditConcurrentAppendsOneChain(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					acks <- ack{r.CallID, r.Seq}
+					acks <- ack{r.CallID, r.Seq, r.Chain}
 				}
 			})
 		}
@@ -152,23 +164,40 @@ func TestAuditConcurrentAppendsOneChain(t *testing.T) {
 	}
 	total := replicas * workers * each
 	if !rep.OK() || rep.Records != total {
-		t.Fatalf("verify: %+v (break %v), want %d records and an intact chain", rep, rep.Break, total)
+		t.Fatalf("verify: %+v (break %v), want %d records and intact chains", rep, rep.Break, total)
 	}
-	bySeq := map[uint64]string{}
+	if len(rep.Chains) != replicas+1 {
+		t.Fatalf("%d chains, want chain 0 (empty) and one per replica: %+v", len(rep.Chains), rep.Chains)
+	}
+	for _, c := range rep.Chains[1:] {
+		if c.Records != workers*each {
+			t.Fatalf("chain %d has %d records, want one replica's %d", c.Chain, c.Records, workers*each)
+		}
+	}
+	type at struct{ seq, chain uint64 }
+	byID := map[string]at{}
+	chainOf := map[string]uint64{} // replica → chain
 	for i, line := range auditLines(t, db) {
 		var r struct {
 			Seq    uint64 `json:"seq"`
+			Chain  uint64 `json:"chain"`
 			CallID string `json:"call_id"`
 		}
+		// No batch failed, so no seq was skipped.
 		if err := jsonUnmarshal(line, &r); err != nil || r.Seq != uint64(i+1) {
 			t.Fatalf("line %d: %v seq %d", i+1, err, r.Seq)
 		}
-		bySeq[r.Seq] = r.CallID
+		byID[r.CallID] = at{r.Seq, r.Chain}
+		replica, _, _ := strings.Cut(r.CallID, "-")
+		if c, ok := chainOf[replica]; ok && c != r.Chain {
+			t.Fatalf("replica %s wrote to chains %d and %d", replica, c, r.Chain)
+		}
+		chainOf[replica] = r.Chain
 	}
 	seen := map[string]bool{}
 	for a := range acks {
-		if bySeq[a.seq] != a.id {
-			t.Fatalf("Append said %s is seq %d; the log has %q there", a.id, a.seq, bySeq[a.seq])
+		if got := byID[a.id]; got != (at{a.seq, a.chain}) {
+			t.Fatalf("Append said %s is seq %d of chain %d; the log has it at %+v", a.id, a.seq, a.chain, got)
 		}
 		if seen[a.id] {
 			t.Fatalf("%s acknowledged twice", a.id)
@@ -177,6 +206,23 @@ func TestAuditConcurrentAppendsOneChain(t *testing.T) {
 	}
 	if len(seen) != total {
 		t.Fatalf("%d acknowledged, want %d", len(seen), total)
+	}
+	// The readers read the chains merged, in seq order.
+	var last uint64
+	read := 0
+	if err := db.ReadAudit(context.Background(), func(r *audit.Record) error {
+		if r.Seq <= last || r.Chain == 0 {
+			return fmt.Errorf("ReadAudit: seq %d (chain %d) after seq %d", r.Seq, r.Chain, last)
+		}
+		last = r.Seq
+		read++
+		return nil
+	}); err != nil || read != total {
+		t.Fatalf("ReadAudit: %d records, %v", read, err)
+	}
+	tail, err := db.TailAudit(context.Background(), 5)
+	if err != nil || len(tail) != 5 || tail[0].Seq != uint64(total-4) || tail[4].Seq != uint64(total) {
+		t.Fatalf("TailAudit(5) = %+v, %v: want seqs %d…%d", tail, err, total-4, total)
 	}
 	t.Logf("%d records in %d commits (%.1f a commit)", total, commits, float64(total)/float64(commits))
 	if commits >= int64(total) {
@@ -226,8 +272,8 @@ func auditChild() int {
 }
 
 // Several processes append at once, and one is killed with SIGKILL
-// mid-stream: the chain verifies, and every record any process
-// acknowledged is in it exactly once.
+// mid-stream: every chain verifies, and every record any process
+// acknowledged is in the log exactly once, at the seq it was told.
 func TestAuditSeveralProcessesAndAKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -286,6 +332,9 @@ func TestAuditSeveralProcessesAndAKill(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("chain broken after concurrent processes and a kill: %v", rep.Break)
 	}
+	if len(rep.Chains) != procs+1 {
+		t.Fatalf("%d chains after %d processes, want one each (and chain 0): %+v", len(rep.Chains), procs, rep.Chains)
+	}
 	lines := auditLines(t, db)
 	got := map[string]uint64{}
 	for _, line := range lines {
@@ -313,7 +362,12 @@ func TestAuditSeveralProcessesAndAKill(t *testing.T) {
 	t.Logf("%d processes (one killed): %d acknowledged, %d in the log (the difference: the killed process's unacknowledged last batch)", procs, len(acked), rep.Records)
 }
 
-// Editing, deleting or cutting rows is found, at the right record.
+// Every way of tampering with rows or heads is found, at the right row:
+// editing, deleting, cutting a chain's end, moving a record to another
+// chain or to another place in the merged order, copying one into a second
+// chain, deleting a chain or a head. Two AuditLogs append in turn, so
+// chain 1 holds the odd seqs 1–23 (caller bob) and chain 2 the even ones
+// 2–24 (carol).
 func TestAuditVerifyFindsTampering(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -321,21 +375,47 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 		line      int
 		reason    string
 	}{
-		{"edit", `UPDATE airs_audit SET line = replace(line, '"caller":"bob"', '"caller":"eve"') WHERE seq = 7`, 8, "prev hash"},
-		{"delete", `DELETE FROM airs_audit WHERE seq = 5`, 5, "seq 6, want 5"},
-		{"cut the end", `DELETE FROM airs_audit WHERE seq > 10`, 11, "chain head says the last record is seq 12"},
+		{"edit", `UPDATE airs_audit SET line = replace(line, '"caller":"bob"', '"caller":"eve"') WHERE seq = 7`, 9, "chain 1: prev hash"},
+		{"delete", `DELETE FROM airs_audit WHERE seq = 5`, 6, "chain 1: prev hash"},
+		{"cut one chain's end", `DELETE FROM airs_audit WHERE chain = 1 AND seq > 19`, 23,
+			"chain 1: the chain head says the last record is seq 23, the chain's records end at seq 19"},
+		{"cut the end", `DELETE FROM airs_audit WHERE seq > 20`, 21, "chain 1: the chain head says the last record is seq 23"},
 		{"not json", `UPDATE airs_audit SET line = 'x' WHERE seq = 3`, 3, "not a record"},
+		{"move to another chain", `UPDATE airs_audit SET chain = 2 WHERE seq = 7`, 7, "names chain 1, it is filed in chain 2"},
+		{"move to another chain, line rewritten", `UPDATE airs_audit SET chain = 2, line = replace(line, '"chain":1,', '"chain":2,') WHERE seq = 7`,
+			7, "chain 2: prev hash"},
+		{"move to the old chain 0", `UPDATE airs_audit SET chain = 0 WHERE seq = 7`, 7, "names chain 1 in a log of one chain"},
+		{"swap places across chains", `UPDATE airs_audit SET seq = 1000 WHERE seq = 7; UPDATE airs_audit SET seq = 7 WHERE seq = 8;
+			UPDATE airs_audit SET seq = 8 WHERE seq = 1000`, 7, "chain 2: the record says seq 8, its row is seq 7"},
+		{"swap places across chains, lines renumbered", `UPDATE airs_audit SET seq = 1000 WHERE seq = 7;
+			UPDATE airs_audit SET seq = 7, line = replace(line, '{"seq":8,', '{"seq":7,') WHERE seq = 8;
+			UPDATE airs_audit SET seq = 8, line = replace(line, '{"seq":7,', '{"seq":8,') WHERE seq = 1000`, 9, "chain 1: prev hash"},
+		{"copied into a second chain", `INSERT INTO airs_audit (seq, chain, line) SELECT 25, 2, line FROM airs_audit WHERE seq = 7`,
+			25, "names chain 1, it is filed in chain 2"},
+		{"a chain deleted with its head", `DELETE FROM airs_audit WHERE chain = 1; DELETE FROM airs_audit_chains WHERE chain = 1`,
+			13, "chain 1 has no head (the chains go on at 2)"},
+		{"a head deleted", `DELETE FROM airs_audit_chains WHERE chain = 2`, 25, "chain 2 has records but no head"},
+		{"a head edited", `UPDATE airs_audit_chains SET hash = sha256('x') WHERE chain = 2`, 25, "chain 2: the chain head's hash is not its last record's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTest(t, testDSN(t))
-			l := db.AuditLog()
-			for i := range 12 {
-				if err := l.Append(record("bob", i)); err != nil {
+			bob, carol := db.AuditLog(), db.AuditLog()
+			for i := range 24 {
+				l, who := bob, "bob"
+				if i%2 == 1 {
+					l, who = carol, "carol"
+				}
+				r := record(who, i)
+				if err := l.Append(r); err != nil {
 					t.Fatal(err)
 				}
+				if r.Seq != uint64(i+1) || r.Chain != uint64(i%2+1) {
+					t.Fatalf("record %d: seq %d chain %d", i, r.Seq, r.Chain)
+				}
 			}
-			l.Close()
+			bob.Close()
+			carol.Close()
 			if rep, err := db.VerifyAudit(ctx); err != nil || !rep.OK() {
 				t.Fatalf("before tampering: %+v %v", rep, err)
 			}
@@ -353,6 +433,60 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 				t.Fatalf("break %v, want line %d saying %q", rep.Break, tc.line, tc.reason)
 			}
 		})
+	}
+}
+
+// A database whose log was kept as one chain (schema version 9) migrates
+// to chains: its records become chain 0, verified exactly as before; new
+// appends start chain 1 after its last seq; an older airs still appending
+// the old way is refused with a message saying why; tampering with chain 0
+// is still found.
+func TestAuditMigratesTheOneChain(t *testing.T) {
+	ctx := context.Background()
+	dsn := testDSN(t)
+	pool := testPool(t, dsn)
+	if err := migrate(ctx, pool, migrations[:9]); err != nil {
+		t.Fatal(err)
+	}
+	bodies := make([]string, 5)
+	for i := range bodies {
+		bodies[i] = string(record("old", i).AppendBody(nil))
+	}
+	// As an airs of schema version 9 appends.
+	if _, err := pool.Exec(ctx, `SELECT * FROM airs_audit_append($1::text[])`, bodies); err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t, dsn)
+	rep, err := db.VerifyAudit(ctx)
+	if err != nil || !rep.OK() || rep.Records != 5 || len(rep.Chains) != 1 || rep.Chains[0].Records != 5 || rep.Chains[0].LastSeq != 5 {
+		t.Fatalf("the migrated log: %+v %v", rep, err)
+	}
+	old := rep.Chains[0].LastHash
+	l := db.AuditLog()
+	for i := range 3 {
+		r := record("new", i)
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Seq != uint64(6+i) || r.Chain != 1 || (i == 0 && r.Prev != audit.Genesis) {
+			t.Fatalf("new record %d: seq %d chain %d prev %s, want seq %d of chain 1", i, r.Seq, r.Chain, r.Prev, 6+i)
+		}
+	}
+	l.Close()
+	rep, err = db.VerifyAudit(ctx)
+	if err != nil || !rep.OK() || rep.Records != 8 || len(rep.Chains) != 2 || rep.Chains[0].LastHash != old || rep.Chains[1].Records != 3 {
+		t.Fatalf("after new appends: %+v %v", rep, err)
+	}
+	_, err = pool.Exec(ctx, `SELECT * FROM airs_audit_append($1::text[])`, bodies)
+	if err == nil || !strings.Contains(err.Error(), "this airs is older than the database's audit log") {
+		t.Fatalf("an older airs's append after the migration: %v, want a refusal saying why", err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE airs_audit SET line = replace(line, '"caller":"old"', '"caller":"eve"') WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = db.VerifyAudit(ctx)
+	if err != nil || rep.OK() || rep.Break.Line != 3 || !strings.Contains(rep.Break.Reason, "chain 0: prev hash") {
+		t.Fatalf("chain 0 edited: %+v %v", rep, err)
 	}
 }
 

@@ -33,10 +33,10 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 // BenchmarkAuditAppend measures acknowledged (committed) audit appends
-// with n concurrent appenders spread over r replicas (AuditLogs with their
-// own pools, as separate `airs serve` processes would be), all on one
-// chain: records/s is the chain's throughput, records/commit how many
-// appends shared each transaction.
+// with n concurrent appenders on each of r replicas (AuditLogs with their
+// own pools, as separate `airs serve` processes would be), each replica on
+// a chain of its own: records/s is the log's throughput, records/commit
+// how many appends shared each transaction.
 func BenchmarkAuditAppend(b *testing.B) {
 	for _, c := range []struct{ replicas, appenders int }{{1, 1}, {1, 8}, {1, 64}, {3, 1}, {3, 64}} {
 		b.Run(fmt.Sprintf("replicas=%d/appenders=%d", c.replicas, c.appenders), func(b *testing.B) {
@@ -51,7 +51,7 @@ func BenchmarkAuditAppend(b *testing.B) {
 }
 
 // BenchmarkAuditWriters compares one batch in flight per AuditLog with
-// four, same appenders (the reason auditWriters is 1).
+// four, same appenders (each writer links into a chain of its own).
 func BenchmarkAuditWriters(b *testing.B) {
 	for _, appenders := range []int{8, 64} {
 		for _, w := range []int{1, 4} {
@@ -60,6 +60,26 @@ func BenchmarkAuditWriters(b *testing.B) {
 				auditWriters = w
 				l := openTest(b, testDSN(b)).AuditLog()
 				appendN(b, []*AuditLog{l}, appenders)
+			})
+		}
+	}
+}
+
+// BenchmarkAuditReplicas is the scale-out comparison on the audit log
+// alone: the same appenders (30 and 90, scripts/scale-out.sh's clients)
+// all on one AuditLog, then spread over three (each with its own pool, as
+// three `airs serve` replicas would be). records/s of replicas=3 over
+// replicas=1 is the audit log's own throughput ratio.
+func BenchmarkAuditReplicas(b *testing.B) {
+	for _, total := range []int{30, 90} {
+		for _, replicas := range []int{1, 3} {
+			b.Run(fmt.Sprintf("appenders=%d/replicas=%d", total, replicas), func(b *testing.B) {
+				dsn := testDSN(b)
+				logs := make([]*AuditLog, replicas)
+				for i := range logs {
+					logs[i] = openTest(b, dsn).AuditLog()
+				}
+				appendN(b, logs, total/replicas)
 			})
 		}
 	}

@@ -35,21 +35,23 @@
 // newest file this binary knows makes Open fail with ErrSchemaNewer: an
 // older replica must not write into a schema it does not understand.
 //
-// # The audit chain
+// # The audit chains
 //
-// One chain, appends serialised by a row lock on airs_audit_head, which
-// holds the chain's last seq and hash. Each process group-commits: one
+// One hash chain per writing process, merged by one sequence (migration
+// 0010; docs/scaling.md says why). Each AuditLog group-commits: one
 // writer goroutine takes every record queued since its last batch and
 // sends their bodies (audit.Record.AppendBody, encoded in the caller's
-// goroutine) to airs_audit_append, a server-side function that locks the
-// head (SELECT … FOR UPDATE), links each body exactly as audit.AppendLine
-// does, inserts the lines and moves the head, in one statement and so one
-// transaction. Append returns only after that statement — its COMMIT
-// included — succeeded. Doing the linking in the server keeps the lock
-// from spanning client round trips; it is still held across the commit's
-// WAL flush, so the chain's throughput is records per batch × serialised
-// commits per second (docs/scaling.md says why one chain and what that
-// costs). VerifyAudit recomputes every hash in Go with audit.Chain, the
-// file log's rules, so the SQL encoding is checked against Go's on every
-// verify.
+// goroutine) to airs_audit_append_chain, a server-side function that locks
+// the AuditLog's own chain head in airs_audit_chains (SELECT … FOR UPDATE;
+// its first batch starts the chain, taking the next id), gives each record
+// the next seq of airs_audit_seq, links each body exactly as
+// audit.AppendChainLine does, inserts the lines and moves the head, in one
+// statement and so one transaction. Append returns only after that
+// statement — its COMMIT included — succeeded. The head's lock is held
+// across the commit's WAL flush, but no other process ever waits for it:
+// the processes' commits overlap and the server flushes them together.
+// VerifyAudit recomputes every hash in Go with audit.Chains (each chain by
+// the file log's rules, the merge, the heads), so the SQL encoding is
+// checked against Go's on every verify. The records of the one chain kept
+// before migration 0010 are chain 0, checked exactly as a file.
 package pg
