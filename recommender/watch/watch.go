@@ -157,7 +157,7 @@ type Watcher struct {
 	closeErr            error
 	wg                  sync.WaitGroup
 	stopAfter           atomic.Pointer[func() bool] // set after Start registers it; Close may run first
-	mu                  sync.Mutex // guards what follows
+	mu                  sync.Mutex                  // guards what follows
 	dirs                map[string]dirInfo
 	reserved            int // directory slots promised to queued walks
 	osLimit             int // len(dirs) when the OS refused a watch (0: not reached)
