@@ -28,7 +28,10 @@
 -- airs_audit_append(text[]), which from here refuses (a clear error; its
 -- calls are not acknowledged). Stop every replica, then start the new
 -- binary; older binaries refuse to start on this schema anyway.
-CREATE SEQUENCE airs_audit_seq AS bigint;
+-- CACHE 1 on purpose: with a cache each connection would hand out numbers
+-- from its own block, and a chain's next batch, sent on another pooled
+-- connection, could get a smaller seq than its last.
+CREATE SEQUENCE airs_audit_seq AS bigint CACHE 1;
 SELECT setval('airs_audit_seq',
 	greatest((SELECT seq FROM airs_audit_head), (SELECT coalesce(max(seq), 0) FROM airs_audit), 1),
 	greatest((SELECT seq FROM airs_audit_head), (SELECT coalesce(max(seq), 0) FROM airs_audit)) > 0);
