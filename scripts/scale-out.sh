@@ -110,17 +110,23 @@ load() { ./bin/airs-load spread -token "$tok" -c "$clients" -d "$dur" -body "$bo
 # of the machine's other load during the run weighs on both sides alike;
 # rps of each side is its acknowledged calls over its seconds, all rounds.
 all=$(IFS=,; echo "${urls[*]}")
+# The database's committed transactions (every replica's, the audit's
+# batches most of them): commits per second is what N machines would
+# load PostgreSQL with (docs/scaling.md).
+commits() { psql "$AIRS_PG_DSN" -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
 : >"$work/one.jsonl"; : >"$work/three.jsonl"
 for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
 	order=(one three); ((round % 2)) || order=(three one)
 	for side in "${order[@]}"; do
 		if [[ $side == one ]]; then u=${urls[0]}; else u=$all; fi
+		x0=$(commits)
 		res=$(load -urls "$u") || log "round $round, $side: errors"
-		log "round $round, $side: $res"
-		echo "$res" >>"$work/$side.jsonl"
+		x1=$(commits)
+		log "round $round, $side: $res, $((x1 - x0)) commits"
+		jq -c --argjson n $((x1 - x0)) '. + {commits: $n}' <<<"$res" >>"$work/$side.jsonl"
 	done
 done
-sum() { jq -cs '{rps: ((map(.acknowledged) | add) / (map(.seconds) | add)), errors: (map(.errors) | add), p99_ms: (map(.p99_ms) | max)}' "$1"; }
+sum() { jq -cs '{rps: ((map(.acknowledged) | add) / (map(.seconds) | add)), commits_per_s: ((map(.commits) | add) / (map(.seconds) | add)), errors: (map(.errors) | add), p99_ms: (map(.p99_ms) | max)}' "$1"; }
 one=$(sum "$work/one.jsonl"); three=$(sum "$work/three.jsonl")
 log "1 replica:  $one"
 log "3 replicas: $three"
@@ -175,7 +181,7 @@ jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" -
 	--argjson clients "$clients" --argjson secs "$secs" --argjson claims "${claims:-0}" '{
   replicas: 3,
   throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
-  rps_1: ($one.rps | round), rps_3: ($three.rps | round), errors_1: $one.errors, errors_3: $three.errors,
+  rps_1: ($one.rps | round), rps_3: ($three.rps | round), commits_per_s_1: ($one.commits_per_s | round), commits_per_s_3: ($three.commits_per_s | round), errors_1: $one.errors, errors_3: $three.errors,
   clients: $clients, seconds_per_phase: $secs,
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),

@@ -576,3 +576,60 @@ func TestAuditKilledConnections(t *testing.T) {
 	}
 	t.Logf("%d connections killed: %d appends acknowledged, %d failed, %d records in the chain", killed, len(acked), failed, rep.Records)
 }
+
+// Gathering: a lone call never waits for company (an hour's Gather
+// would hang this test), and concurrent appenders share commits: with
+// Gather the same appends take fewer commits than without, and every
+// record is still linked into the one chain.
+func TestAuditGather(t *testing.T) {
+	db := openTest(t, testDSN(t))
+	lone := db.AuditLogWith(AuditOptions{Gather: time.Hour})
+	for i := range 5 {
+		if err := lone.Append(record("lone", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lone.Close()
+	if c := lone.Commits(); c != 5 {
+		t.Fatalf("5 sequential appends took %d commits, want 5", c)
+	}
+
+	commits := func(gather time.Duration) int64 {
+		l := db.AuditLogWith(AuditOptions{Gather: gather})
+		defer l.Close()
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 40 {
+					if err := l.Append(record(fmt.Sprintf("g%d", g), i)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if r := l.Records(); r != 320 {
+			t.Fatalf("%d records committed, want 320", r)
+		}
+		return l.Commits()
+	}
+	without, with := commits(0), commits(20*time.Millisecond)
+	t.Logf("320 appends from 8 goroutines: %d commits without gathering, %d with", without, with)
+	// With 8 appenders and a target of 16, a gathering writer waits the
+	// whole 20 ms for every batch after the first, by which time all 8
+	// are queued: about 40 commits. Without, a batch is what arrived
+	// during the last commit, usually fewer.
+	if with > 60 || with >= without {
+		t.Fatalf("gathering took %d commits (without: %d), want at most 60 and fewer", with, without)
+	}
+	rep, err := db.VerifyAudit(context.Background())
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify after gathering: %v %+v", err, rep)
+	}
+}
