@@ -123,6 +123,17 @@ func TestJSONSchemaBenchMasks(t *testing.T) {
 			worstMin = d
 		}
 	}
+	// JSB_RECHECK=5ms: a schema whose worst mask reaches it is re-measured
+	// (see below); the summary's "worst mask per schema" is then the
+	// largest of those medians, beside the one-run max.
+	var recheck time.Duration
+	if s := os.Getenv("JSB_RECHECK"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil {
+			recheck = d
+		}
+	}
+	var once time.Duration // the largest mask of the run, as measured
+	rechecked := 0
 	var maskTimes []time.Duration
 	var compTimes []time.Duration
 	var schemas, compiled, passing, falseAcc, mismatch int
@@ -149,6 +160,32 @@ func TestJSONSchemaBenchMasks(t *testing.T) {
 			var worst time.Duration
 			var worstFaults int64
 			var worstGC uint64
+			// walk runs every test instance of the schema cold (a fresh
+			// compile's grammar) and returns its slowest mask: what a
+			// re-measurement of a slow schema repeats.
+			walk := func(g *Grammar) (worst time.Duration) {
+				for _, tc := range r.Tests {
+					text, _ := instanceText(tc.Data)
+					ids := tok.tokenize(text)
+					tm := g.NewTokenMatcher(ti)
+					accepted := true
+					for _, id := range ids {
+						t1 := now()
+						tm.FillMask(bits)
+						worst = max(worst, now()-t1)
+						if !tm.Accept(id) {
+							accepted = false
+							break
+						}
+					}
+					if accepted { // the end's mask, as in the first run
+						t1 := now()
+						tm.FillMask(bits)
+						worst = max(worst, now()-t1)
+					}
+				}
+				return worst
+			}
 			for _, tc := range r.Tests {
 				text, _ := instanceText(tc.Data)
 				ids := tok.tokenize(text)
@@ -206,6 +243,25 @@ func TestJSONSchemaBenchMasks(t *testing.T) {
 			if ok {
 				passing++
 			}
+			once = max(once, worst)
+			if recheck > 0 && worst >= recheck {
+				// A slow mask in one run may be time the machine took
+				// (a preempted vCPU adds to any clock, and only adds):
+				// the schema is run cold twice more and its worst mask
+				// is the median of the three runs.
+				runs := []time.Duration{worst}
+				for range 2 {
+					g2, err := Compile(r.Schema, Options{})
+					if err != nil {
+						t.Fatalf("%s compiled once, not twice: %v", rec.ID, err)
+					}
+					runs = append(runs, walk(g2))
+				}
+				slices.Sort(runs)
+				t.Logf("re-measured %s: worst masks %v, median %v", rec.ID, runs, runs[1])
+				worst = runs[1]
+				rechecked++
+			}
 			slowest = append(slowest, slow{worst, rec.ID})
 			if worstMin > 0 && worst >= worstMin {
 				// every schema's worst mask (JSB_WORST=1ms): a mask slowed
@@ -230,6 +286,10 @@ func TestJSONSchemaBenchMasks(t *testing.T) {
 	t.Logf("schemas %d compiled %d passing %d (%.1f%%) false accepts %d mismatches %d", schemas, compiled, passing, 100*float64(passing)/float64(max(schemas, 1)), falseAcc, mismatch)
 	t.Logf("mask n=%d p50 %v p90 %v p99 %v p99.9 %v max %v", len(maskTimes), p(maskTimes, .5), p(maskTimes, .9), p(maskTimes, .99), p(maskTimes, .999), p(maskTimes, 1))
 	t.Logf("compile p50 %v p90 %v p99 %v max %v", p(compTimes, .5), p(compTimes, .9), p(compTimes, .99), p(compTimes, 1))
+	if recheck > 0 && len(slowest) > 0 {
+		t.Logf("worst mask per schema: %v (%s); %d schemas reached %v in this run and were re-measured (median of 3 cold runs); the run's largest single mask %v",
+			slowest[0].dt, slowest[0].id, rechecked, recheck, once)
+	}
 }
 
 func atoiOr(s string, d int) int {

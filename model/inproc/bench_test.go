@@ -80,13 +80,13 @@ func TestVsOllamaFormat(t *testing.T) {
 	if host == "" || model == "" || gguf == "" {
 		t.Skip("needs OLLAMA_HOST, AIRS_E2E_MODEL, AIRS_INPROC_OLLAMA_GGUF (scripts/e2e.sh)")
 	}
-	// INPROC_VS_THREADS=1 runs both engines on one thread; by default each
-	// runs with its own default thread counts (Ollama: one per physical
-	// core; in-process: half the logical CPUs per token, all of them for
-	// the prompt's batch).
+	// INPROC_VS_THREADS=N runs both engines on N threads, per token and
+	// per batch; by default each runs with its own default thread counts
+	// (Ollama: one per physical core; in-process: half the logical CPUs
+	// per token, all of them for the prompt's batch).
 	opts, oOpts := Options{ContextLen: 2048}, map[string]any{"temperature": 0, "seed": 1, "num_predict": 1024}
-	if os.Getenv("INPROC_VS_THREADS") == "1" {
-		opts.Threads, opts.BatchThreads, oOpts["num_thread"] = 1, 1, 1
+	if n := envInt("INPROC_VS_THREADS", 0); n > 0 {
+		opts.Threads, opts.BatchThreads, oOpts["num_thread"] = n, n, n
 	}
 	t.Logf("threads: in-process %d per token, %d per batch (0: default); Ollama num_thread %v", opts.Threads, opts.BatchThreads, oOpts["num_thread"])
 	e, closeE, err := Open(gguf, opts)

@@ -72,7 +72,9 @@ func tinyGGUF(t testing.TB) string {
 func tinyEngine(t testing.TB) *Engine {
 	p := tinyGGUF(t)
 	if tinyEng == nil {
-		e, _, err := Open(p, Options{ContextLen: 8192, Threads: 1})
+		// INPROC_CTX: a larger context for the schemas whose shortest
+		// valid value is thousands of tokens (Github_ultra's protocols)
+		e, _, err := Open(p, Options{ContextLen: envInt("INPROC_CTX", 8192), Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
