@@ -208,6 +208,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		c.Model.GGUF = p.expandPath(fc.Model.GGUF)
 	}
 	c.Model.Name = strings.TrimSpace(fc.Model.Name)
+	if fc.Model.Threads < 0 {
+		p.add(p.line("model", "threads"), "model.threads %d: want 0 (the default) or a number of threads", fc.Model.Threads)
+	}
+	c.Model.Threads = max(fc.Model.Threads, 0)
 	switch {
 	case c.Model.GGUF != "" && c.Model.Name != "":
 		p.add(p.line("model", "name"), "model.gguf and model.name both name the model: keep one (gguf: a file; name: a model pulled into Ollama)")

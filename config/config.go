@@ -227,6 +227,10 @@ type ModelEngine struct {
 	Engine string
 	GGUF   string
 	Name   string
+	// Threads is the in-process engine's threads for one token's forward
+	// pass (0: half the logical CPUs, which keeps a core for the masks and
+	// for a loaded machine; on a quiet one, one per core decodes faster).
+	Threads int
 }
 
 // The values of model.engine.

@@ -82,6 +82,10 @@ model:
   engine: ollama
   gguf: ""
   name: ""
+  # threads per token of the in-process engine; 0: half the logical CPUs
+  # (one core left for the masks; two spinning threads on a busy 2-core
+  # machine stall). On a quiet machine one per core decodes faster.
+  threads: 0
 
 # Ranking of candidate tools: the weights of its components, inline (an
 # omitted component weighs 0) or as the path of the JSON file that

@@ -145,6 +145,8 @@ type fileConfig struct {
 		Engine string `yaml:"engine"`
 		GGUF   string `yaml:"gguf"`
 		Name   string `yaml:"name"`
+		// Threads: the in-process engine's threads per token (0: its default)
+		Threads int `yaml:"threads"`
 	} `yaml:"model"`
 	Selection fileSelection `yaml:"selection"`
 	Recording struct {

@@ -73,7 +73,7 @@ func (a *app) openLocal(cfg *config.Config, ef engineFlags, model string, opts *
 		}
 		path, shown = p, name
 	}
-	ie, closeE, err := inproc.Open(path, inproc.Options{})
+	ie, closeE, err := inproc.Open(path, inproc.Options{Threads: cfg.Model.Threads})
 	if err != nil {
 		return nil, err
 	}
