@@ -39,8 +39,9 @@ type AuditLog struct {
 	mu      sync.Mutex
 	pending *auditBatch
 	closed  bool
-	// want is what the writer gathers toward (see Gather): Append
-	// signals full when pending reaches it; 0 while nobody waits.
+	// want is the batch size the writer is gathering toward (see
+	// gather): Append signals full when pending reaches it; 0 while the
+	// writer is not waiting.
 	want int
 
 	opts AuditOptions
@@ -75,15 +76,17 @@ var auditWriters = 1
 // AuditOptions tune an AuditLog.
 type AuditOptions struct {
 	// Gather bounds how long the writer waits, before a commit, for the
-	// pending batch to reach the size of the last one (0: never waits;
-	// see gather).
+	// pending batch to reach gatherTarget records once calls arrive
+	// concurrently (0: never waits; see gather).
 	Gather time.Duration
 }
 
-// DefaultAuditGather is AuditLog's Gather: at 30 clients over three
-// replicas it halved the commits and took the 3-vs-1 throughput ratio
-// from 0.69 to 0.84 (BENCHMARKS.md, "Gathering batches"); a lone call
-// never waits, and a call under load waits at most this long more.
+// DefaultAuditGather is AuditLog's Gather (AIRS_AUDIT_GATHER, a Go
+// duration, overrides it): at 30 clients over three replicas it cut the
+// commits from ~1,020/s to 500–710/s and took the 3-vs-1 throughput
+// ratio from 0.67 to a median of 0.77 over six runs (BENCHMARKS.md,
+// "Gathering batches in the audit writer"); a lone call never waits, and
+// a call under load waits at most this long more.
 const DefaultAuditGather = time.Millisecond
 
 // AuditLog starts the writers of this process's appends with the default
@@ -195,37 +198,34 @@ func (l *AuditLog) run() {
 // this a batch gains little from growing.
 const gatherTarget = 16
 
-// gather waits, at most l.opts.Gather, until the pending batch holds last
-// records. run calls it only when the last batch carried more than one
-// record — calls are arriving concurrently, so waiting gathers more per
-// commit, and commits are what three replicas splitting one load pay for
-// most (docs/scaling.md, "Gathering batches"); a lone call never waits.
-func (l *AuditLog) gather(last int, timer *time.Timer) *time.Timer {
-	l.mu.Lock()
-	if len(l.pending.recs) >= last {
-		l.mu.Unlock()
-		return timer
-	}
-	l.want = last
-	l.mu.Unlock()
-	select { // a signal left from an earlier wait is stale
+// gather waits, at most l.opts.Gather, until the pending batch holds
+// target records. run calls it only when the last batch carried more than
+// one record — calls are arriving concurrently, so waiting gathers more
+// per commit, and commits are what three replicas splitting one load pay
+// for most (docs/scaling.md, "Gathering batches"); a lone call never waits.
+func (l *AuditLog) gather(target int, timer *time.Timer) *time.Timer {
+	// A signal left by an earlier wait that timed out is stale; no new one
+	// can come while want is 0.
+	select {
 	case <-l.full:
 	default:
 	}
+	l.mu.Lock()
+	if len(l.pending.recs) >= target {
+		l.mu.Unlock()
+		return timer
+	}
+	l.want = target
+	l.mu.Unlock()
 	if timer == nil {
 		timer = time.NewTimer(l.opts.Gather)
 	} else {
 		timer.Reset(l.opts.Gather)
 	}
-	l.mu.Lock()
-	reached := len(l.pending.recs) >= last
-	l.mu.Unlock()
-	if !reached {
-		select {
-		case <-l.full:
-		case <-timer.C:
-		case <-l.stop:
-		}
+	select {
+	case <-l.full:
+	case <-timer.C:
+	case <-l.stop:
 	}
 	timer.Stop()
 	l.mu.Lock()
