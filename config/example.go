@@ -222,6 +222,8 @@ guard:
 #   sessions: postgres
 #   guard: postgres
 #   dsn: ${AIRS_PG_DSN}
+#   audit_gather: 3ms    # how long the audit writer may wait for concurrent
+#                        # calls to share a commit (0: never; a lone call never waits)
 
 # Where chains run (airs run, airs plan --run, POST /v1/pipelines/run, chat
 # plans). The default runs them in process. On Temporal each chain is a

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // Storage chooses where shared state lives (storage: in airs.yaml). The
@@ -36,7 +37,19 @@ type Storage struct {
 	// DSN is the PostgreSQL connection string, $VARs expanded (keep a
 	// password out of the file: dsn: ${AIRS_PG_DSN}).
 	DSN string
+	// AuditGather bounds how long PostgreSQL's audit writer waits for
+	// calls running at the same time to share its next commit (0: never
+	// waits; a lone call never does). Default DefaultAuditGather.
+	AuditGather time.Duration
 }
+
+// DefaultAuditGather is storage.audit_gather's default; store/pg's
+// DefaultAuditGather is the same (a cmd/airs test holds them equal).
+const DefaultAuditGather = 3 * time.Millisecond
+
+// MaxAuditGather bounds storage.audit_gather: every call under load may
+// wait this long for company, so more is a mistake, not a tuning.
+const MaxAuditGather = 100 * time.Millisecond
 
 // The backends storage.audit may name.
 const (
@@ -51,6 +64,8 @@ type fileStorage struct {
 	Sessions string `yaml:"sessions"`
 	Guard    string `yaml:"guard"`
 	DSN      string `yaml:"dsn"`
+	// AuditGather: unset keeps DefaultAuditGather.
+	AuditGather *Duration `yaml:"audit_gather"`
 }
 
 // UsesPostgres reports whether any storage key names PostgreSQL.
@@ -81,7 +96,14 @@ func (s Storage) RedactedDSN() string {
 func (p *parser) buildStorage(fc *fileConfig, c *Config) {
 	fs := fc.Storage
 	c.Storage = Storage{Audit: StorageFile, Index: StorageFile, Learned: StorageFile, Sessions: StorageFile, Guard: StorageFile,
-		DSN: os.ExpandEnv(fs.DSN)}
+		DSN: os.ExpandEnv(fs.DSN), AuditGather: DefaultAuditGather}
+	if g := fs.AuditGather; g != nil {
+		if d := time.Duration(*g); d < 0 || d > MaxAuditGather {
+			p.add(p.line("storage", "audit_gather"), "storage.audit_gather %v: want 0 (never wait) up to %v (the default is %v)", d, MaxAuditGather, DefaultAuditGather)
+		} else {
+			c.Storage.AuditGather = d
+		}
+	}
 	var first string // the first key naming postgres, for the DSN message
 	backend := func(key, val, fileMeans string, dst *string) {
 		switch val {

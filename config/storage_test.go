@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStorageDefaultIsFiles(t *testing.T) {
@@ -47,8 +48,9 @@ func TestStorageProblems(t *testing.T) {
 		{"storage:\n  learned: sqlite\n", `airs.yaml:2: storage.learned "sqlite": want file`},
 		{"storage:\n  sessions: s3\n", `airs.yaml:2: storage.sessions "s3": want file`},
 		{"storage:\n  guard: postgres\n", "airs.yaml:2: storage.guard is postgres but storage.dsn is empty"},
-		{"storage:\n  sessions: s3\n", `airs.yaml:2: storage.sessions "s3": want file`},
-		{"storage:\n  guard: postgres\n", "airs.yaml:2: storage.guard is postgres but storage.dsn is empty"},
+		{"storage:\n  audit_gather: 1s\n", "airs.yaml:2: storage.audit_gather 1s: want 0 (never wait) up to 100ms"},
+		{"storage:\n  audit_gather: -2ms\n", "airs.yaml:2: storage.audit_gather -2ms: want 0"},
+		{"storage:\n  audit_gather: soon\n", `"soon" is not a duration`},
 	} {
 		home := isolate(t)
 		_, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
@@ -80,7 +82,7 @@ func TestStorageExampleParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Storage.Audit != StoragePostgres || c.Storage.Sessions != StoragePostgres || c.Storage.Guard != StoragePostgres ||
-		c.Storage.Learned != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" {
+		c.Storage.Learned != StoragePostgres || c.Storage.DSN != "postgres://airs@127.0.0.1/airs" || c.Storage.AuditGather != DefaultAuditGather {
 		t.Fatalf("Example's storage section = %+v (%d lines)", c.Storage, len(lines))
 	}
 }
@@ -93,5 +95,27 @@ func TestStorageIndexPostgres(t *testing.T) {
 	}
 	if c.Storage.Index != StoragePostgres || c.Storage.Learned != StoragePostgres || c.Storage.Audit != StorageFile || !c.Storage.UsesPostgres() {
 		t.Fatalf("storage = %+v", c.Storage)
+	}
+}
+
+// storage.audit_gather: the default when unset, 0 turns gathering off.
+func TestStorageAuditGather(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{"spaces: {}\n", DefaultAuditGather},
+		{"storage:\n  audit_gather: 0\n", 0},
+		{"storage:\n  audit_gather: 500us\n", 500 * time.Microsecond},
+		{"storage:\n  audit_gather: 20ms\n", 20 * time.Millisecond},
+	} {
+		home := isolate(t)
+		c, err := Parse(filepath.Join(home, "airs.yaml"), []byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if c.Storage.AuditGather != tc.want {
+			t.Errorf("%q: AuditGather = %v, want %v", tc.yaml, c.Storage.AuditGather, tc.want)
+		}
 	}
 }

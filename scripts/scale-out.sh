@@ -11,10 +11,14 @@
 #   2. 3 replicas of `airs serve --model none`, each with its own AIRS_HOME
 #      (as on three machines), one airs.yaml with every storage key on postgres
 #      (audit, index, learned, sessions, guard);
-#   3. throughput, same run, same CLIENTS and DURATION: all load on replica
-#      1, then the same load spread over the 3 (airs-load spread);
-#      throughput_ratio = 3-replica rps / 1-replica rps;
-#   4. kill -9 of replica 3 halfway through a third spread run; clients whose
+#   3. throughput, same run, same CLIENTS: ROUNDS rounds of SLICE seconds
+#      with all load on replica 1, then the same load spread over the 3
+#      (airs-load spread), the order alternating round by round;
+#      throughput_ratio = 3-replica rps / 1-replica rps, each side over all
+#      its rounds. Each side also reports commits/s, records per commit and
+#      CPU per call (µs) of the replicas, PostgreSQL and the load generator
+#      (side_1, side_3): where a side's time goes;
+#   4. kill -9 of replica 3 halfway through a DURATION spread run; clients whose
 #      call gets no answer retry on another replica with the same call_id.
 #      Then: every acknowledged call id is looked up in airs_audit
 #      (airs-load check: in_audit, lost, duplicated), and `airs audit
@@ -27,8 +31,10 @@
 #      is reported; set CHAIN_RESUME_CMD= (empty) to skip it. Failing,
 #      chain_resumed is false — never assumed.
 #
-# Defaults: 30 clients, 10s per phase, ROUNDS=3 rounds of the throughput
-# comparison. The exit code is 0 only when the
+# Defaults: 30 clients, DURATION 10s (the kill run), ROUNDS=10 rounds of
+# SLICE=3s per side for the throughput comparison (30 s a side, in slices
+# fine enough that the machine's other load weighs on both sides alike).
+# The exit code is 0 only when the
 # 3-replica run had no errors, no acknowledged call is lost, none is
 # recorded twice, the chain verifies and, unless CHAIN_RESUME_CMD is set
 # empty, the Temporal chain resumed.
@@ -41,6 +47,9 @@ clients=${1:-30}
 dur=${2:-10s}
 secs=${dur%s}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "scale-out.sh: DURATION must be whole seconds like 10s, got $dur" >&2; exit 2; }
+rounds=${ROUNDS:-10}
+slice=${SLICE:-3s}
+[[ ${slice%s} =~ ^[0-9]+$ && $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || { echo "scale-out.sh: SLICE must be whole seconds like 3s and ROUNDS a count, got $slice and $rounds" >&2; exit 2; }
 GO=${GO:-go}
 log() { echo "scale-out.sh: $*" >&2; }
 
@@ -105,28 +114,50 @@ done
 log "3 replicas up on one PostgreSQL: ${urls[*]}"
 
 body='{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"},"timeout_ms":5000}'
-load() { ./bin/airs-load spread -token "$tok" -c "$clients" -d "$dur" -body "$body" "$@"; }
-# ROUNDS rounds alternating the order (1 then 3, 3 then 1, …), so a change
-# of the machine's other load during the run weighs on both sides alike;
-# rps of each side is its acknowledged calls over its seconds, all rounds.
+load() { ./bin/airs-load spread -token "$tok" -c "$clients" -d "$slice" -body "$body" "$@"; }
+# ROUNDS short rounds alternating the order (1 then 3, 3 then 1, …), so a
+# change of the machine's other load during the run weighs on both sides
+# alike: the finer the slices, the less it can favour one side. rps of
+# each side is its acknowledged calls over its seconds, all rounds.
 all=$(IFS=,; echo "${urls[*]}")
 # The database's committed transactions (every replica's, the audit's
 # batches most of them): commits per second is what N machines would
 # load PostgreSQL with (docs/scaling.md).
 commits() { psql "$AIRS_PG_DSN" -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+# CPU time (clock ticks) of the replicas and of PostgreSQL's processes
+# (its pooled backends live through the run): with the load generator's
+# own (cpu_s), where each side's CPU per call goes.
+ticks_of() { # PIDS… → the sum of their utime + stime
+	local t=0 p f
+	for p in "$@"; do
+		f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		f=${f##*) }
+		read -r -a a <<<"$f"
+		t=$((t + a[11] + a[12]))
+	done
+	echo $t
+}
+ticks() { echo "$(ticks_of "${pids[@]}") $(ticks_of $(pgrep -x postgres))"; }
+hz=$(getconf CLK_TCK)
 : >"$work/one.jsonl"; : >"$work/three.jsonl"
-for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+for ((round = 1; round <= rounds; round++)); do
 	order=(one three); ((round % 2)) || order=(three one)
 	for side in "${order[@]}"; do
 		if [[ $side == one ]]; then u=${urls[0]}; else u=$all; fi
-		x0=$(commits)
+		x0=$(commits); read -r a0 p0 <<<"$(ticks)"
 		res=$(load -urls "$u") || log "round $round, $side: errors"
-		x1=$(commits)
-		log "round $round, $side: $res, $((x1 - x0)) commits"
-		jq -c --argjson n $((x1 - x0)) '. + {commits: $n}' <<<"$res" >>"$work/$side.jsonl"
+		x1=$(commits); read -r a1 p1 <<<"$(ticks)"
+		jq -c --argjson n $((x1 - x0)) --argjson a "$(((a1 - a0) * 1000000 / hz))" --argjson p "$(((p1 - p0) * 1000000 / hz))" \
+			'. + {commits: $n, airs_cpu_us: $a, pg_cpu_us: $p}' <<<"$res" >>"$work/$side.jsonl"
 	done
+	log "round $round: 1 replica $(jq -s '.[-1] | .rps | round' "$work/one.jsonl") calls/s, 3 replicas $(jq -s '.[-1] | .rps | round' "$work/three.jsonl") calls/s"
 done
-sum() { jq -cs '{rps: ((map(.acknowledged) | add) / (map(.seconds) | add)), commits_per_s: ((map(.commits) | add) / (map(.seconds) | add)), errors: (map(.errors) | add), p99_ms: (map(.p99_ms) | max)}' "$1"; }
+# Per side: rps, commits/s, records per commit and CPU per call (µs) of
+# the replicas, PostgreSQL and the load generator.
+sum() { jq -cs '(map(.acknowledged) | add) as $n | {rps: ($n / (map(.seconds) | add)), commits_per_s: ((map(.commits) | add) / (map(.seconds) | add)),
+	records_per_commit: (($n / (map(.commits) | add)) * 10 | round / 10),
+	cpu_us_per_call: {airs: ((map(.airs_cpu_us) | add) / $n | round), postgres: ((map(.pg_cpu_us) | add) / $n | round), load: ((map(.cpu_s) | add) * 1e6 / $n | round)},
+	errors: (map(.errors) | add), p50_ms: (map(.p50_ms) | sort | .[length / 2 | floor]), p99_ms: (map(.p99_ms) | max)}' "$1"; }
 one=$(sum "$work/one.jsonl"); three=$(sum "$work/three.jsonl")
 log "1 replica:  $one"
 log "3 replicas: $three"
@@ -178,11 +209,12 @@ fi
 
 jq -cn --argjson one "$one" --argjson three "$three" --argjson kill "$killrun" --argjson c "$checked" \
 	--argjson verified "$chain_verified" --argjson v "$verify" --argjson resumed "$chain_resumed" --arg note "$resume_note" \
-	--argjson clients "$clients" --argjson secs "$secs" --argjson claims "${claims:-0}" '{
+	--argjson clients "$clients" --argjson rounds "$rounds" --argjson slice "${slice%s}" --argjson claims "${claims:-0}" '{
   replicas: 3,
   throughput_ratio: ((($three.rps / $one.rps) * 1000 | round) / 1000),
   rps_1: ($one.rps | round), rps_3: ($three.rps | round), commits_per_s_1: ($one.commits_per_s | round), commits_per_s_3: ($three.commits_per_s | round), errors_1: $one.errors, errors_3: $three.errors,
-  clients: $clients, seconds_per_phase: $secs,
+  clients: $clients, rounds: $rounds, seconds_per_slice: $slice,
+  side_1: ($one | {records_per_commit, cpu_us_per_call, p50_ms, p99_ms}), side_3: ($three | {records_per_commit, cpu_us_per_call, p50_ms, p99_ms}),
   acknowledged: ($c.acknowledged // 0), in_audit: ($c.in_audit // 0), lost: ($c.lost // null),
   duplicated: ($c.duplicated // null), unacked_in_audit: ($c.unacked_in_audit // null),
   retried: $kill.retried, claimed_earlier: ($kill.claimed_earlier // 0), replayed: ($kill.replayed // 0), claims: $claims, kill_run_errors: $kill.errors,

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -63,6 +64,19 @@ type spreadResult struct {
 	PerReplica []int64          `json:"per_replica"`
 	Statuses   map[string]int64 `json:"statuses"`
 	FirstError string           `json:"first_error,omitempty"`
+	// CPUSeconds is this load generator's own CPU time (user + system)
+	// during the run: on one machine it shares the cores with what it
+	// loads, and scale-out.sh counts it apart.
+	CPUSeconds float64 `json:"cpu_s"`
+}
+
+// cpuSeconds is the process's CPU time so far (0 where unknown).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // attemptResult is one POST's outcome: ok (acknowledged), retry (no
@@ -155,6 +169,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 	lat := make([][]time.Duration, conc)
 	ids := make([][]string, conc)
 	var wg sync.WaitGroup
+	cpu0 := cpuSeconds()
 	start := time.Now()
 	for i := range conc {
 		wg.Go(func() {
@@ -214,7 +229,7 @@ func spread(ctx context.Context, bases []string, token string, conc int, dur tim
 	}
 	res := spreadResult{Replicas: len(bases), Clients: conc, Seconds: elapsed.Seconds(), Acknowledged: ok.Load(),
 		Errors: failed.Load(), Retried: retried.Load(), ClaimedEarlier: claimed.Load(), Replayed: replayed.Load(), RPS: float64(ok.Load()) / elapsed.Seconds(),
-		P50ms: pct(50), P99ms: pct(99), Statuses: statuses, FirstError: firstErr}
+		P50ms: pct(50), P99ms: pct(99), Statuses: statuses, FirstError: firstErr, CPUSeconds: cpuSeconds() - cpu0}
 	for i := range per {
 		res.PerReplica = append(res.PerReplica, per[i].Load())
 	}

@@ -284,7 +284,7 @@ func (a *app) openAudit(c *config.Config) (auditLog, error) {
 		if err != nil {
 			return nil, err
 		}
-		return pgAudit{db.AuditLog(), db}, nil
+		return pgAudit{db.AuditLogWith(pg.AuditOptions{Gather: c.Storage.AuditGather}), db}, nil
 	}
 	log, err := audit.Open(c.AuditPath())
 	if err != nil {

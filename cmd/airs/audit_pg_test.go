@@ -24,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/store/pg"
 )
 
@@ -119,6 +120,14 @@ func TestAuditOnPostgres(t *testing.T) {
 		t.Fatalf("a call on a newer schema: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("refusal: %s", strings.TrimSpace(r.stderr))
+}
+
+// airs.yaml's default audit_gather is the store's: one figure measured,
+// one default (BENCHMARKS.md, "Gathering batches in the audit writer").
+func TestAuditGatherDefault(t *testing.T) {
+	if config.DefaultAuditGather != pg.DefaultAuditGather {
+		t.Fatalf("config.DefaultAuditGather %v, pg.DefaultAuditGather %v: keep them equal", config.DefaultAuditGather, pg.DefaultAuditGather)
+	}
 }
 
 // A DSN that reaches nothing is an error naming the database, without

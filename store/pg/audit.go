@@ -76,28 +76,25 @@ var auditWriters = 1
 // AuditOptions tune an AuditLog.
 type AuditOptions struct {
 	// Gather bounds how long the writer waits, before a commit, for the
-	// pending batch to reach gatherTarget records once calls arrive
-	// concurrently (0: never waits; see gather).
+	// pending batch to grow to the size concurrent calls have lately
+	// reached (0: never waits; see gather).
 	Gather time.Duration
 }
 
-// DefaultAuditGather is AuditLog's Gather (AIRS_AUDIT_GATHER, a Go
-// duration, overrides it): at 30 clients over three replicas it cut the
-// commits from ~1,020/s to 500–710/s and took the 3-vs-1 throughput
-// ratio from 0.67 to a median of 0.77 over six runs (BENCHMARKS.md,
-// "Gathering batches in the audit writer"); a lone call never waits, and
-// a call under load waits at most this long more.
-const DefaultAuditGather = time.Millisecond
+// DefaultAuditGather is AuditLog's Gather (airs.yaml's
+// storage.audit_gather sets another): the writer waits at most this long
+// for the pending batch to reach its target (see gather), and a lone call
+// never waits. At 30 clients over three replicas on two cores, gathering
+// toward a fixed 16 records within 1 ms took the 3-vs-1 throughput ratio
+// from 0.67 to a median of 0.77; toward the recent batches' size within
+// 3 ms, to 0.89 (BENCHMARKS.md, "Gathering batches in the audit writer").
+const DefaultAuditGather = 3 * time.Millisecond
 
 // AuditLog starts the writers of this process's appends with the default
 // options. Its chain is started by its first commit, not here: a process
 // that never appends leaves no chain behind.
 func (db *DB) AuditLog() *AuditLog {
-	g := DefaultAuditGather
-	if d, err := time.ParseDuration(os.Getenv("AIRS_AUDIT_GATHER")); err == nil {
-		g = d
-	}
-	return db.AuditLogWith(AuditOptions{Gather: g})
+	return db.AuditLogWith(AuditOptions{Gather: DefaultAuditGather})
 }
 
 // AuditLogWith is AuditLog with chosen options.
@@ -160,7 +157,7 @@ func (l *AuditLog) Append(r *audit.Record) error {
 // took them and appends them as one batch to its chain.
 func (l *AuditLog) run() {
 	var chain uint64 // 0 until a batch that starts one commits
-	last := 0        // the size of the last batch committed
+	var sizes batchSizes
 	var timer *time.Timer
 	for {
 		stopping := false
@@ -169,8 +166,8 @@ func (l *AuditLog) run() {
 		case <-l.stop:
 			stopping = true
 		}
-		if !stopping && l.opts.Gather > 0 && last > 1 {
-			timer = l.gather(gatherTarget, timer)
+		if !stopping && l.opts.Gather > 0 && sizes.last() > 1 {
+			timer = l.gather(min(sizes.max(), gatherCap), timer)
 		}
 		l.mu.Lock()
 		b := l.pending
@@ -180,7 +177,7 @@ func (l *AuditLog) run() {
 		l.mu.Unlock()
 		if len(b.recs) > 0 {
 			b.err = l.write(b, &chain)
-			last = len(b.recs)
+			sizes.add(len(b.recs))
 			if b.err == nil {
 				l.commits.Add(1)
 				l.records.Add(int64(len(b.recs)))
@@ -193,16 +190,41 @@ func (l *AuditLog) run() {
 	}
 }
 
-// gatherTarget is the batch a gathering writer stops waiting at: a commit
-// costs the database about as much as a dozen records' inserts, so past
-// this a batch gains little from growing.
-const gatherTarget = 16
+// gatherCap bounds the batch a gathering writer waits for: a commit costs
+// the database about as much as a dozen records' inserts, so past this a
+// batch gains little from growing while its calls wait longer.
+const gatherCap = 16
+
+// batchSizes remembers the sizes of a writer's last batches. Their
+// largest is how many calls have lately been appending at once — what
+// the next batch can gather without waiting for calls that do not exist.
+// A burst raises it at once; it falls when the burst's batch leaves the
+// window, so after load drops the writer waits in vain (the Gather
+// bound) for at most len(batchSizes) batches.
+type batchSizes struct {
+	ring [16]int
+	n    int
+}
+
+func (s *batchSizes) add(size int) { s.ring[s.n%len(s.ring)] = size; s.n++ }
+
+// last is the size of the last batch (0 before the first).
+func (s *batchSizes) last() int {
+	if s.n == 0 {
+		return 0
+	}
+	return s.ring[(s.n-1)%len(s.ring)]
+}
+
+func (s *batchSizes) max() int { return slices.Max(s.ring[:]) }
 
 // gather waits, at most l.opts.Gather, until the pending batch holds
 // target records. run calls it only when the last batch carried more than
 // one record — calls are arriving concurrently, so waiting gathers more
-// per commit, and commits are what three replicas splitting one load pay
-// for most (docs/scaling.md, "Gathering batches"); a lone call never waits.
+// per commit, and commits are what replicas splitting one load pay for
+// most (docs/scaling.md, "Gathering batches") — with the largest recent
+// batch as the target, so the wait ends as soon as the calls that have
+// lately been running together are all in; a lone call never waits.
 func (l *AuditLog) gather(target int, timer *time.Timer) *time.Timer {
 	// A signal left by an earlier wait that timed out is stale; no new one
 	// can come while want is 0.

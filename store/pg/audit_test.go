@@ -580,7 +580,9 @@ func TestAuditKilledConnections(t *testing.T) {
 // Gathering: a lone call never waits for company (an hour's Gather
 // would hang this test), and concurrent appenders share commits: with
 // Gather the same appends take fewer commits than without, and every
-// record is still linked into the one chain.
+// record is still linked into the one chain. The writer gathers toward
+// the largest recent batch, so 8 appenders are gathered as soon as all 8
+// are in, not after the whole Gather.
 func TestAuditGather(t *testing.T) {
 	db := openTest(t, testDSN(t))
 	lone := db.AuditLogWith(AuditOptions{Gather: time.Hour})
@@ -594,11 +596,12 @@ func TestAuditGather(t *testing.T) {
 		t.Fatalf("5 sequential appends took %d commits, want 5", c)
 	}
 
-	commits := func(gather time.Duration) int64 {
+	run := func(gather time.Duration) (commits int64, took time.Duration) {
 		l := db.AuditLogWith(AuditOptions{Gather: gather})
 		defer l.Close()
 		var wg sync.WaitGroup
 		errs := make(chan error, 64)
+		start := time.Now()
 		for g := range 8 {
 			wg.Go(func() {
 				for i := range 40 {
@@ -610,6 +613,7 @@ func TestAuditGather(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		took = time.Since(start)
 		close(errs)
 		for err := range errs {
 			t.Fatal(err)
@@ -617,19 +621,49 @@ func TestAuditGather(t *testing.T) {
 		if r := l.Records(); r != 320 {
 			t.Fatalf("%d records committed, want 320", r)
 		}
-		return l.Commits()
+		return l.Commits(), took
 	}
-	without, with := commits(0), commits(20*time.Millisecond)
-	t.Logf("320 appends from 8 goroutines: %d commits without gathering, %d with", without, with)
-	// With 8 appenders and a target of 16, a gathering writer waits the
-	// whole 20 ms for every batch after the first, by which time all 8
-	// are queued: about 40 commits. Without, a batch is what arrived
-	// during the last commit, usually fewer.
+	without, _ := run(0)
+	with, took := run(250 * time.Millisecond)
+	t.Logf("320 appends from 8 goroutines: %d commits without gathering, %d with (%v)", without, with, took)
+	// Gathering, a batch is the 8 appenders' next records: about 40
+	// commits. Without, a batch is what arrived during the last commit,
+	// usually fewer.
 	if with > 60 || with >= without {
 		t.Fatalf("gathering took %d commits (without: %d), want at most 60 and fewer", with, without)
+	}
+	// Had each of those ~40 gathers waited out its 250 ms (a fixed target
+	// above 8 would), the run would take 10 s.
+	if took > 5*time.Second {
+		t.Fatalf("gathering 320 appends took %v: the writer waited out its Gather instead of stopping at the recent batch size", took)
 	}
 	rep, err := db.VerifyAudit(context.Background())
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify after gathering: %v %+v", err, rep)
+	}
+}
+
+// batchSizes: the largest of the last 16 batches, falling once a burst
+// has left the window.
+func TestBatchSizes(t *testing.T) {
+	var s batchSizes
+	if s.last() != 0 || s.max() != 0 {
+		t.Fatalf("empty: last %d max %d", s.last(), s.max())
+	}
+	s.add(3)
+	s.add(12)
+	s.add(5)
+	if s.last() != 5 || s.max() != 12 {
+		t.Fatalf("after 3, 12, 5: last %d max %d, want 5 and 12", s.last(), s.max())
+	}
+	for range 15 {
+		s.add(4)
+	}
+	if s.last() != 4 || s.max() != 5 {
+		t.Fatalf("12 has left the window but 5 has not: last %d max %d, want 4 and 5", s.last(), s.max())
+	}
+	s.add(4)
+	if s.max() != 4 {
+		t.Fatalf("max %d, want 4", s.max())
 	}
 }
