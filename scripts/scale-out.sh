@@ -137,7 +137,12 @@ ticks_of() { # PIDS… → the sum of their utime + stime
 	done
 	echo $t
 }
-ticks() { echo "$(ticks_of "${pids[@]}") $(ticks_of $(pgrep -x postgres))"; }
+# This cluster's server and its children (not another PostgreSQL on the
+# machine); every "postgres" process when its data directory is not
+# readable here.
+pm=$(head -1 "$(psql "$AIRS_PG_DSN" -tAc 'SHOW data_directory')/postmaster.pid" 2>/dev/null || true)
+pg_pids() { if [[ -n $pm ]]; then echo "$pm" $(pgrep -P "$pm"); else pgrep -x postgres; fi; }
+ticks() { echo "$(ticks_of "${pids[@]}") $(ticks_of $(pg_pids))"; }
 hz=$(getconf CLK_TCK)
 : >"$work/one.jsonl"; : >"$work/three.jsonl"
 for ((round = 1; round <= rounds; round++)); do
