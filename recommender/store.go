@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/internal/atomicfile"
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // What is learned is kept in two files under HOME/recommender: every
@@ -270,7 +271,7 @@ func (s *store) append(fb feedbackLine) error {
 // snapshot writes state.json under the lock, after catching up (r.mu held).
 func (s *store) snapshot(r *Recommender) error {
 	if s.ext == nil {
-		unlock, err := lockDir(s.dir)
+		unlock, err := filelock.LockPath(filepath.Join(s.dir, "lock"))
 		if err != nil {
 			return err
 		}

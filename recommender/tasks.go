@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/internal/atomicfile"
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // Tasks live in HOME/recommender/tasks.json, one text per caller, so that
@@ -75,7 +76,7 @@ func (s *store) writeTask(caller, text string, now time.Time) error {
 		defer cancel()
 		return s.ext.SetTask(ctx, Task{Caller: caller, Text: text, At: now})
 	}
-	unlock, err := lockDir(s.dir)
+	unlock, err := filelock.LockPath(filepath.Join(s.dir, "lock"))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // Options configure a Recorder.
@@ -112,12 +114,12 @@ func Open(path string, opt Options) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(f); err != nil {
+	if err := filelock.Lock(f); err != nil {
 		f.Close()
 		return nil, err
 	}
 	size, cut, err := recoverTail(f)
-	if uerr := unlockFile(f); err == nil {
+	if uerr := filelock.Unlock(f); err == nil {
 		err = uerr
 	}
 	if err != nil {
@@ -375,9 +377,9 @@ func (r *Recorder) writer() {
 // cut first, so the batch starts on a line of its own).
 func (r *Recorder) writeBatch(buf []byte) (err error) {
 	var n int
-	if err = lockFile(r.f); err == nil {
+	if err = filelock.Lock(r.f); err == nil {
 		n, err = r.writeLocked(buf)
-		if uerr := unlockFile(r.f); err == nil {
+		if uerr := filelock.Unlock(r.f); err == nil {
 			err = uerr
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // ErrClosed is returned by Append after Close.
@@ -104,8 +106,8 @@ func Open(path string) (*Log, error) {
 		return nil, err
 	}
 	err = l.readTail()
-	if uerr := unlockFile(f); err == nil && uerr != nil {
-		err = fmt.Errorf("audit: unlocking %s: %w", path, uerr)
+	if uerr := filelock.Unlock(f); err == nil && uerr != nil {
+		err = fmt.Errorf("audit: %w", uerr)
 	}
 	if err != nil {
 		f.Close()
@@ -127,9 +129,14 @@ func Open(path string) (*Log, error) {
 	return l, nil
 }
 
+// lock takes the exclusive lock every writer holds while it extends the
+// chain. Holders keep it only for one batch's tail check, hashing and
+// write(2), never across an fsync. Where there is no file lock
+// (filelock.Supported), several processes appending to one log could fork
+// the chain: there one process at a time must write it.
 func (l *Log) lock() error {
-	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("audit: locking %s: %w", l.path, err)
+	if err := filelock.Lock(l.f); err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
 }
@@ -261,9 +268,9 @@ func (l *Log) writeLocked(b *batch) (err error) {
 		return err
 	}
 	defer func() {
-		if uerr := unlockFile(l.f); uerr != nil && err == nil {
+		if uerr := filelock.Unlock(l.f); uerr != nil && err == nil {
 			// Still holding the lock would block every other writer; stop.
-			err = fmt.Errorf("audit: unlocking %s: %w", l.path, uerr)
+			err = fmt.Errorf("audit: %w", uerr)
 		}
 	}()
 	fi, err := l.f.Stat()
