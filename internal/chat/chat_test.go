@@ -405,8 +405,8 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("slow never started:\n%s", r.out)
 	}
-	time.Sleep(30 * time.Millisecond) // let it produce some partial output
-	start := time.Now()
+	// The slow tool never ends by itself: only the cancellation brings
+	// back the prompt (expect's deadline is the bound, not a timer here).
 	r.ints <- os.Interrupt
 	m = r.expect(m, "cancelling…")
 	m = r.expect(m, "cancelled: slow after")
@@ -414,9 +414,6 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 	m = r.expect(m, `"partial": true`)
 	m = r.expect(m, "cancelled; back at the prompt")
 	m = r.expect(m, "> ")
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("cancelling took %v", d)
-	}
 
 	// The session is alive: the next request runs.
 	r.say("calculate 2 + 2")
