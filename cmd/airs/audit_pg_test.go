@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,38 +24,12 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/store/pg"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
-// pgTestDSN creates a database of its own on AIRS_PG_DSN's server (make
-// e2e-pg starts one) and returns its DSN; the test skips without one.
-func pgTestDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("AIRS_PG_DSN")
-	if base == "" {
-		t.Skip("AIRS_PG_DSN is not set: run `make e2e-pg`")
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	name := "airs_cli_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// pgTestDSN is pgtest.DSN: a database of its own on AIRS_PG_DSN's server, the
+// test skipped without one.
+func pgTestDSN(t *testing.T) string { return pgtest.DSN(t) }
 
 // With storage.audit: postgres every airs process appends to a chain of
 // its own in the database, `airs audit verify` and `tail` read it, tampering

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
-	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/bench"
+	"github.com/airs-dev/airs/grammar/bench/benchcli"
 )
 
 var grammarCmd = &command{
@@ -65,83 +66,33 @@ Examples:
 	},
 }
 
-// grammarOptionFlags adds the grammar's options, shared by the three
-// subcommands, to fs.
-func grammarOptionFlags(fs *flag.FlagSet) func() grammar.Options {
-	lenient := fs.Bool("lenient", false, "loosen what the grammar cannot enforce exactly instead of failing (reported)")
-	strict := fs.Bool("strict", false, "no property a schema does not declare, even where it would allow one")
-	declared := fs.Bool("declared-order", false, "properties in their declared order (default: any order)")
-	return func() grammar.Options {
-		o := grammar.Options{Lenient: *lenient, Strict: *strict}
-		if *declared {
-			o.PropertyOrder = grammar.DeclaredOrder
-		}
-		return o
-	}
-}
-
 func grammarBench(a *app, args []string) error {
 	fs := a.flags()
-	var data multiFlag
-	fs.Var(&data, "data", "JSONSchemaBench .jsonl(.gz) `path` or directory (repeatable; further arguments are data too)")
-	vocab := fs.String("vocab", "", "vocabulary: llama3, qwen3, gemma3 (under $DATA_DIR/tokenizers) or a `path`")
-	sample := fs.Int("sample", 0, "N schemas evenly spaced over all schemas sorted by id (as the XGrammar peer)")
-	limit := fs.Int("limit", 0, "keep the first N schemas (after --sample)")
-	asJSON := fs.Bool("json", false, "the summary is a JSON line (the last line)")
-	timeout := fs.Duration("timeout", 10*time.Second, "per schema (compile and all walks)")
-	outPath := fs.String("out", "", "write the lines to this `file` instead of stdout")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	opts := grammarOptionFlags(fs)
+	run := benchcli.Bench(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	data = append(data, pos...)
-	if len(data) == 0 || *vocab == "" {
-		return usagef("--data and --vocab are required")
-	}
-	if *sample < 0 || *limit < 0 {
-		return usagef("--sample and --limit want a non-negative integer")
-	}
-	cfg := bench.BenchConfig{Data: data, Vocab: *vocab, Sample: *sample, Limit: *limit, Timeout: *timeout, Options: opts()}
-	if !*quiet {
-		cfg.Logf = func(format string, v ...any) { fmt.Fprintf(a.stderr, format, v...) }
-	}
-	out := a.stdout
-	if *outPath != "" {
-		f, err := os.Create(*outPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	return bench.WriteBench(out, cfg, *asJSON)
+	return benchUsage(run(pos, a.stdout, a.stderr))
 }
 
 func grammarSuite(a *app, args []string) error {
 	fs := a.flags()
-	dir := fs.String("dir", bench.SuiteDir(), "the suite's tests/draft2020-12 `directory`")
-	fs.Bool("markdown", false, "a Markdown table per keyword file (what is printed without --json)")
-	asJSON := fs.Bool("json", false, "one JSON line per keyword file")
-	timeout := fs.Duration("timeout", 10*time.Second, "per test group's compile")
-	opts := grammarOptionFlags(fs)
+	run := benchcli.Suite(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q (the suite's directory is --dir)", pos[0])
+	return benchUsage(run(pos, a.stdout))
+}
+
+// benchUsage turns benchcli's usage mistakes into airs's (exit 2, the hint
+// to --help).
+func benchUsage(err error) error {
+	if errors.Is(err, benchcli.ErrUsage) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), benchcli.ErrUsage.Error()+": "))
 	}
-	res, err := bench.RunSuite(*dir, opts(), *timeout)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return bench.WriteSuiteJSON(a.stdout, res)
-	}
-	bench.WriteSuiteMarkdown(a.stdout, res)
-	return nil
+	return err
 }
 
 func grammarCompile(a *app, args []string) error {
@@ -149,7 +100,7 @@ func grammarCompile(a *app, args []string) error {
 	toolsPath := fs.String("tools", "", "compile the tool-call grammar over the tools in this `file` instead of one schema")
 	exp := fs.String("export", "", "print the grammar as gbnf (llama.cpp) or json-schema (Ollama's format)")
 	allowNone := fs.Bool("allow-none", false, "with --tools: the model may call no tool")
-	opts := grammarOptionFlags(fs)
+	opts := benchcli.Options(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

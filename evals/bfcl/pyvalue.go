@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/airs-dev/airs/evals/report"
 )
 
 // BFCL's checker is Python: it compares values with ==, asks type(v), and
@@ -210,41 +212,14 @@ func numeric(v any) (float64, bool) {
 
 // pyEq is Python's == on the value model.
 func pyEq(a, b any) bool {
-	if x, ok := numeric(a); ok {
+	return report.TreeEqual(a, b, func(a, b any) (bool, bool) {
+		x, ok := numeric(a)
+		if !ok {
+			return false, false
+		}
 		y, ok := numeric(b)
-		return ok && x == y
-	}
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !pyEq(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !pyEq(xv, yv) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+		return true, ok && x == y
+	})
 }
 
 // pyIn is Python's `v in list`.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 // BenchmarkToolIndexSearch is one Search (embed the query, BM25, dense,
@@ -23,7 +24,7 @@ func BenchmarkToolIndexSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	ds := sets[0]
-	db := openTest(b, testDSN(b))
+	db := openTest(b, pgtest.DSN(b))
 	for _, c := range []struct {
 		name string
 		o    embeddings.Options

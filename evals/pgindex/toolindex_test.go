@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 // fixtureSets are the retrieval fixtures committed with evals/retrieval:
@@ -85,7 +86,7 @@ func sameHits(t *testing.T, what string, a, b []embeddings.Hit) (ties int) {
 // list computed by pgvector, on every fixture set (groups included: the
 // StableToolBench fixture has RapidAPI tools grouped by API).
 func TestToolIndexPGMatchesEmbedded(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	db := openTest(t, dsn)
 	ctx := context.Background()
 	for _, ds := range fixtureSets(t) {
@@ -121,7 +122,7 @@ func TestToolIndexPGMatchesEmbedded(t *testing.T) {
 
 // Filters are applied before either list is cut, in the database too.
 func TestToolIndexPGFilter(t *testing.T) {
-	db := openTest(t, testDSN(t))
+	db := openTest(t, pgtest.DSN(t))
 	ctx := context.Background()
 	ds := fixtureSets(t)[0]
 	docs := append([]embeddings.Doc(nil), ds.Docs...)
@@ -153,7 +154,7 @@ func TestToolIndexPGFilter(t *testing.T) {
 // basis (nothing re-embedded, no refit) and ranks identically; a change
 // one replica syncs is what the other finds after its own Sync.
 func TestToolIndexPGReplicas(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	a, b := openTest(t, dsn), openTest(t, dsn)
 	ctx := context.Background()
 	ds := fixtureSets(t)[0]
@@ -231,7 +232,7 @@ func TestToolIndexPGRetrievalEval(t *testing.T) {
 	if os.Getenv("AIRS_PG_EVAL") == "" {
 		t.Skip("the full retrieval evaluation on both backends takes minutes: set AIRS_PG_EVAL=1")
 	}
-	db := openTest(t, testDSN(t))
+	db := openTest(t, pgtest.DSN(t))
 	bfcl, _ := filepath.Glob(filepath.Join(d, "bfcl", "*.jsonl.gz"))
 	runs := [][]string{
 		{filepath.Join(d, "retrieval", "metatool_tools.jsonl.gz"), filepath.Join(d, "retrieval", "metatool_queries.jsonl.gz")},
@@ -286,7 +287,7 @@ func TestToolIndexPGRetrievalEval(t *testing.T) {
 // its queries with vectors of another basis; its next Sync takes the new
 // index without embedding anything.
 func TestToolIndexPGStaleReplicaFallsBack(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	a, b := openTest(t, dsn), openTest(t, dsn)
 	ctx := context.Background()
 	sets := fixtureSets(t)

@@ -130,9 +130,24 @@ func jsonNumber(v any) (*big.Rat, bool) {
 }
 
 func jsonEqual(a, b any) bool {
-	if x, ok := jsonNumber(a); ok {
+	return TreeEqual(a, b, func(a, b any) (bool, bool) {
+		x, ok := jsonNumber(a)
+		if !ok {
+			return false, false
+		}
 		y, ok := jsonNumber(b)
-		return ok && x.Cmp(y) == 0
+		return true, ok && x.Cmp(y) == 0
+	})
+}
+
+// TreeEqual reports whether two decoded values (nil, bool, string, []any,
+// map[string]any) are equal, element by element and key by key. number
+// decides what counts as a number and when two numbers are equal: given
+// a, it says whether a is one (numeric) and, if so, whether b equals it —
+// so JSON's exact decimals and Python's 1 == 1.0 == True share the walk.
+func TreeEqual(a, b any, number func(a, b any) (numeric, equal bool)) bool {
+	if numeric, equal := number(a, b); numeric {
+		return equal
 	}
 	switch x := a.(type) {
 	case nil:
@@ -149,7 +164,7 @@ func jsonEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
+			if !TreeEqual(x[i], y[i], number) {
 				return false
 			}
 		}
@@ -161,7 +176,7 @@ func jsonEqual(a, b any) bool {
 		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
+			if !ok || !TreeEqual(xv, yv, number) {
 				return false
 			}
 		}

@@ -1,53 +1,21 @@
 package engine_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
-// pgDSN creates a database of its own on AIRS_PG_DSN's server (make e2e-pg
-// starts one) and returns its DSN; the test skips without one.
-func pgDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("AIRS_PG_DSN")
-	if base == "" {
-		t.Skip("AIRS_PG_DSN is not set: run `make e2e-pg`")
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	name := "airs_engine_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// pgDSN is pgtest.DSN: a database of its own on AIRS_PG_DSN's server, the
+// test skipped without one.
+func pgDSN(t *testing.T) string { return pgtest.DSN(t) }
 
 // Replicas on different machines (three AIRS_HOMEs) with storage.learned
 // and storage.index on one PostgreSQL: what two of them learned, saved at

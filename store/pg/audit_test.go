@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/pipeline/audit"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -54,7 +55,7 @@ func auditLines(t *testing.T, db *DB) []string {
 // for byte — escapes, non-ASCII and invalid UTF-8 included — and their
 // bodies are the file log's: one encoding, one Verify rule per chain.
 func TestAuditLinesMatchTheFileLog(t *testing.T) {
-	db := openTest(t, testDSN(t))
+	db := openTest(t, pgtest.DSN(t))
 	pl := db.AuditLog()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	fl, err := audit.Open(path)
@@ -125,7 +126,7 @@ func TestAuditLinesMatchTheFileLog(t *testing.T) {
 // in one seq order, every acknowledged record in its replica's chain once,
 // at the seq Append reported.
 func TestAuditConcurrentAppendsOneChainEach(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	const replicas, workers, each = 3, 16, 40
 	type ack struct {
 		id         string
@@ -278,7 +279,7 @@ func TestAuditSeveralProcessesAndAKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	openTest(t, dsn) // migrate once, so the children's migration is a no-op
 	const procs, each = 4, 150
 	acked := map[string]uint64{}
@@ -399,7 +400,7 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			db := openTest(t, testDSN(t))
+			db := openTest(t, pgtest.DSN(t))
 			bob, carol := db.AuditLog(), db.AuditLog()
 			for i := range 24 {
 				l, who := bob, "bob"
@@ -443,7 +444,7 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 // is still found.
 func TestAuditMigratesTheOneChain(t *testing.T) {
 	ctx := context.Background()
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	pool := testPool(t, dsn)
 	if err := migrate(ctx, pool, migrations[:9]); err != nil {
 		t.Fatal(err)
@@ -491,7 +492,7 @@ func TestAuditMigratesTheOneChain(t *testing.T) {
 }
 
 func TestAuditAppendAfterClose(t *testing.T) {
-	db := openTest(t, testDSN(t))
+	db := openTest(t, pgtest.DSN(t))
 	l := db.AuditLog()
 	l.Close()
 	if err := l.Append(record("x", 0)); err != ErrAuditClosed {
@@ -504,7 +505,7 @@ func TestAuditAppendAfterClose(t *testing.T) {
 // and the chain stays one and intact — the next batch reads the head
 // afresh whatever happened to the last.
 func TestAuditKilledConnections(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	db := openTest(t, dsn)
 	l := db.AuditLog()
 	admin := openTest(t, dsn)
@@ -584,7 +585,7 @@ func TestAuditKilledConnections(t *testing.T) {
 // the largest recent batch, so 8 appenders are gathered as soon as all 8
 // are in, not after the whole Gather.
 func TestAuditGather(t *testing.T) {
-	db := openTest(t, testDSN(t))
+	db := openTest(t, pgtest.DSN(t))
 	lone := db.AuditLogWith(AuditOptions{Gather: time.Hour})
 	for i := range 5 {
 		if err := lone.Append(record("lone", i)); err != nil {

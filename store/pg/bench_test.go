@@ -10,13 +10,14 @@ import (
 
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 // BenchmarkCommit is PostgreSQL's floor here: one single-row INSERT per
 // transaction, one connection, synchronous_commit on — the commits per
 // second one serialised writer gets from this disk.
 func BenchmarkCommit(b *testing.B) {
-	db := openTest(b, testDSN(b))
+	db := openTest(b, pgtest.DSN(b))
 	ctx := context.Background()
 	if _, err := db.pool.Exec(ctx, `CREATE TABLE bench_commit (id bigint PRIMARY KEY, v text)`); err != nil {
 		b.Fatal(err)
@@ -40,7 +41,7 @@ func BenchmarkCommit(b *testing.B) {
 func BenchmarkAuditAppend(b *testing.B) {
 	for _, c := range []struct{ replicas, appenders int }{{1, 1}, {1, 8}, {1, 64}, {3, 1}, {3, 64}} {
 		b.Run(fmt.Sprintf("replicas=%d/appenders=%d", c.replicas, c.appenders), func(b *testing.B) {
-			dsn := testDSN(b)
+			dsn := pgtest.DSN(b)
 			logs := make([]*AuditLog, c.replicas)
 			for i := range logs {
 				logs[i] = openTest(b, dsn).AuditLog()
@@ -58,7 +59,7 @@ func BenchmarkAuditWriters(b *testing.B) {
 			b.Run(fmt.Sprintf("appenders=%d/writers=%d", appenders, w), func(b *testing.B) {
 				defer func(old int) { auditWriters = old }(auditWriters)
 				auditWriters = w
-				l := openTest(b, testDSN(b)).AuditLog()
+				l := openTest(b, pgtest.DSN(b)).AuditLog()
 				appendN(b, []*AuditLog{l}, appenders)
 			})
 		}
@@ -74,7 +75,7 @@ func BenchmarkAuditReplicas(b *testing.B) {
 	for _, total := range []int{30, 90} {
 		for _, replicas := range []int{1, 3} {
 			b.Run(fmt.Sprintf("appenders=%d/replicas=%d", total, replicas), func(b *testing.B) {
-				dsn := testDSN(b)
+				dsn := pgtest.DSN(b)
 				logs := make([]*AuditLog, replicas)
 				for i := range logs {
 					logs[i] = openTest(b, dsn).AuditLog()
@@ -125,7 +126,7 @@ func appendN(b *testing.B, logs []*AuditLog, appenders int) {
 func BenchmarkSessionLogAppend(b *testing.B) {
 	for _, c := range []struct{ replicas, callers int }{{1, 1}, {1, 64}, {3, 64}} {
 		b.Run(fmt.Sprintf("replicas=%d/callers=%d", c.replicas, c.callers), func(b *testing.B) {
-			dsn := testDSN(b)
+			dsn := pgtest.DSN(b)
 			recs := make([]*session.Recorder, c.replicas)
 			for i := range recs {
 				recs[i] = session.OpenSink(openTest(b, dsn).SessionLog(), "bench", session.Options{})

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 // Three replicas (three pools on one database) race to claim the same ids:
 // each id is claimed exactly once, and a claim survives its replica.
 func TestClaimsAcrossReplicas(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	dbs := []*DB{openTest(t, dsn), openTest(t, dsn), openTest(t, dsn)}
 	ctx := context.Background()
 	const ids = 50
@@ -57,7 +58,7 @@ func TestClaimsAcrossReplicas(t *testing.T) {
 // another one gets back, its output byte for byte; pruning drops old
 // claims (and the id can be claimed again).
 func TestClaimsOutcomeAcrossReplicas(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	a, b := openTest(t, dsn), openTest(t, dsn)
 	ctx := context.Background()
 	if earlier, err := a.Claims().Claim(ctx, "pay-1", "alice", "pay"); err != nil || earlier != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 func destructiveCall(caller, params string) pipeline.IntentCheck {
@@ -31,7 +32,7 @@ func guardOn(t *testing.T, db *DB) *guard.Guard {
 // it is sent again to A (once); an "always" granted on B lets the next
 // call through on A; reviews queued on both at once are all kept.
 func TestGuardStoreReplicasShareConfirmations(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	dbA, dbB := openTest(t, dsn), openTest(t, dsn)
 	a, b := guardOn(t, dbA), guardOn(t, dbB)
 	ctx := context.Background()
@@ -91,7 +92,7 @@ func TestGuardStoreReplicasShareConfirmations(t *testing.T) {
 
 // A model stored once is what every replica's store returns, by version.
 func TestAnomalyModelsSharedByVersion(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	a, b := openTest(t, dsn).AnomalyModels(), openTest(t, dsn).AnomalyModels()
 	ctx := context.Background()
 	if v, err := b.ModelVersion(ctx, guard.SlotModel); err != nil || v != "" {

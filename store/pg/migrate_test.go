@@ -10,6 +10,8 @@ import (
 	"testing/fstest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 func TestLoadMigrationsWantsContiguousVersions(t *testing.T) {
@@ -64,7 +66,7 @@ func schemaVersions(t *testing.T, pool *pgxpool.Pool) []int {
 // Replicas starting together migrate once: the advisory lock serialises
 // them and the later ones find the schema current.
 func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
 	for i := range errs {
@@ -91,7 +93,7 @@ func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
 // A binary whose newest migration is older than the database's refuses
 // to start, and says which versions and what to do.
 func TestOpenRefusesNewerSchema(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	db := openTest(t, dsn)
 	newer := SchemaVersion() + 1
 	if _, err := db.pool.Exec(context.Background(), `INSERT INTO airs_schema (version, name) VALUES ($1, 'from_the_future')`, newer); err != nil {
@@ -111,7 +113,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // A later binary applies only what is new; a failing migration leaves the
 // schema as it was (one transaction).
 func TestMigrateUpgradesAndRollsBackAFailure(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	pool := testPool(t, dsn)
 	ctx := context.Background()
 	v1 := []migration{{1, "one", `CREATE TABLE m_one (x int); INSERT INTO m_one VALUES (1)`}}

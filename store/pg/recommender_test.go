@@ -11,6 +11,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 type testClock struct {
@@ -76,7 +77,7 @@ func pdfFor(recs []recommender.Recommendation, path string) *recommender.Recomme
 // its next sweep, and a third replica starting later loads it (snapshot
 // and the answers after it). A task set on A reaches B at its sweep.
 func TestRecommenderStoreReplicasCatchUp(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	dbA, dbB, dbC := openTest(t, dsn), openTest(t, dsn), openTest(t, dsn)
 	w := newRecWorld(t)
 	a, b := w.replica(t, dbA), w.replica(t, dbB)

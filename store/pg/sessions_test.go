@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/store/pg/pgtest"
 )
 
 // Two replicas (two pools, two Recorders) record at once into one
@@ -17,7 +18,7 @@ import (
 // log, and the lines are the file format's bytes (5.0 stays 5.0, a
 // redacted value stays redacted).
 func TestSessionLogReplicasShareOneLog(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	dbs := []*DB{openTest(t, dsn), openTest(t, dsn)}
 	recs := make([]*session.Recorder, 2)
 	for i, db := range dbs {
@@ -102,7 +103,7 @@ func TestSessionLogReplicasShareOneLog(t *testing.T) {
 // another pool sees it; and a failing database fails the records of that
 // batch without making the next ones fail.
 func TestSessionLogAcknowledgesAfterCommit(t *testing.T) {
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	a, b := openTest(t, dsn), openTest(t, dsn)
 	r := session.OpenSink(a.SessionLog(), "test", session.Options{})
 	defer r.Close()

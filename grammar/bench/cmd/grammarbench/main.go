@@ -18,18 +18,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/bench"
+	"github.com/airs-dev/airs/grammar/bench/benchcli"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// errUsage marks a mistake in the invocation (exit 2).
-var errUsage = errors.New("usage")
+// errUsage marks a mistake in the invocation (exit 2), here as in the
+// flags benchcli declares.
+var errUsage = benchcli.ErrUsage
 
 func run(argv []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func([]string, io.Writer, io.Writer) error{
@@ -81,84 +81,24 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-type multi []string
-
-func (m *multi) String() string     { return fmt.Sprint([]string(*m)) }
-func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
-
-func grammarOptions(fs *flag.FlagSet) func() grammar.Options {
-	lenient := fs.Bool("lenient", false, "loosen what cannot be enforced exactly")
-	strict := fs.Bool("strict", false, "no undeclared properties")
-	declared := fs.Bool("declared-order", false, "properties in declared order")
-	return func() grammar.Options {
-		o := grammar.Options{Lenient: *lenient, Strict: *strict}
-		if *declared {
-			o.PropertyOrder = grammar.DeclaredOrder
-		}
-		return o
-	}
-}
-
 func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stdout)
-	var data multi
-	fs.Var(&data, "data", "JSONSchemaBench file or directory (repeatable; further arguments are data too)")
-	vocab := fs.String("vocab", "", "llama3, qwen3, gemma3 (under $DATA_DIR/tokenizers) or a path")
-	sample := fs.Int("sample", 0, "N schemas evenly spaced over all sorted by id")
-	limit := fs.Int("limit", 0, "the first N schemas (after --sample)")
-	asJSON := fs.Bool("json", false, "the summary is a JSON line")
-	timeout := fs.Duration("timeout", 10*time.Second, "per schema")
-	outPath := fs.String("out", "", "write the lines to this file")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	opts := grammarOptions(fs)
+	run := benchcli.Bench(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	data = append(data, pos...)
-	if len(data) == 0 || *vocab == "" {
-		return usagef("--data and --vocab are required")
-	}
-	if *sample < 0 || *limit < 0 {
-		return usagef("--sample and --limit want a non-negative integer")
-	}
-	cfg := bench.BenchConfig{Data: data, Vocab: *vocab, Sample: *sample, Limit: *limit, Timeout: *timeout, Options: opts()}
-	if !*quiet {
-		cfg.Logf = func(format string, v ...any) { fmt.Fprintf(stderr, format, v...) }
-	}
-	out := stdout
-	if *outPath != "" {
-		f, err := os.Create(*outPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	return bench.WriteBench(out, cfg, *asJSON)
+	return run(pos, stdout, stderr)
 }
 
 func suiteCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("suite", stdout)
-	dir := fs.String("dir", bench.SuiteDir(), "the suite's tests/draft2020-12 directory")
-	fs.Bool("markdown", false, "Markdown (the default)")
-	asJSON := fs.Bool("json", false, "one JSON line per keyword file")
-	timeout := fs.Duration("timeout", 10*time.Second, "per test group's compile")
-	opts := grammarOptions(fs)
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	res, err := bench.RunSuite(*dir, opts(), *timeout)
+	run := benchcli.Suite(fs)
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return bench.WriteSuiteJSON(stdout, res)
-	}
-	bench.WriteSuiteMarkdown(stdout, res)
-	return nil
+	return run(pos, stdout)
 }
 
 func reportCmd(args []string, stdout, _ io.Writer) error {
