@@ -40,19 +40,17 @@ type Log struct {
 	f    *os.File
 	path string
 
-	mu      sync.Mutex
-	cond    *sync.Cond // syncers wait on it for written batches
-	pending *batch     // records queued for the next write
-	closed  bool
-	err     error // sticky: once a write or sync failed, nothing more is acknowledged
+	q *Batcher // the records queued for the next write
 
-	written     []*batch // written, not yet durable, in order
+	mu   sync.Mutex
+	cond *sync.Cond // syncers wait on it for written batches
+	err  error      // sticky: once a write or sync failed, nothing more is acknowledged
+
+	written     []*Batch // written, not yet durable, in order
 	writtenIdx  uint64   // index of the last written batch
 	syncStarted uint64   // highest index covered by a sync already started
 	writerDone  bool
 
-	wake    chan struct{} // cap 1: "pending is not empty"
-	stop    chan struct{}
 	done    chan struct{}
 	syncWG  sync.WaitGroup
 	syncFDs []*os.File
@@ -67,18 +65,6 @@ type Log struct {
 	syncs     atomic.Int64 // fdatasync calls made
 	rereads   atomic.Int64 // batches that found another writer's records at the tail
 }
-
-// batch is one write: the records, and a channel closed once they are
-// durable (or failed, with err set).
-type batch struct {
-	recs   []*Record
-	bodies [][]byte
-	idx    uint64
-	done   chan struct{}
-	err    error
-}
-
-func newBatch() *batch { return &batch{done: make(chan struct{})} }
 
 // Open opens (creating if needed) the log at path, recovers a torn tail (see
 // the package doc) and starts the writer and syncers. Other processes may
@@ -98,8 +84,7 @@ func Open(path string) (*Log, error) {
 			d.Close()
 		}
 	}
-	l := &Log{f: f, path: path, pending: newBatch(), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{f: f, path: path, q: NewBatcher(ErrClosed), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	if err := l.lock(); err != nil {
 		f.Close()
@@ -180,28 +165,12 @@ func (l *Log) Path() string { return l.path }
 func (l *Log) Append(r *Record) error {
 	body := r.AppendBody(make([]byte, 0, 256))
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return ErrClosed
-	}
-	if l.err != nil {
-		err := l.err
-		l.mu.Unlock()
-		return err
-	}
-	b := l.pending
-	b.recs = append(b.recs, r)
-	b.bodies = append(b.bodies, body)
-	first := len(b.recs) == 1
+	err := l.err
 	l.mu.Unlock()
-	if first {
-		select {
-		case l.wake <- struct{}{}:
-		default:
-		}
+	if err != nil {
+		return err // a record queued while err was being set fails in write
 	}
-	<-b.done
-	return b.err
+	return l.q.Add(r, body)
 }
 
 // run is the single writer: take the whole pending batch, chain and write
@@ -209,22 +178,11 @@ func (l *Log) Append(r *Record) error {
 func (l *Log) run() {
 	defer close(l.done)
 	for {
-		stopping := false
-		select {
-		case <-l.wake:
-		case <-l.stop:
-			stopping = true
-		}
-		l.mu.Lock()
-		b := l.pending
-		if len(b.recs) > 0 {
-			l.pending = newBatch()
-		}
-		l.mu.Unlock()
-		if len(b.recs) > 0 {
+		b, closing := l.q.Take(0, 0)
+		if b != nil {
 			l.write(b)
 		}
-		if stopping {
+		if closing {
 			l.mu.Lock()
 			l.writerDone = true
 			l.cond.Broadcast()
@@ -234,7 +192,7 @@ func (l *Log) run() {
 	}
 }
 
-func (l *Log) write(b *batch) {
+func (l *Log) write(b *Batch) {
 	l.mu.Lock()
 	err := l.err
 	l.mu.Unlock()
@@ -247,8 +205,7 @@ func (l *Log) write(b *batch) {
 		if l.err == nil {
 			l.err = err
 		}
-		b.err = l.err
-		close(b.done)
+		b.Finish(l.err)
 		return
 	}
 	l.writtenIdx++
@@ -263,7 +220,7 @@ func (l *Log) write(b *batch) {
 // linking. The prefix up to the last newline never changes — only a torn,
 // never-acknowledged tail is ever truncated — so an unchanged size means an
 // unchanged tail and the check costs one fstat.
-func (l *Log) writeLocked(b *batch) (err error) {
+func (l *Log) writeLocked(b *Batch) (err error) {
 	if err := l.lock(); err != nil {
 		return err
 	}
@@ -285,9 +242,9 @@ func (l *Log) writeLocked(b *batch) (err error) {
 	}
 	buf := l.buf[:0]
 	seq, prev := l.seq, l.prev
-	for i, body := range b.bodies {
+	for i, body := range b.Bodies {
 		seq++
-		b.recs[i].Seq, b.recs[i].Prev = seq, hex.EncodeToString(prev[:])
+		b.Recs[i].Seq, b.Recs[i].Prev = seq, hex.EncodeToString(prev[:])
 		buf, prev = AppendLine(buf, seq, prev, body)
 		buf = append(buf, '\n')
 	}
@@ -334,8 +291,7 @@ func (l *Log) syncer(f *os.File) {
 			b := l.written[0]
 			l.written[0] = nil
 			l.written = l.written[1:]
-			b.err = l.err
-			close(b.done)
+			b.Finish(l.err)
 		}
 	}
 }
@@ -343,14 +299,9 @@ func (l *Log) syncer(f *os.File) {
 // Close flushes what is queued, stops the writer and syncers and closes the
 // files.
 func (l *Log) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if !l.q.Close() {
 		return nil
 	}
-	l.closed = true
-	l.mu.Unlock()
-	close(l.stop)
 	<-l.done
 	l.syncWG.Wait()
 	var err error

@@ -36,33 +36,13 @@ type AuditLog struct {
 	db     *DB
 	origin string // recorded with each chain this AuditLog starts
 
-	mu      sync.Mutex
-	pending *auditBatch
-	closed  bool
-	// want is the batch size the writer is gathering toward (see
-	// gather): Append signals full when pending reaches it; 0 while the
-	// writer is not waiting.
-	want int
-
-	opts AuditOptions
-
-	wake    chan struct{} // cap 1: "pending is not empty"
-	full    chan struct{} // cap 1: "pending reached want"
-	stop    chan struct{}
+	q       *audit.Batcher
+	opts    AuditOptions
 	writers sync.WaitGroup
 
 	commits atomic.Int64
 	records atomic.Int64
 }
-
-type auditBatch struct {
-	recs   []*audit.Record
-	bodies [][]byte
-	done   chan struct{}
-	err    error
-}
-
-func newAuditBatch() *auditBatch { return &auditBatch{done: make(chan struct{})} }
 
 // auditWriters is how many batches one AuditLog has in flight: one, so
 // one chain per process (each writer links into a chain of its own).
@@ -83,12 +63,9 @@ type AuditOptions struct {
 
 // DefaultAuditGather is AuditLog's Gather (airs.yaml's
 // storage.audit_gather sets another): the writer waits at most this long
-// for the pending batch to reach its target (see gather), and a lone call
-// never waits. At 30 clients over three replicas on two cores, gathering
-// toward a fixed 16 records within 1 ms took the 3-vs-1 throughput ratio
-// from 0.67 to a median of 0.77; toward the recent batches' size within
-// 3 ms, to 0.85–0.90 (BENCHMARKS.md, "Gathering toward the recent batch
-// size").
+// for the pending batch to reach its target (see run), and a lone call
+// never waits. BENCHMARKS.md ("Gathering toward the recent batch size")
+// measures what it gains replicas sharing one load, and how.
 const DefaultAuditGather = 3 * time.Millisecond
 
 // AuditLog starts the writers of this process's appends with the default
@@ -100,7 +77,7 @@ func (db *DB) AuditLog() *AuditLog {
 
 // AuditLogWith is AuditLog with chosen options.
 func (db *DB) AuditLogWith(opts AuditOptions) *AuditLog {
-	l := &AuditLog{db: db, opts: opts, origin: auditOrigin(), pending: newAuditBatch(), wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{})}
+	l := &AuditLog{db: db, opts: opts, origin: auditOrigin(), q: audit.NewBatcher(ErrAuditClosed)}
 	for range auditWriters {
 		l.writers.Go(l.run)
 	}
@@ -126,74 +103,44 @@ func (l *AuditLog) Records() int64 { return l.records.Load() }
 // error means the record may or may not be in the log (a COMMIT whose
 // answer was lost): the call was not acknowledged.
 func (l *AuditLog) Append(r *audit.Record) error {
-	body := r.AppendBody(make([]byte, 0, 256))
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return ErrAuditClosed
-	}
-	b := l.pending
-	b.recs = append(b.recs, r)
-	b.bodies = append(b.bodies, body)
-	first := len(b.recs) == 1
-	full := l.want > 0 && len(b.recs) == l.want
-	l.mu.Unlock()
-	if first {
-		select {
-		case l.wake <- struct{}{}:
-		default:
-		}
-	}
-	if full {
-		select {
-		case l.full <- struct{}{}:
-		default:
-		}
-	}
-	<-b.done
-	return b.err
+	return l.q.Add(r, r.AppendBody(make([]byte, 0, 256)))
 }
 
 // run is one writer: it takes every record queued since a writer last
-// took them and appends them as one batch to its chain.
+// took them and appends them as one batch to its chain. When the last
+// batch carried more than one record — calls are arriving concurrently,
+// so waiting gathers more per commit, and commits are what replicas
+// splitting one load pay for most (docs/scaling.md, "Gathering batches")
+// — it first waits, at most Gather, for as many as the largest recent
+// batch, so the wait ends as soon as the calls that have lately been
+// running together are all in; a lone call never waits.
 func (l *AuditLog) run() {
 	var chain uint64 // 0 until a batch that starts one commits
 	var sizes batchSizes
-	var timer *time.Timer
 	for {
-		stopping := false
-		select {
-		case <-l.wake:
-		case <-l.stop:
-			stopping = true
+		target := 0
+		if sizes.last() > 1 {
+			target = min(sizes.max(), gatherCap)
 		}
-		if !stopping && l.opts.Gather > 0 && sizes.last() > 1 {
-			timer = l.gather(min(sizes.max(), gatherCap), timer)
-		}
-		l.mu.Lock()
-		b := l.pending
-		if len(b.recs) > 0 {
-			l.pending = newAuditBatch()
-		}
-		l.mu.Unlock()
-		if len(b.recs) > 0 {
-			b.err = l.write(b, &chain)
-			sizes.add(len(b.recs))
-			if b.err == nil {
+		b, closing := l.q.Take(l.opts.Gather, target)
+		if b != nil {
+			err := l.write(b, &chain)
+			sizes.add(len(b.Recs))
+			if err == nil {
 				l.commits.Add(1)
-				l.records.Add(int64(len(b.recs)))
+				l.records.Add(int64(len(b.Recs)))
 			}
-			close(b.done)
+			b.Finish(err)
 		}
-		if stopping {
+		if closing {
 			return
 		}
 	}
 }
 
 // gatherCap bounds the batch a gathering writer waits for: a commit costs
-// the database about as much as 15–20 records' inserts (~300 µs against
-// ~17 µs, measured), so past this a batch gains little from growing while
+// the database about as much as this many records' inserts
+// (BENCHMARKS.md), so past this a batch gains little from growing while
 // its calls wait longer.
 const gatherCap = 16
 
@@ -220,44 +167,6 @@ func (s *batchSizes) last() int {
 
 func (s *batchSizes) max() int { return slices.Max(s.ring[:]) }
 
-// gather waits, at most l.opts.Gather, until the pending batch holds
-// target records. run calls it only when the last batch carried more than
-// one record — calls are arriving concurrently, so waiting gathers more
-// per commit, and commits are what replicas splitting one load pay for
-// most (docs/scaling.md, "Gathering batches") — with the largest recent
-// batch as the target, so the wait ends as soon as the calls that have
-// lately been running together are all in; a lone call never waits.
-func (l *AuditLog) gather(target int, timer *time.Timer) *time.Timer {
-	// A signal left by an earlier wait that timed out is stale; no new one
-	// can come while want is 0.
-	select {
-	case <-l.full:
-	default:
-	}
-	l.mu.Lock()
-	if len(l.pending.recs) >= target {
-		l.mu.Unlock()
-		return timer
-	}
-	l.want = target
-	l.mu.Unlock()
-	if timer == nil {
-		timer = time.NewTimer(l.opts.Gather)
-	} else {
-		timer.Reset(l.opts.Gather)
-	}
-	select {
-	case <-l.full:
-	case <-timer.C:
-	case <-l.stop:
-	}
-	timer.Stop()
-	l.mu.Lock()
-	l.want = 0
-	l.mu.Unlock()
-	return timer
-}
-
 // write links and inserts one batch into *chain (0: a new chain, whose id
 // it stores there once committed) in one statement, its own transaction
 // (airs_audit_append_chain, migration 0010). Nothing is kept between
@@ -265,11 +174,11 @@ func (l *AuditLog) gather(target int, timer *time.Timer) *time.Timer {
 // failed batch (rolled back, or of unknown outcome) leaves the next one
 // correct either way; a failed first batch leaves a chain that either
 // exists whole or not at all, and the next batch starts another.
-func (l *AuditLog) write(b *auditBatch, chain *uint64) error {
+func (l *AuditLog) write(b *audit.Batch, chain *uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), AppendTimeout)
 	defer cancel()
-	bodies := make([]string, len(b.bodies))
-	for i, body := range b.bodies {
+	bodies := make([]string, len(b.Bodies))
+	for i, body := range b.Bodies {
 		bodies[i] = string(body)
 	}
 	rows, err := l.db.pool.Query(ctx, `SELECT r_chain, r_seq, r_prev FROM airs_audit_append_chain($1, $2, $3::text[])`,
@@ -291,12 +200,12 @@ func (l *AuditLog) write(b *auditBatch, chain *uint64) error {
 	if err != nil {
 		return fmt.Errorf("pg: audit append (the records may or may not be in the log; the calls were not acknowledged): %w", err)
 	}
-	if len(seqs) != len(b.recs) || (*chain != 0 && ch != *chain) {
+	if len(seqs) != len(b.Recs) || (*chain != 0 && ch != *chain) {
 		return fmt.Errorf("pg: audit append: %d records linked into chain %d for %d sent to chain %d: is the database's airs_audit_append_chain the one this airs migrated?",
-			len(seqs), ch, len(b.recs), *chain)
+			len(seqs), ch, len(b.Recs), *chain)
 	}
 	*chain = ch
-	for i, r := range b.recs {
+	for i, r := range b.Recs {
 		r.Seq, r.Chain, r.Prev = seqs[i], ch, prevs[i]
 	}
 	return nil
@@ -305,15 +214,9 @@ func (l *AuditLog) write(b *auditBatch, chain *uint64) error {
 // Close waits for the queued records' transaction and stops the writer.
 // It does not close the DB.
 func (l *AuditLog) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
+	if l.q.Close() {
+		l.writers.Wait()
 	}
-	l.closed = true
-	l.mu.Unlock()
-	close(l.stop)
-	l.writers.Wait()
 	return nil
 }
 
