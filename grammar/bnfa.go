@@ -466,7 +466,7 @@ func (n *bnfa) strTagged(d *rdfa, tags []int32, a int32, targets, ops []int32, l
 // is reachable inside the string their provenance: the tokens without '"'
 // they accept are those d's language accepts from them, so their masks
 // take the interior shared across grammars (docs/masks.md §3) instead of a
-// walk of the whole token trie on each first visit (~3 ms for llama3).
+// walk of the whole token trie on each first visit.
 // Those are the states past the last point where the set of names still
 // reachable shrinks: in an object without undeclared keys, a pattern
 // key's tail (Snowplow sp_280's "^contexts_.*" after "contexts_", which

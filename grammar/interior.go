@@ -41,8 +41,8 @@ const (
 // cpWalker holds one walk's per-state ASCII tables, built on first use,
 // and for states with many edges (a big Unicode class), an index of their
 // edges by block of 64 code points over the BMP, built after a few
-// lookups: a binary search over 427 ranges at every byte of every
-// non-ASCII token was most of the walk of such a class (issue 18).
+// lookups: a binary search over hundreds of ranges at every byte of every
+// non-ASCII token would be most of the walk of such a class.
 type cpWalker struct {
 	d     *rdfa
 	ascii []*[128]int32
@@ -266,7 +266,7 @@ var escLetter = [0x20]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'
 // node's byte completes a code point, and which, or what the bytes so far
 // leave pending, depends on the node's path only. The walk then keeps only
 // the DFA state of the last boundary per depth and does one lookup per node
-// (issue 18: the first visit of a new string language is this walk).
+// (the first visit of a new string language is this walk).
 const (
 	nqDead  = iota // no code point sequence is encoded so: skip the subtree
 	nqASCII        // completes ASCII code point lo (the state's table)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The constructions issue 20 added — the complement (not), the difference
+// The exact constructions — the complement (not), the difference
 // that makes overlapping oneOf branches exact, and if/then/else — checked
 // against the reference validator on generated instances. The generator
 // knows nothing of the constructions: it draws JSON values built from the

@@ -932,9 +932,9 @@ func tailSigs(d *rdfa) (sigs []sig128, done int) {
 // tailClassesExact is tailClasses, and whether every state got its exact
 // class (no cycle reachable anywhere), in which case the partition is
 // already the prefix-closed one and Moore has nothing to do. Classes are
-// numbered by tailSigs' signatures: a serialized key per state was a map
-// of strings the size of the automaton (16,000 states for JsonSchemaStore
-// cryproj's 2,442-name enum, milliseconds on a mask's first visit, issue 18).
+// numbered by tailSigs' signatures: a serialized key per state would be a
+// map of strings the size of the automaton (a large enum's automaton has
+// tens of thousands of states), paid on a mask's first visit.
 func tailClassesExact(d *rdfa) ([]int32, bool) {
 	sigs, done := tailSigs(d)
 	cls := make([]int32, len(d.st))
@@ -1203,8 +1203,8 @@ func (d *rdfa) sameCut(a, b int32, n, budget int) bool {
 // sameCutDepth is how far (in code points, at most n) the prefix-closed
 // languages from state a of da and state b of db agree, as sameCut
 // checks it: for two states of one automaton, or a language and one walked
-// before elsewhere (issue 18). When the budget is spent it is the depth
-// checked so far.
+// before elsewhere. When the budget is spent it is the depth checked so
+// far.
 func sameCutDepth(da *rdfa, a int32, db *rdfa, b int32, n, budget int) int {
 	qa, qb := da, db
 	if da.prefixCheap() && db.prefixCheap() && da.msig != nil && db.msig != nil && da.msig[a] == db.msig[b] {
@@ -1315,8 +1315,8 @@ var cutWalkPool = sync.Pool{New: func() any { return &cutWalkBuf{seen: map[cutPa
 // prefixCheap reports whether prefixClasses is cheap enough for a mask's
 // first visit, and if so computes it. Moore's refinement needs one round
 // per state on the longest distinguishing path (after tailClasses), each
-// round over every edge: a word counter of 200 words is 400 rounds, 25 ms
-// (issue 18). So the refinement runs at most maxPrefixRounds rounds; if it
+// round over every edge: a word counter of 200 words is 400 rounds, too
+// many for a mask. So the refinement runs at most maxPrefixRounds rounds; if it
 // is not stable by then, interiors are walked on d itself (every state
 // taken as final: the same language) and kept on d (cached by pattern, so
 // a schema seen again still finds them). A bound on the rounds, not on the
@@ -1328,9 +1328,8 @@ func (d *rdfa) prefixCheap() bool {
 		if sigs, done := tailSigs(d); done == len(d.st) {
 			// no cycle: every state's signature is a canonical key of its
 			// prefix-closed language already, and the walk runs on d (the
-			// same language): no quotient to build, no Moore. For
-			// cryproj's 16,000-state enum the quotient was 2–3 ms (and its
-			// breadth-first key from the start 0.7 ms) on the first visit.
+			// same language): no quotient to build, no Moore, which on a
+			// large enum's automaton would be most of its first visit.
 			d.msig = sigs
 			d.cheap = true
 			return

@@ -1,15 +1,16 @@
 package grammar
 
 // Sharing a mask's simulations across configurations that differ only in
-// their stacks (issue 18, "Worst-case mask time").
+// their stacks (BENCHMARKS.md, "Worst-case mask time", measures what it
+// saves).
 //
 // An ambiguous schema (a oneOf of two object shapes that both allow any
 // key, recursive) keeps many configurations that agree on their top — rule,
 // state, string counter, bookkeeping, depth — and differ only in the frames
 // below: which branch was taken at each enclosing level. Their cached masks
 // are the same, and so are their uncertain tokens; simulating each token
-// from each configuration (Github_easy o78062: 117 configurations, 52,000
-// simulations, 8 ms per mask) repeats the same work for every stack.
+// from each configuration (a hundred configurations make tens of thousands
+// of simulations per mask) repeats the same work for every stack.
 //
 // What a token does before it returns out of the top rule does not depend
 // on the frames below (only on the depth, which the group shares). So a
@@ -45,10 +46,9 @@ type stackNode struct {
 // (into a stand-in) or read the output (uniqueItems): then every token is
 // run as before.
 //
-// A free string's closing quote in an ambiguous object (Github_medium
-// o39217: 32 object rules at the root, 1,151 quote-crossing tokens) made
-// each token run from each class, 35,000 runs per mask (3–8 ms); almost
-// all end at the byte after the quote.
+// A free string's closing quote in an ambiguous object (dozens of object
+// rules at the root, a thousand quote-crossing tokens) would make each
+// token run from each class; almost all end at the byte after the quote.
 type retMemo struct {
 	b     byte
 	left  int32

@@ -71,7 +71,7 @@ func NewTokenizerInfo(v *Vocab) *TokenizerInfo {
 	// string value, any key of an open object) and the dearest to walk, as
 	// nearly every token without '"' stays inside: computed here, with the
 	// vocabulary, rather than on the first mask of the first grammar that
-	// reaches a string (a whole-trie walk, ~4 ms for llama3; issue 18).
+	// reaches a string (a whole-trie walk, the dearest part of a first mask).
 	ti.interior(anyStrDFA, 0)
 	x, _ := tiCache.LoadOrStore(v, ti)
 	return x.(*TokenizerInfo)
@@ -435,7 +435,7 @@ func (ti *TokenizerInfo) interior(sd *rdfa, si int32) []uint64 {
 	// (fixLong). The state is looked for among the last walked from the
 	// same automaton (a word counter's next word), then among the last
 	// walked anywhere, the free string first (a word counter far from its
-	// bound, a length bound written as a pattern) (issue 18).
+	// bound, a length bound written as a pattern).
 	var m, base []uint64
 	for i := len(cands) - 1; i >= 0 && m == nil; i-- {
 		switch k := sameCutDepth(sd, cands[i].si, sd, si, ti.maxLen, 4096); {
@@ -559,8 +559,8 @@ func (ti *TokenizerInfo) computeStateMask(r *rule, s int32) *stateMask {
 	sm := &stateMask{}
 	// acc is a scratch bitset: most states keep a list, and a string state
 	// the shared interior plus a list, so a first visit allocates no
-	// 2,000-word mask (16 KB, fresh memory: 61 first visits in one mask of
-	// Github_hard o40454 page-faulted for up to 7 ms)
+	// vocabulary-wide mask (fresh memory: a mask with dozens of first
+	// visits would page-fault on each)
 	acc := ti.scratchBits()
 	defer ti.putScratchBits(acc)
 	var in []uint64
@@ -668,8 +668,8 @@ func (tm *TokenMatcher) simulate(c *cfg, t []byte) bool {
 // inString decides token bytes tok from string content state s with
 // counter cnt when they stay inside the string on plain edges: the rule's
 // byte DFA and the counter rule of move, without the configuration set
-// simulate steps (near a string's limit most tokens are checked, each
-// simulated was 20,000 simulations, 15 ms, per mask under maxLength 3).
+// simulate steps (near a string's limit most tokens are checked, and a
+// simulation each would be tens of thousands per mask).
 // known is false when a byte leaves the string or has no plain edge: the
 // matcher decides those.
 func inString(r *rule, s, cnt int32, tok []byte) (ok, known bool) {
@@ -703,8 +703,8 @@ func plainWalk(r *rule, s, cnt int32, tok []byte) int32 {
 // refuses its whole subtree, which inString pays for once per token. Near a
 // binding limit over a string that needs many code points to finish
 // (Github_easy o44204's [0-9]{10,10} under maxLength 10: sdist 10 at the
-// start, so every token is checked) that was ~100,000 inString calls per
-// mask, 3–8 ms on every visit (issue 18); the walk stops at the first byte
+// start, so every token is checked) that would be an inString call for
+// nearly every token on every visit; the walk stops at the first byte
 // that cannot be a digit. Where inString would not know (a byte without a
 // plain edge, or out of the string: not for tokens a string's interior
 // holds), the subtree's tokens are left to decide (undecided).

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The features of one call, as OnlineLatency takes them (seed 003's
+// The features of one call, as OnlineLatency takes them (the pipeline's
 // latency predictor). Latencies are multiplicative — twice the payload of a
 // quadratic handler costs four times, twice the callers on a busy core
 // twice — so the model is linear in log space: log(latency) = β·x. Every
@@ -104,10 +104,10 @@ type OnlineLatencyConfig struct {
 	// RefitInterval: and at least this long after the last one (default
 	// 10 ms). Refits are further spaced to RefitCostFactor times what the
 	// last one took, so a tool called thousands of times a second spends
-	// at most 1/RefitCostFactor of a core refitting (one refit of a full
-	// window takes ~1–3 ms) while a model still follows a load that
-	// changes within a second — a fixed 1 s spacing left predictions
-	// seconds stale after a jump from 1 to 64 callers.
+	// at most 1/RefitCostFactor of a core refitting while a model still
+	// follows a load that changes within a second (a fixed spacing of a
+	// second would leave predictions seconds stale after a jump in
+	// callers).
 	RefitInterval time.Duration
 	// RefitCostFactor: see RefitInterval (default 50: ≤ 2% of a core;
 	// negative: refits are spaced by RefitInterval alone).

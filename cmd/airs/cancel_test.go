@@ -24,7 +24,8 @@ import (
 // bigCompareArgs writes compare's costliest parameters at its largest
 // accepted size (two 500 KB texts of short lines over a small alphabet:
 // Myers' worst case) to a file and returns the file's path and its bytes.
-// Before issue 12 such a compare ran for minutes whatever its timeout.
+// A handler that ignored its context would run such a compare for minutes
+// whatever its timeout.
 func bigCompareArgs(t *testing.T, dir string) (string, []byte) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -67,8 +68,8 @@ func exitWithin(t *testing.T, cmd *exec.Cmd, since time.Time, limit time.Duratio
 
 // `airs call` exits within 300 ms of SIGINT, even in the middle of the
 // costliest compare: the signal cancels the call, the handler stops, and
-// closing the Manager (which waits for handlers) does not wait long.
-// Before issue 12 it exited 6 s after the signal. The signal comes when
+// closing the Manager (which waits for handlers) does not wait long. The
+// signal comes when
 // the process has used 60 to 250 ms of CPU (from /proc): start-up
 // and decoding take about the first 100, the diff the rest, whatever the
 // machine's load does to the wall clock.
@@ -163,8 +164,8 @@ func procCPU(t *testing.T, pid int) (time.Duration, bool) {
 // work is pending: compare calls of the costliest input answered 504 after
 // 200 ms leave nothing running (the server's CPU time, from /proc, stands
 // still from 100 ms after the answers), and SIGTERM then ends the process
-// well within --drain. Before issue 12 the handlers ran on for seconds and
-// the server waited for them on its way out.
+// well within --drain, where handlers that ignored their context would run
+// on for seconds and the server wait for them on its way out.
 func TestServeExitsWithinDrainAfterTimeouts(t *testing.T) {
 	const token = "test-token-cancel"
 	sum := sha256.Sum256([]byte(token))

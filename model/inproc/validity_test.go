@@ -25,7 +25,7 @@ import (
 	"github.com/airs-dev/airs/selector"
 )
 
-// The validity check of issue 18 on the tiny e2e model (random weights):
+// The validity check on the tiny e2e model (random weights):
 // BFCL tool-call requests and JSONSchemaBench schemas, every output
 // generated under AIRS's masks and checked against the full schema by an
 // independent validator (santhosh-tekuri/jsonschema with format assertion
@@ -267,7 +267,7 @@ func TestJSONSchemaBenchValid(t *testing.T) {
 	e := tinyEngine(t)
 	n := envInt("INPROC_JSB_N", 30)
 	// every subset, the schemas evenly spaced in each (the hard subsets carry
-	// the forms issue 20 made exact: not, oneOf, uniqueItems, lookahead)
+	// the forms enforced exactly: not, oneOf, uniqueItems, lookahead)
 	paths, _ := filepath.Glob(filepath.Join(dataDir(), "jsonschemabench", "*.jsonl.gz"))
 	var files []string
 	for _, p := range paths {

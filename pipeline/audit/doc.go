@@ -12,8 +12,9 @@
 // descriptor) call fdatasync, each sync covering every batch written before
 // it started, and release those batches' waiters when it returns. The cost
 // of a sync is shared by the batch, and overlapping syncs let the
-// filesystem's journal commit several at once — which is how a disk with a
-// ~1 ms fsync serves tens of thousands of durable appends a second. A record
+// filesystem's journal commit several at once — which is how a disk whose
+// fsync takes a millisecond serves far more durable appends a second than
+// a thousand (BenchmarkAppend). A record
 // whose Append returned nil survives kill -9 and power loss (to the extent
 // the disk honours fsync). After any write or sync error the log stops
 // acknowledging (every later Append fails): it never guesses what reached

@@ -15,10 +15,9 @@ import (
 
 const (
 	// compareMaxChars bounds each text so the largest comparison fits the
-	// Fast class (5 s) with room to spare: two 500 KB texts cost at most
-	// about 0.3 s of CPU, 1.5 s under the race detector (and two such texts
-	// already fill the default 1 MiB request payload). It was 2 MB, which
-	// took up to 30 s under the race detector (issue 12 §1).
+	// Fast class (5 s) with room to spare, under the race detector too
+	// (TestBuiltinLimitsFitClass checks it); two such texts already fill the
+	// default 1 MiB request payload.
 	compareMaxChars   = 500_000
 	compareMaxChanges = 200
 	compareMaxNumbers = 200
@@ -442,7 +441,7 @@ type number struct {
 
 // findNumbers returns the numbers of a line, except years in a heading:
 // "Pricing 2024" → "Pricing 2025" is a new edition of the document, not a
-// price that rose by 1 (issue 12 §9).
+// price that rose by 1.
 func findNumbers(line string) []number {
 	if !hasDigit(line) {
 		return nil // most changed lines: skip the scan

@@ -52,8 +52,9 @@ const (
 	// search gives up on minimality (GNU diff uses 4096 or more; a lower
 	// bound keeps a search over a 500 KB text to milliseconds).
 	diffTooExpensive = 1024
-	// diffMaxWork bounds the steps of a whole diff: about 20 ms of CPU
-	// (0.3 s under the race detector).
+	// diffMaxWork bounds the steps of a whole diff, so the costliest
+	// compare fits its latency class under the race detector too
+	// (TestBuiltinLimitsFitClass).
 	diffMaxWork = 8_000_000
 	// diffCheckEvery is how many steps pass between context checks.
 	diffCheckEvery = 1 << 16

@@ -16,7 +16,7 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// The latency model's evaluation (issue 16 §4): traces of real calls of
+// The latency model's evaluation: traces of real calls of
 // the builtin summarize (extractive TextRank: its cost grows with the
 // text, about quadratically in sentences) through a real Manager, at 1…64
 // concurrent callers in a shuffled order of phases of 480 calls and with

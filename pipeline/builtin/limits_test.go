@@ -15,7 +15,7 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// Limits agree with latency classes (issue 12 §1): each size-limited
+// Limits agree with latency classes: each size-limited
 // builtin, called through the Manager at its largest accepted input in its
 // costliest shape, finishes well within its class's budget. The check is on
 // the process's CPU time (getrusage), at most half the class budget: on

@@ -19,7 +19,7 @@ func openTest(t testing.TB, dsn string) *DB {
 }
 
 // The vector extension loads, so the tool index on pgvector can build on
-// this database (issue 19's next step).
+// this database.
 func TestVectorExtensionLoads(t *testing.T) {
 	db := openTest(t, pgtest.DSN(t))
 	ctx := context.Background()
