@@ -171,10 +171,25 @@ func (c *compiler) negate(s sref) *node {
 	return n
 }
 
+// negateObject is ¬s for a schema object: the disjunction of what each of
+// its keywords rejects (a value fails s when it fails any keyword).
 func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
-	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
 	out := c.emptyNode()
 	or := func(m *node) { out = c.disj(out, m, ptr) }
+	c.negTypes(v, ptr, or)
+	for i, k := range v.Keys {
+		x, kp := v.Vals[i], ptr+"/"+jsonptr.Escape(k)
+		if negRefused[k] {
+			c.negRefusedKeyword(v, k, x, kp, or)
+			continue
+		}
+		c.negKeyword(v, ptr, k, x, kp, or)
+	}
+	return out
+}
+
+// negTypes adds the values of the types s does not allow.
+func (c *compiler) negTypes(v *jsonvalue.Value, ptr string, or func(*node)) {
 	types := c.schemaTypes(v, ptr)
 	if types != tAll {
 		other := tAll &^ types
@@ -186,235 +201,256 @@ func (c *compiler) negateObject(v *jsonvalue.Value, ptr string) *node {
 			or(numNode(intersectDFA(c.boundNum, nonIntLex)))
 		}
 	}
-	for i, k := range v.Keys {
-		x := v.Vals[i]
-		kp := at(k)
-		if negRefused[k] {
-			if k == "format" && x.Kind != jsonvalue.String {
-				continue
-			}
-			if (k == "unevaluatedProperties" || k == "unevaluatedItems" || k == "additionalProperties" || k == "items" || k == "additionalItems") && x.Kind == jsonvalue.Bool && x.Bool {
-				continue
-			}
-			if k == "items" && x.Kind == jsonvalue.Array {
-				or(c.negTuple(v, x, kp))
-				continue
-			}
-			if k == "items" && v.Get("prefixItems") == nil {
-				// some item fails x: contains ¬x, whose complement is x
-				// itself (contains.go)
-				if x.Kind == jsonvalue.Bool { // items: false: a non-empty array
-					or(&node{arrs: []*arrCons{{minI: 1, maxI: -1}}})
-					continue
-				}
-				s := sref{x, kp}
-				a := &arrCons{maxI: -1, contains: []containsDef{{pos: c.negWrap(s), neg: s}}}
-				or(&node{arrs: []*arrCons{a}})
-				continue
-			}
-			if k == "additionalItems" && v.Get("items").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool ||
-				k == "items" && v.Get("prefixItems").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool {
-				continue // with the tuple
-			}
-			if k == "uniqueItems" && x.Kind == jsonvalue.Bool && !x.Bool {
-				continue
-			}
-			if k == "propertyNames" || k == "patternProperties" || k == "additionalProperties" {
-				// some property fails: an object with a witness (witness.go)
-				or(c.negProps(v, k, x, kp))
-				continue
-			}
-			c.unsupported(kp, "not", "not over %s is not supported (no exact complement)", k)
-			or(c.anyNode()) // lenient: loosened to anything
-			continue
+}
+
+// negRefusedKeyword adds what keyword k (one of negRefused: no direct
+// complement) rejects, where a construction carries it exactly — a tuple,
+// an item or a property that fails (contains.go, witness.go) — and refuses
+// it otherwise (loosened to anything when lenient).
+func (c *compiler) negRefusedKeyword(v *jsonvalue.Value, k string, x *jsonvalue.Value, kp string, or func(*node)) {
+	if k == "format" && x.Kind != jsonvalue.String {
+		return
+	}
+	if (k == "unevaluatedProperties" || k == "unevaluatedItems" || k == "additionalProperties" || k == "items" || k == "additionalItems") && x.Kind == jsonvalue.Bool && x.Bool {
+		return
+	}
+	if k == "items" && x.Kind == jsonvalue.Array {
+		or(c.negTuple(v, x, kp))
+		return
+	}
+	if k == "items" && v.Get("prefixItems") == nil {
+		// some item fails x: contains ¬x, whose complement is x
+		// itself (contains.go)
+		if x.Kind == jsonvalue.Bool { // items: false: a non-empty array
+			or(&node{arrs: []*arrCons{{minI: 1, maxI: -1}}})
+			return
 		}
-		switch k {
-		case "not":
-			or(c.lower(sref{x, kp}))
-		case "const":
-			or(c.negEnum([]*jsonvalue.Value{x}, kp))
-		case "enum":
-			if x.Kind == jsonvalue.Array {
-				or(c.negEnum(x.Vals, kp))
+		s := sref{x, kp}
+		a := &arrCons{maxI: -1, contains: []containsDef{{pos: c.negWrap(s), neg: s}}}
+		or(&node{arrs: []*arrCons{a}})
+		return
+	}
+	if k == "additionalItems" && v.Get("items").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool ||
+		k == "items" && v.Get("prefixItems").Is(jsonvalue.Array) && x.Kind == jsonvalue.Bool {
+		return // with the tuple
+	}
+	if k == "uniqueItems" && x.Kind == jsonvalue.Bool && !x.Bool {
+		return
+	}
+	if k == "propertyNames" || k == "patternProperties" || k == "additionalProperties" {
+		// some property fails: an object with a witness (witness.go)
+		or(c.negProps(v, k, x, kp))
+		return
+	}
+	c.unsupported(kp, "not", "not over %s is not supported (no exact complement)", k)
+	or(c.anyNode()) // lenient: loosened to anything
+	return
+}
+
+// negKeyword adds what keyword k of the schema object v at ptr rejects.
+func (c *compiler) negKeyword(v *jsonvalue.Value, ptr, k string, x *jsonvalue.Value, kp string, or func(*node)) {
+	at := func(k string) string { return ptr + "/" + jsonptr.Escape(k) }
+	switch k {
+	case "not":
+		or(c.lower(sref{x, kp}))
+	case "const":
+		or(c.negEnum([]*jsonvalue.Value{x}, kp))
+	case "enum":
+		if x.Kind == jsonvalue.Array {
+			or(c.negEnum(x.Vals, kp))
+		}
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		if m := c.negBound(v, k, x, kp); m != nil {
+			or(m)
+		}
+	case "multipleOf":
+		lex, ok := num(x)
+		if !ok {
+			fail(kp, k, "must be a number")
+		}
+		m, err := multipleDFA(lex)
+		if err != nil {
+			c.unsupported(kp, "not", "%v", err)
+			or(c.anyNode())
+			return
+		}
+		or(numNode(intersectDFA(c.boundNum, complementDFA(m, anyRune))))
+	case "minLength":
+		if n := nonNegInt(x, kp, k); n > 0 {
+			or(&node{str: &strCons{d: c.anyStr, max: n - 1}})
+		}
+	case "maxLength":
+		n := nonNegInt(x, kp, k)
+		if n < 1<<30 {
+			or(&node{str: &strCons{d: c.anyStr, min: n + 1, max: -1}})
+		}
+	case "pattern":
+		if x.Kind != jsonvalue.String {
+			fail(kp, "pattern", "must be a string")
+		}
+		d, err := cachedRegexDFA(x.Str)
+		if err != nil {
+			c.unsupported(kp, "not", "pattern: %v", err)
+			or(c.anyNode())
+			return
+		}
+		if cd := complementDFA(d, anyRune); !cd.isEmpty() {
+			or(&node{str: &strCons{d: cd, max: -1}})
+		}
+	case "required":
+		if x.Kind == jsonvalue.Array {
+			for _, r := range x.Vals {
+				if r.Kind == jsonvalue.String {
+					or(&node{objs: []*objCons{c.objWithout(r.Str)}})
+				}
 			}
-		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-			if x.Kind == jsonvalue.Bool {
+		}
+	case "minProperties":
+		if n := nonNegInt(x, kp, k); n > 0 {
+			or(&node{objs: []*objCons{{maxP: n - 1}}})
+		}
+	case "maxProperties":
+		if n := nonNegInt(x, kp, k); n < 1<<30 {
+			or(&node{objs: []*objCons{{minP: n + 1, maxP: -1}}})
+		}
+	case "minItems":
+		if n := nonNegInt(x, kp, k); n > 0 {
+			or(&node{arrs: []*arrCons{{maxI: n - 1}}})
+		}
+	case "maxItems":
+		if n := nonNegInt(x, kp, k); n < 1<<30 {
+			or(&node{arrs: []*arrCons{{minI: n + 1, maxI: -1}}})
+		}
+	case "properties":
+		if x.Kind != jsonvalue.Object {
+			return
+		}
+		for j, pk := range x.Keys {
+			ps := sref{x.Vals[j], kp + "/" + jsonptr.Escape(pk)}
+			if ps.v.Kind == jsonvalue.Bool && ps.v.Bool {
 				continue
 			}
-			lex, ok := num(x)
-			if !ok {
-				fail(kp, k, "must be a number")
+			// an object with pk whose value fails ps.
+			o := &objCons{parts: []*objPart{{props: []propDef{{pk, c.negWrap(ps)}}}}, required: []string{pk}, maxP: -1}
+			or(&node{objs: []*objCons{o}})
+		}
+	case "prefixItems":
+		if x.Kind == jsonvalue.Array {
+			or(c.negTuple(v, x, kp))
+		}
+	case "contains":
+		// no item satisfies x: every item fails it.
+		a := &arrCons{parts: []*arrPart{{items: ptrTo(c.negWrap(sref{x, kp}))}}, maxI: -1}
+		if v.Get("minContains") != nil || v.Get("maxContains") != nil {
+			c.unsupported(kp, "not", "not over minContains/maxContains is not supported")
+			a = c.anyArr
+		}
+		or(&node{arrs: []*arrCons{a}})
+	case "dependentRequired", "dependencies":
+		c.negDependencies(k, x, kp, or)
+	case "$ref":
+		if x.Kind == jsonvalue.String {
+			t, p := c.resolveRef(x.Str, kp)
+			if p == "" {
+				p = kp
 			}
-			var rel uint8
-			switch k {
-			case "minimum":
-				rel = relLT
-				if ex := v.Get("exclusiveMinimum"); ex.Is(jsonvalue.Bool) && ex.Bool {
-					rel |= relEQ
-				}
-			case "maximum":
-				rel = relGT
-				if ex := v.Get("exclusiveMaximum"); ex.Is(jsonvalue.Bool) && ex.Bool {
-					rel |= relEQ
-				}
-			case "exclusiveMinimum":
-				rel = relLT | relEQ
-			case "exclusiveMaximum":
-				rel = relGT | relEQ
+			or(c.negate(sref{t, p}))
+		}
+	case "allOf":
+		if x.Kind == jsonvalue.Array {
+			for j, s := range x.Vals {
+				or(c.negate(sref{s, kp + "/" + strconv.Itoa(j)}))
 			}
-			if seededBug == bugComplementBoundary {
-				rel ^= relEQ
-			}
-			or(numNode(c.cmpNum(lex, rel, kp, k)))
-		case "multipleOf":
-			lex, ok := num(x)
-			if !ok {
-				fail(kp, k, "must be a number")
-			}
-			m, err := multipleDFA(lex)
-			if err != nil {
-				c.unsupported(kp, "not", "%v", err)
-				or(c.anyNode())
-				continue
-			}
-			or(numNode(intersectDFA(c.boundNum, complementDFA(m, anyRune))))
-		case "minLength":
-			if n := nonNegInt(x, kp, k); n > 0 {
-				or(&node{str: &strCons{d: c.anyStr, max: n - 1}})
-			}
-		case "maxLength":
-			n := nonNegInt(x, kp, k)
-			if n < 1<<30 {
-				or(&node{str: &strCons{d: c.anyStr, min: n + 1, max: -1}})
-			}
-		case "pattern":
-			if x.Kind != jsonvalue.String {
-				fail(kp, "pattern", "must be a string")
-			}
-			d, err := cachedRegexDFA(x.Str)
-			if err != nil {
-				c.unsupported(kp, "not", "pattern: %v", err)
-				or(c.anyNode())
-				continue
-			}
-			if cd := complementDFA(d, anyRune); !cd.isEmpty() {
-				or(&node{str: &strCons{d: cd, max: -1}})
-			}
-		case "required":
-			if x.Kind == jsonvalue.Array {
-				for _, r := range x.Vals {
-					if r.Kind == jsonvalue.String {
-						or(&node{objs: []*objCons{c.objWithout(r.Str)}})
-					}
-				}
-			}
-		case "minProperties":
-			if n := nonNegInt(x, kp, k); n > 0 {
-				or(&node{objs: []*objCons{{maxP: n - 1}}})
-			}
-		case "maxProperties":
-			if n := nonNegInt(x, kp, k); n < 1<<30 {
-				or(&node{objs: []*objCons{{minP: n + 1, maxP: -1}}})
-			}
-		case "minItems":
-			if n := nonNegInt(x, kp, k); n > 0 {
-				or(&node{arrs: []*arrCons{{maxI: n - 1}}})
-			}
-		case "maxItems":
-			if n := nonNegInt(x, kp, k); n < 1<<30 {
-				or(&node{arrs: []*arrCons{{minI: n + 1, maxI: -1}}})
-			}
-		case "properties":
-			if x.Kind != jsonvalue.Object {
-				continue
-			}
-			for j, pk := range x.Keys {
-				ps := sref{x.Vals[j], kp + "/" + jsonptr.Escape(pk)}
-				if ps.v.Kind == jsonvalue.Bool && ps.v.Bool {
-					continue
-				}
-				// an object with pk whose value fails ps.
-				o := &objCons{parts: []*objPart{{props: []propDef{{pk, c.negWrap(ps)}}}}, required: []string{pk}, maxP: -1}
-				or(&node{objs: []*objCons{o}})
-			}
-		case "prefixItems":
-			if x.Kind == jsonvalue.Array {
-				or(c.negTuple(v, x, kp))
-			}
-		case "contains":
-			// no item satisfies x: every item fails it.
-			a := &arrCons{parts: []*arrPart{{items: ptrTo(c.negWrap(sref{x, kp}))}}, maxI: -1}
-			if v.Get("minContains") != nil || v.Get("maxContains") != nil {
-				c.unsupported(kp, "not", "not over minContains/maxContains is not supported")
-				a = c.anyArr
-			}
-			or(&node{arrs: []*arrCons{a}})
-		case "dependentRequired", "dependencies":
-			if x.Kind != jsonvalue.Object {
-				continue
-			}
-			for j, dk := range x.Keys {
-				dv := x.Vals[j]
-				dp := kp + "/" + jsonptr.Escape(dk)
-				switch dv.Kind {
-				case jsonvalue.Array:
-					for _, r := range dv.Vals {
-						if r.Kind == jsonvalue.String {
-							o := c.objWithout(r.Str)
-							o.required = []string{dk}
-							or(&node{objs: []*objCons{o}})
-						}
-					}
-				default: // a schema dependency: dk present and the object fails dv.
-					if k == "dependentRequired" {
-						continue
-					}
-					or(c.conj(&node{objs: []*objCons{{required: []string{dk}, maxP: -1}}}, c.negate(sref{dv, dp}), dp))
-				}
-			}
-		case "$ref":
-			if x.Kind == jsonvalue.String {
-				t, p := c.resolveRef(x.Str, kp)
-				if p == "" {
-					p = kp
-				}
-				or(c.negate(sref{t, p}))
-			}
-		case "allOf":
-			if x.Kind == jsonvalue.Array {
-				for j, s := range x.Vals {
-					or(c.negate(sref{s, kp + "/" + strconv.Itoa(j)}))
-				}
-			}
-		case "anyOf":
-			if x.Kind == jsonvalue.Array {
-				m := c.anyNode()
-				for j, s := range x.Vals {
-					m = c.conj(m, c.negate(sref{s, kp + "/" + strconv.Itoa(j)}), kp)
-				}
-				or(m)
-			}
-		case "oneOf":
-			if x.Kind == jsonvalue.Array {
-				or(c.negOneOf(x, kp))
-			}
-		case "if":
-			th, el := v.Get("then"), v.Get("else")
-			if th == nil && el == nil {
-				continue
-			}
-			is := sref{x, kp}
-			m := c.emptyNode()
-			if th != nil {
-				m = c.disj(m, c.conj(c.lower(is), c.negate(sref{th, at("then")}), kp), kp)
-			}
-			if el != nil {
-				m = c.disj(m, c.conj(c.negate(is), c.negate(sref{el, at("else")}), kp), kp)
+		}
+	case "anyOf":
+		if x.Kind == jsonvalue.Array {
+			m := c.anyNode()
+			for j, s := range x.Vals {
+				m = c.conj(m, c.negate(sref{s, kp + "/" + strconv.Itoa(j)}), kp)
 			}
 			or(m)
 		}
+	case "oneOf":
+		if x.Kind == jsonvalue.Array {
+			or(c.negOneOf(x, kp))
+		}
+	case "if":
+		th, el := v.Get("then"), v.Get("else")
+		if th == nil && el == nil {
+			return
+		}
+		is := sref{x, kp}
+		m := c.emptyNode()
+		if th != nil {
+			m = c.disj(m, c.conj(c.lower(is), c.negate(sref{th, at("then")}), kp), kp)
+		}
+		if el != nil {
+			m = c.disj(m, c.conj(c.negate(is), c.negate(sref{el, at("else")}), kp), kp)
+		}
+		or(m)
 	}
-	return out
+}
+
+// negBound is the numbers a bound (minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum) of v rejects, or nil for a draft-4 boolean exclusive
+// bound, which only modifies its sibling.
+func (c *compiler) negBound(v *jsonvalue.Value, k string, x *jsonvalue.Value, kp string) *node {
+	if x.Kind == jsonvalue.Bool {
+		return nil
+	}
+	lex, ok := num(x)
+	if !ok {
+		fail(kp, k, "must be a number")
+	}
+	var rel uint8
+	switch k {
+	case "minimum":
+		rel = relLT
+		if ex := v.Get("exclusiveMinimum"); ex.Is(jsonvalue.Bool) && ex.Bool {
+			rel |= relEQ
+		}
+	case "maximum":
+		rel = relGT
+		if ex := v.Get("exclusiveMaximum"); ex.Is(jsonvalue.Bool) && ex.Bool {
+			rel |= relEQ
+		}
+	case "exclusiveMinimum":
+		rel = relLT | relEQ
+	case "exclusiveMaximum":
+		rel = relGT | relEQ
+	}
+	if seededBug == bugComplementBoundary {
+		rel ^= relEQ
+	}
+	return numNode(c.cmpNum(lex, rel, kp, k))
+}
+
+// negDependencies adds the objects dependentRequired (or draft-7
+// dependencies) rejects: one with a key and without a name it requires,
+// or, for a schema dependency, with the key and failing the schema.
+func (c *compiler) negDependencies(k string, x *jsonvalue.Value, kp string, or func(*node)) {
+	if x.Kind != jsonvalue.Object {
+		return
+	}
+	for j, dk := range x.Keys {
+		dv := x.Vals[j]
+		dp := kp + "/" + jsonptr.Escape(dk)
+		switch dv.Kind {
+		case jsonvalue.Array:
+			for _, r := range dv.Vals {
+				if r.Kind == jsonvalue.String {
+					o := c.objWithout(r.Str)
+					o.required = []string{dk}
+					or(&node{objs: []*objCons{o}})
+				}
+			}
+		default: // a schema dependency: dk present and the object fails dv.
+			if k == "dependentRequired" {
+				continue
+			}
+			or(c.conj(&node{objs: []*objCons{{required: []string{dk}, maxP: -1}}}, c.negate(sref{dv, dp}), dp))
+		}
+	}
 }
 
 func ptrTo[T any](x T) *T { return &x }

@@ -247,255 +247,300 @@ func Workflow(ctx workflow.Context, req RunRequest) (*RunResult, error) {
 	if err := workflow.ExecuteActivity(pctx, PrepareActivityName, req).Get(ctx, &prep); err != nil {
 		return nil, err
 	}
-	res := &RunResult{Chain: prep.Name, RunID: req.RunID, Steps: map[string]*chains.StepResult{}, Policy: prep.Policy}
-
-	runCtx, cancel := workflow.WithCancel(ctx)
+	r := &wfRun{ctx: ctx, req: req, prep: prep, popts: popts,
+		res: &RunResult{Chain: prep.Name, RunID: req.RunID, Steps: map[string]*chains.StepResult{}, Policy: prep.Policy}}
+	var cancel workflow.CancelFunc
+	r.runCtx, cancel = workflow.WithCancel(ctx)
+	r.cancel = cancel
 	defer cancel()
-	// The chain's budget, from the workflow's start (the same instant on
-	// every replay).
-	var deadline time.Time
-	expired := false
-	if req.Timeout > 0 {
-		deadline = workflow.GetInfo(ctx).WorkflowStartTime.Add(req.Timeout)
-		workflow.Go(runCtx, func(tctx workflow.Context) {
-			// A call running at the deadline ends there itself, with the
-			// pipeline's timeout error (its context has the deadline); the
-			// timer, a little later, stops whatever did not.
-			d := deadline.Sub(workflow.Now(tctx)) + budgetGrace
-			if d > 0 && workflow.NewTimer(tctx, d).Get(tctx, nil) != nil {
-				return // the run ended first
-			}
-			expired = true
-			cancel()
-		})
-	}
+	r.startBudget()
 	par := req.MaxParallel
 	if par <= 0 {
 		par = chains.DefaultMaxParallel
 	}
-	sem := workflow.NewSemaphore(runCtx, int64(par))
-	states := make([]*stepState, len(prep.Steps))
-	for i := range states {
+	r.sem = workflow.NewSemaphore(r.runCtx, int64(par))
+	r.states = make([]*stepState, len(prep.Steps))
+	for i := range r.states {
 		f, s := workflow.NewFuture(ctx)
-		states[i] = &stepState{done: s, doneF: f}
+		r.states[i] = &stepState{done: s, doneF: f}
 	}
-	var fails []string
-	stopped := false
-	why := func() string {
-		switch {
-		case stopped:
-			return "chain stopped after a step failed"
-		case expired:
-			return "the chain's budget ran out"
-		}
-		return "run cancelled"
-	}
-	fail := func(f Failure, msg string) {
-		fails = append(fails, msg)
-		res.Failures = append(res.Failures, f)
-		if prep.Policy == chains.StopOnFailure && !stopped {
-			stopped = true
-			cancel()
-		}
-	}
-	trace := func(t chains.NodeTrace) { res.Trace = append(res.Trace, t) }
-	finish := func(i int, st chains.StepStatus, out json.RawMessage, msg string) {
-		s := prep.Steps[i]
-		states[i].status, states[i].output = st, out
-		sr := &chains.StepResult{ID: s.ID, Tool: s.Tool, Status: st, Error: msg}
-		if st == chains.StatusOK {
-			sr.Output = out
-		}
-		if st == chains.StatusSkipped {
-			now := workflow.Now(ctx)
-			trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: now, End: now, Outcome: chains.OutcomeSkipped, Error: msg})
-		}
-		res.Steps[s.ID] = sr
-		states[i].done.Set(nil, nil)
-	}
-
-	// call runs one call as an activity and maps its end to a step status.
-	// cctx is the calling coroutine's context (a child of runCtx: blocking
-	// calls must use their own coroutine's context).
-	call := func(cctx workflow.Context, i, item int, outputs map[string]json.RawMessage) (json.RawMessage, chains.StepStatus, string) {
-		s := prep.Steps[i]
-		cr := CallRequest{Run: req, Step: i, Item: item, Outputs: outputs, Idempotent: s.Idempotent, Deadline: deadline}
-		key := cr.Key(s.ID)
-		node := nodeName(s.ID, item)
-		if err := sem.Acquire(cctx, 1); err != nil {
-			return nil, chains.StatusSkipped, "not started: " + why()
-		}
-		defer sem.Release(1)
-		start := workflow.Now(cctx)
-		actx := workflow.WithActivityOptions(cctx, callOptions(req, key, s.Idempotent, deadline, start))
-		var out CallResult
-		err := workflow.ExecuteActivity(actx, CallActivityName, cr).Get(cctx, &out)
-		if err == nil {
-			trace(out.Trace)
-			return out.Output, chains.StatusOK, ""
-		}
-		var ae *temporal.ApplicationError
-		isApp := errors.As(err, &ae)
-		var cf CallFailure
-		fromCall := isApp && ae.Type() == ErrTypeToolFailure && ae.HasDetails() && ae.Details(&cf) == nil && cf.Trace.Node != ""
-		if !fromCall {
-			cf = CallFailure{Outcome: pipeline.OutcomeError, Message: callError(err, s, key),
-				Trace: chains.NodeTrace{Node: node, Step: s.ID, Item: item, Tool: s.Tool, CallID: key, Start: start}}
-		}
-		// Ended by the run's end, not by its own failure: cancelled, as in
-		// chains.Run — unless the chain's budget ended it, which chains.Run
-		// reports as the call's timeout.
-		if runCtx.Err() != nil && (!isApp || fromCall && cf.Outcome != pipeline.OutcomeTimeout) {
-			if !expired || stopped {
-				if !fromCall {
-					cf.Outcome, cf.Message = pipeline.OutcomeCancelled, "cancelled: "+why()
-				}
-				cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
-				if cf.Trace.End.IsZero() {
-					cf.Trace.End = workflow.Now(cctx)
-					cf.Trace.Latency = cf.Trace.End.Sub(start)
-				}
-				trace(cf.Trace)
-				return nil, chains.StatusCancelled, cf.Message
-			}
-			cf.Outcome, cf.Kind = pipeline.OutcomeTimeout, pipeline.KindTimeout
-			cf.Message = (&pipeline.Timeout{Budget: req.Timeout}).Error() + ": the chain's budget ran out"
-		}
-		cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
-		if cf.Trace.End.IsZero() || !fromCall {
-			cf.Trace.End = workflow.Now(cctx)
-			cf.Trace.Latency = cf.Trace.End.Sub(start)
-		}
-		trace(cf.Trace)
-		if cf.Outcome == pipeline.OutcomeTimeout && cf.Kind == pipeline.KindTimeout && !fromCall {
-			fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, cf.Message))
-			return nil, chains.StatusFailed, cf.Message
-		}
-		msg := callError(err, s, key)
-		if !s.Idempotent && (lost(err) || isApp && ae.Type() == ErrTypeNotRepeated) {
-			res.Interrupted = append(res.Interrupted, key)
-		}
-		fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, msg))
-		return nil, chains.StatusFailed, msg
-	}
-
 	for i := range prep.Steps {
-		workflow.Go(runCtx, func(gctx workflow.Context) {
-			s := prep.Steps[i]
-			for _, d := range s.Deps {
-				_ = states[d].doneF.Get(gctx, nil)
-			}
-			for _, d := range s.Deps {
-				if st := states[d].status; st != chains.StatusOK {
-					finish(i, chains.StatusSkipped, nil, fmt.Sprintf("not started: dependency %s %s", prep.Steps[d].ID, st))
-					return
-				}
-			}
-			if runCtx.Err() != nil {
-				finish(i, chains.StatusSkipped, nil, "not started: "+why())
-				return
-			}
-			outputs := make(map[string]json.RawMessage, len(s.Deps))
-			for _, d := range s.Deps {
-				outputs[prep.Steps[d].ID] = states[d].output
-			}
-			if !s.Foreach {
-				out, st, msg := call(gctx, i, -1, outputs)
-				finish(i, st, out, msg)
-				return
-			}
-			// Foreach: resolve the array (a pure activity), then one
-			// activity per element, in parallel within MaxParallel.
-			start := workflow.Now(gctx)
-			ictx := workflow.WithActivityOptions(gctx, popts)
-			var n int
-			if err := workflow.ExecuteActivity(ictx, ItemsActivityName, CallRequest{Run: req, Step: i, Item: -1, Outputs: outputs}).Get(gctx, &n); err != nil {
-				msg := "foreach: " + rootMessage(err)
-				if runCtx.Err() != nil && !isApplication(err) {
-					finish(i, chains.StatusCancelled, nil, "cancelled: "+why())
-					return
-				}
-				fail(Failure{Step: s.ID, Node: s.ID, Outcome: pipeline.OutcomeError, Message: msg}, fmt.Sprintf("step %s: %s", s.ID, msg))
-				trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: workflow.Now(gctx), Outcome: pipeline.OutcomeError, Error: msg})
-				finish(i, chains.StatusFailed, nil, msg)
-				return
-			}
-			outs := make([]json.RawMessage, n)
-			sts := make([]chains.StepStatus, n)
-			msgs := make([]string, n)
-			wg := workflow.NewWaitGroup(gctx)
-			for k := range n {
-				wg.Add(1)
-				workflow.Go(gctx, func(kctx workflow.Context) {
-					defer wg.Done()
-					outs[k], sts[k], msgs[k] = call(kctx, i, k, outputs)
-				})
-			}
-			wg.Wait(gctx)
-			st, msg := chains.StatusOK, ""
-			for k := range n {
-				if sts[k] == chains.StatusFailed {
-					st, msg = chains.StatusFailed, fmt.Sprintf("item %d: %s", k, msgs[k])
-					break
-				}
-				if sts[k] != chains.StatusOK && st == chains.StatusOK {
-					st, msg = chains.StatusCancelled, fmt.Sprintf("item %d: %s", k, msgs[k])
-				}
-			}
-			// The foreach step's own trace entry (no call id), as chains.Run.
-			outcome := pipeline.OutcomeOK
-			switch st {
-			case chains.StatusFailed:
-				outcome = pipeline.OutcomeError
-			case chains.StatusCancelled:
-				outcome = pipeline.OutcomeCancelled
-			}
-			end := workflow.Now(gctx)
-			trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: end, Latency: end.Sub(start), Outcome: outcome, Error: msg})
-			if st != chains.StatusOK {
-				finish(i, st, nil, msg)
-				return
-			}
-			raw, _ := json.Marshal(outs)
-			finish(i, chains.StatusOK, raw, "")
-		})
+		workflow.Go(r.runCtx, func(gctx workflow.Context) { r.step(gctx, i) })
 	}
-	for _, s := range states {
+	for _, s := range r.states {
 		_ = s.doneF.Get(after, nil)
 	}
 	cancel() // stops the budget's timer
+	return r.end(after), nil
+}
+
+// wfRun is one run of Workflow: what its steps' coroutines share. Temporal
+// runs a workflow's coroutines one at a time, so no lock guards it.
+type wfRun struct {
+	ctx    workflow.Context // the workflow's
+	runCtx workflow.Context // the steps': cancelled at a stop, a cancellation or the budget's end
+	cancel workflow.CancelFunc
+	req    RunRequest
+	prep   Prepared
+	popts  workflow.ActivityOptions // of the pure activities
+	res    *RunResult
+	states []*stepState
+	sem    workflow.Semaphore
+
+	deadline time.Time // the chain's budget, if any
+	expired  bool      // the budget ran out
+	stopped  bool      // a failure stopped the chain (StopOnFailure)
+	fails    []string
+}
+
+// startBudget starts the chain's budget, counted from the workflow's start
+// (the same instant on every replay).
+func (r *wfRun) startBudget() {
+	if r.req.Timeout <= 0 {
+		return
+	}
+	r.deadline = workflow.GetInfo(r.ctx).WorkflowStartTime.Add(r.req.Timeout)
+	workflow.Go(r.runCtx, func(tctx workflow.Context) {
+		// A call running at the deadline ends there itself, with the
+		// pipeline's timeout error (its context has the deadline); the
+		// timer, a little later, stops whatever did not.
+		d := r.deadline.Sub(workflow.Now(tctx)) + budgetGrace
+		if d > 0 && workflow.NewTimer(tctx, d).Get(tctx, nil) != nil {
+			return // the run ended first
+		}
+		r.expired = true
+		r.cancel()
+	})
+}
+
+// why a call did not start or was cancelled.
+func (r *wfRun) why() string {
+	switch {
+	case r.stopped:
+		return "chain stopped after a step failed"
+	case r.expired:
+		return "the chain's budget ran out"
+	}
+	return "run cancelled"
+}
+
+func (r *wfRun) fail(f Failure, msg string) {
+	r.fails = append(r.fails, msg)
+	r.res.Failures = append(r.res.Failures, f)
+	if r.prep.Policy == chains.StopOnFailure && !r.stopped {
+		r.stopped = true
+		r.cancel()
+	}
+}
+
+func (r *wfRun) trace(t chains.NodeTrace) { r.res.Trace = append(r.res.Trace, t) }
+
+// finish records step i's end and releases the steps waiting for it.
+func (r *wfRun) finish(i int, st chains.StepStatus, out json.RawMessage, msg string) {
+	s := r.prep.Steps[i]
+	r.states[i].status, r.states[i].output = st, out
+	sr := &chains.StepResult{ID: s.ID, Tool: s.Tool, Status: st, Error: msg}
+	if st == chains.StatusOK {
+		sr.Output = out
+	}
+	if st == chains.StatusSkipped {
+		now := workflow.Now(r.ctx)
+		r.trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: now, End: now, Outcome: chains.OutcomeSkipped, Error: msg})
+	}
+	r.res.Steps[s.ID] = sr
+	r.states[i].done.Set(nil, nil)
+}
+
+// call runs one call as an activity and maps its end to a step status.
+// cctx is the calling coroutine's context (a child of runCtx: blocking
+// calls must use their own coroutine's context).
+func (r *wfRun) call(cctx workflow.Context, i, item int, outputs map[string]json.RawMessage) (json.RawMessage, chains.StepStatus, string) {
+	s := r.prep.Steps[i]
+	cr := CallRequest{Run: r.req, Step: i, Item: item, Outputs: outputs, Idempotent: s.Idempotent, Deadline: r.deadline}
+	key := cr.Key(s.ID)
+	node := nodeName(s.ID, item)
+	if err := r.sem.Acquire(cctx, 1); err != nil {
+		return nil, chains.StatusSkipped, "not started: " + r.why()
+	}
+	defer r.sem.Release(1)
+	start := workflow.Now(cctx)
+	actx := workflow.WithActivityOptions(cctx, callOptions(r.req, key, s.Idempotent, r.deadline, start))
+	var out CallResult
+	err := workflow.ExecuteActivity(actx, CallActivityName, cr).Get(cctx, &out)
+	if err == nil {
+		r.trace(out.Trace)
+		return out.Output, chains.StatusOK, ""
+	}
+	var ae *temporal.ApplicationError
+	isApp := errors.As(err, &ae)
+	var cf CallFailure
+	fromCall := isApp && ae.Type() == ErrTypeToolFailure && ae.HasDetails() && ae.Details(&cf) == nil && cf.Trace.Node != ""
+	if !fromCall {
+		cf = CallFailure{Outcome: pipeline.OutcomeError, Message: callError(err, s, key),
+			Trace: chains.NodeTrace{Node: node, Step: s.ID, Item: item, Tool: s.Tool, CallID: key, Start: start}}
+	}
+	// Ended by the run's end, not by its own failure: cancelled, as in
+	// chains.Run — unless the chain's budget ended it, which chains.Run
+	// reports as the call's timeout.
+	if r.runCtx.Err() != nil && (!isApp || fromCall && cf.Outcome != pipeline.OutcomeTimeout) {
+		if !r.expired || r.stopped {
+			if !fromCall {
+				cf.Outcome, cf.Message = pipeline.OutcomeCancelled, "cancelled: "+r.why()
+			}
+			cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
+			if cf.Trace.End.IsZero() {
+				cf.Trace.End = workflow.Now(cctx)
+				cf.Trace.Latency = cf.Trace.End.Sub(start)
+			}
+			r.trace(cf.Trace)
+			return nil, chains.StatusCancelled, cf.Message
+		}
+		cf.Outcome, cf.Kind = pipeline.OutcomeTimeout, pipeline.KindTimeout
+		cf.Message = (&pipeline.Timeout{Budget: r.req.Timeout}).Error() + ": the chain's budget ran out"
+	}
+	cf.Trace.Outcome, cf.Trace.Error = cf.Outcome, cf.Message
+	if cf.Trace.End.IsZero() || !fromCall {
+		cf.Trace.End = workflow.Now(cctx)
+		cf.Trace.Latency = cf.Trace.End.Sub(start)
+	}
+	r.trace(cf.Trace)
+	if cf.Outcome == pipeline.OutcomeTimeout && cf.Kind == pipeline.KindTimeout && !fromCall {
+		r.fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, cf.Message))
+		return nil, chains.StatusFailed, cf.Message
+	}
+	msg := callError(err, s, key)
+	if !s.Idempotent && (lost(err) || isApp && ae.Type() == ErrTypeNotRepeated) {
+		r.res.Interrupted = append(r.res.Interrupted, key)
+	}
+	r.fail(Failure{Step: s.ID, Node: node, Outcome: cf.Outcome, Kind: cf.Kind, Message: cf.Message}, fmt.Sprintf("step %s: %s", node, msg))
+	return nil, chains.StatusFailed, msg
+}
+
+// step is step i's coroutine: it waits for the steps it depends on, then
+// runs its call (or its foreach's calls) unless one of them did not finish
+// or the run ended.
+func (r *wfRun) step(gctx workflow.Context, i int) {
+	s := r.prep.Steps[i]
+	for _, d := range s.Deps {
+		_ = r.states[d].doneF.Get(gctx, nil)
+	}
+	for _, d := range s.Deps {
+		if st := r.states[d].status; st != chains.StatusOK {
+			r.finish(i, chains.StatusSkipped, nil, fmt.Sprintf("not started: dependency %s %s", r.prep.Steps[d].ID, st))
+			return
+		}
+	}
+	if r.runCtx.Err() != nil {
+		r.finish(i, chains.StatusSkipped, nil, "not started: "+r.why())
+		return
+	}
+	outputs := make(map[string]json.RawMessage, len(s.Deps))
+	for _, d := range s.Deps {
+		outputs[r.prep.Steps[d].ID] = r.states[d].output
+	}
+	if !s.Foreach {
+		out, st, msg := r.call(gctx, i, -1, outputs)
+		r.finish(i, st, out, msg)
+		return
+	}
+	r.foreach(gctx, i, outputs)
+}
+
+// foreach resolves step i's array (a pure activity), then runs one
+// activity per element, in parallel within MaxParallel, and gathers their
+// outputs in element order.
+func (r *wfRun) foreach(gctx workflow.Context, i int, outputs map[string]json.RawMessage) {
+	s := r.prep.Steps[i]
+	start := workflow.Now(gctx)
+	ictx := workflow.WithActivityOptions(gctx, r.popts)
+	var n int
+	if err := workflow.ExecuteActivity(ictx, ItemsActivityName, CallRequest{Run: r.req, Step: i, Item: -1, Outputs: outputs}).Get(gctx, &n); err != nil {
+		msg := "foreach: " + rootMessage(err)
+		if r.runCtx.Err() != nil && !isApplication(err) {
+			r.finish(i, chains.StatusCancelled, nil, "cancelled: "+r.why())
+			return
+		}
+		r.fail(Failure{Step: s.ID, Node: s.ID, Outcome: pipeline.OutcomeError, Message: msg}, fmt.Sprintf("step %s: %s", s.ID, msg))
+		r.trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: workflow.Now(gctx), Outcome: pipeline.OutcomeError, Error: msg})
+		r.finish(i, chains.StatusFailed, nil, msg)
+		return
+	}
+	outs := make([]json.RawMessage, n)
+	sts := make([]chains.StepStatus, n)
+	msgs := make([]string, n)
+	wg := workflow.NewWaitGroup(gctx)
+	for k := range n {
+		wg.Add(1)
+		workflow.Go(gctx, func(kctx workflow.Context) {
+			defer wg.Done()
+			outs[k], sts[k], msgs[k] = r.call(kctx, i, k, outputs)
+		})
+	}
+	wg.Wait(gctx)
+	st, msg := chains.StatusOK, ""
+	for k := range n {
+		if sts[k] == chains.StatusFailed {
+			st, msg = chains.StatusFailed, fmt.Sprintf("item %d: %s", k, msgs[k])
+			break
+		}
+		if sts[k] != chains.StatusOK && st == chains.StatusOK {
+			st, msg = chains.StatusCancelled, fmt.Sprintf("item %d: %s", k, msgs[k])
+		}
+	}
+	// The foreach step's own trace entry (no call id), as chains.Run.
+	outcome := pipeline.OutcomeOK
+	switch st {
+	case chains.StatusFailed:
+		outcome = pipeline.OutcomeError
+	case chains.StatusCancelled:
+		outcome = pipeline.OutcomeCancelled
+	}
+	end := workflow.Now(gctx)
+	r.trace(chains.NodeTrace{Node: s.ID, Step: s.ID, Item: -1, Tool: s.Tool, Start: start, End: end, Latency: end.Sub(start), Outcome: outcome, Error: msg})
+	if st != chains.StatusOK {
+		r.finish(i, st, nil, msg)
+		return
+	}
+	raw, _ := json.Marshal(outs)
+	r.finish(i, chains.StatusOK, raw, "")
+}
+
+// end is the run's result once every step finished: how it stopped, its
+// errors, or the chain's output (rendered by a pure activity, on after: a
+// context the run's cancellation does not reach).
+func (r *wfRun) end(after workflow.Context) *RunResult {
+	res := r.res
 	sort.SliceStable(res.Trace, func(a, b int) bool { return res.Trace[a].Start.Before(res.Trace[b].Start) })
 	switch {
-	case expired && !stopped:
+	case r.expired && !r.stopped:
 		res.Stopped = StoppedDeadline
-	case ctx.Err() != nil:
+	case r.ctx.Err() != nil:
 		res.Stopped = StoppedCancelled
 	}
-
-	if len(fails) > 0 || res.Stopped != "" {
-		if len(fails) > 0 {
-			res.Error = fails[0]
-			if prep.Policy != chains.StopOnFailure {
-				res.Error = joinLines(fails)
+	if len(r.fails) > 0 || res.Stopped != "" {
+		if len(r.fails) > 0 {
+			res.Error = r.fails[0]
+			if r.prep.Policy != chains.StopOnFailure {
+				res.Error = joinLines(r.fails)
 			}
 		}
 		if e := res.Err(); e != nil {
 			res.Error = e.Error()
 		}
-		return res, nil
+		return res
 	}
 	// Every step finished: render the chain's output (pure, on a worker).
 	outputs := map[string]json.RawMessage{}
-	for i, s := range prep.Steps {
-		outputs[s.ID] = states[i].output
+	for i, s := range r.prep.Steps {
+		outputs[s.ID] = r.states[i].output
 	}
 	var out json.RawMessage
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(after, popts), OutputActivityName, CallRequest{Run: req, Step: -1, Item: -1, Outputs: outputs}).Get(after, &out); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(after, r.popts), OutputActivityName, CallRequest{Run: r.req, Step: -1, Item: -1, Outputs: outputs}).Get(after, &out); err != nil {
 		res.Error = "output: " + rootMessage(err)
-		return res, nil
+		return res
 	}
 	res.Output = out
-	return res, nil
+	return res
 }
 
 // callOptions: the idempotency key is the activity id; idempotent calls are
