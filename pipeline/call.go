@@ -181,7 +181,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 			return paramsError(e.tool.Name, err.Error())
 		}
 	}
-	if fes := e.params.validate(cs.params.value); fes != nil {
+	fes, timedOut := e.params.validate(cs.params.value)
+	if timedOut != nil {
+		return timedOut.of(e.tool.Name, false)
+	}
+	if fes != nil {
 		sv := &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
 		if cs.mig != nil {
 			sv.Migration = cs.mig.name
@@ -263,7 +267,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		if derr != nil {
 			fes = []FieldError{{Pointer: "", Message: "output is not valid JSON: " + derr.Error()}}
 		} else {
-			fes = e.returns.validate(v)
+			var timedOut *PatternTimeout
+			if fes, timedOut = e.returns.validate(v); timedOut != nil {
+				res.Output = nil
+				return timedOut.of(e.tool.Name, true)
+			}
 		}
 		if fes != nil {
 			res.Output = nil
