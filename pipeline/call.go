@@ -105,6 +105,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 
 	// Stage 2: lookup.
 	if cs.entry, err = m.lookup(cs); err != nil {
+		var denied *ChannelCapabilityDenied
+		if errors.As(err, &denied) {
+			res.Provider = denied.Provider
+		}
 		return err
 	}
 	e := cs.entry
@@ -299,7 +303,8 @@ func (m *Manager) stopped(ctx context.Context, cs *callState) error {
 	return &Timeout{Budget: budget}
 }
 
-// lookup is stage 2: rank the candidates and take the first usable one.
+// lookup is stage 2: rank the candidates the caller may reach and take the
+// first usable one.
 // A dead provider found on the way is deregistered; a retired or degraded
 // candidate is passed over when another can serve. When none can, the
 // best-ranked candidate's reason is the answer.
@@ -327,7 +332,44 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 		slices.Sort(nf.OfferedBy)
 		return nil, nf
 	}
+	cands, err := m.reachable(req.Caller, cands)
+	if err != nil {
+		return nil, err
+	}
 	rank(cands, req.Provider, m.lat, len(cs.params.json))
+	return m.firstUsable(cs, cands, migrated)
+}
+
+// reachable keeps the candidates the caller may reach (capability level 1),
+// so that ranking chooses among them: a better-trusted provider the caller
+// may not use must not hide one it may. A preferred provider the caller may
+// not reach is passed over like a degraded one. When it may reach none, the
+// answer is ChannelCapabilityDenied for the best-ranked candidate. cands is
+// not modified (it may be the registry's own slice).
+func (m *Manager) reachable(caller string, cands []*entry) ([]*entry, error) {
+	for i, e := range cands {
+		if m.policy.CanReach(caller, e.prov.id) {
+			continue
+		}
+		out := slices.Clone(cands[:i])
+		for _, e := range cands[i+1:] {
+			if m.policy.CanReach(caller, e.prov.id) {
+				out = append(out, e)
+			}
+		}
+		if len(out) == 0 {
+			all := slices.Clone(cands)
+			rank(all, "", nil, 0)
+			return nil, &ChannelCapabilityDenied{Caller: caller, Provider: all[0].prov.id}
+		}
+		return out, nil
+	}
+	return cands, nil
+}
+
+// firstUsable takes the first usable candidate in rank order (lookup).
+func (m *Manager) firstUsable(cs *callState, cands []*entry, migrated bool) (*entry, error) {
+	req := cs.req
 	var first error
 	for _, e := range cands {
 		var why error
