@@ -26,15 +26,23 @@ type callState struct {
 	brk     *breaker // the breaker allow() let us through, to report back to
 	params  decodedParams
 	budget  time.Duration
-	reached bool           // stage 6 ran the handler
-	handler time.Duration  // handler time, for the tool's histogram
-	failed  bool           // the provider failed (crash, timeout, dead): breaker and error rate
-	mig     *migrating     // set by lookup when a migration serves an old version pin
-	intent  IntentDecision // the intent gate's decision, for the audit record
-	anomaly anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
-	lat     latencyState   // the latency model's features and prediction (latency.go)
-	specGen uint64         // speculate.go: the write generation a speculative handler started in
-	specOf  string         // speculate.go: the speculative call whose result answered this one
+	reached bool          // stage 6 ran the handler
+	handler time.Duration // handler time, for the tool's histogram
+	failed  bool          // the provider failed (crash, dead, overran twice its class budget): breaker and error rate
+	// unjudged: the handler was reached but its end says nothing of the
+	// provider (cancelled, or a timeout that is not its fault: breaker.go).
+	unjudged bool
+	// callerShort: the deadline came from the caller (Request.Timeout or
+	// its context) and is shorter than the tool's class budget; a timeout
+	// then counts against the caller (CallerTimeoutLimit), not the provider.
+	callerShort    bool
+	callerTimedOut bool           // it did, after the handler was reached
+	mig            *migrating     // set by lookup when a migration serves an old version pin
+	intent         IntentDecision // the intent gate's decision, for the audit record
+	anomaly        anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	lat            latencyState   // the latency model's features and prediction (latency.go)
+	specGen        uint64         // speculate.go: the write generation a speculative handler started in
+	specOf         string         // speculate.go: the speculative call whose result answered this one
 	// clientID: the call_id came with the request (a retry can reuse it), so
 	// a non-idempotent call is claimed before it runs (claim.go).
 	clientID bool
@@ -86,6 +94,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
 			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
 		}
+		if wait := m.timeouts.limited(req.Caller, cs.wall); wait > 0 {
+			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond))),
+				Reason: ReasonOwnTimeouts}
+		}
 	}
 	if len(req.Params) > m.cfg.MaxPayload {
 		return &PayloadTooLarge{Max: m.cfg.MaxPayload, Actual: len(req.Params)}
@@ -129,13 +141,20 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// that a cancellation or the deadline also reaches a synchronous intent
 	// verifier.
 	cs.budget = req.Timeout
-	if cs.budget <= 0 || cs.budget > MaxTimeout {
-		cs.budget = ClassTimeouts[e.tool.LatencyClass]
+	class := ClassTimeouts[e.tool.LatencyClass]
+	own := cs.budget > 0 && cs.budget <= MaxTimeout
+	if !own {
+		cs.budget = class
 		if req.Timeout <= 0 { // none given: 3× the prediction, within the class default
 			cs.budget = m.predictedBudget(cs, cs.budget)
 		}
 	}
 	deadline := cs.start.Add(cs.budget)
+	effective := deadline
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		effective, own = d, true
+	}
+	cs.callerShort = own && effective.Sub(cs.start) < class
 	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	cs.fl.setCancel(cancel)
@@ -400,6 +419,43 @@ func (m *Manager) firstUsable(cs *callState, cands []*entry, migrated bool) (*en
 	return nil, first
 }
 
+// TimeoutFaultFactor: a timeout is the provider's fault only when its
+// handler ran at least this many times its latency class's budget
+// (ClassTimeouts). A provider declares its class; a default budget is at
+// most that class budget, and on a busy machine a call is delayed by the
+// queue for a core as much as by its handler, so a call cut off at or
+// near its class budget may be the machine's doing, not the provider's.
+// Only a caller who gave the handler well beyond its class (and a
+// provider that still did not answer) shows a provider that overran.
+const TimeoutFaultFactor = 2
+
+// judgeTimeout decides whose a timeout of a dispatched call is: the
+// provider's (a fault for its breaker and its error rate), the caller's
+// (its own short deadline: CallerTimeoutLimit), or nobody's (a default
+// budget on a busy machine, or a caller deadline within the margin).
+func (cs *callState) judgeTimeout() {
+	class := ClassTimeouts[cs.entry.tool.LatencyClass]
+	switch {
+	case cs.handler >= TimeoutFaultFactor*class:
+		cs.failed = true
+	case cs.callerShort:
+		cs.unjudged, cs.callerTimedOut = true, true
+	default:
+		cs.unjudged = true
+	}
+}
+
+// verdict is what the call says of its provider's health (breaker.go).
+func (cs *callState) verdict() verdict {
+	switch {
+	case cs.failed:
+		return verdictFault
+	case cs.unjudged:
+		return verdictNone
+	}
+	return verdictHealthy
+}
+
 type execResult struct {
 	out      json.RawMessage
 	err      error
@@ -434,9 +490,10 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 		return r.out, nil
 	case hctx.Err() != nil:
 		if hctx.Err() == context.Canceled || cs.fl.cancelled.Load() {
+			cs.unjudged = true
 			return r.out, &Cancelled{CallID: req.CallID}
 		}
-		cs.failed = true
+		cs.judgeTimeout()
 		return r.out, &Timeout{Budget: cs.budget}
 	case errors.Is(r.err, ErrProviderDead):
 		cs.failed = true
@@ -562,7 +619,10 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		res.ErrorKind = KindOf(err)
 	}
 	if cs.brk != nil {
-		cs.brk.done(cs.wall, cs.reached, cs.failed)
+		cs.brk.done(cs.wall, cs.reached, cs.verdict())
+	}
+	if cs.callerTimedOut {
+		m.timeouts.timedOut(cs.req.Caller, m.now(), m.log)
 	}
 	if e := cs.entry; e != nil {
 		e.stats.count(res.Outcome)

@@ -333,14 +333,32 @@ func (e *ProviderRejected) Error() string        { return "rejected (" + e.Code 
 func (e *ProviderRejected) Kind() string         { return KindProviderRejected }
 func (e *ProviderRejected) Is(target error) bool { return target == ErrProviderRejected }
 
+// ReasonOwnTimeouts is RateLimited.Reason for a caller held back because
+// its calls keep timing out on the short deadline it chose
+// (CallerTimeoutLimit).
+const ReasonOwnTimeouts = "too many of this caller's calls timed out on its own deadline, shorter than the tools' budgets"
+
 // RateLimited: the caller exceeded its rate; RetryAfterMs says when a token is back.
+// Reason is empty for the rate limit itself, else why the caller is held back.
 type RateLimited struct {
 	Caller       string
 	RetryAfterMs int64
+	Reason       string
 }
 
 func (e *RateLimited) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("rate limited: %s; retry after %d ms", e.Reason, e.RetryAfterMs)
+	}
 	return fmt.Sprintf("rate limited: retry after %d ms", e.RetryAfterMs)
+}
+
+// Hint: for a caller held back for its own timeouts, what to change.
+func (e *RateLimited) Hint() string {
+	if e.Reason == ReasonOwnTimeouts {
+		return "your calls keep timing out on the timeout you give them: after the retry-after time, give a longer timeout (or none, for the tool's own budget) or send less"
+	}
+	return ""
 }
 func (e *RateLimited) Kind() string         { return KindRateLimited }
 func (e *RateLimited) Is(target error) bool { return target == ErrRateLimited }
