@@ -35,14 +35,13 @@ type callState struct {
 	// callerShort: the deadline came from the caller (Request.Timeout or
 	// its context) and is shorter than the tool's class budget; a timeout
 	// then counts against the caller (CallerTimeoutLimit), not the provider.
-	callerShort    bool
-	callerTimedOut bool           // it did, after the handler was reached
-	mig            *migrating     // set by lookup when a migration serves an old version pin
-	intent         IntentDecision // the intent gate's decision, for the audit record
-	anomaly        anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
-	lat            latencyState   // the latency model's features and prediction (latency.go)
-	specGen        uint64         // speculate.go: the write generation a speculative handler started in
-	specOf         string         // speculate.go: the speculative call whose result answered this one
+	callerShort bool
+	mig         *migrating     // set by lookup when a migration serves an old version pin
+	intent      IntentDecision // the intent gate's decision, for the audit record
+	anomaly     anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	lat         latencyState   // the latency model's features and prediction (latency.go)
+	specGen     uint64         // speculate.go: the write generation a speculative handler started in
+	specOf      string         // speculate.go: the speculative call whose result answered this one
 	// clientID: the call_id came with the request (a retry can reuse it), so
 	// a non-idempotent call is claimed before it runs (claim.go).
 	clientID bool
@@ -429,18 +428,17 @@ func (m *Manager) firstUsable(cs *callState, cands []*entry, migrated bool) (*en
 // provider that still did not answer) shows a provider that overran.
 const TimeoutFaultFactor = 2
 
-// judgeTimeout decides whose a timeout of a dispatched call is: the
-// provider's (a fault for its breaker and its error rate), the caller's
-// (its own short deadline: CallerTimeoutLimit), or nobody's (a default
-// budget on a busy machine, or a caller deadline within the margin).
+// judgeTimeout decides whether a timeout of a dispatched call is the
+// provider's (a fault for its breaker and its error rate) or not: then it
+// is the caller's (its own short deadline, counted by deliver:
+// CallerTimeoutLimit) or nobody's (a default budget on a busy machine, or a
+// caller deadline within the margin).
 func (cs *callState) judgeTimeout() {
 	class := ClassTimeouts[cs.entry.tool.LatencyClass]
 	switch {
 	case cs.handler >= TimeoutFaultFactor*class:
 		cs.failed = true
-	case cs.callerShort:
-		cs.unjudged, cs.callerTimedOut = true, true
-	default:
+	default: // the caller's (callerShort: deliver counts it) or nobody's
 		cs.unjudged = true
 	}
 }
@@ -621,7 +619,11 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	if cs.brk != nil {
 		cs.brk.done(cs.wall, cs.reached, cs.verdict())
 	}
-	if cs.callerTimedOut {
+	// A timeout on the caller's own short deadline counts against it
+	// whichever stage it ended in: decoding and checking its params cost
+	// as much as the handler may.
+	var timedOut *Timeout
+	if cs.callerShort && !cs.failed && errors.As(err, &timedOut) {
 		m.timeouts.timedOut(cs.req.Caller, m.now(), m.log)
 	}
 	if e := cs.entry; e != nil {

@@ -9,11 +9,12 @@ import (
 
 // CallerTimeoutLimit limits a caller whose calls keep timing out on a
 // deadline it chose itself, shorter than the tool's class budget
-// (ClassTimeouts): Timeouts such timeouts within Window, each after its
-// handler was reached, and the caller's calls are refused as RateLimited
+// (ClassTimeouts): Timeouts such timeouts within Window, in whatever stage
+// the deadline expired, and the caller's calls are refused as RateLimited
 // (Reason ReasonOwnTimeouts, RetryAfterMs until it ends) for Cooldown.
 //
-// Such a call cost the provider work whose answer nobody waited for, and
+// Such a call cost work (decoding and checking its params, the provider's
+// handler) whose answer nobody waited for, and
 // it is no sign the provider is unwell, so it does not count in the
 // provider's circuit breaker (BreakerConfig): the caller is held back, not
 // everyone. Only that caller is refused, for every tool; other callers are

@@ -33,12 +33,7 @@ func TestCallerTimeoutsLimitTheCallerNotTheProvider(t *testing.T) {
 	var reached atomic.Int32
 	e.register(t, "p", tool("compare"), slowTool(&reached))
 	hostile := Request{Tool: "compare", Params: []byte(`{"wait":true}`), Caller: "mallory", Timeout: 30 * time.Millisecond}
-	// Five timeouts that reached the handler (one that expired before
-	// dispatch cost the provider nothing and is not counted).
-	for i := 0; reached.Load() < 5; i++ {
-		if i == 100 {
-			t.Fatalf("only %d of 100 calls reached the handler", reached.Load())
-		}
+	for i := range 5 {
 		if _, err := e.m.Call(t.Context(), hostile); !errors.Is(err, ErrTimeout) {
 			t.Fatalf("hostile call %d: %v", i, err)
 		}
