@@ -178,3 +178,36 @@ func TestBusyMachineDoesNotOpenTheBreaker(t *testing.T) {
 		t.Fatalf("after the load: %v", err)
 	}
 }
+
+// Every refusal of an open or half-open breaker says when to retry, and a
+// trial that ends with no verdict (cancelled, or a timeout that is not the
+// provider's) neither closes nor re-opens the circuit.
+func TestBreakerRefusalsCarryRetryAfter(t *testing.T) {
+	b := newBreaker(BreakerConfig{Failures: 1, Window: time.Minute, Cooldown: 10 * time.Second})
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	if ok, _ := b.allow(now); !ok {
+		t.Fatal("closed breaker refused")
+	}
+	b.done(now, true, verdictFault)
+	if ok, retry := b.allow(now.Add(time.Second)); ok || retry != 9*time.Second {
+		t.Fatalf("open: ok %v, retry %v", ok, retry)
+	}
+	later := now.Add(11 * time.Second)
+	if ok, _ := b.allow(later); !ok || b.State() != BreakerHalfOpen {
+		t.Fatalf("past the cooldown: ok %v, %v", ok, b.State())
+	}
+	if ok, retry := b.allow(later); ok || retry <= 0 {
+		t.Fatalf("half-open with its trial in flight: ok %v, retry %v", ok, retry)
+	}
+	b.done(later, true, verdictNone)
+	if b.State() != BreakerHalfOpen {
+		t.Fatalf("a trial with no verdict decided: %v", b.State())
+	}
+	if ok, _ := b.allow(later); !ok {
+		t.Fatal("the trial slot was not given back")
+	}
+	b.done(later, true, verdictHealthy)
+	if b.State() != BreakerClosed {
+		t.Fatalf("after a healthy trial: %v", b.State())
+	}
+}
