@@ -434,13 +434,11 @@ const TimeoutFaultFactor = 2
 // CallerTimeoutLimit) or nobody's (a default budget on a busy machine, or a
 // caller deadline within the margin).
 func (cs *callState) judgeTimeout() {
-	class := ClassTimeouts[cs.entry.tool.LatencyClass]
-	switch {
-	case cs.handler >= TimeoutFaultFactor*class:
+	if cs.handler >= TimeoutFaultFactor*ClassTimeouts[cs.entry.tool.LatencyClass] {
 		cs.failed = true
-	default: // the caller's (callerShort: deliver counts it) or nobody's
-		cs.unjudged = true
+		return
 	}
+	cs.unjudged = true // the caller's (callerShort: deliver counts it) or nobody's
 }
 
 // verdict is what the call says of its provider's health (breaker.go).
