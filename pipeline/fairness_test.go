@@ -211,3 +211,34 @@ func TestBreakerRefusalsCarryRetryAfter(t *testing.T) {
 		t.Fatalf("after a healthy trial: %v", b.State())
 	}
 }
+
+// A deadline on the caller's context is the caller's choice as much as
+// Request.Timeout (a pipeline's timeout_ms reaches its steps that way);
+// limits are per caller, and disabled with Timeouts < 0.
+func TestCallerContextDeadlineCountsAsTheCallers(t *testing.T) {
+	for _, disabled := range []bool{false, true} {
+		e := newEnv(t, func(c *Config) {
+			c.CallerTimeouts = CallerTimeoutLimit{Timeouts: 2}
+			if disabled {
+				c.CallerTimeouts.Timeouts = -1
+			}
+		})
+		var reached atomic.Int32
+		e.register(t, "p", tool("compare"), slowTool(&reached))
+		for range 2 {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+			_, err := e.m.Call(ctx, Request{Tool: "compare", Params: []byte(`{"wait":true}`), Caller: "mallory"})
+			cancel()
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatal(err)
+			}
+		}
+		_, err := e.m.Call(t.Context(), Request{Tool: "compare", Caller: "mallory"})
+		if limited := errors.Is(err, ErrRateLimited); limited == disabled {
+			t.Fatalf("disabled %v: after two context deadlines: %v", disabled, err)
+		}
+		if _, err := e.m.Call(t.Context(), Request{Tool: "compare", Caller: "alice"}); err != nil {
+			t.Fatalf("another caller: %v", err)
+		}
+	}
+}
