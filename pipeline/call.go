@@ -26,15 +26,22 @@ type callState struct {
 	brk     *breaker // the breaker allow() let us through, to report back to
 	params  decodedParams
 	budget  time.Duration
-	reached bool           // stage 6 ran the handler
-	handler time.Duration  // handler time, for the tool's histogram
-	failed  bool           // the provider failed (crash, timeout, dead): breaker and error rate
-	mig     *migrating     // set by lookup when a migration serves an old version pin
-	intent  IntentDecision // the intent gate's decision, for the audit record
-	anomaly anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
-	lat     latencyState   // the latency model's features and prediction (latency.go)
-	specGen uint64         // speculate.go: the write generation a speculative handler started in
-	specOf  string         // speculate.go: the speculative call whose result answered this one
+	reached bool          // stage 6 ran the handler
+	handler time.Duration // handler time, for the tool's histogram
+	failed  bool          // the provider failed (crash, dead, overran twice its class budget): breaker and error rate
+	// unjudged: the handler was reached but its end says nothing of the
+	// provider (cancelled, or a timeout that is not its fault: breaker.go).
+	unjudged bool
+	// callerShort: the deadline came from the caller (Request.Timeout or
+	// its context) and is shorter than the tool's class budget; a timeout
+	// then counts against the caller (CallerTimeoutLimit), not the provider.
+	callerShort bool
+	mig         *migrating     // set by lookup when a migration serves an old version pin
+	intent      IntentDecision // the intent gate's decision, for the audit record
+	anomaly     anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	lat         latencyState   // the latency model's features and prediction (latency.go)
+	specGen     uint64         // speculate.go: the write generation a speculative handler started in
+	specOf      string         // speculate.go: the speculative call whose result answered this one
 	// clientID: the call_id came with the request (a retry can reuse it), so
 	// a non-idempotent call is claimed before it runs (claim.go).
 	clientID bool
@@ -86,6 +93,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		if wait := m.limiter.take(req.Caller, cs.wall); wait > 0 {
 			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
 		}
+		if wait := m.timeouts.limited(req.Caller, cs.wall); wait > 0 {
+			return &RateLimited{Caller: req.Caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond))),
+				Reason: ReasonOwnTimeouts}
+		}
 	}
 	if len(req.Params) > m.cfg.MaxPayload {
 		return &PayloadTooLarge{Max: m.cfg.MaxPayload, Actual: len(req.Params)}
@@ -105,6 +116,10 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 
 	// Stage 2: lookup.
 	if cs.entry, err = m.lookup(cs); err != nil {
+		var denied *ChannelCapabilityDenied
+		if errors.As(err, &denied) {
+			res.Provider = denied.Provider
+		}
 		return err
 	}
 	e := cs.entry
@@ -125,13 +140,20 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// that a cancellation or the deadline also reaches a synchronous intent
 	// verifier.
 	cs.budget = req.Timeout
-	if cs.budget <= 0 || cs.budget > MaxTimeout {
-		cs.budget = ClassTimeouts[e.tool.LatencyClass]
+	class := ClassTimeouts[e.tool.LatencyClass]
+	own := cs.budget > 0 && cs.budget <= MaxTimeout
+	if !own {
+		cs.budget = class
 		if req.Timeout <= 0 { // none given: 3× the prediction, within the class default
 			cs.budget = m.predictedBudget(cs, cs.budget)
 		}
 	}
 	deadline := cs.start.Add(cs.budget)
+	effective := deadline
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		effective, own = d, true
+	}
+	cs.callerShort = own && effective.Sub(cs.start) < class
 	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	cs.fl.setCancel(cancel)
@@ -181,7 +203,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 			return paramsError(e.tool.Name, err.Error())
 		}
 	}
-	if fes := e.params.validate(cs.params.value); fes != nil {
+	fes, timedOut := e.params.validate(cs.params.value)
+	if timedOut != nil {
+		return timedOut.of(e.tool.Name, false)
+	}
+	if fes != nil {
 		sv := &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
 		if cs.mig != nil {
 			sv.Migration = cs.mig.name
@@ -263,7 +289,11 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		if derr != nil {
 			fes = []FieldError{{Pointer: "", Message: "output is not valid JSON: " + derr.Error()}}
 		} else {
-			fes = e.returns.validate(v)
+			var timedOut *PatternTimeout
+			if fes, timedOut = e.returns.validate(v); timedOut != nil {
+				res.Output = nil
+				return timedOut.of(e.tool.Name, true)
+			}
 		}
 		if fes != nil {
 			res.Output = nil
@@ -291,7 +321,8 @@ func (m *Manager) stopped(ctx context.Context, cs *callState) error {
 	return &Timeout{Budget: budget}
 }
 
-// lookup is stage 2: rank the candidates and take the first usable one.
+// lookup is stage 2: rank the candidates the caller may reach and take the
+// first usable one.
 // A dead provider found on the way is deregistered; a retired or degraded
 // candidate is passed over when another can serve. When none can, the
 // best-ranked candidate's reason is the answer.
@@ -319,7 +350,44 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 		slices.Sort(nf.OfferedBy)
 		return nil, nf
 	}
+	cands, err := m.reachable(req.Caller, cands)
+	if err != nil {
+		return nil, err
+	}
 	rank(cands, req.Provider, m.lat, len(cs.params.json))
+	return m.firstUsable(cs, cands, migrated)
+}
+
+// reachable keeps the candidates the caller may reach (capability level 1),
+// so that ranking chooses among them: a better-trusted provider the caller
+// may not use must not hide one it may. A preferred provider the caller may
+// not reach is passed over like a degraded one. When it may reach none, the
+// answer is ChannelCapabilityDenied for the best-ranked candidate. cands is
+// not modified (it may be the registry's own slice).
+func (m *Manager) reachable(caller string, cands []*entry) ([]*entry, error) {
+	for i, e := range cands {
+		if m.policy.CanReach(caller, e.prov.id) {
+			continue
+		}
+		out := slices.Clone(cands[:i])
+		for _, e := range cands[i+1:] {
+			if m.policy.CanReach(caller, e.prov.id) {
+				out = append(out, e)
+			}
+		}
+		if len(out) == 0 {
+			all := slices.Clone(cands)
+			rank(all, "", nil, 0)
+			return nil, &ChannelCapabilityDenied{Caller: caller, Provider: all[0].prov.id}
+		}
+		return out, nil
+	}
+	return cands, nil
+}
+
+// firstUsable takes the first usable candidate in rank order (lookup).
+func (m *Manager) firstUsable(cs *callState, cands []*entry, migrated bool) (*entry, error) {
+	req := cs.req
 	var first error
 	for _, e := range cands {
 		var why error
@@ -348,6 +416,40 @@ func (m *Manager) lookup(cs *callState) (*entry, error) {
 		}
 	}
 	return nil, first
+}
+
+// TimeoutFaultFactor: a timeout is the provider's fault only when its
+// handler ran at least this many times its latency class's budget
+// (ClassTimeouts). A provider declares its class; a default budget is at
+// most that class budget, and on a busy machine a call is delayed by the
+// queue for a core as much as by its handler, so a call cut off at or
+// near its class budget may be the machine's doing, not the provider's.
+// Only a caller who gave the handler well beyond its class (and a
+// provider that still did not answer) shows a provider that overran.
+const TimeoutFaultFactor = 2
+
+// judgeTimeout decides whether a timeout of a dispatched call is the
+// provider's (a fault for its breaker and its error rate) or not: then it
+// is the caller's (its own short deadline, counted by deliver:
+// CallerTimeoutLimit) or nobody's (a default budget on a busy machine, or a
+// caller deadline within the margin).
+func (cs *callState) judgeTimeout() {
+	if cs.handler >= TimeoutFaultFactor*ClassTimeouts[cs.entry.tool.LatencyClass] {
+		cs.failed = true
+		return
+	}
+	cs.unjudged = true // the caller's (callerShort: deliver counts it) or nobody's
+}
+
+// verdict is what the call says of its provider's health (breaker.go).
+func (cs *callState) verdict() verdict {
+	switch {
+	case cs.failed:
+		return verdictFault
+	case cs.unjudged:
+		return verdictNone
+	}
+	return verdictHealthy
 }
 
 type execResult struct {
@@ -384,9 +486,10 @@ func (m *Manager) execute(hctx context.Context, cs *callState) (json.RawMessage,
 		return r.out, nil
 	case hctx.Err() != nil:
 		if hctx.Err() == context.Canceled || cs.fl.cancelled.Load() {
+			cs.unjudged = true
 			return r.out, &Cancelled{CallID: req.CallID}
 		}
-		cs.failed = true
+		cs.judgeTimeout()
 		return r.out, &Timeout{Budget: cs.budget}
 	case errors.Is(r.err, ErrProviderDead):
 		cs.failed = true
@@ -512,7 +615,14 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		res.ErrorKind = KindOf(err)
 	}
 	if cs.brk != nil {
-		cs.brk.done(cs.wall, cs.reached, cs.failed)
+		cs.brk.done(cs.wall, cs.reached, cs.verdict())
+	}
+	// A timeout on the caller's own short deadline counts against it
+	// whichever stage it ended in: decoding and checking its params cost
+	// as much as the handler may.
+	var timedOut *Timeout
+	if cs.callerShort && !cs.failed && errors.As(err, &timedOut) {
+		m.timeouts.timedOut(cs.req.Caller, m.now(), m.log)
 	}
 	if e := cs.entry; e != nil {
 		e.stats.count(res.Outcome)

@@ -161,3 +161,40 @@ func TestCapabilityLevel3Required(t *testing.T) {
 		t.Fatalf("bob: %v", err)
 	}
 }
+
+// Level 1 narrows the choice before ranking: with two providers of a tool,
+// a caller allowed only the lower-trust one is served by it, not refused
+// because the higher-trust one ranks first; a caller who may reach neither
+// is refused naming the best-ranked; a caller who may reach both gets the
+// higher-trust one.
+func TestRankingAmongReachableProviders(t *testing.T) {
+	pol := &StaticPolicy{Channels: map[string][]string{"alice": {"*"}, "bob": {"community"}, "carol": {"elsewhere"}}}
+	e := newEnv(t, func(c *Config) { c.Policy = pol })
+	sys, com := tool("search"), tool("search")
+	sys.Trust, com.Trust = TL3, TL0
+	e.register(t, "system", sys, echo)
+	e.register(t, "community", com, echo)
+	call := func(caller, provider string) (*Result, error) {
+		return e.m.Call(t.Context(), Request{Tool: "search", Caller: caller, Provider: provider})
+	}
+	if r, err := call("bob", ""); err != nil || r.Provider != "community" {
+		t.Fatalf("bob (community only): %v, provider %q", err, r.Provider)
+	}
+	// Naming a provider one may not reach is a preference passed over, as a
+	// degraded one's is.
+	if r, err := call("bob", "system"); err != nil || r.Provider != "community" {
+		t.Fatalf("bob preferring system: %v, provider %q", err, r.Provider)
+	}
+	if r, err := call("alice", ""); err != nil || r.Provider != "system" {
+		t.Fatalf("alice (any): %v, provider %q", err, r.Provider)
+	}
+	var denied *ChannelCapabilityDenied
+	if _, err := call("carol", ""); !errors.As(err, &denied) || denied.Provider != "system" || denied.Caller != "carol" {
+		t.Fatalf("carol (neither): %v", err)
+	}
+	// The audit record names the provider the caller was refused, as it
+	// did when the refusal came after ranking.
+	if got := e.audit.last(); got.Provider != "system" || got.Error != KindChannelCapabilityDenied {
+		t.Fatalf("audit record: provider %q, error %q", got.Provider, got.Error)
+	}
+}

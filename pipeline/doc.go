@@ -16,20 +16,24 @@
 //
 // # The stages (Manager.Call)
 //
-//  1. Request: per-caller rate limit (RateLimited), payload limit
+//  1. Request: per-caller rate limit (RateLimited; also for a caller whose
+//     own short deadlines keep expiring, CallerTimeoutLimit), payload limit
 //     (PayloadTooLarge), params decoded from JSON or MessagePack (MessagePack
 //     is re-encoded as JSON; handlers and the validator only see JSON).
-//  2. Lookup: candidates for the name are ranked (explicit provider, trust,
-//     predicted latency or else p50, error rate, registration order — see
-//     rank and latency.go); the first
-//     that is alive, not past its sunset and whose circuit is closed wins. A
-//     dead provider is deregistered on the spot.
-//  3. Capabilities: level 1 AccessPolicy.CanReach (channel), level 2
+//  2. Lookup: the candidates for the name the caller may reach (level 1,
+//     AccessPolicy.CanReach: ChannelCapabilityDenied when none) are ranked
+//     (explicit provider, trust, predicted latency or else p50, error rate,
+//     registration order — see rank and latency.go); the first that is
+//     alive, not past its sunset and whose circuit is closed wins. A dead
+//     provider is deregistered on the spot. Breakers count only provider
+//     faults, never a caller's own deadline or a busy machine (BreakerConfig).
+//  3. Capabilities: level 1 AccessPolicy.CanReach (channel, checked again), level 2
 //     IntentVerifier (sync for destructive tools, async for the others,
 //     skipped when nil), level 3 AccessPolicy.Holds for each required
 //     capability (matching rules: Capability.Covers).
 //  4. Schema validation: JSON Schema 2020-12 (santhosh-tekuri/jsonschema/v6),
-//     ECMA-262 patterns (regexp2, with a match timeout), schemas compiled
+//     ECMA-262 patterns (Go's linear-time regexp where it means the same,
+//     else regexp2 with a match timeout: PatternTimeout), schemas compiled
 //     once at registration; lenient tools get the seed's coercion table
 //     (lenient.go). Every violation is listed with its JSON pointer.
 //     Then the anomaly score (Config.Scorer, anomaly.go: warn, queue for

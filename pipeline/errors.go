@@ -230,6 +230,51 @@ func (e *Timeout) Error() string        { return fmt.Sprintf("timed out after %v
 func (e *Timeout) Kind() string         { return KindTimeout }
 func (e *Timeout) Is(target error) bool { return target == ErrTimeout }
 
+// PatternTimeout: a JSON Schema `pattern` could not be checked within its
+// match time limit (RegistryConfig.RegexTimeout), so the value was neither
+// accepted nor refused and the call did not run. Its kind is timeout (the
+// call ran out of time, not the caller's params out of the schema); only
+// patterns that need the backtracking engine (lookaround,
+// backreferences, ...) have a limit, and a long value against a pattern
+// that backtracks hard is what reaches it.
+type PatternTimeout struct {
+	Tool    string
+	Pattern string
+	Limit   time.Duration
+	Length  int  // the value's length in characters
+	Output  bool // the tool's output was being checked, not its params
+}
+
+func (e *PatternTimeout) Error() string {
+	what := "params"
+	if e.Output {
+		what = "output"
+	}
+	tool := ""
+	if e.Tool != "" {
+		tool = " of " + e.Tool
+	}
+	return fmt.Sprintf("pattern match timed out: checking %s%s against pattern %q took longer than %v (a value of %d characters); the value was not judged valid or invalid",
+		what, tool, e.Pattern, e.Limit, e.Length)
+}
+func (e *PatternTimeout) Kind() string         { return KindTimeout }
+func (e *PatternTimeout) Is(target error) bool { return target == ErrTimeout }
+
+// Hint: unlike a call's timeout, a longer timeout does not help.
+func (e *PatternTimeout) Hint() string {
+	if e.Output {
+		return "the tool's output is too long or complex for its return_schema's pattern to check in time: report it to its provider"
+	}
+	return "the value is too long or complex for the tool's pattern to check in time: send a shorter value (a longer timeout does not help)"
+}
+
+// of fills in what the validator could not know.
+func (e *PatternTimeout) of(tool string, output bool) *PatternTimeout {
+	c := *e
+	c.Tool, c.Output = tool, output
+	return &c
+}
+
 // Reasons for ProviderUnavailable.
 const (
 	ReasonProviderDead = "provider dead"
@@ -288,14 +333,32 @@ func (e *ProviderRejected) Error() string        { return "rejected (" + e.Code 
 func (e *ProviderRejected) Kind() string         { return KindProviderRejected }
 func (e *ProviderRejected) Is(target error) bool { return target == ErrProviderRejected }
 
+// ReasonOwnTimeouts is RateLimited.Reason for a caller held back because
+// its calls keep timing out on the short deadline it chose
+// (CallerTimeoutLimit).
+const ReasonOwnTimeouts = "too many of this caller's calls timed out on its own deadline, shorter than the tools' budgets"
+
 // RateLimited: the caller exceeded its rate; RetryAfterMs says when a token is back.
+// Reason is empty for the rate limit itself, else why the caller is held back.
 type RateLimited struct {
 	Caller       string
 	RetryAfterMs int64
+	Reason       string
 }
 
 func (e *RateLimited) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("rate limited: %s; retry after %d ms", e.Reason, e.RetryAfterMs)
+	}
 	return fmt.Sprintf("rate limited: retry after %d ms", e.RetryAfterMs)
+}
+
+// Hint: for a caller held back for its own timeouts, what to change.
+func (e *RateLimited) Hint() string {
+	if e.Reason == ReasonOwnTimeouts {
+		return "your calls keep timing out on the timeout you give them: after the retry-after time, give a longer timeout (or none, for the tool's own budget) or send less"
+	}
+	return ""
 }
 func (e *RateLimited) Kind() string         { return KindRateLimited }
 func (e *RateLimited) Is(target error) bool { return target == ErrRateLimited }

@@ -47,7 +47,8 @@ func FuzzDecodeJSONParams(f *testing.F) {
 		if !json.Valid(p.json) {
 			t.Fatalf("accepted invalid JSON %q", b)
 		}
-		for _, fe := range cs.validate(p.value) {
+		fes, _ := cs.validate(p.value)
+		for _, fe := range fes {
 			if fe.Pointer != "" && !strings.HasPrefix(fe.Pointer, "/") || fe.Message == "" {
 				t.Fatalf("bad field error %+v", fe)
 			}
@@ -96,7 +97,7 @@ func FuzzCallValidation(f *testing.F) {
 	bad := ""
 	reg.Register("p", tl, HandlerFunc(func(_ context.Context, p json.RawMessage, _ *Call) (json.RawMessage, error) {
 		v, err := decodeJSON(p)
-		if err != nil || cs.validate(v) != nil {
+		if fes, timedOut := cs.validate(v); err != nil || fes != nil || timedOut != nil {
 			bad = string(p)
 		}
 		return json.RawMessage(`{}`), nil

@@ -84,6 +84,10 @@ type Config struct {
 	StragglerGrace time.Duration
 
 	Breaker BreakerConfig
+	// CallerTimeouts limits a caller whose own short deadlines keep
+	// expiring (they do not count in the provider's breaker); the zero
+	// value is on with its defaults.
+	CallerTimeouts CallerTimeoutLimit
 	// RateLimit applies to every caller, RateLimits overrides it per caller.
 	// The zero value is unlimited.
 	RateLimit  RateLimit
@@ -112,9 +116,11 @@ type Manager struct {
 	reg     *Registry
 	policy  AccessPolicy
 	limiter *limiter
-	flights *inflight
-	log     *slog.Logger
-	now     func() time.Time
+	// timeouts: callers limited for their own expiring deadlines (nil: off)
+	timeouts *callerTimeouts
+	flights  *inflight
+	log      *slog.Logger
+	now      func() time.Time
 
 	anomalyT AnomalyThresholds // cfg.AnomalyThresholds with defaults
 
@@ -162,14 +168,15 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg.Breaker = cfg.Breaker.withDefaults()
 	}
 	m := &Manager{
-		cfg:     cfg,
-		reg:     cfg.Registry,
-		policy:  cfg.Policy,
-		limiter: newLimiter(cfg.RateLimit, cfg.RateLimits),
-		flights: newInflight(),
-		log:     cfg.Logger,
-		now:     cfg.Now,
-		idBase:  "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+		cfg:      cfg,
+		reg:      cfg.Registry,
+		policy:   cfg.Policy,
+		limiter:  newLimiter(cfg.RateLimit, cfg.RateLimits),
+		timeouts: newCallerTimeouts(cfg.CallerTimeouts),
+		flights:  newInflight(),
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		idBase:   "call-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 
 		anomalyT: cfg.AnomalyThresholds.withDefaults(),
 		lat:      newLatencyPredictor(cfg.Latency),

@@ -193,7 +193,11 @@ func (m *Manager) migrate(ctx context.Context, cs *callState) error {
 	}
 	// Invalid old-format params are the caller's mistake: the error names the
 	// migration tool, whose schema is the old format.
-	if fes := me.params.validate(old.value); fes != nil {
+	fes, timedOut := me.params.validate(old.value)
+	if timedOut != nil {
+		return timedOut.of(me.tool.Name, false)
+	}
+	if fes != nil {
 		return &SchemaValidationFailed{Tool: me.tool.Name, Errors: fes}
 	}
 
@@ -207,7 +211,11 @@ func (m *Manager) migrate(ctx context.Context, cs *callState) error {
 			Errors: []FieldError{{Message: "migration output is not valid JSON: " + derr.Error()}}}
 	}
 	if me.returns != nil {
-		if fes := me.returns.validate(v); fes != nil {
+		fes, timedOut := me.returns.validate(v)
+		if timedOut != nil {
+			return timedOut.of(me.tool.Name, true)
+		}
+		if fes != nil {
 			return &SchemaValidationFailed{Tool: me.tool.Name, Errors: fes, Output: true}
 		}
 	}

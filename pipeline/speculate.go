@@ -431,7 +431,7 @@ func (m *Manager) deliverSpeculative(cs *callState, res *Result, err error) (*Re
 		}
 	}
 	if cs.brk != nil {
-		cs.brk.done(cs.wall, cs.reached, cs.failed)
+		cs.brk.done(cs.wall, cs.reached, cs.verdict())
 	}
 	if m.cfg.Audit != nil {
 		sum := sha256.Sum256(cs.req.Params)

@@ -6,7 +6,8 @@ import "encoding/json"
 // exactly as stage 4 does (lenient defaults included), without calling it.
 // The selector uses it to check a model's call before proposing it, so the
 // two never disagree on what is valid. It returns *ToolNotFound for a tool
-// the registry does not have and *SchemaValidationFailed listing every error.
+// the registry does not have and *SchemaValidationFailed listing every error, or *PatternTimeout when a
+// pattern could not be checked in time.
 func (m *Manager) Validate(t Tool, params json.RawMessage) error {
 	cands := m.reg.candidates(t.Name, t.Version)
 	if len(cands) == 0 {
@@ -20,7 +21,11 @@ func (m *Manager) Validate(t Tool, params json.RawMessage) error {
 	if e.tool.Lenient && e.params.defaults != nil {
 		e.params.defaults.applyDefaults(dp.value)
 	}
-	if fes := e.params.validate(dp.value); fes != nil {
+	fes, timedOut := e.params.validate(dp.value)
+	if timedOut != nil {
+		return timedOut.of(e.tool.Name, false)
+	}
+	if fes != nil {
 		return &SchemaValidationFailed{Tool: e.tool.Name, Errors: fes}
 	}
 	return nil
