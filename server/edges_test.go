@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/vmihailenco/msgpack/v5"
@@ -369,4 +371,63 @@ func FuzzCheckMsgpack(f *testing.F) {
 			t.Fatalf("accepted a map of %d entries that decodes to %d keys", n, len(m))
 		}
 	})
+}
+
+// Every 503 says when to come back: an open circuit its cooldown, a dead
+// provider at least a second.
+func TestUnavailableCarriesRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		err  *pipeline.ProviderUnavailable
+		want string
+	}{
+		{&pipeline.ProviderUnavailable{Provider: "p", Tool: "t", Reason: pipeline.ReasonCircuitOpen, RetryAfter: 2500 * time.Millisecond}, "3"},
+		{&pipeline.ProviderUnavailable{Provider: "p", Tool: "t", Reason: pipeline.ReasonProviderDead}, "1"},
+	} {
+		w := httptest.NewRecorder()
+		writeCallError(w, nil, fmt.Errorf("wrapped: %w", c.err))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != c.want {
+			t.Errorf("%s: %d Retry-After %q, want 503 and %s", c.err.Reason, w.Code, w.Header().Get("Retry-After"), c.want)
+		}
+	}
+}
+
+// A body is JSON (or MessagePack on /v1/call): a form or plain text, what a
+// page of another site can make a browser send, is refused with 415.
+func TestBodyMustBeJSON(t *testing.T) {
+	base, stop := newTestServer(t)
+	defer stop()
+	for _, c := range []struct {
+		path, ct string
+		status   int
+	}{
+		{"/v1/call", "application/x-www-form-urlencoded", 415},
+		{"/v1/call", "text/plain;charset=UTF-8", 415},
+		{"/v1/select", "multipart/form-data; boundary=x", 415},
+		{"/v1/call", "application/json; charset=utf-8", 200},
+		{"/v1/select", "application/merge-patch+json", 200},
+		{"/v1/call", "", 200},
+	} {
+		body := `{"tool":"echo","arguments":{"n":1}}`
+		if c.path == "/v1/select" {
+			body = `{"text":"hi"}`
+		}
+		req, _ := http.NewRequest("POST", base+c.path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok-bob")
+		if c.ct != "" {
+			req.Header.Set("Content-Type", c.ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&b)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s with %q: %d %v, want %d", c.path, c.ct, resp.StatusCode, b, c.status)
+		}
+		if c.status == 415 && (b["error"] != "unsupported_media_type" || !strings.Contains(b["hint"].(string), "application/json")) {
+			t.Errorf("%s with %q: body %v", c.path, c.ct, b)
+		}
+	}
 }

@@ -81,6 +81,8 @@ type Server struct {
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
 
+	throttle *authThrottle // failed authentications, per address and token prefix (throttle.go)
+
 	ui  *uiSessions // the attention UI's sessions (ui_session.go); nil without a UIBackend
 	hub *callHub    // the pipeline's call events for the UI's pages (ui_events.go)
 }
@@ -102,7 +104,7 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux(), throttle: newAuthThrottle()}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /metrics", s.auth(s.metrics))
 	s.mux.HandleFunc("GET /v1/tools", s.auth(s.tools))
@@ -448,6 +450,7 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 		if out != nil {
 			b["partial"] = out // what ran before the failure, with its trace
 		}
+		setRetryAfter(w, err)
 		writeErrorBody(w, status, b)
 		return
 	}
