@@ -158,6 +158,8 @@ func TestStrictBodies(t *testing.T) {
 		{"trailing object", "/v1/call", `{"tool":"echo","arguments":{"n":1}} {"tool":"secret"}`, 400, "bad_request", "trailing data"},
 		{"trailing garbage", "/v1/call", `{"tool":"echo","arguments":{"n":1}}x`, 400, "bad_request", "trailing data"},
 		{"duplicate tool", "/v1/call", `{"tool":"secret","tool":"echo","arguments":{"n":1}}`, 400, "bad_request", `duplicate key "tool"`},
+		{"tool and Tool", "/v1/call", `{"tool":"echo","Tool":"secret","arguments":{"n":1}}`, 400, "bad_request", `duplicate key "Tool" (the same as "tool"`},
+		{"n and N in arguments", "/v1/call", `{"tool":"echo","arguments":{"n":1,"N":2}}`, 400, "bad_request", `duplicate key "N"`},
 		{"duplicate argument", "/v1/call", `{"tool":"echo","arguments":{"n":1,"n":2}}`, 400, "bad_request", `duplicate key "n" at byte 34 (in /arguments)`},
 		{"duplicate text", "/v1/select", `{"text":"a","text":"b"}`, 400, "bad_request", "duplicate key"},
 		{"two values", "/v1/select", `{"text":"a"}{"text":"b"}`, 400, "bad_request", "trailing data"},
@@ -277,13 +279,18 @@ func TestMsgpackCall(t *testing.T) {
 	dup = append(dup, mpStr("secret")...)
 	dup = append(dup, mpStr("tool")...)
 	dup = append(dup, mpStr("echo")...)
+	foldDup := append([]byte{0x82}, mpStr("tool")...)
+	foldDup = append(foldDup, mpStr("secret")...)
+	foldDup = append(foldDup, mpStr("Tool")...)
+	foldDup = append(foldDup, mpStr("echo")...)
 	unknown, _ := msgpack.Marshal(map[string]any{"tool": "echo", "caller": "alice"})
 	for name, body := range map[string][]byte{
-		"duplicate key": dup,
-		"trailing data": append(append([]byte{}, req...), 0xc0),
-		"unknown field": unknown,
-		"huge map":      {0xdf, 0xff, 0xff, 0xff, 0xff},
-		"not a map":     {0x93, 1, 2, 3},
+		"duplicate key":         dup,
+		"key repeated but case": foldDup,
+		"trailing data":         append(append([]byte{}, req...), 0xc0),
+		"unknown field":         unknown,
+		"huge map":              {0xdf, 0xff, 0xff, 0xff, 0xff},
+		"not a map":             {0x93, 1, 2, 3},
 	} {
 		resp, b := doMsgpack(t, base+"/v1/call", "application/msgpack", "", body)
 		if resp.StatusCode != 400 || !bytes.Contains(b, []byte("bad_request")) {

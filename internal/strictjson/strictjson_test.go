@@ -15,6 +15,8 @@ func TestCheck(t *testing.T) {
 		`{}`, ` {"a":1} `, "[]", `[1,[2,{"a":[]}],{}]`, `"s"`, `1e999`, `null`,
 		`{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}`, // same key in different objects
 		`{"":1,"a":2}`,
+		`{"Straße":1,"STRASSE":2}`, // encoding/json does not match these either
+		`{"a":{"A":1}}`,            // case differs across objects, not within one
 	}
 	for _, s := range ok {
 		if err := Check([]byte(s)); err != nil {
@@ -29,6 +31,10 @@ func TestCheck(t *testing.T) {
 		{`1 2`, "trailing data"},
 		{`{"a":1,"a":2}`, `duplicate key "a"`},
 		{`{"a":1,"\u0061":2}`, `duplicate key "a"`},
+		{`{"tool":"a","Tool":"b"}`, `duplicate key "Tool" (the same as "tool" but for case`},
+		{`{"x":{"path":1,"PATH":2}}`, `duplicate key "PATH" (the same as "path"`},
+		{`{"k":1,"\u212a":2}`, `the same as "k"`},               // the Kelvin sign folds to k
+		{`{"a":1,"A":2,`, `duplicate key "A" (the same as "a"`}, // the token path too
 		{`{"x":[0,{"k":1,"k":1}]}`, "(in /x/1)"},
 		{`{"x":{"a/b":{"k":1,"k":1}}}`, "(in /x/a~1b)"},
 		{`{"a":}`, "invalid JSON"},
