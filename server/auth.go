@@ -58,10 +58,11 @@ func writeThrottled(w http.ResponseWriter, wait time.Duration) {
 }
 
 // admit charges a request that costs to the caller's rate limit before
-// its body is even read: 429 with Retry-After when the caller is over it.
+// its body is even read (and what earlier ones still owe, limits.go): 429
+// with Retry-After when the caller is over it.
 func (s *Server) admit(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.backend.Admit(Caller(r.Context())); err != nil {
+		if err := s.charge(Caller(r.Context())); err != nil {
 			writeCallError(w, nil, err)
 			return
 		}

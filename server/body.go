@@ -29,7 +29,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("body over %d bytes", mbe.Limit))
+			writeErrorBody(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "payload_too_large",
+				"message": fmt.Sprintf("body over %d bytes", mbe.Limit), "limit": mbe.Limit,
+				"hint": "send less, or raise http.max_body in airs.yaml on the server (a call's arguments are bounded by max_payload too)"})
 			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "bad_request", "reading the body: "+err.Error())

@@ -438,3 +438,78 @@ func TestBodyMustBeJSON(t *testing.T) {
 		}
 	}
 }
+
+// Each endpoint takes the input its work needs: past its limit, 413 that
+// names the limit and the airs.yaml key that raises it.
+func TestInputLimitsPerEndpoint(t *testing.T) {
+	base, stop := newTestServer(t) // MaxBody 4096
+	defer stop()
+	m, err := pipeline.NewManager(pipeline.Config{Registry: pipeline.NewRegistry(pipeline.RegistryConfig{}), Policy: &pipeline.StaticPolicy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok"), "bob"}}, Limits: Limits{SelectText: 10, PlanText: 20, ChatText: 30, PipelineYAML: 40}})
+	for _, c := range []struct {
+		path, body, setting string
+		max                 int
+	}{
+		{"/v1/select", `{"text":"` + strings.Repeat("a", 11) + `"}`, "http.limits.select_text", 10},
+		{"/v1/plan", `{"text":"` + strings.Repeat("a", 21) + `"}`, "http.limits.plan_text", 20},
+		{"/v1/chat", `{"text":"` + strings.Repeat("a", 31) + `"}`, "http.limits.chat_text", 30},
+		{"/v1/pipelines/run", `{"yaml":"` + strings.Repeat("a", 41) + `"}`, "http.limits.pipeline_yaml", 40},
+	} {
+		r := httptest.NewRequest("POST", c.path, strings.NewReader(c.body))
+		r.Header.Set("Authorization", "Bearer tok")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		var b map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &b)
+		hint, _ := b["hint"].(string)
+		msg, _ := b["message"].(string)
+		if w.Code != http.StatusRequestEntityTooLarge || b["error"] != "payload_too_large" || b["limit"] != float64(c.max) ||
+			!strings.Contains(hint, c.setting) || !strings.Contains(msg, fmt.Sprintf("at most %d", c.max)) {
+			t.Errorf("%s over its limit: %d %v", c.path, w.Code, b)
+		}
+	}
+	// The whole body's bound says its key too.
+	resp, b := post(t, base+"/v1/call", "tok-bob", `{"tool":"echo","arguments":{"n":1,"pad":"`+strings.Repeat("x", 5000)+`"}}`)
+	if hint, _ := b["hint"].(string); resp.StatusCode != 413 || !strings.Contains(hint, "http.max_body") {
+		t.Errorf("body over MaxBody: %d %v", resp.StatusCode, b)
+	}
+}
+
+// A request is charged by its size: with a burst of 10, one selection of
+// 8 KiB of text (8 tokens) leaves room for two more requests, not nine;
+// the one that finds the bucket dry is 429 with Retry-After.
+func TestCostlyRequestsChargeTheirSize(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		text    int
+		allowed int // one-word requests admitted after it
+	}{
+		{"a sentence", 10, 9},
+		{"8 KiB", 8 << 10, 2},
+	} {
+		base, stop := newTestServerWithBody(t, 64<<10, func(mc *pipeline.Config) {
+			mc.RateLimits = map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 10}}
+		})
+		if resp, b := post(t, base+"/v1/select", "tok-bob", `{"text":"`+strings.Repeat("a", c.text)+`"}`); resp.StatusCode != 200 {
+			t.Fatalf("%s: first request %d %v", c.name, resp.StatusCode, b)
+		}
+		n := 0
+		for ; n < 12; n++ {
+			resp, _ := post(t, base+"/v1/select", "tok-bob", `{"text":"x"}`)
+			if resp.StatusCode == 429 {
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("%s: 429 without Retry-After", c.name)
+				}
+				break
+			}
+		}
+		if n != c.allowed {
+			t.Errorf("%s: %d requests admitted after it, want %d", c.name, n, c.allowed)
+		}
+		stop()
+	}
+}

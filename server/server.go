@@ -59,7 +59,8 @@ type Token struct {
 type Config struct {
 	Addr            string        // [config.DefaultListen, 127.0.0.1:7777]
 	Tokens          []Token       // no tokens: every request is 401
-	MaxBody         int64         // bytes per request body [2 MiB]
+	MaxBody         int64         // bytes per request body [2 MiB] (http.max_body)
+	Limits          Limits        // each endpoint's input (limits.go)
 	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
 	ShutdownTimeout time.Duration // drain budget on shutdown [30s]
 	Logger          *slog.Logger
@@ -83,6 +84,8 @@ type Server struct {
 
 	throttle *authThrottle // failed authentications, per address and token prefix (throttle.go)
 
+	owed owed // the costly requests' cost still to pay, per caller (limits.go)
+
 	ui  *uiSessions // the attention UI's sessions (ui_session.go); nil without a UIBackend
 	hub *callHub    // the pipeline's call events for the UI's pages (ui_events.go)
 }
@@ -98,6 +101,7 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 120 * time.Second
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
@@ -344,9 +348,11 @@ type textRequest struct {
 
 func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/select", req.Text, s.cfg.Limits.SelectText, "http.limits.select_text") {
 		return
 	}
+	s.owe(r, costOf(len(req.Text), costUnit))
 	out, err := s.backend.Select(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
 		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "selection_failed"))
@@ -357,10 +363,18 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/plan", req.Text, s.cfg.Limits.PlanText, "http.limits.plan_text") {
 		return
 	}
-	out, err := s.backend.Plan(r.Context(), Caller(r.Context()), req.Text)
+	// The Backend counts the request's parts and refuses too many.
+	s.owe(r, costOf(len(req.Text), planCostUnit))
+	out, err := s.backend.Plan(WithPlanParts(r.Context(), s.cfg.Limits.PlanParts), Caller(r.Context()), req.Text)
+	var tl *TooLarge
+	if errors.As(err, &tl) {
+		writeTooLarge(w, tl)
+		return
+	}
 	if err != nil {
 		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "planning_failed"))
 		return
@@ -372,9 +386,11 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 // text chunk, and a final `done` (or `error`).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/chat", req.Text, s.cfg.Limits.ChatText, "http.limits.chat_text") {
 		return
 	}
+	s.owe(r, costOf(len(req.Text), costUnit)) // its calls take their own tokens
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
@@ -423,6 +439,12 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"yaml" (the pipeline text) is required`)
 		return
 	}
+	if len(req.YAML) > s.cfg.Limits.PipelineYAML {
+		writeTooLarge(w, &TooLarge{Endpoint: "POST /v1/pipelines/run", What: `"yaml"`, Unit: "bytes", Actual: len(req.YAML),
+			Max: s.cfg.Limits.PipelineYAML, Setting: "http.limits.pipeline_yaml"})
+		return
+	}
+	s.owe(r, costOf(len(req.YAML), costUnit)) // its steps' calls take their own tokens
 	if req.TimeoutMs < 0 || req.TimeoutMs > pipeline.MaxTimeout.Milliseconds() {
 		writeError(w, http.StatusBadRequest, "bad_request",
 			fmt.Sprintf(`"timeout_ms" must be between 1 and %d (omit it for the pipeline's own timeout:, else none)`, pipeline.MaxTimeout.Milliseconds()))
