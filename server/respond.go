@@ -176,6 +176,9 @@ func writeError(w http.ResponseWriter, status int, kind, msg string) {
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, body map[string]any) {
+	if sw, ok := w.(*statusWriter); ok {
+		body = scrubBody(sw.scrub, body) // no host paths in what went wrong (scrub.go)
+	}
 	writeJSON(w, status, body)
 }
 
@@ -200,7 +203,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type statusWriter struct {
 	http.ResponseWriter
 	status  int
-	msgpack bool // the client prefers application/msgpack answers
+	msgpack bool              // the client prefers application/msgpack answers
+	scrub   *strings.Replacer // the host's paths → their names, for error texts
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,7 +42,8 @@ type Backend interface {
 	Chat(ctx context.Context, caller, text string, emit func(event string, data any) error) error
 	RunPipeline(ctx context.Context, caller string, yaml []byte, input map[string]any) (any, error)
 	Tools(caller string) any
-	WriteMetrics(w io.Writer) error
+	// WriteMetrics writes the metrics caller may see (its own tools').
+	WriteMetrics(caller string, w io.Writer) error
 	// Admit charges one request that costs (selection, planning, chat, a
 	// pipeline) to the caller's rate limit, the one its calls take from;
 	// it answers *pipeline.RateLimited when the caller is over it. Calls
@@ -84,7 +86,8 @@ type Server struct {
 
 	throttle *authThrottle // failed authentications, per address and token prefix (throttle.go)
 
-	owed owed // the costly requests' cost still to pay, per caller (limits.go)
+	owed  owed              // the costly requests' cost still to pay, per caller (limits.go)
+	scrub *strings.Replacer // the host's paths in error texts → names (scrub.go); nil: none
 
 	ui  *uiSessions // the attention UI's sessions (ui_session.go); nil without a UIBackend
 	hub *callHub    // the pipeline's call events for the UI's pages (ui_events.go)
@@ -109,6 +112,9 @@ func New(b Backend, cfg Config) *Server {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux(), throttle: newAuthThrottle()}
+	if hp, ok := b.(HostPaths); ok {
+		s.scrub = newScrubber(hp.HostPaths())
+	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /metrics", s.auth(s.metrics))
 	s.mux.HandleFunc("GET /v1/tools", s.auth(s.tools))
@@ -146,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept"))}
+	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept")), scrub: s.scrub}
 	sw.Header().Add("Vary", "Accept")
 	r = r.WithContext(ctx)
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -263,7 +269,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	if err := s.backend.WriteMetrics(w); err != nil {
+	if err := s.backend.WriteMetrics(Caller(r.Context()), w); err != nil {
 		return
 	}
 	fmt.Fprintf(w, "# HELP airs_http_requests_total HTTP requests served.\n# TYPE airs_http_requests_total counter\n")
@@ -403,6 +409,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(data)
 		if err != nil {
 			return err
+		}
+		if m, ok := data.(map[string]any); event == "error" || ok && m["error"] != nil {
+			b = []byte(scrubJSON(s.scrub, string(b)))
 		}
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return err

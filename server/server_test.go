@@ -49,9 +49,11 @@ func (b *testBackend) RunPipeline(ctx context.Context, caller string, y []byte, 
 	}
 	return map[string]int{"steps": len(c.Steps)}, nil
 }
-func (b *testBackend) Tools(caller string) any        { return b.m.Registry().List() }
-func (b *testBackend) WriteMetrics(w io.Writer) error { return b.m.WritePrometheus(w) }
-func (b *testBackend) Admit(caller string) error      { return b.m.Admit(caller) }
+func (b *testBackend) Tools(caller string) any { return b.m.Registry().List() }
+func (b *testBackend) WriteMetrics(caller string, w io.Writer) error {
+	return b.m.WritePrometheus(w)
+}
+func (b *testBackend) Admit(caller string) error { return b.m.Admit(caller) }
 
 const schema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
 
