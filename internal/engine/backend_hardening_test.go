@@ -3,13 +3,18 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/server"
 )
 
 // postJSON posts body as token and answers the status and the raw body.
@@ -139,4 +144,68 @@ func TestSelfApproval(t *testing.T) {
 	if code, body := postJSON(t, base+"/v1/reviews/"+again+"/approve", "t-web", ""); code != 200 {
 		t.Fatalf("with self_approve, web approves its own call: %d %s", code, body)
 	}
+}
+
+// pausingRetriever is the engine's retriever with a hook: its first
+// retrieval says so and waits until the request's context ends (the client
+// left), then answers as if nothing happened; it counts the retrievals
+// that follow.
+type pausingRetriever struct {
+	selector.Retriever
+	started chan struct{}
+	n       atomic.Int32
+}
+
+func (p *pausingRetriever) Retrieve(ctx context.Context, q string, k int, allowed []string) ([]selector.Retrieved, error) {
+	if p.n.Add(1) == 1 {
+		close(p.started)
+		<-ctx.Done()
+		return p.Retriever.Retrieve(context.Background(), q, k, allowed)
+	}
+	return p.Retriever.Retrieve(ctx, q, k, allowed)
+}
+
+// endedBackend says when Plan returned, and with what.
+type endedBackend struct {
+	server.Backend
+	ended chan error
+}
+
+func (b endedBackend) Plan(ctx context.Context, caller, text string) (any, error) {
+	out, err := b.Backend.Plan(ctx, caller, text)
+	b.ended <- err
+	return out, err
+}
+
+// A /v1/plan whose client left ends its work: the real engine, behind the
+// real server, stops planning at the next part instead of going through
+// the request's other parts.
+func TestServedPlanEndsWhenTheClientLeaves(t *testing.T) {
+	_, _, e := newServedEngineWith(t, servedOptions{})
+	pr := &pausingRetriever{Retriever: e.Selector.Retriever, started: make(chan struct{})}
+	e.Selector.Retriever = pr
+	b := endedBackend{Backend: e.Backend(), ended: make(chan error, 1)}
+	s := server.New(b, server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}}})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	ctx, leave := context.WithCancel(context.Background())
+	text := strings.Repeat("add 1 and 2 then ", 12) + "add 3 and 4"
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/plan", strings.NewReader(`{"text":"`+text+`"}`))
+	req.Header.Set("Authorization", "Bearer t-web")
+	gone := make(chan struct{})
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		close(gone)
+	}()
+	<-pr.started
+	leave()
+	if err := <-b.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the plan ended with %v, want context.Canceled", err)
+	}
+	if n := pr.n.Load(); n > 2 {
+		t.Errorf("%d retrievals: planning went on after the client left", n)
+	}
+	<-gone
 }
