@@ -513,3 +513,19 @@ func TestCostlyRequestsChargeTheirSize(t *testing.T) {
 		stop()
 	}
 }
+
+// PUT /v1/context's task and turn are bounded like a chat's text.
+func TestContextTextIsBounded(t *testing.T) {
+	u := newUIRig(t, nil)
+	u.srv.cfg.Limits.ChatText = 100 // the rig's bodies are at most 4 KiB
+	big := strings.Repeat("a", 101)
+	for _, body := range []string{`{"task":"` + big + `"}`, `{"turn":"` + big + `"}`} {
+		code, v := u.api("PUT", "/v1/context", "tok-bob", body)
+		if hint, _ := v["hint"].(string); code != 413 || !strings.Contains(hint, "http.limits.chat_text") {
+			t.Errorf("%.20s…: %d %v", body, code, v)
+		}
+	}
+	if code, v := u.api("PUT", "/v1/context", "tok-bob", `{"task":"read the papers"}`); code != 200 {
+		t.Errorf("a task: %d %v", code, v)
+	}
+}

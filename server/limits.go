@@ -75,10 +75,11 @@ func writeTooLarge(w http.ResponseWriter, e *TooLarge) {
 		"hint": "send less (split the request), or raise " + e.Setting + " in airs.yaml on the server"})
 }
 
-// checkText answers 413 when text is over max bytes.
-func checkText(w http.ResponseWriter, endpoint, text string, max int, setting string) bool {
+// checkText answers 413 when text, the field named what, is over max
+// bytes.
+func checkText(w http.ResponseWriter, endpoint, what, text string, max int, setting string) bool {
 	if len(text) > max {
-		writeTooLarge(w, &TooLarge{Endpoint: endpoint, What: `"text"`, Unit: "bytes", Actual: len(text), Max: max, Setting: setting})
+		writeTooLarge(w, &TooLarge{Endpoint: endpoint, What: what, Unit: "bytes", Actual: len(text), Max: max, Setting: setting})
 		return false
 	}
 	return true

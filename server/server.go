@@ -355,7 +355,7 @@ type textRequest struct {
 func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
 	if !decode(w, r, &req) || !needText(w, req.Text) ||
-		!checkText(w, "POST /v1/select", req.Text, s.cfg.Limits.SelectText, "http.limits.select_text") {
+		!checkText(w, "POST /v1/select", `"text"`, req.Text, s.cfg.Limits.SelectText, "http.limits.select_text") {
 		return
 	}
 	s.owe(r, costOf(len(req.Text), costUnit))
@@ -370,7 +370,7 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
 	if !decode(w, r, &req) || !needText(w, req.Text) ||
-		!checkText(w, "POST /v1/plan", req.Text, s.cfg.Limits.PlanText, "http.limits.plan_text") {
+		!checkText(w, "POST /v1/plan", `"text"`, req.Text, s.cfg.Limits.PlanText, "http.limits.plan_text") {
 		return
 	}
 	// The Backend counts the request's parts and refuses too many.
@@ -393,7 +393,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
 	if !decode(w, r, &req) || !needText(w, req.Text) ||
-		!checkText(w, "POST /v1/chat", req.Text, s.cfg.Limits.ChatText, "http.limits.chat_text") {
+		!checkText(w, "POST /v1/chat", `"text"`, req.Text, s.cfg.Limits.ChatText, "http.limits.chat_text") {
 		return
 	}
 	s.owe(r, costOf(len(req.Text), costUnit)) // its calls take their own tokens
