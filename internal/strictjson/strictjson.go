@@ -262,35 +262,36 @@ func duplicateMsg(first, again string) string {
 }
 
 // FoldKey is k as encoding/json compares it with a struct's field names:
-// ASCII letters upper-cased, every other rune the smallest of its simple
-// case-folding orbit (so "K", "k" and the Kelvin sign are one key).
+// two keys match there exactly when their FoldKeys are equal. Every rune
+// becomes the smallest of its simple case-folding orbit, and an ASCII
+// letter its lower case (so "K", "k" and the Kelvin sign are one key); a
+// key with no upper-case ASCII letter and nothing beyond ASCII, the common
+// case, is its own fold and costs no allocation.
 func FoldKey(k string) string {
-	ascii := true
+	plain := true
 	for i := 0; i < len(k); i++ {
-		if c := k[i]; c >= utf8.RuneSelf || ('a' <= c && c <= 'z') {
-			ascii = false
+		if c := k[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			plain = false
 			break
 		}
 	}
-	if ascii {
-		return k // already folded: no allocation for the common upper-case-free key
+	if plain {
+		return k
 	}
 	out := make([]byte, 0, len(k))
 	for _, r := range k {
-		if r < utf8.RuneSelf {
-			if 'a' <= r && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			out = append(out, byte(r))
-			continue
-		}
-		for {
-			r2 := unicode.SimpleFold(r)
-			if r2 <= r {
+		if r >= utf8.RuneSelf {
+			for {
+				r2 := unicode.SimpleFold(r)
+				if r2 <= r {
+					r = r2
+					break
+				}
 				r = r2
-				break
 			}
-			r = r2
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
 		}
 		out = utf8.AppendRune(out, r)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -149,4 +150,27 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FoldKey matches keys exactly as encoding/json matches them with a
+// struct's field names.
+func TestFoldKeyAgreesWithEncodingJSON(t *testing.T) {
+	keys := []string{"tool", "Tool", "TOOL", "k", "K", "\u212a", "s", "S", "\u017f", "straße", "STRASSE", "é", "É", "a_b", "A_B", "ǅ", "ǆ", "Ǆ"}
+	for _, field := range keys {
+		for _, key := range keys {
+			// A struct with one field named field: does key fill it?
+			typ := reflectStructWith(field)
+			v := reflect.New(typ)
+			b, _ := json.Marshal(map[string]int{key: 1})
+			_ = json.Unmarshal(b, v.Interface())
+			matched := v.Elem().Field(0).Int() == 1
+			if folded := FoldKey(field) == FoldKey(key); folded != matched {
+				t.Errorf("field %q, key %q: encoding/json matches %v, FoldKey says %v", field, key, matched, folded)
+			}
+		}
+	}
+}
+
+func reflectStructWith(name string) reflect.Type {
+	return reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeOf(0), Tag: reflect.StructTag(`json:"` + name + `"`)}})
 }
