@@ -114,6 +114,26 @@ func (p *parser) build(fc *fileConfig) *Config {
 		seen[h] = true
 		c.HTTP.Tokens = append(c.HTTP.Tokens, Token{SHA256: h, Agent: t.Agent})
 	}
+	if fc.HTTP.MaxBody < 0 {
+		p.add(p.line("http", "max_body"), "http.max_body %d: want bytes above 0 (remove it for the default, 2 MiB)", fc.HTTP.MaxBody)
+	}
+	c.HTTP.MaxBody = max(fc.HTTP.MaxBody, 0)
+	fl := fc.HTTP.Limits
+	for _, l := range []struct {
+		key string
+		v   int
+		to  *int
+	}{
+		{"select_text", fl.SelectText, &c.HTTP.Limits.SelectText}, {"plan_text", fl.PlanText, &c.HTTP.Limits.PlanText},
+		{"plan_parts", fl.PlanParts, &c.HTTP.Limits.PlanParts}, {"chat_text", fl.ChatText, &c.HTTP.Limits.ChatText},
+		{"pipeline_yaml", fl.PipelineYAML, &c.HTTP.Limits.PipelineYAML},
+	} {
+		if l.v < 0 {
+			p.add(p.line("http", "limits", l.key), "http.limits.%s %d: want a number above 0 (remove it for the default)", l.key, l.v)
+			continue
+		}
+		*l.to = l.v
+	}
 
 	// breaker
 	if f := fc.Breaker.Failures; f != nil {
@@ -508,6 +528,7 @@ func (p *parser) buildGuard(fc *fileConfig, c *Config) {
 		}
 		c.Guard.Reviewers = append(c.Guard.Reviewers, a)
 	}
+	c.Guard.SelfApprove = fg.SelfApprove
 	if d := time.Duration(fg.Expiry); d < 0 || d > MaxGuardExpiry || (p.has("guard", "expiry") && d == 0) {
 		p.add(p.line("guard", "expiry"), "guard.expiry %v: want a duration above 0 and at most %v, e.g. 15m (remove it for the default, 15m)", d, MaxGuardExpiry)
 	}

@@ -119,6 +119,9 @@ type Guard struct {
 	// Reviewers are the agents who may approve and deny over HTTP and in
 	// the attention page; the local CLI always may.
 	Reviewers []string
+	// SelfApprove lets a reviewer approve a call it held itself
+	// (guard.self_approve; false by default: a second party approves).
+	SelfApprove bool
 	// Expiry of a confirmation (0: the guard's default, 15 min).
 	Expiry time.Duration
 	// MaxPending bounds the open reviews after the fact (0: 1000).
@@ -201,6 +204,17 @@ type CLI struct {
 type HTTP struct {
 	Listen string  // host:port, loopback by default
 	Tokens []Token // bearer tokens, hashed
+	// MaxBody bounds a request body in bytes (http.max_body; 0: the
+	// server's default, 2 MiB).
+	MaxBody int64
+	// Limits bound each endpoint's input (http.limits; 0: the server's
+	// defaults, server.DefaultLimits).
+	Limits HTTPLimits
+}
+
+// HTTPLimits are airs serve's input limits per endpoint (server.Limits).
+type HTTPLimits struct {
+	SelectText, PlanText, PlanParts, ChatText, PipelineYAML int
 }
 
 // Token maps a bearer token, by its SHA-256, to an agent.

@@ -41,6 +41,9 @@ http:
   tokens:
     - sha256: 0000000000000000000000000000000000000000000000000000000000000000
       agent: web-ui
+  max_body: 2097152    # bytes of one request body
+  # Each endpoint's input, at most (413 past it); shown with defaults.
+  limits: {select_text: 8192, plan_text: 4096, plan_parts: 16, chat_text: 8192, pipeline_yaml: 65536}
 
 # Circuit breaker: this many failures within window open a tool's circuit
 # for cooldown (failures: -1 disables it).
@@ -125,6 +128,7 @@ guard:
   enabled: true
   review_tools: []     # read-only tools to review after the fact, e.g. [read-file]
   reviewers: []        # agents who may decide over HTTP and in the page
+  self_approve: false  # true lets a reviewer approve a call it held itself
   expiry: 15m          # a confirmation waits this long for a decision (max 24h)
   max_pending: 1000    # open reviews after the fact, at most
   # The anomaly gate scores every call (no LLM: a decision tree over the

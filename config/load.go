@@ -122,6 +122,14 @@ type fileConfig struct {
 			SHA256 string `yaml:"sha256"`
 			Agent  string `yaml:"agent"`
 		} `yaml:"tokens"`
+		MaxBody int64 `yaml:"max_body"`
+		Limits  struct {
+			SelectText   int `yaml:"select_text"`
+			PlanText     int `yaml:"plan_text"`
+			PlanParts    int `yaml:"plan_parts"`
+			ChatText     int `yaml:"chat_text"`
+			PipelineYAML int `yaml:"pipeline_yaml"`
+		} `yaml:"limits"`
 	} `yaml:"http"`
 	Breaker struct {
 		Failures *int     `yaml:"failures"`
@@ -169,6 +177,7 @@ type fileConfig struct {
 		Enabled     *bool    `yaml:"enabled"`
 		ReviewTools []string `yaml:"review_tools"`
 		Reviewers   []string `yaml:"reviewers"`
+		SelfApprove bool     `yaml:"self_approve"`
 		Expiry      Duration `yaml:"expiry"`
 		MaxPending  *int     `yaml:"max_pending"`
 		Anomaly     struct {

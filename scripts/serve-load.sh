@@ -30,7 +30,7 @@ trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 base=http://127.0.0.1:$port
 no_token=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/v1/call" -d '{"tool":"calculator","arguments":{"expression":"1"}}')
-no_cap=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $weak" -X POST "$base/v1/call" -d '{"tool":"read-file","arguments":{"space":"docs","path":"a.txt"}}')
+no_cap=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $weak" -H "Content-Type: application/json" -X POST "$base/v1/call" -d '{"tool":"read-file","arguments":{"space":"docs","path":"a.txt"}}')
 echo "no token: HTTP $no_token (want 401); token without ReadSpace(docs): HTTP $no_cap (want 403)"
 ./bin/airs-load -url "$base/v1/call" -token "$tok" -c "$clients" -d "$dur" -json \
 	-body '{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"},"timeout_ms":2000}' | tee "$work/load.json"

@@ -131,6 +131,9 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	if parts != nil {
 		return parts, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	sel, err := s.noLLM(cands, entries, request, cfg)
 	if err != nil {
 		return nil, err

@@ -190,6 +190,9 @@ func (s *Selector) Select(ctx context.Context, caller, request string) (*Selecti
 
 // candidates assembles the caller's context and ranks the retrieved tools.
 func (s *Selector) candidates(ctx context.Context, caller, request string, k int) ([]Candidate, map[string]Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err // the requester left: no more work for it
+	}
 	callable := s.Catalog.Callable(caller)
 	if len(callable) == 0 {
 		return nil, nil, ErrNoTools
@@ -212,6 +215,9 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		cands = cands[:k]
 	}
 	for i := range cands {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}

@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
+	"time"
 )
 
 type callerKey struct{}
@@ -20,33 +20,49 @@ func HashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if len(r.Header.Values("Authorization")) > 1 {
+			// Two credentials: which one a proxy or a library keeps differs,
+			// so the request is refused rather than read one way.
+			writeError(w, http.StatusBadRequest, "bad_request", "more than one Authorization header: send exactly one, Authorization: Bearer <token>")
+			return
+		}
 		tok, ok := bearer(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airs"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>; tokens are configured in airs.yaml (http.tokens)")
 			return
 		}
-		sum := HashToken(tok)
-		agent := ""
-		for _, t := range s.cfg.Tokens {
-			if subtle.ConstantTimeCompare(sum[:], t.SHA256[:]) == 1 {
-				agent = t.Agent
-			}
+		addr := clientAddr(r)
+		if wait := s.throttle.wait(addr, tok); wait > 0 {
+			writeThrottled(w, wait)
+			return
 		}
+		agent := s.agentOf(tok)
 		if agent == "" {
+			s.throttle.failed(addr, tok)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airs", error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "unknown token")
 			return
 		}
+		s.throttle.succeeded(tok)
 		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, agent)))
 	}
 }
 
+// writeThrottled answers an attempt that must wait after failed ones.
+func writeThrottled(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", retryAfterSeconds(wait))
+	writeErrorBody(w, http.StatusTooManyRequests, map[string]any{"error": "too_many_failures",
+		"message": "too many wrong tokens from this address: wait " + retryAfterSeconds(wait) + " s",
+		"hint":    "check the token (airs.yaml http.tokens holds its SHA-256); each further wrong one doubles the wait"})
+}
+
 // admit charges a request that costs to the caller's rate limit before
-// its body is even read: 429 with Retry-After when the caller is over it.
+// its body is even read (and what earlier ones still owe, limits.go): 429
+// with Retry-After when the caller is over it.
 func (s *Server) admit(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.backend.Admit(Caller(r.Context())); err != nil {
+		if err := s.charge(Caller(r.Context())); err != nil {
 			writeCallError(w, nil, err)
 			return
 		}

@@ -29,7 +29,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "payload_too_large", fmt.Sprintf("body over %d bytes", mbe.Limit))
+			writeErrorBody(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "payload_too_large",
+				"message": fmt.Sprintf("body over %d bytes", mbe.Limit), "limit": mbe.Limit,
+				"hint": "send less, or raise http.max_body in airs.yaml on the server (a call's arguments are bounded by max_payload too)"})
 			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, "bad_request", "reading the body: "+err.Error())
@@ -45,6 +47,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if isMsgpack(r.Header.Get("Content-Type")) {
 		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type",
 			"only POST /v1/call takes application/msgpack; send this body as JSON")
+		return false
+	}
+	if !jsonBody(w, r) {
 		return false
 	}
 	b, ok := readBody(w, r)
@@ -82,6 +87,26 @@ func decodeMsgpack(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// jsonBody refuses (415) a body whose Content-Type says it is something
+// other than JSON: a form or text/plain is what a page of another site can
+// make a browser send without asking, so it is never read as a request. A
+// body with no Content-Type at all is read as JSON (scripts and tools often
+// send none; a browser always sends one).
+func jsonBody(w http.ResponseWriter, r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return true
+	}
+	writeErrorBody(w, http.StatusUnsupportedMediaType, map[string]any{"error": "unsupported_media_type",
+		"message": "Content-Type " + strconv.Quote(clip(ct)) + " is not JSON",
+		"hint":    "send the body as JSON with Content-Type: application/json (POST /v1/call also takes application/msgpack)"})
+	return false
 }
 
 // isMsgpack reports whether a Content-Type names MessagePack.

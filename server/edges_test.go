@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/vmihailenco/msgpack/v5"
@@ -156,6 +158,8 @@ func TestStrictBodies(t *testing.T) {
 		{"trailing object", "/v1/call", `{"tool":"echo","arguments":{"n":1}} {"tool":"secret"}`, 400, "bad_request", "trailing data"},
 		{"trailing garbage", "/v1/call", `{"tool":"echo","arguments":{"n":1}}x`, 400, "bad_request", "trailing data"},
 		{"duplicate tool", "/v1/call", `{"tool":"secret","tool":"echo","arguments":{"n":1}}`, 400, "bad_request", `duplicate key "tool"`},
+		{"tool and Tool", "/v1/call", `{"tool":"echo","Tool":"secret","arguments":{"n":1}}`, 400, "bad_request", `duplicate key "Tool" (the same as "tool"`},
+		{"n and N in arguments", "/v1/call", `{"tool":"echo","arguments":{"n":1,"N":2}}`, 400, "bad_request", `duplicate key "N"`},
 		{"duplicate argument", "/v1/call", `{"tool":"echo","arguments":{"n":1,"n":2}}`, 400, "bad_request", `duplicate key "n" at byte 34 (in /arguments)`},
 		{"duplicate text", "/v1/select", `{"text":"a","text":"b"}`, 400, "bad_request", "duplicate key"},
 		{"two values", "/v1/select", `{"text":"a"}{"text":"b"}`, 400, "bad_request", "trailing data"},
@@ -275,13 +279,18 @@ func TestMsgpackCall(t *testing.T) {
 	dup = append(dup, mpStr("secret")...)
 	dup = append(dup, mpStr("tool")...)
 	dup = append(dup, mpStr("echo")...)
+	foldDup := append([]byte{0x82}, mpStr("tool")...)
+	foldDup = append(foldDup, mpStr("secret")...)
+	foldDup = append(foldDup, mpStr("Tool")...)
+	foldDup = append(foldDup, mpStr("echo")...)
 	unknown, _ := msgpack.Marshal(map[string]any{"tool": "echo", "caller": "alice"})
 	for name, body := range map[string][]byte{
-		"duplicate key": dup,
-		"trailing data": append(append([]byte{}, req...), 0xc0),
-		"unknown field": unknown,
-		"huge map":      {0xdf, 0xff, 0xff, 0xff, 0xff},
-		"not a map":     {0x93, 1, 2, 3},
+		"duplicate key":         dup,
+		"key repeated but case": foldDup,
+		"trailing data":         append(append([]byte{}, req...), 0xc0),
+		"unknown field":         unknown,
+		"huge map":              {0xdf, 0xff, 0xff, 0xff, 0xff},
+		"not a map":             {0x93, 1, 2, 3},
 	} {
 		resp, b := doMsgpack(t, base+"/v1/call", "application/msgpack", "", body)
 		if resp.StatusCode != 400 || !bytes.Contains(b, []byte("bad_request")) {
@@ -369,4 +378,154 @@ func FuzzCheckMsgpack(f *testing.F) {
 			t.Fatalf("accepted a map of %d entries that decodes to %d keys", n, len(m))
 		}
 	})
+}
+
+// Every 503 says when to come back: an open circuit its cooldown, a dead
+// provider at least a second.
+func TestUnavailableCarriesRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		err  *pipeline.ProviderUnavailable
+		want string
+	}{
+		{&pipeline.ProviderUnavailable{Provider: "p", Tool: "t", Reason: pipeline.ReasonCircuitOpen, RetryAfter: 2500 * time.Millisecond}, "3"},
+		{&pipeline.ProviderUnavailable{Provider: "p", Tool: "t", Reason: pipeline.ReasonProviderDead}, "1"},
+	} {
+		w := httptest.NewRecorder()
+		writeCallError(w, nil, fmt.Errorf("wrapped: %w", c.err))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != c.want {
+			t.Errorf("%s: %d Retry-After %q, want 503 and %s", c.err.Reason, w.Code, w.Header().Get("Retry-After"), c.want)
+		}
+	}
+}
+
+// A body is JSON (or MessagePack on /v1/call): a form or plain text, what a
+// page of another site can make a browser send, is refused with 415.
+func TestBodyMustBeJSON(t *testing.T) {
+	base, stop := newTestServer(t)
+	defer stop()
+	for _, c := range []struct {
+		path, ct string
+		status   int
+	}{
+		{"/v1/call", "application/x-www-form-urlencoded", 415},
+		{"/v1/call", "text/plain;charset=UTF-8", 415},
+		{"/v1/select", "multipart/form-data; boundary=x", 415},
+		{"/v1/call", "application/json; charset=utf-8", 200},
+		{"/v1/select", "application/merge-patch+json", 200},
+		{"/v1/call", "", 200},
+	} {
+		body := `{"tool":"echo","arguments":{"n":1}}`
+		if c.path == "/v1/select" {
+			body = `{"text":"hi"}`
+		}
+		req, _ := http.NewRequest("POST", base+c.path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok-bob")
+		if c.ct != "" {
+			req.Header.Set("Content-Type", c.ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&b)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s with %q: %d %v, want %d", c.path, c.ct, resp.StatusCode, b, c.status)
+		}
+		if c.status == 415 && (b["error"] != "unsupported_media_type" || !strings.Contains(b["hint"].(string), "application/json")) {
+			t.Errorf("%s with %q: body %v", c.path, c.ct, b)
+		}
+	}
+}
+
+// Each endpoint takes the input its work needs: past its limit, 413 that
+// names the limit and the airs.yaml key that raises it.
+func TestInputLimitsPerEndpoint(t *testing.T) {
+	base, stop := newTestServer(t) // MaxBody 4096
+	defer stop()
+	m, err := pipeline.NewManager(pipeline.Config{Registry: pipeline.NewRegistry(pipeline.RegistryConfig{}), Policy: &pipeline.StaticPolicy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok"), "bob"}}, Limits: Limits{SelectText: 10, PlanText: 20, ChatText: 30, PipelineYAML: 40}})
+	for _, c := range []struct {
+		path, body, setting string
+		max                 int
+	}{
+		{"/v1/select", `{"text":"` + strings.Repeat("a", 11) + `"}`, "http.limits.select_text", 10},
+		{"/v1/plan", `{"text":"` + strings.Repeat("a", 21) + `"}`, "http.limits.plan_text", 20},
+		{"/v1/chat", `{"text":"` + strings.Repeat("a", 31) + `"}`, "http.limits.chat_text", 30},
+		{"/v1/pipelines/run", `{"yaml":"` + strings.Repeat("a", 41) + `"}`, "http.limits.pipeline_yaml", 40},
+	} {
+		r := httptest.NewRequest("POST", c.path, strings.NewReader(c.body))
+		r.Header.Set("Authorization", "Bearer tok")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		var b map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &b)
+		hint, _ := b["hint"].(string)
+		msg, _ := b["message"].(string)
+		if w.Code != http.StatusRequestEntityTooLarge || b["error"] != "payload_too_large" || b["limit"] != float64(c.max) ||
+			!strings.Contains(hint, c.setting) || !strings.Contains(msg, fmt.Sprintf("at most %d", c.max)) {
+			t.Errorf("%s over its limit: %d %v", c.path, w.Code, b)
+		}
+	}
+	// The whole body's bound says its key too.
+	resp, b := post(t, base+"/v1/call", "tok-bob", `{"tool":"echo","arguments":{"n":1,"pad":"`+strings.Repeat("x", 5000)+`"}}`)
+	if hint, _ := b["hint"].(string); resp.StatusCode != 413 || !strings.Contains(hint, "http.max_body") {
+		t.Errorf("body over MaxBody: %d %v", resp.StatusCode, b)
+	}
+}
+
+// A request is charged by its size: with a burst of 10, one selection of
+// 8 KiB of text (8 tokens) leaves room for two more requests, not nine;
+// the one that finds the bucket dry is 429 with Retry-After.
+func TestCostlyRequestsChargeTheirSize(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		text    int
+		allowed int // one-word requests admitted after it
+	}{
+		{"a sentence", 10, 9},
+		{"8 KiB", 8 << 10, 2},
+	} {
+		base, stop := newTestServerWithBody(t, 64<<10, func(mc *pipeline.Config) {
+			mc.RateLimits = map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 10}}
+		})
+		if resp, b := post(t, base+"/v1/select", "tok-bob", `{"text":"`+strings.Repeat("a", c.text)+`"}`); resp.StatusCode != 200 {
+			t.Fatalf("%s: first request %d %v", c.name, resp.StatusCode, b)
+		}
+		n := 0
+		for ; n < 12; n++ {
+			resp, _ := post(t, base+"/v1/select", "tok-bob", `{"text":"x"}`)
+			if resp.StatusCode == 429 {
+				if resp.Header.Get("Retry-After") == "" {
+					t.Errorf("%s: 429 without Retry-After", c.name)
+				}
+				break
+			}
+		}
+		if n != c.allowed {
+			t.Errorf("%s: %d requests admitted after it, want %d", c.name, n, c.allowed)
+		}
+		stop()
+	}
+}
+
+// PUT /v1/context's task and turn are bounded like a chat's text.
+func TestContextTextIsBounded(t *testing.T) {
+	u := newUIRig(t, nil)
+	u.srv.cfg.Limits.ChatText = 100 // the rig's bodies are at most 4 KiB
+	big := strings.Repeat("a", 101)
+	for _, body := range []string{`{"task":"` + big + `"}`, `{"turn":"` + big + `"}`} {
+		code, v := u.api("PUT", "/v1/context", "tok-bob", body)
+		if hint, _ := v["hint"].(string); code != 413 || !strings.Contains(hint, "http.limits.chat_text") {
+			t.Errorf("%.20s…: %d %v", body, code, v)
+		}
+	}
+	if code, v := u.api("PUT", "/v1/context", "tok-bob", `{"task":"read the papers"}`); code != 200 {
+		t.Errorf("a task: %d %v", code, v)
+	}
 }

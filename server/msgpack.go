@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/airs-dev/airs/internal/strictjson"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
@@ -61,7 +62,7 @@ func walkMsgpack(d *msgpack.Decoder, r *bytes.Reader, at string, depth int) erro
 		if n < 0 || 2*n > r.Len() {
 			return fmt.Errorf("at %q: a map of %d entries in %d bytes", at, n, r.Len())
 		}
-		seen := make(map[string]struct{}, n)
+		seen := make(map[string]string, n) // folded key → the key as written
 		for range n {
 			kc, err := d.PeekCode()
 			if err != nil {
@@ -74,10 +75,14 @@ func walkMsgpack(d *msgpack.Decoder, r *bytes.Reader, at string, depth int) erro
 			if err != nil {
 				return fmt.Errorf("at %q: %v", at, err)
 			}
-			if _, dup := seen[k]; dup {
+			f := strictjson.FoldKey(k)
+			if first, dup := seen[f]; dup {
+				if first != k {
+					return fmt.Errorf("duplicate key %q at %q (the same as %q but for case)", k, at, first)
+				}
 				return fmt.Errorf("duplicate key %q at %q", k, at)
 			}
-			seen[k] = struct{}{}
+			seen[f] = k
 			if err := walkMsgpack(d, r, at+"/"+k, depth+1); err != nil {
 				return err
 			}

@@ -163,6 +163,17 @@ func (s *Server) putContext(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf(`"files" holds at most %d entries`, MaxContextFiles))
 		return
 	}
+	// The task and a turn are read like a chat's text (the recommender
+	// retrieves tools for them): bounded and charged the same way.
+	task := ""
+	if c.Task != nil {
+		task = *c.Task
+	}
+	if !checkText(w, r.Method+" "+r.URL.Path, `"task"`, task, s.cfg.Limits.ChatText, "http.limits.chat_text") ||
+		!checkText(w, r.Method+" "+r.URL.Path, `"turn"`, c.Turn, s.cfg.Limits.ChatText, "http.limits.chat_text") {
+		return
+	}
+	s.owe(r, costOf(len(task)+len(c.Turn), costUnit))
 	for _, f := range c.Files {
 		if f.Space == "" || f.Path == "" {
 			writeError(w, http.StatusBadRequest, "bad_request", `each of "files" needs "space" and "path"`)

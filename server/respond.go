@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/pipeline"
@@ -129,14 +130,7 @@ func clip(s string) string {
 }
 
 func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
-	var rl *pipeline.RateLimited
-	if errors.As(err, &rl) {
-		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
-	}
-	var ac *pipeline.AlreadyClaimed
-	if errors.As(err, &ac) && ac.RetryAfterMs > 0 { // the first attempt still runs: ask again then
-		w.Header().Set("Retry-After", strconv.FormatInt(max((ac.RetryAfterMs+999)/1000, 1), 10))
-	}
+	setRetryAfter(w, err)
 	body := ErrorBody(err, kindOr(err, "internal"))
 	if res != nil && res.Replayed {
 		body["replayed"] = true // the first attempt's error, given back: nothing ran now
@@ -150,11 +144,41 @@ func writeCallError(w http.ResponseWriter, res *pipeline.Result, err error) {
 	writeErrorBody(w, statusFor(err), body)
 }
 
+// setRetryAfter says when to ask again for the errors that have a when:
+// a rate limit, a provider that is unavailable (every 503), a call an
+// earlier attempt still runs.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var rl *pipeline.RateLimited
+	if errors.As(err, &rl) {
+		w.Header().Set("Retry-After", strconv.FormatInt(max((rl.RetryAfterMs+999)/1000, 1), 10))
+	}
+	var pu *pipeline.ProviderUnavailable
+	if errors.As(err, &pu) {
+		// Every 503 says when to come back: an open circuit until its
+		// cooldown ends; a provider that is down has no known end, so the
+		// client waits a second and asks again rather than at line rate.
+		w.Header().Set("Retry-After", retryAfterSeconds(pu.RetryAfter))
+	}
+	var ac *pipeline.AlreadyClaimed
+	if errors.As(err, &ac) && ac.RetryAfterMs > 0 { // the first attempt still runs: ask again then
+		w.Header().Set("Retry-After", strconv.FormatInt(max((ac.RetryAfterMs+999)/1000, 1), 10))
+	}
+}
+
+// retryAfterSeconds is d as Retry-After's whole seconds, rounded up, and
+// at least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(max(int64((d+time.Second-1)/time.Second), 1), 10)
+}
+
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
 	writeErrorBody(w, status, map[string]any{"error": kind, "message": clip(msg)})
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, body map[string]any) {
+	if sw, ok := w.(*statusWriter); ok {
+		body = scrubBody(sw.scrub, body) // no host paths in what went wrong (scrub.go)
+	}
 	writeJSON(w, status, body)
 }
 
@@ -179,7 +203,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type statusWriter struct {
 	http.ResponseWriter
 	status  int
-	msgpack bool // the client prefers application/msgpack answers
+	msgpack bool              // the client prefers application/msgpack answers
+	scrub   *strings.Replacer // the host's paths → their names, for error texts
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -34,9 +34,15 @@ type ReviewBackend interface {
 	// own otherwise; all adds the decided and expired ones.
 	Reviews(caller string, all bool) ([]guard.Review, error)
 	// DecideReview approves (always: every call of the tool by the agent)
-	// or denies review id as caller, a reviewer.
+	// or denies review id as caller, a reviewer. Approving a review of the
+	// caller's own call answers ErrSelfApproval unless the configuration
+	// allows it (guard.self_approve).
 	DecideReview(caller, id string, ch guard.Choice) (guard.Review, error)
 }
+
+// ErrSelfApproval is a ReviewBackend's answer when a reviewer approves a
+// call it held itself and the configuration does not allow that.
+var ErrSelfApproval = errors.New("a reviewer cannot approve its own held call")
 
 // ErrNoGuard is a ReviewBackend's answer when the guard is off.
 var ErrNoGuard = errors.New("the guard is off (guard.enabled: false in airs.yaml): nothing is held for review")
@@ -127,6 +133,9 @@ func writeReviewError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrNoGuard):
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, ErrSelfApproval):
+		writeErrorBody(w, http.StatusForbidden, map[string]any{"error": "self_approval", "message": err.Error(),
+			"hint": "another reviewer approves it (guard.reviewers), or an admin with `airs review` on the server's machine; guard.self_approve: true in airs.yaml allows it"})
 	case errors.Is(err, guard.ErrNotFound):
 		writeError(w, http.StatusNotFound, "review_not_found", err.Error())
 	case errors.Is(err, guard.ErrDecided):

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,7 +42,8 @@ type Backend interface {
 	Chat(ctx context.Context, caller, text string, emit func(event string, data any) error) error
 	RunPipeline(ctx context.Context, caller string, yaml []byte, input map[string]any) (any, error)
 	Tools(caller string) any
-	WriteMetrics(w io.Writer) error
+	// WriteMetrics writes the metrics caller may see (its own tools').
+	WriteMetrics(caller string, w io.Writer) error
 	// Admit charges one request that costs (selection, planning, chat, a
 	// pipeline) to the caller's rate limit, the one its calls take from;
 	// it answers *pipeline.RateLimited when the caller is over it. Calls
@@ -59,7 +61,8 @@ type Token struct {
 type Config struct {
 	Addr            string        // [config.DefaultListen, 127.0.0.1:7777]
 	Tokens          []Token       // no tokens: every request is 401
-	MaxBody         int64         // bytes per request body [2 MiB]
+	MaxBody         int64         // bytes per request body [2 MiB] (http.max_body)
+	Limits          Limits        // each endpoint's input (limits.go)
 	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
 	ShutdownTimeout time.Duration // drain budget on shutdown [30s]
 	Logger          *slog.Logger
@@ -81,6 +84,11 @@ type Server struct {
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
 
+	throttle *authThrottle // failed authentications, per address and token prefix (throttle.go)
+
+	owed  owed              // the costly requests' cost still to pay, per caller (limits.go)
+	scrub *strings.Replacer // the host's paths in error texts → names (scrub.go); nil: none
+
 	ui  *uiSessions // the attention UI's sessions (ui_session.go); nil without a UIBackend
 	hub *callHub    // the pipeline's call events for the UI's pages (ui_events.go)
 }
@@ -96,13 +104,17 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 120 * time.Second
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux(), throttle: newAuthThrottle()}
+	if hp, ok := b.(HostPaths); ok {
+		s.scrub = newScrubber(hp.HostPaths())
+	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /metrics", s.auth(s.metrics))
 	s.mux.HandleFunc("GET /v1/tools", s.auth(s.tools))
@@ -140,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept"))}
+	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept")), scrub: s.scrub}
 	sw.Header().Add("Vary", "Accept")
 	r = r.WithContext(ctx)
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -257,7 +269,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	if err := s.backend.WriteMetrics(w); err != nil {
+	if err := s.backend.WriteMetrics(Caller(r.Context()), w); err != nil {
 		return
 	}
 	fmt.Fprintf(w, "# HELP airs_http_requests_total HTTP requests served.\n# TYPE airs_http_requests_total counter\n")
@@ -342,9 +354,11 @@ type textRequest struct {
 
 func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/select", `"text"`, req.Text, s.cfg.Limits.SelectText, "http.limits.select_text") {
 		return
 	}
+	s.owe(r, costOf(len(req.Text), costUnit))
 	out, err := s.backend.Select(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
 		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "selection_failed"))
@@ -355,10 +369,18 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/plan", `"text"`, req.Text, s.cfg.Limits.PlanText, "http.limits.plan_text") {
 		return
 	}
-	out, err := s.backend.Plan(r.Context(), Caller(r.Context()), req.Text)
+	// The Backend counts the request's parts and refuses too many.
+	s.owe(r, costOf(len(req.Text), planCostUnit))
+	out, err := s.backend.Plan(WithPlanParts(r.Context(), s.cfg.Limits.PlanParts), Caller(r.Context()), req.Text)
+	var tl *TooLarge
+	if errors.As(err, &tl) {
+		writeTooLarge(w, tl)
+		return
+	}
 	if err != nil {
 		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "planning_failed"))
 		return
@@ -370,9 +392,11 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 // text chunk, and a final `done` (or `error`).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req textRequest
-	if !decode(w, r, &req) || !needText(w, req.Text) {
+	if !decode(w, r, &req) || !needText(w, req.Text) ||
+		!checkText(w, "POST /v1/chat", `"text"`, req.Text, s.cfg.Limits.ChatText, "http.limits.chat_text") {
 		return
 	}
+	s.owe(r, costOf(len(req.Text), costUnit)) // its calls take their own tokens
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
@@ -385,6 +409,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(data)
 		if err != nil {
 			return err
+		}
+		if m, ok := data.(map[string]any); event == "error" || ok && m["error"] != nil {
+			b = []byte(scrubJSON(s.scrub, string(b)))
 		}
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return err
@@ -421,6 +448,12 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", `"yaml" (the pipeline text) is required`)
 		return
 	}
+	if len(req.YAML) > s.cfg.Limits.PipelineYAML {
+		writeTooLarge(w, &TooLarge{Endpoint: "POST /v1/pipelines/run", What: `"yaml"`, Unit: "bytes", Actual: len(req.YAML),
+			Max: s.cfg.Limits.PipelineYAML, Setting: "http.limits.pipeline_yaml"})
+		return
+	}
+	s.owe(r, costOf(len(req.YAML), costUnit)) // its steps' calls take their own tokens
 	if req.TimeoutMs < 0 || req.TimeoutMs > pipeline.MaxTimeout.Milliseconds() {
 		writeError(w, http.StatusBadRequest, "bad_request",
 			fmt.Sprintf(`"timeout_ms" must be between 1 and %d (omit it for the pipeline's own timeout:, else none)`, pipeline.MaxTimeout.Milliseconds()))
@@ -448,6 +481,7 @@ func (s *Server) runPipeline(w http.ResponseWriter, r *http.Request) {
 		if out != nil {
 			b["partial"] = out // what ran before the failure, with its trace
 		}
+		setRetryAfter(w, err)
 		writeErrorBody(w, status, b)
 		return
 	}

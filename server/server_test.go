@@ -49,9 +49,11 @@ func (b *testBackend) RunPipeline(ctx context.Context, caller string, y []byte, 
 	}
 	return map[string]int{"steps": len(c.Steps)}, nil
 }
-func (b *testBackend) Tools(caller string) any        { return b.m.Registry().List() }
-func (b *testBackend) WriteMetrics(w io.Writer) error { return b.m.WritePrometheus(w) }
-func (b *testBackend) Admit(caller string) error      { return b.m.Admit(caller) }
+func (b *testBackend) Tools(caller string) any { return b.m.Registry().List() }
+func (b *testBackend) WriteMetrics(caller string, w io.Writer) error {
+	return b.m.WritePrometheus(w)
+}
+func (b *testBackend) Admit(caller string) error { return b.m.Admit(caller) }
 
 const schema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
 
@@ -73,6 +75,13 @@ func newTestServer(t *testing.T) (base string, stop func()) {
 // newTestServerWith is newTestServer with the Manager's config adjusted
 // by mod (rate limits, say).
 func newTestServerWith(t *testing.T, mod func(*pipeline.Config)) (base string, stop func()) {
+	t.Helper()
+	return newTestServerWithBody(t, 4096, mod)
+}
+
+// newTestServerWithBody is newTestServerWith with bodies of up to maxBody
+// bytes.
+func newTestServerWithBody(t *testing.T, maxBody int64, mod func(*pipeline.Config)) (base string, stop func()) {
 	t.Helper()
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	echo := pipeline.HandlerFunc(func(ctx context.Context, p json.RawMessage, c *pipeline.Call) (json.RawMessage, error) {
@@ -105,7 +114,7 @@ func newTestServerWith(t *testing.T, mod func(*pipeline.Config)) (base string, s
 	}
 	m, err := pipeline.NewManager(mc)
 	must(err)
-	s := New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok-alice"), "alice"}, {HashToken("tok-bob"), "bob"}}, MaxBody: 4096})
+	s := New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok-alice"), "alice"}, {HashToken("tok-bob"), "bob"}}, MaxBody: maxBody})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -28,9 +28,6 @@ const (
 	uiMaxSessions = 1024
 	uiIdle        = 12 * time.Hour // a session unused this long ends
 	uiAbsolute    = 24 * time.Hour // and every session ends this long after sign-in
-	// uiSigninFailures failed sign-ins a minute, over all clients, are
-	// answered; more wait (429) — tokens are not guessed at line rate.
-	uiSigninFailures = 20
 )
 
 type uiSession struct {
@@ -49,7 +46,6 @@ type uiSessions struct {
 	idle     time.Duration
 	absolute time.Duration
 	now      func() time.Time
-	failures []time.Time // failed sign-ins within the last minute
 }
 
 func newUISessions(max int, idle, absolute time.Duration) *uiSessions {
@@ -132,31 +128,6 @@ func (u *uiSessions) count() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.byHash)
-}
-
-// failed records a failed sign-in; throttled reports whether sign-ins must
-// wait (uiSigninFailures within the last minute).
-func (u *uiSessions) failed() {
-	now := u.now()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.failures = append(u.pruneFailures(now), now)
-}
-
-func (u *uiSessions) throttled() bool {
-	now := u.now()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.failures = u.pruneFailures(now)
-	return len(u.failures) >= uiSigninFailures
-}
-
-func (u *uiSessions) pruneFailures(now time.Time) []time.Time {
-	i := 0
-	for i < len(u.failures) && now.Sub(u.failures[i]) >= time.Minute {
-		i++
-	}
-	return u.failures[i:]
 }
 
 type uiSessionKey struct{}
@@ -279,21 +250,26 @@ func (s *Server) uiSignin(w http.ResponseWriter, r *http.Request) {
 		s.renderSignin(w, http.StatusBadRequest, "A token never goes in a URL: type it into the form.")
 		return
 	}
-	if s.ui.throttled() {
-		w.Header().Set("Retry-After", "60")
-		s.renderSignin(w, http.StatusTooManyRequests, "Too many failed sign-ins: wait a minute.")
-		return
-	}
 	if err := r.ParseForm(); err != nil {
 		s.renderSignin(w, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
-	agent := s.agentOf(r.PostForm.Get("token"))
+	// Wrong tokens back off per address and per token prefix (throttle.go),
+	// shared with the API's bearer tokens: a guesser waits, longer at each
+	// wrong one, and nobody else does.
+	tok, addr := r.PostForm.Get("token"), clientAddr(r)
+	if wait := s.throttle.wait(addr, tok); wait > 0 {
+		w.Header().Set("Retry-After", retryAfterSeconds(wait))
+		s.renderSignin(w, http.StatusTooManyRequests, "Too many wrong tokens from here: wait "+retryAfterSeconds(wait)+" seconds.")
+		return
+	}
+	agent := s.agentOf(tok)
 	if agent == "" {
-		s.ui.failed()
+		s.throttle.failed(addr, tok)
 		s.renderSignin(w, http.StatusUnauthorized, "Unknown token.")
 		return
 	}
+	s.throttle.succeeded(tok)
 	if old, _ := s.sessionFrom(r); old != "" {
 		s.ui.remove(old) // a new sign-in never keeps the old id
 	}
@@ -303,7 +279,7 @@ func (s *Server) uiSignin(w http.ResponseWriter, r *http.Request) {
 }
 
 // agentOf is the agent of a configured token, "" for none, comparing every
-// token in constant time as auth does.
+// token in constant time.
 func (s *Server) agentOf(tok string) string {
 	if tok == "" {
 		return ""

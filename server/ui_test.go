@@ -613,24 +613,6 @@ func TestUISessionLifetime(t *testing.T) {
 	}
 }
 
-// Failed sign-ins are bounded: past uiSigninFailures a minute they wait.
-func TestUISigninThrottle(t *testing.T) {
-	u := newUIRig(t, nil)
-	c := noRedirect(nil)
-	var last int
-	for range uiSigninFailures + 1 {
-		resp, err := c.PostForm(u.ts.URL+"/ui/signin", url.Values{"token": {"guess"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		last = resp.StatusCode
-	}
-	if last != 429 {
-		t.Fatalf("after %d failures: %d", uiSigninFailures, last)
-	}
-}
-
 // sse reads a stream's events.
 func sse(body io.Reader) <-chan [2]string {
 	out := make(chan [2]string, 64)

@@ -102,7 +102,8 @@ Examples:
 		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{
 			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger()})
 		defer mh.Close()
-		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh})
+		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh,
+			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
 		// Bind first: "serving on" is said only once it is true, and a port
 		// in use or a bad address is the one error the user sees.
 		l, err := s.Listen()

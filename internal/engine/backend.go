@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
@@ -73,6 +77,14 @@ func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
 // plan's steps (each step's tool and its arguments as planned, references
 // to earlier steps included as {{…}} strings).
 func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
+	// No-LLM planning costs a selection per part: the server says how many
+	// parts a request may have, and more are refused before any work.
+	if max := server.PlanParts(ctx); max > 0 {
+		if n := len(selector.SplitParts(text)); n > max {
+			return nil, &server.TooLarge{Endpoint: "POST /v1/plan", What: `the parts of "text" (sentences, or steps joined by "then")`,
+				Unit: "parts", Actual: n, Max: max, Setting: "http.limits.plan_parts"}
+		}
+	}
 	start := time.Now()
 	pr, err := b.e.Plan(ctx, caller, text)
 	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}
@@ -151,6 +163,25 @@ func (b backend) RunPipeline(ctx context.Context, caller string, yaml []byte, in
 	return res, err
 }
 
+// HostPaths are the directories an error text over HTTP names by name
+// instead (server.HostPaths): each space's, AIRS's state directory, and
+// the home directory of the user running airs.
+func (b backend) HostPaths() map[string]string {
+	m := map[string]string{}
+	if home, err := os.UserHomeDir(); err == nil {
+		m[home] = "~"
+	}
+	if c := b.e.Config; c != nil {
+		if c.Home != "" {
+			m[c.Home] = "<AIRS_HOME>"
+		}
+		for name, dir := range c.Spaces {
+			m[dir] = "<" + name + ">"
+		}
+	}
+	return m
+}
+
 // ToolInfo is one tool as GET /v1/tools lists it.
 type ToolInfo struct {
 	Name        string          `json:"name"`
@@ -169,8 +200,73 @@ func (b backend) Tools(caller string) any {
 	return out
 }
 
-func (b backend) WriteMetrics(w io.Writer) error {
-	return b.e.WriteMetrics(w)
+// WriteMetrics writes the metrics as caller may see them: a series about
+// one tool only for the tools caller may call (another agent's tools, and
+// how much they are used, are not its business).
+func (b backend) WriteMetrics(caller string, w io.Writer) error {
+	var buf bytes.Buffer
+	if err := b.e.WriteMetrics(&buf); err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, t := range b.e.Catalog.Callable(caller) {
+		mine[t.Tool.Name] = true
+	}
+	return writeToolsOf(w, buf.Bytes(), mine)
+}
+
+// writeToolsOf copies Prometheus text, leaving out the samples whose tool
+// label names a tool not in mine.
+func writeToolsOf(w io.Writer, text []byte, mine map[string]bool) error {
+	bw := bufio.NewWriter(w)
+	for line := range bytes.Lines(text) {
+		if len(line) > 0 && line[0] != '#' {
+			if tool, ok := labelValue(line, "tool"); ok && !mine[tool] {
+				continue
+			}
+		}
+		bw.Write(line)
+	}
+	return bw.Flush()
+}
+
+// labelValue is the value of label name in a sample line, unescaped.
+func labelValue(line []byte, name string) (string, bool) {
+	open := bytes.IndexByte(line, '{')
+	if open < 0 {
+		return "", false
+	}
+	rest := line[open+1:]
+	for len(rest) > 0 {
+		eq := bytes.IndexByte(rest, '=')
+		if eq < 0 || eq+1 >= len(rest) || rest[eq+1] != '"' {
+			return "", false
+		}
+		key := string(bytes.TrimLeft(rest[:eq], ", "))
+		var val strings.Builder
+		i := eq + 2
+		for ; i < len(rest) && rest[i] != '"'; i++ {
+			if rest[i] == '\\' && i+1 < len(rest) {
+				i++
+				switch rest[i] {
+				case 'n':
+					val.WriteByte('\n')
+				default:
+					val.WriteByte(rest[i])
+				}
+				continue
+			}
+			val.WriteByte(rest[i])
+		}
+		if key == name {
+			return val.String(), true
+		}
+		if i+1 >= len(rest) || rest[i+1] == '}' {
+			return "", false
+		}
+		rest = rest[i+1:]
+	}
+	return "", false
 }
 
 // Chat over HTTP is a Turn whose UI streams server-sent events. An HTTP

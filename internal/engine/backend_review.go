@@ -31,10 +31,24 @@ func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
 }
 
 // DecideReview decides as caller, a reviewer (the server checked), named
-// "http:<agent>" in the store and the audit record.
+// "http:<agent>" in the store and the audit record. A reviewer may deny
+// its own held call but approves it only when guard.self_approve says so:
+// otherwise a reviewer's token alone would run its destructive calls with
+// nobody else looking.
 func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review, error) {
 	if b.e.Guard == nil {
 		return guard.Review{}, server.ErrNoGuard
 	}
+	if ch != guard.Deny && !b.e.selfApprove() {
+		rv, err := b.e.Guard.Get(id)
+		if err != nil {
+			return guard.Review{}, err
+		}
+		if rv.Caller == caller {
+			return guard.Review{}, server.ErrSelfApproval
+		}
+	}
 	return b.e.Guard.Decide(id, ch, "http:"+caller)
 }
+
+func (e *Engine) selfApprove() bool { return e.Config != nil && e.Config.Guard.SelfApprove }

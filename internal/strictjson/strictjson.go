@@ -4,6 +4,10 @@
 // one wins), so `{"n":1,"n":2}` would mean something different to AIRS
 // than to a caller whose parser keeps the first: the HTTP server and the
 // CLI's --args refuse such input instead of guessing.
+//
+// Keys that differ only in case are duplicates too: encoding/json matches
+// a struct's fields without regard to case, so `{"path":"a","Path":"b"}`
+// passes a schema that names "path" and then gives a Go handler "b".
 package strictjson
 
 import (
@@ -14,6 +18,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -50,8 +55,8 @@ func (e *Error) Error() string {
 
 type frame struct {
 	object bool
-	keys   map[string]struct{}
-	key    string // the current key (object) or index (array)
+	keys   map[string]string // folded key → the key as written
+	key    string            // the current key (object) or index (array)
 	index  int
 }
 
@@ -129,12 +134,13 @@ func checkKeys(b []byte) error {
 				}
 				top := stack[len(stack)-1]
 				if top.keys == nil {
-					top.keys = map[string]struct{}{}
+					top.keys = map[string]string{}
 				}
-				if _, dup := top.keys[k]; dup {
-					return &Error{Kind: ErrDuplicateKey, Offset: int64(i), Pointer: pointerTo(len(stack) - 1), Msg: fmt.Sprintf("duplicate key %q", k)}
+				f := FoldKey(k)
+				if first, dup := top.keys[f]; dup {
+					return &Error{Kind: ErrDuplicateKey, Offset: int64(i), Pointer: pointerTo(len(stack) - 1), Msg: duplicateMsg(first, k)}
 				}
-				top.keys[k] = struct{}{}
+				top.keys[f] = k
 				top.key = k
 				expectKey = false
 			}
@@ -194,13 +200,14 @@ func checkTokens(b []byte) error {
 			}
 			k := tok.(string) // the decoder guarantees a string key here
 			top := stack[len(stack)-1]
-			if _, dup := top.keys[k]; dup {
+			f := FoldKey(k)
+			if first, dup := top.keys[f]; dup {
 				for off < int64(len(b)) && strings.IndexByte(", \t\r\n", b[off]) >= 0 {
 					off++ // point at the key, not the separator before it
 				}
-				return &Error{Kind: ErrDuplicateKey, Offset: off, Pointer: pointerTo(len(stack) - 1), Msg: fmt.Sprintf("duplicate key %q", k)}
+				return &Error{Kind: ErrDuplicateKey, Offset: off, Pointer: pointerTo(len(stack) - 1), Msg: duplicateMsg(first, k)}
 			}
-			top.keys[k] = struct{}{}
+			top.keys[f] = k
 			top.key = k
 			expectKey = false
 			continue
@@ -210,7 +217,7 @@ func checkTokens(b []byte) error {
 			if len(stack) >= MaxDepth {
 				return &Error{Kind: ErrSyntax, Offset: off, Pointer: pointer(), Msg: "nesting too deep"}
 			}
-			stack = append(stack, &frame{object: true, keys: map[string]struct{}{}})
+			stack = append(stack, &frame{object: true, keys: map[string]string{}})
 			expectKey = true
 			continue
 		case json.Delim('['):
@@ -244,4 +251,49 @@ func afterValue(stack []*frame) bool {
 	}
 	top.index++
 	return false
+}
+
+// duplicateMsg says which key repeats which.
+func duplicateMsg(first, again string) string {
+	if first == again {
+		return fmt.Sprintf("duplicate key %q", again)
+	}
+	return fmt.Sprintf("duplicate key %q (the same as %q but for case: JSON decoders match keys without regard to case)", again, first)
+}
+
+// FoldKey is k as encoding/json compares it with a struct's field names:
+// two keys match there exactly when their FoldKeys are equal. Every rune
+// becomes the smallest of its simple case-folding orbit, and an ASCII
+// letter its lower case (so "K", "k" and the Kelvin sign are one key); a
+// key with no upper-case ASCII letter and nothing beyond ASCII, the common
+// case, is its own fold and costs no allocation.
+func FoldKey(k string) string {
+	plain := true
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return k
+	}
+	out := make([]byte, 0, len(k))
+	for _, r := range k {
+		if r >= utf8.RuneSelf {
+			for {
+				r2 := unicode.SimpleFold(r)
+				if r2 <= r {
+					r = r2
+					break
+				}
+				r = r2
+			}
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return string(out)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,8 @@ func TestCheck(t *testing.T) {
 		`{}`, ` {"a":1} `, "[]", `[1,[2,{"a":[]}],{}]`, `"s"`, `1e999`, `null`,
 		`{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}`, // same key in different objects
 		`{"":1,"a":2}`,
+		`{"Straße":1,"STRASSE":2}`, // encoding/json does not match these either
+		`{"a":{"A":1}}`,            // case differs across objects, not within one
 	}
 	for _, s := range ok {
 		if err := Check([]byte(s)); err != nil {
@@ -29,6 +32,10 @@ func TestCheck(t *testing.T) {
 		{`1 2`, "trailing data"},
 		{`{"a":1,"a":2}`, `duplicate key "a"`},
 		{`{"a":1,"\u0061":2}`, `duplicate key "a"`},
+		{`{"tool":"a","Tool":"b"}`, `duplicate key "Tool" (the same as "tool" but for case`},
+		{`{"x":{"path":1,"PATH":2}}`, `duplicate key "PATH" (the same as "path"`},
+		{`{"k":1,"\u212a":2}`, `the same as "k"`},               // the Kelvin sign folds to k
+		{`{"a":1,"A":2,`, `duplicate key "A" (the same as "a"`}, // the token path too
 		{`{"x":[0,{"k":1,"k":1}]}`, "(in /x/1)"},
 		{`{"x":{"a/b":{"k":1,"k":1}}}`, "(in /x/a~1b)"},
 		{`{"a":}`, "invalid JSON"},
@@ -143,4 +150,27 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FoldKey matches keys exactly as encoding/json matches them with a
+// struct's field names.
+func TestFoldKeyAgreesWithEncodingJSON(t *testing.T) {
+	keys := []string{"tool", "Tool", "TOOL", "k", "K", "\u212a", "s", "S", "\u017f", "straße", "STRASSE", "é", "É", "a_b", "A_B", "ǅ", "ǆ", "Ǆ"}
+	for _, field := range keys {
+		for _, key := range keys {
+			// A struct with one field named field: does key fill it?
+			typ := reflectStructWith(field)
+			v := reflect.New(typ)
+			b, _ := json.Marshal(map[string]int{key: 1})
+			_ = json.Unmarshal(b, v.Interface())
+			matched := v.Elem().Field(0).Int() == 1
+			if folded := FoldKey(field) == FoldKey(key); folded != matched {
+				t.Errorf("field %q, key %q: encoding/json matches %v, FoldKey says %v", field, key, matched, folded)
+			}
+		}
+	}
+}
+
+func reflectStructWith(name string) reflect.Type {
+	return reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeOf(0), Tag: reflect.StructTag(`json:"` + name + `"`)}})
 }

@@ -1,0 +1,159 @@
+package server
+
+// Each endpoint takes the input its work needs and no more, and a request
+// is charged to the caller's rate limit by the work it asks for, not as
+// one request: a request of 8 KiB of text costs selection eight times what
+// a sentence does, and a plan costs a selection per part of the request.
+//
+// The charge is taken from the agent's one bucket (Backend.Admit, the one
+// its calls take from), one token at a time: a request is admitted when
+// the caller owes nothing and one token is there (before its body is
+// read, so a flood of bad requests is limited too); once its input is
+// read, the rest of its cost is owed, and paid from the bucket before the
+// caller's next costly request is admitted. Nothing is charged twice and
+// nothing is lost when a payment stops at an empty bucket: what was paid
+// stays paid.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+)
+
+// Limits bounds the input of each endpoint; zero values take the defaults
+// in brackets. The names after each field are its airs.yaml keys.
+type Limits struct {
+	SelectText   int // bytes of /v1/select's "text" [8 KiB] (http.limits.select_text)
+	PlanText     int // bytes of /v1/plan's "text" [4 KiB] (http.limits.plan_text)
+	PlanParts    int // parts (sentences, steps joined by "then") of /v1/plan's "text" [16] (http.limits.plan_parts)
+	ChatText     int // bytes of /v1/chat's "text" [8 KiB] (http.limits.chat_text)
+	PipelineYAML int // bytes of /v1/pipelines/run's "yaml" [64 KiB] (http.limits.pipeline_yaml)
+}
+
+// DefaultLimits are the limits a zero Limits takes.
+var DefaultLimits = Limits{SelectText: 8 << 10, PlanText: 4 << 10, PlanParts: 16, ChatText: 8 << 10, PipelineYAML: 64 << 10}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.SelectText <= 0 {
+		l.SelectText = d.SelectText
+	}
+	if l.PlanText <= 0 {
+		l.PlanText = d.PlanText
+	}
+	if l.PlanParts <= 0 {
+		l.PlanParts = d.PlanParts
+	}
+	if l.ChatText <= 0 {
+		l.ChatText = d.ChatText
+	}
+	if l.PipelineYAML <= 0 {
+		l.PipelineYAML = d.PipelineYAML
+	}
+	return l
+}
+
+// TooLarge is an input over its endpoint's limit (413). A Backend answers
+// it too, for a limit only it can measure (the parts of a plan request).
+type TooLarge struct {
+	Endpoint string // "POST /v1/select"
+	What     string // `"text"`, `parts in "text"`
+	Unit     string // "bytes", "parts"
+	Actual   int
+	Max      int
+	Setting  string // the airs.yaml key that raises it: "http.limits.select_text"
+}
+
+func (e *TooLarge) Error() string {
+	return fmt.Sprintf("%s has %d %s; %s takes at most %d", e.What, e.Actual, e.Unit, e.Endpoint, e.Max)
+}
+
+func writeTooLarge(w http.ResponseWriter, e *TooLarge) {
+	writeErrorBody(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "payload_too_large",
+		"message": e.Error(), "limit": e.Max,
+		"hint": "send less (split the request), or raise " + e.Setting + " in airs.yaml on the server"})
+}
+
+// checkText answers 413 when text, the field named what, is over max
+// bytes.
+func checkText(w http.ResponseWriter, endpoint, what, text string, max int, setting string) bool {
+	if len(text) > max {
+		writeTooLarge(w, &TooLarge{Endpoint: endpoint, What: what, Unit: "bytes", Actual: len(text), Max: max, Setting: setting})
+		return false
+	}
+	return true
+}
+
+// The bytes of input one token of the rate limit pays for: a KiB of text
+// to select for, a quarter of that to plan for (a plan is a selection per
+// part of the request, and more parts come with more text).
+const (
+	costUnit     = 1 << 10
+	planCostUnit = costUnit / 4
+)
+
+// costOf is the work, in rate-limit tokens, of a request with n bytes of
+// input: one, and one more per started unit past the first.
+func costOf(n, unit int) int {
+	if n <= unit {
+		return 1
+	}
+	return 1 + (n-1)/unit
+}
+
+type planPartsKey struct{}
+
+// WithPlanParts tells a Backend's Plan the most parts a request may have.
+func WithPlanParts(ctx context.Context, max int) context.Context {
+	return context.WithValue(ctx, planPartsKey{}, max)
+}
+
+// PlanParts is the most parts a plan request may have (0: no limit): a
+// Backend's Plan answers *TooLarge past it.
+func PlanParts(ctx context.Context) int {
+	n, _ := ctx.Value(planPartsKey{}).(int)
+	return n
+}
+
+// owed is what each caller still owes of the requests it was admitted for.
+type owed struct {
+	mu sync.Mutex
+	by map[string]int // callers are the configured agents: a small set
+}
+
+// charge admits a costly request of caller: what the caller owes is
+// paid first, token by token, then one token admits the request. It
+// answers the Backend's *pipeline.RateLimited when the bucket runs dry on
+// the way (what was paid stays paid).
+func (s *Server) charge(caller string) error {
+	for {
+		s.owed.mu.Lock()
+		n := s.owed.by[caller]
+		s.owed.mu.Unlock()
+		if n <= 0 {
+			break
+		}
+		if err := s.backend.Admit(caller); err != nil {
+			return err
+		}
+		s.owed.mu.Lock()
+		s.owed.by[caller]--
+		s.owed.mu.Unlock()
+	}
+	return s.backend.Admit(caller)
+}
+
+// owe records the rest of an admitted request's cost, in tokens, once its
+// input is known: cost tokens in all, the one that admitted it included.
+func (s *Server) owe(r *http.Request, cost int) {
+	if cost <= 1 {
+		return
+	}
+	s.owed.mu.Lock()
+	defer s.owed.mu.Unlock()
+	if s.owed.by == nil {
+		s.owed.by = map[string]int{}
+	}
+	s.owed.by[Caller(r.Context())] += cost - 1
+}
