@@ -155,6 +155,13 @@ func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Se
 	for _, k := range keys {
 		s.Env = append(s.Env, k+"="+cs.Env[k])
 	}
+	for _, k := range cs.PassEnv {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			return s, fmt.Errorf("mcp server %s: pass_env names $%s, which is not set: export it before starting airs, or drop it from mcp.servers.%s.pass_env", cs.Name, k, cs.Name)
+		}
+		s.Env = append(s.Env, k+"="+v)
+	}
 	if len(cs.HeadersFromEnv) > 0 {
 		s.Headers = http.Header{}
 		for h, env := range cs.HeadersFromEnv {

@@ -61,8 +61,9 @@ type Server struct {
 	// MCP(Name), which every tool of the server requires.
 	Requires []pipeline.Capability
 
-	// Command (stdio; its arguments included), Env ("K=V", added to AIRS's
-	// environment) and Dir; or URL (streamable HTTP) with Headers; or, in
+	// Command (stdio; its arguments included), Env ("K=V": with the few
+	// variables of InheritedEnv, the server's whole environment, see
+	// ServerEnv) and Dir; or URL (streamable HTTP) with Headers; or, in
 	// tests, a Transport (connected once, never restarted).
 	Command    []string
 	Env        []string

@@ -246,3 +246,29 @@ func TestHostileListChanged(t *testing.T) {
 		t.Fatalf("late: %v %v", err, res)
 	}
 }
+
+// TestServerEnvironment: a stdio server sees the few variables every
+// program needs and what its configuration gives it, never the rest of
+// AIRS's environment (a secret AIRS was started with).
+func TestServerEnvironment(t *testing.T) {
+	t.Setenv("AIRS_TEST_SECRET", "hunter2")
+	t.Setenv("HOME", t.TempDir())
+	h := mustStart(t, func(s *Server) { s.Env = append(s.Env, "AIRS_TEST_GIVEN=yes") })
+	getenv := func(name string) string {
+		t.Helper()
+		res, err := h.call("getenv", `{"name":"`+name+`"}`, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Output)
+	}
+	if got := getenv("AIRS_TEST_SECRET"); got != `{"set":false,"value":""}` {
+		t.Errorf("the server read AIRS's secret: %s", got)
+	}
+	if got := getenv("AIRS_TEST_GIVEN"); got != `{"set":true,"value":"yes"}` {
+		t.Errorf("the configured variable: %s", got)
+	}
+	if got, want := getenv("HOME"), `{"set":true,"value":"`+os.Getenv("HOME")+`"}`; got != want {
+		t.Errorf("HOME: %s, want %s", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,13 +25,32 @@ type process struct {
 	err    error         // Wait's answer, once exited
 }
 
-// startProcess starts argv with extra environment and working directory.
+// ServerEnv is the environment a stdio server starts with: the few
+// variables of AIRS's own environment that a program needs to run at all
+// (InheritedEnv, as the official MCP SDKs choose them), then extra. An
+// outside server is not AIRS: the secrets AIRS was started with (a
+// database password, another server's header token) are not its to read;
+// what it needs, its configuration names (env:, pass_env:).
+func ServerEnv(extra []string) []string {
+	env := make([]string, 0, len(InheritedEnv)+len(extra))
+	for _, k := range InheritedEnv {
+		// A value starting "()" is a shell function exported by bash, which
+		// the SDKs leave out too: it is code, not a setting.
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, extra...)
+}
+
+// startProcess starts argv with the server's environment (ServerEnv of
+// env) and working directory.
 func startProcess(argv, env []string, dir string, maxLine int) (*process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = ServerEnv(env)
 	cmd.Dir = dir
 	ownGroup(cmd)
 	inR, inW, err := os.Pipe()

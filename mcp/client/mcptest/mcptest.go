@@ -141,6 +141,12 @@ func New(extra int) *mcp.Server {
 			time.Sleep(100 * time.Millisecond)
 			return text("ok"), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "getenv", Description: "Answer the value of the environment variable name, and whether it is set.", InputSchema: obj(map[string]any{"name": str}, "name"), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name, _ := args(r)["name"].(string)
+			v, ok := os.LookupEnv(name)
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"value": v, "set": ok}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "Answer an error result.", InputSchema: obj(nil), Annotations: ro},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such thing"}}}, nil
