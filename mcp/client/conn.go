@@ -24,11 +24,19 @@ import (
 // have to download the package first).
 const ConnectTimeout = 60 * time.Second
 
+// DefaultRestBackoff is how long a server that died more often than its
+// restart budget allows rests before it is tried again (Server.RestBackoff);
+// each failed attempt doubles it, up to MaxRestBackoff.
+const (
+	DefaultRestBackoff = time.Minute
+	MaxRestBackoff     = 30 * time.Minute
+)
+
 // Conn is one configured server, connected: its tools are in the registry
 // under provider ProviderID(Name), and it is kept alive — a stdio server
 // that dies is restarted with backoff, at most RestartsPerMinute times a
-// minute; past that it is given up, and the pipeline deregisters its tools
-// at their next lookup.
+// minute; past that it rests and is tried again with a longer backoff
+// (rest), its calls failing meanwhile with a Retry-After.
 type Conn struct {
 	srv    Server
 	reg    *pipeline.Registry
@@ -45,10 +53,15 @@ type Conn struct {
 	unavailable []Unavailable
 
 	syncMu sync.Mutex // one tool-list sync at a time
-	gaveUp atomic.Bool
+	// gaveUp: the server died and may not be restarted (restarts_per_minute
+	// 0), or the Conn is closed. resting: it died too often and is tried
+	// again at nextTry (rest).
+	gaveUp  atomic.Bool
+	resting atomic.Bool
 	// An HTTP server that does not answer (reconnect): down while
 	// reconnect's background loop runs, nextTry its next attempt
-	// (UnixNano), quit closed by Close to end the loop.
+	// (UnixNano; a resting stdio server's too), quit closed by Close to
+	// end the loops.
 	down     atomic.Bool
 	nextTry  atomic.Int64
 	quit     chan struct{}
@@ -134,9 +147,18 @@ func (c *Conn) Unavailable() []Unavailable {
 // engine reindexes.
 func (c *Conn) OnChange(f func()) { c.onChange.Store(&f) }
 
-// GaveUp reports whether the server died more often than its restart
-// budget allows: its tools are deregistered at their next lookup.
-func (c *Conn) GaveUp() bool { return c.gaveUp.Load() }
+// GaveUp reports whether the server is out of service for more than a
+// restart: it died with restarts_per_minute 0 (its tools are deregistered
+// at their next lookup), or more often than restarts_per_minute allows (it
+// rests and is tried again, see Resting).
+func (c *Conn) GaveUp() bool { return c.gaveUp.Load() || c.resting.Load() }
+
+// Resting reports whether the server died more often than its restart
+// budget allows and waits for its next attempt (NextTry).
+func (c *Conn) Resting() bool { return c.resting.Load() }
+
+// NextTry is when a resting (or unreachable HTTP) server is tried next.
+func (c *Conn) NextTry() time.Time { return time.Unix(0, c.nextTry.Load()) }
 
 // Close ends the connection (a stdio server: stdin closed, then SIGTERM,
 // then SIGKILL, each after the grace period) and deregisters its tools.
@@ -276,7 +298,8 @@ func (c *Conn) kick() chan struct{} {
 }
 
 // restart reconnects within the budget, after a backoff that doubles with
-// each restart of the last minute (0, 250 ms, 500 ms … at most 8 s).
+// each restart of the last minute (0, 250 ms, 500 ms … at most 8 s). Past
+// the budget the server rests (rest): it is not abandoned.
 func (c *Conn) restart(done chan struct{}) {
 	defer func() {
 		c.mu.Lock()
@@ -292,14 +315,18 @@ func (c *Conn) restart(done chan struct{}) {
 	now := time.Now()
 	c.restarts = slices.DeleteFunc(c.restarts, func(t time.Time) bool { return now.Sub(t) > time.Minute })
 	k := len(c.restarts)
-	if c.closed || c.srv.noRedial || k >= c.srv.RestartsPerMinute {
+	if c.closed || c.srv.noRedial || c.srv.RestartsPerMinute <= 0 {
 		closed := c.closed
 		c.mu.Unlock()
 		if !closed {
 			c.gaveUp.Store(true)
-			c.log.Error("mcp server given up: it died more often than restarts_per_minute allows; its tools are deregistered at their next call",
-				"restarts_per_minute", c.srv.RestartsPerMinute)
+			c.log.Error("mcp server given up: it died and restarts_per_minute is 0 (never restart); its tools are deregistered at their next call")
 		}
+		return
+	}
+	if k >= c.srv.RestartsPerMinute {
+		c.mu.Unlock()
+		c.rest()
 		return
 	}
 	c.restarts = append(c.restarts, now)
@@ -310,6 +337,41 @@ func (c *Conn) restart(done chan struct{}) {
 	if c.connect() {
 		c.log.Info("mcp server restarted", "restarts_last_minute", k+1)
 	}
+}
+
+// rest is what follows a server that died more often than
+// restarts_per_minute allows: it is tried again in the background after
+// RestBackoff, then after twice that each time it fails, up to
+// MaxRestBackoff, until it starts or the Conn is closed. Its tools stay
+// registered; a call meanwhile fails at once, provider_unavailable with
+// the next attempt as its Retry-After. A server that starts again has its
+// restart budget back.
+func (c *Conn) rest() {
+	wait := c.srv.restBackoff()
+	c.nextTry.Store(time.Now().Add(wait).UnixNano())
+	c.resting.Store(true)
+	c.log.Error("mcp server resting: it died more often than restarts_per_minute allows; AIRS tries it again in the background",
+		"restarts_per_minute", c.srv.RestartsPerMinute, "next_try_in", wait)
+	go func() {
+		for {
+			select {
+			case <-time.After(wait):
+			case <-c.quit:
+				return
+			}
+			if c.connect() {
+				c.mu.Lock()
+				c.restarts = nil
+				c.mu.Unlock()
+				c.resting.Store(false)
+				c.log.Info("mcp server started again after resting")
+				return
+			}
+			wait = min(2*wait, MaxRestBackoff)
+			c.nextTry.Store(time.Now().Add(wait).UnixNano())
+			c.log.Warn("mcp server still does not start: resting longer", "next_try_in", wait)
+		}
+	}()
 }
 
 // connect dials the server again and makes the new link current, the
@@ -394,7 +456,11 @@ func (c *Conn) get(ctx context.Context) (*link, error) {
 		case l != nil:
 			return l, nil
 		case closed || c.gaveUp.Load():
-			return nil, fmt.Errorf("mcp server %s is gone (it died more often than restarts_per_minute allows): %w", c.srv.Name, pipeline.ErrProviderDead)
+			return nil, fmt.Errorf("mcp server %s is gone (it died and restarts_per_minute is 0): %w", c.srv.Name, pipeline.ErrProviderDead)
+		case c.resting.Load():
+			retry := max(time.Until(time.Unix(0, c.nextTry.Load())), 0)
+			return nil, &pipeline.ProviderUnavailable{Provider: c.id, Tool: "the tools of mcp server " + c.srv.Name, RetryAfter: retry,
+				Reason: fmt.Sprintf("it died more often than restarts_per_minute (%d) allows; AIRS starts it again in the background", c.srv.RestartsPerMinute)}
 		case c.down.Load():
 			retry := max(time.Until(time.Unix(0, c.nextTry.Load())), 0)
 			return nil, &pipeline.ProviderUnavailable{Provider: c.id, Tool: "the tools of mcp server " + c.srv.Name, RetryAfter: retry,

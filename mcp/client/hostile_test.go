@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 // it as a real stdio process.
 func TestMain(m *testing.M) {
 	mcptest.MaybeServe()
+	maybeParent()
 	os.Exit(m.Run())
 }
 
@@ -215,11 +217,31 @@ func TestHostileTooManyTools(t *testing.T) {
 }
 
 func TestHostileRestartBudget(t *testing.T) {
-	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 1 })
+	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 1; s.RestBackoff = 300 * time.Millisecond })
 	_, err := h.call("exit", `{"code":1}`, 5*time.Second)
 	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
 	h.echoWorks(t) // the one restart
 	_, err = h.call("exit", `{"code":1}`, 5*time.Second)
+	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
+	eventually(t, "not resting", 5*time.Second, h.conn.Resting)
+	// Resting: a call fails at once, saying when to try again.
+	_, err = h.call("echo", `{"s":"x"}`, 0)
+	wantKind(t, err, pipeline.KindProviderUnavailable, "restarts_per_minute (1)")
+	var pu *pipeline.ProviderUnavailable
+	if !errors.As(err, &pu) || pu.RetryAfter <= 0 || pu.RetryAfter > 300*time.Millisecond {
+		t.Fatalf("no Retry-After within the rest: %#v", err)
+	}
+	// Not abandoned: after its rest it is started again, budget restored.
+	eventually(t, "not started again after its rest", 5*time.Second, func() bool { return !h.conn.Resting() })
+	h.echoWorks(t)
+	if n := strings.Count(h.events(), "started"); n != 3 {
+		t.Fatalf("started %d times, want 3", n)
+	}
+}
+
+func TestHostileNoRestarts(t *testing.T) {
+	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 0 })
+	_, err := h.call("exit", `{"code":1}`, 5*time.Second)
 	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
 	eventually(t, "not given up", 5*time.Second, h.conn.GaveUp)
 	// Deregistered lazily: the next call finds it dead.

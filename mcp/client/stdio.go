@@ -23,6 +23,9 @@ type process struct {
 	stderr *tail
 	exited chan struct{} // closed once Wait returned
 	err    error         // Wait's answer, once exited
+	// stderrDone is closed once the server's stderr reached its end (a
+	// child it left behind may hold it open longer than it lives).
+	stderrDone chan struct{}
 }
 
 // ServerEnv is the environment a stdio server starts with: the few
@@ -72,7 +75,7 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	err = startCmd(cmd)
 	// The child has its copies; the parent keeps only its own ends.
 	inR.Close()
 	outW.Close()
@@ -84,10 +87,12 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		return nil, err
 	}
 	exited := make(chan struct{})
-	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine, exited: exited}, stderr: &tail{max: 4 << 10}, exited: exited}
+	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine, exited: exited}, stderr: &tail{max: 4 << 10}, exited: exited,
+		stderrDone: make(chan struct{})}
 	go func() {
 		io.Copy(p.stderr, errR)
 		errR.Close()
+		close(p.stderrDone)
 	}()
 	go func() {
 		p.err = cmd.Wait()
@@ -109,8 +114,16 @@ func (p *process) hasExited(d time.Duration) bool {
 	}
 }
 
-// exitText says how the process ended, with the end of its stderr.
+// exitText says how the process ended, with the end of its stderr: what
+// it wrote last may still be in the pipe when its exit is reaped, so that
+// is read first (for a moment at most: a child may hold the pipe open).
 func (p *process) exitText() string {
+	t := time.NewTimer(200 * time.Millisecond)
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+	}
+	t.Stop()
 	s := "exited"
 	if p.err != nil {
 		s = p.err.Error()

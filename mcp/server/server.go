@@ -232,10 +232,34 @@ func handler(b Backend, caller, name string) mcp.ToolHandler {
 	}
 }
 
+// RetryAfterMeta is the _meta key of an error result that says, in
+// milliseconds, when the call may succeed if made again (a provider
+// unavailable for now, a rate limit): the text says it to a model, this to
+// a program.
+const RetryAfterMeta = "dev.airs/retryAfterMs"
+
 // errorResult is a pipeline error as an MCP tool error: the model or the
 // person behind the client reads the kind and what to do.
 func errorResult(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(err)}}}
+	r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(err)}}}
+	if ms := retryAfterMs(err); ms > 0 {
+		r.Meta = mcp.Meta{RetryAfterMeta: ms}
+	}
+	return r
+}
+
+// retryAfterMs is when err says to call again, in milliseconds (0: it
+// does not say).
+func retryAfterMs(err error) int64 {
+	var pu *pipeline.ProviderUnavailable
+	var rl *pipeline.RateLimited
+	switch {
+	case errors.As(err, &pu) && pu.RetryAfter > 0:
+		return max(pu.RetryAfter.Milliseconds(), 1)
+	case errors.As(err, &rl):
+		return rl.RetryAfterMs
+	}
+	return 0
 }
 
 func errorText(err error) string {
