@@ -96,7 +96,12 @@ type Server struct {
 	NoSampling    bool
 	Grace         time.Duration
 	ClientVersion string // AIRS's version, sent in initialize
-	Logger        *slog.Logger
+	// Pins keep each tool's effect as granted or reviewed (pin.go); nil:
+	// pins live as long as the Conn. Effects state a tool's effect (by
+	// the server's name of it) over its hints (mcp.servers.NAME.tools).
+	Pins    PinStore
+	Effects map[string]Effect
+	Logger  *slog.Logger
 
 	noRedial bool // the Transport was used
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -51,6 +52,14 @@ type Conn struct {
 	closed      bool
 	registered  map[string]pipeline.Tool // by AIRS name
 	unavailable []Unavailable
+	// The pins (pin.go): made or accepted by this Conn (kept even if the
+	// store failed to save them), the last listing, the tools held because
+	// they differ from their pins, and the fingerprints already logged.
+	pins     PinStore
+	ownPins  map[string]Pin
+	listed   []*mcp.Tool
+	changes  []Change
+	loggedFP map[string]string
 
 	syncMu sync.Mutex // one tool-list sync at a time
 	// gaveUp: the server died and may not be restarted (restarts_per_minute
@@ -90,7 +99,11 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}, quit: make(chan struct{})}
+	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}, quit: make(chan struct{}),
+		pins: s.Pins, ownPins: map[string]Pin{}, loggedFP: map[string]string{}}
+	if c.pins == nil {
+		c.pins = MemoryPins()
+	}
 	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
 		CreateMessageHandler:   c.createMessage,
@@ -117,6 +130,7 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	c.mu.Unlock()
 	c.watch(l)
 	reg.SetLiveness(c.id, func() bool { return !c.gaveUp.Load() })
+	go c.followPins()
 	return c, nil
 }
 
@@ -521,14 +535,34 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 		}
 		listed = append(listed, t)
 	}
+	pins, err := c.pins.Pins(s.Name)
+	if err != nil {
+		return false, fmt.Errorf("mcp server %s: reading its tools' pins: %v", s.Name, err)
+	}
 	c.mu.Lock()
 	have := c.registered
+	pins = maps.Clone(pins)
+	if pins == nil {
+		pins = map[string]Pin{}
+	}
+	for k, p := range c.ownPins {
+		if _, ok := pins[k]; !ok {
+			pins[k] = p
+		}
+	}
 	c.mu.Unlock()
+	// The first listing of a server never listed is what was granted.
+	firstListing := len(pins) == 0
+	newPins := map[string]Pin{}
+	var changes []Change
 	want := map[string]pipeline.Tool{}
 	var skipped []Unavailable
 	byMCP := map[string]string{} // AIRS name → MCP name
 	for _, mt := range listed {
 		t, err := ToolFromMCP(s, mt)
+		if err == nil {
+			c.pin(mt, &t, pins, firstListing, newPins, &changes)
+		}
 		if old, ok := have[t.Name]; err == nil && !(ok && reflect.DeepEqual(old, t)) {
 			err = checkGrammar(t) // a tool registered as it is passed it already
 		}
@@ -586,9 +620,18 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 	}
 	c.reg.SetRuntime(c.id, pipeline.RuntimeMCP) // a hop per call: the latency model's runtime feature
 	slices.SortFunc(skipped, func(a, b Unavailable) int { return strings.Compare(a.Tool, b.Tool) })
+	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Tool, b.Tool) })
 	c.mu.Lock()
 	c.registered, c.unavailable = next, skipped
+	c.listed, c.changes = listed, changes
+	maps.Copy(c.ownPins, newPins)
 	c.mu.Unlock()
+	if len(newPins) > 0 {
+		if err := c.pins.Update(s.Name, newPins); err != nil {
+			c.log.Warn("mcp server: saving its tools' pins failed; they hold while AIRS runs", "err", err)
+		}
+	}
+	c.logChanges(changes)
 	for _, u := range skipped {
 		c.log.Warn("mcp tool unavailable", "tool", u.Tool, "reason", u.Reason)
 	}
