@@ -190,6 +190,8 @@ guard:
 #       restarts_per_minute: 3             # past it, the server rests, then is tried again
 #       grace: 2s                          # after a cancel, to answer a ping (else killed)
 #       sampling: {max_tokens: 256}        # this server's keys over mcp.sampling
+#       tools:                             # what a tool may do, over its annotations (claims):
+#         write_file: {effect: destructive}  # read, write or destructive
 #     remote:                              # streamable HTTP
 #       url: https://mcp.example.org/mcp
 #       headers_from_env: {Authorization: REMOTE_MCP_AUTH}   # value read from $REMOTE_MCP_AUTH

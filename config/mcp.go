@@ -88,7 +88,14 @@ type MCPServer struct {
 	Grace time.Duration
 	// Sampling is mcp.sampling with this server's sampling: keys over it.
 	Sampling MCPSampling
+	// ToolEffects state what a tool may do (by the server's name of it):
+	// read, write or destructive, over its annotations, which are the
+	// server's claims (mcp.servers.NAME.tools.TOOL.effect).
+	ToolEffects map[string]string
 }
+
+// MCPToolEffects are the effects mcp.servers.NAME.tools.TOOL.effect takes.
+var MCPToolEffects = []string{"read", "write", "destructive"}
 
 // Defaults of an MCP server's bounds.
 const (
@@ -138,6 +145,9 @@ type fileMCPServer struct {
 	RestartsPerMinute *int              `yaml:"restarts_per_minute"`
 	Grace             Duration          `yaml:"grace"`
 	Sampling          *fileMCPSampling  `yaml:"sampling"`
+	Tools             map[string]struct {
+		Effect string `yaml:"effect"`
+	} `yaml:"tools"`
 }
 
 type fileMCPSampling struct {
@@ -222,6 +232,17 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 		}
 		if fs.Dir != "" {
 			s.Dir = p.expandPath(fs.Dir)
+		}
+		for _, tool := range sortedKeys(fs.Tools) {
+			e := fs.Tools[tool].Effect
+			if !contains(MCPToolEffects, e) {
+				bad(at("tools", tool, "effect"), "tools.%s.effect %q: want one of %s (what a call of it may do; its annotations are the server's claims)", tool, e, strings.Join(MCPToolEffects, ", "))
+				continue
+			}
+			if s.ToolEffects == nil {
+				s.ToolEffects = map[string]string{}
+			}
+			s.ToolEffects[tool] = e
 		}
 		for i, v := range fs.PassEnv {
 			if !envNameRE.MatchString(v) {
