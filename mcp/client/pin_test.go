@@ -139,4 +139,3 @@ func TestPinsOutliveTheProcess(t *testing.T) {
 		t.Fatalf("pins.json: %v %+v", err, f)
 	}
 }
-
