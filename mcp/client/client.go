@@ -141,6 +141,13 @@ func ToolFromMCP(s Server, t *mcp.Tool) (pipeline.Tool, error) {
 		LatencyClass:       latencyClass(s.Timeout),
 		Destructive:        true,
 	}
+	if t.OutputSchema != nil {
+		// The server promises structuredContent of this shape; the
+		// pipeline's return check holds it to that, and /mcp lists it.
+		if b, err := json.Marshal(t.OutputSchema); err == nil {
+			out.ReturnSchema = b
+		}
+	}
 	if a := t.Annotations; a != nil {
 		out.ReadOnly = a.ReadOnlyHint
 		if a.DestructiveHint != nil {

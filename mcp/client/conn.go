@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airs-dev/airs/mcp/relay"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -76,6 +77,9 @@ type Conn struct {
 	quit     chan struct{}
 	onChange atomic.Pointer[func()]
 	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
+	// Progress of relayed calls: the token AIRS sent → where it goes.
+	progressSeq atomic.Int64
+	progressTo  sync.Map
 	// Counters for tests and the review command.
 	Kills, Restarted atomic.Int64
 }
@@ -105,9 +109,10 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 		c.pins = MemoryPins()
 	}
 	opts := &mcp.ClientOptions{
-		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
-		CreateMessageHandler:   c.createMessage,
-		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
+		ProgressNotificationHandler: c.progress,
+		CreateMessageHandler:        c.createMessage,
+		Capabilities:                &mcp.ClientCapabilities{},
 	}
 	if s.NoSampling {
 		// Not advertised: a server that asks anyway gets the go-sdk's
@@ -601,9 +606,17 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 		// server that does not stop is killed), so the pipeline need not
 		// hand the call to a goroutine of its own.
 		h := pipeline.ContextBoundFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-			return c.invoke(ctx, mcpName, params)
+			return c.invoke(ctx, mcpName, name, params)
 		})
-		if err := c.reg.Register(c.id, t, h); err != nil {
+		err := c.reg.Register(c.id, t, h)
+		if err != nil && t.ReturnSchema != nil {
+			// An outputSchema the validator cannot compile costs the tool
+			// its return check, not its place.
+			c.log.Warn("mcp tool: its outputSchema does not compile; its results are not checked against it", "tool", mcpName, "err", err)
+			t.ReturnSchema = nil
+			err = c.reg.Register(c.id, t, h)
+		}
+		if err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.
 			skipped = append(skipped, Unavailable{mcpName, err.Error()})
@@ -638,15 +651,28 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 	return changed, nil
 }
 
-// invoke calls one tool: the handler of every tool of the server.
-func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
+// invoke calls one tool (name, AIRS's airsName): the handler of every
+// tool of the server. A channel that relays (mcp/relay) gets the whole
+// result and the server's progress.
+func (c *Conn) invoke(ctx context.Context, name, airsName string, params json.RawMessage) (json.RawMessage, error) {
 	l, err := c.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	callCtx, cancel := c.callContext(ctx)
 	defer cancel()
-	res, err := l.sess.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: params})
+	p := &mcp.CallToolParams{Name: name, Arguments: params}
+	rc := relay.FromContext(ctx)
+	if rc != nil && rc.Progress != nil {
+		tok := c.progressSeq.Add(1)
+		p.SetProgressToken(tok)
+		c.progressTo.Store(tok, rc.Progress)
+		// The go-sdk hands a result to its caller as it reads it, and the
+		// notifications read before it to their handler in turn: the last
+		// progress may be handled just after the result.
+		defer time.AfterFunc(progressGrace, func() { c.progressTo.Delete(tok) })
+	}
+	res, err := l.sess.CallTool(callCtx, p)
 	if err != nil {
 		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
 			return nil, ferr
@@ -662,10 +688,43 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 	if res.IsError {
 		return nil, pipeline.Reject("tool_error", contentText(res.Content))
 	}
+	var out json.RawMessage
 	if res.StructuredContent != nil {
-		return c.encodeResult(res.StructuredContent)
+		out, err = c.encodeResult(res.StructuredContent)
+	} else {
+		out, err = c.encodeResult(res.Content)
 	}
-	return c.encodeResult(res.Content)
+	if err == nil && rc != nil {
+		rc.SetResult(airsName, out, res)
+	}
+	return out, err
+}
+
+// progressGrace is how long after a call's result its progress is still
+// passed on.
+const progressGrace = 2 * time.Second
+
+// progress passes a server's progress notification to the call that
+// asked for it (its token is AIRS's own, one per relayed call).
+func (c *Conn) progress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	var tok int64
+	switch v := req.Params.ProgressToken.(type) {
+	case float64: // a JSON number, decoded into any
+		tok = int64(v)
+	case int64:
+		tok = v
+	case json.Number:
+		tok, _ = v.Int64()
+	default:
+		return
+	}
+	f, ok := c.progressTo.Load(tok)
+	if !ok {
+		return
+	}
+	p := *req.Params
+	p.ProgressToken = nil // the relay's receiver sets its own client's token
+	f.(func(context.Context, *mcp.ProgressNotificationParams))(ctx, &p)
 }
 
 // callContext is ctx bounded by the server's own timeout, when it has one.

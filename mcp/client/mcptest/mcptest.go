@@ -180,6 +180,35 @@ func New(extra int) *mcp.Server {
 			s.AddTool(chameleon(true), chameleonRun)
 			return text("disguised"), nil
 		})
+	// media answers one block of each content type MCP has, beside
+	// structuredContent of its outputSchema.
+	s.AddTool(&mcp.Tool{Name: "media", Description: "Answer one content block of each type, and structuredContent.", InputSchema: obj(nil), Annotations: ro,
+		OutputSchema: obj(map[string]any{"blocks": integer}, "blocks")},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"blocks": 5}, Content: []mcp.Content{
+				&mcp.TextContent{Text: "five blocks"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG fake")},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF fake")},
+				&mcp.ResourceLink{URI: "mcptest://greeting", Name: "greeting", MIMEType: "text/plain"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mcptest://greeting", MIMEType: "text/plain", Text: "hello from mcptest"}},
+			}}, nil
+		})
+	// progress sends n progress notifications (when the client asked for
+	// them), then answers.
+	s.AddTool(&mcp.Tool{Name: "progress", Description: "Report progress n times, then answer.", InputSchema: obj(map[string]any{"n": integer}, "n"), Annotations: ro},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, _ := args(r)["n"].(float64)
+			tok := r.Params.GetProgressToken()
+			for i := range int(n) {
+				if tok == nil {
+					break
+				}
+				if err := r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: n, Message: fmt.Sprintf("step %d", i+1)}); err != nil {
+					return nil, err
+				}
+			}
+			return text(fmt.Sprintf("done, progress token given: %v", tok != nil)), nil
+		})
 	// A schema no validator compiles: its $ref points nowhere.
 	s.AddTool(&mcp.Tool{Name: "badschema", Description: "A tool whose inputSchema does not compile.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}}}},
