@@ -123,6 +123,9 @@ type PinStore interface {
 	Pins(server string) (map[string]Pin, error)
 	// Update sets server's pins of the tools in set, keeping the others.
 	Update(server string, set map[string]Pin) error
+	// Forget drops every pin of server (it was removed: a server of that
+	// name installed later is granted afresh).
+	Forget(server string) error
 }
 
 // MemoryPins keeps pins for the life of the process (no AIRS_HOME).
@@ -146,6 +149,13 @@ func (p *memPins) Update(server string, set map[string]Pin) error {
 		p.m[server] = map[string]Pin{}
 	}
 	maps.Copy(p.m[server], set)
+	return nil
+}
+
+func (p *memPins) Forget(server string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, server)
 	return nil
 }
 
@@ -190,6 +200,20 @@ func (p *filePins) Pins(server string) (map[string]Pin, error) {
 }
 
 func (p *filePins) Update(server string, set map[string]Pin) error {
+	return p.change(func(f *pinFile) {
+		if f.Servers[server] == nil {
+			f.Servers[server] = map[string]Pin{}
+		}
+		maps.Copy(f.Servers[server], set)
+	})
+}
+
+func (p *filePins) Forget(server string) error {
+	return p.change(func(f *pinFile) { delete(f.Servers, server) })
+}
+
+// change applies edit to the file under its lock.
+func (p *filePins) change(edit func(*pinFile)) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
@@ -204,10 +228,7 @@ func (p *filePins) Update(server string, set map[string]Pin) error {
 	if err != nil {
 		return err
 	}
-	if f.Servers[server] == nil {
-		f.Servers[server] = map[string]Pin{}
-	}
-	maps.Copy(f.Servers[server], set)
+	edit(&f)
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
