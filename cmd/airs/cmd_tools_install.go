@@ -133,8 +133,17 @@ func printInstalled(w io.Writer, s install.Server, pkgs []install.Package, requi
 	fmt.Fprintf(w, "with the environment HOME, PATH, LANG, TERM, USER, LOGNAME, SHELL only\n")
 	fmt.Fprintf(w, "its tools would require: %s\n", strings.Join(append([]string{client.Capability(s.Name).String()}, requires...), ", "))
 	fmt.Fprintf(w, "its tree, %d packages, each pinned by its integrity hash:\n", len(pkgs))
-	for _, p := range pkgs {
-		fmt.Fprintf(w, "  %s@%s\n", p.Name, p.Version)
+	for i := 0; i < len(pkgs); {
+		j := i + 1
+		for j < len(pkgs) && pkgs[j].Name == pkgs[i].Name && pkgs[j].Version == pkgs[i].Version {
+			j++
+		}
+		copies := ""
+		if j-i > 1 {
+			copies = fmt.Sprintf(" (%d copies)", j-i)
+		}
+		fmt.Fprintf(w, "  %s@%s%s\n", pkgs[i].Name, pkgs[i].Version, copies)
+		i = j
 	}
 }
 

@@ -211,10 +211,12 @@ func Install(ctx context.Context, home string, s Server, npmBin string, out io.W
 }
 
 // npmEnv is npm's environment: what it needs to run and reach its
-// registry (HOME for ~/.npmrc and its cache, PATH, proxies, npm's own
-// settings), not the secrets of AIRS's environment.
+// registry (HOME for ~/.npmrc and its cache, PATH, proxies and the
+// certificates they are trusted by, npm's own settings), not the secrets
+// of AIRS's environment.
 func npmEnv() []string {
-	keep := []string{"HOME", "PATH", "LANG", "USER", "LOGNAME", "TMPDIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"}
+	keep := []string{"HOME", "PATH", "LANG", "USER", "LOGNAME", "TMPDIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+		"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
