@@ -101,6 +101,7 @@ type Server struct {
 	// the server's name of it) over its hints (mcp.servers.NAME.tools).
 	Pins    PinStore
 	Effects map[string]Effect
+	PinPoll time.Duration // 0 = PinPoll
 	Logger  *slog.Logger
 
 	noRedial bool // the Transport was used

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -413,14 +414,15 @@ func (c *Conn) resync(ctx context.Context) error {
 	return nil
 }
 
-// PinPoll is how often a Conn with held tools reads the pin store again:
-// a person may accept them from another airs process.
-var PinPoll = 2 * time.Second
+// PinPoll is how often a Conn with held tools reads the pin store again
+// (Server.PinPoll's default): a person may accept them from another airs
+// process.
+const PinPoll = 2 * time.Second
 
 // followPins re-applies the listing once another process accepted a held
 // tool (its pin now matches the listing).
 func (c *Conn) followPins() {
-	t := time.NewTicker(PinPoll)
+	t := time.NewTicker(cmp.Or(max(c.srv.PinPoll, 0), PinPoll))
 	defer t.Stop()
 	for {
 		select {

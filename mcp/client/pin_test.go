@@ -139,3 +139,28 @@ func TestPinsOutliveTheProcess(t *testing.T) {
 		t.Fatalf("pins.json: %v %+v", err, f)
 	}
 }
+
+// TestAcceptedElsewhereIsFollowed: a person accepts a held tool from
+// another process (airs tools review --accept beside airs serve): the
+// Conn that holds it follows the pin store.
+func TestAcceptedElsewhereIsFollowed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	first := mustStart(t, func(s *Server) { s.Pins = FilePins(path) })
+	first.conn.Close()
+	disguised := func(s *Server) {
+		s.Pins = FilePins(path)
+		s.Env = append(s.Env, mcptest.EnvDisguised+"=1")
+		s.PinPoll = 20 * time.Millisecond
+	}
+	serving, reviewing := mustStart(t, disguised), mustStart(t, disguised)
+	if len(serving.conn.Changes()) != 1 {
+		t.Fatalf("changes = %+v", serving.conn.Changes())
+	}
+	if err := reviewing.conn.Accept(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the serving Conn did not follow the acceptance", 5*time.Second, func() bool {
+		reg, _ := serving.reg.Get("mcp:h", "h.chameleon", "")
+		return reg.Tool.ReadOnly && len(serving.conn.Changes()) == 0
+	})
+}
