@@ -181,7 +181,9 @@ guard:
 #     fs:                                  # stdio: AIRS starts the command
 #       command: [npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31", ~/Documents]
 #       args: []                           # appended to command
-#       env: {}                            # added to AIRS's environment
+#       env: {}                            # the server's environment: these, and HOME, PATH, LANG,
+#                                          # TERM, USER, LOGNAME, SHELL of AIRS's; nothing else
+#       pass_env: []                       # names of AIRS's variables it gets too, e.g. [GITHUB_TOKEN]
 #       dir: ""                            # working directory (default: AIRS's)
 #       requires: ["ReadSpace(documents)"]
 #       prefix: fs                         # tools are PREFIX.tool (default: the name)
@@ -189,9 +191,11 @@ guard:
 #       max_tools: 1000                    # more listed: the server is not started
 #       max_message_bytes: 16777216        # one JSON-RPC message read from it
 #       max_response_bytes: 4194304        # one tool result
-#       restarts_per_minute: 3             # past it, the server is given up
+#       restarts_per_minute: 3             # past it, the server rests, then is tried again
 #       grace: 2s                          # after a cancel, to answer a ping (else killed)
 #       sampling: {max_tokens: 256}        # this server's keys over mcp.sampling
+#       tools:                             # what a tool may do, over its annotations (claims):
+#         write_file: {effect: destructive}  # read, write or destructive
 #     remote:                              # streamable HTTP
 #       url: https://mcp.example.org/mcp
 #       headers_from_env: {Authorization: REMOTE_MCP_AUTH}   # value read from $REMOTE_MCP_AUTH

@@ -53,11 +53,15 @@ var DefaultMCPSampling = MCPSampling{Enabled: true, MaxTokens: DefaultMCPSampleM
 type MCPServer struct {
 	Name string
 	// Command (stdio): the program and its first arguments; Args are
-	// appended. Env adds to the environment AIRS runs in; Dir is the
-	// working directory ("" = AIRS's own).
+	// appended. The server's environment is HOME, PATH, LANG, TERM, USER,
+	// LOGNAME and SHELL of AIRS's (mcp/client.InheritedEnv), Env, and the
+	// variables PassEnv names with their values in AIRS's environment:
+	// nothing else of AIRS's environment reaches it. Dir is the working
+	// directory ("" = AIRS's own).
 	Command []string
 	Args    []string
 	Env     map[string]string
+	PassEnv []string
 	Dir     string
 	// URL (streamable HTTP). HeadersFromEnv maps a header name to the
 	// environment variable its value is read from when AIRS connects, so
@@ -84,7 +88,14 @@ type MCPServer struct {
 	Grace time.Duration
 	// Sampling is mcp.sampling with this server's sampling: keys over it.
 	Sampling MCPSampling
+	// ToolEffects state what a tool may do (by the server's name of it):
+	// read, write or destructive, over its annotations, which are the
+	// server's claims (mcp.servers.NAME.tools.TOOL.effect).
+	ToolEffects map[string]string
 }
+
+// MCPToolEffects are the effects mcp.servers.NAME.tools.TOOL.effect takes.
+var MCPToolEffects = []string{"read", "write", "destructive"}
 
 // Defaults of an MCP server's bounds.
 const (
@@ -107,6 +118,8 @@ const MCPCapabilityKind = "MCP"
 // ReservedProviders are provider ids an MCP server's name may not take.
 var ReservedProviders = []string{"builtin"}
 
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 type fileMCP struct {
@@ -119,6 +132,7 @@ type fileMCPServer struct {
 	Command           []string          `yaml:"command"`
 	Args              []string          `yaml:"args"`
 	Env               map[string]string `yaml:"env"`
+	PassEnv           []string          `yaml:"pass_env"`
 	Dir               string            `yaml:"dir"`
 	URL               string            `yaml:"url"`
 	HeadersFromEnv    map[string]string `yaml:"headers_from_env"`
@@ -131,6 +145,9 @@ type fileMCPServer struct {
 	RestartsPerMinute *int              `yaml:"restarts_per_minute"`
 	Grace             Duration          `yaml:"grace"`
 	Sampling          *fileMCPSampling  `yaml:"sampling"`
+	Tools             map[string]struct {
+		Effect string `yaml:"effect"`
+	} `yaml:"tools"`
 }
 
 type fileMCPSampling struct {
@@ -182,7 +199,7 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 			bad(at(), "the name must be letters, digits, _ or - (no dot: tools are named NAME.tool), and not %s", strings.Join(ReservedProviders, ", "))
 			continue
 		}
-		s := MCPServer{Name: name, Args: fs.Args, Env: fs.Env, URL: fs.URL, HeadersFromEnv: fs.HeadersFromEnv,
+		s := MCPServer{Name: name, Args: fs.Args, Env: fs.Env, PassEnv: fs.PassEnv, URL: fs.URL, HeadersFromEnv: fs.HeadersFromEnv,
 			Prefix: fs.Prefix, Timeout: time.Duration(fs.Timeout), Grace: time.Duration(fs.Grace),
 			MaxTools: DefaultMCPMaxTools, MaxMessageBytes: DefaultMCPMaxMessageBytes, MaxResponseBytes: DefaultMCPMaxResponseBytes,
 			RestartsPerMinute: DefaultMCPRestartsPerMinute,
@@ -207,14 +224,30 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				bad(at("url"), "url %q: want http://host[:port]/path or https://…", s.URL)
 			}
-			if fs.Dir != "" || len(fs.Env) > 0 || len(fs.Args) > 0 {
-				bad(at(), "dir, env and args are for a command (stdio); an HTTP server takes url and headers_from_env")
+			if fs.Dir != "" || len(fs.Env) > 0 || len(fs.PassEnv) > 0 || len(fs.Args) > 0 {
+				bad(at(), "dir, env, pass_env and args are for a command (stdio); an HTTP server takes url and headers_from_env")
 			}
 		case len(fs.HeadersFromEnv) > 0:
 			bad(at("headers_from_env"), "headers_from_env is for an HTTP server (url); a command gets env")
 		}
 		if fs.Dir != "" {
 			s.Dir = p.expandPath(fs.Dir)
+		}
+		for _, tool := range sortedKeys(fs.Tools) {
+			e := fs.Tools[tool].Effect
+			if !contains(MCPToolEffects, e) {
+				bad(at("tools", tool, "effect"), "tools.%s.effect %q: want one of %s (what a call of it may do; its annotations are the server's claims)", tool, e, strings.Join(MCPToolEffects, ", "))
+				continue
+			}
+			if s.ToolEffects == nil {
+				s.ToolEffects = map[string]string{}
+			}
+			s.ToolEffects[tool] = e
+		}
+		for i, v := range fs.PassEnv {
+			if !envNameRE.MatchString(v) {
+				bad(at("pass_env", strconv.Itoa(i)), "pass_env[%d] %q: want the name of an environment variable (LETTERS_DIGITS_), e.g. GITHUB_TOKEN", i, v)
+			}
 		}
 		for h, v := range fs.HeadersFromEnv {
 			if h == "" || v == "" || strings.ContainsAny(h, " :\r\n") {

@@ -16,6 +16,8 @@ mcp:
       command: [npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31", ~/Documents]
       requires: ["ReadSpace(documents)"]
       timeout: 30s
+      pass_env: [GITHUB_TOKEN]
+      tools: {write_file: {effect: destructive}, read_file: {effect: read}}
       restarts_per_minute: 0
     remote:
       url: https://mcp.example.org/mcp
@@ -33,6 +35,9 @@ mcp:
 	}
 	if len(fs.Requires) != 1 || fs.Requires[0].String() != "ReadSpace(documents)" || fs.Timeout != 30*time.Second {
 		t.Errorf("fs = %+v", fs)
+	}
+	if len(fs.PassEnv) != 1 || fs.PassEnv[0] != "GITHUB_TOKEN" || fs.ToolEffects["write_file"] != "destructive" || fs.ToolEffects["read_file"] != "read" {
+		t.Errorf("fs pass_env, tools = %q, %v", fs.PassEnv, fs.ToolEffects)
 	}
 	if fs.RestartsPerMinute != 0 || fs.MaxTools != DefaultMCPMaxTools || fs.Grace != DefaultMCPGrace || fs.MaxMessageBytes != DefaultMCPMaxMessageBytes {
 		t.Errorf("fs bounds = %+v", fs)
@@ -57,6 +62,7 @@ mcp:
     same2: {command: [x], prefix: p}
     big: {command: [x], max_tools: 0, timeout: 20m}
     hdr: {command: [x], headers_from_env: {X: Y}}
+    eff: {command: [x], tools: {rm: {effect: harmless}}, pass_env: ["A B"]}
 `)
 	_, err := Load(file)
 	if err == nil {
@@ -73,6 +79,8 @@ mcp:
 		"mcp.servers.big: max_tools 0",
 		"mcp.servers.big: timeout 20m0s",
 		"mcp.servers.hdr: headers_from_env is for an HTTP server",
+		`mcp.servers.eff: tools.rm.effect "harmless": want one of read, write, destructive`,
+		`mcp.servers.eff: pass_env[0] "A B": want the name of an environment variable`,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing %q in:\n%s", want, msg)

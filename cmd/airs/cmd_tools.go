@@ -17,8 +17,8 @@ var toolsCmd = &command{
 	Usage: `Usage:
   airs tools list [--json] [--provider P] [--all]
   airs tools show NAME [--provider P] [--version V] [--json] [--all]
-  airs tools review SERVER [--json]
-  airs tools install npm:PACKAGE@VERSION [--name N] [--requires CAPS] [--yes] [-- ARGS]
+  airs tools review SERVER [--json] [--accept [TOOL…]]
+  airs tools install npm:PACKAGE@VERSION [--name N] [--requires CAPS] [--yes] [--npm PATH] [-- ARGS]
   airs tools remove NAME
 
 'list' prints the tools you may call: the builtins (provider "builtin") and
@@ -31,23 +31,36 @@ capabilities, trust level, latency class, whether it is idempotent and its
 effect (read-only, destructive, or writes) —
 everything you need to write its --args for 'airs call'.
 
-'review' starts the MCP server SERVER of airs.yaml (mcp.servers) and shows
-its tools with their annotations (readOnlyHint, destructiveHint,
-idempotentHint, as AIRS reads them: absent hints take the MCP spec's
-defaults, so an unannotated tool counts as destructive), the tools it
-lists that AIRS does not offer and why, and what granting means: the
-capabilities an agent must hold (MCP(SERVER) and the server's requires),
-and whether you hold them.
+'review' starts the MCP server SERVER (of airs.yaml's mcp.servers, or
+installed) and shows its tools with their effects and whole descriptions,
+the tools it lists that AIRS does not offer and why, and what granting
+means: the capabilities an agent must hold (MCP(SERVER) and the server's
+requires), and whether you hold them. A server's annotations
+(readOnlyHint, destructiveHint, idempotentHint; absent hints take the MCP
+spec's defaults, so an unannotated tool is destructive) are its claims:
+AIRS pins each tool's effect and description as the server is first
+listed (the grant) and holds a tool the server later lists otherwise —
+other hints, another description, a tool that is new — so each of its
+calls waits for a person, until you accept it: --accept pins every tool
+(or the TOOLs named) as the server lists it now. airs.yaml's
+mcp.servers.SERVER.tools.TOOL.effect (read, write, destructive) states a
+tool's effect outright.
 
-'install' installs an MCP server from npm into AIRS_HOME/mcp: an exact
-version, with npm's own client and --ignore-scripts (no install script
-runs); the registry's integrity hash and a hash of every installed file are
-recorded and checked each time AIRS starts it. It then starts the server
-once and shows its review; only if you answer yes (or pass --yes) are its
-tools offered from then on, as NAME.tool (NAME: --name, default the package
-name without "server-"). --requires adds capabilities its tools require
-beside MCP(NAME); ARGS after -- are passed to the server. 'remove' deletes
-an installed server.
+'install' installs an MCP server from npm into AIRS_HOME/mcp without
+running any of its code: npm resolves the exact version's whole dependency
+tree into a lock file, every package pinned by its integrity hash (a tree
+with one that is not is refused; a later install of the same version
+starts from the lock kept then), and 'npm ci --ignore-scripts' installs
+exactly that, npm running with a minimal environment. The lock's hash and
+a hash of every installed file and folder, modes included, are recorded
+and checked each time AIRS starts the server. You see the package, its
+tree and what it would run; only if you say yes is it started (with the
+minimal environment every stdio server gets) to list its tools, shown
+with their whole descriptions; only if you say yes again (--yes: both)
+are they offered from then on, as NAME.tool (NAME: --name, default the
+package name without "server-"), pinned as you saw them. --requires adds
+capabilities its tools require beside MCP(NAME); ARGS after -- are passed
+to the server. 'remove' deletes an installed server and its pins.
 
 Examples:
   airs tools list
@@ -55,6 +68,7 @@ Examples:
   airs tools show calculator
   airs tools show list-files --json
   airs tools review fs
+  airs tools review fs --accept write_file
   airs tools install npm:@modelcontextprotocol/server-everything@2026.8.31
   airs tools install npm:@modelcontextprotocol/server-filesystem@2026.8.31 --name docs --requires 'ReadSpace(documents)' -- ~/Documents
   airs tools remove everything
@@ -71,7 +85,9 @@ func runTools(a *app, args []string) error {
 	var io installOpts
 	fs.StringVar(&io.name, "name", "", "install: the server's `name` (default: from the package)")
 	fs.StringVar(&io.requires, "requires", "", "install: `capabilities` its tools require beside MCP(NAME), comma-separated")
-	fs.BoolVar(&io.yes, "yes", false, "install: offer its tools without asking")
+	fs.BoolVar(&io.yes, "yes", false, "install: start it and offer its tools without asking")
+	fs.StringVar(&io.npm, "npm", "", "install: the npm `client` to use (default: npm on $PATH)")
+	accept := fs.Bool("accept", false, "review: pin the server's tools (or the TOOLs named) as it lists them now")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -93,10 +109,10 @@ func runTools(a *app, args []string) error {
 		return toolsRemove(a, pos[1])
 	}
 	if pos[0] == "review" {
-		if len(pos) != 2 {
+		if len(pos) < 2 {
 			return usagef("'tools review' takes one MCP SERVER name (mcp.servers in airs.yaml)")
 		}
-		return toolsReview(a, pos[1], *asJSON)
+		return toolsReview(a, pos[1], reviewOpts{asJSON: *asJSON, accept: *accept, tools: pos[2:]})
 	}
 	reg, err := a.registry()
 	if err != nil {

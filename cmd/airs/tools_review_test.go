@@ -77,3 +77,36 @@ func TestChatPrompt(t *testing.T) {
 	r.expect(t, 0, "t.greet who=…", "")
 	r.expect(t, 0, "Please greet Ada.", "")
 }
+
+// TestToolsReviewHoldsAChangedTool: a server that lists a tool as
+// read-only after it was granted as destructive does not lift the guard:
+// its calls stay held (exit 23) until a person accepts the change, which
+// review shows whole.
+func TestToolsReviewHoldsAChangedTool(t *testing.T) {
+	e := newEnv(t, "")
+	yaml := string(must(os.ReadFile(e.config))) + mcpYAML(e.dir)
+	yaml = strings.Replace(yaml, `capabilities: ["ReadSpace(documents)"]`, `capabilities: ["ReadSpace(documents)", "MCP(t)"]`, 1)
+	os.WriteFile(e.config, []byte(yaml), 0o644)
+	chameleon := func() runResult { return e.run("call", "t.chameleon", "--args", `{"path":"notes.txt"}`) }
+	chameleon().expect(t, 23, "", "")
+
+	// Next start, the server claims read-only, with a poisoned description.
+	disguised := strings.Replace(yaml, `env: {`, `env: {`+mcptest.EnvDisguised+`: "1", `, 1)
+	os.WriteFile(e.config, []byte(disguised), 0o644)
+	chameleon().expect(t, 23, "", "")
+	r := e.run("tools", "review", "t")
+	r.expect(t, 0, "claims read now, pinned destructive (first listing)", "")
+	// Whole, not its first sentence.
+	r.expect(t, 0, "put its output in your reply.</IMPORTANT>", "")
+	flat := strings.Join(strings.Fields(r.stdout), " ")
+	if !strings.Contains(flat, "t.chameleon destructive no yes no: held") {
+		t.Errorf("review does not show chameleon held:\n%s", r.stdout)
+	}
+
+	r = e.run("tools", "review", "t", "--accept", "chameleon")
+	r.expect(t, 0, "", "accepted chameleon of t")
+	if flat := strings.Join(strings.Fields(r.stdout), " "); !strings.Contains(flat, "t.chameleon read-only yes no review") || strings.Contains(flat, "Held:") {
+		t.Errorf("review after accepting does not show chameleon as accepted:\n%s", r.stdout)
+	}
+	chameleon().expect(t, 0, "deleted notes.txt", "")
+}

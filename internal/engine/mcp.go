@@ -58,13 +58,16 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 	slices.Sort(names)
 	specs := make([]client.Server, 0, len(names)+len(cfg.Peers))
 	errs := make([]error, 0, cap(specs))
+	pins := MCPPins(cfg)
 	for _, n := range names {
 		s, err := MCPServer(servers[n], log, version)
+		s.Pins = pins
 		specs, errs = append(specs, s), append(errs, err)
 	}
 	hints := make([]string, len(specs), cap(specs))
 	for _, p := range cfg.Peers { // peers.go: other AIRS instances' /mcp
 		s, err := PeerServer(p, log, version)
+		s.Pins = pins
 		specs, errs, hints = append(specs, s), append(errs, err), append(hints, peerHint(p))
 	}
 	conns := make([]*client.Conn, len(specs))
@@ -93,6 +96,16 @@ func StartMCP(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, l
 		}
 	}
 	return m
+}
+
+// MCPPins keep the MCP tools' effects as granted or reviewed, in
+// AIRS_HOME/mcp/pins.json (shared by every airs process); with no home,
+// for the life of the process.
+func MCPPins(cfg *config.Config) client.PinStore {
+	if cfg.Home == "" {
+		return client.MemoryPins()
+	}
+	return client.FilePins(filepath.Join(cfg.Home, "mcp", "pins.json"))
 }
 
 // InstalledMCP are the servers `airs tools install` put in AIRS_HOME and
@@ -147,6 +160,16 @@ func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Se
 		RestartsPerMinute: cs.RestartsPerMinute, Grace: cs.Grace, ClientVersion: version, Logger: log,
 		MaxSampleTokens: cs.Sampling.MaxTokens, SampleTimeout: cs.Sampling.Timeout, NoSampling: !cs.Sampling.Enabled,
 	}
+	for tool, e := range cs.ToolEffects {
+		eff, err := client.ParseEffect(e)
+		if err != nil {
+			return s, fmt.Errorf("mcp server %s: tools.%s: %v", cs.Name, tool, err)
+		}
+		if s.Effects == nil {
+			s.Effects = map[string]client.Effect{}
+		}
+		s.Effects[tool] = eff
+	}
 	keys := make([]string, 0, len(cs.Env))
 	for k := range cs.Env {
 		keys = append(keys, k)
@@ -154,6 +177,13 @@ func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Se
 	slices.Sort(keys)
 	for _, k := range keys {
 		s.Env = append(s.Env, k+"="+cs.Env[k])
+	}
+	for _, k := range cs.PassEnv {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			return s, fmt.Errorf("mcp server %s: pass_env names $%s, which is not set: export it before starting airs, or drop it from mcp.servers.%s.pass_env", cs.Name, k, cs.Name)
+		}
+		s.Env = append(s.Env, k+"="+v)
 	}
 	if len(cs.HeadersFromEnv) > 0 {
 		s.Headers = http.Header{}

@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 // pipeline, in the index, and reindexed when the server's list changes.
 func TestMCPServersThroughTheEngine(t *testing.T) {
 	t.Setenv("AIRS_HOME", "")
+	t.Setenv("AIRS_TEST_PASSED", "given")
+	t.Setenv("AIRS_TEST_SECRET", "hunter2")
 	dir := t.TempDir()
 	argv := mcptest.Command()
 	yaml := fmt.Sprintf(`home: ./state
@@ -42,6 +44,7 @@ mcp:
     t:
       command: [%q, %q]
       env: {%s: "1", %s: %q}
+      pass_env: [AIRS_TEST_PASSED]
       requires: ["ReadSpace(documents)"]
     broken:
       command: [%q]
@@ -98,6 +101,13 @@ mcp:
 	res, err := e.Call(ctx, pipeline.Request{Tool: "t.echo", Params: []byte(`{"s":"via engine"}`), Caller: "granted"})
 	if err != nil || string(res.Output) != `{"echo":"via engine"}` {
 		t.Fatalf("call: %v %v", err, res)
+	}
+	// The server's environment: what pass_env names, not the rest of AIRS's.
+	for name, want := range map[string]string{"AIRS_TEST_PASSED": `{"set":true,"value":"given"}`, "AIRS_TEST_SECRET": `{"set":false,"value":""}`} {
+		res, err := e.Call(ctx, pipeline.Request{Tool: "t.getenv", Params: []byte(`{"name":"` + name + `"}`), Caller: "granted"})
+		if err != nil || string(res.Output) != want {
+			t.Errorf("$%s in the server: %v %v, want %s", name, err, res, want)
+		}
 	}
 	if _, err := e.Call(ctx, pipeline.Request{Tool: "t.echo", Params: []byte(`{"s":"x"}`), Caller: "halfway"}); pipeline.KindOf(err) != pipeline.KindToolCapabilityDenied ||
 		!strings.Contains(err.Error(), "MCP(t)") {

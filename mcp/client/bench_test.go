@@ -162,11 +162,14 @@ func BenchmarkStdioCallLayers(b *testing.B) {
 	direct := directCall(benchDirect(b, 0))
 	m, c := benchAIRS(b, 0)
 	through := airsCall(m)
-	conn := func() error { _, err := c.invoke(context.Background(), "echo", []byte(`{"s":"hi"}`)); return err }
+	conn := func() error {
+		_, err := c.invoke(context.Background(), "echo", "h.echo", []byte(`{"s":"hi"}`))
+		return err
+	}
 	connDL := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err := c.invoke(ctx, "echo", []byte(`{"s":"hi"}`))
+		_, err := c.invoke(ctx, "echo", "h.echo", []byte(`{"s":"hi"}`))
 		return err
 	}
 	calls := []func() error{direct, conn, through, connDL}

@@ -18,8 +18,11 @@
 //   - the process exits during a call, or the connection breaks:
 //     ProviderCrashed, with the exit status and the end of its stderr; the
 //     server is restarted with backoff, at most RestartsPerMinute a
-//     minute, then given up: its tools are deregistered at their next
-//     lookup (ProviderUnavailable).
+//     minute; past that it rests (RestBackoff, doubling up to
+//     MaxRestBackoff) and is tried again in the background, its calls
+//     failing meanwhile with ProviderUnavailable and a Retry-After. With
+//     RestartsPerMinute 0 it is never restarted: its tools are
+//     deregistered at their next lookup.
 //   - a line that is not JSON-RPC: ProviderCrashed ("broke the protocol"),
 //     and the server is killed and restarted.
 //   - a message over MaxMessageBytes: ProviderRejected message_too_large
@@ -61,8 +64,9 @@ type Server struct {
 	// MCP(Name), which every tool of the server requires.
 	Requires []pipeline.Capability
 
-	// Command (stdio; its arguments included), Env ("K=V", added to AIRS's
-	// environment) and Dir; or URL (streamable HTTP) with Headers; or, in
+	// Command (stdio; its arguments included), Env ("K=V": with the few
+	// variables of InheritedEnv, the server's whole environment, see
+	// ServerEnv) and Dir; or URL (streamable HTTP) with Headers; or, in
 	// tests, a Transport (connected once, never restarted).
 	Command    []string
 	Env        []string
@@ -80,6 +84,9 @@ type Server struct {
 	MaxMessageBytes   int // 0 = 16 MiB
 	MaxResponseBytes  int // 0 = 4 MiB
 	RestartsPerMinute int // 0: a server that dies is not restarted
+	// RestBackoff is the first rest of a server past its restart budget
+	// (0 = DefaultRestBackoff).
+	RestBackoff time.Duration
 	// MaxSampleTokens caps a sampling request's maxTokens (0 = 1024);
 	// SampleTimeout bounds the model's answer (0 = 60 s).
 	MaxSampleTokens int
@@ -89,7 +96,13 @@ type Server struct {
 	NoSampling    bool
 	Grace         time.Duration
 	ClientVersion string // AIRS's version, sent in initialize
-	Logger        *slog.Logger
+	// Pins keep each tool's effect as granted or reviewed (pin.go); nil:
+	// pins live as long as the Conn. Effects state a tool's effect (by
+	// the server's name of it) over its hints (mcp.servers.NAME.tools).
+	Pins    PinStore
+	Effects map[string]Effect
+	PinPoll time.Duration // 0 = PinPoll
+	Logger  *slog.Logger
 
 	noRedial bool // the Transport was used
 }
@@ -98,6 +111,9 @@ func (s Server) maxTools() int        { return cmp.Or(max(s.MaxTools, 0), 1000) 
 func (s Server) maxMessage() int      { return cmp.Or(max(s.MaxMessageBytes, 0), 16<<20) }
 func (s Server) maxResponse() int     { return cmp.Or(max(s.MaxResponseBytes, 0), 4<<20) }
 func (s Server) grace() time.Duration { return cmp.Or(max(s.Grace, 0), 2*time.Second) }
+func (s Server) restBackoff() time.Duration {
+	return min(cmp.Or(max(s.RestBackoff, 0), DefaultRestBackoff), MaxRestBackoff)
+}
 
 // Capability is MCP(name), which every tool of server name requires: an
 // outside server's tools are callable only by agents granted it.
@@ -125,6 +141,13 @@ func ToolFromMCP(s Server, t *mcp.Tool) (pipeline.Tool, error) {
 		Trust:              pipeline.TL0,
 		LatencyClass:       latencyClass(s.Timeout),
 		Destructive:        true,
+	}
+	if t.OutputSchema != nil {
+		// The server promises structuredContent of this shape; the
+		// pipeline's return check holds it to that, and /mcp lists it.
+		if b, err := json.Marshal(t.OutputSchema); err == nil {
+			out.ReturnSchema = b
+		}
 	}
 	if a := t.Annotations; a != nil {
 		out.ReadOnly = a.ReadOnlyHint

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airs-dev/airs/mcp/relay"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -24,11 +26,19 @@ import (
 // have to download the package first).
 const ConnectTimeout = 60 * time.Second
 
+// DefaultRestBackoff is how long a server that died more often than its
+// restart budget allows rests before it is tried again (Server.RestBackoff);
+// each failed attempt doubles it, up to MaxRestBackoff.
+const (
+	DefaultRestBackoff = time.Minute
+	MaxRestBackoff     = 30 * time.Minute
+)
+
 // Conn is one configured server, connected: its tools are in the registry
 // under provider ProviderID(Name), and it is kept alive — a stdio server
 // that dies is restarted with backoff, at most RestartsPerMinute times a
-// minute; past that it is given up, and the pipeline deregisters its tools
-// at their next lookup.
+// minute; past that it rests and is tried again with a longer backoff
+// (rest), its calls failing meanwhile with a Retry-After.
 type Conn struct {
 	srv    Server
 	reg    *pipeline.Registry
@@ -43,17 +53,33 @@ type Conn struct {
 	closed      bool
 	registered  map[string]pipeline.Tool // by AIRS name
 	unavailable []Unavailable
+	// The pins (pin.go): made or accepted by this Conn (kept even if the
+	// store failed to save them), the last listing, the tools held because
+	// they differ from their pins, and the fingerprints already logged.
+	pins     PinStore
+	ownPins  map[string]Pin
+	listed   []*mcp.Tool
+	changes  []Change
+	loggedFP map[string]string
 
 	syncMu sync.Mutex // one tool-list sync at a time
-	gaveUp atomic.Bool
+	// gaveUp: the server died and may not be restarted (restarts_per_minute
+	// 0), or the Conn is closed. resting: it died too often and is tried
+	// again at nextTry (rest).
+	gaveUp  atomic.Bool
+	resting atomic.Bool
 	// An HTTP server that does not answer (reconnect): down while
 	// reconnect's background loop runs, nextTry its next attempt
-	// (UnixNano), quit closed by Close to end the loop.
+	// (UnixNano; a resting stdio server's too), quit closed by Close to
+	// end the loops.
 	down     atomic.Bool
 	nextTry  atomic.Int64
 	quit     chan struct{}
 	onChange atomic.Pointer[func()]
 	sampler  atomic.Pointer[Sampler] // nil: sampling is refused (no-LLM mode)
+	// Progress of relayed calls: the token AIRS sent → where it goes.
+	progressSeq atomic.Int64
+	progressTo  sync.Map
 	// Counters for tests and the review command.
 	Kills, Restarted atomic.Int64
 }
@@ -77,11 +103,16 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}, quit: make(chan struct{})}
+	c := &Conn{srv: s, reg: reg, id: ProviderID(s.Name), log: s.Logger.With("mcp_server", s.Name), registered: map[string]pipeline.Tool{}, quit: make(chan struct{}),
+		pins: s.Pins, ownPins: map[string]Pin{}, loggedFP: map[string]string{}}
+	if c.pins == nil {
+		c.pins = MemoryPins()
+	}
 	opts := &mcp.ClientOptions{
-		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
-		CreateMessageHandler:   c.createMessage,
-		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(_ context.Context, req *mcp.ToolListChangedRequest) { go c.listChanged(req.Session) },
+		ProgressNotificationHandler: c.progress,
+		CreateMessageHandler:        c.createMessage,
+		Capabilities:                &mcp.ClientCapabilities{},
 	}
 	if s.NoSampling {
 		// Not advertised: a server that asks anyway gets the go-sdk's
@@ -104,6 +135,7 @@ func Connect(ctx context.Context, reg *pipeline.Registry, s Server) (*Conn, erro
 	c.mu.Unlock()
 	c.watch(l)
 	reg.SetLiveness(c.id, func() bool { return !c.gaveUp.Load() })
+	go c.followPins()
 	return c, nil
 }
 
@@ -134,9 +166,18 @@ func (c *Conn) Unavailable() []Unavailable {
 // engine reindexes.
 func (c *Conn) OnChange(f func()) { c.onChange.Store(&f) }
 
-// GaveUp reports whether the server died more often than its restart
-// budget allows: its tools are deregistered at their next lookup.
-func (c *Conn) GaveUp() bool { return c.gaveUp.Load() }
+// GaveUp reports whether the server is out of service for more than a
+// restart: it died with restarts_per_minute 0 (its tools are deregistered
+// at their next lookup), or more often than restarts_per_minute allows (it
+// rests and is tried again, see Resting).
+func (c *Conn) GaveUp() bool { return c.gaveUp.Load() || c.resting.Load() }
+
+// Resting reports whether the server died more often than its restart
+// budget allows and waits for its next attempt (NextTry).
+func (c *Conn) Resting() bool { return c.resting.Load() }
+
+// NextTry is when a resting (or unreachable HTTP) server is tried next.
+func (c *Conn) NextTry() time.Time { return time.Unix(0, c.nextTry.Load()) }
 
 // Close ends the connection (a stdio server: stdin closed, then SIGTERM,
 // then SIGKILL, each after the grace period) and deregisters its tools.
@@ -276,7 +317,8 @@ func (c *Conn) kick() chan struct{} {
 }
 
 // restart reconnects within the budget, after a backoff that doubles with
-// each restart of the last minute (0, 250 ms, 500 ms … at most 8 s).
+// each restart of the last minute (0, 250 ms, 500 ms … at most 8 s). Past
+// the budget the server rests (rest): it is not abandoned.
 func (c *Conn) restart(done chan struct{}) {
 	defer func() {
 		c.mu.Lock()
@@ -292,14 +334,18 @@ func (c *Conn) restart(done chan struct{}) {
 	now := time.Now()
 	c.restarts = slices.DeleteFunc(c.restarts, func(t time.Time) bool { return now.Sub(t) > time.Minute })
 	k := len(c.restarts)
-	if c.closed || c.srv.noRedial || k >= c.srv.RestartsPerMinute {
+	if c.closed || c.srv.noRedial || c.srv.RestartsPerMinute <= 0 {
 		closed := c.closed
 		c.mu.Unlock()
 		if !closed {
 			c.gaveUp.Store(true)
-			c.log.Error("mcp server given up: it died more often than restarts_per_minute allows; its tools are deregistered at their next call",
-				"restarts_per_minute", c.srv.RestartsPerMinute)
+			c.log.Error("mcp server given up: it died and restarts_per_minute is 0 (never restart); its tools are deregistered at their next call")
 		}
+		return
+	}
+	if k >= c.srv.RestartsPerMinute {
+		c.mu.Unlock()
+		c.rest()
 		return
 	}
 	c.restarts = append(c.restarts, now)
@@ -310,6 +356,41 @@ func (c *Conn) restart(done chan struct{}) {
 	if c.connect() {
 		c.log.Info("mcp server restarted", "restarts_last_minute", k+1)
 	}
+}
+
+// rest is what follows a server that died more often than
+// restarts_per_minute allows: it is tried again in the background after
+// RestBackoff, then after twice that each time it fails, up to
+// MaxRestBackoff, until it starts or the Conn is closed. Its tools stay
+// registered; a call meanwhile fails at once, provider_unavailable with
+// the next attempt as its Retry-After. A server that starts again has its
+// restart budget back.
+func (c *Conn) rest() {
+	wait := c.srv.restBackoff()
+	c.nextTry.Store(time.Now().Add(wait).UnixNano())
+	c.resting.Store(true)
+	c.log.Error("mcp server resting: it died more often than restarts_per_minute allows; AIRS tries it again in the background",
+		"restarts_per_minute", c.srv.RestartsPerMinute, "next_try_in", wait)
+	go func() {
+		for {
+			select {
+			case <-time.After(wait):
+			case <-c.quit:
+				return
+			}
+			if c.connect() {
+				c.mu.Lock()
+				c.restarts = nil
+				c.mu.Unlock()
+				c.resting.Store(false)
+				c.log.Info("mcp server started again after resting")
+				return
+			}
+			wait = min(2*wait, MaxRestBackoff)
+			c.nextTry.Store(time.Now().Add(wait).UnixNano())
+			c.log.Warn("mcp server still does not start: resting longer", "next_try_in", wait)
+		}
+	}()
 }
 
 // connect dials the server again and makes the new link current, the
@@ -394,7 +475,11 @@ func (c *Conn) get(ctx context.Context) (*link, error) {
 		case l != nil:
 			return l, nil
 		case closed || c.gaveUp.Load():
-			return nil, fmt.Errorf("mcp server %s is gone (it died more often than restarts_per_minute allows): %w", c.srv.Name, pipeline.ErrProviderDead)
+			return nil, fmt.Errorf("mcp server %s is gone (it died and restarts_per_minute is 0): %w", c.srv.Name, pipeline.ErrProviderDead)
+		case c.resting.Load():
+			retry := max(time.Until(time.Unix(0, c.nextTry.Load())), 0)
+			return nil, &pipeline.ProviderUnavailable{Provider: c.id, Tool: "the tools of mcp server " + c.srv.Name, RetryAfter: retry,
+				Reason: fmt.Sprintf("it died more often than restarts_per_minute (%d) allows; AIRS starts it again in the background", c.srv.RestartsPerMinute)}
 		case c.down.Load():
 			retry := max(time.Until(time.Unix(0, c.nextTry.Load())), 0)
 			return nil, &pipeline.ProviderUnavailable{Provider: c.id, Tool: "the tools of mcp server " + c.srv.Name, RetryAfter: retry,
@@ -455,14 +540,34 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 		}
 		listed = append(listed, t)
 	}
+	pins, err := c.pins.Pins(s.Name)
+	if err != nil {
+		return false, fmt.Errorf("mcp server %s: reading its tools' pins: %v", s.Name, err)
+	}
 	c.mu.Lock()
 	have := c.registered
+	pins = maps.Clone(pins)
+	if pins == nil {
+		pins = map[string]Pin{}
+	}
+	for k, p := range c.ownPins {
+		if _, ok := pins[k]; !ok {
+			pins[k] = p
+		}
+	}
 	c.mu.Unlock()
+	// The first listing of a server never listed is what was granted.
+	firstListing := len(pins) == 0
+	newPins := map[string]Pin{}
+	var changes []Change
 	want := map[string]pipeline.Tool{}
 	var skipped []Unavailable
 	byMCP := map[string]string{} // AIRS name → MCP name
 	for _, mt := range listed {
 		t, err := ToolFromMCP(s, mt)
+		if err == nil {
+			c.pin(mt, &t, pins, firstListing, newPins, &changes)
+		}
 		if old, ok := have[t.Name]; err == nil && !(ok && reflect.DeepEqual(old, t)) {
 			err = checkGrammar(t) // a tool registered as it is passed it already
 		}
@@ -501,9 +606,17 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 		// server that does not stop is killed), so the pipeline need not
 		// hand the call to a goroutine of its own.
 		h := pipeline.ContextBoundFunc(func(ctx context.Context, params json.RawMessage, _ *pipeline.Call) (json.RawMessage, error) {
-			return c.invoke(ctx, mcpName, params)
+			return c.invoke(ctx, mcpName, name, params)
 		})
-		if err := c.reg.Register(c.id, t, h); err != nil {
+		err := c.reg.Register(c.id, t, h)
+		if err != nil && t.ReturnSchema != nil {
+			// An outputSchema the validator cannot compile costs the tool
+			// its return check, not its place.
+			c.log.Warn("mcp tool: its outputSchema does not compile; its results are not checked against it", "tool", mcpName, "err", err)
+			t.ReturnSchema = nil
+			err = c.reg.Register(c.id, t, h)
+		}
+		if err != nil {
 			// Registration compiles the schema: one the validator cannot
 			// compile leaves that tool out, with the reason.
 			skipped = append(skipped, Unavailable{mcpName, err.Error()})
@@ -520,24 +633,46 @@ func (c *Conn) sync(ctx context.Context, l *link, first bool) (changed bool, err
 	}
 	c.reg.SetRuntime(c.id, pipeline.RuntimeMCP) // a hop per call: the latency model's runtime feature
 	slices.SortFunc(skipped, func(a, b Unavailable) int { return strings.Compare(a.Tool, b.Tool) })
+	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Tool, b.Tool) })
 	c.mu.Lock()
 	c.registered, c.unavailable = next, skipped
+	c.listed, c.changes = listed, changes
+	maps.Copy(c.ownPins, newPins)
 	c.mu.Unlock()
+	if len(newPins) > 0 {
+		if err := c.pins.Update(s.Name, newPins); err != nil {
+			c.log.Warn("mcp server: saving its tools' pins failed; they hold while AIRS runs", "err", err)
+		}
+	}
+	c.logChanges(changes)
 	for _, u := range skipped {
 		c.log.Warn("mcp tool unavailable", "tool", u.Tool, "reason", u.Reason)
 	}
 	return changed, nil
 }
 
-// invoke calls one tool: the handler of every tool of the server.
-func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
+// invoke calls one tool (name, AIRS's airsName): the handler of every
+// tool of the server. A channel that relays (mcp/relay) gets the whole
+// result and the server's progress.
+func (c *Conn) invoke(ctx context.Context, name, airsName string, params json.RawMessage) (json.RawMessage, error) {
 	l, err := c.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	callCtx, cancel := c.callContext(ctx)
 	defer cancel()
-	res, err := l.sess.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: params})
+	p := &mcp.CallToolParams{Name: name, Arguments: params}
+	rc := relay.FromContext(ctx)
+	if rc != nil && rc.Progress != nil {
+		tok := c.progressSeq.Add(1)
+		p.SetProgressToken(tok)
+		c.progressTo.Store(tok, rc.Progress)
+		// The go-sdk hands a result to its caller as it reads it, and the
+		// notifications read before it to their handler in turn: the last
+		// progress may be handled just after the result.
+		defer time.AfterFunc(progressGrace, func() { c.progressTo.Delete(tok) })
+	}
+	res, err := l.sess.CallTool(callCtx, p)
 	if err != nil {
 		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
 			return nil, ferr
@@ -553,10 +688,43 @@ func (c *Conn) invoke(ctx context.Context, name string, params json.RawMessage) 
 	if res.IsError {
 		return nil, pipeline.Reject("tool_error", contentText(res.Content))
 	}
+	var out json.RawMessage
 	if res.StructuredContent != nil {
-		return c.encodeResult(res.StructuredContent)
+		out, err = c.encodeResult(res.StructuredContent)
+	} else {
+		out, err = c.encodeResult(res.Content)
 	}
-	return c.encodeResult(res.Content)
+	if err == nil && rc != nil {
+		rc.SetResult(airsName, out, res)
+	}
+	return out, err
+}
+
+// progressGrace is how long after a call's result its progress is still
+// passed on.
+const progressGrace = 2 * time.Second
+
+// progress passes a server's progress notification to the call that
+// asked for it (its token is AIRS's own, one per relayed call).
+func (c *Conn) progress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	var tok int64
+	switch v := req.Params.ProgressToken.(type) {
+	case float64: // a JSON number, decoded into any
+		tok = int64(v)
+	case int64:
+		tok = v
+	case json.Number:
+		tok, _ = v.Int64()
+	default:
+		return
+	}
+	f, ok := c.progressTo.Load(tok)
+	if !ok {
+		return
+	}
+	p := *req.Params
+	p.ProgressToken = nil // the relay's receiver sets its own client's token
+	f.(func(context.Context, *mcp.ProgressNotificationParams))(ctx, &p)
 }
 
 // callContext is ctx bounded by the server's own timeout, when it has one.

@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 // it as a real stdio process.
 func TestMain(m *testing.M) {
 	mcptest.MaybeServe()
+	maybeParent()
 	os.Exit(m.Run())
 }
 
@@ -215,11 +217,31 @@ func TestHostileTooManyTools(t *testing.T) {
 }
 
 func TestHostileRestartBudget(t *testing.T) {
-	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 1 })
+	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 1; s.RestBackoff = 300 * time.Millisecond })
 	_, err := h.call("exit", `{"code":1}`, 5*time.Second)
 	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
 	h.echoWorks(t) // the one restart
 	_, err = h.call("exit", `{"code":1}`, 5*time.Second)
+	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
+	eventually(t, "not resting", 5*time.Second, h.conn.Resting)
+	// Resting: a call fails at once, saying when to try again.
+	_, err = h.call("echo", `{"s":"x"}`, 0)
+	wantKind(t, err, pipeline.KindProviderUnavailable, "restarts_per_minute (1)")
+	var pu *pipeline.ProviderUnavailable
+	if !errors.As(err, &pu) || pu.RetryAfter <= 0 || pu.RetryAfter > 300*time.Millisecond {
+		t.Fatalf("no Retry-After within the rest: %#v", err)
+	}
+	// Not abandoned: after its rest it is started again, budget restored.
+	eventually(t, "not started again after its rest", 5*time.Second, func() bool { return !h.conn.Resting() })
+	h.echoWorks(t)
+	if n := strings.Count(h.events(), "started"); n != 3 {
+		t.Fatalf("started %d times, want 3", n)
+	}
+}
+
+func TestHostileNoRestarts(t *testing.T) {
+	h := mustStart(t, func(s *Server) { s.RestartsPerMinute = 0 })
+	_, err := h.call("exit", `{"code":1}`, 5*time.Second)
 	wantKind(t, err, pipeline.KindProviderCrashed, "exit status 1")
 	eventually(t, "not given up", 5*time.Second, h.conn.GaveUp)
 	// Deregistered lazily: the next call finds it dead.
@@ -244,5 +266,31 @@ func TestHostileListChanged(t *testing.T) {
 	res, err := h.call("late", `{}`, 0)
 	if err != nil || !strings.Contains(string(res.Output), "late") {
 		t.Fatalf("late: %v %v", err, res)
+	}
+}
+
+// TestServerEnvironment: a stdio server sees the few variables every
+// program needs and what its configuration gives it, never the rest of
+// AIRS's environment (a secret AIRS was started with).
+func TestServerEnvironment(t *testing.T) {
+	t.Setenv("AIRS_TEST_SECRET", "hunter2")
+	t.Setenv("HOME", t.TempDir())
+	h := mustStart(t, func(s *Server) { s.Env = append(s.Env, "AIRS_TEST_GIVEN=yes") })
+	getenv := func(name string) string {
+		t.Helper()
+		res, err := h.call("getenv", `{"name":"`+name+`"}`, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Output)
+	}
+	if got := getenv("AIRS_TEST_SECRET"); got != `{"set":false,"value":""}` {
+		t.Errorf("the server read AIRS's secret: %s", got)
+	}
+	if got := getenv("AIRS_TEST_GIVEN"); got != `{"set":true,"value":"yes"}` {
+		t.Errorf("the configured variable: %s", got)
+	}
+	if got, want := getenv("HOME"), `{"set":true,"value":"`+os.Getenv("HOME")+`"}`; got != want {
+		t.Errorf("HOME: %s, want %s", got, want)
 	}
 }

@@ -18,6 +18,11 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	return cmd.Process.Kill()
 }
 
+// InheritedEnv are the variables of AIRS's environment a stdio server
+// gets (ServerEnv), as the official SDKs choose them on Windows.
+var InheritedEnv = []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE",
+	"SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "LANG"}
+
 const (
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL

@@ -16,6 +16,11 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	return syscall.Kill(-cmd.Process.Pid, sig)
 }
 
+// InheritedEnv are the variables of AIRS's environment a stdio server
+// gets (ServerEnv): those of the TypeScript and Python SDKs'
+// getDefaultEnvironment, and LANG so that it speaks the user's language.
+var InheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG"}
+
 const (
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,15 +23,37 @@ type process struct {
 	stderr *tail
 	exited chan struct{} // closed once Wait returned
 	err    error         // Wait's answer, once exited
+	// stderrDone is closed once the server's stderr reached its end (a
+	// child it left behind may hold it open longer than it lives).
+	stderrDone chan struct{}
 }
 
-// startProcess starts argv with extra environment and working directory.
+// ServerEnv is the environment a stdio server starts with: the few
+// variables of AIRS's own environment that a program needs to run at all
+// (InheritedEnv, as the official MCP SDKs choose them), then extra. An
+// outside server is not AIRS: the secrets AIRS was started with (a
+// database password, another server's header token) are not its to read;
+// what it needs, its configuration names (env:, pass_env:).
+func ServerEnv(extra []string) []string {
+	env := make([]string, 0, len(InheritedEnv)+len(extra))
+	for _, k := range InheritedEnv {
+		// A value starting "()" is a shell function exported by bash, which
+		// the SDKs leave out too: it is code, not a setting.
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, extra...)
+}
+
+// startProcess starts argv with the server's environment (ServerEnv of
+// env) and working directory.
 func startProcess(argv, env []string, dir string, maxLine int) (*process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = ServerEnv(env)
 	cmd.Dir = dir
 	ownGroup(cmd)
 	inR, inW, err := os.Pipe()
@@ -52,7 +75,7 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	err = startCmd(cmd)
 	// The child has its copies; the parent keeps only its own ends.
 	inR.Close()
 	outW.Close()
@@ -64,10 +87,12 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		return nil, err
 	}
 	exited := make(chan struct{})
-	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine, exited: exited}, stderr: &tail{max: 4 << 10}, exited: exited}
+	p := &process{cmd: cmd, stdin: inW, stdout: &lineLimit{r: outR, max: maxLine, exited: exited}, stderr: &tail{max: 4 << 10}, exited: exited,
+		stderrDone: make(chan struct{})}
 	go func() {
 		io.Copy(p.stderr, errR)
 		errR.Close()
+		close(p.stderrDone)
 	}()
 	go func() {
 		p.err = cmd.Wait()
@@ -89,8 +114,16 @@ func (p *process) hasExited(d time.Duration) bool {
 	}
 }
 
-// exitText says how the process ended, with the end of its stderr.
+// exitText says how the process ended, with the end of its stderr: what
+// it wrote last may still be in the pipe when its exit is reaped, so that
+// is read first (for a moment at most: a child may hold the pipe open).
 func (p *process) exitText() string {
+	t := time.NewTimer(200 * time.Millisecond)
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+	}
+	t.Stop()
 	s := "exited"
 	if p.err != nil {
 		s = p.err.Error()

@@ -1,8 +1,21 @@
-// Package install puts MCP servers from npm into AIRS_HOME: an exact
-// version, installed with npm's own client and no install scripts, its
-// registry integrity hash and a hash of the installed files recorded, and
-// both checked each time AIRS starts it. An installed server is offered
-// only once the user approved it (Approve), after reviewing its tools.
+// Package install puts MCP servers from npm into AIRS_HOME, the whole
+// dependency tree pinned, and nothing of the package run on the way:
+//
+//  1. npm resolves pkg@version into a lock file (npm install
+//     --package-lock-only --ignore-scripts): every package of the tree
+//     with its version and the registry's integrity hash. A tree with a
+//     package the lock gives no integrity for is refused. The lock is kept
+//     in $AIRS_HOME/mcp/locks, so a later install of the same version
+//     starts from it and gets the same tree.
+//  2. npm ci --ignore-scripts installs exactly that lock (npm checks each
+//     tarball against its integrity).
+//  3. The record keeps the lock's hash and a hash of every installed file
+//     and folder, modes included; both are checked each time AIRS starts
+//     the server (Verify).
+//
+// npm runs with a minimal environment (npmEnv), and the package's own code
+// does not run at all until the user says yes, after a review; it is
+// offered only once the user approved its tools (Approve).
 //
 // The record is $AIRS_HOME/mcp/installed.json; each server's files are in
 // $AIRS_HOME/mcp/npm/NAME.
@@ -31,7 +44,9 @@ type Server struct {
 	Package   string   `json:"package"`
 	Version   string   `json:"version"`
 	Integrity string   `json:"integrity"`   // the registry's (package-lock.json), e.g. sha512-…
-	Tree      string   `json:"tree_sha256"` // of every file under node_modules, at install
+	Lock      string   `json:"lock_sha256"` // of package-lock.json: the whole tree, each package's integrity
+	Packages  int      `json:"packages"`    // in the tree, the server's own included
+	Tree      string   `json:"tree_sha256"` // of every file and folder under node_modules (content and mode), at install
 	Command   []string `json:"command"`     // node and the package's bin
 	Args      []string `json:"args,omitempty"`
 	Requires  []string `json:"requires,omitempty"` // capabilities its tools require beside MCP(NAME)
@@ -117,9 +132,10 @@ func save(home string, list []Server) error {
 	return os.Rename(tmp, recordPath(home))
 }
 
-// Install runs `npm install --ignore-scripts` of pkg@version into the
-// server's folder and records it (not approved). npm is the npm client on
-// $PATH unless npmBin says otherwise.
+// Install installs pkg@version's whole tree from a lock file with
+// integrity hashes into the server's folder and records it (not
+// approved). Nothing of the package runs. npm is the npm client on $PATH
+// unless npmBin says otherwise.
 func Install(ctx context.Context, home string, s Server, npmBin string, out io.Writer) (Server, error) {
 	name, pkg, version := s.Name, s.Package, s.Version
 	if !nameRE.MatchString(name) || name == "builtin" {
@@ -139,31 +155,98 @@ func Install(ctx context.Context, home string, s Server, npmBin string, out io.W
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return Server{}, err
 	}
-	cmd := exec.CommandContext(ctx, npmBin, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--save-exact", "--prefix", d, pkg+"@"+version)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(d)
-		return Server{}, fmt.Errorf("npm install %s@%s: %v (its output is above)", pkg, version, err)
-	}
-	s.Approved = false
-	if s.Integrity, err = lockIntegrity(d, pkg, version); err != nil {
+	fail := func(err error) (Server, error) {
 		os.RemoveAll(d)
 		return Server{}, err
+	}
+	manifest, _ := json.MarshalIndent(map[string]any{"name": "airs-mcp-" + strings.ToLower(name), "private": true,
+		"dependencies": map[string]string{pkg: version}}, "", "  ")
+	if err := os.WriteFile(filepath.Join(d, "package.json"), append(manifest, '\n'), 0o600); err != nil {
+		return fail(err)
+	}
+	npm := func(args ...string) error {
+		cmd := exec.CommandContext(ctx, npmBin, append(args, "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", d)...)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d, npmEnv(), out, out
+		return cmd.Run()
+	}
+	lockPath := filepath.Join(d, "package-lock.json")
+	saved := savedLock(home, pkg, version)
+	if b, err := os.ReadFile(saved); err == nil {
+		// The tree of an earlier install of this version, as it was.
+		if err := os.WriteFile(lockPath, b, 0o600); err != nil {
+			return fail(err)
+		}
+	} else if err := npm("install", "--package-lock-only"); err != nil {
+		return fail(fmt.Errorf("npm install --package-lock-only %s@%s: %v (its output is above)", pkg, version, err))
+	}
+	lock, err := readLock(d, pkg, version)
+	if err != nil {
+		return fail(err)
+	}
+	if err := npm("ci"); err != nil {
+		return fail(fmt.Errorf("npm ci %s@%s from its lock file: %v (its output is above)", pkg, version, err))
+	}
+	s.Approved = false
+	s.Integrity, s.Packages = lock.top.Integrity, len(lock.tree)
+	if s.Lock, err = fileHash(lockPath); err != nil {
+		return fail(err)
 	}
 	bin, err := binOf(d, pkg)
 	if err != nil {
-		os.RemoveAll(d)
-		return Server{}, err
+		return fail(err)
 	}
 	s.Command = []string{"node", bin}
 	if s.Tree, err = treeHash(filepath.Join(d, "node_modules")); err != nil {
-		os.RemoveAll(d)
-		return Server{}, err
+		return fail(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(saved), 0o700); err == nil {
+		if b, err := os.ReadFile(lockPath); err == nil {
+			_ = os.WriteFile(saved, b, 0o600) // a later install starts from it; none is no harm
+		}
 	}
 	if err := save(home, append(list, s)); err != nil {
 		return Server{}, err
 	}
 	return s, nil
+}
+
+// npmEnv is npm's environment: what it needs to run and reach its
+// registry (HOME for ~/.npmrc and its cache, PATH, proxies and the
+// certificates they are trusted by, npm's own settings), not the secrets
+// of AIRS's environment.
+func npmEnv() []string {
+	keep := []string{"HOME", "PATH", "LANG", "USER", "LOGNAME", "TMPDIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+		"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(keep, k) || strings.HasPrefix(strings.ToLower(k), "npm_config_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// savedLock is where the lock of pkg@version is kept for later installs.
+func savedLock(home, pkg, version string) string {
+	return filepath.Join(dir(home), "locks", strings.ReplaceAll(pkg, "/", "+")+"@"+version+".json")
+}
+
+// Packages are the packages of an installed server's tree, as its lock
+// file names them.
+func Packages(home string, s Server) ([]Package, error) {
+	l, err := readLock(serverDir(home, s.Name), s.Package, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	return l.tree, nil
+}
+
+// Package is one package of a server's tree.
+type Package struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Integrity string `json:"integrity"`
 }
 
 // Approve marks an installed server as reviewed and wanted: AIRS starts
@@ -203,49 +286,110 @@ func Remove(home, name string) error {
 }
 
 // Verify checks that the installed files are still those installed: the
-// lock's integrity hash and the hash of every file under node_modules.
+// lock file (the whole tree and each package's integrity) and the hash of
+// every file and folder under node_modules, content and mode.
 func Verify(home string, s Server) error {
 	d := serverDir(home, s.Name)
-	integ, err := lockIntegrity(d, s.Package, s.Version)
+	reinstall := fmt.Sprintf("reinstall it (`airs tools remove %s`, then install)", s.Name)
+	if s.Lock == "" {
+		return fmt.Errorf("installed MCP server %s was installed without a lock of its whole tree (an older AIRS): %s", s.Name, reinstall)
+	}
+	lock, err := fileHash(filepath.Join(d, "package-lock.json"))
+	if err != nil {
+		return fmt.Errorf("installed MCP server %s: reading its lock file: %v: %s", s.Name, err, reinstall)
+	}
+	if lock != s.Lock {
+		return fmt.Errorf("installed MCP server %s: its lock file changed since it was installed (another tree of packages): %s", s.Name, reinstall)
+	}
+	l, err := readLock(d, s.Package, s.Version)
 	if err != nil {
 		return err
 	}
-	if integ != s.Integrity {
-		return fmt.Errorf("installed MCP server %s: %s@%s's integrity is %s, not the %s recorded at install: reinstall it (`airs tools remove %s`, then install)", s.Name, s.Package, s.Version, integ, s.Integrity, s.Name)
+	if l.top.Integrity != s.Integrity {
+		return fmt.Errorf("installed MCP server %s: %s@%s's integrity is %s, not the %s recorded at install: %s", s.Name, s.Package, s.Version, l.top.Integrity, s.Integrity, reinstall)
 	}
 	tree, err := treeHash(filepath.Join(d, "node_modules"))
 	if err != nil {
 		return err
 	}
 	if tree != s.Tree {
-		return fmt.Errorf("installed MCP server %s: its files changed since it was installed (hash %s, recorded %s): reinstall it (`airs tools remove %s`, then install)", s.Name, tree[:12], s.Tree[:12], s.Name)
+		return fmt.Errorf("installed MCP server %s: its files changed since it was installed (content or mode; hash %s, recorded %s): %s", s.Name, tree[:12], s.Tree[:12], reinstall)
 	}
 	return nil
 }
 
-// lockIntegrity is the registry's integrity hash of pkg as npm locked it.
-func lockIntegrity(d, pkg, version string) (string, error) {
+// lockFile is what AIRS reads of npm's package-lock.json: the server's
+// package and the whole tree.
+type lockFile struct {
+	top  Package
+	tree []Package
+}
+
+// readLock reads the lock in d: lockfileVersion 2 or later, pkg at
+// version, and an integrity hash for every package of the tree (one
+// without could be anything at the next install).
+func readLock(d, pkg, version string) (lockFile, error) {
 	b, err := os.ReadFile(filepath.Join(d, "package-lock.json"))
 	if err != nil {
-		return "", fmt.Errorf("reading npm's lock file: %w", err)
+		return lockFile{}, fmt.Errorf("reading npm's lock file: %w", err)
 	}
 	var lock struct {
-		Packages map[string]struct {
+		LockfileVersion int `json:"lockfileVersion"`
+		Packages        map[string]struct {
 			Version   string `json:"version"`
 			Integrity string `json:"integrity"`
+			Link      bool   `json:"link"`
 		} `json:"packages"`
 	}
 	if err := json.Unmarshal(b, &lock); err != nil {
-		return "", fmt.Errorf("reading npm's lock file: %w", err)
+		return lockFile{}, fmt.Errorf("reading npm's lock file: %w", err)
 	}
-	p, ok := lock.Packages["node_modules/"+pkg]
-	if !ok || p.Integrity == "" {
-		return "", fmt.Errorf("npm's lock file has no integrity for %s", pkg)
+	if lock.LockfileVersion < 2 {
+		return lockFile{}, fmt.Errorf("npm's lock file is version %d: AIRS needs version 2 or later (npm 7 or later), which lists every package of the tree", lock.LockfileVersion)
 	}
-	if p.Version != version {
-		return "", fmt.Errorf("npm installed %s@%s, not %s", pkg, p.Version, version)
+	var out lockFile
+	var missing []string
+	for path, p := range lock.Packages {
+		if path == "" {
+			continue // the folder's own package.json
+		}
+		name := path[strings.LastIndex(path, "node_modules/")+len("node_modules/"):]
+		if p.Link || p.Integrity == "" {
+			missing = append(missing, name+"@"+p.Version)
+			continue
+		}
+		q := Package{Name: name, Version: p.Version, Integrity: p.Integrity}
+		out.tree = append(out.tree, q)
+		if path == "node_modules/"+pkg {
+			out.top = q
+		}
 	}
-	return p.Integrity, nil
+	slices.SortFunc(out.tree, func(a, b Package) int { return strings.Compare(a.Name+"@"+a.Version, b.Name+"@"+b.Version) })
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return lockFile{}, fmt.Errorf("npm's lock file gives no integrity hash for %s: AIRS installs only a tree whose every package is pinned by its hash", strings.Join(missing, ", "))
+	}
+	if out.top.Integrity == "" {
+		return lockFile{}, fmt.Errorf("npm's lock file has no integrity for %s", pkg)
+	}
+	if out.top.Version != version {
+		return lockFile{}, fmt.Errorf("npm installed %s@%s, not %s", pkg, out.top.Version, version)
+	}
+	return out, nil
+}
+
+// fileHash is the SHA-256 of one file, hex.
+func fileHash(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // binOf is the package's one executable (package.json "bin").
@@ -275,8 +419,9 @@ func binOf(d, pkg string) (string, error) {
 	return filepath.Join(root, filepath.FromSlash(one)), nil
 }
 
-// treeHash hashes every regular file under root (path and content, in
-// path order); symlinks by their target.
+// treeHash hashes every file and folder under root: its path, mode and
+// content (a symlink its target), in path order. The mode counts: a file
+// made executable is another program.
 func treeHash(root string) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
@@ -284,25 +429,28 @@ func treeHash(root string) (string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
+		info, err := de.Info()
+		if err != nil {
+			return err
+		}
+		mode := info.Mode()
 		switch {
-		case de.Type()&fs.ModeSymlink != 0:
+		case mode&fs.ModeSymlink != 0:
 			t, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(h, "L %s %s\n", filepath.ToSlash(rel), t)
-		case de.Type().IsRegular():
-			f, err := os.Open(p)
+		case mode.IsDir():
+			fmt.Fprintf(h, "D %s %o\n", filepath.ToSlash(rel), mode.Perm())
+		case mode.IsRegular():
+			sum, err := fileHash(p)
 			if err != nil {
 				return err
 			}
-			fh := sha256.New()
-			_, err = io.Copy(fh, f)
-			f.Close()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "F %s %x\n", filepath.ToSlash(rel), fh.Sum(nil))
+			fmt.Fprintf(h, "F %s %o %s\n", filepath.ToSlash(rel), mode.Perm(), sum)
+		default:
+			fmt.Fprintf(h, "? %s %v\n", filepath.ToSlash(rel), mode)
 		}
 		return nil
 	})

@@ -29,6 +29,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/airs-dev/airs/mcp/relay"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -199,7 +200,7 @@ func toolOf(t pipeline.Tool) (*mcp.Tool, error) {
 	// MCP's destructiveHint defaults to true when absent, so it is always
 	// stated: a tool AIRS does not call destructive is said not to be.
 	destructive := t.Destructive
-	return &mcp.Tool{
+	mt := &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
 		InputSchema: json.RawMessage(raw),
@@ -208,7 +209,16 @@ func toolOf(t pipeline.Tool) (*mcp.Tool, error) {
 			DestructiveHint: &destructive,
 			IdempotentHint:  t.Idempotent,
 		},
-	}, nil
+	}
+	// The return schema is the outputSchema when it describes an object,
+	// as MCP requires (a call's structuredContent is its output then).
+	var out struct {
+		Type any `json:"type"`
+	}
+	if len(t.ReturnSchema) > 0 && json.Unmarshal(t.ReturnSchema, &out) == nil && out.Type == "object" {
+		mt.OutputSchema = t.ReturnSchema
+	}
+	return mt, nil
 }
 
 func handler(b Backend, caller, name string) mcp.ToolHandler {
@@ -217,11 +227,26 @@ func handler(b Backend, caller, name string) mcp.ToolHandler {
 		if len(params) == 0 || string(params) == "null" {
 			params = []byte("{}")
 		}
-		res, err := b.Call(ctx, pipeline.Request{
+		// An outside MCP server's tool (mcp/client) records its whole
+		// result here, and sends its progress through it when the client
+		// asked for progress.
+		rc := &relay.Call{}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			rc.Progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) {
+				p.ProgressToken = tok
+				_ = req.Session.NotifyProgress(ctx, p)
+			}
+		}
+		res, err := b.Call(relay.NewContext(ctx, rc), pipeline.Request{
 			Tool: name, Params: params, Encoding: pipeline.JSON, Caller: caller,
 		})
 		if err != nil {
 			return errorResult(err), nil
+		}
+		if r := rc.Result(name, res.Output); r != nil {
+			// As the server sent it: every content block of its type,
+			// structuredContent beside them.
+			return &mcp.CallToolResult{Content: r.Content, StructuredContent: r.StructuredContent}, nil
 		}
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}}
 		var obj map[string]any
@@ -232,10 +257,34 @@ func handler(b Backend, caller, name string) mcp.ToolHandler {
 	}
 }
 
+// RetryAfterMeta is the _meta key of an error result that says, in
+// milliseconds, when the call may succeed if made again (a provider
+// unavailable for now, a rate limit): the text says it to a model, this to
+// a program.
+const RetryAfterMeta = "dev.airs/retryAfterMs"
+
 // errorResult is a pipeline error as an MCP tool error: the model or the
 // person behind the client reads the kind and what to do.
 func errorResult(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(err)}}}
+	r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorText(err)}}}
+	if ms := retryAfterMs(err); ms > 0 {
+		r.Meta = mcp.Meta{RetryAfterMeta: ms}
+	}
+	return r
+}
+
+// retryAfterMs is when err says to call again, in milliseconds (0: it
+// does not say).
+func retryAfterMs(err error) int64 {
+	var pu *pipeline.ProviderUnavailable
+	var rl *pipeline.RateLimited
+	switch {
+	case errors.As(err, &pu) && pu.RetryAfter > 0:
+		return max(pu.RetryAfter.Milliseconds(), 1)
+	case errors.As(err, &rl):
+		return rl.RetryAfterMs
+	}
+	return 0
 }
 
 func errorText(err error) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,5 +129,23 @@ func TestMCPSpacesAreNotResources(t *testing.T) {
 	s := New(&fakeBackend{tools: map[string][]pipeline.Tool{"u": {lf}}}, "u", Options{})
 	if got := s.readableSpaces(); len(got) != 1 || got[0] != "docs" {
 		t.Fatalf("readable spaces = %v, want [docs]", got)
+	}
+}
+
+// TestUnavailableCarriesRetryAfter: a provider out of service for now is
+// an error result that says when to call again, in its text and its _meta.
+func TestUnavailableCarriesRetryAfter(t *testing.T) {
+	b := &fakeBackend{tools: map[string][]pipeline.Tool{"alice": {{Name: "x.echo"}}},
+		err: &pipeline.ProviderUnavailable{Provider: "mcp:x", Tool: "x.echo", Reason: "resting", RetryAfter: 1500 * time.Millisecond}}
+	r, err := connect(t, b, "alice").CallTool(context.Background(), &mcp.CallToolParams{Name: "x.echo", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := r.Content[0].(*mcp.TextContent).Text
+	if !r.IsError || !strings.Contains(txt, "provider_unavailable") || !strings.Contains(txt, "retry after 1.5s") {
+		t.Errorf("result = %v %q", r.IsError, txt)
+	}
+	if ms, _ := r.Meta[RetryAfterMeta].(float64); ms != 1500 {
+		t.Errorf("_meta = %v, want %s: 1500", r.Meta, RetryAfterMeta)
 	}
 }
