@@ -127,7 +127,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	cs.budget = req.Timeout
 	if cs.budget <= 0 || cs.budget > MaxTimeout {
 		cs.budget = ClassTimeouts[e.tool.LatencyClass]
-		if req.Timeout <= 0 { // none given: 3× the prediction, within the class default
+		if req.Timeout <= 0 { // none given: the class default, more when the prediction needs it
 			cs.budget = m.predictedBudget(cs, cs.budget)
 		}
 	}

@@ -136,7 +136,8 @@ func TestShortHistoryAbstains(t *testing.T) {
 	if s := m7.Score(usual(day0.AddDate(0, 0, 8).Add(22 * time.Hour))); s < 230 {
 		t.Errorf("after a week, alice at 22:00 scores %d/255, want ≥ 0.9", s)
 	}
-	// The new-tool score grows with the agent's calls.
+	// The new-tool score grows with the agent's calls, and holds (above
+	// usedToolCap) only on enough of them.
 	prev := -1.0
 	for _, n := range []int{3, 10, 40, 200} {
 		var calls []testCall
@@ -150,7 +151,12 @@ func TestShortHistoryAbstains(t *testing.T) {
 		mm := train(t, calls)
 		f := Features{Caller: "dave", Tool: "write", Unix: day0.Unix()}
 		s := mm.Explain(&f).Tool
-		if s <= prev {
+		switch {
+		case s < prev:
+			t.Errorf("after %d calls a new tool scores %.3f, less than after fewer (%.3f)", n, s, prev)
+		case n-discoveryWarmup < minCallsToHold && s > usedToolCap:
+			t.Errorf("after %d calls a new tool scores %.3f: held on too little history", n, s)
+		case n >= 40 && s <= max(prev, usedToolCap):
 			t.Errorf("after %d calls a new tool scores %.3f, not more than after fewer (%.3f)", n, s, prev)
 		}
 		prev = s

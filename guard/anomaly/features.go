@@ -63,11 +63,12 @@ type Features struct {
 	// folder is one level deep); KnownTops like KnownFolders.
 	Tops      [MaxFolders]uint64
 	KnownTops uint8
-	// LiveFolderCalls and LiveFolderSingles are the Tracker's evidence
-	// about the caller's folders (Recent), used when the model has less:
-	// the audit log keeps no arguments, so a model trained on it knows no
-	// folders and the running airs learns them itself.
-	LiveFolderCalls, LiveFolderSingles int
+	// LiveFolderCalls, LiveLateFolderCalls and LiveLateNewTops are the
+	// Tracker's evidence about the caller's folders (Recent), used when
+	// the model has less: the audit log keeps no arguments, so a model
+	// trained on it knows no folders and the running airs learns them
+	// itself.
+	LiveFolderCalls, LiveLateFolderCalls, LiveLateNewTops int
 }
 
 // Hour is the call's UTC hour of day.

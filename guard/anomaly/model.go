@@ -33,7 +33,7 @@ const (
 const (
 	floorLast10s    = 4
 	floorLastMinute = 8
-	floorSize       = 1024
+	floorSize       = 256
 	floorSpan       = time.Second // a span shorter than this may be unusual
 )
 
@@ -63,14 +63,23 @@ type profile struct {
 	FolderCalls   int                 `json:"folder_calls"` // calls that named a folder
 	Folders       map[uint64]int32    `json:"folders"`
 	Tops          map[uint64]int32    `json:"tops"` // top-level folders
+	// After its first discoveryWarmup calls (of any tool; naming a
+	// folder), how many calls the agent made and how many of them took up
+	// a tool (a top-level folder) new to it: its rate of discovery.
+	LateCalls       int `json:"late_calls"`
+	LateNewTools    int `json:"late_new_tools"`
+	LateFolderCalls int `json:"late_folder_calls"`
+	LateNewTops     int `json:"late_new_tops"`
 
 	// Training state, so Update continues where the last training ended.
 	LastMinute  int64     `json:"last_minute"`
 	LastDay     int64     `json:"last_day"`
 	HourLastDay [24]int64 `json:"hour_last_day"`
-
-	toolSingles, folderSingles int // derived on seal (folders: top-level ones)
 }
+
+// discoveryWarmup: an agent's first calls discover its tools and folders
+// by necessity; the discovery rate counts the calls after them.
+const discoveryWarmup = 5
 
 func newProfile() *profile {
 	p := &profile{Tools: map[string]toolStat{}, Folders: map[uint64]int32{}, Tops: map[uint64]int32{}, LastMinute: -1, LastDay: -1}
@@ -171,6 +180,21 @@ func (m *Model) learn(calls []Features) (*Model, error) {
 
 // add counts one call.
 func (p *profile) add(f *Features) {
+	if _, seen := p.Tools[f.Tool]; p.Calls >= discoveryWarmup {
+		p.LateCalls++
+		if !seen {
+			p.LateNewTools++
+		}
+	}
+	if f.NFolders > 0 && p.FolderCalls >= discoveryWarmup {
+		p.LateFolderCalls++
+		for _, t := range f.Tops[:f.NFolders] {
+			if _, seen := p.Tops[t]; !seen {
+				p.LateNewTops++
+				break
+			}
+		}
+	}
 	p.Calls++
 	if min := f.Unix / 60; min != p.LastMinute {
 		p.Minutes++
@@ -208,21 +232,6 @@ func (p *profile) add(f *Features) {
 	}
 }
 
-// derive computes what scoring reads that the file does not hold.
-func (p *profile) derive() {
-	p.toolSingles, p.folderSingles = 0, 0
-	for _, t := range p.Tools {
-		if t.N == 1 {
-			p.toolSingles++
-		}
-	}
-	for _, n := range p.Tops {
-		if n == 1 {
-			p.folderSingles++
-		}
-	}
-}
-
 // Score is the call's anomaly score, 0–255 for [0, 1]: the highest of its
 // features' scores (each bounded by its evidence, see the package
 // comment). It allocates nothing.
@@ -247,8 +256,14 @@ func (m *Model) Explain(f *Features) Explanation {
 	}
 	if known && !f.KnownTool && p.Calls >= minCallsForNovelty {
 		if _, ok := p.Tools[f.Tool]; !ok {
-			e.Tool = novelty(p.toolSingles, p.Calls, m.newTool)
-			if _, anyone := m.all.Tools[f.Tool]; !anyone { // a tool nobody used
+			e.Tool = novelty(p.LateNewTools, p.LateCalls, m.newTool)
+			_, anyone := m.all.Tools[f.Tool]
+			switch {
+			case anyone || p.LateCalls < minCallsToHold:
+				// Another agent's tool, or an agent with too little history
+				// of its own: reviewed, not held (usedToolCap).
+				e.Tool = min(e.Tool, usedToolCap)
+			default: // a tool nobody used
 				e.Tool = max(e.Tool, 1-(1-e.Tool)/2)
 			}
 		}
@@ -258,12 +273,12 @@ func (m *Model) Explain(f *Features) Explanation {
 	if known {
 		e.Hour = p.hourScore(f.Hour())
 	}
-	fcalls, fsingles := p.FolderCalls, p.folderSingles
+	fcalls, late, lateNew := p.FolderCalls, p.LateFolderCalls, p.LateNewTops
 	if f.LiveFolderCalls > fcalls {
-		fcalls, fsingles = f.LiveFolderCalls, f.LiveFolderSingles
+		fcalls, late, lateNew = f.LiveFolderCalls, f.LiveLateFolderCalls, f.LiveLateNewTops
 	}
 	if known && fcalls >= minCallsForNovelty {
-		ns := novelty(fsingles, fcalls, m.newTop)
+		ns := novelty(lateNew, late, m.newTop)
 		for i, d := range f.Folders[:f.NFolders] {
 			if f.KnownFolders&(1<<i) != 0 {
 				continue
@@ -279,7 +294,9 @@ func (m *Model) Explain(f *Features) Explanation {
 				continue
 			}
 			fs := ns
-			if _, anyone := m.all.Tops[f.Tops[i]]; !anyone && m.all.FolderCalls >= minCallsForNovelty {
+			if _, anyone := m.all.Tops[f.Tops[i]]; anyone || late < minCallsToHold {
+				fs = min(fs, usedToolCap) // another agent's folder, or little history: reviewed, not held
+			} else if m.all.FolderCalls >= minCallsForNovelty {
 				fs = max(fs, 1-(1-fs)/2)
 			}
 			e.Folder = max(e.Folder, fs)
@@ -288,18 +305,32 @@ func (m *Model) Explain(f *Features) Explanation {
 	return e
 }
 
-// novelty is the score of something new to an agent whose n calls had
-// singles things used once: 1 − p, p the Good–Turing chance that the next
-// call's is new (singles/n), shrunk toward everyone's chance prior with
-// the weight of priorCalls calls — so an agent with a short history is
-// judged by how often agents take up new things, and its own history
-// decides as it grows.
-func novelty(singles, n int, prior float64) float64 {
-	return 1 - (float64(singles)+priorCalls*prior)/(float64(n)+priorCalls)
+// novelty is the score of something new to an agent that, in n calls
+// after its first few, took up found new things: 1 − p, p its rate of
+// discovery (found/n) shrunk toward everyone's (prior) with the weight of
+// priorCalls calls — so an agent with a short history is judged by how
+// often agents take up new things, and its own history decides as it
+// grows: an agent that keeps trying new tools is not surprising when it
+// does again.
+func novelty(found, n int, prior float64) float64 {
+	return 1 - (float64(found)+priorCalls*prior)/(float64(n)+priorCalls)
 }
 
 // priorCalls is the prior's weight in novelty, in calls.
 const priorCalls = 10
+
+// minCallsToHold: a tool or folder new to an agent is held (scores above
+// usedToolCap) only when the agent's own history says it rarely takes up
+// new ones — this many calls after its first few; with less, everyone's
+// habits (the prior) may flag it for review but not hold it.
+const minCallsToHold = 20
+
+// usedToolCap bounds the score of a tool new to an agent that other
+// agents use: below the default block threshold (0.95), so the call goes
+// ahead, is queued for a person's review and is learned — an agent taking
+// up a tool its peers use is not locked out of it — while a tool nobody
+// used may be held.
+const usedToolCap = 0.94
 
 // newFolderCap bounds the score of a folder new to an agent inside a
 // top-level folder it works in: at most the review level, so the call
@@ -389,10 +420,10 @@ func (m *Model) Judges() []Judgement {
 	for name, p := range m.agents {
 		j := Judgement{Agent: name, Calls: p.Calls, Minutes: p.Minutes, Days: p.Days, Hour: p.Days >= MinDaysForHour}
 		if p.Calls >= minCallsForNovelty {
-			j.NewTool = math.Round(novelty(p.toolSingles, p.Calls, m.newTool)*1000) / 1000
+			j.NewTool = math.Round(novelty(p.LateNewTools, p.LateCalls, m.newTool)*1000) / 1000
 		}
 		if p.FolderCalls >= minCallsForNovelty {
-			j.NewFolder = math.Round(novelty(p.folderSingles, p.FolderCalls, m.newTop)*1000) / 1000
+			j.NewFolder = math.Round(novelty(p.LateNewTops, p.LateFolderCalls, m.newTop)*1000) / 1000
 		}
 		if p.Minutes >= minMinutesForRate {
 			j.Rate = true
@@ -418,15 +449,12 @@ func (m *Model) Judges() []Judgement {
 func (m *Model) sealed() (*Model, error) {
 	var tools, calls, tops, fcalls int
 	for _, p := range m.agents {
-		p.derive()
-		tools, calls, tops, fcalls = tools+len(p.Tools), calls+p.Calls, tops+len(p.Tops), fcalls+p.FolderCalls
+		tools, calls, tops, fcalls = tools+p.LateNewTools, calls+p.LateCalls, tops+p.LateNewTops, fcalls+p.LateFolderCalls
 	}
-	// Every tool an agent used was new to it once: the share of calls
-	// that took up a new tool (or top-level folder) — high for a short
-	// history, which is what the prior must be then.
+	// Everyone's rate of discovery after the first calls: the prior of an
+	// agent with little history of its own.
 	m.newTool = float64(tools+1) / float64(calls+2)
 	m.newTop = float64(tops+1) / float64(fcalls+2)
-	m.all.derive()
 	b, err := m.MarshalJSON()
 	if err != nil {
 		return nil, err

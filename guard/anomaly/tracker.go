@@ -52,15 +52,15 @@ type history struct {
 	total   int // the calls of the buckets in (last-60, last]
 	tools   map[string]struct{}
 	folders map[uint64]struct{}
-	tops    map[uint64]uint32 // learned calls naming each top-level folder
-	// folderCalls counts the learned calls that named a folder,
-	// folderSingles the top-level folders named by exactly one: the
-	// evidence a new folder is judged by when the model was trained
-	// without arguments.
-	folderCalls, folderSingles int
-	last                       int64                // unix second of the latest call: the window's end
-	recent                     [SpanCalls - 1]int64 // unix ns of the latest calls, a ring
-	nrecent                    int                  // calls ever recorded (the ring's head is nrecent % len)
+	tops    map[uint64]struct{}
+	// folderCalls counts the learned calls that named a folder; of those
+	// after the first few, lateFolderCalls, and lateNewTops the ones that
+	// named a top-level folder new to the caller: the evidence a new
+	// folder is judged by when the model was trained without arguments.
+	folderCalls, lateFolderCalls, lateNewTops int
+	last                                      int64                // unix second of the latest call: the window's end
+	recent                                    [SpanCalls - 1]int64 // unix ns of the latest calls, a ring
+	nrecent                                   int                  // calls ever recorded (the ring's head is nrecent % len)
 }
 
 // NewTracker is an empty tracker.
@@ -93,15 +93,14 @@ type Recent struct {
 	KnownTool           bool
 	KnownFolders        uint8 // bit i: folders[i]
 	KnownTops           uint8 // bit i: tops[i]
-	// FolderCalls and FolderSingles: the caller's learned calls that named
-	// a folder, and the top-level folders named once.
-	FolderCalls, FolderSingles int
+	// FolderCalls, LateFolderCalls, LateNewTops: see history.
+	FolderCalls, LateFolderCalls, LateNewTops int
 }
 
 // Apply copies r into f.
 func (r Recent) Apply(f *Features) {
 	f.Last10s, f.LastMinute, f.Span, f.KnownTool, f.KnownFolders, f.KnownTops = r.Last10s, r.LastMinute, r.Span, r.KnownTool, r.KnownFolders, r.KnownTops
-	f.LiveFolderCalls, f.LiveFolderSingles = r.FolderCalls, r.FolderSingles
+	f.LiveFolderCalls, f.LiveLateFolderCalls, f.LiveLateNewTops = r.FolderCalls, r.LateFolderCalls, r.LateNewTops
 }
 
 // Observe records a call of tool by caller at at, learning its tool and
@@ -208,24 +207,24 @@ func (h *history) learn(tool string, folders Folders) {
 		h.tools[tool] = struct{}{}
 	}
 	if folders.N > 0 {
+		if h.folderCalls >= discoveryWarmup {
+			h.lateFolderCalls++
+			for _, t := range folders.Tops[:folders.N] {
+				if _, seen := h.tops[t]; !seen {
+					h.lateNewTops++
+					break
+				}
+			}
+		}
 		h.folderCalls++
 	}
 	for i, f := range folders.Folders[:folders.N] {
 		if _, seen := h.folders[f]; !seen && len(h.folders) < MaxFoldersPerCaller {
 			h.folders[f] = struct{}{}
 		}
-		t := folders.Tops[i]
-		n, seen := h.tops[t]
-		if !seen && len(h.tops) >= MaxFoldersPerCaller {
-			continue
+		if t := folders.Tops[i]; len(h.tops) < MaxFoldersPerCaller {
+			h.tops[t] = struct{}{}
 		}
-		switch n {
-		case 0:
-			h.folderSingles++
-		case 1:
-			h.folderSingles--
-		}
-		h.tops[t] = n + 1
 	}
 }
 
@@ -242,7 +241,8 @@ func (h *history) last10(sec int64) int {
 
 // recentOf is what is known before a call at sec (ns), counting it.
 func (h *history) recentOf(tool string, folders Folders, sec, ns int64) Recent {
-	r := Recent{Last10s: h.last10(sec) + 1, LastMinute: h.count(sec) + 1, FolderCalls: h.folderCalls, FolderSingles: h.folderSingles}
+	r := Recent{Last10s: h.last10(sec) + 1, LastMinute: h.count(sec) + 1, FolderCalls: h.folderCalls,
+		LateFolderCalls: h.lateFolderCalls, LateNewTops: h.lateNewTops}
 	if h.nrecent >= len(h.recent) {
 		oldest := h.recent[h.nrecent%len(h.recent)]
 		r.Span = time.Duration(max(ns-oldest, 0))
@@ -293,7 +293,7 @@ func (sh *trackerShard) add(caller string) *history {
 		}
 		delete(sh.callers, oldest)
 	}
-	h := &history{tools: map[string]struct{}{}, folders: map[uint64]struct{}{}, tops: map[uint64]uint32{}, last: -1 << 61}
+	h := &history{tools: map[string]struct{}{}, folders: map[uint64]struct{}{}, tops: map[uint64]struct{}{}, last: -1 << 61}
 	for i := range h.sec {
 		h.sec[i] = -1 << 62 // no second counts before the first call
 	}

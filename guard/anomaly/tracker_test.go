@@ -163,7 +163,7 @@ func TestTrackerHeldCallsCountNotLearned(t *testing.T) {
 	}
 	tr.Learn("a", "rm", fo)
 	r = tr.Peek("a", "rm", fo, t0.Add(30*time.Second))
-	if !r.KnownTool || r.KnownFolders != 1 || r.KnownTops != 1 || r.FolderCalls != 1 || r.FolderSingles != 1 {
+	if !r.KnownTool || r.KnownFolders != 1 || r.KnownTops != 1 || r.FolderCalls != 1 || r.LateFolderCalls != 0 {
 		t.Fatalf("after Learn: %+v", r)
 	}
 }

@@ -124,6 +124,7 @@ func Hard(o HardOptions) (train, test []TraceLine) {
 		return split.Add(period * time.Duration(i+1) / time.Duration(n+1)).Add(time.Duration(rng.IntN(60)) * time.Second)
 	}
 	for ai, a := range hardAgents {
+		novelUsed := map[string]bool{} // a tool called once is not new the second time
 		kinds := []string{"burst5", "burst20", "burst50", LabelNovel, LabelPayload, LabelPath, LabelNovel, LabelPayload, LabelPath}
 		if o.Days >= 4 && (a.hours[0] > 0 || a.hours[1] < 24) {
 			kinds = append(kinds, LabelOffHours)
@@ -138,7 +139,7 @@ func Hard(o HardOptions) (train, test []TraceLine) {
 				inj = append(inj, calls...)
 				drop[a.name] = append(drop[a.name], [2]time.Time{at.Add(-time.Second), calls[len(calls)-1].Time.Add(time.Minute)})
 			case LabelNovel:
-				inj = append(inj, a.novel(rng, at))
+				inj = append(inj, a.novel(rng, at, novelUsed))
 			case LabelPayload:
 				inj = append(inj, a.payload(rng, at))
 			case LabelPath:
@@ -254,18 +255,20 @@ func (a *hardAgent) burst(rng *rand.Rand, at time.Time, factor float64) []TraceL
 	return out
 }
 
-// novel is a call of a tool another agent uses and a never does.
-func (a *hardAgent) novel(rng *rand.Rand, at time.Time) TraceLine {
+// novel is a call of a tool another agent uses and a never did (nor in
+// an earlier injection: used marks them).
+func (a *hardAgent) novel(rng *rand.Rand, at time.Time, used map[string]bool) TraceLine {
 	var others []hardTool
 	for _, b := range hardAgents {
 		for _, t := range b.tools {
-			if !slices.ContainsFunc(a.tools, func(u hardTool) bool { return u.name == t.name }) &&
+			if !used[t.name] && !slices.ContainsFunc(a.tools, func(u hardTool) bool { return u.name == t.name }) &&
 				!slices.ContainsFunc(others, func(u hardTool) bool { return u.name == t.name }) {
 				others = append(others, t)
 			}
 		}
 	}
 	t := others[rng.IntN(len(others))]
+	used[t.name] = true
 	if len(t.folders) > 0 && len(a.tools[0].folders) > 0 {
 		t.folders = a.tools[0].folders // in the agent's own folders: only the tool is new
 	}
