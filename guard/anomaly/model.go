@@ -269,7 +269,7 @@ func (m *Model) Explain(f *Features) Explanation {
 		}
 	}
 	e.Rate = p.rateScore(f)
-	e.Size = p.sizeScore(f)
+	e.Size = p.sizeScore(f, m.all)
 	if known {
 		e.Hour = p.hourScore(f.Hour())
 	}
@@ -368,9 +368,15 @@ func (p *profile) rateScore(f *Features) float64 {
 	return over(r)
 }
 
-func (p *profile) sizeScore(f *Features) float64 {
+// sizeScore judges the argument size against the agent's own calls of
+// the tool; for a tool new to the agent, against everyone's calls of it
+// (a tool's arguments are as large as the tool needs: a summary's text);
+// for a tool nobody called, against the agent's largest.
+func (p *profile) sizeScore(f *Features, all *profile) float64 {
 	bound, n := p.MaxSize, p.Calls
 	if t, ok := p.Tools[f.Tool]; ok {
+		bound, n = t.MaxSize, t.N
+	} else if t, ok := all.Tools[f.Tool]; ok {
 		bound, n = t.MaxSize, t.N
 	}
 	if n == 0 {
