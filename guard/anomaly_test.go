@@ -36,8 +36,6 @@ func (s *recSink) last() audit.Record {
 	return s.recs[len(s.recs)-1]
 }
 
-var trafficTrust = map[string]int{"alice": 2, "bob": 2, "carol": 2, "dave": 1, "backup-bot": 1, "report-bot": 1}
-
 // paramsOf is params of exactly c.Size bytes.
 func paramsOf(size int) []byte {
 	if size < 8 {
@@ -59,7 +57,7 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	clk := &clock{t: start}
 	g := newGuard(t, t.TempDir(), clk)
 	var models anomaly.Holder
-	sc := NewAnomalyScorer(&models, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
+	sc := NewAnomalyScorer(&models, pipeline.DefaultAnomalyThresholds.Block)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	ok := pipeline.HandlerFunc(func(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
@@ -100,7 +98,7 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	}
 	buf = append(buf, `{"seq":99,"torn`...) // a crash's torn tail is skipped
 	os.WriteFile(logPath, buf, 0o600)
-	ts, err := ReadTrainingSet(logPath, trafficTrust, 0.95)
+	ts, err := ReadTrainingSet(logPath, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +107,12 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 		t.Fatalf("%d training calls from %d records (%d skipped), want %d", len(ts.Calls), ts.Records, ts.Skipped, len(calls))
 	}
 	for i, c := range calls {
-		want := z.Features(traffic.Call{At: c.At, Caller: c.Caller, Tool: c.Tool, Size: len(paramsOf(c.Size)), Trust: c.Trust}, true)
+		want := z.Features(traffic.Call{At: c.At, Caller: c.Caller, Tool: c.Tool, Size: len(paramsOf(c.Size))}, true)
 		if ts.Calls[i] != want {
 			t.Fatalf("call %d: from the audit log %+v, the featurizer %+v", i, ts.Calls[i], want)
 		}
 	}
-	model, err := anomaly.Train(ts.Calls, anomaly.TrainOptions{Seed: 1})
+	model, err := anomaly.Train(ts.Calls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,9 +142,10 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 		t.Fatalf("the confirmation does not say why: %+v %v", rv, err)
 	}
 	// Sending it again (other params, so no approval applies) does not
-	// make the tool look usual: a held call is not in the history.
-	if _, novel := sc.History.Peek("dave", "send-email", email.At); !novel {
-		t.Fatal("the held send-email was recorded in dave's history")
+	// make the tool look usual: a held call counts in dave's rate, but its
+	// tool is not learned.
+	if r := sc.History.Peek("dave", "send-email", anomaly.Folders{}, email.At); r.KnownTool || r.LastMinute < 2 {
+		t.Fatalf("after the held send-email, dave's history says %+v: want it counted, not learned", r)
 	}
 	again := email
 	again.At, again.Size = again.At.Add(10*time.Second), 280
@@ -185,8 +184,10 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 }
 
 // Old audit lines (before params_bytes and the anomaly fields) are read
-// as calls whose size is unknown (0), and records refused before the
-// scorer, denied or still held are not learned as normal.
+// as calls whose size is unknown (0); records refused before the scorer
+// are not seen; denied or still held ones count in the caller's rate (as
+// the running airs counts them) but are neither training calls nor teach
+// their tool; an approved one is learned.
 func TestReadTrainingSetSelects(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "audit.jsonl")
 	lines := []string{
@@ -198,15 +199,16 @@ func TestReadTrainingSetSelects(t *testing.T) {
 		`{"seq":6,"prev":"0","time":"2026-01-05T10:00:40Z","call_id":"c5","caller":"a","tool":"rm","params_sha256":"x","params_bytes":40,"outcome":"ok","latency_ns":1,"intent":"approved","anomaly_score":0,"anomaly_model":"m"}`,
 	}
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-	ts, err := ReadTrainingSet(p, map[string]int{"a": 3}, 0.95)
+	ts, err := ReadTrainingSet(p, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ts.Records != 6 || ts.Skipped != 2 || ts.Excluded != 2 || len(ts.Calls) != 2 {
 		t.Fatalf("records %d skipped %d excluded %d calls %d", ts.Records, ts.Skipped, ts.Excluded, len(ts.Calls))
 	}
-	want := anomaly.Features{Caller: "a", Tool: "rm", Hour: 10, CallsLastMinute: 3, NovelTool: false, ParamSizeBytes: 40, TrustLevel: 3}
-	if ts.Calls[1] != want || ts.Calls[0].ParamSizeBytes != 0 || !ts.Calls[0].NovelTool {
+	at := time.Date(2026, 1, 5, 10, 0, 40, 0, time.UTC)
+	want := anomaly.Features{Caller: "a", Tool: "rm", Unix: at.Unix(), Last10s: 1, LastMinute: 4, KnownTool: false, ParamSizeBytes: 40}
+	if ts.Calls[1] != want || ts.Calls[0].ParamSizeBytes != 0 || ts.Calls[0].KnownTool {
 		t.Fatalf("calls %+v", ts.Calls)
 	}
 }

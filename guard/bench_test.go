@@ -43,7 +43,7 @@ func benchTraffic(b *testing.B) (*anomaly.Model, []anomaly.Features, []traffic.C
 	for ; all[i].At.Before(split); i++ {
 		train = append(train, z.Features(all[i], true))
 	}
-	model, err := anomaly.Train(train, anomaly.TrainOptions{Seed: 1})
+	model, err := anomaly.Train(train)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,9 +88,9 @@ func newBenchSide(b *testing.B, durable, scored bool, model *anomaly.Model, trai
 	if scored {
 		var h anomaly.Holder
 		h.Set(model)
-		sc := NewAnomalyScorer(&h, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
+		sc := NewAnomalyScorer(&h, pipeline.DefaultAnomalyThresholds.Block)
 		for _, c := range train[len(train)-2000:] { // the tools already seen, as WarmHistory gives
-			sc.History.Observe(c.Caller, c.Tool, time.Time{})
+			sc.History.Observe(c.Caller, c.Tool, anomaly.Folders{}, time.Time{})
 		}
 		cfg.Scorer = sc
 	}
@@ -159,9 +159,9 @@ func BenchmarkAnomalyScorer(b *testing.B) {
 	model, train, test := benchTraffic(b)
 	var h anomaly.Holder
 	h.Set(model)
-	sc := NewAnomalyScorer(&h, trafficTrust, pipeline.DefaultAnomalyThresholds.Block)
+	sc := NewAnomalyScorer(&h, pipeline.DefaultAnomalyThresholds.Block)
 	for _, c := range train {
-		sc.History.Observe(c.Caller, c.Tool, time.Time{})
+		sc.History.Observe(c.Caller, c.Tool, anomaly.Folders{}, time.Time{})
 	}
 	fs := make([]pipeline.CallFeatures, len(test))
 	for i, c := range test {

@@ -38,6 +38,8 @@ const (
 	// DefaultMaxPending bounds the open reviews after the fact; past it a
 	// reviewed call still runs but is not queued (and is counted).
 	DefaultMaxPending = 1000
+	// DefaultMaxPendingPerAgent bounds one agent's open confirmations.
+	DefaultMaxPendingPerAgent = 100
 	// maxShownParams is how much of a call's params a review keeps to show
 	// the reviewer; the hash covers all of them.
 	maxShownParams = 4096
@@ -135,6 +137,11 @@ type Config struct {
 	Expiry time.Duration
 	// MaxPending is DefaultMaxPending when 0.
 	MaxPending int
+	// MaxPendingPerAgent bounds one agent's confirmations waiting for a
+	// person (DefaultMaxPendingPerAgent when 0): past it a new call that
+	// would be held is refused, saying why, so an agent whose calls are
+	// all held cannot grow the store without bound.
+	MaxPendingPerAgent int
 	// Logger gets store failures and dropped reviews; nil discards.
 	Logger *slog.Logger
 	// Now is time.Now when nil (tests move it).
@@ -152,7 +159,14 @@ type Guard struct {
 	mu      sync.Mutex // one read-change-write at a time in this process
 	dropped int
 
+	// The file store's state as this process last read it (store.go).
+	cache      *state
+	snap       snapStamp
+	journalOff int64
+	pruned     time.Time
+
 	crashBeforeRename func() bool // tests
+	crashMidAppend    func() bool // tests
 }
 
 // New makes a Guard over cfg.Dir.
@@ -170,6 +184,9 @@ func New(cfg Config) (*Guard, error) {
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.MaxPendingPerAgent <= 0 {
+		cfg.MaxPendingPerAgent = DefaultMaxPendingPerAgent
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -231,23 +248,28 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 	sum := ParamsHash(c.Params)
 	now := g.cfg.Now()
 	serr := g.withState(func(st *state) (bool, error) {
-		if gr := findGrant(st, c.Caller, c.Tool.Name); gr != nil {
+		// An "always" grant answers the intent question (may this agent
+		// call this destructive tool?); it does not vouch for what the
+		// calls do, so a call the anomaly gate holds is held with one too.
+		if gr := findGrant(st, c.Caller, c.Tool.Name); gr != nil && c.Anomaly < pipeline.AnomalyBlock {
 			d = pipeline.IntentDecision{Decision: pipeline.IntentAlways, Review: gr.Review, Reviewer: gr.By}
 			return false, nil
 		}
-		for i := len(st.Reviews) - 1; i >= 0; i-- {
-			r := &st.Reviews[i]
-			if r.Kind != KindConfirm || r.Caller != c.Caller || r.Tool != c.Tool.Name || r.ParamsSHA256 != sum ||
-				!r.Used.IsZero() || !now.Before(r.Expires) {
+		same := st.confirmsOf(c.Caller, c.Tool.Name, sum)
+		for k := len(same) - 1; k >= 0; k-- {
+			r := &st.Reviews[same[k]]
+			if !r.Used.IsZero() || !now.Before(r.Expires) {
 				continue
 			}
 			switch r.Status {
-			case StatusApproved:
+			case StatusApproved, StatusAlways:
 				r.Used = now
+				st.touch(r.ID)
 				d = pipeline.IntentDecision{Decision: pipeline.IntentApproved, Review: r.ID, Reviewer: r.DecidedBy}
 				return true, nil
 			case StatusDenied:
 				r.Used = now
+				st.touch(r.ID)
 				d = pipeline.IntentDecision{Decision: pipeline.IntentDenied, Review: r.ID, Reviewer: r.DecidedBy}
 				err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s denied this call of %s (confirmation %s)", r.DecidedBy, r.Tool, r.ID),
 					DeniedBy: r.DecidedBy, Review: r.ID}
@@ -258,9 +280,15 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 				return false, nil
 			}
 		}
+		if n := pendingOf(st, c.Caller, now); n >= g.cfg.MaxPendingPerAgent {
+			err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s has %d confirmations waiting for a person,, the most the guard keeps for one agent; nothing new is held for it until some are decided (`airs review`) or expire (after %s)",
+				c.Caller, n, g.cfg.Expiry)}
+			d = pipeline.IntentDecision{Decision: pipeline.IntentDenied}
+			return false, nil
+		}
 		r := g.newReview(KindConfirm, c, sum, now)
 		r.Expires = now.Add(g.cfg.Expiry)
-		st.Reviews = append(st.Reviews, r)
+		st.add(r)
 		d = pipeline.IntentDecision{Decision: pipeline.IntentRequired, Review: r.ID}
 		err = &pipeline.IntentVerificationRequired{ID: r.ID, Caller: r.Caller, Tool: r.Tool, Expires: r.Expires}
 		return true, nil
@@ -289,7 +317,7 @@ func (g *Guard) queue(c pipeline.IntentCheck) pipeline.IntentDecision {
 			return false, nil
 		}
 		r := g.newReview(KindReview, c, ParamsHash(c.Params), now)
-		st.Reviews = append(st.Reviews, r)
+		st.add(r)
 		d = pipeline.IntentDecision{Decision: pipeline.IntentQueued, Review: r.ID}
 		return true, nil
 	})
@@ -368,8 +396,8 @@ func (g *Guard) Decide(id string, ch Choice, by string) (Review, error) {
 	now := g.cfg.Now()
 	var out Review
 	err := g.withState(func(st *state) (bool, error) {
-		i := slices.IndexFunc(st.Reviews, func(r Review) bool { return r.ID == id })
-		if i < 0 {
+		i, ok := st.find(id)
+		if !ok {
 			return false, fmt.Errorf("%w: %s (`airs review` lists the open ones)", ErrNotFound, id)
 		}
 		r := &st.Reviews[i]
@@ -385,6 +413,7 @@ func (g *Guard) Decide(id string, ch Choice, by string) (Review, error) {
 			return false, fmt.Errorf("%s is a review after the fact: approve or deny it (\"always\" is for confirmations)", id)
 		}
 		r.DecidedBy, r.DecidedAt = by, now
+		st.touch(r.ID)
 		switch ch {
 		case Once:
 			r.Status = StatusApproved
@@ -392,6 +421,7 @@ func (g *Guard) Decide(id string, ch Choice, by string) (Review, error) {
 			r.Status = StatusAlways
 			if findGrant(st, r.Caller, r.Tool) == nil {
 				st.Grants = append(st.Grants, Grant{Caller: r.Caller, Tool: r.Tool, By: by, At: now, Review: r.ID})
+				st.grantsTouched = true
 			}
 		case Deny:
 			r.Status = StatusDenied
@@ -417,7 +447,7 @@ func (g *Guard) Answer(caller, provider, tool string, params json.RawMessage, in
 	r := g.newReview(KindConfirm, pipeline.IntentCheck{Caller: caller, Provider: provider, Tool: &t, Params: params, Intent: intent}, ParamsHash(params), now)
 	r.Expires = now.Add(g.cfg.Expiry)
 	err := g.withState(func(st *state) (bool, error) {
-		st.Reviews = append(st.Reviews, r)
+		st.add(r)
 		return true, nil
 	})
 	if err != nil {
@@ -440,6 +470,9 @@ func (g *Guard) Granted(caller, tool string) bool {
 type Filter struct {
 	Caller string // "" any
 	All    bool   // decided and expired ones too, not only the open ones
+	// Offset skips that many of the selected reviews (newest first) and
+	// Limit, when positive, returns at most that many: a page.
+	Offset, Limit int
 }
 
 // List returns the reviews f selects, newest first. A confirmation past its
@@ -456,6 +489,13 @@ func (g *Guard) List(f Filter) ([]Review, error) {
 			if !f.All && r.Status != StatusPending {
 				continue
 			}
+			if f.Offset > 0 {
+				f.Offset--
+				continue
+			}
+			if f.Limit > 0 && len(out) >= f.Limit {
+				break
+			}
 			out = append(out, r)
 		}
 		return false, nil
@@ -465,16 +505,33 @@ func (g *Guard) List(f Filter) ([]Review, error) {
 
 // Get returns one review.
 func (g *Guard) Get(id string) (Review, error) {
-	all, err := g.List(Filter{All: true})
+	now := g.cfg.Now()
+	var out Review
+	found := false
+	err := g.withState(func(st *state) (bool, error) {
+		if i, ok := st.find(id); ok {
+			out, found = withExpiry(st.Reviews[i], now), true
+		}
+		return false, nil
+	})
 	if err != nil {
 		return Review{}, err
 	}
-	for _, r := range all {
-		if r.ID == id {
-			return r, nil
+	if !found {
+		return Review{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return out, nil
+}
+
+// pendingOf is how many confirmations of caller wait for a person now.
+func pendingOf(st *state, caller string, now time.Time) int {
+	n := 0
+	for _, i := range st.confirmsBy(caller) {
+		if r := &st.Reviews[i]; r.Status == StatusPending && now.Before(r.Expires) {
+			n++
 		}
 	}
-	return Review{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	return n
 }
 
 // Grants lists the "always" grants.
@@ -494,6 +551,7 @@ func (g *Guard) Revoke(caller, tool string) (bool, error) {
 		n := len(st.Grants)
 		st.Grants = slices.DeleteFunc(st.Grants, func(gr Grant) bool { return gr.Caller == caller && gr.Tool == tool })
 		found = len(st.Grants) < n
+		st.grantsTouched = found
 		return found, nil
 	})
 	return found, err
@@ -506,14 +564,19 @@ func withExpiry(r Review, now time.Time) Review {
 	return r
 }
 
-// prune drops what no one needs any more, so the store stays small:
-// reviews no longer open whose last event (decided, used, expired) is more
-// than a week old.
+// prune drops what no one needs any more, so the store stays small: a
+// confirmation that expired undecided at once (nobody can decide it any
+// more, and the call asks again when it is sent again), and other reviews
+// no longer open whose last event (decided, used, expired) is more than a
+// week old.
 func (g *Guard) prune(st *state) {
 	now := g.cfg.Now()
-	st.Reviews = slices.DeleteFunc(st.Reviews, func(r Review) bool {
-		if withExpiry(r, now).Status == StatusPending {
+	st.deleteFunc(func(r Review) bool {
+		switch withExpiry(r, now).Status {
+		case StatusPending:
 			return false
+		case StatusExpired:
+			return true
 		}
 		last := r.Created
 		for _, t := range []time.Time{r.DecidedAt, r.Used, r.Expires} {

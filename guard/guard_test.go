@@ -257,18 +257,21 @@ func TestStoreShared(t *testing.T) {
 	}
 }
 
-// A crash between writing the new store and renaming it leaves the old
-// one whole; a store that is not one is reported, and a destructive call
-// is then refused (fail closed) while a reviewed read goes ahead.
+// A crash half-way through a journal append leaves a torn line that is
+// ignored and cut off by the next change; a crash between writing a new
+// snapshot and renaming it leaves the old one whole; a store that is not
+// one is reported, and a destructive call is then refused (fail closed)
+// while a reviewed read goes ahead.
 func TestStoreCrashSafe(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	dir := t.TempDir()
 	g := newGuard(t, dir, clk, "read-file")
 	id := held(t, g, check("bot", deleteFile, `{"path":"a"}`))
-	g.crashBeforeRename = func() bool { return true }
+	g.crashMidAppend = func() bool { return true }
 	if _, err := g.Decide(id, Always, "boss"); err == nil {
 		t.Fatal("the simulated crash did not fail the write")
 	}
+	g.crashMidAppend = nil
 	g2 := newGuard(t, dir, clk)
 	r, err := g2.Get(id)
 	if err != nil || r.Status != StatusPending {
@@ -276,6 +279,20 @@ func TestStoreCrashSafe(t *testing.T) {
 	}
 	if gr, _ := g2.Grants(); len(gr) != 0 {
 		t.Fatalf("a grant from the crashed write: %+v", gr)
+	}
+	if _, err := g2.Decide(id, Once, "boss"); err != nil { // appends over the torn line
+		t.Fatal(err)
+	}
+	if r, err := newGuard(t, dir, clk).Get(id); err != nil || r.Status != StatusApproved {
+		t.Fatalf("after a change over the torn line: %+v %v", r, err)
+	}
+	id2 := held(t, g2, check("bot", deleteFile, `{"path":"b"}`))
+	g2.crashBeforeRename = func() bool { return true }
+	if err := g2.withState(func(st *state) (bool, error) { return true, g2.compact(st) }); err == nil {
+		t.Fatal("the simulated crash did not fail the compaction")
+	}
+	if r, err := newGuard(t, dir, clk).Get(id2); err != nil || r.Status != StatusPending {
+		t.Fatalf("after a crashed compaction: %+v %v", r, err)
 	}
 
 	os.WriteFile(filepath.Join(dir, storeName), []byte(`{"version":1,"reviews":[`), 0o600)

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,18 +9,29 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
-// The store is one JSON file, reviews.json, in the guard's directory,
-// rewritten whole on every change: written to a temporary file in the same
-// directory, fsync'd, renamed over the old one, and the directory fsync'd.
-// A crash leaves the old file or the new one, never a mix; a leftover
-// temporary file is ignored. Every read-change-write holds reviews.lock.
+// The store is a snapshot, reviews.json, and a journal, reviews.log, in
+// the guard's directory. A change appends one line per review it changed
+// (or removed, or the grants) to the journal and fsyncs it: its cost does
+// not grow with the store, so a flood of held calls does not slow every
+// next one down. The state is the snapshot with the journal applied in
+// order; every line replaces what it names, so applying a line twice is
+// harmless. When the journal outgrows the snapshot (and 1 MiB) it is
+// compacted: the state is written as a new snapshot (to a temporary file,
+// fsync'd, renamed over the old one, the directory fsync'd) and the
+// journal emptied. A crash leaves the old snapshot or the new one, and at
+// worst a torn last journal line, which was never acknowledged and is cut
+// off before the next append. Each process keeps the state it read and
+// reads only the journal lines added since (or everything, when another
+// process compacted). Every read-change-write holds reviews.lock.
 
 const (
-	storeName = "reviews.json"
-	lockName  = "reviews.lock"
+	storeName   = "reviews.json"
+	journalName = "reviews.log"
+	lockName    = "reviews.lock"
 	// storeVersion is the file's format; a file of another version is
 	// refused, not misread.
 	storeVersion = 1
@@ -70,10 +82,126 @@ type state struct {
 	Version int      `json:"version"`
 	Reviews []Review `json:"reviews"`
 	Grants  []Grant  `json:"grants"`
+
+	// Indexes, so a change costs the same whatever the store's size.
+	index    map[string]int   // review id → position in Reviews
+	byCall   map[string][]int // callKey → positions, oldest first
+	byCaller map[string][]int // caller → positions of its confirmations
+
+	// What a change touched, for the journal.
+	touched       []string
+	deleted       []string
+	grantsTouched bool
+}
+
+// find is the position of review id.
+func (st *state) find(id string) (int, bool) {
+	if st.index == nil {
+		st.reindex()
+	}
+	i, ok := st.index[id]
+	return i, ok
+}
+
+func (st *state) reindex() {
+	st.index = make(map[string]int, len(st.Reviews))
+	st.byCall, st.byCaller = map[string][]int{}, map[string][]int{}
+	for i := range st.Reviews {
+		st.indexAt(i)
+	}
+}
+
+func (st *state) indexAt(i int) {
+	r := &st.Reviews[i]
+	st.index[r.ID] = i
+	if r.Kind == KindConfirm {
+		k := callKey(r.Caller, r.Tool, r.ParamsSHA256)
+		st.byCall[k] = append(st.byCall[k], i)
+		st.byCaller[r.Caller] = append(st.byCaller[r.Caller], i)
+	}
+}
+
+// callKey identifies a confirmation's call.
+func callKey(caller, tool, sum string) string { return caller + "\x00" + tool + "\x00" + sum }
+
+// confirmsOf are the positions of the confirmations of one call, oldest
+// first.
+func (st *state) confirmsOf(caller, tool, sum string) []int {
+	if st.index == nil {
+		st.reindex()
+	}
+	return st.byCall[callKey(caller, tool, sum)]
+}
+
+// confirmsBy are the positions of caller's confirmations.
+func (st *state) confirmsBy(caller string) []int {
+	if st.index == nil {
+		st.reindex()
+	}
+	return st.byCaller[caller]
+}
+
+// add appends a new review.
+func (st *state) add(r Review) {
+	if st.index == nil {
+		st.reindex()
+	}
+	st.Reviews = append(st.Reviews, r)
+	st.indexAt(len(st.Reviews) - 1)
+	st.touched = append(st.touched, r.ID)
+}
+
+// touch marks review id changed.
+func (st *state) touch(id string) { st.touched = append(st.touched, id) }
+
+// deleteFunc removes the reviews del selects.
+func (st *state) deleteFunc(del func(Review) bool) {
+	n := len(st.Reviews)
+	st.Reviews = slices.DeleteFunc(st.Reviews, func(r Review) bool {
+		if del(r) {
+			st.deleted = append(st.deleted, r.ID)
+			return true
+		}
+		return false
+	})
+	if len(st.Reviews) != n {
+		st.reindex()
+	}
+}
+
+func (st *state) clearChanges() {
+	st.touched, st.deleted, st.grantsTouched = st.touched[:0], st.deleted[:0], false
+}
+
+// journalLine is one change: a review as it now is, a review removed, or
+// the grants as they now are.
+type journalLine struct {
+	Put    *Review  `json:"put,omitempty"`
+	Del    string   `json:"del,omitempty"`
+	Grants *[]Grant `json:"grants,omitempty"`
+}
+
+func (st *state) apply(l *journalLine) {
+	switch {
+	case l.Put != nil:
+		if i, ok := st.find(l.Put.ID); ok {
+			st.Reviews[i] = *l.Put
+		} else {
+			st.Reviews = append(st.Reviews, *l.Put)
+			st.indexAt(len(st.Reviews) - 1)
+		}
+	case l.Del != "":
+		if i, ok := st.find(l.Del); ok {
+			st.Reviews = slices.Delete(st.Reviews, i, i+1)
+			st.reindex()
+		}
+	case l.Grants != nil:
+		st.Grants = *l.Grants
+	}
 }
 
 // withState runs fn on the store's state under the lock and, when fn says
-// it changed it, writes it back atomically.
+// it changed it, records the change durably.
 func (g *Guard) withState(fn func(st *state) (changed bool, err error)) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -89,16 +217,192 @@ func (g *Guard) withState(fn func(st *state) (changed bool, err error)) error {
 		return fmt.Errorf("guard: locking the review store: %w", err)
 	}
 	defer unlockFile(lf)
-	st, err := g.read()
+	if err := g.refresh(); err != nil {
+		g.cache = nil
+		return err
+	}
+	st := g.cache
+	st.clearChanges()
+	changed, err := fn(st)
+	if err != nil || !changed {
+		if err != nil {
+			g.cache = nil // fn may have changed it before failing: read it again
+		}
+		return err
+	}
+	if now := g.cfg.Now(); now.Sub(g.pruned) >= pruneEvery {
+		g.prune(st)
+		g.pruned = now
+	}
+	if err := g.record(st); err != nil {
+		g.cache = nil // what is on disk is the truth
+		return fmt.Errorf("guard: writing the review store: %w", err)
+	}
+	return nil
+}
+
+// compactAt is the least journal size compacted (a variable for tests).
+var compactAt int64 = 1 << 20
+
+// pruneEvery: prune runs on a change at most this often (it scans the
+// whole state).
+const pruneEvery = time.Minute
+
+// snapStamp identifies the snapshot a process read (a compaction renames
+// a new one in).
+type snapStamp struct {
+	fi os.FileInfo
+}
+
+func (a snapStamp) same(b os.FileInfo) bool {
+	if a.fi == nil || b == nil {
+		return a.fi == nil && b == nil
+	}
+	return os.SameFile(a.fi, b) && a.fi.Size() == b.Size() && a.fi.ModTime().Equal(b.ModTime())
+}
+
+// refresh brings the cached state up to date (the lock held): the
+// snapshot again when another process replaced it, else only the journal
+// lines added since the last read.
+func (g *Guard) refresh() error {
+	snap := filepath.Join(g.cfg.Dir, storeName)
+	fi, err := os.Stat(snap)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("guard: %w", err)
+	}
+	if g.cache == nil || !g.snap.same(fi) {
+		st, err := g.read()
+		if err != nil {
+			return err
+		}
+		st.reindex()
+		g.cache, g.snap, g.journalOff = st, snapStamp{fi}, 0
+	}
+	jf, err := os.Open(filepath.Join(g.cfg.Dir, journalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		g.journalOff = 0
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("guard: %w", err)
+	}
+	defer jf.Close()
+	jfi, err := jf.Stat()
+	if err != nil {
+		return fmt.Errorf("guard: %w", err)
+	}
+	if jfi.Size() < g.journalOff { // emptied by a compaction this process did not see
+		return g.reload()
+	}
+	if jfi.Size() == g.journalOff {
+		return nil
+	}
+	b := make([]byte, jfi.Size()-g.journalOff)
+	if _, err := jf.ReadAt(b, g.journalOff); err != nil {
+		return fmt.Errorf("guard: reading %s: %w", journalName, err)
+	}
+	for len(b) > 0 {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			break // a torn last line: never acknowledged; cut off before the next append
+		}
+		var l journalLine
+		if err := json.Unmarshal(b[:nl], &l); err != nil {
+			return fmt.Errorf("guard: %s at byte %d is not a journal line (%v): move reviews.json and reviews.log aside to start a new store", filepath.Join(g.cfg.Dir, journalName), g.journalOff, err)
+		}
+		g.cache.apply(&l)
+		g.journalOff += int64(nl + 1)
+		b = b[nl+1:]
+	}
+	return nil
+}
+
+// reload drops the cache and reads everything again.
+func (g *Guard) reload() error {
+	g.cache = nil
+	g.snap = snapStamp{}
+	return g.refresh()
+}
+
+// record makes st's change durable: the journal lines of what it touched,
+// appended and fsync'd, or a compaction when the journal is large.
+func (g *Guard) record(st *state) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	seen := map[string]bool{}
+	for _, id := range st.touched {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if i, ok := st.find(id); ok {
+			if err := enc.Encode(journalLine{Put: &st.Reviews[i]}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, id := range st.deleted {
+		if err := enc.Encode(journalLine{Del: id}); err != nil {
+			return err
+		}
+	}
+	if st.grantsTouched {
+		gr := st.Grants
+		if gr == nil {
+			gr = []Grant{}
+		}
+		if err := enc.Encode(journalLine{Grants: &gr}); err != nil {
+			return err
+		}
+	}
+	var snapSize int64
+	if g.snap.fi != nil {
+		snapSize = g.snap.fi.Size()
+	}
+	if g.journalOff+int64(buf.Len()) > max(compactAt, snapSize) {
+		return g.compact(st)
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	jf, err := os.OpenFile(filepath.Join(g.cfg.Dir, journalName), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	changed, err := fn(st)
-	if err != nil || !changed {
+	defer jf.Close()
+	if err := jf.Truncate(g.journalOff); err != nil { // cut off a torn line a crash left
 		return err
 	}
+	data := buf.Bytes()
+	if g.crashMidAppend != nil && g.crashMidAppend() { // tests: a crash half-way through the append
+		jf.WriteAt(data[:len(data)/2], g.journalOff)
+		return errors.New("simulated crash")
+	}
+	if _, err := jf.WriteAt(data, g.journalOff); err != nil {
+		return err
+	}
+	if err := jf.Sync(); err != nil {
+		return err
+	}
+	g.journalOff += int64(len(data))
+	return nil
+}
+
+// compact writes st as the new snapshot and empties the journal.
+func (g *Guard) compact(st *state) error {
 	g.prune(st)
-	return g.write(st)
+	if err := g.write(st); err != nil {
+		return err
+	}
+	if err := os.Truncate(filepath.Join(g.cfg.Dir, journalName), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	fi, err := os.Stat(filepath.Join(g.cfg.Dir, storeName))
+	if err != nil {
+		return err
+	}
+	g.snap, g.journalOff = snapStamp{fi}, 0
+	return nil
 }
 
 // withStoreState is withState on Config.Store (g.mu held): the same

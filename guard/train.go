@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/guard/anomaly"
+	"github.com/airs-dev/airs/guard/anomaly/traffic"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 )
@@ -17,7 +18,9 @@ import (
 // TrainingSet is what `airs guard train` learns from: the audit log's
 // calls as the anomaly model's features, computed as the running airs
 // computes them (the same anomaly.Tracker, fed the same calls in the same
-// order).
+// order: every scored call counts in its caller's rates, held ones too).
+// The audit log keeps no arguments, so its calls name no folders; the
+// running airs learns those itself (anomaly.Features.LiveFolderCalls).
 type TrainingSet struct {
 	Calls []anomaly.Features
 	// Records is how many records the log had; Skipped how many of them
@@ -54,23 +57,29 @@ func seen(r *audit.Record) bool {
 }
 
 // normal reports whether a seen call may be learned as normal: not one a
-// person refused or has not yet allowed.
+// person refused or has not yet allowed. One a person approved is: a
+// decision is training data.
 func normal(r *audit.Record) bool {
 	return r.Intent != pipeline.IntentDenied && r.Intent != pipeline.IntentRequired
 }
 
-// recorded reports whether the running airs recorded the call in its
-// history (AnomalyScorer.Block): not when it scored at or above block.
-func recorded(r *audit.Record, block float64) bool {
-	return r.AnomalyScore == nil || block <= 0 || *r.AnomalyScore < block
+// learned reports whether the running airs learned the call's tool as
+// usual for its caller (AnomalyScorer.Block): when it scored below block,
+// or a person approved it; never when a person denied it.
+func learned(r *audit.Record, block float64) bool {
+	if r.Intent == pipeline.IntentDenied {
+		return false
+	}
+	return r.AnomalyScore == nil || block <= 0 || *r.AnomalyScore < block ||
+		r.Intent == pipeline.IntentApproved || r.Intent == pipeline.IntentAlways
 }
 
 // ReadTrainingSet reads the audit log at path (a torn last line is
 // skipped, as the log itself does) and returns its calls as features.
-// trust is each agent's trust level (agents.ID.trust), block the block
-// threshold in [0, 1] (guard.anomaly.block; the history leaves out the
-// calls scoring at or above it, as the running airs's does).
-func ReadTrainingSet(path string, trust map[string]int, block float64) (*TrainingSet, error) {
+// block is the block threshold in [0, 1] (guard.anomaly.block: the
+// history does not learn the tools of calls scoring at or above it unless
+// a person approved them, as the running airs's does).
+func ReadTrainingSet(path string, block float64) (*TrainingSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("guard: reading the audit log: %w (train on another log with --audit FILE)", err)
@@ -91,48 +100,61 @@ func ReadTrainingSet(path string, trust map[string]int, block float64) (*Trainin
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("guard: %s line %d is not an audit record (%v); `airs audit verify --file %s` says where the log breaks", path, line, err, path)
 		}
-		ts.observe(tr, &r, trust, block)
+		ts.observe(tr, &r, block)
 	}
 	return ts, nil
 }
 
 // TrainingSetOf is ReadTrainingSet over records already read, oldest
 // first (the PostgreSQL audit log's, store/pg DB.ReadAudit).
-func TrainingSetOf(recs []audit.Record, trust map[string]int, block float64) *TrainingSet {
+func TrainingSetOf(recs []audit.Record, block float64) *TrainingSet {
 	ts := &TrainingSet{}
 	tr := anomaly.NewTracker()
 	for i := range recs {
-		ts.observe(tr, &recs[i], trust, block)
+		ts.observe(tr, &recs[i], block)
 	}
 	return ts
 }
 
 // observe adds one record, the next in the log's order.
-func (ts *TrainingSet) observe(tr *anomaly.Tracker, r *audit.Record, trust map[string]int, block float64) {
+func (ts *TrainingSet) observe(tr *anomaly.Tracker, r *audit.Record, block float64) {
 	ts.Records++
 	if !seen(r) {
 		ts.Skipped++
 		return
 	}
-	var n int
-	var novel bool
-	if recorded(r, block) {
-		n, novel = tr.Observe(r.Caller, r.Tool, r.Time)
-	} else {
-		n, novel = tr.Peek(r.Caller, r.Tool, r.Time)
-	}
+	f := anomaly.Features{Caller: r.Caller, Tool: r.Tool, Unix: r.Time.Unix(), ParamSizeBytes: r.ParamsBytes}
+	tr.ObserveIf(r.Caller, r.Tool, anomaly.Folders{}, r.Time, func(rc anomaly.Recent) bool {
+		rc.Apply(&f)
+		return learned(r, block)
+	})
 	if !normal(r) {
 		ts.Excluded++
 		return
 	}
-	if ts.From.IsZero() || r.Time.Before(ts.From) {
-		ts.From = r.Time
+	ts.add(f, r.Time)
+}
+
+func (ts *TrainingSet) add(f anomaly.Features, at time.Time) {
+	if ts.From.IsZero() || at.Before(ts.From) {
+		ts.From = at
 	}
-	if r.Time.After(ts.To) {
-		ts.To = r.Time
+	if at.After(ts.To) {
+		ts.To = at
 	}
-	ts.Calls = append(ts.Calls, anomaly.Features{Caller: r.Caller, Tool: r.Tool, Hour: r.Time.UTC().Hour(),
-		CallsLastMinute: n, NovelTool: novel, ParamSizeBytes: r.ParamsBytes, TrustLevel: trust[r.Caller]})
+	ts.Calls = append(ts.Calls, f)
+}
+
+// After is the set's calls after t (an incremental update's: the calls a
+// model trained through t has not learned).
+func (ts *TrainingSet) After(t time.Time) []anomaly.Features {
+	u := t.Unix()
+	for i, f := range ts.Calls {
+		if f.Unix > u {
+			return ts.Calls[i:]
+		}
+	}
+	return nil
 }
 
 // WarmHistory replays the last n records of the audit log at path into
@@ -152,10 +174,46 @@ func (s *AnomalyScorer) WarmHistory(path string, n int, block float64) (int, err
 func (s *AnomalyScorer) WarmHistoryFrom(recs []audit.Record, block float64) int {
 	k := 0
 	for i := range recs {
-		if seen(&recs[i]) && recorded(&recs[i], block) {
-			s.History.Observe(recs[i].Caller, recs[i].Tool, recs[i].Time)
+		r := &recs[i]
+		if seen(r) {
+			s.History.ObserveIf(r.Caller, r.Tool, anomaly.Folders{}, r.Time, func(anomaly.Recent) bool { return learned(r, block) })
 			k++
 		}
 	}
 	return k
+}
+
+// TraceOfAudit reads the audit log at path and returns its scored calls
+// (those the running airs's history saw) as trace lines, labelled normal:
+// a recording of real traffic for `airs eval guard --train/--test`. The
+// log keeps the params' size, not the params, so the lines carry no args.
+func TraceOfAudit(path string) ([]traffic.TraceLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("guard: reading the audit log: %w (record another log with --audit FILE)", err)
+	}
+	defer f.Close()
+	var out []traffic.TraceLine
+	br := bufio.NewReaderSize(f, 256<<10)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("guard: reading %s: %w", path, err)
+		}
+		var r audit.Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("guard: %s line %d is not an audit record (%v)", path, line, err)
+		}
+		if !seen(&r) {
+			continue
+		}
+		if n := len(out); n > 0 && r.Time.Before(out[n-1].Time) {
+			r.Time = out[n-1].Time // records are appended in commit order; a trace is in time order
+		}
+		out = append(out, traffic.TraceLine{Time: r.Time.UTC(), Agent: r.Caller, Tool: r.Tool, ArgsBytes: r.ParamsBytes, Label: traffic.LabelNormal})
+	}
+	return out, nil
 }

@@ -37,6 +37,9 @@ type CallFeatures struct {
 	// ParamSizeBytes is the size of the params as sent (JSON or
 	// MessagePack), the size the audit record's params_bytes holds.
 	ParamSizeBytes int
+	// Params are the call's params as JSON (the scorer reads the paths
+	// they name); the scorer must not keep them past the call.
+	Params []byte
 }
 
 // AnomalyThresholds are the score levels, in the scorer's fixed point
@@ -135,7 +138,7 @@ func AnomalyScoreOf(score uint8) float64 {
 func (m *Manager) scoreCall(_ context.Context, cs *callState) error {
 	req, e := cs.req, cs.entry
 	s, model := m.cfg.Scorer.ScoreCall(CallFeatures{Caller: req.Caller, Provider: e.prov.id, Tool: e.tool.Name,
-		At: cs.wall, ParamSizeBytes: len(req.Params)})
+		At: cs.wall, ParamSizeBytes: len(req.Params), Params: cs.params.json})
 	if model == "" {
 		return nil
 	}

@@ -144,7 +144,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	own := cs.budget > 0 && cs.budget <= MaxTimeout
 	if !own {
 		cs.budget = class
-		if req.Timeout <= 0 { // none given: 3× the prediction, within the class default
+		if req.Timeout <= 0 { // none given: the class default, more when the prediction needs it
 			cs.budget = m.predictedBudget(cs, cs.budget)
 		}
 	}

@@ -458,7 +458,7 @@ var kinds = map[string]kindInfo{
 	KindRateLimited:                {21, "too many calls: wait the retry-after time and call again"},
 	KindCancelled:                  {22, "the call was cancelled; any partial output is shown: call again if you need all of it"},
 	KindIntentVerificationRequired: {23, "a person confirms this call first: `airs review approve ID` (or `deny ID`; `airs review` lists them), then run the same call again"},
-	KindWouldTimeout:               {24, "the call is predicted to take longer than its timeout: raise --timeout above the predicted time (max 600s), send less, or leave --timeout out to get 3x the prediction"},
+	KindWouldTimeout:               {24, "the call is predicted to take longer than its timeout: raise --timeout above the predicted time (max 600s), send less, or leave --timeout out to get the class budget (more when the prediction needs it)"},
 	KindAlreadyClaimed:             {25, "an earlier attempt of this call id has not finished: call again later to get its outcome (replayed); if its replica died mid-call none comes: `airs audit tail` shows whether it ran"},
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"math"
 	"runtime"
 	"sync"
@@ -36,17 +37,20 @@ func (r *Registry) SetRuntime(id string, rt Runtime) {
 }
 
 // LatencyConfig configures latency prediction (seed 003): a regression of
-// handler time on the provider's CPU load, the payload size, the
-// provider's in-flight calls, the tool's p50 and the provider's runtime,
-// per tool name, refitted in the background as calls finish
-// (scoring.OnlineLatency). Once a tool has MinSamples calls it is used
-// three ways: among providers of the tool the one predicted fastest is
-// tried first (after the explicit provider and trust; health and breaker
-// still decide who may serve); a call with no timeout gets TimeoutFactor ×
-// the prediction as its budget, between TimeoutFloor and the class
-// default; and a call whose remaining budget is surely too short is
-// answered WouldTimeout before it is dispatched. The zero value turns it
-// on with the defaults.
+// handler time on the provider's CPU load, the input size (the params'
+// bytes plus what the handler says it will read, InputSizer: a named
+// file's size), the provider's in-flight calls, the tool's p50 and the
+// provider's runtime, per tool name, refitted in the background as calls
+// finish (scoring.OnlineLatency). Once a tool has MinSamples calls it is
+// used three ways: among providers of the tool the one predicted fastest
+// is tried first (after the explicit provider and trust; health and
+// breaker still decide who may serve); a call with no timeout gets its
+// class budget, or TimeoutFactor × the prediction when that is more (a
+// large input gets the time it needs; a prediction never shortens a
+// budget); and a call whose remaining budget is surely too short is
+// answered WouldTimeout before it is dispatched (WouldTimeoutStats counts
+// how often, and how often the model's "surely" was wrong). The zero
+// value turns it on with the defaults.
 type LatencyConfig struct {
 	// Off disables prediction: ranking, budgets and dispatch are as
 	// without it.
@@ -63,12 +67,9 @@ type LatencyConfig struct {
 	RefitEvery      int
 	RefitInterval   time.Duration
 	RefitCostFactor float64
-	// TimeoutFactor × predicted is the default budget (default 3).
+	// TimeoutFactor × predicted is a call's default budget when that is
+	// more than its class budget (default 3), at most MaxTimeout.
 	TimeoutFactor float64
-	// TimeoutFloor is the least default budget the prediction may set
-	// (default 1 s; the class default caps it from above, so an Instant
-	// tool keeps its 100 ms).
-	TimeoutFloor time.Duration
 	// NoWouldTimeout turns the WouldTimeout advisory off: such calls are
 	// dispatched and time out as before.
 	NoWouldTimeout bool
@@ -93,9 +94,6 @@ func (c LatencyConfig) withDefaults() LatencyConfig {
 	if c.TimeoutFactor <= 0 {
 		c.TimeoutFactor = 3
 	}
-	if c.TimeoutFloor <= 0 {
-		c.TimeoutFloor = time.Second
-	}
 	if c.WouldTimeoutSigmas <= 0 {
 		c.WouldTimeoutSigmas = 3
 	}
@@ -117,6 +115,44 @@ type latencyPredictor struct {
 
 	cpu    cpuSampler
 	refits sync.WaitGroup // background refits, waited for by Close
+
+	// The WouldTimeout advisory's record (WouldTimeoutStats).
+	judged, refused, wrong atomic.Int64
+}
+
+// InputSizer is implemented by a Handler that reads more than its params
+// (a file named by path): InputSize is how many bytes the call with these
+// params will read, 0 when unknown. The latency model adds it to the
+// params' size, so a call on a large file is predicted as one.
+type InputSizer interface {
+	InputSize(params json.RawMessage) int64
+}
+
+// inputSize is the call's input size for the latency model.
+func inputSize(cs *callState) int {
+	n := len(cs.params.json)
+	if s, ok := cs.entry.handler.(InputSizer); ok {
+		n += int(min(max(s.InputSize(cs.params.json), 0), 1<<40))
+	}
+	return n
+}
+
+// WouldTimeoutStats measure the WouldTimeout advisory. Judged counts the
+// answered calls for which the model was sure enough to judge (the tool
+// past WouldTimeoutMinSamples); Wrong counts those of them that took less
+// than the advisory's lower bound (predicted / e^(k·σ)): a call with a
+// budget between the two would have been refused though it would have
+// finished in time. Refused counts the calls answered WouldTimeout.
+type WouldTimeoutStats struct {
+	Judged, Wrong, Refused int64
+}
+
+// WouldTimeoutStats is the advisory's record since the Manager started.
+func (m *Manager) WouldTimeoutStats() WouldTimeoutStats {
+	if m.lat == nil {
+		return WouldTimeoutStats{}
+	}
+	return WouldTimeoutStats{Judged: m.lat.judged.Load(), Wrong: m.lat.wrong.Load(), Refused: m.lat.refused.Load()}
 }
 
 // toolLatency is one tool's model and how many of its calls it has seen.
@@ -201,11 +237,13 @@ func (p *latencyPredictor) observe(e *entry, x *scoring.LatencyFeatures, handler
 }
 
 // budget is the default budget for a call with no timeout of its own:
-// TimeoutFactor × predicted, at least TimeoutFloor, at most the class
-// default.
+// its class budget, or TimeoutFactor × predicted when that is more, at
+// most MaxTimeout. A prediction never shortens a budget: a model fitted
+// on small inputs, or on an idle machine, must not time out a large call
+// on a busy one.
 func (p *latencyPredictor) budget(predicted, class time.Duration) time.Duration {
 	b := time.Duration(p.cfg.TimeoutFactor * float64(predicted))
-	return min(max(b, p.cfg.TimeoutFloor), class)
+	return min(max(b, class), max(class, MaxTimeout))
 }
 
 // wouldTimeout reports whether the call is surely too slow for what is
@@ -287,16 +325,18 @@ type latencyState struct {
 	hasX      bool
 	at        time.Time // dispatch: what is predicted is the time from here to the answer
 	predicted time.Duration
+	sigma     float64 // the prediction's spread
+	samples   int64   // the tool's calls behind it
 }
 
 // predictedBudget is the budget for a call that gave no timeout: class,
-// or TimeoutFactor × the prediction within [TimeoutFloor, class] once the
-// tool has enough history.
+// or more once the tool has enough history and the prediction asks for it
+// (budget).
 func (m *Manager) predictedBudget(cs *callState, class time.Duration) time.Duration {
 	if m.lat == nil {
 		return class
 	}
-	x, ok := m.lat.features(cs.entry, len(cs.params.json), time.Now())
+	x, ok := m.lat.features(cs.entry, inputSize(cs), time.Now())
 	if !ok {
 		return class
 	}
@@ -315,7 +355,7 @@ func (m *Manager) predictDispatch(cs *callState, deadline time.Time) error {
 		return nil
 	}
 	now := time.Now()
-	x, ok := m.lat.features(cs.entry, len(cs.params.json), now)
+	x, ok := m.lat.features(cs.entry, inputSize(cs), now)
 	if !ok {
 		return nil
 	}
@@ -324,9 +364,10 @@ func (m *Manager) predictDispatch(cs *callState, deadline time.Time) error {
 	if !ok {
 		return nil
 	}
-	cs.lat.predicted = d
+	cs.lat.predicted, cs.lat.sigma, cs.lat.samples = d, sigma, n
 	remaining := deadline.Sub(now)
 	if atLeast, refuse := m.lat.wouldTimeout(d, sigma, n, remaining); refuse {
+		m.lat.refused.Add(1)
 		return &WouldTimeout{Tool: cs.entry.tool.Name, Provider: cs.entry.prov.id,
 			Predicted: d, AtLeast: atLeast, Remaining: remaining, Budget: cs.budget}
 	}
@@ -344,5 +385,17 @@ func (m *Manager) observeLatency(cs *callState, res *Result) {
 	if m.lat == nil || !cs.reached || !cs.lat.hasX || cs.failed || res.Outcome == OutcomeCancelled || res.Outcome == OutcomeTimeout {
 		return
 	}
-	m.lat.observe(cs.entry, &cs.lat.x, time.Since(cs.lat.at))
+	took := time.Since(cs.lat.at)
+	if cs.lat.predicted > 0 {
+		// Measure the advisory on every call it could have judged: would
+		// its lower bound have called this call too slow for a budget it
+		// in fact met?
+		if atLeast, _ := m.lat.wouldTimeout(cs.lat.predicted, cs.lat.sigma, cs.lat.samples, 0); atLeast > 0 {
+			m.lat.judged.Add(1)
+			if took < atLeast {
+				m.lat.wrong.Add(1)
+			}
+		}
+	}
+	m.lat.observe(cs.entry, &cs.lat.x, took)
 }

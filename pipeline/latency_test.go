@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,9 +117,9 @@ func TestLatencyRankByPrediction(t *testing.T) {
 	}
 }
 
-// A call with no timeout gets 3× the predicted time, between the floor and
-// the class default; one with a timeout keeps it; with prediction off the
-// class default stays.
+// A call with no timeout gets its class budget, never less, and
+// TimeoutFactor × the prediction when that is more; one with a timeout
+// keeps it; with prediction off the class default stays.
 func TestLatencyDefaultBudget(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -127,11 +128,11 @@ func TestLatencyDefaultBudget(t *testing.T) {
 		timeout  time.Duration
 		min, max time.Duration
 	}{
-		{"3x predicted", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 0, 60 * time.Millisecond, 250 * time.Millisecond},
-		{"floor", LatencyConfig{MinSamples: 8}, Slow, 0, 990 * time.Millisecond, time.Second},
-		{"class cap", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond, TimeoutFactor: 1000}, Fast, 0, 4900 * time.Millisecond, 5 * time.Second},
-		{"caller's timeout", LatencyConfig{MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 7 * time.Second, 6900 * time.Millisecond, 7 * time.Second},
-		{"off", LatencyConfig{Off: true, MinSamples: 8, TimeoutFloor: 10 * time.Millisecond}, Slow, 0, 59 * time.Second, 60 * time.Second},
+		{"class, never less", LatencyConfig{MinSamples: 8}, Slow, 0, 59 * time.Second, 60 * time.Second},
+		{"fast class, never less", LatencyConfig{MinSamples: 8}, Fast, 0, ClassTimeouts[Fast] - 100*time.Millisecond, ClassTimeouts[Fast]},
+		{"more when predicted", LatencyConfig{MinSamples: 8, TimeoutFactor: 1000}, Fast, 0, 20 * time.Second, MaxTimeout},
+		{"caller's timeout", LatencyConfig{MinSamples: 8}, Slow, 7 * time.Second, 6900 * time.Millisecond, 7 * time.Second},
+		{"off", LatencyConfig{Off: true, MinSamples: 8}, Slow, 0, 59 * time.Second, 60 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, func(cfg *Config) { cfg.Latency = c.cfg })
@@ -196,6 +197,9 @@ func TestLatencyWouldTimeoutOnlyWhenSure(t *testing.T) {
 		}
 		if err := callWith(e, 10*time.Millisecond); !errors.Is(err, ErrWouldTimeout) {
 			t.Fatalf("a call with a sixth of the time: %v, want would_timeout", err)
+		}
+		if st := e.m.WouldTimeoutStats(); st.Refused != 1 || st.Judged < 1 || st.Wrong > st.Judged/10 {
+			t.Fatalf("advisory stats %+v: want 1 refused, the calls judged, at most a tenth of them wrong", st)
 		}
 	})
 	t.Run("too few samples", func(t *testing.T) {
@@ -375,5 +379,47 @@ func TestLatencyP50FeatureRefreshed(t *testing.T) {
 	}
 	if p50 := time.Duration(e.reg.candidates("w", "")[0].latP50.Load()); p50 < 16*time.Millisecond {
 		t.Fatalf("p50 feature %v after 40 of 60 calls took 20ms", p50)
+	}
+}
+
+// sizedHandler sleeps in proportion to the input it says it reads: n KiB
+// named by its params, as a file-reading tool's InputSize would say.
+type sizedHandler struct{}
+
+func (sizedHandler) InputSize(p json.RawMessage) int64 {
+	var v struct{ N int64 }
+	json.Unmarshal(p, &v)
+	return v.N << 10
+}
+
+func (sizedHandler) Invoke(ctx context.Context, p json.RawMessage, _ *Call) (json.RawMessage, error) {
+	var v struct{ N int64 }
+	json.Unmarshal(p, &v)
+	time.Sleep(time.Millisecond + time.Duration(v.N)*40*time.Microsecond)
+	return json.RawMessage(`{}`), nil
+}
+
+// The input a handler reads (InputSizer) is a feature: with params of the
+// same size, a call on 1 MiB is predicted far slower than one on 1 KiB.
+func TestLatencyInputSize(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 16} })
+	e.register(t, "p", tool("read"), sizedHandler{})
+	sizes := []int{1, 1024, 4, 256, 16, 64, 1024, 1, 512, 2}
+	for i := range 48 {
+		if _, err := e.call("read", fmt.Sprintf(`{"n":%d}`, sizes[i%len(sizes)])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(e)
+	predicted := func(n int) time.Duration {
+		r, err := e.m.Call(context.Background(), Request{Tool: "read", Params: []byte(fmt.Sprintf(`{"n":%d}`, n)), Caller: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Predicted
+	}
+	small, large := predicted(1), predicted(1024)
+	if small <= 0 || large < 5*small {
+		t.Fatalf("predicted %v for 1 KiB and %v for 1 MiB: the input size is not in the model", small, large)
 	}
 }

@@ -3,8 +3,11 @@ package server
 // The guard's review queue over HTTP (a Backend that is a ReviewBackend):
 //
 //	GET  /v1/reviews[?all=true]        the open confirmations and reviews the
-//	                                   caller may see: all of them for a reviewer
-//	                                   (guard.reviewers), its own otherwise
+//	     [&limit=N&offset=M]           caller may see: all of them for a reviewer
+//	                                   (guard.reviewers), its own otherwise; a
+//	                                   page of at most limit (default 100, at
+//	                                   most 1000), newest first, with
+//	                                   "next_offset" when there are more
 //	POST /v1/reviews/{id}/approve      {"always"?: true} (reviewers only)
 //	POST /v1/reviews/{id}/deny         (reviewers only)
 //
@@ -16,7 +19,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/airs-dev/airs/guard"
@@ -77,16 +82,38 @@ func (s *Server) guardInfo(caller string) any {
 func (s *Server) reviews(w http.ResponseWriter, r *http.Request) {
 	b, _ := s.rvb()
 	caller := Caller(r.Context())
-	rs, err := b.Reviews(caller, r.URL.Query().Get("all") == "true")
+	q := r.URL.Query()
+	limit, offset := defaultReviewPage, 0
+	for name, v := range map[string]*int{"limit": &limit, "offset": &offset} {
+		if s := q.Get(name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || (name == "limit" && (n < 1 || n > maxReviewPage)) {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"kind": "bad_request",
+					"message": fmt.Sprintf("%s=%q: want a whole number (limit 1 to %d, offset 0 or more)", name, s, maxReviewPage)}})
+				return
+			}
+			*v = n
+		}
+	}
+	rs, err := b.Reviews(caller, q.Get("all") == "true")
 	if err != nil {
 		writeReviewError(w, err)
 		return
 	}
-	if rs == nil {
-		rs = []guard.Review{}
+	total := len(rs)
+	rs = rs[min(offset, total):min(offset+limit, total)]
+	out := map[string]any{"reviews": rs, "reviewer": b.CanReview(caller), "total": total}
+	if offset+limit < total {
+		out["next_offset"] = offset + limit
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"reviews": rs, "reviewer": b.CanReview(caller)})
+	writeJSON(w, http.StatusOK, out)
 }
+
+// A page of GET /v1/reviews: its default and largest size.
+const (
+	defaultReviewPage = 100
+	maxReviewPage     = 1000
+)
 
 type decideBody struct {
 	Always bool `json:"always"`

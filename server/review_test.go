@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -173,3 +174,33 @@ type kindErr string
 
 func (k kindErr) Error() string { return string(k) }
 func (k kindErr) Kind() string  { return string(k) }
+
+// GET /v1/reviews answers a page: limit (default 100), offset, the total
+// and the next page's offset; a bad limit is a 400 that says what to send.
+func TestReviewsPaged(t *testing.T) {
+	u := newReviewRig(t)
+	for i := range 5 {
+		if code, _ := u.api("POST", "/v1/call", "tok-bob", fmt.Sprintf(`{"tool":"erase","arguments":{"n":%d}}`, i)); code != 428 {
+			t.Fatalf("call %d: %d", i, code)
+		}
+	}
+	seen := map[any]bool{}
+	next := any(float64(0))
+	for next != nil {
+		code, v := u.api("GET", fmt.Sprintf("/v1/reviews?limit=2&offset=%v", next), "tok-alice", "")
+		rs, _ := v["reviews"].([]any)
+		if code != 200 || len(rs) > 2 || v["total"] != float64(5) {
+			t.Fatalf("page at %v: %d %v", next, code, v)
+		}
+		for _, r := range rs {
+			seen[r.(map[string]any)["id"]] = true
+		}
+		next = v["next_offset"]
+	}
+	if len(seen) != 5 {
+		t.Fatalf("pages held %d of 5 reviews", len(seen))
+	}
+	if code, v := u.api("GET", "/v1/reviews?limit=0", "tok-alice", ""); code != 400 || !strings.Contains(fmt.Sprint(v), "limit 1 to 1000") {
+		t.Fatalf("limit=0: %d %v", code, v)
+	}
+}

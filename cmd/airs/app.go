@@ -192,8 +192,8 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	}
 	var ag *engine.AnomalyGate
 	if g != nil {
-		mc.Gate = g
 		ag = a.anomalyGate()
+		mc.Gate = ag.Learning(g) // a person's approval of a held call teaches the scorer
 		mc.Scorer, mc.AnomalyThresholds = ag.Scorer, ag.Thresholds
 	}
 	m, err = pipeline.NewManager(mc)

@@ -14,7 +14,7 @@ var reviewCmd = &command{
 	Name:    "review",
 	Summary: "list, approve or deny the calls the guard holds or queued for review",
 	Usage: `Usage:
-  airs review [list] [--all] [--json]
+  airs review [list] [--all] [--limit 100] [--offset 0] [--json]
   airs review approve ID [--always]
   airs review deny ID
   airs review grants [--json]
@@ -28,7 +28,10 @@ and waits here, in the attention page (reviewers only) and in GET
 at once and are queued here for a look afterwards.
 
 'list' shows the open confirmations and reviews, newest first (--all: the
-decided and expired ones of the last week too). 'approve ID' lets exactly
+decided ones of the last week too), --limit at a time from --offset.
+Each agent has at most 100 confirmations open: past that a call that would
+be held is refused (intent_misaligned) until some are decided or expire; an
+expired confirmation is dropped (the call asks again when it is sent again). 'approve ID' lets exactly
 that call (same agent, tool and params) through once, when it is sent
 again before the confirmation expires (guard.expiry, default 15m);
 --always lets every call of that tool by that agent through from now on
@@ -55,6 +58,8 @@ func runReview(a *app, args []string) error {
 	all := fs.Bool("all", false, "'list': decided and expired ones too")
 	always := fs.Bool("always", false, "'approve': every call of the tool by the agent, not only this one")
 	asJSON := fs.Bool("json", false, "print JSON (one review per line)")
+	limit := fs.Int("limit", 100, "'list': at most this many")
+	offset := fs.Int("offset", 0, "'list': skip this many (the newest)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -80,11 +85,24 @@ func runReview(a *app, args []string) error {
 		if err := want(0, "no arguments"); err != nil {
 			return err
 		}
-		rs, err := g.List(guard.Filter{All: *all})
+		if *limit < 1 || *offset < 0 {
+			return usagef("--limit is 1 or more, --offset 0 or more")
+		}
+		rs, err := g.List(guard.Filter{All: *all, Offset: *offset, Limit: *limit + 1})
 		if err != nil {
 			return err
 		}
-		return printReviews(a, rs, *asJSON)
+		more := len(rs) > *limit
+		if more {
+			rs = rs[:*limit]
+		}
+		if err := printReviews(a, rs, *asJSON); err != nil {
+			return err
+		}
+		if more {
+			fmt.Fprintf(a.stderr, "more: airs review list --offset %d\n", *offset+*limit)
+		}
+		return nil
 	case "approve", "deny":
 		if err := want(1, "one ID ('airs review' lists them)"); err != nil {
 			return err

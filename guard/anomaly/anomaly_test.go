@@ -1,97 +1,225 @@
 package anomaly
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
-// planted: "bot" only ever calls at hour 3 with trust 1; "alice" 9–17h.
-func planted(n int) []Features {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var out []Features
-	for i := 0; i < n; i++ {
-		out = append(out, Features{Caller: "bot", Tool: "backup", Hour: 3, CallsLastMinute: 1 + rng.IntN(6), ParamSizeBytes: 50 + rng.IntN(50), TrustLevel: 1})
-		out = append(out, Features{Caller: "alice", Tool: []string{"read", "write"}[rng.IntN(2)], Hour: 9 + rng.IntN(9), CallsLastMinute: 1 + rng.IntN(2), ParamSizeBytes: 60 + rng.IntN(100), TrustLevel: 2})
+var day0 = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC) // a Monday
+
+// replay replays calls through a Tracker as the running airs does and
+// returns their features.
+func replay(calls []testCall) []Features {
+	tr := NewTracker()
+	out := make([]Features, 0, len(calls))
+	for _, c := range calls {
+		f := Features{Caller: c.caller, Tool: c.tool, Unix: c.at.Unix(), ParamSizeBytes: c.size}
+		f.SetFolders([]byte(c.args))
+		tr.Observe(c.caller, c.tool, FoldersOfFeatures(&f), c.at).Apply(&f)
+		out = append(out, f)
 	}
 	return out
 }
 
-func TestTreeSeparatesPlantedPattern(t *testing.T) {
-	m, err := Train(planted(500), TrainOptions{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := Features{Caller: "bot", Tool: "backup", Hour: 3, CallsLastMinute: 2, ParamSizeBytes: 70, TrustLevel: 1}
-	for name, f := range map[string]Features{
-		"alice 300/min":  {Caller: "alice", Tool: "read", Hour: 10, CallsLastMinute: 300, ParamSizeBytes: 80, TrustLevel: 2},
-		"alice new tool": {Caller: "alice", Tool: "send-email", Hour: 10, CallsLastMinute: 1, NovelTool: true, ParamSizeBytes: 80, TrustLevel: 2},
-	} {
-		if s := m.Score(f); s < 230 {
-			t.Errorf("%s: score %d/255, want ≥ 0.9", name, s)
+type testCall struct {
+	caller, tool string
+	at           time.Time
+	size         int
+	args         string
+}
+
+// planted: "alice" reads and writes in docs/ every weekday 9–17h, about
+// two calls a minute in sessions; "bot" backs up at 03:00 every day.
+func planted(days int) []testCall {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var out []testCall
+	for d := 0; d < days; d++ {
+		day := day0.AddDate(0, 0, d)
+		for i := 0; i < 10; i++ {
+			out = append(out, testCall{"bot", "backup", day.Add(3*time.Hour + time.Duration(i)*20*time.Second), 50 + rng.IntN(50), fmt.Sprintf(`{"path":"backup/%d.tar"}`, i)})
+		}
+		if wd := day.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			continue
+		}
+		at := day.Add(9 * time.Hour)
+		for at.Before(day.Add(17 * time.Hour)) {
+			tool := []string{"read", "write"}[rng.IntN(2)]
+			out = append(out, testCall{"alice", tool, at, 60 + rng.IntN(100), fmt.Sprintf(`{"path":"docs/f%d.md"}`, rng.IntN(30))})
+			at = at.Add(time.Duration(10+rng.IntN(50)) * time.Second)
+			if rng.IntN(20) == 0 {
+				at = at.Add(time.Duration(rng.IntN(40)) * time.Minute) // a pause
+			}
 		}
 	}
-	// An unknown caller lands in a sparse region but not a pure one: ≥ 0.8.
-	if s := m.Score(Features{Caller: "mallory", Tool: "backup", Hour: 3, CallsLastMinute: 1, ParamSizeBytes: 70}); s < 204 {
-		t.Errorf("unknown caller: score %d/255, want ≥ 0.8", s)
-	}
-	if s := m.Score(seen); s > 100 {
-		t.Errorf("a call like the log's: score %d/255, want low", s)
-	}
-	if s := m.Score(Features{Caller: "alice", Tool: "write", Hour: 11, CallsLastMinute: 1, ParamSizeBytes: 90, TrustLevel: 2}); s > 100 {
-		t.Errorf("alice's habit: score %d/255, want low", s)
+	sortCalls(out)
+	return out
+}
+
+func sortCalls(c []testCall) {
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0 && c[j].at.Before(c[j-1].at); j-- {
+			c[j], c[j-1] = c[j-1], c[j]
+		}
 	}
 }
 
-// TestFrozenEqualsTree: the compiled node array (integer compares, fixed
-// point) gives the training tree's score on every bin tuple sampled, and
-// on every value of each feature around a seen call.
-func TestFrozenEqualsTree(t *testing.T) {
-	calls := planted(300)
-	o := TrainOptions{Seed: 5}.withDefaults()
-	m := &Model{callers: topVocab(calls, func(f Features) string { return f.Caller }, maxCallers),
-		tools: topVocab(calls, func(f Features) string { return f.Tool }, maxTools)}
-	var pts []point
-	for _, c := range calls {
-		pts = append(pts, point{b: m.bin(c)})
+func train(t testing.TB, calls []testCall) *Model {
+	t.Helper()
+	m, err := Train(replay(calls))
+	if err != nil {
+		t.Fatal(err)
 	}
-	pts = append(pts, reference(len(calls)*o.RefPerCall, o.Seed)...)
-	root := grow(pts, 0, 1/float64(o.RefPerCall), o)
-	m.nodes = compile(root)
-	if len(m.nodes) < 5 {
-		t.Fatalf("tree has %d nodes; the test needs a real tree", len(m.nodes))
+	return m
+}
+
+// alice's usual call at at, after her usual pace.
+func usual(at time.Time) Features {
+	f := Features{Caller: "alice", Tool: "read", Unix: at.Unix(), Last10s: 1, LastMinute: 2, ParamSizeBytes: 90, KnownTool: true}
+	f.SetFolders([]byte(`{"path":"docs/f3.md"}`))
+	return f
+}
+
+func TestPlantedAnomaliesScoreHigh(t *testing.T) {
+	m := train(t, planted(14))
+	at := day0.AddDate(0, 0, 15).Add(11 * time.Hour) // a Tuesday, 11:00
+	if s := m.Score(usual(at)); s >= 204 {
+		t.Errorf("alice's usual read: %d/255, want < 0.8", s)
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	check := func(b bins) {
-		if got, want := m.scoreBins(b), fixed(root.walk(b)); got != want {
-			t.Fatalf("bins %v: frozen %d, tree %d", b, got, want)
+	after := usual(at)
+	after.Last10s, after.LastMinute, after.Span = 1, 1, 40*time.Minute // the first call after a pause
+	if s := m.Score(after); s != 0 {
+		t.Errorf("the first call after a pause: %d/255, want 0 (a slow rate is never unusual)", s)
+	}
+	for name, mod := range map[string]func(*Features){
+		"new tool":        func(f *Features) { f.Tool, f.KnownTool = "send-email", false },
+		"burst 40/10s":    func(f *Features) { f.Last10s, f.LastMinute, f.Span = 40, 60, time.Second },
+		"payload 100x":    func(f *Features) { f.ParamSizeBytes = 9000 },
+		"folder hr":       func(f *Features) { f.SetFolders([]byte(`{"path":"hr/passwords.txt"}`)) },
+		"at 02:00":        func(f *Features) { f.Unix = at.Add(-9 * time.Hour).Unix() },
+		"unknown agent 4": func(f *Features) { f.Caller, f.Last10s, f.LastMinute = "mallory", 200, 600 },
+	} {
+		f := usual(at)
+		mod(&f)
+		if s := m.Score(f); s < 230 {
+			t.Errorf("%s: %d/255 (%+v), want ≥ 0.9", name, s, m.Explain(&f))
 		}
 	}
-	for i := 0; i < 200000; i++ {
-		var b bins
-		for f := range b {
-			b[f] = uint8(rng.IntN(binCount[f]))
-		}
-		check(b)
+	// A folder new to alice inside docs/, where she works: shown, not held.
+	f := usual(at)
+	f.SetFolders([]byte(`{"path":"docs/new/x.md"}`))
+	if s := m.Score(f); s < 204 || s > fixed(newFolderCap) {
+		t.Errorf("a new folder inside docs: %d/255, want between 0.8 and %.2f", s, newFolderCap)
 	}
-	for _, c := range calls[:50] {
-		b := m.bin(c)
-		for f := 0; f < numFeatures; f++ {
-			for v := 0; v < binCount[f]; v++ {
-				bb := b
-				bb[f] = uint8(v)
-				check(bb)
+}
+
+// With a short history each feature abstains until there is evidence:
+// the hour of day until MinDaysForHour days, a new tool while the agent
+// has made a handful of calls.
+func TestShortHistoryAbstains(t *testing.T) {
+	half := planted(7)
+	var first []testCall
+	for _, c := range half {
+		if c.at.Before(day0.Add(9*time.Hour + 30*time.Minute)) { // half an hour of alice
+			first = append(first, c)
+		}
+	}
+	m := train(t, first)
+	late := usual(day0.Add(22 * time.Hour))
+	if s := m.Score(late); s != 0 {
+		t.Errorf("after half an hour, alice at 22:00 scores %d/255; the hour of day must abstain (%+v)", s, m.Explain(&late))
+	}
+	m7 := train(t, half)
+	if s := m7.Score(usual(day0.AddDate(0, 0, 8).Add(22 * time.Hour))); s < 230 {
+		t.Errorf("after a week, alice at 22:00 scores %d/255, want ≥ 0.9", s)
+	}
+	// The new-tool score grows with the agent's calls, and holds (above
+	// usedToolCap) only on enough of them.
+	prev := -1.0
+	for _, n := range []int{3, 10, 40, 200} {
+		var calls []testCall
+		for i := range n {
+			calls = append(calls, testCall{"dave", "read", day0.Add(time.Duration(i) * time.Minute), 50, ""})
+		}
+		for i := range 20 {
+			calls = append(calls, testCall{"erin", "read", day0.Add(time.Duration(i) * time.Minute), 50, ""})
+		}
+		sortCalls(calls)
+		mm := train(t, calls)
+		f := Features{Caller: "dave", Tool: "write", Unix: day0.Unix()}
+		s := mm.Explain(&f).Tool
+		switch {
+		case s < prev:
+			t.Errorf("after %d calls a new tool scores %.3f, less than after fewer (%.3f)", n, s, prev)
+		case n-discoveryWarmup < minCallsToHold && s > usedToolCap:
+			t.Errorf("after %d calls a new tool scores %.3f: held on too little history", n, s)
+		case n >= 40 && s <= max(prev, usedToolCap):
+			t.Errorf("after %d calls a new tool scores %.3f, not more than after fewer (%.3f)", n, s, prev)
+		}
+		prev = s
+	}
+}
+
+// Update with the later calls is the model trained on all of them.
+func TestUpdateIsTrainingOnEverything(t *testing.T) {
+	calls := replay(planted(10))
+	all, err := Train(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := Train(calls[:len(calls)/2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := head.Update(calls[len(calls)/2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Version() != all.Version() {
+		t.Fatalf("update %s, full training %s", up.Version(), all.Version())
+	}
+	if head.Through().After(up.Through()) || !up.Through().Equal(time.Unix(calls[len(calls)-1].Unix, 0)) {
+		t.Fatalf("through: head %v, updated %v", head.Through(), up.Through())
+	}
+}
+
+func TestFoldersOf(t *testing.T) {
+	for args, want := range map[string][]string{
+		`{"path":"hr/passwords.txt"}`:                      {"hr"},
+		`{"path":"/docs/a/b/c.md","to":"./docs/a/d.md"}`:   {"docs/a"},
+		`{"path":"top.txt"}`:                               {},
+		`{"path":"notes/x.md","query":"a b/c"}`:            {"notes"},
+		`{"url":"https://example.com/a/b"}`:                {},
+		`{"docs/a":"value"}`:                               {},
+		`{"p":"src/app/main.go","q":"src/lib/x.go","r":1}`: {"src/app", "src/lib"},
+	} {
+		fo, tops, n := FoldersOf([]byte(args))
+		if n != len(want) {
+			t.Errorf("%s: %d folders, want %v", args, n, want)
+			continue
+		}
+		for i, w := range want {
+			top := w
+			if k := len(w); k > 0 {
+				for j := range w {
+					if w[j] == '/' {
+						top = w[:j]
+						break
+					}
+				}
+			}
+			if fo[i] != hashFolder([]byte(w)) || tops[i] != hashFolder([]byte(top)) {
+				t.Errorf("%s: folder %d is not %q (top %q)", args, i, w, top)
 			}
 		}
 	}
 }
 
 func TestSaveLoadKeepsScoresAndVersion(t *testing.T) {
-	m, err := Train(planted(200), TrainOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := train(t, planted(7))
 	p := filepath.Join(t.TempDir(), "guard.model")
 	if err := m.Save(p); err != nil {
 		t.Fatal(err)
@@ -103,14 +231,14 @@ func TestSaveLoadKeepsScoresAndVersion(t *testing.T) {
 	if l.Version() != m.Version() || len(l.Version()) != 12 {
 		t.Fatalf("version %q after load, %q before", l.Version(), m.Version())
 	}
-	for _, f := range planted(50) {
-		f.Hour = (f.Hour + 7) % 24
+	for i, f := range replay(planted(9)) {
+		f.Unix += int64(i%24) * 3600
+		f.Tool = []string{"read", "write", "mail"}[i%3]
 		if l.Score(f) != m.Score(f) {
 			t.Fatalf("%+v: loaded %d, trained %d", f, l.Score(f), m.Score(f))
 		}
 	}
-	m2, _ := Train(planted(200), TrainOptions{Seed: 2})
-	if m2.Version() == m.Version() {
+	if m2 := train(t, planted(8)); m2.Version() == m.Version() {
 		t.Fatal("two different models share a version")
 	}
 }
@@ -118,12 +246,10 @@ func TestSaveLoadKeepsScoresAndVersion(t *testing.T) {
 func TestParseRefusesMalformed(t *testing.T) {
 	for name, s := range map[string]string{
 		"not json":    "{",
-		"format":      `{"format":2,"nodes":[{"f":255}]}`,
-		"no nodes":    `{"format":1,"nodes":[]}`,
-		"cycle":       `{"format":1,"nodes":[{"f":2,"v":3,"l":0,"r":1},{"f":255}]}`,
-		"out range":   `{"format":1,"nodes":[{"f":2,"v":3,"l":1,"r":9},{"f":255}]}`,
-		"bad bin":     `{"format":1,"nodes":[{"f":2,"v":30,"l":1,"r":2},{"f":255},{"f":255}]}`,
-		"bad feature": `{"format":1,"nodes":[{"f":9,"v":0,"l":1,"r":2},{"f":255},{"f":255}]}`,
+		"old format":  `{"format":1,"nodes":[{"f":255}]}`,
+		"no profiles": `{"format":2,"agents":{},"all":{"tools":{},"folders":{}}}`,
+		"nil agent":   `{"format":2,"agents":{"a":null},"all":{"tools":{},"folders":{}}}`,
+		"no all":      `{"format":2,"agents":{"a":{"tools":{},"folders":{}}}}`,
 	} {
 		if _, err := Parse([]byte(s)); err == nil {
 			t.Errorf("%s: parsed", name)
@@ -135,15 +261,14 @@ func TestParseRefusesMalformed(t *testing.T) {
 // other (each score matches the version it names), while the model is
 // swapped; run with -race.
 func TestHolderSwapUnderLoad(t *testing.T) {
-	a, _ := Train(planted(200), TrainOptions{Seed: 1})
-	b, _ := Train(planted(200), TrainOptions{Seed: 2})
+	a, b := train(t, planted(7)), train(t, planted(3))
 	byVersion := map[string]*Model{a.Version(): a, b.Version(): b}
 	var h Holder
 	if s, v := h.Score(Features{}); s != 0 || v != "" {
 		t.Fatalf("no model: %d %q", s, v)
 	}
 	h.Set(a)
-	f := Features{Caller: "bot", Tool: "backup", Hour: 14, CallsLastMinute: 3, ParamSizeBytes: 60, TrustLevel: 1}
+	f := Features{Caller: "bot", Tool: "backup", Unix: day0.Add(14 * time.Hour).Unix(), LastMinute: 3, ParamSizeBytes: 60}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for g := 0; g < 4; g++ {
@@ -177,8 +302,7 @@ func TestHolderSwapUnderLoad(t *testing.T) {
 }
 
 func TestHolderCandidatePartition(t *testing.T) {
-	a, _ := Train(planted(200), TrainOptions{Seed: 1})
-	b, _ := Train(planted(200), TrainOptions{Seed: 2})
+	a, b := train(t, planted(7)), train(t, planted(3))
 	var h Holder
 	h.Set(a)
 	h.SetCandidate(b, 0.3)
@@ -199,81 +323,25 @@ func TestHolderCandidatePartition(t *testing.T) {
 	}
 }
 
+// BenchmarkAnomalyScore is one call's scoring as the running airs does it:
+// the folders of its arguments, the tracker's look-up, the model's score.
 func BenchmarkAnomalyScore(b *testing.B) {
-	m, _ := Train(planted(2000), TrainOptions{Seed: 1})
+	m := train(b, planted(14))
 	var h Holder
 	h.Set(m)
-	f := Features{Caller: "alice", Tool: "read", Hour: 10, CallsLastMinute: 2, ParamSizeBytes: 90, TrustLevel: 2}
+	tr := NewTracker()
+	args := []byte(`{"path":"docs/f12.md","offset":0}`)
+	at := day0.AddDate(0, 0, 15).Add(11 * time.Hour)
 	b.ReportAllocs()
+	i := 0
 	for b.Loop() {
-		h.Score(f)
-	}
-}
-
-// Each conditional reference point is a logged call with at most one
-// feature changed, and over many points every feature is varied.
-func TestConditionalReferenceVariesOneFeature(t *testing.T) {
-	m := &Model{callers: vocab{"bot": 1, "alice": 2}, tools: vocab{"backup": 1, "read": 2, "write": 3}}
-	var real []point
-	for _, c := range planted(50) {
-		real = append(real, point{b: m.bin(c)})
-	}
-	varied := [numFeatures]int{}
-	for _, p := range conditionalReference(real, 5000, 1) {
-		if !p.ref {
-			t.Fatal("a reference point is not marked as one")
-		}
-		best := numFeatures + 1
-		which := -1
-		for _, r := range real {
-			d, f := 0, -1
-			for i := range r.b {
-				if r.b[i] != p.b[i] {
-					d, f = d+1, i
-				}
-			}
-			if d < best {
-				best, which = d, f
-			}
-		}
-		if best > 1 {
-			t.Fatalf("reference point %v is %d features away from every logged call", p.b, best)
-		}
-		if which >= 0 {
-			varied[which]++
-		}
-	}
-	for f, n := range varied {
-		if n == 0 {
-			t.Errorf("feature %d never varied", f)
-		}
-	}
-}
-
-// A logged first call of a tool does not teach the model that first calls
-// are usual: the bot's own first calls are in the log, at its hour, and a
-// new tool at that hour still scores ≥ 0.95 — unless they are kept.
-func TestFirstCallsNotLearned(t *testing.T) {
-	calls := planted(300)
-	seen := map[[2]string]bool{}
-	for i, c := range calls {
-		k := [2]string{c.Caller, c.Tool}
-		calls[i].NovelTool = !seen[k]
-		seen[k] = true
-	}
-	for i := 0; i < 40; i++ { // the bot's first calls of 40 tools, at its hour
-		calls = append(calls, Features{Caller: "bot", Tool: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Hour: 3, CallsLastMinute: 2, NovelTool: true, ParamSizeBytes: 70, TrustLevel: 1})
-	}
-	f := Features{Caller: "bot", Tool: "send-email", Hour: 3, CallsLastMinute: 2, NovelTool: true, ParamSizeBytes: 70, TrustLevel: 1}
-	m, err := Train(calls, TrainOptions{Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := m.Score(f); s < 243 {
-		t.Fatalf("a new tool at the bot's hour: %d/255, want ≥ 0.95", s)
-	}
-	k, _ := Train(calls, TrainOptions{Seed: 4, KeepFirstCalls: true})
-	if s := k.Score(f); s >= 243 {
-		t.Fatalf("with first calls learned the new tool scores %d/255 anyway; the test shows nothing", s)
+		f := Features{Caller: "alice", Tool: "read", Unix: at.Unix(), ParamSizeBytes: len(args)}
+		f.SetFolders(args)
+		tr.ObserveIf("alice", "read", FoldersOfFeatures(&f), at.Add(time.Duration(i)*time.Second), func(r Recent) bool {
+			r.Apply(&f)
+			s, _ := h.Score(f)
+			return s < 243
+		})
+		i++
 	}
 }

@@ -1,112 +1,183 @@
-// Package anomaly scores a tool call by how unlike the audit log's calls it
-// is: a small decision tree (CART, our own: gini, depth and leaf limits),
-// trained offline on binned call features and frozen into a flat node array
-// walked with integer compares only — no floating point at call time.
+// Package anomaly scores a tool call by how unlike its caller's recorded
+// calls it is, with no LLM and no labels: a profile per agent (the tools
+// it calls, how fast, how large its arguments are for each tool, the
+// folders its arguments name, the hours it works), learned from the audit
+// log, and one score per feature — the most unusual decides.
 //
-// Anomaly detection has no labels, so the tree is trained as a classifier
-// between the log's calls (class 0, "seen") and a reference sample of
-// plausible calls (class 1). Where the log is dense the reference is thin
-// and the leaf scores low; where the log never goes (an agent at an hour it
-// never works, fifty calls a minute from an agent that makes five a day, a
-// tool it never called) the leaf holds only reference points and scores
-// near 1. The score of a leaf is the (weighted) fraction of reference
-// points in it: an estimate of u/(u+p), u the reference density, p the
-// log's — a density ratio, which is what "how unusual is this call" means,
-// obtained with a supervised learner.
+// Each feature's score is bounded by the evidence behind it, so a short
+// history abstains instead of screaming:
 //
-// The reference has two parts. A tenth is drawn uniformly over every
-// feature's bins, independently: it covers what no logged call comes near
-// (an unknown caller, a burst rate no one reaches). Nine tenths are logged
-// calls with one feature, chosen at random, redrawn uniformly: "this
-// caller, this tool, this rate — at another hour". They make the tree learn
-// how rare each feature's value is given the others, which the uniform part
-// alone cannot where the log is narrow in several features at once (a bot
-// that only ever runs at 02:00 fills one caller bin of 32; the uniform
-// points in "that bot at 11:00" are too few for a leaf to score high, and
-// the bot's run at 11:00, among the humans' calls, looked ordinary: 20% of
-// such runs detected before, 99% after, on the traffic model's eval).
-// Uniform rather than marginal resampling because the anomalies live in
-// bins the log never fills (a marginal would put no reference point there
-// and the tree could not learn them). A logged call that is its caller's
-// first of a tool is not learned as normal (Train says why).
+//   - a tool (or folder) new to the agent scores 1 − p, p the chance of a
+//     new one estimated from the agent's own history (Good–Turing: the
+//     share of its calls whose tool it called only once, plus a pseudo
+//     count), so an agent with twenty calls of three tools is sure and an
+//     agent that tries a new tool every few calls is not;
+//   - the call rate is one-sided (only faster than usual is unusual) and
+//     compared with the fastest the agent was seen (in the last 10 s, the
+//     last minute, and the span of its last calls), a bound widened while
+//     the agent has few active minutes behind it;
+//   - an argument size is compared with the largest the agent sent that
+//     tool, widened while there are few of them;
+//   - the hour of day is judged only once the agent has several days of
+//     history (MinDaysForHour), from how many of its days it was active
+//     near that hour.
+//
+// Model.Judges says what the model can judge yet for an agent (`airs guard
+// status`). Training is counting, so a model is updated with new calls
+// without replaying the old ones (Model.Update).
 package anomaly
 
-import "math/bits"
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"time"
+)
 
-// Features are the seed's seven call features, as the pipeline computes
-// them.
+// Features are one call's facts as the scorer sees them: what the call
+// is, and what the Tracker knows of the caller's recent calls.
 type Features struct {
-	Caller          string
-	Tool            string
-	Hour            int  // 0–23, UTC hour of the call
-	CallsLastMinute int  // this caller's calls in the last 60 s, this one included
-	NovelTool       bool // the caller's first call of this tool
-	ParamSizeBytes  int
-	TrustLevel      int // the caller's configured trust level, 0 when none
+	Caller string
+	Tool   string
+	// Unix is the call's time (seconds): the hour of day and, in
+	// training, the day and minute it counts in.
+	Unix int64
+	// Last10s and LastMinute are the caller's calls in the last 10 s and
+	// 60 s, this one included (every call counts, held ones too).
+	Last10s, LastMinute int
+	// Span is the time the caller's last SpanCalls calls (this one
+	// included) took; 0 while it has made fewer.
+	Span time.Duration
+	// KnownTool: the Tracker has seen the caller call Tool as a usual call
+	// since it started (not held, or approved by a person); the model
+	// knows the calls it was trained on itself.
+	KnownTool      bool
+	ParamSizeBytes int
+	// Folders are the folders the arguments name (FoldersOf), NFolders of
+	// them; KnownFolders has bit i set when the Tracker has seen the
+	// caller use Folders[i] as a usual call.
+	Folders      [MaxFolders]uint64
+	NFolders     int
+	KnownFolders uint8
+	// Tops are the top-level folders of Folders (the same hash when a
+	// folder is one level deep); KnownTops like KnownFolders.
+	Tops      [MaxFolders]uint64
+	KnownTops uint8
+	// LiveFolderCalls, LiveLateFolderCalls and LiveLateNewTops are the
+	// Tracker's evidence about the caller's folders (Recent), used when
+	// the model has less: the audit log keeps no arguments, so a model
+	// trained on it knows no folders and the running airs learns them
+	// itself.
+	LiveFolderCalls, LiveLateFolderCalls, LiveLateNewTops int
 }
 
-// The binned feature tuple. Caller and tool are indexes into the model's
-// vocabularies (0 is "unknown"); the counts are log2 bins.
-const (
-	fCaller = iota
-	fTool
-	fHour
-	fCalls
-	fNovel
-	fSize
-	fTrust
-	numFeatures
-)
+// Hour is the call's UTC hour of day.
+func (f *Features) Hour() int { return int((f.Unix%86400 + 86400) % 86400 / 3600) }
 
-// binCount is how many bins each feature has; categorical features are
-// split by equality, ordinal ones by threshold.
-var binCount = [numFeatures]int{
-	fCaller: maxCallers + 1, fTool: maxTools + 1, fHour: 24, fCalls: 12, fNovel: 2, fSize: 16, fTrust: 4,
+// MaxFolders is how many folders of one call's arguments are looked at.
+const MaxFolders = 4
+
+// SpanCalls is how many of the caller's calls Features.Span spans.
+const SpanCalls = 5
+
+// maxArgScan bounds how much of the arguments FoldersOf reads: paths are
+// short and come first in every built-in tool's arguments; a megabyte of
+// text is not scanned for them on every call.
+const maxArgScan = 4096
+
+// SetFolders sets Folders, Tops and NFolders from the JSON arguments.
+func (f *Features) SetFolders(args []byte) {
+	f.Folders, f.Tops, f.NFolders = FoldersOf(args)
 }
 
-var categorical = [numFeatures]bool{fCaller: true, fTool: true}
-
-const (
-	maxCallers = 31
-	maxTools   = 63
-)
-
-type bins [numFeatures]uint8
-
-func log2Bin(n, max int) uint8 {
-	if n <= 0 {
-		return 0
+// FoldersOf finds the folders the JSON arguments name: every string value
+// that looks like a path (has a '/' and no white space or newline), cut
+// to its first two folder levels ("hr/passwords.txt" is folder "hr",
+// "docs/a/b/c.md" is "docs/a"), hashed, and each one's top-level folder
+// ("docs"). A file at the top level is folder ".". Non-JSON arguments
+// (MessagePack) name none.
+func FoldersOf(args []byte) (out, tops [MaxFolders]uint64, n int) {
+	if len(args) > maxArgScan {
+		args = args[:maxArgScan]
 	}
-	b := bits.Len(uint(n))
-	if b >= max {
-		b = max - 1
+	for i := 0; i < len(args) && n < MaxFolders; i++ {
+		if args[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && args[j] != '"' {
+			if args[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(args) {
+			break
+		}
+		s := args[i+1 : j]
+		i = j
+		if j+1 < len(args) && (args[j+1] == ':' || (args[j+1] == ' ' && j+2 < len(args) && args[j+2] == ':')) {
+			continue // an object key, not a value
+		}
+		if d, ok := folderOf(s); ok {
+			h := hashFolder(d)
+			dup := false
+			for k := 0; k < n; k++ {
+				dup = dup || out[k] == h
+			}
+			if !dup {
+				out[n] = h
+				tops[n] = h
+				if k := bytes.IndexByte(d, '/'); k >= 0 {
+					tops[n] = hashFolder(d[:k])
+				}
+				n++
+			}
+		}
 	}
-	return uint8(b)
+	return out, tops, n
 }
 
-// vocab maps a name to its bin; a name outside it is bin 0, "unknown".
-type vocab map[string]uint8
+// folderOf is a path's folder, two levels at most; false when s is not a
+// path.
+func folderOf(s []byte) ([]byte, bool) {
+	if len(s) == 0 || len(s) > 1024 || bytes.IndexByte(s, '/') < 0 || bytes.ContainsAny(s, " \t\n") ||
+		bytes.Contains(s, []byte("://")) {
+		return nil, false
+	}
+	for len(s) > 0 && (s[0] == '/' || (s[0] == '.' && len(s) > 1 && s[1] == '/')) {
+		if s[0] == '.' {
+			s = s[2:]
+		} else {
+			s = s[1:]
+		}
+	}
+	last := bytes.LastIndexByte(s, '/')
+	if last < 0 {
+		return []byte("."), true
+	}
+	d := s[:last]
+	if k := bytes.IndexByte(d, '/'); k >= 0 {
+		if k2 := bytes.IndexByte(d[k+1:], '/'); k2 >= 0 {
+			d = d[:k+1+k2]
+		}
+	}
+	return d, true
+}
 
-func (m *Model) bin(f Features) bins {
-	var b bins
-	b[fCaller] = m.callers[f.Caller]
-	b[fTool] = m.tools[f.Tool]
-	h := f.Hour % 24
-	if h < 0 {
-		h += 24
+// hashFolder is FNV-1a 64 of a folder, never 0 (0 is "none").
+func hashFolder(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
 	}
-	b[fHour] = uint8(h)
-	b[fCalls] = log2Bin(f.CallsLastMinute, binCount[fCalls])
-	if f.NovelTool {
-		b[fNovel] = 1
+	if h == 0 {
+		h = 1
 	}
-	b[fSize] = log2Bin(f.ParamSizeBytes, binCount[fSize])
-	t := f.TrustLevel
-	if t < 0 {
-		t = 0
-	} else if t > 3 {
-		t = 3
-	}
-	b[fTrust] = uint8(t)
-	return b
+	return h
+}
+
+func sortJudgements(j []Judgement) {
+	slices.SortFunc(j, func(a, b Judgement) int { return strings.Compare(a.Agent, b.Agent) })
 }

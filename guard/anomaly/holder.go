@@ -84,3 +84,11 @@ func fnv32a(s string) uint32 {
 	}
 	return h
 }
+
+// Main is the installed main model (nil: none).
+func (h *Holder) Main() *Model {
+	if s := h.cur.Load(); s != nil {
+		return s.main
+	}
+	return nil
+}

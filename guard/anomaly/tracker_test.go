@@ -7,6 +7,16 @@ import (
 	"time"
 )
 
+func obs(t *Tracker, caller, tool string, at time.Time) (int, bool) {
+	r := t.Observe(caller, tool, Folders{}, at)
+	return r.LastMinute, !r.KnownTool
+}
+
+func peek(t *Tracker, caller, tool string, at time.Time) (int, bool) {
+	r := t.Peek(caller, tool, Folders{}, at)
+	return r.LastMinute, !r.KnownTool
+}
+
 // The tracker's features against a direct count: calls in the last 60 s
 // (this one included) and first calls of a tool, per caller.
 func TestTrackerCountsTheLastMinute(t *testing.T) {
@@ -30,7 +40,7 @@ func TestTrackerCountsTheLastMinute(t *testing.T) {
 				want++
 			}
 		}
-		got, novel := tr.Observe("a", "read", at)
+		got, novel := obs(tr, "a", "read", at)
 		if got != want {
 			t.Fatalf("call %d at %v: %d in the last minute, want %d", i, at, got, want)
 		}
@@ -43,29 +53,29 @@ func TestTrackerCountsTheLastMinute(t *testing.T) {
 	// the one at 130 (and itself), not the one at 100, exactly 60 s before.
 	back := NewTracker()
 	for _, sec := range []int64{100, 130, 170} {
-		back.Observe("a", "read", time.Unix(sec, 0))
+		obs(back, "a", "read", time.Unix(sec, 0))
 	}
-	if got, _ := back.Peek("a", "read", time.Unix(160, 0)); got != 2 {
+	if got, _ := peek(back, "a", "read", time.Unix(160, 0)); got != 2 {
 		t.Fatalf("peek at 160 after calls at 100, 130, 170: %d, want 2", got)
 	}
-	if got, _ := back.Peek("a", "read", time.Unix(189, 0)); got != 3 {
+	if got, _ := peek(back, "a", "read", time.Unix(189, 0)); got != 3 {
 		t.Fatalf("peek at 189: %d, want 3 (130, 170 and itself)", got)
 	}
-	if got, _ := back.Peek("a", "read", time.Unix(190, 0)); got != 2 {
+	if got, _ := peek(back, "a", "read", time.Unix(190, 0)); got != 2 {
 		t.Fatalf("peek at 190: %d, want 2 (170 and itself)", got)
 	}
-	if n, novel := tr.Observe("b", "read", times[len(times)-1]); n != 1 || !novel {
+	if n, novel := obs(tr, "b", "read", times[len(times)-1]); n != 1 || !novel {
 		t.Fatalf("another caller: %d %v, want its own history", n, novel)
 	}
-	if _, novel := tr.Observe("a", "write", times[len(times)-1]); !novel {
+	if _, novel := obs(tr, "a", "write", times[len(times)-1]); !novel {
 		t.Fatal("a's first write is not novel")
 	}
-	n1, _ := tr.Peek("a", "write", times[len(times)-1])
-	n2, novel := tr.Peek("a", "send", times[len(times)-1])
+	n1, _ := peek(tr, "a", "write", times[len(times)-1])
+	n2, novel := peek(tr, "a", "send", times[len(times)-1])
 	if n1 != n2 || !novel {
 		t.Fatalf("peek recorded a call: %d then %d, novel %v", n1, n2, novel)
 	}
-	if n, _ := tr.Observe("a", "read", times[len(times)-1].Add(61*time.Second)); n != 1 {
+	if n, _ := obs(tr, "a", "read", times[len(times)-1].Add(61*time.Second)); n != 1 {
 		t.Fatalf("61 s later: %d calls in the last minute, want 1", n)
 	}
 }
@@ -74,26 +84,26 @@ func TestTrackerBounded(t *testing.T) {
 	tr := NewTracker()
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 3*MaxTrackedCallers; i++ {
-		tr.Observe(fmt.Sprint("c", i), "read", t0.Add(time.Duration(i)*time.Second))
+		obs(tr, fmt.Sprint("c", i), "read", t0.Add(time.Duration(i)*time.Second))
 	}
 	if n := tr.Callers(); n > MaxTrackedCallers {
 		t.Fatalf("%d callers remembered, cap %d", n, MaxTrackedCallers)
 	}
 	// The most recent caller survived; the first was forgotten.
 	last := fmt.Sprint("c", 3*MaxTrackedCallers-1)
-	if _, novel := tr.Observe(last, "read", t0.Add(time.Hour)); novel {
+	if _, novel := obs(tr, last, "read", t0.Add(time.Hour)); novel {
 		t.Fatal("the most recent caller was forgotten")
 	}
-	if _, novel := tr.Observe("c0", "read", t0.Add(time.Hour)); !novel {
+	if _, novel := obs(tr, "c0", "read", t0.Add(time.Hour)); !novel {
 		t.Fatal("the caller idle longest was not forgotten")
 	}
 	for i := 0; i < 2*MaxToolsPerCaller; i++ {
-		tr.Observe("many", fmt.Sprint("t", i), t0)
+		obs(tr, "many", fmt.Sprint("t", i), t0)
 	}
-	if _, novel := tr.Observe("many", fmt.Sprint("t", MaxToolsPerCaller+5), t0); !novel {
+	if _, novel := obs(tr, "many", fmt.Sprint("t", MaxToolsPerCaller+5), t0); !novel {
 		t.Fatal("a tool past the cap was remembered")
 	}
-	if _, novel := tr.Observe("many", "t1", t0); novel {
+	if _, novel := obs(tr, "many", "t1", t0); novel {
 		t.Fatal("a tool within the cap was forgotten")
 	}
 }
@@ -108,12 +118,12 @@ func TestTrackerConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 500; i++ {
-				tr.Observe(fmt.Sprint("c", i%20), "read", t0)
+				obs(tr, fmt.Sprint("c", i%20), "read", t0)
 			}
 		}()
 	}
 	wg.Wait()
-	if n, _ := tr.Peek("c3", "read", t0); n != 8*25+1 {
+	if n, _ := peek(tr, "c3", "read", t0); n != 8*25+1 {
 		t.Fatalf("c3: %d calls in the minute (peeked one included), want %d", n, 8*25+1)
 	}
 }
@@ -124,23 +134,36 @@ func BenchmarkTrackerObserve(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		tr.Observe("alice", "read", t0.Add(time.Duration(i)*time.Millisecond))
+		obs(tr, "alice", "read", t0.Add(time.Duration(i)*time.Millisecond))
 		i++
 	}
 }
 
-// Peek then Add is Observe.
-func TestTrackerPeekAddIsObserve(t *testing.T) {
-	a, b := NewTracker(), NewTracker()
+// A held call (learn false) counts in its caller's rates as every call
+// does — after a pause an agent whose calls are held is not made to look
+// idle — but its tool and folders are not learned until Learn.
+func TestTrackerHeldCallsCountNotLearned(t *testing.T) {
+	tr := NewTracker()
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	for i := 0; i < 300; i++ {
-		at := t0.Add(time.Duration(i*i%53) * time.Second)
-		tool := fmt.Sprint("t", i%7)
-		n1, v1 := a.Observe("c", tool, at)
-		n2, v2 := b.Peek("c", tool, at)
-		b.Add("c", tool, at)
-		if n1 != n2 || v1 != v2 {
-			t.Fatalf("call %d: observe %d %v, peek %d %v", i, n1, v1, n2, v2)
-		}
+	var f Features
+	f.SetFolders([]byte(`{"path":"hr/passwords.txt"}`))
+	fo := FoldersOfFeatures(&f)
+	for i := 0; i < 30; i++ {
+		tr.ObserveIf("a", "rm", fo, t0.Add(time.Duration(i)*time.Second), func(Recent) bool { return false })
+	}
+	r := tr.Peek("a", "rm", fo, t0.Add(30*time.Second))
+	if r.LastMinute != 31 || r.Last10s != 10 {
+		t.Fatalf("held calls not counted: %+v, want 31 in the minute and 10 in 10 s", r)
+	}
+	if r.KnownTool || r.KnownFolders != 0 || r.KnownTops != 0 {
+		t.Fatalf("a held call was learned: %+v", r)
+	}
+	if r.Span != 4*time.Second {
+		t.Fatalf("span of the last %d calls: %v, want 4s", SpanCalls, r.Span)
+	}
+	tr.Learn("a", "rm", fo)
+	r = tr.Peek("a", "rm", fo, t0.Add(30*time.Second))
+	if !r.KnownTool || r.KnownFolders != 1 || r.KnownTops != 1 || r.FolderCalls != 1 || r.LateFolderCalls != 0 {
+		t.Fatalf("after Learn: %+v", r)
 	}
 }

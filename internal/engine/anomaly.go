@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,8 @@ type AnomalyGate struct {
 	NoModel bool
 
 	cfg     config.Anomaly
+	scorer  *guard.AnomalyScorer
+	audit   string    // the audit log file the scheduled update reads ("" on PostgreSQL)
 	models  *pgModels // storage.guard: postgres (pgstate.go); nil: the model files
 	ownDB   *pg.DB    // the database models was opened on, when the gate opened it
 	log     *slog.Logger
@@ -83,7 +86,8 @@ func StartAnomalyOn(cfg *config.Config, db *pg.DB, log *slog.Logger, watch bool)
 	if guardOnPG(cfg) {
 		g.models, g.ownDB = openPGModels(cfg, db)
 	}
-	sc := guard.NewAnomalyScorer(g.Models, cfg.TrustLevels(), g.Thresholds.Block)
+	sc := guard.NewAnomalyScorer(g.Models, g.Thresholds.Block)
+	g.scorer = sc
 	g.Scorer = &warningScorer{inner: sc, at: g.Thresholds.Warn, log: log}
 	if err := g.Reload(); err != nil {
 		g.Notice = err.Error()
@@ -102,12 +106,96 @@ func StartAnomalyOn(cfg *config.Config, db *pg.DB, log *slog.Logger, watch bool)
 			log.Warn("anomaly: the audit log's tail could not warm the history; tools already called may count as new for a while", "err", err)
 		}
 	}
+	if !auditOnPG(cfg) {
+		g.audit = cfg.AuditPath()
+	}
 	if watch {
 		g.stop = make(chan struct{})
-		g.stopped.Add(1)
+		g.stopped.Add(2)
 		go g.watch()
+		go g.updateEvery(AnomalyUpdateInterval)
 	}
 	return g
+}
+
+// AnomalyUpdateInterval is how often a long-running airs updates the
+// model file with the audit log's calls since the model's newest
+// (anomaly.Model.Update: counting, not retraining from scratch), so the
+// gate keeps learning without `airs guard train` being run by hand. A
+// variable for tests.
+var AnomalyUpdateInterval = time.Hour
+
+// updateEvery runs UpdateModel every interval until Close.
+func (g *AnomalyGate) updateEvery(interval time.Duration) {
+	defer g.stopped.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+			if n, err := g.UpdateModel(); err != nil {
+				g.log.Warn("anomaly: scheduled model update", "err", err)
+			} else if n > 0 {
+				g.log.Info("anomaly: model updated", "calls", n, "file", g.cfg.Model)
+			}
+		}
+	}
+}
+
+// UpdateModel learns the audit log's calls newer than the model's newest
+// into the model file (the watcher then loads it). It does nothing
+// without a model file (a person trains the first one) or with the
+// models or the audit log in PostgreSQL (`airs guard train` updates
+// those). It returns how many calls were learned.
+func (g *AnomalyGate) UpdateModel() (int, error) {
+	if g.models != nil || g.audit == "" || g.cfg.Model == "" {
+		return 0, nil
+	}
+	cur, err := anomaly.Load(g.cfg.Model)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	ts, err := guard.ReadTrainingSet(g.audit, pipeline.AnomalyScoreOf(g.Thresholds.Block))
+	if err != nil {
+		return 0, err
+	}
+	calls := ts.After(cur.Through())
+	if len(calls) == 0 {
+		return 0, nil
+	}
+	next, err := cur.Update(calls)
+	if err != nil {
+		return 0, err
+	}
+	return len(calls), next.Save(g.cfg.Model)
+}
+
+// Learning is inner (the guard) with what a person decides taught to the
+// scorer: a call the anomaly gate held that a person approved (once or
+// always) makes its tool and folders usual for its caller at once, in
+// this process, before any retraining; a denied one teaches nothing and
+// stays unusual.
+func (g *AnomalyGate) Learning(inner pipeline.IntentGate) pipeline.IntentGate {
+	return &learningGate{inner: inner, scorer: g.scorer}
+}
+
+type learningGate struct {
+	inner  pipeline.IntentGate
+	scorer *guard.AnomalyScorer
+}
+
+func (l *learningGate) Gate(ctx context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
+	d, err := l.inner.Gate(ctx, c)
+	if err == nil && c.Anomaly == pipeline.AnomalyBlock &&
+		(d.Decision == pipeline.IntentApproved || d.Decision == pipeline.IntentAlways) {
+		l.scorer.Learn(c.Caller, c.Tool.Name, c.Params)
+	}
+	return d, err
 }
 
 // Reload reads the model files again and installs what they hold (the

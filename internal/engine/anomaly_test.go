@@ -20,7 +20,7 @@ func trainedModel(t *testing.T, seed uint64) *anomaly.Model {
 	for _, c := range traffic.Normal(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), 7, seed) {
 		fs = append(fs, z.Features(c, true))
 	}
-	m, err := anomaly.Train(fs, anomaly.TrainOptions{Seed: seed})
+	m, err := anomaly.Train(fs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 type EvalOptions struct {
 	TrainDays, TestDays int // default 28 and 14
 	Seed                uint64
-	Train               anomaly.TrainOptions
 }
 
 // Line is one output line of `airs eval guard`: an anomaly kind's
@@ -45,7 +44,7 @@ func Evaluate(o EvalOptions) (*anomaly.Model, []Line, error) {
 	for ; i < len(all) && all[i].At.Before(split); i++ {
 		train = append(train, z.Features(all[i], true))
 	}
-	m, err := anomaly.Train(train, o.Train)
+	m, err := anomaly.Train(train)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,7 +28,6 @@ type Call struct {
 	Caller string
 	Tool   string
 	Size   int
-	Trust  int
 }
 
 type agent struct {
@@ -77,7 +76,7 @@ func Normal(start time.Time, days int, seed uint64) []Call {
 				for i := 0; i < n; i++ {
 					at := day.Add(8*time.Hour + time.Duration(rng.Int64N(int64(11*time.Hour))))
 					t := a.tools[rng.IntN(len(a.tools))]
-					out = append(out, Call{At: at, Caller: a.name, Tool: t, Size: size(rng, t), Trust: a.trust})
+					out = append(out, Call{At: at, Caller: a.name, Tool: t, Size: size(rng, t)})
 				}
 				continue
 			}
@@ -97,7 +96,7 @@ func botRun(rng *rand.Rand, a agent, at time.Time) []Call {
 	out := make([]Call, n)
 	for i := range out {
 		t := a.tools[rng.IntN(len(a.tools))]
-		out[i] = Call{At: at.Add(time.Duration(i) * 8 * time.Second), Caller: a.name, Tool: t, Size: size(rng, t), Trust: a.trust}
+		out[i] = Call{At: at.Add(time.Duration(i) * 8 * time.Second), Caller: a.name, Tool: t, Size: size(rng, t)}
 	}
 	return out
 }
@@ -107,7 +106,7 @@ func Burst(at time.Time, n int, seed uint64) []Call {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	out := make([]Call, n)
 	for i := range out {
-		out[i] = Call{At: at.Add(time.Duration(i) * time.Minute / time.Duration(n)), Caller: "dave", Tool: "read-file", Size: size(rng, "read-file"), Trust: 1}
+		out[i] = Call{At: at.Add(time.Duration(i) * time.Minute / time.Duration(n)), Caller: "dave", Tool: "read-file", Size: size(rng, "read-file")}
 	}
 	return out
 }
@@ -122,7 +121,7 @@ func Novel(day time.Time, seed uint64) []Call {
 			h = a.hours[0]
 		}
 		out = append(out, Call{At: day.Add(time.Duration(h)*time.Hour + time.Duration(rng.IntN(50))*time.Minute),
-			Caller: a.name, Tool: "send-email", Size: size(rng, "send-email"), Trust: a.trust})
+			Caller: a.name, Tool: "send-email", Size: size(rng, "send-email")})
 	}
 	return out
 }
@@ -141,10 +140,8 @@ func OffHours(day time.Time, hour int, seed uint64) []Call {
 }
 
 // Featurizer computes the features the pipeline computes, in call order,
-// with the running airs's own code (anomaly.Tracker): calls in the last
-// minute per caller, and the caller's first call of a tool. It carries
-// state from the training period into the scored one, as a running airs
-// does.
+// with the running airs's own code (anomaly.Tracker). It carries state
+// from the training period into the scored one, as a running airs does.
 type Featurizer struct {
 	t *anomaly.Tracker
 }
@@ -156,13 +153,13 @@ func NewFeaturizer() *Featurizer { return &Featurizer{t: anomaly.NewTracker()} }
 // injected call is scored without being recorded when keep is false, so
 // one anomaly does not change the next one's features.
 func (z *Featurizer) Features(c Call, keep bool) anomaly.Features {
-	var calls int
-	var novel bool
+	f := anomaly.Features{Caller: c.Caller, Tool: c.Tool, Unix: c.At.Unix(), ParamSizeBytes: c.Size}
+	var r anomaly.Recent
 	if keep {
-		calls, novel = z.t.Observe(c.Caller, c.Tool, c.At)
+		r = z.t.Observe(c.Caller, c.Tool, anomaly.Folders{}, c.At)
 	} else {
-		calls, novel = z.t.Peek(c.Caller, c.Tool, c.At)
+		r = z.t.Peek(c.Caller, c.Tool, anomaly.Folders{}, c.At)
 	}
-	return anomaly.Features{Caller: c.Caller, Tool: c.Tool, Hour: c.At.UTC().Hour(), CallsLastMinute: calls,
-		NovelTool: novel, ParamSizeBytes: c.Size, TrustLevel: c.Trust}
+	r.Apply(&f)
+	return f
 }
