@@ -576,7 +576,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
 	// The tool whose words cover the request's main action first (a
 	// summary of a file is summarize's, reading it only a means).
-	act := string(in.Main())
+	act := in.ActionWords()
 	order := slices.Clone(cands)
 	score := func(c Candidate) float64 {
 		if act == "" {

@@ -161,6 +161,7 @@ var rewrites = []rewrite{
 	rw(`\bmultiply\s+`+list, func(m []string) string { return joinOps(operands(m[0]), "*") }),
 	rw(`\bmultiply\s+`+operand+`\s+(?:by|times|with)\s+`+operand, func(m []string) string { return "(" + m[1] + " * " + m[2] + ")" }),
 	rw(`\b(?:subtract|take(?:\s+away)?|deduct)\s+`+operand+`\s+from\s+`+operand, func(m []string) string { return "(" + m[2] + " - " + m[1] + ")" }),
+	rw(`\btake\s+`+operand+`\s+away\s+from\s+`+operand, func(m []string) string { return "(" + m[2] + " - " + m[1] + ")" }),
 	rw(`\b(?:the\s+)?difference\s+between\s+`+operand+`\s+and\s+`+operand, func(m []string) string { return "(" + m[1] + " - " + m[2] + ")" }),
 	rw(`\bdivide\s+`+operand+`\s+(?:by|into)\s+`+operand, func(m []string) string {
 		if strings.Contains(strings.ToLower(m[0]), " into ") {
@@ -189,7 +190,7 @@ var reCalcSpan = regexp.MustCompile(`(?:sqrt\(|\(|-)?[\d.(][\d.\s+\-*/^()sqrt]*[
 
 // opWords mark a rewrite that needs an operator word between operands
 // ("plus", "and"): "and" alone makes one only next to an arithmetic verb.
-var reArithCue = regexp.MustCompile(`(?i)\b(?:sum|add|plus|minus|times|multipl\w*|divid\w*|subtract|product|average|mean|total|squared|cubed|square|root|power|percent|difference|calculate|compute|what'?s|what\s+is|how\s+much|half|double|twice|triple|quarter|third|deduct|take)\b|%|[-+*/^×÷]`)
+var reArithCue = regexp.MustCompile(`(?i)\b(?:sum|add|plus|minus|times|multipl\w*|divid\w*|subtract|product|average|mean|total|squared|cubed|square|root|power|percent|difference|calculate|compute|what'?s|what\s+is|how\s+much|half|double|twice|triple|quarter|third|deduct|take|sqrt)\b|%|[-+*/^×÷]|\d\s*x\s*\d`)
 
 // Expression is the arithmetic a request states, in the calculator's
 // grammar, or "" when it states none.
@@ -253,4 +254,10 @@ func trimUnbalanced(s string) string {
 			return s
 		}
 	}
+}
+
+// IsExpression reports whether s is an expression the calculator reads.
+func IsExpression(s string) bool {
+	_, err := builtin.Eval(s)
+	return err == nil && strings.TrimSpace(s) != ""
 }

@@ -228,7 +228,7 @@ func newEntry(space, rel string, dir bool) *Entry {
 func (si *spaceIndex) add(e *Entry) {
 	si.entries[e.Path] = e
 	si.byBase[e.base] = append(si.byBase[e.base], e)
-	for _, t := range e.stem {
+	for _, t := range e.tokens() {
 		m := si.byToken[t]
 		if m == nil {
 			m = map[*Entry]bool{}
@@ -236,6 +236,26 @@ func (si *spaceIndex) add(e *Entry) {
 		}
 		m[e] = true
 	}
+}
+
+// tokens are the words of its name and its folders', once each.
+func (e *Entry) tokens() []string {
+	var out []string
+	for _, t := range append(append([]string(nil), e.stem...), e.dirs...) {
+		if !slicesContains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func (si *spaceIndex) remove(e *Entry) {
@@ -250,7 +270,7 @@ func (si *spaceIndex) remove(e *Entry) {
 	if len(si.byBase[e.base]) == 0 {
 		delete(si.byBase, e.base)
 	}
-	for _, t := range e.stem {
+	for _, t := range e.tokens() {
 		delete(si.byToken[t], e)
 		if len(si.byToken[t]) == 0 {
 			delete(si.byToken, t)
@@ -310,6 +330,13 @@ type scored struct {
 // with the best score is returned, files or folders as asked. An entry
 // must share at least one word of its own name with the words.
 func (x *FileIndex) Search(spaces []string, words []string, ext string, wantDir bool) []*Entry {
+	return x.SearchWith(spaces, words, ext, wantDir, nil)
+}
+
+// SearchWith is Search keeping only the entries accept takes (the words of
+// the entry's own name and of its folders that matched, and the share of
+// its own name's words matched).
+func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, wantDir bool, accept func(e *Entry, stemHits, dirHits int, cover float64) bool) []*Entry {
 	if len(words) == 0 {
 		return nil
 	}
@@ -359,6 +386,9 @@ func (x *FileIndex) Search(spaces []string, words []string, ext string, wantDir 
 		if d := (a.stemHits + a.dirHits) - (b.stemHits + b.dirHits); d != 0 {
 			return d
 		}
+		if d := a.stemHits - b.stemHits; d != 0 {
+			return d
+		}
 		if a.extHit != b.extHit {
 			if a.extHit {
 				return 1
@@ -377,6 +407,9 @@ func (x *FileIndex) Search(spaces []string, words []string, ext string, wantDir 
 	for _, s := range seen {
 		if ext != "" && !wantDir && s.e.ext != ext && !sameKind(ext, s.e.ext) {
 			continue // "the acme pdf" is not acme.txt
+		}
+		if accept != nil && !accept(s.e, s.stemHits, s.dirHits, s.cover) {
+			continue
 		}
 		switch {
 		case len(best) == 0 || better(s, best[0]) > 0:

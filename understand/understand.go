@@ -125,6 +125,16 @@ func (in *Interpretation) Main() Action {
 	return in.Actions[0]
 }
 
+// ActionWords are the words a tool serving the main action uses: reading
+// a file and extracting its text are one action to a person.
+func (in *Interpretation) ActionWords() string {
+	switch in.Main() {
+	case Read, Extract:
+		return "read extract text"
+	}
+	return string(in.Main())
+}
+
 // ActionText is the canonical words of the actions, for matching tools.
 func (in *Interpretation) ActionText() string {
 	var b []string
@@ -155,7 +165,7 @@ var (
 	reEvery  = regexp.MustCompile(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
 	reTypeW  = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
 	reRecur  = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
-	reNeg    = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before\s+you|except)\s+(?:\w+\s+){0,2}$`)
+	reNeg    = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the)\s+(?:\w+\s+){0,2}$`)
 )
 
 // action words, by canonical action. Longer phrases first within a kind.
@@ -170,7 +180,7 @@ var actionPhrases = []struct {
 	{Summarize, regexp.MustCompile(`(?i)\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
 	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|what\s+(?:files|documents|pdfs|papers)|which\s+(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
 	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
-	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what)\b`)},
+	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
 	{Calculate, regexp.MustCompile(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
 }
 
@@ -220,6 +230,16 @@ func Parse(text string, env Env) *Interpretation {
 	in.readSpace(lower, env)
 	in.readObjects(unq, lower, env)
 	in.Every = reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	if in.Has(List) && in.Has(Summarize) && regexp.MustCompile(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
+		in.Every = true // "list the pdfs in papers, then summarize them"
+		in.Actions = slicesDelete(in.Actions, List)
+	}
+	if in.Has(List) && in.Folder == nil && regexp.MustCompile(`(?i)\b(?:find|search)\b`).MatchString(unq) {
+		in.Recursive = true // find(1) looks everywhere
+	}
+	if len(in.Actions) == 0 && len(in.Objects) > 0 {
+		in.Actions = []Action{Read} // "draft.txt?": the person wants to see it
+	}
 	in.orderActions()
 	return in
 }
@@ -239,6 +259,16 @@ func normExt(e string) string {
 		return "jpg"
 	}
 	return e
+}
+
+func slicesDelete(as []Action, a Action) []Action {
+	var out []Action
+	for _, x := range as {
+		if x != a {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // readActions finds the action words, each kind once, in the order the
@@ -309,6 +339,14 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 			re := regexp.MustCompile(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
 			if loc := re.FindStringIndex(lower); loc != nil && (best < 0 || loc[0] < best) {
 				best, in.Space = loc[0], sp
+			}
+		}
+	}
+	if in.Space == "" {
+		for _, sp := range env.Spaces {
+			if len(sp) >= 4 && regexp.MustCompile(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
+				in.Space = sp
+				break
 			}
 		}
 	}
@@ -393,10 +431,13 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		spaceWords[in.MissingSpace] = true
 	}
 	// The folder the request works in: "in the papers folder", "under quotes".
+	listing := in.Has(List) || reEvery.MatchString(unq)
 	for _, m := range reFolderRef.FindAllStringSubmatch(rest, -1) {
 		phrase := m[1]
 		if phrase == "" {
 			phrase = m[2]
+		} else if !listing && !regexp.MustCompile(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
+			continue // "in the cover letter" names a file, not a folder
 		}
 		ws := words(phrase, spaceWords)
 		if len(ws) == 0 {
@@ -435,7 +476,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 				if len(ws) == 0 {
 					break
 				}
-				ms := env.Index.Search(spaces, ws, ext, false)
+				ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(sd)))
 				if len(ms) == 0 {
 					break
 				}
@@ -451,7 +492,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	if len(ws) == 0 {
 		return
 	}
-	ms := env.Index.Search(spaces, ws, ext, false)
+	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc)))
 	if len(ms) == 0 {
 		return
 	}
@@ -477,6 +518,23 @@ func (in *Interpretation) needsFile() bool {
 		}
 	}
 	return false
+}
+
+// describes is the acceptance rule for a described file: the words name
+// at least half of its own name, or two of its words (name or folders), or
+// one word the request uses as a definite noun ("the lease", "my budget").
+func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
+	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
+		if stemHits+dirHits >= 2 || stemHits > 0 && cover >= 0.5 {
+			return true
+		}
+		for _, t := range e.tokens() {
+			if regexp.MustCompile(`\b(?:the|my|this|that|our)\s+` + regexp.QuoteMeta(t) + `\w*\b`).MatchString(lower) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // afterAction is the text after the first action word (the object's words).
