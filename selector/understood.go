@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -252,6 +253,12 @@ func (pl *planner) add(tool string, args map[string]any, foreach string) string 
 	return id
 }
 
+// errUseReader: the tool tried reads the file, but another reads its type
+// better (pdf-extract a PDF): that one serves the request.
+type errUseReader struct{ r *toolShape }
+
+func (e errUseReader) Error() string { return e.r.t.Name + " reads this type of file better" }
+
 // errAmbiguous carries the choices up from filling.
 type errAmbiguous struct{ err *AmbiguousError }
 
@@ -337,8 +344,8 @@ func (pl *planner) fill(sh *toolShape) error {
 			if sh.isReader() && sh.fitsType(e.Ext()) < 0 {
 				return fmt.Errorf("%s does not read %s files", sh.t.Name, e.Ext())
 			}
-			if sh.isReader() && pl.readerFor(e.Ext()) != sh {
-				return fmt.Errorf("%s reads %s files better", pl.readerFor(e.Ext()).t.Name, e.Ext())
+			if best := pl.readerFor(e.Ext()); sh.isReader() && best != nil && best != sh {
+				return errUseReader{best}
 			}
 			args[p.Name], pathEntry = e.Path, e
 		case roleText:
@@ -563,7 +570,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	if at := in.ActionText(); at != "" {
 		query += " " + at
 	}
-	cands, entries, err := s.candidates(ctx, caller, query, cfg.TopK)
+	cands, entries, err := s.candidates(ctx, caller, query, 2*cfg.TopK)
 	if err != nil {
 		return nil, err
 	}
@@ -604,6 +611,12 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		}
 		tried++
 		err := pl.fill(sh)
+		if ur, ok := err.(errUseReader); ok {
+			err = pl.fill(ur.r)
+		}
+		if os.Getenv("AIRS_DEBUG_UNDERSTAND") != "" {
+			fmt.Fprintf(os.Stderr, "try %s score %.2f cov %.2f: %v\n", c.Name, score(c), c.Score[ScoreCoverage], err)
+		}
 		if err == nil {
 			break
 		}

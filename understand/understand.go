@@ -176,7 +176,7 @@ var actionPhrases = []struct {
 	{Delete, regexp.MustCompile(`(?i)\b(?:delete|deleting|remove|removing|erase|erasing|trash|wipe|discard|shred|destroy|get\s+rid\s+of|throw\s+(?:away|out)|rm|unlink|bin)\b`)},
 	{Move, regexp.MustCompile(`(?i)\b(?:move|moving|rename|renaming|relocate)\b`)},
 	{Write, regexp.MustCompile(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
-	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
+	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
 	{Summarize, regexp.MustCompile(`(?i)\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
 	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|what\s+(?:files|documents|pdfs|papers)|which\s+(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
 	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
@@ -525,7 +525,7 @@ func (in *Interpretation) needsFile() bool {
 // one word the request uses as a definite noun ("the lease", "my budget").
 func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
 	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
-		if stemHits+dirHits >= 2 || stemHits > 0 && cover >= 0.5 {
+		if stemHits+dirHits >= 2 || stemHits > 0 && cover == 1 {
 			return true
 		}
 		for _, t := range e.tokens() {
