@@ -297,7 +297,7 @@ func (pl *planner) readStep(e *understand.Entry) (string, error) {
 // fill plans the call of tool sh for the request, with the steps that
 // produce what it takes; it fails (no steps kept) when a required
 // argument has no value of its type in the request.
-func (pl *planner) fill(sh *toolShape) error {
+func (pl *planner) fill(sh *toolShape, strict bool) error {
 	in := pl.in
 	pl.steps = nil
 	args := map[string]any{}
@@ -371,6 +371,10 @@ func (pl *planner) fill(sh *toolShape) error {
 				args[p.Name] = ref
 				texts = append(texts, ref)
 			default:
+				if tv, ok := typedValues(sh, pl.wordsFor()).args[p.Name]; ok {
+					args[p.Name] = tv
+					continue
+				}
 				return fmt.Errorf("the request gives no text for %s", p.Name)
 			}
 		}
@@ -407,33 +411,65 @@ func (pl *planner) fill(sh *toolShape) error {
 			args[p.Name] = true
 		}
 	}
-	// Every other required argument from the words, as extraction reads them;
-	// optional ones only on evidence.
-	ex, _, err := ExtractArgumentsReport(sh.t.Parameters, pl.wordsFor(), pl.s.Config.Hints)
-	if err != nil {
-		return err
-	}
+	// Every other argument by its type from the words (an enum's value, a
+	// date, an example's shape, a quoted text, a number); a required one
+	// of no telling type as extraction reads the words, unless strict.
+	tf := typedValues(sh, pl.wordsFor())
+	var ex map[string]any
 	for _, p := range sh.root.Props {
-		if _, set := args[p.Name]; set || sh.roles[p.Name] != roleOther {
+		if _, set := args[p.Name]; set || sh.roles[p.Name] != roleOther && sh.roles[p.Name] != roleText {
 			continue
+		}
+		if v, ok := tf.args[p.Name]; ok {
+			args[p.Name] = v
+			continue
+		}
+		if !sh.root.Required[p.Name] {
+			continue
+		}
+		if strict {
+			return fmt.Errorf("the request gives no value of %s's type", p.Name)
+		}
+		if ex == nil {
+			var err error
+			if ex, _, err = ExtractArgumentsReport(sh.t.Parameters, pl.wordsFor(), pl.s.Config.Hints); err != nil {
+				return err
+			}
 		}
 		v, ok := ex[p.Name]
-		if sh.root.Required[p.Name] {
-			if !ok || v == "" {
-				return fmt.Errorf("the request gives no %s", p.Name)
-			}
-			args[p.Name] = v
-			continue
+		if !ok || v == "" || pl.otherType(v) {
+			return fmt.Errorf("the request gives no %s", p.Name)
 		}
-		if ok && p.is("integer") && numberNear(pl.request, p.Name) {
-			args[p.Name] = v
-		}
+		args[p.Name] = v
+	}
+	if strict && tf.specific == 0 && pathEntry == nil && in.Expression == "" && foreach == "" && len(texts) == 0 {
+		return fmt.Errorf("the request's words are hardly about %s, and it gives no value of a telling type for it", sh.t.Name)
 	}
 	if sh.t.Destructive && !in.ExplicitDestructive {
 		return fmt.Errorf("%s is destructive and the request does not ask for it", sh.t.Name)
 	}
 	pl.add(sh.t.Name, args, foreach)
 	return nil
+}
+
+// otherType: a value extraction took that is a value of another type —
+// a space's name or a file the request names is no title or city.
+func (pl *planner) otherType(v any) bool {
+	str, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for _, sp := range pl.s.Config.Hints.Spaces {
+		if strings.EqualFold(sp, str) {
+			return true
+		}
+	}
+	for _, o := range pl.in.Objects {
+		if strings.EqualFold(o.Phrase, str) {
+			return true
+		}
+	}
+	return false
 }
 
 // wordsFor is the request without the text it gives to work on.
@@ -551,9 +587,6 @@ func (s *Selector) envIndexExts(f *understand.Entry) map[string]int {
 func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
 	in := s.Understand(caller, request)
-	if !typed(in) {
-		return nil, nil
-	}
 	if in.MissingSpace != "" && in.Space == "" {
 		var have []string
 		if s.Env != nil {
@@ -606,13 +639,16 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		if sh.t.Destructive && !in.ExplicitDestructive {
 			continue // never the fallback
 		}
-		if act != "" && score(c) == 0 && c.Score[ScoreCoverage] < cfg.MinCoverage {
+		// A tool the request's words are about, or — held to values of
+		// telling types for every argument — one they touch.
+		covered := score(c) > 0 || c.Score[ScoreCoverage] >= cfg.MinCoverage
+		if !covered && c.Score[ScoreCoverage] == 0 {
 			continue
 		}
 		tried++
-		err := pl.fill(sh)
+		err := pl.fill(sh, !covered)
 		if ur, ok := err.(errUseReader); ok {
-			err = pl.fill(ur.r)
+			err = pl.fill(ur.r, !covered)
 		}
 		if os.Getenv("AIRS_DEBUG_UNDERSTAND") != "" {
 			fmt.Fprintf(os.Stderr, "try %s score %.2f cov %.2f: %v\n", c.Name, score(c), c.Score[ScoreCoverage], err)
@@ -635,7 +671,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		}
 		pr.Plan = json.RawMessage(`{"steps":[]}`)
 		pr.Latency = time.Since(start)
-		if in.Expression == "" && in.Body == "" && len(in.Objects) == 0 && in.Folder == nil {
+		if !typed(in) {
 			return nil, nil // nothing typed resolved: planned as before
 		}
 		return pr, nil

@@ -237,9 +237,6 @@ func Parse(text string, env Env) *Interpretation {
 	if in.Has(List) && in.Folder == nil && regexp.MustCompile(`(?i)\b(?:find|search)\b`).MatchString(unq) {
 		in.Recursive = true // find(1) looks everywhere
 	}
-	if len(in.Actions) == 0 && len(in.Objects) > 0 {
-		in.Actions = []Action{Read} // "draft.txt?": the person wants to see it
-	}
 	in.orderActions()
 	return in
 }
@@ -511,6 +508,9 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 func (in *Interpretation) needsFile() bool {
 	if in.Body != "" {
 		return false
+	}
+	if len(in.Actions) == 0 {
+		return true // "translate the meeting notes": a tool may take its text
 	}
 	for _, a := range in.Actions {
 		if a.NeedsFile() {
