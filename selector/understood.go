@@ -68,11 +68,14 @@ func (e *AmbiguousError) Error() string {
 
 // Understand reads a request for caller against the spaces it may read.
 func (s *Selector) Understand(caller, request string) *understand.Interpretation {
-	env := understand.Env{Spaces: s.Config.Hints.Spaces}
+	return understand.Parse(request, s.envFor(caller))
+}
+
+func (s *Selector) envFor(caller string) understand.Env {
 	if s.Env != nil {
-		env = s.Env(caller)
+		return s.Env(caller)
 	}
-	return understand.Parse(request, env)
+	return understand.Env{Spaces: s.Config.Hints.Spaces}
 }
 
 // typed reports whether the interpretation has something for typed filling.
@@ -203,6 +206,7 @@ func (sh *toolShape) fitsType(ext string) int {
 // planner holds one request's planning state.
 type planner struct {
 	s       *Selector
+	env     understand.Env
 	in      *understand.Interpretation
 	request string
 	entries map[string]Entry
@@ -315,6 +319,11 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 	pick := func(o understand.Object) (*understand.Entry, error) {
 		switch len(o.Matches) {
 		case 0:
+			if o.Named {
+				// A file named but nowhere: the call names it as written,
+				// and the check before anything runs says it is missing.
+				return pl.unfound(o.Phrase), nil
+			}
 			return nil, fmt.Errorf("no file matches %q", o.Phrase)
 		case 1:
 			return o.Matches[0], nil
@@ -390,6 +399,14 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 			args[p.Name] = in.Folder.Resolved().Space
 		case in.Space != "":
 			args[p.Name] = in.Space
+		case len(pl.env.Spaces) == 1:
+			args[p.Name] = pl.env.Spaces[0]
+		case len(pl.env.Spaces) > 1:
+			a := &AmbiguousError{Phrase: "which space"}
+			for _, sp := range pl.env.Spaces {
+				a.Choices = append(a.Choices, Choice{Space: sp})
+			}
+			return errAmbiguous{a}
 		default:
 			return fmt.Errorf("the request names no space")
 		}
@@ -450,6 +467,16 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 	}
 	pl.add(sh.t.Name, args, foreach)
 	return nil
+}
+
+// unfound is the entry a named file would be: its name as written, in
+// the space the request names (or the only one).
+func (pl *planner) unfound(name string) *understand.Entry {
+	sp := pl.in.Space
+	if sp == "" && len(pl.env.Spaces) > 0 {
+		sp = pl.env.Spaces[0]
+	}
+	return understand.NewEntry(sp, name, false)
 }
 
 // otherType: a value extraction took that is a value of another type —
@@ -607,7 +634,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{s: s, in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
+	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
 	for name := range entries {
 		if sh := pl.shape(name); sh != nil && sh.isReader() {
 			pl.readers = append(pl.readers, sh)

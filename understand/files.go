@@ -207,6 +207,9 @@ func cleanRel(rel string) string {
 	return strings.TrimPrefix(rel, "/")
 }
 
+// NewEntry is the entry rel would be in space (for a file not indexed).
+func NewEntry(space, rel string, dir bool) *Entry { return newEntry(space, rel, dir) }
+
 func newEntry(space, rel string, dir bool) *Entry {
 	rel = cleanRel(rel)
 	base := path.Base(rel)
