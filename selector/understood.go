@@ -433,6 +433,7 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 	// of no telling type as extraction reads the words, unless strict.
 	tf := typedValues(sh, pl.wordsFor())
 	var ex map[string]any
+	var missing []string
 	for _, p := range sh.root.Props {
 		if _, set := args[p.Name]; set || sh.roles[p.Name] != roleOther && sh.roles[p.Name] != roleText {
 			continue
@@ -449,12 +450,12 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 		}
 		if ex == nil {
 			var err error
-			if ex, _, err = ExtractArgumentsReport(sh.t.Parameters, pl.wordsFor(), pl.s.Config.Hints); err != nil {
+			if ex, missing, err = ExtractArgumentsReport(sh.t.Parameters, pl.wordsFor(), pl.s.Config.Hints); err != nil {
 				return err
 			}
 		}
 		v, ok := ex[p.Name]
-		if !ok || v == "" || pl.otherType(v) {
+		if !ok || v == "" || slices.Contains(missing, p.Name) || pl.otherType(v) {
 			return fmt.Errorf("the request gives no %s", p.Name)
 		}
 		args[p.Name] = v
@@ -685,7 +686,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		}
 		pl.steps = nil
 		var amb errAmbiguous
-		if asAmb(err, &amb) {
+		if asAmb(err, &amb) && (score(c) > 0 || amb.err.Phrase != "which space") {
 			return nil, amb.err
 		}
 		if firstErr == nil {

@@ -159,13 +159,14 @@ var (
 	reBody = regexp.MustCompile(`(?is)^(?:[^:\n]{0,80}?\b(?:summari[sz]e|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|summary)\b[^:\n]{0,40}?)\s*[:\n]\s*(.+)$`)
 	reTLDR = regexp.MustCompile(`(?is)^\s*(.+?)\s*(?:\n|\s)+(?:tl;?\s*dr|tldr)\s*[?.!]*\s*$`)
 	// reFile is a file name as a request writes it.
-	reFile   = regexp.MustCompile(`[\w./~-]*\w\.(?:pdf|txt|md|markdown|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log|rtf|odt)\b`)
-	reQuoted = regexp.MustCompile(`'[^']+'|"[^"]+"|“[^”]+”`)
-	reWordRE = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_-]*`)
-	reEvery  = regexp.MustCompile(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
-	reTypeW  = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
-	reRecur  = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
-	reNeg    = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the)\s+(?:\w+\s+){0,2}$`)
+	reFile       = regexp.MustCompile(`[\w./~-]*\w\.(?:pdf|txt|md|markdown|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log|rtf|odt)\b`)
+	reQuoted     = regexp.MustCompile(`'[^']+'|"[^"]+"|“[^”]+”`)
+	reWordRE     = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_-]*`)
+	reEvery      = regexp.MustCompile(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
+	reTypeW      = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
+	reRecur      = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
+	reNounBefore = regexp.MustCompile(`(?i)\b(?:the|my|a|your|our|this|that|todo|to-do|shopping|reading|wish|packing|check)\s+$`)
+	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the)\s+(?:\w+\s+){0,2}$`)
 )
 
 // action words, by canonical action. Longer phrases first within a kind.
@@ -281,6 +282,9 @@ func (in *Interpretation) readActions(s string) {
 		for _, m := range p.re.FindAllStringIndex(s, -1) {
 			if p.a.Destructive() && reNeg.MatchString(s[:m[0]]) {
 				continue
+			}
+			if p.a == List && strings.EqualFold(s[m[0]:m[1]], "list") && reNounBefore.MatchString(s[:m[0]]) {
+				continue // "the todo list" is a thing, not an ask to list
 			}
 			if p.a == Delete && strings.EqualFold(strings.TrimSpace(s[m[0]:m[1]]), "bin") && !strings.Contains(strings.ToLower(s), "bin the") {
 				continue
