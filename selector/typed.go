@@ -78,8 +78,8 @@ func typedValues(sh *toolShape, text string) *typedFill {
 	quoted := reTypedQuot.FindAllStringSubmatchIndex(text, -1)
 	// 1. Enums, in the order the request says their values.
 	for _, p := range sh.root.Props {
-		if len(p.Enum) == 0 {
-			continue
+		if len(p.Enum) == 0 || sh.roles[p.Name] == roleSpace {
+			continue // a space is the interpretation's to resolve
 		}
 		best, at := "", -1
 		for _, e := range p.Enum {
