@@ -125,6 +125,20 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 			return pr, err
 		}
 	}
+	// A request whose interpretation resolves typed values (files, an
+	// expression, a given text) is planned from them (PlanUnderstood).
+	if s.Env != nil {
+		if pr, err := s.PlanUnderstood(ctx, caller, request, cat); pr != nil || err != nil {
+			if pr != nil && len(SplitParts(request)) > 1 && len(pr.Outline) < 2 {
+				// A request of several parts that typed filling served
+				// with one step: PlanParts may serve every part.
+				if parts, perr := s.PlanParts(ctx, caller, request, cat); parts != nil && perr == nil {
+					return parts, nil
+				}
+			}
+			return pr, err
+		}
+	}
 	// A request of several parts is planned part by part (PlanParts);
 	// otherwise, or when a part cannot be, the plan is Select's one call.
 	parts, perr := s.PlanParts(ctx, caller, request, cat)

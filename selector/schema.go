@@ -13,6 +13,7 @@ type prop struct {
 	Types       []string
 	Enum        []any
 	Description string
+	Format      string
 	Default     any
 	HasDefault  bool
 	Items       *prop
@@ -56,6 +57,9 @@ func parseProp(name string, raw json.RawMessage) (*prop, error) {
 		if json.Unmarshal(c, &v) == nil {
 			p.Enum = []any{v}
 		}
+	}
+	if f, ok := m["format"]; ok {
+		_ = json.Unmarshal(f, &p.Format)
 	}
 	if d, ok := m["description"]; ok {
 		_ = json.Unmarshal(d, &p.Description)

@@ -21,6 +21,7 @@ import (
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Mode says how a selection was made.
@@ -133,6 +134,11 @@ type Selector struct {
 	// FormatSchema exports any JSON Schema (a plan's) for Ollama's `format`.
 	FormatSchema func(schema json.RawMessage) (json.RawMessage, bool, error)
 	Config       Config
+	// Env gives, for a caller, the spaces it may read and the index of
+	// their files: no-LLM mode then reads each request once into an
+	// interpretation (understand.Parse) and fills arguments by type from
+	// it (PlanUnderstood). Nil: arguments are extracted from the words only.
+	Env func(caller string) understand.Env
 }
 
 // Selection is the outcome of Select. Function is grammar.NoneTool when no
@@ -175,11 +181,11 @@ func (s *Selector) Select(ctx context.Context, caller, request string) (*Selecti
 	}
 	var sel *Selection
 	if s.Model == nil || cfg.Model == "" {
-		sel, err = s.noLLM(cands, entries, request, cfg)
+		sel, err = s.noLLMUnderstood(ctx, caller, request, cands, entries, cfg)
 	} else {
 		sel, err = s.generate(ctx, cands, entries, request, cfg)
 		if errors.Is(err, ErrModelUnavailable) {
-			sel, err = s.noLLM(cands, entries, request, cfg)
+			sel, err = s.noLLMUnderstood(ctx, caller, request, cands, entries, cfg)
 		}
 	}
 	if sel != nil {
@@ -243,6 +249,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstErr error
 	var firstCov float64
 	tried := 0
+	destructiveAsk := understand.Parse(request, understand.Env{}).ExplicitDestructive
 	for _, c := range cands {
 		if tried == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			break
@@ -250,8 +257,11 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // not about what the request asks; not a try
 		}
-		tried++
 		e := entries[c.Name]
+		if e.Tool.Destructive && !destructiveAsk {
+			continue // a destructive tool only on an explicit ask, never the fallback
+		}
+		tried++
 		args, missing, err := ExtractArgumentsReport(e.Tool.Parameters, request, cfg.Hints)
 		if err != nil {
 			return nil, fmt.Errorf("selector: tool %s: %w", e.Tool.Name, err)

@@ -27,6 +27,7 @@ var evalCmd = &command{
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
   airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]
   airs eval nofit [--realistic FILE] [--offtopic FILE] [--json]   ("no tool fits" rates, no-LLM mode; see 'airs eval nofit --help')
+  airs eval everyday [--suite FILE] [--json]   (everyday requests planned without a model; see 'airs eval everyday --help')
   airs eval recommend [--train F] [--data F] [--functions F] [--json] [--learning-curve PNG]
                       (proactive recommendations on BFCL multi-turn; see 'airs eval recommend --help')
   airs eval guard [--train-days 28] [--test-days 14] [--seed 1] [--json]
@@ -115,6 +116,8 @@ func runEval(a *app, args []string) error {
 		return evalGuard(a, args[1:])
 	case "speculate":
 		return evalSpeculate(a, args[1:])
+	case "everyday":
+		return evalEveryday(a, args[1:])
 	}
 	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate", args[0])
 }

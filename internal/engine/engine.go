@@ -60,6 +60,8 @@ type Engine struct {
 	// pipeline's calls and learns from accept, dismiss and ignore.
 	Recommender *recommender.Recommender
 
+	files fileNames // the spaces' file names, for resolving what requests name (objects.go)
+
 	// MCP are the outside MCP servers whose tools are registered (nil: none).
 	MCP *MCP
 
@@ -197,6 +199,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	})
+	e.Selector.Env = e.understandEnv
 
 	if cfg.Recording.Enabled {
 		rec, err := e.openRecorder(ctx)

@@ -6,12 +6,15 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
 
 // MissingFilesError says which files a request (or the call chosen for it)
@@ -61,7 +64,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 		if json.Unmarshal(sel.Arguments, &args) == nil {
 			sp, _ := args["space"].(string)
 			p, _ := args["path"].(string)
-			if dir, ok := e.Config.Spaces[sp]; ok && p != "" && readable[sp] {
+			if dir, ok := e.Config.Spaces[sp]; ok && p != "" && !strings.Contains(p, "{{") && readable[sp] {
 				if !exists(dir, p) {
 					add(p)
 				}
@@ -72,7 +75,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 		for _, n := range selector.FileMentions(request) {
 			found := false
 			for sp := range readable {
-				if exists(e.Config.Spaces[sp], n) {
+				if e.fileIndex().Has(sp, n) || exists(e.Config.Spaces[sp], n) {
 					found = true
 					break
 				}
@@ -143,4 +146,58 @@ func exists(dir, rel string) bool {
 		return nil
 	})
 	return found
+}
+
+// fileNames is the index of the spaces' file names, built on first use
+// (one walk per space) and kept current by the file watcher's events
+// (noteFile), never walked per request.
+type fileNames struct {
+	once sync.Once
+	idx  *understand.FileIndex
+}
+
+func (e *Engine) fileIndex() *understand.FileIndex {
+	e.files.once.Do(func() {
+		e.files.idx = understand.NewFileIndex()
+		for sp, dir := range e.Config.Spaces {
+			_ = e.files.idx.Build(sp, dir) // an unreadable space holds nothing to name
+		}
+	})
+	return e.files.idx
+}
+
+// noteFile keeps the file-name index current with one watcher event.
+func (e *Engine) noteFile(space, rel string, gone bool) {
+	idx := e.fileIndex()
+	if gone {
+		idx.Remove(space, rel)
+		return
+	}
+	dir := false
+	if d, ok := e.Config.Spaces[space]; ok {
+		if st, err := os.Stat(filepath.Join(d, filepath.FromSlash(rel))); err == nil {
+			dir = st.IsDir()
+		} else {
+			idx.Remove(space, rel)
+			return
+		}
+	}
+	idx.Add(space, rel, dir)
+}
+
+// understandEnv is what no-LLM mode reads caller's requests against: the
+// spaces it may read and their files' names.
+func (e *Engine) understandEnv(caller string) understand.Env {
+	var spaces []string
+	if caller == "" {
+		for sp := range e.Config.Spaces {
+			spaces = append(spaces, sp)
+		}
+	} else {
+		for sp := range e.readableSpaces(caller) {
+			spaces = append(spaces, sp)
+		}
+	}
+	sort.Strings(spaces)
+	return understand.Env{Spaces: spaces, Index: e.fileIndex()}
 }

@@ -22,7 +22,12 @@ import (
 // maxSteps steps run (a foreach step counts once); a longer plan stops
 // there with a note.
 func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, maxSteps int, tr *TurnResult, rec *session.Record, start time.Time) (bool, error) {
-	pr, err := e.Selector.PlanParts(ctx, caller, text, e.Catalog)
+	// A plan from the request's interpretation (a file read, then
+	// summarized or compared) first; one step of it is served as one call.
+	pr, err := e.Selector.PlanUnderstood(ctx, caller, text, e.Catalog)
+	if err != nil || pr == nil || len(pr.Outline) < 2 {
+		pr, err = e.Selector.PlanParts(ctx, caller, text, e.Catalog)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, nil
@@ -50,7 +55,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		tr.Stopped = fmt.Sprintf("the plan has %d steps, more than max_steps (%d): only the first %d run — raise max_steps in airs.yaml, or ask for the rest in a new request", len(plan.Steps), maxSteps, maxSteps)
 	}
 
-	ui.Note(fmt.Sprintf("the request has %d parts: it runs as a plan of %d steps, each call through the pipeline", len(selector.SplitParts(text)), len(plan.Steps)))
+	ui.Note(fmt.Sprintf("the request runs as a plan of %d steps, each call through the pipeline", len(plan.Steps)))
 
 	// Show each step and confirm the ones whose tool is destructive; a
 	// declined step and every step after it do not run.

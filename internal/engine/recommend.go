@@ -175,6 +175,7 @@ func (e *Engine) WatchSpaces() error {
 		if within(ev.Path, e.Config.Home) {
 			return // AIRS's own state, when a space holds AIRS_HOME
 		}
+		e.noteFile(ev.Space, filepath.ToSlash(ev.Rel), ev.Op == watch.OpRemove || ev.Op == watch.OpRename)
 		switch ev.Op {
 		case watch.OpCreate, watch.OpWrite, watch.OpOpen:
 			r.ObserveFile(recommender.FileEvent{Space: ev.Space, Rel: filepath.ToSlash(ev.Rel), Op: string(ev.Op), At: ev.At})

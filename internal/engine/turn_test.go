@@ -414,7 +414,7 @@ func TestNoLLMPlanTurn(t *testing.T) {
 	if tr.Run == nil || len(tr.Steps) != 2 || tr.Calls() != 2 || tr.Stopped != "" {
 		t.Fatalf("run %v steps %d calls %d stopped %q\n%s", tr.Run != nil, len(tr.Steps), tr.Calls(), tr.Stopped, ui)
 	}
-	want := "note the request has 2 parts: it runs as a plan of 2 steps, each call through the pipeline\nselected pdf-extract\nstep 2/2\nselected summarize\nrunning\nresult pdf-extract \nrunning\nresult summarize "
+	want := "note the request runs as a plan of 2 steps, each call through the pipeline\nselected pdf-extract\nstep 2/2\nselected summarize\nrunning\nresult pdf-extract \nrunning\nresult summarize "
 	if ui.String() != want {
 		t.Errorf("UI:\n%s\nwant:\n%s", ui, want)
 	}

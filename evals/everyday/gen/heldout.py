@@ -1,0 +1,81 @@
+from cases import *
+# math
+c("math","how much is 45 plus 17", calc("45+17"))
+c("math","what is 15 percent of 80", calc("0.15*80"))
+c("math","take 250 from 1000", calc("1000-250"))
+c("math","multiply 13 by 7", calc("13*7"))
+c("math","what do you get if you divide 144 by 12", calc("144/12"))
+c("math","eleven squared", calc("121"))
+c("math","what's the square root of 625", calc("25"))
+c("math","2 to the power of 10", calc("1024"))
+c("math","the average of 4, 8 and 15", calc("9"))
+c("math","add together 120, 45 and 35", calc("200"))
+c("math","what is seven times eight", calc("56"))
+c("math","compute (3.5 + 4.5) * 2", calc("16"))
+# read
+c("read","show me what's in todo.txt", [rf(D,"todo.txt")])
+c("read","open the cover letter", [rf(D,"letters/cover-letter.txt")])
+c("read","can you read me the pancake recipe", [rf(D,"recipes/pancakes.md")])
+c("read","what does the rome itinerary say", [rf(D,"travel/rome-itinerary.md")])
+c("read","display budget.csv", [rf(D,"budget.csv")])
+c("read","read the design notes in projects", [rf(P,"airs/design-notes.md")])
+c("read","let me see the 2025 report", [rf(D,"report-2025.md")])
+c("read","what's inside index.html", [rf(P,"website/index.html")])
+# extract
+c("extract","pull the text out of the bm25 paper", [px(D,"papers/bm25.pdf")])
+c("extract","get me the text of the grammars pdf", [px(D,"papers/grammars.pdf")])
+c("extract","extract acme-2025.pdf", [px(D,"quotes/acme-2025.pdf")])
+# summarize text
+c("summarize_text","tl;dr: the council voted to close the old library next spring and move its books to the new civic centre, which opens in March. Residents asked for a mobile library in the meantime.", [summ("the council voted to close the old library next spring and move its books to the new civic centre, which opens in March. Residents asked for a mobile library in the meantime.")])
+c("summarize_text","can you summarize this for me: our sales dipped in Q2 because two large customers delayed orders, but the pipeline for Q3 is the strongest it has been in two years.", [summ("our sales dipped in Q2 because two large customers delayed orders, but the pipeline for Q3 is the strongest it has been in two years.")])
+c("summarize_text","give me the gist of the following: The new policy lets staff work from home three days a week. Teams agree on which days. Managers review the arrangement after six months.", [summ("The new policy lets staff work from home three days a week. Teams agree on which days. Managers review the arrangement after six months.")])
+# summarize file
+c("summarize_file","summarize the attention paper", sumf((D,"papers/attention.pdf")))
+c("summarize_file","give me a summary of the meeting notes", sumf((D,"meeting-notes.md")))
+c("summarize_file","sum up the lasagna recipe", sumf((D,"recipes/lasagna.md")))
+c("summarize_file","summarize report-2025.md", sumf((D,"report-2025.md")))
+# compare
+c("compare","compare the 2023 lease with the 2024 lease", cmp2((D,"contracts/lease-2023.txt"),(D,"contracts/lease-2024.txt")))
+c("compare","what are the differences between draft.txt and final.txt", cmp2((D,"draft.txt"),(D,"final.txt")))
+c("compare","compare acme-2024.pdf to acme-2025.pdf", cmp2((D,"quotes/acme-2024.pdf"),(D,"quotes/acme-2025.pdf")))
+c("compare","how does the draft differ from the final version", cmp2((D,"draft.txt"),(D,"final.txt")))
+# list
+c("list","what files do I have in documents", lst(D))
+c("list","list everything in the recipes folder", lst(D, dir="recipes"))
+c("list","show me the pdfs in papers", lst(D, dir="papers", pattern="*.pdf"))
+c("list","list the files in projects", lst(P))
+c("list","list all files in documents recursively", lst(D, recursive=True))
+# every
+c("every","summarize all the papers in the papers folder", every(D,"papers","pdf-extract"))
+c("every","summarize every recipe in the recipes folder", every(D,"recipes","read-file"))
+# delete
+c("delete","delete draft.txt", dele(D,"draft.txt"))
+c("delete","please remove the cover letter", dele(D,"letters/cover-letter.txt"))
+c("delete","get rid of todo.txt in documents", dele(D,"todo.txt"))
+# ambiguous
+c("ambiguous","read the lease", choices=["documents:contracts/lease-2023.txt","documents:contracts/lease-2024.txt"])
+c("ambiguous","summarize the acme quote", choices=["documents:quotes/acme-2024.pdf","documents:quotes/acme-2025.pdf"])
+# missing
+c("missing","read budget-2019.xlsx", error="not_found")
+c("missing","summarize minutes.txt", error="not_found")
+c("missing_space","what's in my downloads folder", error="space_missing")
+c("missing_space","list the files on my desktop", error="space_missing")
+# offtopic
+c("offtopic","book me a table for two tonight")
+c("offtopic","who won the world cup in 2018")
+c("offtopic","write a poem about autumn")
+c("offtopic","set an alarm for 7am")
+c("offtopic","what's a good name for a cat")
+# mcp
+c("mcp","what's the weather going to be in Lisbon", mcp("weather.get_forecast", city="Lisbon"))
+c("mcp","open an issue in acme/web titled Login page is broken", mcp("github.create_issue", repo="acme/web", title="Login page is broken"))
+c("mcp","list the open pull requests in acme/api", mcp("github.list_pull_requests", repo="acme/api", state="open"))
+c("mcp","send a message to #general saying the build is green", mcp("slack.send_message", channel="#general", text="the build is green"))
+c("mcp","convert 250 USD to EUR", mcp("currency.convert", amount=250, **{"from":"USD","to":"EUR"}))
+c("mcp","translate 'good morning' into french", mcp("translate.translate_text", text="good morning", target_language="french"))
+c("mcp","what's on my calendar on 2026-03-14", mcp("calendar.list_events", date="2026-03-14"))
+# two-step
+c("two_step","read meeting-notes.md and then summarize it", sumf((D,"meeting-notes.md")))
+c("two_step","extract the text of attention.pdf, then summarize it", sumf((D,"papers/attention.pdf")))
+dump("../testdata/heldout.jsonl")
+print(len(out))

@@ -1,0 +1,215 @@
+package selector_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
+)
+
+type entries []selector.Entry
+
+func (l entries) Callable(string) []selector.Entry { return l }
+
+// chainsCatalog is the chains.Catalog over the same tools.
+type chainsCatalog map[string]pipeline.Tool
+
+func (c chainsCatalog) Tool(caller, name string) (pipeline.Tool, error) {
+	t, ok := c[name]
+	if !ok {
+		return pipeline.Tool{}, fmt.Errorf("no tool %s", name)
+	}
+	return t, nil
+}
+
+// understoodSelector is a no-LLM selector over the built-in tools (and
+// extra ones) with a file index of dir as the space "documents".
+func understoodSelector(t testing.TB, dir string, extra ...pipeline.Tool) (*selector.Selector, chainsCatalog) {
+	t.Helper()
+	tools, err := builtin.Tools(builtin.Options{Spaces: map[string]string{"documents": dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es entries
+	cat := chainsCatalog{}
+	for _, e := range tools {
+		es = append(es, selector.Entry{Provider: builtin.ProviderID, Tool: e.Tool})
+		cat[e.Tool.Name] = e.Tool
+	}
+	for _, tl := range extra {
+		es = append(es, selector.Entry{Provider: "mcp:x", Tool: tl})
+		cat[tl.Name] = tl
+	}
+	ctx := context.Background()
+	ix, err := embeddings.Open(ctx, embeddings.NewLexical(embeddings.LexicalOptions{}), embeddings.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(ctx, selector.Docs(es)); err != nil {
+		t.Fatal(err)
+	}
+	files := understand.NewFileIndex()
+	if err := files.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	s := selector.New(selector.Parts{Catalog: es, Index: ix,
+		Config: selector.Config{Hints: selector.Hints{Spaces: []string{"documents"}}, MinCoverage: 0.4, RequireEvidence: true}})
+	s.Env = func(string) understand.Env { return understand.Env{Spaces: []string{"documents"}, Index: files} }
+	return s, cat
+}
+
+func writeFiles(t testing.TB, dir string, names ...string) {
+	t.Helper()
+	for _, f := range names {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("text"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type step struct {
+	Function  string         `json:"function"`
+	Arguments map[string]any `json:"arguments"`
+	Foreach   string         `json:"foreach"`
+}
+
+func stepsOf(t *testing.T, pr *selector.PlanResult) []step {
+	t.Helper()
+	var p struct{ Steps []step }
+	if err := json.Unmarshal(pr.Plan, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Steps
+}
+
+func outline(st []step) []string {
+	var out []string
+	for _, s := range st {
+		out = append(out, s.Function)
+	}
+	return out
+}
+
+// TestPlanUnderstood: plans of the built-in tools from the request's
+// interpretation — a read never becomes a delete, arithmetic in words
+// reaches the calculator, a summary or a comparison of files reads them
+// first with the reader their type needs, every file of a folder is
+// listed, read and summarized, several equally good files are choices.
+func TestPlanUnderstood(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "final.txt", "draft.txt", "meeting-notes.md", "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "papers/a.pdf", "papers/b.pdf")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	cases := map[string][]string{
+		"what does final.txt in documents say":    {"read-file"},
+		"sum 12 and 30":                           {"calculator"},
+		"extract the text of the 2024 acme quote": {"pdf-extract"},
+		"summarize the meeting notes":             {"read-file", "summarize"},
+		"compare the two acme quotes":             {"pdf-extract", "pdf-extract", "compare"},
+		"what changed between draft.txt and final.txt": {"read-file", "read-file", "compare"},
+		"summarize every paper in the papers folder":   {"list-files", "pdf-extract", "summarize"},
+		"delete draft.txt":                              {"delete-file"},
+	}
+	for q, want := range cases {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil || pr == nil {
+			t.Errorf("%q: %v, %v", q, pr, err)
+			continue
+		}
+		if got := outline(stepsOf(t, pr)); !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+	pr, _ := s.PlanUnderstood(ctx, "me", "sum 12 and 30", cat)
+	if expr, _ := stepsOf(t, pr)[0].Arguments["expression"].(string); !understand.IsExpression(expr) {
+		t.Errorf("calculator expression %q does not parse", expr)
+	}
+	// Several equally good files: the choices, no guess.
+	_, err := s.PlanUnderstood(ctx, "me", "read the acme quote", cat)
+	var amb *selector.AmbiguousError
+	if !errors.As(err, &amb) || len(amb.Choices) != 2 {
+		t.Errorf("ambiguous: %v", err)
+	}
+	// A usual folder that is no space: said, not replaced.
+	_, err = s.PlanUnderstood(ctx, "me", "list the files in my downloads folder", cat)
+	var ms *selector.MissingSpaceError
+	if !errors.As(err, &ms) || ms.Name != "downloads" {
+		t.Errorf("missing space: %v", err)
+	}
+}
+
+// TestDestructiveNeverFallback: requests that do not ask to delete never
+// get delete-file, by Select or Plan, whatever they name.
+func TestDestructiveNeverFallback(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "final.txt", "draft.txt")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	for _, q := range []string{"what does final.txt in documents say", "final.txt", "the draft, please", "draft.txt in documents",
+		"don't delete final.txt", "read draft.txt before I delete it", "what is final.txt about"} {
+		sel, err := s.Select(ctx, "me", q)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if sel.Function == "delete-file" {
+			t.Errorf("%q selected delete-file", q)
+		}
+		pr, err := s.Plan(ctx, "me", q, cat)
+		if err != nil {
+			continue
+		}
+		if slices.Contains(outline(stepsOf(t, pr)), "delete-file") {
+			t.Errorf("%q planned delete-file", q)
+		}
+	}
+}
+
+// BenchmarkPlanUnderstood: no-LLM planning with 1,000 registered tools
+// and 100,000 files in the space (the index built once, outside the
+// timing); reports the p99 of one plan.
+func BenchmarkPlanUnderstood(b *testing.B) {
+	dir := b.TempDir()
+	var names []string
+	for i := 0; i < 100_000; i++ {
+		names = append(names, fmt.Sprintf("archive/f%03d/note-%06d.txt", i%1000, i))
+	}
+	names = append(names, "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "meeting-notes.md", "final.txt")
+	writeFiles(b, dir, names...)
+	var extra []pipeline.Tool
+	for i := 0; i < 993; i++ {
+		extra = append(extra, pipeline.Tool{Name: fmt.Sprintf("svc%03d.op", i), Version: "1.0.0", ReadOnly: true,
+			Description: fmt.Sprintf("Service %d: fetch record %d of the inventory, orders, weather, tickets or invoices by id.", i, i),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The record id, e.g. inv-42."}},"required":["id"]}`)})
+	}
+	s, cat := understoodSelector(b, dir, extra...)
+	ctx := context.Background()
+	qs := []string{"what does final.txt say", "summarize the meeting notes", "compare the two acme quotes", "what's 12% of 350", "tell me a joke"}
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := s.Plan(ctx, "me", qs[i%len(qs)], cat); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}

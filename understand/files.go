@@ -1,0 +1,448 @@
+package understand
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/airs-dev/airs/embeddings"
+)
+
+// FileIndex is the names of the files and folders in the spaces, kept for
+// resolving what a request names ("the 2025 acme quote" →
+// quotes/acme-2025.pdf) without walking a space per request. It is built
+// once per space (Build) and then kept current entry by entry (Add,
+// Remove) from the file watcher's events. Lookups take a read lock; every
+// index is per space, so a caller's lookup only touches the spaces it may
+// read.
+type FileIndex struct {
+	mu     sync.RWMutex
+	spaces map[string]*spaceIndex
+}
+
+type spaceIndex struct {
+	entries map[string]*Entry          // by path
+	byToken map[string]map[*Entry]bool // analysed name token → entries
+	byBase  map[string][]*Entry        // lower-case base name → entries
+}
+
+// Entry is one file or folder of a space.
+type Entry struct {
+	Space string
+	Path  string // relative, with /
+	Dir   bool
+	base  string // lower-case base name
+	ext   string // lower-case extension without the dot
+	stem  []string
+	dirs  []string // tokens of the folders above it
+}
+
+// NewFileIndex is an empty index.
+func NewFileIndex() *FileIndex { return &FileIndex{spaces: map[string]*spaceIndex{}} }
+
+// MaxIndexed bounds the entries Build takes from one space.
+const MaxIndexed = 500_000
+
+// Build indexes the files under root as space (replacing what the index
+// held for it). Hidden files and folders (a leading dot) are left out.
+func (x *FileIndex) Build(space, root string) error {
+	si := &spaceIndex{entries: map[string]*Entry{}, byToken: map[string]map[*Entry]bool{}, byBase: map[string][]*Entry{}}
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		x.mu.Lock()
+		x.spaces[space] = si
+		x.mu.Unlock()
+		return err
+	}
+	defer rt.Close()
+	n := 0
+	err = fs.WalkDir(rt.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if n++; n > MaxIndexed {
+			return fs.SkipAll
+		}
+		si.add(newEntry(space, p, d.IsDir()))
+		return nil
+	})
+	x.mu.Lock()
+	x.spaces[space] = si
+	x.mu.Unlock()
+	return err
+}
+
+// Add records (or refreshes) one file or folder.
+func (x *FileIndex) Add(space, rel string, dir bool) {
+	rel = cleanRel(rel)
+	if rel == "" {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	si := x.spaces[space]
+	if si == nil {
+		si = &spaceIndex{entries: map[string]*Entry{}, byToken: map[string]map[*Entry]bool{}, byBase: map[string][]*Entry{}}
+		x.spaces[space] = si
+	}
+	if _, ok := si.entries[rel]; ok {
+		return
+	}
+	si.add(newEntry(space, rel, dir))
+}
+
+// Remove forgets a file or folder (and, for a folder, what was under it).
+func (x *FileIndex) Remove(space, rel string) {
+	rel = cleanRel(rel)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	si := x.spaces[space]
+	if si == nil {
+		return
+	}
+	for p, e := range si.entries {
+		if p == rel || strings.HasPrefix(p, rel+"/") {
+			si.remove(e)
+		}
+	}
+}
+
+// Len is the number of entries indexed in space.
+func (x *FileIndex) Len(space string) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if si := x.spaces[space]; si != nil {
+		return len(si.entries)
+	}
+	return 0
+}
+
+// Has reports whether space holds rel (a path, or a bare name found in
+// some folder).
+func (x *FileIndex) Has(space, rel string) bool {
+	return len(x.Named(space, rel)) > 0
+}
+
+// Named finds a file by the name a request wrote: its path in space, or
+// its base name anywhere in it (a user names a file, not its folder).
+func (x *FileIndex) Named(space, name string) []*Entry {
+	name = cleanRel(name)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	si := x.spaces[space]
+	if si == nil || name == "" {
+		return nil
+	}
+	if e, ok := si.entries[name]; ok {
+		return []*Entry{e}
+	}
+	lower := strings.ToLower(name)
+	if e, ok := si.entries[lower]; ok {
+		return []*Entry{e}
+	}
+	var out []*Entry
+	if !strings.Contains(name, "/") {
+		out = append(out, si.byBase[lower]...)
+	} else {
+		for p, e := range si.entries {
+			if strings.EqualFold(p, name) || strings.HasSuffix(strings.ToLower(p), "/"+lower) {
+				out = append(out, e)
+			}
+		}
+	}
+	sortEntries(out)
+	return out
+}
+
+// Spaces lists the spaces indexed.
+func (x *FileIndex) Spaces() []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]string, 0, len(x.spaces))
+	for s := range x.spaces {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DirExts counts the extensions of the files directly in folder dir of
+// space ("" or "." is the top).
+func (x *FileIndex) DirExts(space, dir string) map[string]int {
+	dir = cleanRel(dir)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := map[string]int{}
+	si := x.spaces[space]
+	if si == nil {
+		return out
+	}
+	for p, e := range si.entries {
+		if e.Dir {
+			continue
+		}
+		if d := path.Dir(p); d == dir || dir == "" && d == "." {
+			out[e.ext]++
+		}
+	}
+	return out
+}
+
+func cleanRel(rel string) string {
+	rel = strings.ReplaceAll(rel, "\\", "/")
+	rel = path.Clean(strings.TrimPrefix(rel, "./"))
+	if rel == "." || rel == "/" || strings.HasPrefix(rel, "../") || rel == ".." {
+		return ""
+	}
+	return strings.TrimPrefix(rel, "/")
+}
+
+// NewEntry is the entry rel would be in space (for a file not indexed).
+func NewEntry(space, rel string, dir bool) *Entry { return newEntry(space, rel, dir) }
+
+func newEntry(space, rel string, dir bool) *Entry {
+	rel = cleanRel(rel)
+	base := path.Base(rel)
+	e := &Entry{Space: space, Path: rel, Dir: dir, base: strings.ToLower(base)}
+	stem := base
+	if !dir {
+		if i := strings.LastIndexByte(base, '.'); i > 0 {
+			e.ext = strings.ToLower(base[i+1:])
+			stem = base[:i]
+		}
+	}
+	e.stem = nameTokens(stem)
+	if d := path.Dir(rel); d != "." {
+		e.dirs = nameTokens(d)
+	}
+	return e
+}
+
+func (si *spaceIndex) add(e *Entry) {
+	si.entries[e.Path] = e
+	si.byBase[e.base] = append(si.byBase[e.base], e)
+	for _, t := range e.tokens() {
+		m := si.byToken[t]
+		if m == nil {
+			m = map[*Entry]bool{}
+			si.byToken[t] = m
+		}
+		m[e] = true
+	}
+}
+
+// tokens are the words of its name and its folders', once each.
+func (e *Entry) tokens() []string {
+	var out []string
+	for _, t := range append(append([]string(nil), e.stem...), e.dirs...) {
+		if !slicesContains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (si *spaceIndex) remove(e *Entry) {
+	delete(si.entries, e.Path)
+	bs := si.byBase[e.base]
+	for i, b := range bs {
+		if b == e {
+			si.byBase[e.base] = append(bs[:i:i], bs[i+1:]...)
+			break
+		}
+	}
+	if len(si.byBase[e.base]) == 0 {
+		delete(si.byBase, e.base)
+	}
+	for _, t := range e.tokens() {
+		delete(si.byToken[t], e)
+		if len(si.byToken[t]) == 0 {
+			delete(si.byToken, t)
+		}
+	}
+}
+
+// nameTokens splits a file or folder name into analysed words:
+// "Meeting-Notes_2025" → meet, note, 2025; "acmeQuote" → acme, quote.
+func nameTokens(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, normToken(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	var prev rune
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			if len(cur) > 0 && (unicode.IsDigit(prev) || unicode.IsUpper(r) && unicode.IsLower(prev)) {
+				flush()
+			}
+			cur = append(cur, unicode.ToLower(r))
+		case unicode.IsDigit(r):
+			if len(cur) > 0 && unicode.IsLetter(prev) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// normToken is a word as names and requests are compared: lower case,
+// stemmed ("quotes" and "quote", "notes" and "note" meet).
+func normToken(w string) string { return embeddings.Stem(strings.ToLower(w)) }
+
+// scored is an entry with how well a reference's words name it.
+type scored struct {
+	e        *Entry
+	stemHits int
+	dirHits  int
+	extHit   bool
+	cover    float64 // share of the entry's own name words the reference says
+}
+
+// Search finds the entries of the given spaces whose names the words
+// name best: each entry is scored by the words of its own name the words
+// say (then those of its folders, then the file type), and every entry
+// with the best score is returned, files or folders as asked. An entry
+// must share at least one word of its own name with the words.
+func (x *FileIndex) Search(spaces []string, words []string, ext string, wantDir bool) []*Entry {
+	return x.SearchWith(spaces, words, ext, wantDir, nil)
+}
+
+// SearchWith is Search keeping only the entries accept takes (the words of
+// the entry's own name and of its folders that matched, and the share of
+// its own name's words matched).
+func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, wantDir bool, accept func(e *Entry, stemHits, dirHits int, cover float64) bool) []*Entry {
+	if len(words) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, w := range words {
+		set[w] = true
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	seen := map[*Entry]*scored{}
+	for _, sp := range spaces {
+		si := x.spaces[sp]
+		if si == nil {
+			continue
+		}
+		for w := range set {
+			for e := range si.byToken[w] {
+				if e.Dir != wantDir || seen[e] != nil {
+					continue
+				}
+				s := &scored{e: e}
+				seenTok := map[string]bool{}
+				for _, t := range e.stem {
+					if set[t] && !seenTok[t] {
+						seenTok[t] = true
+						s.stemHits++
+					}
+				}
+				for _, t := range e.dirs {
+					if set[t] && !seenTok[t] {
+						seenTok[t] = true
+						s.dirHits++
+					}
+				}
+				s.extHit = ext != "" && e.ext == ext
+				if len(e.stem) > 0 {
+					s.cover = float64(s.stemHits) / float64(len(e.stem))
+				}
+				seen[e] = s
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	better := func(a, b *scored) int { // >0: a better
+		if d := (a.stemHits + a.dirHits) - (b.stemHits + b.dirHits); d != 0 {
+			return d
+		}
+		if d := a.stemHits - b.stemHits; d != 0 {
+			return d
+		}
+		if a.extHit != b.extHit {
+			if a.extHit {
+				return 1
+			}
+			return -1
+		}
+		switch {
+		case a.cover > b.cover:
+			return 1
+		case a.cover < b.cover:
+			return -1
+		}
+		return 0
+	}
+	var best []*scored
+	for _, s := range seen {
+		if ext != "" && !wantDir && s.e.ext != ext && !sameKind(ext, s.e.ext) {
+			continue // "the acme pdf" is not acme.txt
+		}
+		if accept != nil && !accept(s.e, s.stemHits, s.dirHits, s.cover) {
+			continue
+		}
+		switch {
+		case len(best) == 0 || better(s, best[0]) > 0:
+			best = []*scored{s}
+		case better(s, best[0]) == 0:
+			best = append(best, s)
+		}
+	}
+	out := make([]*Entry, len(best))
+	for i, s := range best {
+		out[i] = s.e
+	}
+	sortEntries(out)
+	return out
+}
+
+// sameKind: text types a request calls by one word ("the notes file").
+func sameKind(a, b string) bool {
+	text := map[string]bool{"txt": true, "md": true, "markdown": true, "text": true}
+	return text[a] && text[b]
+}
+
+func sortEntries(es []*Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].Space != es[j].Space {
+			return es[i].Space < es[j].Space
+		}
+		return es[i].Path < es[j].Path
+	})
+}
+
+// Ext is the entry's lower-case file type ("pdf"), "" for a folder.
+func (e *Entry) Ext() string { return e.ext }

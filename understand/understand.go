@@ -1,0 +1,560 @@
+// Package understand reads a request once, without a model, into one typed
+// interpretation: the actions it asks for (read, list, summarize, compare,
+// calculate, delete …), whether it explicitly asks for something
+// destructive, the typed values it carries (an arithmetic expression in
+// the calculator's grammar, a text given to work on), the files and
+// folders it names resolved against the spaces the caller may read (a
+// FileIndex, never a walk per request), and its parts. Selection, argument
+// filling, planning, the "no tool fits" decision and the recommender read
+// this one interpretation instead of each reading the text again.
+package understand
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/airs-dev/airs/embeddings"
+)
+
+// Action is what a request asks done, in one canonical word; the words
+// are the ones tool descriptions use, so Coverage of them finds the tool.
+type Action string
+
+const (
+	Read      Action = "read"
+	Extract   Action = "extract"
+	List      Action = "list"
+	Summarize Action = "summarize"
+	Compare   Action = "compare"
+	Calculate Action = "calculate"
+	Delete    Action = "delete"
+	Move      Action = "move"
+	Write     Action = "write"
+)
+
+// Destructive reports whether the action destroys or replaces data.
+func (a Action) Destructive() bool { return a == Delete || a == Move || a == Write }
+
+// NeedsFile reports whether the action works on a file the request names.
+func (a Action) NeedsFile() bool {
+	switch a {
+	case Read, Extract, Summarize, Compare, Delete, Move:
+		return true
+	}
+	return false
+}
+
+// Env is what a request is read against: the spaces the caller may read
+// and the index of their files.
+type Env struct {
+	Spaces []string
+	Index  *FileIndex
+	// Folders are the usual folder names a space could be ("documents":
+	// "~/Documents"): named in a request but not configured, they are a
+	// missing space, said plainly, never replaced by another.
+	Folders map[string]string
+}
+
+// DefaultFolders are the usual folders a person calls by name.
+var DefaultFolders = map[string]string{
+	"documents": "~/Documents", "downloads": "~/Downloads", "desktop": "~/Desktop",
+	"pictures": "~/Pictures", "photos": "~/Pictures", "music": "~/Music", "videos": "~/Videos",
+}
+
+// Object is a file or folder a request names.
+type Object struct {
+	Phrase string // as the request wrote it (a name, or the words that name it)
+	Named  bool   // written as a file name (report.pdf), not described
+	Dir    bool
+	// Matches are the entries it names: one when resolved, several when
+	// equally good (the caller must choose), none when it names nothing.
+	Matches []*Entry
+}
+
+// Resolved is the one entry the object names, or nil.
+func (o Object) Resolved() *Entry {
+	if len(o.Matches) == 1 {
+		return o.Matches[0]
+	}
+	return nil
+}
+
+// Interpretation is a request read once.
+type Interpretation struct {
+	Text    string
+	Actions []Action
+	// Explicit: the request itself asks for a destructive action (delete,
+	// remove, erase, move, overwrite, get rid of …), not negated.
+	ExplicitDestructive bool
+	// Expression is the arithmetic it states, in the calculator's grammar.
+	Expression string
+	// Body is the text it gives to work on ("summarize this: …").
+	Body string
+	// Objects are the files (then folders) it names, in order.
+	Objects []Object
+	Folder  *Object // the folder it works in, when it names one
+	// Space is the space it names; MissingSpace a usual folder it names
+	// that is no space (with MissingHint, its usual place).
+	Space        string
+	MissingSpace string
+	MissingHint  string
+	// Every: it asks for each file of a folder ("every paper in …").
+	Every bool
+	// FileType is the type its words ask for ("the pdfs" → pdf).
+	FileType  string
+	Recursive bool
+}
+
+// Has reports whether the interpretation holds action a.
+func (in *Interpretation) Has(a Action) bool {
+	for _, x := range in.Actions {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Main is the action the request leads with: the first non-destructive
+// one it asks for unless it asks explicitly for a destructive one.
+func (in *Interpretation) Main() Action {
+	if len(in.Actions) == 0 {
+		return ""
+	}
+	return in.Actions[0]
+}
+
+// ActionWords are the words a tool serving the main action uses: reading
+// a file and extracting its text are one action to a person.
+func (in *Interpretation) ActionWords() string {
+	switch in.Main() {
+	case Read, Extract:
+		return "read extract text"
+	}
+	return string(in.Main())
+}
+
+// ActionText is the canonical words of the actions, for matching tools.
+func (in *Interpretation) ActionText() string {
+	var b []string
+	for _, a := range in.Actions {
+		b = append(b, string(a))
+	}
+	return strings.Join(b, " ")
+}
+
+// Files are the objects that are files.
+func (in *Interpretation) Files() []Object {
+	var out []Object
+	for _, o := range in.Objects {
+		if !o.Dir {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var (
+	reBody = regexp.MustCompile(`(?is)^(?:[^:\n]{0,80}?\b(?:summari[sz]e|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|summary)\b[^:\n]{0,40}?)\s*[:\n]\s*(.+)$`)
+	reTLDR = regexp.MustCompile(`(?is)^\s*(.+?)\s*(?:\n|\s)+(?:tl;?\s*dr|tldr)\s*[?.!]*\s*$`)
+	// reFile is a file name as a request writes it.
+	reFile       = regexp.MustCompile(`[\w./~-]*\w\.(?:pdf|txt|md|markdown|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log|rtf|odt)\b`)
+	reQuoted     = regexp.MustCompile(`'[^']+'|"[^"]+"|“[^”]+”`)
+	reWordRE     = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_-]*`)
+	reEvery      = regexp.MustCompile(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
+	reTypeW      = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
+	reRecur      = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
+	reNounBefore = regexp.MustCompile(`(?i)\b(?:the|my|a|your|our|this|that|todo|to-do|shopping|reading|wish|packing|check)\s+$`)
+	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the)\s+(?:\w+\s+){0,2}$`)
+)
+
+// action words, by canonical action. Longer phrases first within a kind.
+var actionPhrases = []struct {
+	a  Action
+	re *regexp.Regexp
+}{
+	{Delete, regexp.MustCompile(`(?i)\b(?:delete|deleting|remove|removing|erase|erasing|trash|wipe|discard|shred|destroy|get\s+rid\s+of|throw\s+(?:away|out)|rm|unlink|bin)\b`)},
+	{Move, regexp.MustCompile(`(?i)\b(?:move|moving|rename|renaming|relocate)\b`)},
+	{Write, regexp.MustCompile(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
+	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
+	{Summarize, regexp.MustCompile(`(?i)\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
+	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|what\s+(?:files|documents|pdfs|papers)|which\s+(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
+	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
+	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
+	{Calculate, regexp.MustCompile(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
+}
+
+// stop are words that never name a file.
+var stop = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the a an my our your this that these those it its of in on at to for from with and or
+		me please can could would you i we what whats what's which is are was do does did say says said show tell give
+		file files document documents doc docs folder folders directory dir space text content contents version copy
+		called named inside into about between both two all every each one ones then also just now new old latest
+		read open extract summarize summarise summary compare diff list delete remove erase get rid trash move
+		pdf pdfs txt md markdown there here look see find whats some any let lets want need like up out over
+		display view print cat gist tldr recap key points main short brief overview condense shorten differences
+		difference changed change against versus vs how many much words word sentences under within`) {
+		stop[w] = true
+	}
+}
+
+// Parse reads a request against env.
+func Parse(text string, env Env) *Interpretation {
+	in := &Interpretation{Text: text}
+	head := text
+	if m := reBody.FindStringSubmatch(text); m != nil && len(strings.TrimSpace(m[1])) > 0 {
+		in.Body = strings.TrimSpace(m[1])
+		head = text[:len(text)-len(m[1])]
+	} else if m := reTLDR.FindStringSubmatch(text); m != nil && len(strings.Fields(m[1])) >= 8 {
+		in.Body = strings.TrimSpace(m[1])
+		head = "tl;dr"
+	}
+	// Quoted texts are values, not words of the request.
+	unq := reQuoted.ReplaceAllStringFunc(head, func(m string) string { return strings.Repeat(" ", len(m)) })
+	lower := strings.ToLower(unq)
+
+	in.readActions(unq)
+	if in.Body == "" {
+		in.Expression = Expression(unq)
+		if in.Expression != "" && !in.Has(Calculate) {
+			// Arithmetic is its own action unless the request works on a file.
+			in.Actions = append([]Action{Calculate}, in.Actions...)
+		}
+	}
+	in.Recursive = reRecur.MatchString(unq)
+	if m := reTypeW.FindStringSubmatch(unq); m != nil {
+		in.FileType = normExt(m[1])
+	}
+	in.readSpace(lower, env)
+	in.readObjects(unq, lower, env)
+	in.Every = reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	if in.Has(List) && in.Has(Summarize) && regexp.MustCompile(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
+		in.Every = true // "list the pdfs in papers, then summarize them"
+		in.Actions = slicesDelete(in.Actions, List)
+	}
+	if in.Has(List) && in.Folder == nil && regexp.MustCompile(`(?i)\b(?:find|search)\b`).MatchString(unq) {
+		in.Recursive = true // find(1) looks everywhere
+	}
+	in.orderActions()
+	return in
+}
+
+func normExt(e string) string {
+	e = strings.ToLower(e)
+	switch e {
+	case "markdown":
+		return "md"
+	case "yml":
+		return "yaml"
+	case "htm":
+		return "html"
+	case "text":
+		return "txt"
+	case "jpeg":
+		return "jpg"
+	}
+	return e
+}
+
+func slicesDelete(as []Action, a Action) []Action {
+	var out []Action
+	for _, x := range as {
+		if x != a {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// readActions finds the action words, each kind once, in the order the
+// request says them; a destructive word that is negated ("don't delete")
+// or only describes ("the removed lines") is no ask.
+func (in *Interpretation) readActions(s string) {
+	type at struct {
+		a   Action
+		pos int
+	}
+	var found []at
+	for _, p := range actionPhrases {
+		for _, m := range p.re.FindAllStringIndex(s, -1) {
+			if p.a.Destructive() && reNeg.MatchString(s[:m[0]]) {
+				continue
+			}
+			if p.a == List && strings.EqualFold(s[m[0]:m[1]], "list") && reNounBefore.MatchString(s[:m[0]]) {
+				continue // "the todo list" is a thing, not an ask to list
+			}
+			if p.a == Delete && strings.EqualFold(strings.TrimSpace(s[m[0]:m[1]]), "bin") && !strings.Contains(strings.ToLower(s), "bin the") {
+				continue
+			}
+			found = append(found, at{p.a, m[0]})
+			break
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].pos < found[j].pos })
+	seen := map[Action]bool{}
+	for _, f := range found {
+		if !seen[f.a] {
+			seen[f.a] = true
+			in.Actions = append(in.Actions, f.a)
+			if f.a.Destructive() {
+				in.ExplicitDestructive = true
+			}
+		}
+	}
+	if in.Body != "" && !seen[Summarize] {
+		in.Actions = append(in.Actions, Summarize)
+	}
+}
+
+// orderActions puts the action the request is about first: a compare or
+// summary over files it reads is about the compare or the summary; a
+// listing that reads nothing is about the listing.
+func (in *Interpretation) orderActions() {
+	rank := map[Action]int{Delete: 0, Move: 0, Write: 0, Compare: 1, Summarize: 2, Calculate: 3, List: 4, Extract: 5, Read: 6}
+	if in.Expression != "" && len(in.Files()) == 0 {
+		rank[Calculate] = -1
+	}
+	if in.Has(Compare) && in.Expression != "" && len(in.Files()) == 0 {
+		// "the difference between 10 and 4" is arithmetic.
+		rank[Compare] = 9
+	}
+	if in.Has(List) && in.Has(Summarize) && !in.Every && in.Folder == nil && len(in.Files()) == 0 {
+		rank[List] = 1
+	}
+	sort.SliceStable(in.Actions, func(i, j int) bool { return rank[in.Actions[i]] < rank[in.Actions[j]] })
+}
+
+// readSpace finds the space the request names, or the usual folder it
+// names that is no space.
+func (in *Interpretation) readSpace(lower string, env Env) {
+	best := -1
+	for _, sp := range env.Spaces {
+		l := strings.ToLower(sp)
+		for _, form := range []string{l, strings.TrimSuffix(l, "s")} {
+			if len(form) < 3 {
+				continue
+			}
+			re := regexp.MustCompile(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
+			if loc := re.FindStringIndex(lower); loc != nil && (best < 0 || loc[0] < best) {
+				best, in.Space = loc[0], sp
+			}
+		}
+	}
+	if in.Space == "" {
+		for _, sp := range env.Spaces {
+			if len(sp) >= 4 && regexp.MustCompile(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
+				in.Space = sp
+				break
+			}
+		}
+	}
+	if in.Space != "" {
+		return
+	}
+	folders := env.Folders
+	if folders == nil {
+		folders = DefaultFolders
+	}
+	names := make([]string, 0, len(folders))
+	for n := range folders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		re := regexp.MustCompile(`\b(?:in|from|under|inside|of|to)\s+(?:my\s+|the\s+)?` + n + `\b(?:\s+(?:folder|directory|dir))?|\bmy\s+` + n + `\b|\b` + n + `\s+(?:folder|directory|dir)\b|~/` + n + `\b`)
+		if re.MatchString(lower) {
+			in.MissingSpace, in.MissingHint = n, folders[n]
+			return
+		}
+	}
+}
+
+// words are the analysed content words of s that may name a file.
+func words(s string, extra map[string]bool) []string {
+	var out []string
+	for _, w := range reWordRE.FindAllString(s, -1) {
+		lw := strings.ToLower(strings.Trim(w, "'-_"))
+		if lw == "" || stop[lw] || extra[lw] {
+			continue
+		}
+		out = append(out, normToken(lw))
+	}
+	return out
+}
+
+var reSides = regexp.MustCompile(`(?i)\s+(?:and|with|to|against|versus|vs\.?|from)\s+`)
+var reFolderRef = regexp.MustCompile(`(?i)\b(?:in|from|under|inside|within)\s+(?:the\s+|my\s+)?([\w.-]+(?:\s+[\w.-]+)?)(?:\s+(?:folder|directory|dir|subfolder))?\b|\b(?:the\s+|my\s+)?([\w.-]+)\s+(?:folder|directory|dir|subfolder)\b`)
+
+func (in *Interpretation) spacesFor(env Env) []string {
+	if in.Space != "" {
+		return []string{in.Space}
+	}
+	return env.Spaces
+}
+
+// readObjects resolves the files and folders the request names.
+func (in *Interpretation) readObjects(unq, lower string, env Env) {
+	if env.Index == nil {
+		env.Index = NewFileIndex()
+	}
+	spaces := in.spacesFor(env)
+	rest := unq
+	// Named files first.
+	for _, loc := range reFile.FindAllStringIndex(unq, -1) {
+		name := strings.TrimPrefix(unq[loc[0]:loc[1]], "./")
+		o := Object{Phrase: name, Named: true}
+		for _, sp := range spaces {
+			o.Matches = append(o.Matches, env.Index.Named(sp, name)...)
+		}
+		if len(o.Matches) > 1 {
+			// The same name in several folders: a path match beats a base name.
+			var exact []*Entry
+			for _, e := range o.Matches {
+				if strings.EqualFold(e.Path, name) {
+					exact = append(exact, e)
+				}
+			}
+			if len(exact) > 0 {
+				o.Matches = exact
+			}
+		}
+		in.Objects = append(in.Objects, o)
+		rest = rest[:loc[0]] + strings.Repeat(" ", loc[1]-loc[0]) + rest[loc[1]:]
+	}
+	spaceWords := map[string]bool{}
+	for _, sp := range env.Spaces {
+		spaceWords[strings.ToLower(sp)] = true
+	}
+	if in.MissingSpace != "" {
+		spaceWords[in.MissingSpace] = true
+	}
+	// The folder the request works in: "in the papers folder", "under quotes".
+	listing := in.Has(List) || reEvery.MatchString(unq)
+	for _, m := range reFolderRef.FindAllStringSubmatch(rest, -1) {
+		phrase := m[1]
+		if phrase == "" {
+			phrase = m[2]
+		} else if !listing && !regexp.MustCompile(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
+			continue // "in the cover letter" names a file, not a folder
+		}
+		ws := words(phrase, spaceWords)
+		if len(ws) == 0 {
+			continue
+		}
+		ms := env.Index.Search(spaces, ws, "", true)
+		if len(ms) == 0 && len(ws) > 1 {
+			ms = env.Index.Search(spaces, ws[:1], "", true)
+		}
+		if len(ms) > 0 {
+			o := Object{Phrase: strings.TrimSpace(phrase), Dir: true, Matches: ms}
+			in.Folder = &o
+			break
+		}
+	}
+	if len(in.Objects) > 0 || !in.needsFile() {
+		return
+	}
+	// Described files: "the 2025 acme quote", "the meeting notes".
+	desc := rest
+	if in.Folder != nil {
+		desc = strings.Replace(desc, in.Folder.Phrase, " ", 1)
+	}
+	ext := in.FileType
+	extra := map[string]bool{}
+	for k := range spaceWords {
+		extra[k] = true
+	}
+	if in.Has(Compare) {
+		// Each side of "compare A and B" names a file.
+		sides := reSides.Split(afterAction(desc), -1)
+		if len(sides) == 2 {
+			var objs []Object
+			for _, sd := range sides {
+				ws := words(sd, extra)
+				if len(ws) == 0 {
+					break
+				}
+				ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(sd)))
+				if len(ms) == 0 {
+					break
+				}
+				objs = append(objs, Object{Phrase: strings.TrimSpace(sd), Matches: ms})
+			}
+			if len(objs) == 2 {
+				in.Objects = objs
+				return
+			}
+		}
+	}
+	ws := words(desc, extra)
+	if len(ws) == 0 {
+		return
+	}
+	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc)))
+	if len(ms) == 0 {
+		return
+	}
+	phrase := strings.TrimSpace(afterAction(desc))
+	if in.Has(Compare) && len(ms) == 2 {
+		// "compare the two acme quotes": both are the objects.
+		in.Objects = []Object{{Phrase: phrase, Matches: ms[:1]}, {Phrase: phrase, Matches: ms[1:]}}
+		return
+	}
+	if in.Folder != nil && (in.Every || len(ms) > 1) {
+		return // the folder's files, not one of them
+	}
+	in.Objects = append(in.Objects, Object{Phrase: phrase, Matches: ms})
+}
+
+func (in *Interpretation) needsFile() bool {
+	if in.Body != "" {
+		return false
+	}
+	if len(in.Actions) == 0 {
+		return true // "translate the meeting notes": a tool may take its text
+	}
+	for _, a := range in.Actions {
+		if a.NeedsFile() {
+			return true
+		}
+	}
+	return false
+}
+
+// describes is the acceptance rule for a described file: the words name
+// at least half of its own name, or two of its words (name or folders), or
+// one word the request uses as a definite noun ("the lease", "my budget").
+func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
+	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
+		if stemHits+dirHits >= 2 || stemHits > 0 && cover == 1 {
+			return true
+		}
+		for _, t := range e.tokens() {
+			if regexp.MustCompile(`\b(?:the|my|this|that|our)\s+` + regexp.QuoteMeta(t) + `\w*\b`).MatchString(lower) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// afterAction is the text after the first action word (the object's words).
+func afterAction(s string) string {
+	first := len(s)
+	end := 0
+	for _, p := range actionPhrases {
+		if loc := p.re.FindStringIndex(s); loc != nil && loc[0] < first {
+			first, end = loc[0], loc[1]
+		}
+	}
+	if first == len(s) {
+		return s
+	}
+	return s[end:]
+}
+
+// Words are the analysed words of a request as the tool index reads them.
+func Words(s string) []string { return embeddings.Terms(s) }

@@ -1,0 +1,153 @@
+package understand
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/airs-dev/airs/pipeline/builtin"
+)
+
+// TestExpression: arithmetic as people say it becomes an expression the
+// calculator evaluates to what they meant; requests with no arithmetic
+// (a date, an id, a year) give none.
+func TestExpression(t *testing.T) {
+	cases := map[string]float64{
+		"sum 12 and 30":                      42,
+		"what's 12% of 350":                  42,
+		"square root of 1764":                42,
+		"subtract 15 from 60":                45,
+		"multiply 6 by 7":                    42,
+		"what is 84 divided by 2":            42,
+		"9 squared":                          81,
+		"2 to the power of 10":               1024,
+		"the average of 10, 20 and 30":       20,
+		"what's twenty plus twenty two":      42,
+		"three hundred and twelve minus 270": 42,
+		"what is 2 * (3 + 4)":                14,
+		"take 8 away from 50":                42,
+		"half of 84":                         42,
+		"12 x 4":                             48,
+		"add 19 to 23":                       42,
+		"what is 1,000 minus 958":            42,
+	}
+	for q, want := range cases {
+		e := Expression(q)
+		v, err := builtin.Eval(e)
+		if err != nil || v != want {
+			t.Errorf("%q → %q = %v (%v), want %v", q, e, v, err, want)
+		}
+	}
+	for _, q := range []string{"what happened on 2024-01-05", "read report-2025.md", "tell me a joke", "order 66", "the 3 acme quotes"} {
+		if e := Expression(q); e != "" {
+			t.Errorf("%q has no arithmetic, got %q", q, e)
+		}
+	}
+}
+
+func fixture(t *testing.T) (*FileIndex, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "meeting-notes.md", "draft.txt", "final.txt",
+		"papers/attention.pdf", "papers/bm25.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt", ".hidden/secret.txt"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewFileIndex()
+	if err := x.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	return x, dir
+}
+
+func paths(es []*Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Space+":"+e.Path)
+	}
+	return out
+}
+
+// TestParse: one reading of a request gives its action, the explicit
+// destructive ask (never for a question or a negation), the files it
+// names resolved — loosely named ones too, several equally good ones all
+// returned — and the space it names or the usual folder that is none.
+func TestParse(t *testing.T) {
+	x, _ := fixture(t)
+	env := Env{Spaces: []string{"documents"}, Index: x}
+	type want struct {
+		main        Action
+		destructive bool
+		files       [][]string // per object, its matches
+		space       string
+		missing     string
+	}
+	cases := map[string]want{
+		"what does final.txt in documents say":    {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
+		"extract the text of the 2024 acme quote": {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
+		"read the meeting notes":                  {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
+		"compare the two acme quotes":             {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
+		"compare the draft and the final version": {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
+		"read the lease":                          {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
+		"delete draft.txt":                        {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"get rid of the draft":                    {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"don't delete anything, just read final.txt": {main: Read, files: [][]string{{"documents:final.txt"}}},
+		"read draft.txt before I delete it":          {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"list the files in my downloads folder":      {main: List, missing: "downloads"},
+		"open a github issue in acme/api":            {main: Read},
+	}
+	for q, w := range cases {
+		in := Parse(q, env)
+		if in.Main() != w.main || in.ExplicitDestructive != w.destructive || in.Space != w.space || in.MissingSpace != w.missing {
+			t.Errorf("%q: main %q destructive %v space %q missing %q; want %+v", q, in.Main(), in.ExplicitDestructive, in.Space, in.MissingSpace, w)
+		}
+		var got [][]string
+		for _, o := range in.Files() {
+			got = append(got, paths(o.Matches))
+		}
+		if !slices.EqualFunc(got, w.files, slices.Equal) {
+			t.Errorf("%q: files %v, want %v", q, got, w.files)
+		}
+	}
+	in := Parse("summarize this: the bus was late again. I missed the meeting with acme.", env)
+	if in.Body != "the bus was late again. I missed the meeting with acme." || len(in.Objects) != 0 || in.Main() != Summarize {
+		t.Errorf("summarize this: body %q objects %d main %q", in.Body, len(in.Objects), in.Main())
+	}
+	in = Parse("summarize every paper in the papers folder", env)
+	if !in.Every || in.Folder == nil || in.Folder.Resolved() == nil || in.Folder.Resolved().Path != "papers" {
+		t.Errorf("every paper in the papers folder: every %v folder %+v", in.Every, in.Folder)
+	}
+}
+
+// TestFileIndexIncremental: Add and Remove keep the index current
+// without a walk; hidden files are not indexed; a removed folder takes
+// its files with it.
+func TestFileIndexIncremental(t *testing.T) {
+	x, _ := fixture(t)
+	if x.Has("documents", "secret.txt") {
+		t.Error("a hidden folder's file was indexed")
+	}
+	if x.Has("documents", "budget-2026.csv") {
+		t.Fatal("a file that does not exist is indexed")
+	}
+	x.Add("documents", "finance/budget-2026.csv", false)
+	if got := paths(x.Search([]string{"documents"}, []string{"budget", "2026"}, "", false)); !slices.Equal(got, []string{"documents:finance/budget-2026.csv"}) {
+		t.Errorf("after Add: %v", got)
+	}
+	if !x.Has("documents", "budget-2026.csv") {
+		t.Error("Has does not find an added file by its base name")
+	}
+	x.Remove("documents", "quotes")
+	if x.Has("documents", "acme-2024.pdf") || x.Len("documents") != 10 {
+		t.Errorf("after removing the folder: has acme %v, %d entries", x.Has("documents", "acme-2024.pdf"), x.Len("documents"))
+	}
+	if got := x.Search([]string{"documents"}, []string{"acme"}, "", false); len(got) != 0 {
+		t.Errorf("removed files still found: %v", paths(got))
+	}
+}
