@@ -22,7 +22,20 @@ type Selection struct {
 	// threshold on the share of a request's words a tool's text uses
 	// (0..1; selection.min_coverage); nil keeps engine.NoLLMMinCoverage.
 	MinCoverage *float64
+	// Embedder is the tool index's embedder (selection.embedder):
+	// EmbedderModel, the trained tool model built into airs, unless
+	// ollama.embed_model names an Ollama model; EmbedderLexical, the
+	// registry-fitted LSA embedder; EmbedderOllama, ollama.embed_model
+	// (required then). "" means that default.
+	Embedder string
 }
+
+// The embedders selection.embedder can name.
+const (
+	EmbedderModel   = "model"
+	EmbedderLexical = "lexical"
+	EmbedderOllama  = "ollama"
+)
 
 // fileSelection is the file's selection: section. weights is either a
 // mapping (inline) or a path to a JSON file as `airs eval tune --write`
@@ -30,11 +43,29 @@ type Selection struct {
 type fileSelection struct {
 	Weights     yaml.Node `yaml:"weights"`
 	MinCoverage *float64  `yaml:"min_coverage"`
+	Embedder    string    `yaml:"embedder"`
+}
+
+// buildEmbedder checks selection.embedder against the embedders AIRS has.
+func (p *parser) buildEmbedder(fs *fileSelection, c *Config) {
+	switch fs.Embedder {
+	case "", EmbedderModel, EmbedderLexical:
+	case EmbedderOllama:
+		if c.Ollama.EmbedModel == "" {
+			p.add(p.line("selection", "embedder"), "selection.embedder: ollama needs ollama.embed_model (e.g. nomic-embed-text)")
+			return
+		}
+	default:
+		p.add(p.line("selection", "embedder"), "selection.embedder: unknown embedder %q: say model (the trained tool model, default), lexical or ollama", fs.Embedder)
+		return
+	}
+	c.Selection.Embedder = fs.Embedder
 }
 
 var weightKeys = []string{"semantic", "trust", "success", "latency", "preference"}
 
 func (p *parser) buildSelection(fs *fileSelection, c *Config) {
+	p.buildEmbedder(fs, c)
 	n := &fs.Weights
 	line := p.line("selection", "weights")
 	switch n.Kind {

@@ -58,6 +58,9 @@ type FieldWeights struct {
 	Name, Description, ParamName, ParamDesc, Group, Extra float64
 }
 
+// DefaultFields are the BM25F field weights when Options.Fields is zero.
+var DefaultFields = FieldWeights{Name: 2, Description: 1, ParamName: 0.5, ParamDesc: 0.3, Group: 1, Extra: 0.5}
+
 func (o *Options) defaults() {
 	if o.K1 == 0 {
 		o.K1 = 1.2
@@ -66,7 +69,7 @@ func (o *Options) defaults() {
 		o.B = 0.75
 	}
 	if o.Fields == (FieldWeights{}) {
-		o.Fields = FieldWeights{Name: 2, Description: 1, ParamName: 0.5, ParamDesc: 0.3, Group: 1, Extra: 0.5}
+		o.Fields = DefaultFields
 	}
 	if o.Fusion == "" {
 		o.Fusion = "score"
@@ -93,6 +96,24 @@ func (o *Options) defaults() {
 	}
 	if o.RefitFraction == 0 {
 		o.RefitFraction = 0.2
+	}
+}
+
+// adviseFusion fills the fusion weights o leaves unset with those fitted
+// for the embedder.
+func (o *Options) adviseFusion(f FusionWeights) {
+	if o.DenseWeight == 0 && f.Dense > 0 {
+		o.DenseWeight = f.Dense
+	}
+	if o.SparseWeight == 0 && f.Sparse > 0 {
+		o.SparseWeight = f.Sparse
+	}
+	if o.GroupWeight == 0 && f.Group != 0 {
+		o.GroupWeight = f.Group
+	}
+	if o.Fields == (FieldWeights{}) && f.Name > 0 {
+		o.Fields = DefaultFields
+		o.Fields.Name = f.Name
 	}
 }
 
@@ -142,6 +163,9 @@ const (
 // persisted index built with another embedder is re-embedded on the next
 // Sync.
 func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
+	if fa, ok := emb.(FusionAdvisor); ok {
+		o.adviseFusion(fa.Fusion())
+	}
 	o.defaults()
 	ix := &Index{emb: emb, opts: o, st: &state{pos: map[string]int{}}}
 	var err error

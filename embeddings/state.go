@@ -29,7 +29,11 @@ func (st *state) vector(i int) []float32 { return st.vecs[i*st.dim : (i+1)*st.di
 // denseText is the text a document is embedded from: the name's words come
 // first and twice, as a name says more about a tool than any other phrase.
 // It depends on the document alone, so the content hash decides re-embedding.
-func (ix *Index) denseText(d *Doc) string {
+func (ix *Index) denseText(d *Doc) string { return DenseText(d) }
+
+// DenseText is the text an Index embeds for a document: the name's words,
+// then Doc.Text. A model trained for the index is trained on this text.
+func DenseText(d *Doc) string {
 	name := strings.Join(Tokens(d.Name), " ")
 	return name + ". " + d.Text()
 }

@@ -22,7 +22,7 @@ var evalCmd = &command{
 	Summary: "measure selection: BFCL, retrieval benchmarks, replay and tuning on recorded sessions",
 	Usage: `Usage:
   airs eval bfcl [--data DIR] [--categories a,b] [--model none|ollama:M] [--json] [--report DIR] [--limit N]
-  airs eval retrieval --data FILE… [--embedder lexical|ollama:M] [--json]
+  airs eval retrieval --data FILE… [--embedder model|model:FILE|lexical|ollama:M] [--split all|test|unseen] [--json]
   airs eval replay [SESSIONS.jsonl] [--weights W.json] [--embedder lexical|ollama:M] [--model M]
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
   airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]
@@ -48,8 +48,10 @@ grammar (temperature 0, one call per question). With --json, one line per
 category: {"category":…,"n":N,"function_acc":x,"ast_acc":x}.
 
 retrieval measures AIRS's tool retrieval against plain BM25 on MetaTool,
-StableToolBench and BFCL files (one JSON line per dataset and method with
---json).
+StableToolBench, BFCL and MCP tool files (one JSON line per dataset and
+method with --json). --split test scores only the MetaTool and
+StableToolBench queries held out of the tool model's training, --split
+unseen those whose tools were held out of it (see 'airs train retrieval').
 
 replay re-runs selection on the requests of a session log (default: the one
 airs chat and airs serve record with recording.enabled, in recording.dir,

@@ -83,7 +83,8 @@ func evalRetrieval(a *app, args []string) error {
 	fs := a.flags()
 	var data multiFlag
 	fs.Var(&data, "data", "data `file` (repeatable; further file arguments are data files too)")
-	embedder := fs.String("embedder", "lexical", "lexical or ollama:MODEL")
+	embedder := fs.String("embedder", "model", "model (the committed trained tool model), model:FILE (one 'airs train retrieval' wrote), lexical or ollama:MODEL")
+	split := fs.String("split", "all", "which queries of MetaTool and StableToolBench to score: all, test (held out of training), unseen (their tools held out of training), dev, unseen-dev or train")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
@@ -102,7 +103,12 @@ func evalRetrieval(a *app, args []string) error {
 			return usagef("%v\nhint: the retrieval sets are under $DATA_DIR/retrieval (metatool_tools.jsonl.gz with metatool_queries.jsonl.gz, stabletoolbench_queries.jsonl.gz; DATA_DIR is %q): set DATA_DIR to the shared data folder (make conformance uses ../shared/data) or pass the files' paths", err, os.Getenv("DATA_DIR"))
 		}
 	}
-	o := retrieval.Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir}
+	switch retrieval.Part(*split) {
+	case "all", retrieval.PartTrain, retrieval.PartDev, retrieval.PartTest, retrieval.PartUnseen, retrieval.PartUnseenDev:
+	default:
+		return usagef("--split %q: say all, test, unseen, dev or train", *split)
+	}
+	o := retrieval.Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir, Split: retrieval.Part(*split)}
 	if !*quiet {
 		o.Progress = a.stderr
 	}

@@ -35,6 +35,7 @@ var commands = []*command{
 	auditCmd,
 	versionCmd,
 	evalCmd,
+	trainCmd,
 	chatCmd,
 	demoCmd,
 	selectCmd,

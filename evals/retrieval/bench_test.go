@@ -131,12 +131,26 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // BenchmarkSelection measures selection without a model: embedding the
 // request, the filtered hybrid search (top 10) and the composite scoring of
 // the candidates. It reports the median (p50-ms) and p99 per selection.
+// Sub-benchmarks name the embedder: emb=model (the trained tool model, the
+// default) and emb=lexical.
 func BenchmarkSelection(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
-		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+	for _, emb := range []string{"model", "lexical"} {
+		for _, n := range []int{100, 1000, 10000} {
+			b.Run(fmt.Sprintf("emb=%s/tools=%d", emb, n), func(b *testing.B) { benchSelection(b, emb, n) })
+		}
+	}
+}
+
+func benchSelection(b *testing.B, emb string, n int) {
+	{
+		{
 			docs, queries := benchRegistry(b, n)
 			ctx := context.Background()
-			ix, err := embeddings.Open(ctx, embeddings.NewLexical(embeddings.LexicalOptions{}), embeddings.Options{})
+			e, err := NewEmbedder(emb, nil, embeddings.LexicalOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := embeddings.Open(ctx, e, embeddings.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -174,6 +188,19 @@ func BenchmarkSelection(b *testing.B) {
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
 			b.ReportMetric(ms(durs[len(durs)*99/100]), "p99-ms")
-		})
+		}
 	}
+}
+
+// BenchmarkModelLoad measures decoding the committed tool model (what the
+// first index of a process pays once) and reports its in-memory size.
+func BenchmarkModelLoad(b *testing.B) {
+	var m *embeddings.ToolModel
+	for i := 0; i < b.N; i++ {
+		var err error
+		if m, err = embeddings.ReadDefaultModel(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(m.MemoryBytes())/(1<<20), "MiB")
 }

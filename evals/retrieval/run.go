@@ -23,8 +23,16 @@ import (
 type Options struct {
 	// Data are the files to load (see Load).
 	Data []string
-	// Embedder is "lexical" (default) or "ollama:MODEL".
+	// Embedder is "model" (default: the committed trained tool model),
+	// "model:FILE" (a model `airs train retrieval` wrote), "lexical" or
+	// "ollama:MODEL".
 	Embedder string
+	// Split, when set, keeps only the queries of that part of the split
+	// datasets (test: held-out queries; unseen: queries whose tools were
+	// held out of training; dev; train); the tool pools stay whole.
+	// Datasets that are not split (MCP tool lists, BFCL) keep their
+	// queries for test and unseen.
+	Split Part
 	// EmbedClient talks to Ollama for "ollama:MODEL".
 	EmbedClient embeddings.EmbedClient
 	// JSON prints one line per dataset and method instead of a table.
@@ -158,7 +166,11 @@ type Section = report.Section
 // NewEmbedder builds the embedder named by spec.
 func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
 	switch {
-	case spec == "" || spec == "lexical":
+	case spec == "" || spec == "model":
+		return embeddings.DefaultModel()
+	case strings.HasPrefix(spec, "model:"):
+		return embeddings.LoadToolModel(strings.TrimPrefix(spec, "model:"))
+	case spec == "lexical":
 		return embeddings.NewLexical(lo), nil
 	case strings.HasPrefix(spec, "ollama:"):
 		model := strings.TrimPrefix(spec, "ollama:")
@@ -167,11 +179,17 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		}
 		return embeddings.NewOllama(c, model), nil
 	}
-	return nil, fmt.Errorf("retrieval: unknown embedder %q (lexical or ollama:MODEL)", spec)
+	return nil, fmt.Errorf("retrieval: unknown embedder %q (model, model:FILE, lexical or ollama:MODEL)", spec)
 }
 
 // Evaluate runs both methods on one dataset.
 func Evaluate(ctx context.Context, ds Dataset, o Options) ([]Result, error) {
+	if o.Split != "" && o.Split != "all" {
+		ds = FilterPart(ds, o.Split)
+		if len(ds.Queries) == 0 {
+			return nil, nil
+		}
+	}
 	emb, err := NewEmbedder(o.Embedder, o.EmbedClient, o.Lexical)
 	if err != nil {
 		return nil, err

@@ -168,9 +168,18 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.ModelNotice = selector.NoLLMNotice
 	}
 
-	var emb embeddings.Embedder = embeddings.NewLexical(embeddings.LexicalOptions{})
-	if cfg.Ollama.EmbedModel != "" && e.Model != nil && opts.Local == nil {
+	var emb embeddings.Embedder
+	switch sel := cfg.Selection.Embedder; {
+	case (sel == config.EmbedderOllama || sel == "") && cfg.Ollama.EmbedModel != "" && e.Model != nil && opts.Local == nil:
 		emb = embeddings.NewOllama(e.Model, cfg.Ollama.EmbedModel)
+	case sel == config.EmbedderLexical:
+		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
+	default:
+		m, err := embeddings.DefaultModel()
+		if err != nil {
+			return nil, fmt.Errorf("the built-in tool model: %w (selection.embedder: lexical works without it)", err)
+		}
+		emb = m
 	}
 	dir := ""
 	if cfg.Home != "" {

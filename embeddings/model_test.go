@@ -1,0 +1,179 @@
+package embeddings
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func cos(a, b []float32) float64 { return float64(dot32(a, b)) }
+
+func TestDefaultModelLoadsAndEncodes(t *testing.T) {
+	m, err := DefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.ID(), "tooltext:") || m.Dim() <= 0 {
+		t.Fatalf("id %q dim %d", m.ID(), m.Dim())
+	}
+	if f := m.Fusion(); f.Dense <= 0 || f.Sparse <= 0 {
+		t.Fatalf("the committed model carries no fitted fusion weights: %+v", f)
+	}
+	// A second decode gives the same model (same ID).
+	m2, err := ReadDefaultModel()
+	if err != nil || m2.ID() != m.ID() {
+		t.Fatalf("re-read: %v, id %q vs %q", err, m2.ID(), m.ID())
+	}
+	v := m.Encode("get the weather forecast for Paris")
+	if len(v) != m.Dim() || cos(v, v) < 0.999 {
+		t.Fatalf("not a unit vector of dimension %d", m.Dim())
+	}
+	// The trained model puts a weather request nearer a weather tool than
+	// an unrelated one.
+	w := m.Encode("weather forecast: current conditions and forecast for a city")
+	x := m.Encode("send email: send an email message to a recipient")
+	if cos(v, w) <= cos(v, x) {
+		t.Fatalf("weather request: %.3f to the weather tool, %.3f to email", cos(v, w), cos(v, x))
+	}
+}
+
+// Text in other scripts is encoded, not dropped: a Japanese or Chinese
+// request is nearest the tool described in its own words.
+func TestModelKeepsCJKText(t *testing.T) {
+	m, err := DefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ q, good, bad string }{
+		{"東京の天気を教えて", "天気予報: 指定した都市の天気を取得します", "メール送信: メールを送ります"},
+		{"把这个文件翻译成英文", "翻译: 将文本翻译成指定语言", "天气: 查询城市天气"},
+	} {
+		q := m.Encode(tc.q)
+		if cos(q, q) < 0.999 {
+			t.Fatalf("%q encodes to a zero vector", tc.q)
+		}
+		if g, b := cos(q, m.Encode(tc.good)), cos(q, m.Encode(tc.bad)); g <= b {
+			t.Fatalf("%q: %.3f to %q, %.3f to %q", tc.q, g, tc.good, b, tc.bad)
+		}
+	}
+}
+
+func TestToolModelRoundTrip(t *testing.T) {
+	m := NewToolModel(ModelHeader{Buckets: 512, Dim: 16}, 7)
+	m.SetFusion(FusionWeights{Dense: 1.5, Sparse: 1, Group: 0.3, Name: 2})
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadToolModel(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID() != m.ID() || r.Fusion() != m.Fusion() || r.Dim() != 16 {
+		t.Fatalf("read %s %+v, wrote %s %+v", r.ID(), r.Fusion(), m.ID(), m.Fusion())
+	}
+	a, b := m.Encode("list files in a folder"), r.Encode("list files in a folder")
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("component %d: %v vs %v", i, a[i], b[i])
+		}
+	}
+	if _, err := ReadToolModel(bytes.NewReader([]byte("not gzip"))); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+// Training moves a request toward the tool it needs even when they share
+// no word, the same seed gives the same weights, and a tool never seen in
+// training is still encoded from its text.
+func TestTrainModelLearnsAndIsDeterministic(t *testing.T) {
+	corpus := map[string]string{
+		"forecast": "forecast: conditions for a city",
+		"mail":     "mail: deliver a message to an address",
+		"convert":  "convert: change an amount between currencies",
+		"stocks":   "stocks: share price of a company",
+	}
+	phr := map[string][]string{
+		"forecast": {"will it rain tomorrow", "is it sunny today", "rain or snow this weekend", "how hot will it be"},
+		"mail":     {"write to my boss", "notify bob by post", "send a note to alice", "write a letter to the team"},
+		"convert":  {"how many euros is ten dollars", "dollars to yen", "exchange rate euros", "yen in pounds"},
+		"stocks":   {"how is apple trading", "price of tesla shares", "nasdaq quote for msft", "is google up today"},
+	}
+	var ex []TrainExample
+	for tool, qs := range phr {
+		for _, q := range qs {
+			var hard []string
+			for other := range corpus {
+				if other != tool {
+					hard = append(hard, other)
+				}
+			}
+			ex = append(ex, TrainExample{Query: q, Gold: []string{tool}, Hard: hard})
+		}
+	}
+	// Stable order: map iteration above is random.
+	sortExamples(ex)
+	o := TrainOptions{Header: ModelHeader{Buckets: 4096, Dim: 32}, Seed: 3, Epochs: 30, Batch: 8}
+	m1, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.ID() != m2.ID() {
+		t.Fatalf("same data and seed, different weights: %s vs %s", m1.ID(), m2.ID())
+	}
+	right := 0
+	for tool, qs := range phr {
+		for _, q := range qs {
+			v := m1.Encode(q)
+			best, bestS := "", -2.0
+			for k, text := range corpus {
+				if s := cos(v, m1.Encode(text)); s > bestS {
+					best, bestS = k, s
+				}
+			}
+			if best == tool {
+				right++
+			}
+		}
+	}
+	if right < 14 {
+		t.Fatalf("after training %d of 16 requests find their tool", right)
+	}
+	if _, err := TrainModel(context.Background(), corpus, []TrainExample{{Query: "x", Gold: []string{"missing"}}}, o); err == nil {
+		t.Fatal("a gold tool outside the corpus was accepted")
+	}
+}
+
+func sortExamples(ex []TrainExample) {
+	for i := 1; i < len(ex); i++ {
+		for j := i; j > 0 && ex[j].Query < ex[j-1].Query; j-- {
+			ex[j], ex[j-1] = ex[j-1], ex[j]
+		}
+	}
+}
+
+// An index over the model takes the fusion weights fitted for it where
+// its options leave them unset, and keeps those the caller gives.
+func TestIndexTakesFittedFusion(t *testing.T) {
+	m := NewToolModel(ModelHeader{Buckets: 256, Dim: 8}, 1)
+	m.SetFusion(FusionWeights{Dense: 2.5, Sparse: 0.7, Group: -1, Name: 3})
+	ix, err := Open(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := ix.opts; o.DenseWeight != 2.5 || o.SparseWeight != 0.7 || o.GroupWeight != 0 || o.Fields.Name != 3 || o.Fields.Description != DefaultFields.Description {
+		t.Fatalf("options %+v", o)
+	}
+	ix, err = Open(context.Background(), m, Options{DenseWeight: 1, GroupWeight: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := ix.opts; o.DenseWeight != 1 || o.GroupWeight != 0.3 || o.SparseWeight != 0.7 {
+		t.Fatalf("given options overridden: %+v", o)
+	}
+}

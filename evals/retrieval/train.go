@@ -1,0 +1,257 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/airs-dev/airs/embeddings"
+)
+
+// TrainOptions configure Train.
+type TrainOptions struct {
+	// DataDir is the reference data folder (../shared/data).
+	DataDir string
+	// Model tunes the model and its training (zero: defaults).
+	Model embeddings.TrainOptions
+	// PerToolCap caps the training requests of one gold tool, so that
+	// MetaTool's thousands of requests for 160 plugins do not drown the
+	// rest (default 60).
+	PerToolCap int
+	// Progress receives progress lines (nil: none).
+	Progress io.Writer
+}
+
+// TrainReport is what Train did.
+type TrainReport struct {
+	Examples map[string]int           `json:"examples"` // training requests per dataset
+	Tools    map[string]int           `json:"tools"`    // training tools per dataset
+	Fusion   embeddings.FusionWeights `json:"fusion"`
+	DevNDCG  float64                  `json:"dev_ndcg10"` // mean over the dev sets, fitted fusion
+}
+
+// TrainingFiles are the reference data files the model is trained on,
+// relative to the data folder. BFCL's `multiple` category is left out: it
+// is the no-LLM selection benchmark (`airs eval bfcl`), which must not see
+// its own questions in training. LiveMCPBench and every MCP tool list are
+// evaluation data only.
+var TrainingFiles = []string{
+	"retrieval/metatool_tools.jsonl.gz",
+	"retrieval/metatool_queries.jsonl.gz",
+	"retrieval/stabletoolbench_queries.jsonl.gz",
+	"bfcl/simple_python.jsonl.gz",
+	"bfcl/simple_java.jsonl.gz",
+	"bfcl/simple_javascript.jsonl.gz",
+	"bfcl/parallel.jsonl.gz",
+	"bfcl/parallel_multiple.jsonl.gz",
+	"bfcl/live_simple.jsonl.gz",
+	"bfcl/live_multiple.jsonl.gz",
+	"bfcl/live_parallel.jsonl.gz",
+	"bfcl/live_parallel_multiple.jsonl.gz",
+}
+
+// Train builds the training requests (the train part of the split
+// datasets, BFCL and BFCL multi-turn), trains a ToolModel, fits its fusion
+// weights on the dev part and returns it. No query of a dev, test or
+// unseen part and no held-out tool reaches training: held-out tools are
+// removed from the training corpus, so they are neither positives nor
+// negatives.
+func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainReport, error) {
+	rep := TrainReport{Examples: map[string]int{}, Tools: map[string]int{}}
+	if o.DataDir == "" {
+		return nil, rep, errors.New("retrieval: no data folder: give --data-dir (the reference data, ../shared/data)")
+	}
+	var paths []string
+	for _, f := range TrainingFiles {
+		p := filepath.Join(o.DataDir, f)
+		if _, err := os.Stat(p); err != nil {
+			return nil, rep, fmt.Errorf("retrieval: training file missing: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	sets, err := Load(paths)
+	if err != nil {
+		return nil, rep, err
+	}
+	mt, err := loadMultiTurn(filepath.Join(o.DataDir, "bfcl_multi_turn"))
+	if err != nil {
+		return nil, rep, err
+	}
+	sets = append(sets, mt)
+	if o.PerToolCap <= 0 {
+		o.PerToolCap = 60
+	}
+
+	corpus := map[string]string{}
+	var examples []embeddings.TrainExample
+	var devSets []Dataset
+	for i := range sets {
+		ds := &sets[i]
+		key := func(id string) string { return ds.Name + "|" + id }
+		var pool []embeddings.Doc
+		for _, d := range ds.Docs {
+			if HeldOutTool(ds, d.ID) {
+				continue
+			}
+			pool = append(pool, d)
+			corpus[key(d.ID)] = embeddings.DenseText(&d)
+		}
+		rep.Tools[ds.Name] = len(pool)
+		bm := NewPlainBM25(pool)
+		perTool := map[string]int{}
+		for _, q := range ds.Queries {
+			if IsSplit(ds.Name) && SplitQuery(ds, q) != PartTrain {
+				continue
+			}
+			capKey := strings.Join(q.Gold, ",")
+			if perTool[capKey] >= o.PerToolCap {
+				continue
+			}
+			perTool[capKey]++
+			gold := map[string]bool{}
+			ex := embeddings.TrainExample{Query: q.Text}
+			for _, g := range q.Gold {
+				gold[g] = true
+				ex.Gold = append(ex.Gold, key(g))
+			}
+			top, _ := bm.Rank(ctx, q.Text, 10)
+			for _, id := range top {
+				if !gold[id] {
+					ex.Hard = append(ex.Hard, key(id))
+				}
+			}
+			examples = append(examples, ex)
+			rep.Examples[ds.Name]++
+		}
+		if IsSplit(ds.Name) {
+			devSets = append(devSets, FilterPart(*ds, PartDev), FilterPart(*ds, PartUnseenDev))
+		}
+	}
+	progress(o.Progress, "training on %d requests: %v", len(examples), rep.Examples)
+	mo := o.Model
+	mo.Progress = o.Progress
+	m, err := embeddings.TrainModel(ctx, corpus, examples, mo)
+	if err != nil {
+		return nil, rep, err
+	}
+	f, score, err := FitFusion(ctx, m, devSets, o.Progress)
+	if err != nil {
+		return nil, rep, err
+	}
+	m.SetFusion(f)
+	rep.Fusion, rep.DevNDCG = f, score
+	info := map[string]any{"split_salt": SplitSalt, "seed": o.Model.Seed, "files": TrainingFiles,
+		"bfcl_multi_turn": true, "examples": rep.Examples, "per_tool_cap": o.PerToolCap, "dev_ndcg10": score}
+	m.SetTrainInfo(info)
+	return m, rep, nil
+}
+
+// FitFusion picks the fusion weights (dense, BM25, group and name field)
+// that give the best mean NDCG@10 over the dev sets, from a small grid.
+func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, prog io.Writer) (embeddings.FusionWeights, float64, error) {
+	best, bestScore := embeddings.FusionWeights{}, -1.0
+	for _, dense := range []float64{0.25, 0.5, 1, 1.5, 2, 3} {
+		for _, group := range []float64{-1, 0.3, 0.8} {
+			for _, name := range []float64{2, 4} {
+				fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name}
+				total := 0.0
+				for _, ds := range devSets {
+					if len(ds.Queries) == 0 {
+						continue
+					}
+					o := embeddings.Options{DenseWeight: dense, SparseWeight: 1, GroupWeight: group, Fields: embeddings.DefaultFields}
+					o.Fields.Name = name
+					a, err := NewAIRS(ctx, ds.Docs, m, o)
+					if err != nil {
+						return best, 0, err
+					}
+					r, _, err := EvaluateMethod(ctx, ds, a)
+					if err != nil {
+						return best, 0, err
+					}
+					total += r.NDCG10
+				}
+				score := total / float64(max(len(devSets), 1))
+				if score > bestScore {
+					best, bestScore = fw, score
+				}
+			}
+		}
+	}
+	progress(prog, "fusion fitted on dev: %+v (mean NDCG@10 %.4f)", best, bestScore)
+	return best, bestScore, nil
+}
+
+// loadMultiTurn reads BFCL multi-turn base: every user turn is a request,
+// the functions its ground-truth calls name are its gold, the 128
+// functions of the eight API classes the registry.
+func loadMultiTurn(dir string) (Dataset, error) {
+	ds := Dataset{Name: "bfcl_multi_turn"}
+	read := func(name string, each func(json.RawMessage) error) error {
+		recs, err := readRecords(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := each(r); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}
+	err := read("functions.jsonl.gz", func(r json.RawMessage) error {
+		var f struct {
+			Class, Name, Description string
+			Parameters               json.RawMessage
+		}
+		if err := json.Unmarshal(r, &f); err != nil {
+			return err
+		}
+		ds.Docs = append(ds.Docs, embeddings.Doc{ID: f.Name, Name: f.Name, Description: f.Description,
+			Group: f.Class, Params: embeddings.ParamsFromSchema(f.Parameters)})
+		return nil
+	})
+	if err != nil {
+		return ds, err
+	}
+	known := map[string]bool{}
+	for _, d := range ds.Docs {
+		known[d.ID] = true
+	}
+	err = read("base.jsonl.gz", func(r json.RawMessage) error {
+		var c struct {
+			ID    string `json:"id"`
+			Turns []struct {
+				User  string   `json:"user"`
+				Calls []string `json:"calls"`
+			} `json:"turns"`
+		}
+		if err := json.Unmarshal(r, &c); err != nil {
+			return err
+		}
+		for i, t := range c.Turns {
+			seen := map[string]bool{}
+			var gold []string
+			for _, call := range t.Calls {
+				name, _, _ := strings.Cut(call, "(")
+				if known[name] && !seen[name] {
+					seen[name] = true
+					gold = append(gold, name)
+				}
+			}
+			sort.Strings(gold)
+			if t.User == "" || len(gold) == 0 {
+				continue
+			}
+			ds.Queries = append(ds.Queries, Query{ID: fmt.Sprintf("%s#%d", c.ID, i), Text: t.User, Gold: gold})
+		}
+		return nil
+	})
+	return ds, err
+}
