@@ -85,7 +85,7 @@ func TestProviderFaultsStillOpenTheBreaker(t *testing.T) {
 	if _, err := e.call("crashy", `{}`); !errors.As(err, &pu) || pu.Reason != ReasonCircuitOpen || pu.RetryAfter != 20*time.Second {
 		t.Fatalf("crashing provider: %v", err)
 	}
-	overrun := Request{Tool: "hung", Params: []byte(`{"wait":true}`), Caller: "alice", Timeout: TimeoutFaultFactor*ClassTimeouts[Instant] + 50*time.Millisecond}
+	overrun := Request{Tool: "hung", Params: []byte(`{"wait":true}`), Caller: "alice", Timeout: TimeoutFaultFactor*ClassTimeouts[Instant] + 300*time.Millisecond}
 	for range 2 {
 		if _, err := e.m.Call(t.Context(), overrun); !errors.Is(err, ErrTimeout) {
 			t.Fatal(err)

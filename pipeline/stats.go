@@ -25,7 +25,7 @@ var outcomes = [4]Outcome{OutcomeOK, OutcomeError, OutcomeCancelled, OutcomeTime
 // the failures that feed ranking's error rate.
 type toolStats struct {
 	calls    [4]atomic.Uint64 // by outcomeIndex
-	failures atomic.Uint64    // provider-side failures: crashed, timeout, dead, rejected
+	failures atomic.Uint64    // provider-side failures: crashed, dead, rejected, a timeout that is its fault (judgeTimeout)
 	// stragglers: handlers still running StragglerGrace after their
 	// context ended (call.go, watchStraggler).
 	stragglers atomic.Uint64
