@@ -700,6 +700,10 @@ func (c *Conn) invoke(ctx context.Context, name, airsName string, params json.Ra
 		out, err = c.encodeResult(res.Content)
 	}
 	if err == nil && rc != nil {
+		// What is relayed is the whole result: it keeps to the same bound.
+		if whole, err := json.Marshal(res); err == nil && len(whole) > c.srv.maxResponse() {
+			return nil, pipeline.Reject("response_too_large", fmt.Sprintf("the server's result is %d bytes with all its content, over max_response_bytes (%d): ask for less, or raise mcp.servers.%s.max_response_bytes in airs.yaml", len(whole), c.srv.maxResponse(), c.srv.Name))
+		}
 		rc.SetResult(airsName, out, res)
 	}
 	return out, err
