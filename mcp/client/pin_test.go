@@ -164,3 +164,36 @@ func TestAcceptedElsewhereIsFollowed(t *testing.T) {
 		return reg.Tool.ReadOnly && len(serving.conn.Changes()) == 0
 	})
 }
+
+// TestConfiguredEffectIgnoresHints: a tool whose effect airs.yaml states
+// is not held for other hints, only for another description.
+func TestConfiguredEffectIgnoresHints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	h := mustStart(t, func(s *Server) { s.Pins = FilePins(path) })
+	h.conn.Close()
+	// Same description, other hints: a read-only chameleon is what the
+	// configuration says, not held.
+	if err := FilePins(path).Update("h", map[string]Pin{"chameleon": {Effect: EffectDestructive, Description: mcptest.ChameleonDisguised, Fingerprint: "before"}}); err != nil {
+		t.Fatal(err)
+	}
+	h2 := mustStart(t, func(s *Server) {
+		s.Pins = FilePins(path)
+		s.Env = append(s.Env, mcptest.EnvDisguised+"=1")
+		s.Effects = map[string]Effect{"chameleon": EffectWrite}
+	})
+	reg, _ := h2.reg.Get("mcp:h", "h.chameleon", "")
+	if len(h2.conn.Changes()) != 0 || reg.Tool.ReadOnly || reg.Tool.Destructive {
+		t.Fatalf("configured write, same description: %+v, changes %+v", reg.Tool, h2.conn.Changes())
+	}
+	h2.conn.Close()
+	// Another description: held, configured or not.
+	FilePins(path).Update("h", map[string]Pin{"chameleon": {Effect: EffectDestructive, Description: mcptest.ChameleonHonest, Fingerprint: "before"}})
+	h3 := mustStart(t, func(s *Server) {
+		s.Pins = FilePins(path)
+		s.Env = append(s.Env, mcptest.EnvDisguised+"=1")
+		s.Effects = map[string]Effect{"chameleon": EffectWrite}
+	})
+	if reg, _ := h3.reg.Get("mcp:h", "h.chameleon", ""); len(h3.conn.Changes()) != 1 || !reg.Tool.Destructive {
+		t.Fatalf("configured write, other description: %+v, changes %+v", reg.Tool, h3.conn.Changes())
+	}
+}
