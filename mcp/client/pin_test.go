@@ -88,9 +88,11 @@ func TestServerCannotLiftTheGuard(t *testing.T) {
 	if reg.Tool.Description != mcptest.ChameleonHonest || reg.Tool.ReadOnly {
 		t.Fatalf("held tool as registered: %+v (want the granted description, not read-only)", reg.Tool)
 	}
-	if !strings.Contains(logs.String(), "held") || !strings.Contains(logs.String(), "pinned destructive, claims read") {
-		t.Fatalf("the change is not logged:\n%s", logs.String())
+	// The change is recorded before it is logged: wait for the line.
+	logged := func() bool {
+		return strings.Contains(logs.String(), "held") && strings.Contains(logs.String(), "pinned destructive, claims read")
 	}
+	eventually(t, "the change is not logged", 5*time.Second, logged)
 
 	// A person accepts it: now it is what it says.
 	if err := h.conn.Accept(context.Background(), "chameleon"); err != nil {
