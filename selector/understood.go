@@ -766,3 +766,41 @@ func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, 
 	}
 	return s.noLLM(cands, entries, request, cfg)
 }
+
+// ArgumentsFit checks that each argument of a call is a value of the type
+// its parameter takes, as the interpretation types them: an expression
+// the calculator reads for an expression, a file's name for a path (and,
+// when exists is given, one that is there), a space the caller has for a
+// space. Validation by the schema alone accepts calculator
+// {"expression":"documents"}; this does not. nil when every argument fits.
+func ArgumentsFit(t pipeline.Tool, args map[string]any, spaces []string, exists func(space, path string) bool) error {
+	sh, err := shapeOf(t)
+	if err != nil {
+		return err
+	}
+	space, _ := args["space"].(string)
+	for name, v := range args {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		switch sh.roles[name] {
+		case roleExpr:
+			if !understand.IsExpression(s) {
+				return fmt.Errorf("%s %q is no arithmetic expression", name, s)
+			}
+		case roleSpace:
+			if len(spaces) > 0 && !slices.Contains(spaces, s) {
+				return fmt.Errorf("%s %q is no space", name, s)
+			}
+		case rolePath:
+			if !regexp.MustCompile(`\.\w{1,5}$`).MatchString(s) {
+				return fmt.Errorf("%s %q is no file name", name, s)
+			}
+			if exists != nil && space != "" && !exists(space, s) {
+				return fmt.Errorf("%s %q is not in %s", name, s, space)
+			}
+		}
+	}
+	return nil
+}
