@@ -117,14 +117,14 @@ func TestPlanUnderstood(t *testing.T) {
 	s, cat := understoodSelector(t, dir)
 	ctx := context.Background()
 	cases := map[string][]string{
-		"what does final.txt in documents say":    {"read-file"},
-		"sum 12 and 30":                           {"calculator"},
-		"extract the text of the 2024 acme quote": {"pdf-extract"},
-		"summarize the meeting notes":             {"read-file", "summarize"},
-		"compare the two acme quotes":             {"pdf-extract", "pdf-extract", "compare"},
+		"what does final.txt in documents say":         {"read-file"},
+		"sum 12 and 30":                                {"calculator"},
+		"extract the text of the 2024 acme quote":      {"pdf-extract"},
+		"summarize the meeting notes":                  {"read-file", "summarize"},
+		"compare the two acme quotes":                  {"pdf-extract", "pdf-extract", "compare"},
 		"what changed between draft.txt and final.txt": {"read-file", "read-file", "compare"},
 		"summarize every paper in the papers folder":   {"list-files", "pdf-extract", "summarize"},
-		"delete draft.txt":                              {"delete-file"},
+		"delete draft.txt":                             {"delete-file"},
 	}
 	for q, want := range cases {
 		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
