@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
@@ -129,7 +131,31 @@ type toolShape struct {
 	textOut  bool   // its output has a top-level "text" string
 }
 
+// toolKey identifies a tool's text and schemas for the caches: a tool
+// registered again with other text or schemas under the same name and
+// version changes their lengths.
+func toolKey(t pipeline.Tool) string {
+	return t.Name + "\x00" + t.Version + "\x00" + strconv.Itoa(len(t.Description)) + "/" + strconv.Itoa(len(t.Parameters)) + "/" + strconv.Itoa(len(t.ReturnSchema))
+}
+
+// shapes caches each tool's shape (read-only once stored).
+var shapes sync.Map
+
 func shapeOf(t pipeline.Tool) (*toolShape, error) {
+	key := toolKey(t)
+	if sh, ok := shapes.Load(key); ok {
+		c := *sh.(*toolShape)
+		c.t = t // flags (read-only, destructive) as registered now
+		return &c, nil
+	}
+	sh, err := shapeOfTool(t)
+	if err == nil {
+		shapes.Store(key, sh)
+	}
+	return sh, err
+}
+
+func shapeOfTool(t pipeline.Tool) (*toolShape, error) {
 	root, err := parseProp("", t.Parameters)
 	if err != nil {
 		return nil, err
@@ -191,12 +217,12 @@ func (sh *toolShape) fitsType(ext string) int {
 		}
 	}
 	for _, w := range ws {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(name) {
+		if cachedRegexp(`\b` + w + `\b`).MatchString(name) {
 			return 2
 		}
 	}
 	for _, w := range ws {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(desc) {
+		if cachedRegexp(`\b` + w + `\b`).MatchString(desc) {
 			return 1
 		}
 	}
@@ -516,7 +542,7 @@ func numberNear(request, name string) bool {
 			continue
 		}
 		stem := strings.TrimSuffix(w, "s")
-		if regexp.MustCompile(`(?i)\b\d+\s+` + regexp.QuoteMeta(stem) + `s?\b|\b` + regexp.QuoteMeta(stem) + `s?\s*(?:of|:|=)?\s*\d+\b`).MatchString(request) {
+		if cachedRegexp(`(?i)\b\d+\s+` + regexp.QuoteMeta(stem) + `s?\b|\b` + regexp.QuoteMeta(stem) + `s?\s*(?:of|:|=)?\s*\d+\b`).MatchString(request) {
 			return true
 		}
 	}
@@ -646,12 +672,13 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	// summary of a file is summarize's, reading it only a means).
 	act := in.ActionWords()
 	order := slices.Clone(cands)
-	score := func(c Candidate) float64 {
-		if act == "" {
-			return 0
+	scores := make(map[string]float64, len(cands))
+	for _, c := range cands {
+		if act != "" {
+			scores[c.Name] = Coverage(act, entries[c.Name].Tool)
 		}
-		return Coverage(act, entries[c.Name].Tool)
 	}
+	score := func(c Candidate) float64 { return scores[c.Name] }
 	sort.SliceStable(order, func(i, j int) bool { return score(order[i]) > score(order[j]) })
 	pr := &PlanResult{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands}
 	var firstErr error
@@ -794,7 +821,7 @@ func ArgumentsFit(t pipeline.Tool, args map[string]any, spaces []string, exists 
 				return fmt.Errorf("%s %q is no space", name, s)
 			}
 		case rolePath:
-			if !regexp.MustCompile(`\.\w{1,5}$`).MatchString(s) {
+			if !cachedRegexp(`\.\w{1,5}$`).MatchString(s) {
 				return fmt.Errorf("%s %q is no file name", name, s)
 			}
 			if exists != nil && space != "" && !exists(space, s) {

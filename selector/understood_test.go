@@ -186,13 +186,13 @@ func TestDestructiveNeverFallback(t *testing.T) {
 func BenchmarkPlanUnderstood(b *testing.B) {
 	dir := b.TempDir()
 	var names []string
-	for i := 0; i < 100_000; i++ {
+	for i := 0; i < benchFiles; i++ {
 		names = append(names, fmt.Sprintf("archive/f%03d/note-%06d.txt", i%1000, i))
 	}
 	names = append(names, "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "meeting-notes.md", "final.txt")
 	writeFiles(b, dir, names...)
 	var extra []pipeline.Tool
-	for i := 0; i < 993; i++ {
+	for i := 0; i < benchTools; i++ {
 		extra = append(extra, pipeline.Tool{Name: fmt.Sprintf("svc%03d.op", i), Version: "1.0.0", ReadOnly: true,
 			Description: fmt.Sprintf("Service %d: fetch record %d of the inventory, orders, weather, tickets or invoices by id.", i, i),
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The record id, e.g. inv-42."}},"required":["id"]}`)})
@@ -200,6 +200,11 @@ func BenchmarkPlanUnderstood(b *testing.B) {
 	s, cat := understoodSelector(b, dir, extra...)
 	ctx := context.Background()
 	qs := []string{"what does final.txt say", "summarize the meeting notes", "compare the two acme quotes", "what's 12% of 350", "tell me a joke"}
+	for _, q := range qs { // the caches of a running process (compiled patterns, tool shapes)
+		if _, err := s.Plan(ctx, "me", q, cat); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -210,6 +215,14 @@ func BenchmarkPlanUnderstood(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
+	if os.Getenv("AIRS_BENCH_DETAIL") != "" {
+		for i, d := range lat {
+			b.Logf("%v %s", d, qs[i%len(qs)])
+		}
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// The benchmark's scale: 1,000 tools (7 built-in) and 100,000 files.
+var benchFiles, benchTools = 100_000, 993
