@@ -380,7 +380,7 @@ func words(s string, extra map[string]bool) []string {
 		if lw == "" || stop[lw] || extra[lw] {
 			continue
 		}
-		out = append(out, normToken(lw))
+		out = append(out, nameTokens(lw)...) // as names are split: "bm25" → bm, 25
 	}
 	return out
 }
@@ -530,7 +530,9 @@ func (in *Interpretation) needsFile() bool {
 func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
 	definite := map[string]bool{}
 	for _, m := range reDefinite.FindAllStringSubmatch(lower, -1) {
-		definite[normToken(m[1])] = true
+		for _, t := range nameTokens(m[1]) {
+			definite[t] = true
+		}
 	}
 	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
 		if stemHits+dirHits >= 2 || stemHits > 0 && cover == 1 {
