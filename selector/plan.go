@@ -112,11 +112,11 @@ type PlanResult struct {
 func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
 	cfg := s.Config.withDefaults()
-	cands, entries, err := s.candidates(ctx, caller, request, cfg.TopK)
-	if err != nil {
-		return nil, err
-	}
 	if s.Model != nil && cfg.Model != "" {
+		cands, entries, err := s.candidates(ctx, caller, request, cfg.TopK)
+		if err != nil {
+			return nil, err
+		}
 		pr, err := s.generatePlan(ctx, cands, entries, request, cfg, cat, caller)
 		if !errors.Is(err, ErrModelUnavailable) {
 			if pr != nil {
@@ -144,6 +144,10 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	parts, perr := s.PlanParts(ctx, caller, request, cat)
 	if parts != nil {
 		return parts, nil
+	}
+	cands, entries, err := s.candidates(ctx, caller, request, cfg.TopK)
+	if err != nil {
+		return nil, err
 	}
 	sel, err := s.noLLM(cands, entries, request, cfg)
 	if err != nil {

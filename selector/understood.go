@@ -238,6 +238,8 @@ type planner struct {
 	entries map[string]Entry
 	shapes  map[string]*toolShape
 	readers []*toolShape
+	// readersLoaded: readers holds every reader (loadReaders ran).
+	readersLoaded bool
 	steps   []map[string]any
 }
 
@@ -257,8 +259,24 @@ func (pl *planner) shape(name string) *toolShape {
 	return sh
 }
 
+// loadReaders finds, once per request and only when one is needed, the
+// caller's tools that read a file into text.
+func (pl *planner) loadReaders() {
+	if pl.readersLoaded {
+		return
+	}
+	pl.readersLoaded = true
+	for name := range pl.entries {
+		if sh := pl.shape(name); sh != nil && sh.isReader() {
+			pl.readers = append(pl.readers, sh)
+		}
+	}
+	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
+}
+
 // readerFor is the best reader of files of type ext.
 func (pl *planner) readerFor(ext string) *toolShape {
+	pl.loadReaders()
 	var best *toolShape
 	bestScore := -1
 	for _, r := range pl.readers {
@@ -662,12 +680,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		return nil, err
 	}
 	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
-	for name := range entries {
-		if sh := pl.shape(name); sh != nil && sh.isReader() {
-			pl.readers = append(pl.readers, sh)
-		}
-	}
-	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
+
 	// The tool whose words cover the request's main action first (a
 	// summary of a file is summarize's, reading it only a means).
 	act := in.ActionWords()
