@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -134,26 +133,49 @@ type toolShape struct {
 // toolKey identifies a tool's text and schemas for the caches: a tool
 // registered again with other text or schemas under the same name and
 // version changes their lengths.
-func toolKey(t pipeline.Tool) string {
-	return t.Name + "\x00" + t.Version + "\x00" + strconv.Itoa(len(t.Description)) + "/" + strconv.Itoa(len(t.Parameters)) + "/" + strconv.Itoa(len(t.ReturnSchema))
+type toolKey struct {
+	name, version string
+	desc, params  int
+	returns       int
+}
+
+func keyOf(t pipeline.Tool) toolKey {
+	return toolKey{t.Name, t.Version, len(t.Description), len(t.Parameters), len(t.ReturnSchema)}
 }
 
 // shapes caches each tool's shape (read-only once stored).
-var shapes sync.Map
+var shapes = struct {
+	sync.RWMutex
+	m map[toolKey]*toolShape
+}{m: map[toolKey]*toolShape{}}
 
 func shapeOf(t pipeline.Tool) (*toolShape, error) {
-	key := toolKey(t)
-	if sh, ok := shapes.Load(key); ok {
-		c := *sh.(*toolShape)
-		c.t = t // flags (read-only, destructive) as registered now
+	k := keyOf(t)
+	shapes.RLock()
+	sh, ok := shapes.m[k]
+	shapes.RUnlock()
+	if ok {
+		if sh.t.ReadOnly == t.ReadOnly && sh.t.Destructive == t.Destructive {
+			return sh, nil
+		}
+		c := *sh
+		c.t = t // flags as registered now
 		return &c, nil
 	}
 	sh, err := shapeOfTool(t)
 	if err == nil {
-		shapes.Store(key, sh)
+		shapes.Lock()
+		if len(shapes.m) > maxCachedTools {
+			clear(shapes.m)
+		}
+		shapes.m[k] = sh
+		shapes.Unlock()
 	}
 	return sh, err
 }
+
+// maxCachedTools bounds the caches of tool shapes and words.
+const maxCachedTools = 50_000
 
 func shapeOfTool(t pipeline.Tool) (*toolShape, error) {
 	root, err := parseProp("", t.Parameters)
