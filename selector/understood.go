@@ -423,6 +423,10 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 				return errUseReader{best}
 			}
 			args[p.Name], pathEntry = e.Path, e
+			if _, spaced := sh.roles["space"]; !spaced && files[nextFile-1].Named {
+				// No space to resolve it in: the name as the request wrote it.
+				args[p.Name] = files[nextFile-1].Phrase
+			}
 		case roleText:
 			switch {
 			case in.Body != "" && needText == 1:
@@ -728,6 +732,9 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		}
 		if sh.t.Destructive && !in.ExplicitDestructive {
 			continue // never the fallback
+		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarity {
+			continue // not similar enough at all (selection.min_similarity)
 		}
 		// A tool the request's words are about, or — held to values of
 		// telling types for every argument — one they touch.

@@ -262,6 +262,7 @@ func evalReplay(a *app, args []string) error {
 	for n := range cfg.Spaces {
 		o.Hints.Spaces = append(o.Hints.Spaces, n)
 	}
+	o.Env = spacesEnv(cfg.Spaces) // no-LLM decisions as the engine makes them
 	if strings.HasPrefix(*embedder, "ollama:") || (*model != "none" && *model != "") || base != nil && (base.Model != "" && base.Model != "none" || strings.HasPrefix(base.Embedder, "ollama:")) {
 		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
 		if err != nil {
