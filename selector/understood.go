@@ -683,15 +683,30 @@ func (s *Selector) envIndexExts(f *understand.Entry) map[string]int {
 // *MissingSpaceError or *AmbiguousError when it names a space that is
 // none, or several files equally well.
 func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
+	pr, _, err := s.planUnderstood(ctx, caller, request, cat, nil)
+	return pr, err
+}
+
+// retrieved is one retrieval's candidates, kept for reuse by the no-LLM
+// fallback when the query was the request itself.
+type retrieved struct {
+	query   string
+	cands   []Candidate
+	entries map[string]Entry
+}
+
+// planUnderstood is PlanUnderstood reusing have (a retrieval for the
+// request, when the caller made one) and returning the retrieval it made.
+func (s *Selector) planUnderstood(ctx context.Context, caller, request string, cat chains.Catalog, have *retrieved) (*PlanResult, *retrieved, error) {
 	start := time.Now()
 	in := s.Understand(caller, request)
 	if in.MissingSpace != "" && in.Space == "" {
-		var have []string
+		var spaces []string
 		if s.Env != nil {
-			have = s.Env(caller).Spaces
+			spaces = s.Env(caller).Spaces
 		}
-		sort.Strings(have)
-		return nil, &MissingSpaceError{Name: in.MissingSpace, Usual: in.MissingHint, Spaces: have}
+		sort.Strings(spaces)
+		return nil, nil, &MissingSpaceError{Name: in.MissingSpace, Usual: in.MissingHint, Spaces: spaces}
 	}
 	cfg := s.Config.withDefaults()
 	query := request
@@ -701,10 +716,17 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	if at := in.ActionText(); at != "" {
 		query += " " + at
 	}
-	cands, entries, err := s.candidates(ctx, caller, query, 2*cfg.TopK)
-	if err != nil {
-		return nil, err
+	var cands []Candidate
+	var entries map[string]Entry
+	if have != nil && have.query == query {
+		cands, entries = have.cands, have.entries
+	} else {
+		var err error
+		if cands, entries, err = s.candidates(ctx, caller, query, 2*cfg.TopK); err != nil {
+			return nil, nil, err
+		}
 	}
+	got := &retrieved{query: query, cands: cands, entries: entries}
 	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
 
 	// The tool whose words cover the request's main action first (a
@@ -756,7 +778,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		pl.steps = nil
 		var amb errAmbiguous
 		if asAmb(err, &amb) && (score(c) > 0 || amb.err.Phrase != "which space") {
-			return nil, amb.err
+			return nil, got, amb.err
 		}
 		if firstErr == nil {
 			firstErr = fmt.Errorf("%s: %w", c.Name, err)
@@ -769,9 +791,9 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		pr.Plan = json.RawMessage(`{"steps":[]}`)
 		pr.Latency = time.Since(start)
 		if !typed(in) {
-			return nil, nil // nothing typed resolved: planned as before
+			return nil, got, nil // nothing typed resolved: planned as before
 		}
-		return pr, nil
+		return pr, got, nil
 	}
 	pr.Plan, _ = json.Marshal(map[string]any{"steps": pl.steps})
 	c, err := chains.ParsePlan(pr.Plan)
@@ -779,7 +801,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		err = c.Validate(cat, caller)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("selector: the no-LLM plan is invalid: %w", err)
+		return nil, got, fmt.Errorf("selector: the no-LLM plan is invalid: %w", err)
 	}
 	pr.Chain = c
 	for _, st := range pl.steps {
@@ -789,7 +811,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		pr.Notice = fmt.Sprintf("%s; planned as %d steps from what the tools take and give", NoLLMNotice, len(pl.steps))
 	}
 	pr.Latency = time.Since(start)
-	return pr, nil
+	return pr, got, nil
 }
 
 func asAmb(err error, out *errAmbiguous) bool {
@@ -805,7 +827,7 @@ func asAmb(err error, out *errAmbiguous) bool {
 // else, or when the interpretation gives nothing typed, noLLM.
 func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, cands []Candidate, entries map[string]Entry, cfg Config) (*Selection, error) {
 	if s.Env != nil {
-		pr, err := s.PlanUnderstood(ctx, caller, request, nil)
+		pr, _, err := s.planUnderstood(ctx, caller, request, nil, &retrieved{query: request, cands: cands, entries: entries})
 		if err != nil {
 			return nil, err
 		}
