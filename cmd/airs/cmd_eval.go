@@ -94,7 +94,7 @@ Examples:
 
 func runEval(a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate")
+		return usagef("say bfcl, retrieval, replay, tune, nofit, everyday, recommend, guard or speculate")
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -119,7 +119,7 @@ func runEval(a *app, args []string) error {
 	case "everyday":
 		return evalEveryday(a, args[1:])
 	}
-	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate", args[0])
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, everyday, recommend, guard or speculate", args[0])
 }
 
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the
