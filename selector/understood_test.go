@@ -229,3 +229,26 @@ func BenchmarkPlanUnderstood(b *testing.B) {
 
 // The benchmark's scale: 1,000 tools (7 built-in) and 100,000 files.
 var benchFiles, benchTools = 100_000, 993
+
+// TestDestructivePartOnlyOnAsk: a request of several parts plans a
+// destructive step only for the part that asks for it.
+func TestDestructivePartOnlyOnAsk(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "final.txt", "draft.txt")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	for q, wantDelete := range map[string]bool{
+		"read final.txt, then draft.txt":             false,
+		"read final.txt. then the draft in documents": false,
+		"read draft.txt and then delete draft.txt":    true,
+	} {
+		pr, err := s.Plan(ctx, "me", q, cat)
+		if err != nil {
+			t.Errorf("%q: %v", q, err)
+			continue
+		}
+		if got := slices.Contains(outline(stepsOf(t, pr)), "delete-file"); got != wantDelete {
+			t.Errorf("%q: delete-file planned %v, want %v (%v)", q, got, wantDelete, outline(stepsOf(t, pr)))
+		}
+	}
+}
