@@ -262,7 +262,7 @@ type planner struct {
 	readers []*toolShape
 	// readersLoaded: readers holds every reader (loadReaders ran).
 	readersLoaded bool
-	steps   []map[string]any
+	steps         []map[string]any
 }
 
 func (pl *planner) shape(name string) *toolShape {

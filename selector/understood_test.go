@@ -238,7 +238,7 @@ func TestDestructivePartOnlyOnAsk(t *testing.T) {
 	s, cat := understoodSelector(t, dir)
 	ctx := context.Background()
 	for q, wantDelete := range map[string]bool{
-		"read final.txt, then draft.txt":             false,
+		"read final.txt, then draft.txt":              false,
 		"read final.txt. then the draft in documents": false,
 		"read draft.txt and then delete draft.txt":    true,
 	} {

@@ -48,8 +48,8 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
-	"github.com/airs-dev/airs/understand"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Config is one configuration to replay with: the weights, the embedder and
