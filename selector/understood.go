@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -768,9 +767,6 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		err := pl.fill(sh, !covered)
 		if ur, ok := err.(errUseReader); ok {
 			err = pl.fill(ur.r, !covered)
-		}
-		if os.Getenv("AIRS_DEBUG_UNDERSTAND") != "" {
-			fmt.Fprintf(os.Stderr, "try %s score %.2f cov %.2f: %v\n", c.Name, score(c), c.Score[ScoreCoverage], err)
 		}
 		if err == nil {
 			break
