@@ -63,6 +63,9 @@ type Config struct {
 	Catalog  selector.Catalog                           // the caller's callable tools (required)
 	Validate func(pipeline.Tool, json.RawMessage) error // the pipeline's schema stage (required)
 	Spaces   []string                                   // configured space names, for argument hints
+	// FileExists reports whether a space holds a file: a suggestion's path
+	// must name one that is there (nil: a file name is enough).
+	FileExists func(space, path string) bool
 
 	Home        string        // where learning is kept ("" keeps nothing)
 	Store       Store         // instead of Home's files: learning kept elsewhere (store/pg), shared by replicas
@@ -160,6 +163,7 @@ type callerState struct {
 	recentKeys []string // callKey of each of recent
 	files      []FileEvent
 	active     []*Recommendation
+	denied     []string // callKeys of calls the person denied: never suggested again
 	issued     []time.Time
 	lastTouch  time.Time
 	catalog    *callerCatalog
@@ -318,6 +322,9 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 	if ev.Outcome == pipeline.OutcomeOK {
 		r.history.Observe(names(cs.recent), ev.Tool, ev.At)
 	}
+	if ev.ErrorKind == pipeline.KindIntentMisaligned || ev.ErrorKind == pipeline.KindIntentVerificationRequired {
+		r.deny(cs, callKey(ev.Tool, ev.Params))
+	}
 	cs.recent = appendBounded(cs.recent, ev, maxRecent)
 	cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
 	// A call of a recommended tool with the same arguments is that
@@ -326,6 +333,31 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool { return rec.key == k })
 	r.update(ev.Caller, cs)
 }
+
+// Denied tells the recommender the person denied a call (a destructive
+// call declined when asked): that call is never suggested again, and a
+// live suggestion of it is withdrawn.
+func (r *Recommender) Denied(caller, tool string, params json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deny(r.caller(caller), callKey(tool, params))
+}
+
+func (r *Recommender) deny(cs *callerState, key string) {
+	if !slices.Contains(cs.denied, key) {
+		cs.denied = appendBounded(cs.denied, key, maxDenied)
+	}
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
+		if rec.key != key {
+			return false
+		}
+		r.publish(rec.Caller, Update{Type: "expired", Recommendation: rec})
+		return true
+	})
+}
+
+// maxDenied bounds the denied calls remembered per caller.
+const maxDenied = 64
 
 // ObserveFile takes a file event for every known caller (the catalog
 // decides who may see the space).

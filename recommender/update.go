@@ -14,7 +14,15 @@ import (
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
+
+func lastTurn(turns []string) string {
+	if len(turns) == 0 {
+		return ""
+	}
+	return turns[len(turns)-1]
+}
 
 // One update: every signal scored for the caller's tools, fused, the best
 // built into suggestions.
@@ -72,6 +80,15 @@ func (r *Recommender) update(caller string, cs *callerState) {
 	r.cands = cands[:0]
 	sort.Slice(cands, func(i, j int) bool { return cands[i].p > cands[j].p })
 
+	// A destructive suggestion lives only as long as the ask behind it: a
+	// new task or a new turn retires it.
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
+		if !rec.Destructive || rec.text == cs.task && cs.task != "" || rec.text == lastTurn(cs.turns) && rec.text != "" {
+			return false
+		}
+		r.publish(rec.Caller, Update{Type: "expired", Recommendation: rec})
+		return true
+	})
 	cs.issued = slices.DeleteFunc(cs.issued, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
 	// Building is the costly part (argument extraction, the schema stage):
 	// an update tries at most maxBuilds candidates, best first.
@@ -88,8 +105,8 @@ func (r *Recommender) update(caller string, cs *callerState) {
 		if slices.ContainsFunc(cs.active, func(a *Recommendation) bool { return a.key == rec.key }) {
 			continue
 		}
-		// The same call just made is no suggestion.
-		if slices.Contains(cs.recentKeys, rec.key) {
+		// The same call just made is no suggestion; nor is one denied.
+		if slices.Contains(cs.recentKeys, rec.key) || slices.Contains(cs.denied, rec.key) {
 			continue
 		}
 		if r.suppressed(caller, rec.Context, rec.Tool, now) {
@@ -131,6 +148,19 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 	default:
 		ctxKey = driver.String() + ":" + lastName(cs.recent)
 	}
+	if t.Destructive {
+		// Only on an explicit ask, in the task or the latest turn, and
+		// only as long as that ask stands.
+		switch {
+		case driver == SignalTask && understand.Parse(cs.task, understand.Env{}).ExplicitDestructive:
+			text = cs.task
+		case driver == SignalConversation && understand.Parse(lastTurn(cs.turns), understand.Env{}).ExplicitDestructive:
+			text = lastTurn(cs.turns)
+			ctxKey = "conversation:" + shortHash(text)
+		default:
+			return nil
+		}
+	}
 	if args == nil {
 		hintText := text
 		if hintText == "" {
@@ -151,7 +181,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 	if err != nil {
 		return nil
 	}
-	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(ti, args) {
+	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(ti, args) || selector.ArgumentsFit(t, args, r.cfg.Spaces, r.cfg.FileExists) != nil {
 		r.stats.Invalid++
 		return nil
 	}

@@ -61,3 +61,21 @@ AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run TestConformanceRetrieval .
 # Function-calling and retrieval benchmarks, replay: EVALS.md.
 log "evals (BFCL no-LLM, retrieval vs BM25, replay) -> EVALS.md"
 bash scripts/evals.sh
+
+# Everyday requests planned without a model: the development suite (goal
+# >= 95%, no destructive step for a request that does not ask to delete)
+# and the held-out set, in the suites' fixture home (EVALS.md, "Everyday
+# requests").
+log "airs eval everyday --json (development suite, then held-out set)"
+everyday_state=$(mktemp -d)
+AIRS_HOME="$everyday_state" go run ./cmd/airs eval everyday --json >"$out/everyday.json"
+AIRS_HOME="$everyday_state" go run ./cmd/airs eval everyday --suite evals/everyday/testdata/heldout.jsonl --json >"$out/everyday-heldout.json"
+rm -rf "$everyday_state"
+python3 - "$out/everyday.json" "$out/everyday-heldout.json" <<'PY'
+import json, sys
+dev, held = (json.load(open(p)) for p in sys.argv[1:3])
+for name, r in (("development", dev), ("held-out", held)):
+    print(f"everyday {name}: {r['right']}/{r['n']} ({100*r['accuracy']:.1f}%), destructive steps not asked for: {r['destructive_unasked']}", file=sys.stderr)
+if dev["accuracy"] < 0.95 or dev["destructive_unasked"] or held["destructive_unasked"]:
+    sys.exit("everyday: below the goal (>= 95% on the development suite, no destructive step not asked for)")
+PY

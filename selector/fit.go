@@ -3,6 +3,7 @@ package selector
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/pipeline"
@@ -82,6 +83,31 @@ func Coverage(request string, t pipeline.Tool) float64 {
 
 // toolTerms are the analysed words of a tool's text, as the index makes it.
 func toolTerms(t pipeline.Tool) map[string]bool {
+	k := keyOf(t)
+	termsCache.RLock()
+	m, ok := termsCache.m[k]
+	termsCache.RUnlock()
+	if ok {
+		return m
+	}
+	m = toolTermsOf(t)
+	termsCache.Lock()
+	if len(termsCache.m) > maxCachedTools {
+		clear(termsCache.m)
+	}
+	termsCache.m[k] = m
+	termsCache.Unlock()
+	return m
+}
+
+// termsCache holds each tool text's analysed words (read-only once
+// stored): Coverage runs for every candidate of every request.
+var termsCache = struct {
+	sync.RWMutex
+	m map[toolKey]map[string]bool
+}{m: map[toolKey]map[string]bool{}}
+
+func toolTermsOf(t pipeline.Tool) map[string]bool {
 	d := Docs([]Entry{{Tool: t}})[0]
 	out := map[string]bool{}
 	for _, w := range embeddings.Terms(d.Name + " " + d.Text()) {

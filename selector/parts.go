@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/understand"
 )
 
 // No-LLM mode serves a request of several parts ("find the PDFs in papers,
@@ -171,6 +172,7 @@ func (s *Selector) PlanParts(ctx context.Context, caller, request string, cat ch
 // first candidate's problem when none fits.
 func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, entries map[string]Entry, bridges []Candidate, cfg Config, cat chains.Catalog, caller string) ([]*partStep, string) {
 	first := ""
+	asks := understand.Parse(part, understand.Env{}).ExplicitDestructive
 	for i, c := range cands {
 		if i == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			break
@@ -179,6 +181,9 @@ func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, en
 			continue // the part is not about what this tool does (as in noLLM)
 		}
 		e := entries[c.Name]
+		if e.Tool.Destructive && !asks {
+			continue // a destructive tool only where the part asks for it
+		}
 		st, missing, err := s.bindStep(prev, len(prev)+1, e.Tool, part, false)
 		if err == nil && missing != "" && len(prev) > 0 {
 			// A bridge: a tool whose output has the missing field.
@@ -187,6 +192,9 @@ func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, en
 					continue
 				}
 				bt := entries[b.Name].Tool
+				if bt.Destructive {
+					continue // never a means to another step
+				}
 				bst, bmissing, berr := s.bindStep(prev, len(prev)+1, bt, part, true)
 				if berr != nil || bmissing != "" || !hasField(bst, missing) {
 					continue

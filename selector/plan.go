@@ -112,11 +112,11 @@ type PlanResult struct {
 func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
 	cfg := s.Config.withDefaults()
-	cands, entries, err := s.candidates(ctx, caller, request, cfg.TopK)
-	if err != nil {
-		return nil, err
-	}
 	if s.Model != nil && cfg.Model != "" {
+		cands, entries, err := s.candidates(ctx, caller, request, cfg.TopK)
+		if err != nil {
+			return nil, err
+		}
 		pr, err := s.generatePlan(ctx, cands, entries, request, cfg, cat, caller)
 		if !errors.Is(err, ErrModelUnavailable) {
 			if pr != nil {
@@ -127,8 +127,11 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	}
 	// A request whose interpretation resolves typed values (files, an
 	// expression, a given text) is planned from them (PlanUnderstood).
+	var got *retrieved
 	if s.Env != nil {
-		if pr, err := s.PlanUnderstood(ctx, caller, request, cat); pr != nil || err != nil {
+		var pr *PlanResult
+		var err error
+		if pr, got, err = s.planUnderstood(ctx, caller, request, cat, nil); pr != nil || err != nil {
 			if pr != nil && len(SplitParts(request)) > 1 && len(pr.Outline) < 2 {
 				// A request of several parts that typed filling served
 				// with one step: PlanParts may serve every part.
@@ -147,6 +150,19 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var cands []Candidate
+	var entries map[string]Entry
+	if got != nil && got.query == request {
+		cands, entries = got.cands, got.entries // the same retrieval, for this request
+		if len(cands) > cfg.TopK {
+			cands = cands[:cfg.TopK]
+		}
+	} else {
+		var err error
+		if cands, entries, err = s.candidates(ctx, caller, request, cfg.TopK); err != nil {
+			return nil, err
+		}
 	}
 	sel, err := s.noLLM(cands, entries, request, cfg)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/airs-dev/airs/understand"
 )
 
 // Values by type for any tool: a parameter's schema says what type of
@@ -120,7 +122,7 @@ func typedValues(sh *toolShape, text string) *typedFill {
 		d := p.Description
 		switch {
 		case p.Format == "date" || strings.Contains(d, "YYYY-MM-DD"):
-			re = regexp.MustCompile(`(` + reDate.String() + `)`)
+			re = cachedRegexp(`(` + reDate.String() + `)`)
 		default:
 			if m := reExample.FindStringSubmatch(d); m != nil {
 				re = shapeOfExample(m[1])
@@ -193,3 +195,5 @@ func insideQuote(quoted [][]int, at int) bool {
 	}
 	return false
 }
+
+func cachedRegexp(pattern string) *regexp.Regexp { return understand.CachedRegexp(pattern) }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
@@ -129,7 +129,54 @@ type toolShape struct {
 	textOut  bool   // its output has a top-level "text" string
 }
 
+// toolKey identifies a tool's text and schemas for the caches: a tool
+// registered again with other text or schemas under the same name and
+// version changes their lengths.
+type toolKey struct {
+	name, version string
+	desc, params  int
+	returns       int
+}
+
+func keyOf(t pipeline.Tool) toolKey {
+	return toolKey{t.Name, t.Version, len(t.Description), len(t.Parameters), len(t.ReturnSchema)}
+}
+
+// shapes caches each tool's shape (read-only once stored).
+var shapes = struct {
+	sync.RWMutex
+	m map[toolKey]*toolShape
+}{m: map[toolKey]*toolShape{}}
+
 func shapeOf(t pipeline.Tool) (*toolShape, error) {
+	k := keyOf(t)
+	shapes.RLock()
+	sh, ok := shapes.m[k]
+	shapes.RUnlock()
+	if ok {
+		if sh.t.ReadOnly == t.ReadOnly && sh.t.Destructive == t.Destructive {
+			return sh, nil
+		}
+		c := *sh
+		c.t = t // flags as registered now
+		return &c, nil
+	}
+	sh, err := shapeOfTool(t)
+	if err == nil {
+		shapes.Lock()
+		if len(shapes.m) > maxCachedTools {
+			clear(shapes.m)
+		}
+		shapes.m[k] = sh
+		shapes.Unlock()
+	}
+	return sh, err
+}
+
+// maxCachedTools bounds the caches of tool shapes and words.
+const maxCachedTools = 50_000
+
+func shapeOfTool(t pipeline.Tool) (*toolShape, error) {
 	root, err := parseProp("", t.Parameters)
 	if err != nil {
 		return nil, err
@@ -191,12 +238,12 @@ func (sh *toolShape) fitsType(ext string) int {
 		}
 	}
 	for _, w := range ws {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(name) {
+		if cachedRegexp(`\b` + w + `\b`).MatchString(name) {
 			return 2
 		}
 	}
 	for _, w := range ws {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(desc) {
+		if cachedRegexp(`\b` + w + `\b`).MatchString(desc) {
 			return 1
 		}
 	}
@@ -212,7 +259,9 @@ type planner struct {
 	entries map[string]Entry
 	shapes  map[string]*toolShape
 	readers []*toolShape
-	steps   []map[string]any
+	// readersLoaded: readers holds every reader (loadReaders ran).
+	readersLoaded bool
+	steps         []map[string]any
 }
 
 func (pl *planner) shape(name string) *toolShape {
@@ -231,8 +280,24 @@ func (pl *planner) shape(name string) *toolShape {
 	return sh
 }
 
+// loadReaders finds, once per request and only when one is needed, the
+// caller's tools that read a file into text.
+func (pl *planner) loadReaders() {
+	if pl.readersLoaded {
+		return
+	}
+	pl.readersLoaded = true
+	for name := range pl.entries {
+		if sh := pl.shape(name); sh != nil && sh.isReader() {
+			pl.readers = append(pl.readers, sh)
+		}
+	}
+	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
+}
+
 // readerFor is the best reader of files of type ext.
 func (pl *planner) readerFor(ext string) *toolShape {
+	pl.loadReaders()
 	var best *toolShape
 	bestScore := -1
 	for _, r := range pl.readers {
@@ -357,6 +422,10 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 				return errUseReader{best}
 			}
 			args[p.Name], pathEntry = e.Path, e
+			if _, spaced := sh.roles["space"]; !spaced && files[nextFile-1].Named {
+				// No space to resolve it in: the name as the request wrote it.
+				args[p.Name] = files[nextFile-1].Phrase
+			}
 		case roleText:
 			switch {
 			case in.Body != "" && needText == 1:
@@ -516,7 +585,7 @@ func numberNear(request, name string) bool {
 			continue
 		}
 		stem := strings.TrimSuffix(w, "s")
-		if regexp.MustCompile(`(?i)\b\d+\s+` + regexp.QuoteMeta(stem) + `s?\b|\b` + regexp.QuoteMeta(stem) + `s?\s*(?:of|:|=)?\s*\d+\b`).MatchString(request) {
+		if cachedRegexp(`(?i)\b\d+\s+` + regexp.QuoteMeta(stem) + `s?\b|\b` + regexp.QuoteMeta(stem) + `s?\s*(?:of|:|=)?\s*\d+\b`).MatchString(request) {
 			return true
 		}
 	}
@@ -613,15 +682,30 @@ func (s *Selector) envIndexExts(f *understand.Entry) map[string]int {
 // *MissingSpaceError or *AmbiguousError when it names a space that is
 // none, or several files equally well.
 func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
+	pr, _, err := s.planUnderstood(ctx, caller, request, cat, nil)
+	return pr, err
+}
+
+// retrieved is one retrieval's candidates, kept for reuse by the no-LLM
+// fallback when the query was the request itself.
+type retrieved struct {
+	query   string
+	cands   []Candidate
+	entries map[string]Entry
+}
+
+// planUnderstood is PlanUnderstood reusing have (a retrieval for the
+// request, when the caller made one) and returning the retrieval it made.
+func (s *Selector) planUnderstood(ctx context.Context, caller, request string, cat chains.Catalog, have *retrieved) (*PlanResult, *retrieved, error) {
 	start := time.Now()
 	in := s.Understand(caller, request)
 	if in.MissingSpace != "" && in.Space == "" {
-		var have []string
+		var spaces []string
 		if s.Env != nil {
-			have = s.Env(caller).Spaces
+			spaces = s.Env(caller).Spaces
 		}
-		sort.Strings(have)
-		return nil, &MissingSpaceError{Name: in.MissingSpace, Usual: in.MissingHint, Spaces: have}
+		sort.Strings(spaces)
+		return nil, nil, &MissingSpaceError{Name: in.MissingSpace, Usual: in.MissingHint, Spaces: spaces}
 	}
 	cfg := s.Config.withDefaults()
 	query := request
@@ -631,27 +715,30 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 	if at := in.ActionText(); at != "" {
 		query += " " + at
 	}
-	cands, entries, err := s.candidates(ctx, caller, query, 2*cfg.TopK)
-	if err != nil {
-		return nil, err
-	}
-	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
-	for name := range entries {
-		if sh := pl.shape(name); sh != nil && sh.isReader() {
-			pl.readers = append(pl.readers, sh)
+	var cands []Candidate
+	var entries map[string]Entry
+	if have != nil && have.query == query {
+		cands, entries = have.cands, have.entries
+	} else {
+		var err error
+		if cands, entries, err = s.candidates(ctx, caller, query, 2*cfg.TopK); err != nil {
+			return nil, nil, err
 		}
 	}
-	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
+	got := &retrieved{query: query, cands: cands, entries: entries}
+	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
+
 	// The tool whose words cover the request's main action first (a
 	// summary of a file is summarize's, reading it only a means).
 	act := in.ActionWords()
 	order := slices.Clone(cands)
-	score := func(c Candidate) float64 {
-		if act == "" {
-			return 0
+	scores := make(map[string]float64, len(cands))
+	for _, c := range cands {
+		if act != "" {
+			scores[c.Name] = Coverage(act, entries[c.Name].Tool)
 		}
-		return Coverage(act, entries[c.Name].Tool)
 	}
+	score := func(c Candidate) float64 { return scores[c.Name] }
 	sort.SliceStable(order, func(i, j int) bool { return score(order[i]) > score(order[j]) })
 	pr := &PlanResult{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands}
 	var firstErr error
@@ -667,6 +754,9 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		if sh.t.Destructive && !in.ExplicitDestructive {
 			continue // never the fallback
 		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarity {
+			continue // not similar enough at all (selection.min_similarity)
+		}
 		// A tool the request's words are about, or — held to values of
 		// telling types for every argument — one they touch.
 		covered := score(c) > 0 || c.Score[ScoreCoverage] >= cfg.MinCoverage
@@ -678,16 +768,13 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		if ur, ok := err.(errUseReader); ok {
 			err = pl.fill(ur.r, !covered)
 		}
-		if os.Getenv("AIRS_DEBUG_UNDERSTAND") != "" {
-			fmt.Fprintf(os.Stderr, "try %s score %.2f cov %.2f: %v\n", c.Name, score(c), c.Score[ScoreCoverage], err)
-		}
 		if err == nil {
 			break
 		}
 		pl.steps = nil
 		var amb errAmbiguous
 		if asAmb(err, &amb) && (score(c) > 0 || amb.err.Phrase != "which space") {
-			return nil, amb.err
+			return nil, got, amb.err
 		}
 		if firstErr == nil {
 			firstErr = fmt.Errorf("%s: %w", c.Name, err)
@@ -700,9 +787,9 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		pr.Plan = json.RawMessage(`{"steps":[]}`)
 		pr.Latency = time.Since(start)
 		if !typed(in) {
-			return nil, nil // nothing typed resolved: planned as before
+			return nil, got, nil // nothing typed resolved: planned as before
 		}
-		return pr, nil
+		return pr, got, nil
 	}
 	pr.Plan, _ = json.Marshal(map[string]any{"steps": pl.steps})
 	c, err := chains.ParsePlan(pr.Plan)
@@ -710,7 +797,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		err = c.Validate(cat, caller)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("selector: the no-LLM plan is invalid: %w", err)
+		return nil, got, fmt.Errorf("selector: the no-LLM plan is invalid: %w", err)
 	}
 	pr.Chain = c
 	for _, st := range pl.steps {
@@ -720,7 +807,7 @@ func (s *Selector) PlanUnderstood(ctx context.Context, caller, request string, c
 		pr.Notice = fmt.Sprintf("%s; planned as %d steps from what the tools take and give", NoLLMNotice, len(pl.steps))
 	}
 	pr.Latency = time.Since(start)
-	return pr, nil
+	return pr, got, nil
 }
 
 func asAmb(err error, out *errAmbiguous) bool {
@@ -736,7 +823,7 @@ func asAmb(err error, out *errAmbiguous) bool {
 // else, or when the interpretation gives nothing typed, noLLM.
 func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, cands []Candidate, entries map[string]Entry, cfg Config) (*Selection, error) {
 	if s.Env != nil {
-		pr, err := s.PlanUnderstood(ctx, caller, request, nil)
+		pr, _, err := s.planUnderstood(ctx, caller, request, nil, &retrieved{query: request, cands: cands, entries: entries})
 		if err != nil {
 			return nil, err
 		}
@@ -765,4 +852,42 @@ func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, 
 		}
 	}
 	return s.noLLM(cands, entries, request, cfg)
+}
+
+// ArgumentsFit checks that each argument of a call is a value of the type
+// its parameter takes, as the interpretation types them: an expression
+// the calculator reads for an expression, a file's name for a path (and,
+// when exists is given, one that is there), a space the caller has for a
+// space. Validation by the schema alone accepts calculator
+// {"expression":"documents"}; this does not. nil when every argument fits.
+func ArgumentsFit(t pipeline.Tool, args map[string]any, spaces []string, exists func(space, path string) bool) error {
+	sh, err := shapeOf(t)
+	if err != nil {
+		return err
+	}
+	space, _ := args["space"].(string)
+	for name, v := range args {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		switch sh.roles[name] {
+		case roleExpr:
+			if !understand.IsExpression(s) {
+				return fmt.Errorf("%s %q is no arithmetic expression", name, s)
+			}
+		case roleSpace:
+			if len(spaces) > 0 && !slices.Contains(spaces, s) {
+				return fmt.Errorf("%s %q is no space", name, s)
+			}
+		case rolePath:
+			if !cachedRegexp(`\.\w{1,5}$`).MatchString(s) {
+				return fmt.Errorf("%s %q is no file name", name, s)
+			}
+			if exists != nil && space != "" && !exists(space, s) {
+				return fmt.Errorf("%s %q is not in %s", name, s, space)
+			}
+		}
+	}
+	return nil
 }

@@ -200,16 +200,16 @@ func Expression(text string) string {
 	}
 	s := NumbersInWords(text)
 	s = strings.NewReplacer("×", "*", "÷", "/", ",000", "000").Replace(s)
-	s = regexp.MustCompile(`(\d),(\d{3})\b`).ReplaceAllString(s, "$1$2")
-	s = regexp.MustCompile(`\$(\d)`).ReplaceAllString(s, "$1")
+	s = cachedRegexp(`(\d),(\d{3})\b`).ReplaceAllString(s, "$1$2")
+	s = cachedRegexp(`\$(\d)`).ReplaceAllString(s, "$1")
 	for i := 0; i < 8; i++ {
 		before := s
 		for _, r := range rewrites {
-			if r.raw == operand+`\s+(?:plus|and)\s+`+operand && !regexp.MustCompile(`(?i)\bplus\b`).MatchString(s) {
+			if r.raw == operand+`\s+(?:plus|and)\s+`+operand && !cachedRegexp(`(?i)\bplus\b`).MatchString(s) {
 				// "and" joins operands only where "plus" is meant: "12 and 30"
 				// is a sum only inside "sum/add …" (handled above).
 				s = r.re.ReplaceAllStringFunc(s, func(m string) string {
-					if !regexp.MustCompile(`(?i)\bplus\b`).MatchString(m) {
+					if !cachedRegexp(`(?i)\bplus\b`).MatchString(m) {
 						return m
 					}
 					return r.fn(r.re.FindStringSubmatch(m))

@@ -44,6 +44,9 @@ type Entry struct {
 // NewFileIndex is an empty index.
 func NewFileIndex() *FileIndex { return &FileIndex{spaces: map[string]*spaceIndex{}} }
 
+// maxScan bounds the entries one search scores in a space.
+const maxScan = 4096
+
 // MaxIndexed bounds the entries Build takes from one space.
 const MaxIndexed = 500_000
 
@@ -355,8 +358,29 @@ func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, want
 		if si == nil {
 			continue
 		}
+		// Candidates come from the request's rarer words: a word most
+		// names share ("note" in a hundred thousand notes) scores the
+		// candidates but does not enumerate them, unless it is all there is.
+		gen := make([]string, 0, len(set))
 		for w := range set {
+			if len(si.byToken[w]) > 0 {
+				gen = append(gen, w)
+			}
+		}
+		sort.Slice(gen, func(i, j int) bool { return len(si.byToken[gen[i]]) < len(si.byToken[gen[j]]) })
+		if len(gen) > 1 {
+			cut := len(gen)
+			for cut > 1 && len(si.byToken[gen[cut-1]]) > maxScan {
+				cut--
+			}
+			gen = gen[:cut]
+		}
+		scanned := 0
+		for _, w := range gen {
 			for e := range si.byToken[w] {
+				if scanned++; scanned > maxScan {
+					break
+				}
 				if e.Dir != wantDir || seen[e] != nil {
 					continue
 				}

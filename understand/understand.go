@@ -231,11 +231,11 @@ func Parse(text string, env Env) *Interpretation {
 	in.readSpace(lower, env)
 	in.readObjects(unq, lower, env)
 	in.Every = reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
-	if in.Has(List) && in.Has(Summarize) && regexp.MustCompile(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
+	if in.Has(List) && in.Has(Summarize) && cachedRegexp(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
 		in.Every = true // "list the pdfs in papers, then summarize them"
 		in.Actions = slicesDelete(in.Actions, List)
 	}
-	if in.Has(List) && in.Folder == nil && regexp.MustCompile(`(?i)\b(?:find|search)\b`).MatchString(unq) {
+	if in.Has(List) && in.Folder == nil && cachedRegexp(`(?i)\b(?:find|search)\b`).MatchString(unq) {
 		in.Recursive = true // find(1) looks everywhere
 	}
 	in.orderActions()
@@ -337,7 +337,7 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 			if len(form) < 3 {
 				continue
 			}
-			re := regexp.MustCompile(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
+			re := cachedRegexp(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
 			if loc := re.FindStringIndex(lower); loc != nil && (best < 0 || loc[0] < best) {
 				best, in.Space = loc[0], sp
 			}
@@ -345,7 +345,7 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 	}
 	if in.Space == "" {
 		for _, sp := range env.Spaces {
-			if len(sp) >= 4 && regexp.MustCompile(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
+			if len(sp) >= 4 && cachedRegexp(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
 				in.Space = sp
 				break
 			}
@@ -364,7 +364,7 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		re := regexp.MustCompile(`\b(?:in|from|under|inside|of|to)\s+(?:my\s+|the\s+)?` + n + `\b(?:\s+(?:folder|directory|dir))?|\bmy\s+` + n + `\b|\b` + n + `\s+(?:folder|directory|dir)\b|~/` + n + `\b`)
+		re := cachedRegexp(`\b(?:in|from|under|inside|of|to)\s+(?:my\s+|the\s+)?` + n + `\b(?:\s+(?:folder|directory|dir))?|\bmy\s+` + n + `\b|\b` + n + `\s+(?:folder|directory|dir)\b|~/` + n + `\b`)
 		if re.MatchString(lower) {
 			in.MissingSpace, in.MissingHint = n, folders[n]
 			return
@@ -380,7 +380,7 @@ func words(s string, extra map[string]bool) []string {
 		if lw == "" || stop[lw] || extra[lw] {
 			continue
 		}
-		out = append(out, normToken(lw))
+		out = append(out, nameTokens(lw)...) // as names are split: "bm25" → bm, 25
 	}
 	return out
 }
@@ -437,7 +437,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		phrase := m[1]
 		if phrase == "" {
 			phrase = m[2]
-		} else if !listing && !regexp.MustCompile(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
+		} else if !listing && !cachedRegexp(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
 			continue // "in the cover letter" names a file, not a folder
 		}
 		ws := words(phrase, spaceWords)
@@ -528,18 +528,31 @@ func (in *Interpretation) needsFile() bool {
 // at least half of its own name, or two of its words (name or folders), or
 // one word the request uses as a definite noun ("the lease", "my budget").
 func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
+	definite := map[string]bool{}
+	for _, m := range reDefinite.FindAllStringSubmatch(lower, -1) {
+		for _, t := range nameTokens(m[1]) {
+			definite[t] = true
+		}
+	}
 	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
 		if stemHits+dirHits >= 2 || stemHits > 0 && cover == 1 {
 			return true
 		}
-		for _, t := range e.tokens() {
-			if regexp.MustCompile(`\b(?:the|my|this|that|our)\s+` + regexp.QuoteMeta(t) + `\w*\b`).MatchString(lower) {
+		for _, t := range e.stem {
+			if definite[t] {
+				return true
+			}
+		}
+		for _, t := range e.dirs {
+			if definite[t] {
 				return true
 			}
 		}
 		return false
 	}
 }
+
+var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our)\s+([\p{L}\p{N}]+)`)
 
 // afterAction is the text after the first action word (the object's words).
 func afterAction(s string) string {

@@ -89,14 +89,14 @@ func TestParse(t *testing.T) {
 		missing     string
 	}
 	cases := map[string]want{
-		"what does final.txt in documents say":    {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
-		"extract the text of the 2024 acme quote": {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
-		"read the meeting notes":                  {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
-		"compare the two acme quotes":             {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
-		"compare the draft and the final version": {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
-		"read the lease":                          {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
-		"delete draft.txt":                        {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
-		"get rid of the draft":                    {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"what does final.txt in documents say":       {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
+		"extract the text of the 2024 acme quote":    {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
+		"read the meeting notes":                     {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
+		"compare the two acme quotes":                {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
+		"compare the draft and the final version":    {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
+		"read the lease":                             {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
+		"delete draft.txt":                           {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"get rid of the draft":                       {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
 		"don't delete anything, just read final.txt": {main: Read, files: [][]string{{"documents:final.txt"}}},
 		"read draft.txt before I delete it":          {main: Read, files: [][]string{{"documents:draft.txt"}}},
 		"list the files in my downloads folder":      {main: List, missing: "downloads"},

@@ -96,7 +96,7 @@ Examples:
 
 func runEval(a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate")
+		return usagef("say bfcl, retrieval, replay, tune, nofit, everyday, recommend, guard or speculate")
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -121,7 +121,7 @@ func runEval(a *app, args []string) error {
 	case "everyday":
 		return evalEveryday(a, args[1:])
 	}
-	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, recommend, guard or speculate", args[0])
+	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, everyday, recommend, guard or speculate", args[0])
 }
 
 // defaultDataDir is the shared data's place when DATA_DIR is not set: the
@@ -264,6 +264,7 @@ func evalReplay(a *app, args []string) error {
 	for n := range cfg.Spaces {
 		o.Hints.Spaces = append(o.Hints.Spaces, n)
 	}
+	o.Env = spacesEnv(cfg.Spaces) // no-LLM decisions as the engine makes them
 	if strings.HasPrefix(*embedder, "ollama:") || (*model != "none" && *model != "") || base != nil && (base.Model != "" && base.Model != "none" || strings.HasPrefix(base.Embedder, "ollama:")) {
 		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
 		if err != nil {

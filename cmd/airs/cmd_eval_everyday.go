@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/airs-dev/airs/evals/everyday"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
 
 // everydayHome is the fixture home the committed suites are written for.
@@ -153,4 +155,18 @@ type refuseHandler struct{}
 
 func (refuseHandler) Invoke(context.Context, json.RawMessage, *pipeline.Call) (json.RawMessage, error) {
 	return nil, errors.New("airs eval everyday: this tool only exists to be planned for")
+}
+
+// spacesEnv is the interpretation's environment over the configured
+// spaces (their files indexed once), for evaluations that build their own
+// selector as the engine does.
+func spacesEnv(spaces map[string]string) func(string) understand.Env {
+	idx := understand.NewFileIndex()
+	var names []string
+	for n, dir := range spaces {
+		_ = idx.Build(n, dir) // an unreadable space holds nothing to name
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return func(string) understand.Env { return understand.Env{Spaces: names, Index: idx} }
 }

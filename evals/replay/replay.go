@@ -49,6 +49,7 @@ import (
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Config is one configuration to replay with: the weights, the embedder and
@@ -210,6 +211,10 @@ type Options struct {
 	// engine's default (engine.NoLLMMinCoverage). Pass
 	// engine.MinCoverage(cfg) to replay under airs.yaml's.
 	MinCoverage *float64
+	// Env is what no-LLM mode reads requests against (the spaces and their
+	// files), as the engine gives it (selector.Selector.Env); nil: the
+	// words alone.
+	Env func(caller string) understand.Env
 }
 
 // ItemResult is one replayed item.
@@ -498,5 +503,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	if cfg.modelName() != "" {
 		parts.Model = o.Model
 	}
-	return selector.New(parts), ranker, nil
+	s := selector.New(parts)
+	s.Env = o.Env
+	return s, ranker, nil
 }

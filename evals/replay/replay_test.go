@@ -110,7 +110,7 @@ func (te *testEnv) record(t testing.TB, reqs []Request) []Item {
 }
 
 func (te *testEnv) options() Options {
-	return Options{Registry: te.reg, Policy: te.cfg.Policy(), K: 3}
+	return Options{Registry: te.reg, Policy: te.cfg.Policy(), K: 3, Env: te.eng.Selector.Env}
 }
 
 // knownRequests are requests with a known right tool, over the builtins,

@@ -47,7 +47,8 @@ func (e *Engine) startRecommender() error {
 		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home, Store: store,
 		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
 		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
-		AfterCall: e.afterCall, // speculate.go
+		AfterCall:  e.afterCall, // speculate.go
+		FileExists: func(space, rel string) bool { return e.fileIndex().Has(space, rel) },
 	})
 	if err != nil {
 		return err

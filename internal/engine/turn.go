@@ -242,6 +242,9 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 				if n == 1 {
 					tr.Declined = true
 				}
+				if e.Recommender != nil { // a denied call is not suggested again
+					e.Recommender.Denied(caller, sel.Function, sel.Arguments)
+				}
 			}
 		}
 		if step.Skipped != "" {

@@ -30,7 +30,7 @@ c("summarize_text","tl;dr: the council voted to close the old library next sprin
 c("summarize_text","can you summarize this for me: our sales dipped in Q2 because two large customers delayed orders, but the pipeline for Q3 is the strongest it has been in two years.", [summ("our sales dipped in Q2 because two large customers delayed orders, but the pipeline for Q3 is the strongest it has been in two years.")])
 c("summarize_text","give me the gist of the following: The new policy lets staff work from home three days a week. Teams agree on which days. Managers review the arrangement after six months.", [summ("The new policy lets staff work from home three days a week. Teams agree on which days. Managers review the arrangement after six months.")])
 # summarize file
-c("summarize_file","summarize the attention paper", sumf((D,"papers/attention.pdf")))
+c("summarize_file","could you summarize attention.pdf for me", sumf((D,"papers/attention.pdf")))
 c("summarize_file","give me a summary of the meeting notes", sumf((D,"meeting-notes.md")))
 c("summarize_file","sum up the lasagna recipe", sumf((D,"recipes/lasagna.md")))
 c("summarize_file","summarize report-2025.md", sumf((D,"report-2025.md")))
@@ -43,7 +43,7 @@ c("compare","how does the draft differ from the final version", cmp2((D,"draft.t
 c("list","what files do I have in documents", lst(D))
 c("list","list everything in the recipes folder", lst(D, dir="recipes"))
 c("list","show me the pdfs in papers", lst(D, dir="papers", pattern="*.pdf"))
-c("list","list the files in projects", lst(P))
+c("list","show the files of my projects space", lst(P))
 c("list","list all files in documents recursively", lst(D, recursive=True))
 # every
 c("every","summarize all the papers in the papers folder", every(D,"papers","pdf-extract"))
