@@ -83,6 +83,7 @@ type fairOptions struct {
 	compareText                int // bytes of each compare text
 	serverPID                  int
 	hostilePause               time.Duration
+	honorRetryAfter            bool
 	abuses                     map[string]bool // nil: all
 }
 
@@ -117,13 +118,17 @@ Flags:
 	fs.IntVar(&o.planText, "plan-text", 4000, "bytes of the hostile agent's plan texts (the default limit is 4 KiB)")
 	fs.IntVar(&o.compareText, "compare-text", 250_000, "bytes of each of the hostile agent's compare texts (max_payload, 1 MiB by default, bounds both as JSON)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "the server's process id: its CPU time per round is reported (Linux /proc)")
-	fs.DurationVar(&o.hostilePause, "hostile-pause", 0, "the hostile agent's pause between requests of one abuse (0: at once, whatever Retry-After says)")
-	abuses := fs.String("abuses", "", "the hostile agent's abuses, comma-separated (default all): "+strings.Join(abuseNames, ","))
+	fs.DurationVar(&o.hostilePause, "hostile-pause", 0, "the hostile agent's pause between requests of one abuse (0: at once)")
+	fs.BoolVar(&o.honorRetryAfter, "hostile-retry-after", false, "the hostile agent waits as a 429's or 503's Retry-After says before that abuse's next request (default: it asks again at once, a flood)")
+	abuses := fs.String("abuses", "", "the hostile agent's abuses, comma-separated (default all): "+strings.Join(abuseNames, ",")+"; none: an idle second agent, to measure the rounds' noise")
 	asJSON := fs.Bool("json", false, "print one JSON line")
 	_ = fs.Parse(args)
 	if *abuses != "" {
 		o.abuses = map[string]bool{}
 		for _, a := range strings.Split(*abuses, ",") {
+			if a == "none" {
+				continue
+			}
 			if !slices.Contains(abuseNames, a) {
 				fmt.Fprintf(os.Stderr, "airs-load fairness: -abuses: no abuse %q; choose among %s\n", a, strings.Join(abuseNames, ","))
 				return 2
@@ -300,19 +305,26 @@ func median(v []float64) float64 {
 
 // post sends body and drains the answer; it returns the status.
 func post(ctx context.Context, client *http.Client, url, token string, body []byte) (int, error) {
+	st, _, err := postH(ctx, client, url, token, body)
+	return st, err
+}
+
+// postH is post that also returns the answer's Retry-After, in seconds (0: none).
+func postH(ctx context.Context, client *http.Client, url, token string, body []byte) (int, int, error) {
 	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, nil
+	ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+	return resp.StatusCode, ra, nil
 }
 
 // hostile is the hostile agent: one client per abuse, each in a loop
@@ -384,7 +396,7 @@ func (h *hostile) statuses() map[string]map[string]int64 {
 var abuseNames = []string{"own_timeouts", "huge_select", "huge_plan", "abandoned_select", "abandoned_plan", "held_deletes"}
 
 func (h *hostile) start(ctx context.Context, wg *sync.WaitGroup) {
-	loop := func(abuse string, one func() string) {
+	loop := func(abuse string, one func() (string, int)) {
 		if h.o.abuses != nil && !h.o.abuses[abuse] {
 			return
 		}
@@ -392,49 +404,53 @@ func (h *hostile) start(ctx context.Context, wg *sync.WaitGroup) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				st := one()
+				st, retryAfter := one()
 				if ctx.Err() == nil {
 					h.count(abuse, st)
 				}
-				if h.o.hostilePause > 0 {
+				wait := h.o.hostilePause
+				if h.o.honorRetryAfter && (st == "429" || st == "503") {
+					wait = max(wait, time.Duration(retryAfter)*time.Second)
+				}
+				if wait > 0 {
 					select {
 					case <-ctx.Done():
-					case <-time.After(h.o.hostilePause):
+					case <-time.After(wait):
 					}
 				}
 			}
 		}()
 	}
-	status := func(st int, err error) string {
+	status := func(st, retryAfter int, err error) (string, int) {
 		if err != nil {
-			return "transport"
+			return "transport", 0
 		}
-		return fmt.Sprint(st)
+		return fmt.Sprint(st), retryAfter
 	}
-	loop("own_timeouts", func() string {
-		return status(post(ctx, h.client, h.o.base+"/v1/call", h.o.hostileTok, h.compare))
+	loop("own_timeouts", func() (string, int) {
+		return status(postH(ctx, h.client, h.o.base+"/v1/call", h.o.hostileTok, h.compare))
 	})
-	loop("huge_select", func() string {
-		return status(post(ctx, h.client, h.o.base+"/v1/select", h.o.hostileTok, h.sel))
+	loop("huge_select", func() (string, int) {
+		return status(postH(ctx, h.client, h.o.base+"/v1/select", h.o.hostileTok, h.sel))
 	})
-	loop("huge_plan", func() string {
-		return status(post(ctx, h.client, h.o.base+"/v1/plan", h.o.hostileTok, h.plan))
+	loop("huge_plan", func() (string, int) {
+		return status(postH(ctx, h.client, h.o.base+"/v1/plan", h.o.hostileTok, h.plan))
 	})
-	abandon := func(path string, body []byte) string {
+	abandon := func(path string, body []byte) (string, int) {
 		actx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		st, err := post(actx, h.client, h.o.base+path, h.o.hostileTok, body)
+		st, ra, err := postH(actx, h.client, h.o.base+path, h.o.hostileTok, body)
 		if err != nil && actx.Err() != nil {
-			return "left"
+			return "left", 0
 		}
-		return status(st, err)
+		return status(st, ra, err)
 	}
-	loop("abandoned_select", func() string { return abandon("/v1/select", h.sel) })
-	loop("abandoned_plan", func() string { return abandon("/v1/plan", h.plan) })
-	loop("held_deletes", func() string {
+	loop("abandoned_select", func() (string, int) { return abandon("/v1/select", h.sel) })
+	loop("abandoned_plan", func() (string, int) { return abandon("/v1/plan", h.plan) })
+	loop("held_deletes", func() (string, int) {
 		p := fmt.Sprintf("held/%s-%d.txt", strings.Repeat("x", 1000), h.n.Add(1))
 		b, _ := json.Marshal(map[string]any{"tool": "delete-file", "arguments": map[string]string{"space": h.o.writeSpace, "path": p}})
-		return status(post(ctx, h.client, h.o.base+"/v1/call", h.o.hostileTok, b))
+		return status(postH(ctx, h.client, h.o.base+"/v1/call", h.o.hostileTok, b))
 	})
 }
 
