@@ -9,10 +9,14 @@
 # agent's medians over rounds. Every agent has a rate limit, as a shared
 # server should: the hostile agent 100 tokens/s (work-counted), the quiet
 # one more than it uses.
-# Usage: scripts/fairness.sh [ROUNDS] [ROUND]   (defaults 6 rounds of each kind, 5s each)
+# Three runs, each on a fresh server: the second agent idle (the rounds'
+# noise), a hostile agent that waits as Retry-After says, and one that
+# floods (asks again at once, whatever the answer).
+# Usage: scripts/fairness.sh [ROUNDS] [ROUND]   (defaults 8 rounds of each kind, 8s each)
+#   FAIRNESS_ARGS: more airs-load fairness flags (airs-load fairness -h)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-6}; round=${2:-5s}
+rounds=${1:-8}; round=${2:-8s}
 go build -o bin/airs ./cmd/airs
 go build -o bin/airs-load ./cmd/airs-load
 work=$(mktemp -d "${TMPDIR:-/tmp}/airs-fair.XXXXXX")
@@ -33,11 +37,22 @@ http:
     - {sha256: $(sha "$quiet"), agent: quiet}
     - {sha256: $(sha "$hostile"), agent: hostile}
 YAML
-AIRS_CONFIG=$work/airs.yaml ./bin/airs serve --model none 2>"$work/serve.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-echo "== fairness: $rounds quiet and $rounds hostile rounds of $round, interleaved; load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
-./bin/airs-load fairness -url "http://127.0.0.1:$port" -quiet "$quiet" -hostile "$hostile" \
-	-read-space docs -read-path a.txt -write-space scratch -rounds "$rounds" -round "$round" -server-pid "$pid" ${FAIRNESS_ARGS:-}
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
+pid=
+trap 'stop_server; rm -rf "$work"' EXIT
+stop_server() { [ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=; }; }
+# mode NAME FLAGS…: a fresh server (no held calls, no limits from before), then the rounds.
+mode() {
+	local name=$1; shift
+	rm -rf "$work/state"
+	AIRS_CONFIG=$work/airs.yaml ./bin/airs serve --model none 2>"$work/serve.log" &
+	pid=$!
+	for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	echo
+	echo "== $name: $rounds quiet and $rounds hostile rounds of $round, interleaved; load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
+	./bin/airs-load fairness -url "http://127.0.0.1:$port" -quiet "$quiet" -hostile "$hostile" \
+		-read-space docs -read-path a.txt -write-space scratch -rounds "$rounds" -round "$round" -server-pid "$pid" "$@" ${FAIRNESS_ARGS:-}
+	stop_server
+}
+mode "noise: the second agent idle (what the table is worth on this machine)" -abuses none
+mode "hostile agent that waits as its 429s and 503s say (Retry-After)" -hostile-retry-after
+mode "hostile agent that floods: every abuse asks again at once"

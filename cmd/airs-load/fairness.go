@@ -66,6 +66,8 @@ type fairSummary struct {
 }
 
 type fairResult struct {
+	// Idle: the second agent made no requests (-abuses none).
+	Idle        bool        `json:"idle,omitempty"`
 	Quiet       fairSummary `json:"quiet"`
 	WithHostile fairSummary `json:"with_hostile"`
 	// P99Ratio: WithHostile.P99ms / Quiet.P99ms (medians over rounds).
@@ -165,6 +167,7 @@ func fairness(ctx context.Context, o fairOptions, rounds int) fairResult {
 			res.Rounds = append(res.Rounds, fairRoundRun(ctx, client, o, h, hostile))
 		}
 	}
+	res.Idle = o.abuses != nil && len(o.abuses) == 0
 	res.Quiet = summarize(res.Rounds, false)
 	res.WithHostile = summarize(res.Rounds, true)
 	if res.Quiet.P99ms > 0 {
@@ -456,10 +459,14 @@ func (h *hostile) start(ctx context.Context, wg *sync.WaitGroup) {
 
 func printFairness(w io.Writer, r fairResult) {
 	fmt.Fprintf(w, "| rounds | quiet agent's calls | success | p50 (median of rounds) | p99 (median of rounds) |\n|---|---:|---:|---:|---:|\n")
+	beside := "beside the hostile agent"
+	if r.Idle {
+		beside = "beside the idle agent"
+	}
 	for _, s := range []struct {
 		name string
 		s    fairSummary
-	}{{"quiet (alone)", r.Quiet}, {"beside the hostile agent", r.WithHostile}} {
+	}{{"quiet (alone)", r.Quiet}, {beside, r.WithHostile}} {
 		fmt.Fprintf(w, "| %s ×%d | %d | %.2f%% | %.2f ms | %.2f ms |\n", s.name, s.s.Rounds, s.s.Calls, 100*s.s.Success, s.s.P50ms, s.s.P99ms)
 	}
 	fmt.Fprintf(w, "\np99 ratio (with hostile / quiet): %.2f\n\nper round (p99 ms, server CPU s, load generator CPU s):", r.P99Ratio)
