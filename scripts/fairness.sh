@@ -13,11 +13,14 @@
 # noise), a hostile agent that waits as Retry-After says, and one that
 # floods (asks again at once, whatever the answer).
 # Usage: scripts/fairness.sh [ROUNDS] [ROUND]   (defaults 8 rounds of each kind, 8s each)
+#   FAIRNESS_MODES: which runs (default "noise retry-after flood")
 #   FAIRNESS_ARGS: more airs-load fairness flags (airs-load fairness -h)
+#   AIRS_BIN: an airs binary to measure instead of building this tree's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-8}; round=${2:-8s}
-go build -o bin/airs ./cmd/airs
+airs=${AIRS_BIN:-bin/airs}   # AIRS_BIN: another build of airs to measure (an A/B)
+[ -n "${AIRS_BIN:-}" ] || go build -o bin/airs ./cmd/airs
 go build -o bin/airs-load ./cmd/airs-load
 work=$(mktemp -d "${TMPDIR:-/tmp}/airs-fair.XXXXXX")
 port=$(( 20000 + RANDOM % 20000 ))
@@ -44,7 +47,7 @@ stop_server() { [ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/n
 mode() {
 	local name=$1; shift
 	rm -rf "$work/state"
-	AIRS_CONFIG=$work/airs.yaml ./bin/airs serve --model none 2>"$work/serve.log" &
+	AIRS_CONFIG=$work/airs.yaml "$airs" serve --model none 2>"$work/serve.log" &
 	pid=$!
 	for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 	echo
@@ -53,6 +56,12 @@ mode() {
 		-read-space docs -read-path a.txt -write-space scratch -rounds "$rounds" -round "$round" -server-pid "$pid" "$@" ${FAIRNESS_ARGS:-}
 	stop_server
 }
-mode "noise: the second agent idle (what the table is worth on this machine)" -abuses none
-mode "hostile agent that waits as its 429s and 503s say (Retry-After)" -hostile-retry-after
-mode "hostile agent that floods: every abuse asks again at once"
+modes=${FAIRNESS_MODES:-noise retry-after flood}
+for m in $modes; do
+	case $m in
+	noise) mode "noise: the second agent idle (what the table is worth on this machine)" -abuses none ;;
+	retry-after) mode "hostile agent that waits as its 429s and 503s say (Retry-After)" -hostile-retry-after ;;
+	flood) mode "hostile agent that floods: every abuse asks again at once" ;;
+	*) echo "FAIRNESS_MODES: no mode $m (noise, retry-after, flood)" >&2; exit 2 ;;
+	esac
+done
