@@ -13,7 +13,9 @@ package main
 //   - held calls: delete-file of ever new paths in a space it may write,
 //     each held for a person, until its pending confirmations are refused.
 //
-// The hostile agent honours no Retry-After. Rounds alternate (quiet,
+// The hostile agent asks again at once whatever it is told (a flood), or
+// with -hostile-retry-after waits as a 429's or 503's Retry-After says
+// (an agent that abuses what it is let do). Rounds alternate (quiet,
 // hostile, hostile, quiet, …) so that whatever else loads the machine
 // loads both kinds alike; the report is the median over rounds of the
 // quiet agent's p50 and p99 and its success rate, per kind of round, and
