@@ -78,7 +78,8 @@ type MCPServer struct {
 	Timeout time.Duration
 	// Bounds: tools listed, bytes of one JSON-RPC message read from the
 	// server, bytes of one tool result, restarts of a stdio server within a
-	// minute (past it the server is given up and its tools deregistered).
+	// minute (past it the server rests and is tried again with back-off;
+	// 0: never restarted, its tools deregistered).
 	MaxTools          int
 	MaxMessageBytes   int
 	MaxResponseBytes  int

@@ -60,3 +60,29 @@ func TestSelectionWeights(t *testing.T) {
 		}
 	}
 }
+
+// selection.embedder picks the index's embedder; a name AIRS does not have,
+// or ollama without a model to call, is an error that says what to write.
+func TestSelectionEmbedder(t *testing.T) {
+	home := isolate(t)
+	file := filepath.Join(home, "airs.yaml")
+	for _, tc := range []struct{ yaml, want, err string }{
+		{"spaces: {}\n", "", ""},
+		{"spaces: {}\nselection:\n  embedder: model\n", EmbedderModel, ""},
+		{"spaces: {}\nselection:\n  embedder: lexical\n", EmbedderLexical, ""},
+		{"spaces: {}\nollama:\n  embed_model: nomic-embed-text\nselection:\n  embedder: ollama\n", EmbedderOllama, ""},
+		{"spaces: {}\nselection:\n  embedder: ollama\n", "", "ollama.embed_model"},
+		{"spaces: {}\nselection:\n  embedder: bert\n", "", "model (the trained tool model, default), lexical or ollama"},
+	} {
+		c, err := Parse(file, []byte(tc.yaml))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want one mentioning %q", tc.yaml, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c.Selection.Embedder != tc.want {
+			t.Errorf("%q: embedder %q, %v; want %q", tc.yaml, c.Selection.Embedder, err, tc.want)
+		}
+	}
+}

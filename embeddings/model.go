@@ -82,10 +82,10 @@ const modelMagic = "AIRSTM1\n"
 // random projection (seed) of the hashed features.
 func NewToolModel(h ModelHeader, seed uint64) *ToolModel {
 	if h.Buckets <= 0 {
-		h.Buckets = 1 << 16
+		h.Buckets = 1 << 15
 	}
 	if h.Dim <= 0 {
-		h.Dim = 64
+		h.Dim = 128
 	}
 	if h.MaxTokens <= 0 {
 		h.MaxTokens = 256

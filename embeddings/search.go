@@ -174,7 +174,9 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 	get := func(d int) *Hit {
 		h, ok := fused[d]
 		if !ok {
-			h = &Hit{ID: st.docs[d].ID, Dense: dense(d), BM25: sparse[d]}
+			// A trained encoder's cosine can be negative: for callers
+			// (thresholds, notices) that means no similarity.
+			h = &Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]}
 			fused[d] = h
 		}
 		return h

@@ -22,7 +22,7 @@ type TrainOptions struct {
 	Header ModelHeader
 	// Seed fixes the initial table and the order of examples.
 	Seed uint64
-	// Epochs over the examples (default 8).
+	// Epochs over the examples (default 6).
 	Epochs int
 	// Batch is the number of requests per step (default 64); the other
 	// requests' tools in the batch are its negatives.
@@ -31,10 +31,10 @@ type TrainOptions struct {
 	HardPerQuery int
 	// Temperature of the softmax over cosines (default 0.05).
 	Temperature float64
-	// LearningRate of Adagrad (default 0.05).
+	// LearningRate of Adagrad (default 0.02).
 	LearningRate float64
 	// Dropout is the probability that a feature of a tool's text is left
-	// out of one step's encoding (default 0: none; negative: none): it keeps
+	// out of one step's encoding (default 0.3; negative: none): it keeps
 	// the model from resting on one identifying n-gram per tool.
 	Dropout float64
 	// Progress receives one line per epoch (nil: none).
@@ -43,7 +43,7 @@ type TrainOptions struct {
 
 func (o *TrainOptions) defaults() {
 	if o.Epochs <= 0 {
-		o.Epochs = 8
+		o.Epochs = 6
 	}
 	if o.Batch <= 0 {
 		o.Batch = 64
@@ -54,8 +54,11 @@ func (o *TrainOptions) defaults() {
 	if o.Temperature <= 0 {
 		o.Temperature = 0.05
 	}
+	if o.Dropout == 0 {
+		o.Dropout = 0.3
+	}
 	if o.LearningRate <= 0 {
-		o.LearningRate = 0.05
+		o.LearningRate = 0.02
 	}
 }
 

@@ -55,7 +55,7 @@ fi
 log "data-dependent tests: grammar/bench, grammar/export, evals/bfcl (checker vs BFCL's answers, schema translation), evals/predict (multiple >= 95%)"
 go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/ ./evals/bfcl/ ./evals/predict/
 
-log "data-dependent goal tests: retrieval (AIRS beats BM25, StableToolBench NDCG@5 >= 0.45)"
+log "data-dependent goal tests: retrieval on held-out queries, held-out tools and the MCP set (AIRS beats BM25, StableToolBench NDCG@5 >= 0.45)"
 AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run TestConformanceRetrieval ./evals/retrieval/
 
 # Function-calling and retrieval benchmarks, replay: EVALS.md.

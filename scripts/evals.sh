@@ -26,19 +26,26 @@ bfcl_secs=$(echo "$(date +%s.%N) - $start" | bc)
 cat "$out/bfcl.jsonl" >&2
 
 # --- Retrieval: AIRS against BM25 -----------------------------------------
+# The tool model is trained on part of MetaTool, StableToolBench and BFCL
+# (airs train retrieval): only held-out queries (--split test), queries of
+# held-out tools (--split unseen), BFCL's multiple (never trained on) and
+# the MCP set (never trained or tuned on) are scored.
 r="$DATA_DIR/retrieval"
 ret_cmds=(
-	"airs eval retrieval --data \$DATA_DIR/retrieval/metatool_tools.jsonl.gz \$DATA_DIR/retrieval/metatool_queries.jsonl.gz --json"
-	"airs eval retrieval --data \$DATA_DIR/retrieval/stabletoolbench_queries.jsonl.gz --json"
-	"airs eval retrieval --data \$DATA_DIR/bfcl/*.jsonl.gz --json"
+	"airs eval retrieval --split test --data \$DATA_DIR/retrieval/metatool_tools.jsonl.gz \$DATA_DIR/retrieval/metatool_queries.jsonl.gz \$DATA_DIR/retrieval/stabletoolbench_queries.jsonl.gz --json"
+	"airs eval retrieval --split unseen --data \$DATA_DIR/retrieval/metatool_tools.jsonl.gz \$DATA_DIR/retrieval/metatool_queries.jsonl.gz \$DATA_DIR/retrieval/stabletoolbench_queries.jsonl.gz --json"
+	"airs eval retrieval --data \$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz evals/retrieval/data/azure_mcp_tools.jsonl.gz evals/retrieval/data/azure_mcp_queries.jsonl.gz --json"
+	"airs eval retrieval --data \$DATA_DIR/bfcl/multiple.jsonl.gz --json"
 )
 : >"$out/retrieval.jsonl"
 log "${ret_cmds[0]}"
-"$airs" eval retrieval --quiet --data "$r/metatool_tools.jsonl.gz" "$r/metatool_queries.jsonl.gz" --json >>"$out/retrieval.jsonl"
+"$airs" eval retrieval --quiet --split test --data "$r/metatool_tools.jsonl.gz" "$r/metatool_queries.jsonl.gz" "$r/stabletoolbench_queries.jsonl.gz" --json >>"$out/retrieval.jsonl"
 log "${ret_cmds[1]}"
-"$airs" eval retrieval --quiet --data "$r/stabletoolbench_queries.jsonl.gz" --json >>"$out/retrieval.jsonl"
+"$airs" eval retrieval --quiet --split unseen --data "$r/metatool_tools.jsonl.gz" "$r/metatool_queries.jsonl.gz" "$r/stabletoolbench_queries.jsonl.gz" --json >>"$out/retrieval.jsonl"
 log "${ret_cmds[2]}"
-"$airs" eval retrieval --quiet --data "$DATA_DIR"/bfcl/*.jsonl.gz --json >>"$out/retrieval.jsonl"
+"$airs" eval retrieval --quiet --data "$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz" evals/retrieval/data/azure_mcp_tools.jsonl.gz evals/retrieval/data/azure_mcp_queries.jsonl.gz --json >>"$out/retrieval.jsonl"
+log "${ret_cmds[3]}"
+"$airs" eval retrieval --quiet --data "$DATA_DIR/bfcl/multiple.jsonl.gz" --json >>"$out/retrieval.jsonl"
 cat "$out/retrieval.jsonl" >&2
 
 # --- Replay of a 1,000-session log ----------------------------------------

@@ -529,3 +529,39 @@ func TestContextTextIsBounded(t *testing.T) {
 		t.Errorf("a task: %d %v", code, v)
 	}
 }
+
+// owingBackend's plans cost 5 tokens of work beyond their size.
+type owingBackend struct{ *testBackend }
+
+func (b owingBackend) Plan(ctx context.Context, caller, text string) (any, error) {
+	Owe(ctx, 5)
+	return map[string]bool{"planned": true}, nil
+}
+
+// Work the Backend counts (a plan's parts) is charged too: with a burst of
+// 10, a plan that owes 5 leaves room for 4 more requests.
+func TestBackendOwesCountedWork(t *testing.T) {
+	m, err := pipeline.NewManager(pipeline.Config{Registry: pipeline.NewRegistry(pipeline.RegistryConfig{}), Policy: &pipeline.StaticPolicy{},
+		RateLimits: map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := New(owingBackend{&testBackend{m}}, Config{Tokens: []Token{{HashToken("tok"), "bob"}}})
+	do := func(path string) int {
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{"text":"x"}`))
+		r.Header.Set("Authorization", "Bearer tok")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code
+	}
+	if code := do("/v1/plan"); code != 200 {
+		t.Fatalf("plan: %d", code)
+	}
+	n := 0
+	for ; n < 10 && do("/v1/select") == 200; n++ {
+	}
+	if n != 4 {
+		t.Errorf("%d requests after a plan that owed 5 of a burst of 10, want 4", n)
+	}
+}

@@ -85,13 +85,10 @@ func checkText(w http.ResponseWriter, endpoint, what, text string, max int, sett
 	return true
 }
 
-// The bytes of input one token of the rate limit pays for: a KiB of text
-// to select for, a quarter of that to plan for (a plan is a selection per
-// part of the request, and more parts come with more text).
-const (
-	costUnit     = 1 << 10
-	planCostUnit = costUnit / 4
-)
+// costUnit is the bytes of input one token of the rate limit pays for;
+// a Backend charges the work only it can count with Owe (a plan: one
+// token per part of the request past the first, each a selection).
+const costUnit = 1 << 10
 
 // costOf is the work, in rate-limit tokens, of a request with n bytes of
 // input: one, and one more per started unit past the first.
@@ -100,6 +97,18 @@ func costOf(n, unit int) int {
 		return 1
 	}
 	return 1 + (n-1)/unit
+}
+
+type oweKey struct{}
+
+// Owe charges n more tokens of work to the request's caller, paid before
+// its next costly request: a Backend says so for work that the input's
+// size does not tell (the parts of a plan). Outside a costly request it
+// does nothing.
+func Owe(ctx context.Context, n int) {
+	if f, ok := ctx.Value(oweKey{}).(func(int)); ok && n > 0 {
+		f(n)
+	}
 }
 
 type planPartsKey struct{}
@@ -145,9 +154,16 @@ func (s *Server) charge(caller string) error {
 }
 
 // owe records the rest of an admitted request's cost, in tokens, once its
-// input is known: cost tokens in all, the one that admitted it included.
-func (s *Server) owe(r *http.Request, cost int) {
-	if cost <= 1 {
+// input is known (cost tokens in all, the one that admitted it included),
+// and returns the request's context with Owe for what the Backend counts.
+func (s *Server) owe(r *http.Request, cost int) context.Context {
+	caller := Caller(r.Context())
+	s.oweTokens(caller, cost-1)
+	return context.WithValue(r.Context(), oweKey{}, func(n int) { s.oweTokens(caller, n) })
+}
+
+func (s *Server) oweTokens(caller string, n int) {
+	if n <= 0 {
 		return
 	}
 	s.owed.mu.Lock()
@@ -155,5 +171,5 @@ func (s *Server) owe(r *http.Request, cost int) {
 	if s.owed.by == nil {
 		s.owed.by = map[string]int{}
 	}
-	s.owed.by[Caller(r.Context())] += cost - 1
+	s.owed.by[caller] += n
 }

@@ -373,9 +373,10 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		!checkText(w, "POST /v1/plan", `"text"`, req.Text, s.cfg.Limits.PlanText, "http.limits.plan_text") {
 		return
 	}
-	// The Backend counts the request's parts and refuses too many.
-	s.owe(r, costOf(len(req.Text), planCostUnit))
-	out, err := s.backend.Plan(WithPlanParts(r.Context(), s.cfg.Limits.PlanParts), Caller(r.Context()), req.Text)
+	// The Backend counts the request's parts, refuses too many and owes a
+	// token for each part past the first.
+	ctx := s.owe(r, costOf(len(req.Text), costUnit))
+	out, err := s.backend.Plan(WithPlanParts(ctx, s.cfg.Limits.PlanParts), Caller(r.Context()), req.Text)
 	var tl *TooLarge
 	if errors.As(err, &tl) {
 		writeTooLarge(w, tl)

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
+	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
 )
 
@@ -54,13 +55,14 @@ func runTrain(a *app, args []string) error {
 	dataDir := fs.String("data-dir", "", "the reference data `dir` (default $DATA_DIR, else ../shared/data)")
 	out := fs.String("out", filepath.Join("embeddings", "model", "tooltext.bin.gz"), "write the model to this `file`")
 	seed := fs.Uint64("seed", 1, "seed of the initial table and the example order")
-	epochs := fs.Int("epochs", 0, "passes over the training requests (0: the default, 8)")
-	lr := fs.Float64("lr", 0, "Adagrad learning rate (0: the default, 0.05)")
+	epochs := fs.Int("epochs", 0, "passes over the training requests (0: the default, 6)")
+	lr := fs.Float64("lr", 0, "Adagrad learning rate (0: the default, 0.02)")
 	temp := fs.Float64("temperature", 0, "softmax temperature (0: the default, 0.05)")
-	perTool := fs.Int("per-tool-cap", 0, "at most this many training requests per gold tool (0: the default, 60)")
-	dim := fs.Int("dim", 0, "vector length (0: the default, 64)")
-	buckets := fs.Int("buckets", 0, "rows of the hashed feature table (0: the default, 65536)")
-	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a step")
+	perTool := fs.Int("per-tool-cap", 0, "at most this many training requests per gold tool (0: the default, 30)")
+	dim := fs.Int("dim", 0, "vector length (0: the default, 128)")
+	buckets := fs.Int("buckets", 0, "rows of the hashed feature table (0: the default, 32768)")
+	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a training step (0: the default, 0.3; negative: none)")
+	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	if _, err := parseArgs(fs, args[1:]); err != nil {
 		return err
@@ -80,8 +82,26 @@ func runTrain(a *app, args []string) error {
 	o.Model.Seed, o.Model.Epochs = *seed, *epochs
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	m, rep, err := retrieval.Train(ctx, o)
-	if err != nil {
+	var m *embeddings.ToolModel
+	var rep retrieval.TrainReport
+	var err error
+	if *fusionOnly != "" {
+		if m, err = embeddings.LoadToolModel(*fusionOnly); err != nil {
+			return err
+		}
+		dev, err := retrieval.DevSets(*dataDir)
+		if err != nil {
+			return err
+		}
+		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, a.stderr); err != nil {
+			return err
+		}
+		m.SetFusion(rep.Fusion)
+		h := m.Header()
+		if h.Train != nil {
+			h.Train["dev_ndcg10"] = rep.DevNDCG
+		}
+	} else if m, rep, err = retrieval.Train(ctx, o); err != nil {
 		return err
 	}
 	tmp := *out + ".tmp"

@@ -454,12 +454,19 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	}
 	var emb embeddings.Embedder
 	switch {
-	case cfg.Embedder == "" || cfg.Embedder == "lexical":
+	case cfg.Embedder == "" || cfg.Embedder == "model":
+		// The engine's default: replay selects as the recording did.
+		m, err := embeddings.DefaultModel()
+		if err != nil {
+			return nil, nil, err
+		}
+		emb = m
+	case cfg.Embedder == "lexical":
 		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
 	case strings.HasPrefix(cfg.Embedder, "ollama:"):
 		emb = embeddings.NewOllama(o.Embed, strings.TrimPrefix(cfg.Embedder, "ollama:"))
 	default:
-		return nil, nil, fmt.Errorf("replay: unknown embedder %q (lexical or ollama:MODEL)", cfg.Embedder)
+		return nil, nil, fmt.Errorf("replay: unknown embedder %q (model, lexical or ollama:MODEL)", cfg.Embedder)
 	}
 	ix, err := embeddings.Open(ctx, emb, embeddings.Options{})
 	if err != nil {

@@ -22,7 +22,7 @@ type TrainOptions struct {
 	Model embeddings.TrainOptions
 	// PerToolCap caps the training requests of one gold tool, so that
 	// MetaTool's thousands of requests for 160 plugins do not drown the
-	// rest (default 60).
+	// rest (default 30).
 	PerToolCap int
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
@@ -85,7 +85,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	}
 	sets = append(sets, mt)
 	if o.PerToolCap <= 0 {
-		o.PerToolCap = 60
+		o.PerToolCap = 30
 	}
 
 	corpus := map[string]string{}
@@ -152,13 +152,29 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	return m, rep, nil
 }
 
+// DevSets are the dev and unseen-dev parts of the split datasets, over
+// their whole tool pools: what FitFusion fits on.
+func DevSets(dataDir string) ([]Dataset, error) {
+	sets, err := Load([]string{filepath.Join(dataDir, TrainingFiles[0]), filepath.Join(dataDir, TrainingFiles[1]), filepath.Join(dataDir, TrainingFiles[2])})
+	if err != nil {
+		return nil, err
+	}
+	var out []Dataset
+	for _, ds := range sets {
+		if IsSplit(ds.Name) {
+			out = append(out, FilterPart(ds, PartDev), FilterPart(ds, PartUnseenDev))
+		}
+	}
+	return out, nil
+}
+
 // FitFusion picks the fusion weights (dense, BM25, group and name field)
 // that give the best mean NDCG@10 over the dev sets, from a small grid.
 func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, prog io.Writer) (embeddings.FusionWeights, float64, error) {
 	best, bestScore := embeddings.FusionWeights{}, -1.0
-	for _, dense := range []float64{0.25, 0.5, 1, 1.5, 2, 3} {
-		for _, group := range []float64{-1, 0.3, 0.8} {
-			for _, name := range []float64{2, 4} {
+	for _, dense := range []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3} {
+		for _, group := range []float64{-1, 0.3, 0.8, 1.2} {
+			for _, name := range []float64{2, 4, 6} {
 				fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name}
 				total := 0.0
 				for _, ds := range devSets {

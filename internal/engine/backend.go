@@ -78,13 +78,14 @@ func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
 // to earlier steps included as {{…}} strings).
 func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
 	// No-LLM planning costs a selection per part: the server says how many
-	// parts a request may have, and more are refused before any work.
-	if max := server.PlanParts(ctx); max > 0 {
-		if n := len(selector.SplitParts(text)); n > max {
-			return nil, &server.TooLarge{Endpoint: "POST /v1/plan", What: `the parts of "text" (sentences, or steps joined by "then")`,
-				Unit: "parts", Actual: n, Max: max, Setting: "http.limits.plan_parts"}
-		}
+	// parts a request may have, more are refused before any work, and each
+	// part past the first is charged to the caller's rate limit.
+	n := len(selector.SplitParts(text))
+	if max := server.PlanParts(ctx); max > 0 && n > max {
+		return nil, &server.TooLarge{Endpoint: "POST /v1/plan", What: `the parts of "text" (sentences, or steps joined by "then")`,
+			Unit: "parts", Actual: n, Max: max, Setting: "http.limits.plan_parts"}
 	}
+	server.Owe(ctx, n-1)
 	start := time.Now()
 	pr, err := b.e.Plan(ctx, caller, text)
 	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}

@@ -209,3 +209,49 @@ func TestServedPlanEndsWhenTheClientLeaves(t *testing.T) {
 	}
 	<-gone
 }
+
+// BenchmarkInputAtItsLimit is the work of one request at the HTTP limits
+// (server.DefaultLimits) in no-LLM mode: a selection of 8 KiB of text, a
+// plan of 4 KiB in 16 parts — what one token of the rate limit per KiB
+// (per 256 bytes for plans) pays for.
+func BenchmarkInputAtItsLimit(b *testing.B) {
+	_, _, e := newServedEngineWith(b, servedOptions{})
+	be := e.Backend()
+	sentence := "please read the report in documents and compare the numbers "
+	for _, c := range []struct {
+		name string
+		n    int
+		plan bool
+	}{
+		{"select/1KiB", 1 << 10, false},
+		{"select/8KiB", 8 << 10, false},
+		{"plan/4KiB-16parts", 4 << 10, true},
+		{"plan/1KiB-16parts", 1 << 10, true},
+	} {
+		text := strings.Repeat(sentence, c.n/len(sentence)+1)[:c.n]
+		if c.plan {
+			// As many parts as the limit allows: sentences, the last one
+			// long.
+			parts := strings.Repeat("add 1 and 2. ", server.DefaultLimits.PlanParts-1)
+			text = (parts + strings.Repeat(sentence, c.n))[:c.n]
+		}
+		run := func(ctx context.Context) error {
+			if c.plan {
+				_, err := be.Plan(ctx, "web", text)
+				return err
+			}
+			_, err := be.Select(ctx, "web", text)
+			return err
+		}
+		ctx := server.WithPlanParts(context.Background(), server.DefaultLimits.PlanParts)
+		var tl *server.TooLarge
+		if err := run(ctx); errors.As(err, &tl) {
+			b.Fatalf("%s: refused: %v", c.name, err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = run(ctx)
+			}
+		})
+	}
+}

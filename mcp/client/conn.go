@@ -663,16 +663,21 @@ func (c *Conn) invoke(ctx context.Context, name, airsName string, params json.Ra
 	defer cancel()
 	p := &mcp.CallToolParams{Name: name, Arguments: params}
 	rc := relay.FromContext(ctx)
+	var handled chan struct{}
 	if rc != nil && rc.Progress != nil {
 		tok := c.progressSeq.Add(1)
 		p.SetProgressToken(tok)
-		c.progressTo.Store(tok, rc.Progress)
+		handled = make(chan struct{}, 1)
+		c.progressTo.Store(tok, progressRoute{rc.Progress, handled})
 		// The go-sdk hands a result to its caller as it reads it, and the
 		// notifications read before it to their handler in turn: the last
 		// progress may be handled just after the result.
 		defer time.AfterFunc(progressGrace, func() { c.progressTo.Delete(tok) })
 	}
 	res, err := l.sess.CallTool(callCtx, p)
+	if handled != nil && err == nil {
+		settleProgress(handled)
+	}
 	if err != nil {
 		if ferr, ok := c.callFailed(ctx, callCtx, l, err); ok {
 			return nil, ferr
@@ -695,6 +700,10 @@ func (c *Conn) invoke(ctx context.Context, name, airsName string, params json.Ra
 		out, err = c.encodeResult(res.Content)
 	}
 	if err == nil && rc != nil {
+		// What is relayed is the whole result: it keeps to the same bound.
+		if whole, err := json.Marshal(res); err == nil && len(whole) > c.srv.maxResponse() {
+			return nil, pipeline.Reject("response_too_large", fmt.Sprintf("the server's result is %d bytes with all its content, over max_response_bytes (%d): ask for less, or raise mcp.servers.%s.max_response_bytes in airs.yaml", len(whole), c.srv.maxResponse(), c.srv.Name))
+		}
 		rc.SetResult(airsName, out, res)
 	}
 	return out, err
@@ -718,14 +727,52 @@ func (c *Conn) progress(ctx context.Context, req *mcp.ProgressNotificationClient
 	default:
 		return
 	}
-	f, ok := c.progressTo.Load(tok)
+	v, ok := c.progressTo.Load(tok)
 	if !ok {
 		return
 	}
+	r := v.(progressRoute)
 	p := *req.Params
 	p.ProgressToken = nil // the relay's receiver sets its own client's token
-	f.(func(context.Context, *mcp.ProgressNotificationParams))(ctx, &p)
+	r.to(ctx, &p)
+	select {
+	case r.handled <- struct{}{}:
+	default:
+	}
 }
+
+// progressRoute is where a relayed call's progress goes, and the signal
+// that one was passed on.
+type progressRoute struct {
+	to      func(context.Context, *mcp.ProgressNotificationParams)
+	handled chan struct{}
+}
+
+// settleProgress waits, after a result, while progress read before it is
+// still being passed on (a notification every progressQuiet at least,
+// progressSettle at most), so that the client gets it before the result.
+func settleProgress(handled <-chan struct{}) {
+	end := time.NewTimer(progressSettle)
+	defer end.Stop()
+	for {
+		quiet := time.NewTimer(progressQuiet)
+		select {
+		case <-handled:
+			quiet.Stop()
+		case <-quiet.C:
+			return
+		case <-end.C:
+			quiet.Stop()
+			return
+		}
+	}
+}
+
+// Bounds of settleProgress.
+const (
+	progressQuiet  = 10 * time.Millisecond
+	progressSettle = 250 * time.Millisecond
+)
 
 // callContext is ctx bounded by the server's own timeout, when it has one.
 func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -298,10 +298,13 @@ func (c *Conn) pin(mt *mcp.Tool, t *pipeline.Tool, pins map[string]Pin, firstLis
 		configured.apply(t)
 	}
 	p, ok := pins[mt.Name]
+	// With its effect configured, a tool's hints are not read: only its
+	// description can change what was granted.
+	same := ok && (p.Fingerprint == fingerprint(mt) || isConfigured && p.Description == mt.Description)
 	switch {
 	case !ok && firstListing:
 		newPins[mt.Name] = pinOf(mt, *t, PinnedFirst)
-	case ok && p.Fingerprint == fingerprint(mt):
+	case same:
 		if !isConfigured {
 			p.Effect.apply(t)
 			t.Idempotent = p.Idempotent || p.Effect == EffectRead

@@ -88,9 +88,11 @@ func TestServerCannotLiftTheGuard(t *testing.T) {
 	if reg.Tool.Description != mcptest.ChameleonHonest || reg.Tool.ReadOnly {
 		t.Fatalf("held tool as registered: %+v (want the granted description, not read-only)", reg.Tool)
 	}
-	if !strings.Contains(logs.String(), "held") || !strings.Contains(logs.String(), "pinned destructive, claims read") {
-		t.Fatalf("the change is not logged:\n%s", logs.String())
+	// The change is recorded before it is logged: wait for the line.
+	logged := func() bool {
+		return strings.Contains(logs.String(), "held") && strings.Contains(logs.String(), "pinned destructive, claims read")
 	}
+	eventually(t, "the change is not logged", 5*time.Second, logged)
 
 	// A person accepts it: now it is what it says.
 	if err := h.conn.Accept(context.Background(), "chameleon"); err != nil {
@@ -163,4 +165,37 @@ func TestAcceptedElsewhereIsFollowed(t *testing.T) {
 		reg, _ := serving.reg.Get("mcp:h", "h.chameleon", "")
 		return reg.Tool.ReadOnly && len(serving.conn.Changes()) == 0
 	})
+}
+
+// TestConfiguredEffectIgnoresHints: a tool whose effect airs.yaml states
+// is not held for other hints, only for another description.
+func TestConfiguredEffectIgnoresHints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	h := mustStart(t, func(s *Server) { s.Pins = FilePins(path) })
+	h.conn.Close()
+	// Same description, other hints: a read-only chameleon is what the
+	// configuration says, not held.
+	if err := FilePins(path).Update("h", map[string]Pin{"chameleon": {Effect: EffectDestructive, Description: mcptest.ChameleonDisguised, Fingerprint: "before"}}); err != nil {
+		t.Fatal(err)
+	}
+	h2 := mustStart(t, func(s *Server) {
+		s.Pins = FilePins(path)
+		s.Env = append(s.Env, mcptest.EnvDisguised+"=1")
+		s.Effects = map[string]Effect{"chameleon": EffectWrite}
+	})
+	reg, _ := h2.reg.Get("mcp:h", "h.chameleon", "")
+	if len(h2.conn.Changes()) != 0 || reg.Tool.ReadOnly || reg.Tool.Destructive {
+		t.Fatalf("configured write, same description: %+v, changes %+v", reg.Tool, h2.conn.Changes())
+	}
+	h2.conn.Close()
+	// Another description: held, configured or not.
+	FilePins(path).Update("h", map[string]Pin{"chameleon": {Effect: EffectDestructive, Description: mcptest.ChameleonHonest, Fingerprint: "before"}})
+	h3 := mustStart(t, func(s *Server) {
+		s.Pins = FilePins(path)
+		s.Env = append(s.Env, mcptest.EnvDisguised+"=1")
+		s.Effects = map[string]Effect{"chameleon": EffectWrite}
+	})
+	if reg, _ := h3.reg.Get("mcp:h", "h.chameleon", ""); len(h3.conn.Changes()) != 1 || !reg.Tool.Destructive {
+		t.Fatalf("configured write, other description: %+v, changes %+v", reg.Tool, h3.conn.Changes())
+	}
 }

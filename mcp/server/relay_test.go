@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -37,10 +39,18 @@ func (b registryBackend) Call(ctx context.Context, req pipeline.Request) (*pipel
 }
 
 // TestOutsideResultsPassThrough: a tool of an outside MCP server (a real
-// process), called through AIRS's MCP server, answers what that server
-// answered — every content block with its type, structuredContent — its
-// outputSchema is listed, and its progress reaches the client that asked.
+// process), called through AIRS's MCP server — in memory, and over
+// streamable HTTP with no standalone stream, so that progress must come
+// on the call's own — answers what that server answered: every content
+// block with its type, structuredContent; its outputSchema is listed, and
+// its progress reaches the client that asked.
 func TestOutsideResultsPassThrough(t *testing.T) {
+	for _, over := range []string{"memory", "http"} {
+		t.Run(over, func(t *testing.T) { testPassThrough(t, over) })
+	}
+}
+
+func testPassThrough(t *testing.T, over string) {
 	ctx := context.Background()
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	up, err := client.Connect(ctx, reg, client.Server{Name: "up", Command: mcptest.Command(), Env: mcptest.Env(filepath.Join(t.TempDir(), "events"), 0)})
@@ -62,7 +72,7 @@ func TestOutsideResultsPassThrough(t *testing.T) {
 	var mu sync.Mutex
 	var notes []note
 	got3 := make(chan struct{})
-	_, cs := connectOpts(t, registryBackend{reg, m}, "alice", Options{}, &mcp.ClientOptions{
+	co := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -70,7 +80,28 @@ func TestOutsideResultsPassThrough(t *testing.T) {
 			if len(notes) == 3 {
 				close(got3)
 			}
-		}})
+		}}
+	b := registryBackend{reg, m}
+	var cs *mcp.ClientSession
+	if over == "memory" {
+		_, cs = connectOpts(t, b, "alice", Options{}, co)
+	} else {
+		h := NewHTTPHandler(b, func(r *http.Request) string {
+			if r.Header.Get("Authorization") == "Bearer tok-alice" {
+				return "alice"
+			}
+			return ""
+		}, Options{})
+		t.Cleanup(h.Close)
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "t"}, co).Connect(ctx, &mcp.StreamableClientTransport{
+			Endpoint: srv.URL, HTTPClient: bearerClient("tok-alice"), DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+	}
 
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {

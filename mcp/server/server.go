@@ -232,9 +232,14 @@ func handler(b Backend, caller, name string) mcp.ToolHandler {
 		// asked for progress.
 		rc := &relay.Call{}
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			rc.Progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) {
+			// Sent in the context of this request, not the provider's (over
+			// streamable HTTP that puts it on this request's stream), but
+			// not ended with it: the provider's last progress may be
+			// handled a moment after its result.
+			nctx := context.WithoutCancel(ctx)
+			rc.Progress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
 				p.ProgressToken = tok
-				_ = req.Session.NotifyProgress(ctx, p)
+				_ = req.Session.NotifyProgress(nctx, p)
 			}
 		}
 		res, err := b.Call(relay.NewContext(ctx, rc), pipeline.Request{
