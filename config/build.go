@@ -158,6 +158,29 @@ func (p *parser) build(fc *fileConfig) *Config {
 		c.Breaker.Cooldown = 30 * time.Second
 	}
 
+	// caller_timeouts: shown with its defaults filled, as the breaker.
+	ct := fc.CallerTimeouts
+	if ct.Timeouts != nil {
+		if *ct.Timeouts < -1 || *ct.Timeouts == 0 {
+			p.add(p.line("caller_timeouts", "timeouts"), "caller_timeouts.timeouts: want a positive count of a caller's own timeouts, or -1 to never limit a caller for them")
+		}
+		c.CallerTimeouts.Timeouts = *ct.Timeouts
+	}
+	c.CallerTimeouts.Window = time.Duration(ct.Window)
+	c.CallerTimeouts.Cooldown = time.Duration(ct.Cooldown)
+	if c.CallerTimeouts.Window < 0 || c.CallerTimeouts.Cooldown < 0 {
+		p.add(p.line("caller_timeouts"), "caller_timeouts: window and cooldown must not be negative (e.g. window: 30s, cooldown: 10s)")
+	}
+	if c.CallerTimeouts.Timeouts == 0 {
+		c.CallerTimeouts.Timeouts = 5
+	}
+	if c.CallerTimeouts.Window == 0 {
+		c.CallerTimeouts.Window = 30 * time.Second
+	}
+	if c.CallerTimeouts.Cooldown == 0 {
+		c.CallerTimeouts.Cooldown = 10 * time.Second
+	}
+
 	if fc.RateLimit != nil {
 		c.RateLimit = p.rate(fc.RateLimit, "rate_limit")
 	}

@@ -74,6 +74,10 @@ type Config struct {
 	HTTP   HTTP
 
 	Breaker pipeline.BreakerConfig
+	// CallerTimeouts limits a caller whose own short deadlines keep
+	// expiring (caller_timeouts): its calls are refused for a while, other
+	// callers' are not, and the breakers do not count such timeouts.
+	CallerTimeouts pipeline.CallerTimeoutLimit
 	// RateLimit applies to every caller without one of its own.
 	RateLimit  pipeline.RateLimit
 	MaxPayload int // bytes
@@ -318,11 +322,12 @@ func (c *Config) RateLimits() map[string]pipeline.RateLimit {
 // adds the Registry, the audit sink and the rest.
 func (c *Config) ManagerConfig() pipeline.Config {
 	return pipeline.Config{
-		Policy:     c.Policy(),
-		Breaker:    c.Breaker,
-		RateLimit:  c.RateLimit,
-		RateLimits: c.RateLimits(),
-		MaxPayload: c.MaxPayload,
+		Policy:         c.Policy(),
+		Breaker:        c.Breaker,
+		CallerTimeouts: c.CallerTimeouts,
+		RateLimit:      c.RateLimit,
+		RateLimits:     c.RateLimits(),
+		MaxPayload:     c.MaxPayload,
 		// guard.speculation
 		Speculation: c.Guard.Speculation.Pipeline(),
 		Latency:     c.Latency,

@@ -69,6 +69,9 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	if c.Breaker.Failures != 5 || c.Breaker.Window != 30*time.Second || c.MaxPayload != DefaultMaxPayload {
 		t.Errorf("breaker %+v payload %d", c.Breaker, c.MaxPayload)
 	}
+	if want := (pipeline.CallerTimeoutLimit{Timeouts: 5, Window: 30 * time.Second, Cooldown: 10 * time.Second}); c.CallerTimeouts != want || c.ManagerConfig().CallerTimeouts != want {
+		t.Errorf("caller_timeouts %+v, want the documented defaults %+v", c.CallerTimeouts, want)
+	}
 	if c.MaxSteps != DefaultMaxSteps || DefaultMaxSteps != 5 {
 		t.Errorf("max_steps %d, want the default 5", c.MaxSteps)
 	}
@@ -160,6 +163,7 @@ http:
     - sha256: `+HashToken(token)+`
       agent: web-ui
 breaker: {failures: 3, window: 10s, cooldown: 1m}
+caller_timeouts: {timeouts: 2, window: 1m}
 rate_limit: {per_second: 100, burst: 200}
 max_payload: 65536
 max_steps: 3
@@ -205,6 +209,9 @@ recording: {enabled: true, redact: [SSN, password]}
 		t.Errorf("max_steps %d, want 3", c.MaxSteps)
 	}
 	mc := c.ManagerConfig()
+	if want := (pipeline.CallerTimeoutLimit{Timeouts: 2, Window: time.Minute, Cooldown: 10 * time.Second}); mc.CallerTimeouts != want {
+		t.Errorf("caller_timeouts reach the pipeline as %+v, want %+v", mc.CallerTimeouts, want)
+	}
 	if mc.RateLimit != (pipeline.RateLimit{PerSecond: 100, Burst: 200}) || mc.RateLimits["web-ui"] != (pipeline.RateLimit{PerSecond: 2.5, Burst: 3}) || mc.MaxPayload != 65536 || mc.Policy == nil {
 		t.Errorf("manager config %+v", mc)
 	}
@@ -242,6 +249,8 @@ func TestValidationErrors(t *testing.T) {
 		{"token for unknown agent", "http:\n  tokens:\n    - sha256: " + HashToken("t") + "\n      agent: ghost\n", []string{"airs.yaml:3: http.tokens[0].agent: \"ghost\""}},
 		{"bad duration", "breaker:\n  window: 30x\n", []string{"airs.yaml:2:", "\"30x\" is not a duration"}},
 		{"zero failures", "breaker:\n  failures: 0\n", []string{"airs.yaml:2: breaker.failures"}},
+		{"zero caller timeouts", "caller_timeouts:\n  timeouts: 0\n", []string{"airs.yaml:2: caller_timeouts.timeouts", "-1"}},
+		{"negative caller cooldown", "caller_timeouts: {cooldown: -1s}\n", []string{"airs.yaml:1: caller_timeouts", "must not be negative"}},
 		{"negative rate", "rate_limit:\n  per_second: -1\n", []string{"airs.yaml:1: rate_limit.per_second"}},
 		{"missing manifest", "manifests:\n  - tools/x.yaml\n", []string{"airs.yaml:2: manifests[0]:", "does not exist"}},
 		{"bad ollama host", "ollama:\n  host: ftp://x\n", []string{"airs.yaml:2: ollama.host", "not http or https"}},

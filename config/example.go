@@ -49,6 +49,12 @@ http:
 # for cooldown (failures: -1 disables it).
 breaker: {failures: 5, window: 30s, cooldown: 30s}
 
+# A caller whose calls time out this many times within window on a deadline
+# it chose (shorter than the tool's own budget) is refused (429) for
+# cooldown; others are not, and such timeouts never open a breaker
+# (timeouts: -1 disables the limit).
+caller_timeouts: {timeouts: 5, window: 30s, cooldown: 10s}
+
 # Default per-caller rate limit (0 = unlimited); agents may override it.
 rate_limit: {per_second: 0, burst: 0}
 

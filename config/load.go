@@ -136,6 +136,11 @@ type fileConfig struct {
 		Window   Duration `yaml:"window"`
 		Cooldown Duration `yaml:"cooldown"`
 	} `yaml:"breaker"`
+	CallerTimeouts struct {
+		Timeouts *int     `yaml:"timeouts"`
+		Window   Duration `yaml:"window"`
+		Cooldown Duration `yaml:"cooldown"`
+	} `yaml:"caller_timeouts"`
 	RateLimit  *fileRate `yaml:"rate_limit"`
 	MaxPayload *int      `yaml:"max_payload"`
 	Latency    struct {

@@ -24,6 +24,7 @@ run recommender-models ./recommender/ 'BenchmarkTextModelScores|BenchmarkHistory
 run grammar ./grammar/ 'BenchmarkToolCall|BenchmarkCompileGlaive' -cpu 1,2
 echo "== airs serve: 200 clients, 30 s, separate process"
 bash scripts/serve-load.sh 200 30s | tee "$out/serve.txt"
+bash scripts/fairness.sh | tee "$out/fairness.txt" # a quiet agent alone and beside a hostile one
 if [ -x scripts/peer-xgrammar.sh ] && [ -d "${DATA_DIR:-../shared/data}" ]; then
 	echo "== grammar vs XGrammar (same schemas, same vocab)"
 	bash scripts/peer-xgrammar.sh | tee "$out/peer.txt"

@@ -9,7 +9,9 @@
 // measures how fast events reach each of them (sse.go). `airs-load spread`
 // spreads the calls over several replicas, retrying a call that gets no
 // answer on another with the same call_id, and `airs-load check` compares
-// the acknowledged calls with the audit log (spread.go).
+// the acknowledged calls with the audit log (spread.go). `airs-load
+// fairness` measures a quiet agent's calls with and without a hostile agent
+// beside it (fairness.go).
 package main
 
 import (
@@ -36,6 +38,8 @@ func main() {
 			os.Exit(runSpread(os.Args[2:]))
 		case "check": // acknowledged calls against the audit log (spread.go)
 			os.Exit(runCheck(os.Args[2:]))
+		case "fairness": // a quiet agent beside a hostile one (fairness.go)
+			os.Exit(runFairness(os.Args[2:]))
 		}
 	}
 	url := flag.String("url", "http://127.0.0.1:7777/v1/call", "endpoint to POST to")

@@ -286,8 +286,12 @@ func retryAfterMs(err error) int64 {
 	switch {
 	case errors.As(err, &pu) && pu.RetryAfter > 0:
 		return max(pu.RetryAfter.Milliseconds(), 1)
+	case errors.As(err, &pu):
+		// A provider that is down has no known end: a second, as HTTP's
+		// Retry-After says, so a client does not call again at line rate.
+		return 1000
 	case errors.As(err, &rl):
-		return rl.RetryAfterMs
+		return max(rl.RetryAfterMs, 1)
 	}
 	return 0
 }

@@ -149,3 +149,29 @@ func TestUnavailableCarriesRetryAfter(t *testing.T) {
 		t.Errorf("_meta = %v, want %s: 1500", r.Meta, RetryAfterMeta)
 	}
 }
+
+// TestEveryUnavailableAndRateLimitSaysWhen: a provider that is down (no
+// known end) and a rate limit are error results with a retry-after hint
+// too, as every HTTP 503 and 429 carries Retry-After.
+func TestEveryUnavailableAndRateLimitSaysWhen(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		kind string
+		ms   float64
+	}{
+		{&pipeline.ProviderUnavailable{Provider: "mcp:x", Tool: "x.echo", Reason: pipeline.ReasonProviderDead}, "provider_unavailable", 1000},
+		{&pipeline.RateLimited{RetryAfterMs: 250}, "rate_limited", 250},
+	} {
+		b := &fakeBackend{tools: map[string][]pipeline.Tool{"alice": {{Name: "x.echo"}}}, err: c.err}
+		r, err := connect(t, b, "alice").CallTool(context.Background(), &mcp.CallToolParams{Name: "x.echo", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if txt := r.Content[0].(*mcp.TextContent).Text; !r.IsError || !strings.Contains(txt, c.kind) {
+			t.Errorf("%T: result %v %q, want an error result of kind %s", c.err, r.IsError, txt, c.kind)
+		}
+		if ms, _ := r.Meta[RetryAfterMeta].(float64); ms != c.ms {
+			t.Errorf("%T: _meta = %v, want %s: %v", c.err, r.Meta, RetryAfterMeta, c.ms)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFairnessRoundsAndCounts: against a fake server, rounds alternate in
+// pairs (QH, HQ, …); the quiet agent's calls are counted per round with
+// its non-200s as errors; the hostile agent runs only in its rounds, with
+// every abuse, and its answers are counted per abuse; the summary is the
+// medians of the rounds of each kind.
+func TestFairnessRoundsAndCounts(t *testing.T) {
+	var mu sync.Mutex
+	hostileSeen := map[string]bool{}
+	quietReads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Tool string `json:"tool"`
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(body, &req)
+		switch r.Header.Get("Authorization") {
+		case "Bearer q":
+			mu.Lock()
+			if req.Tool == "read-file" {
+				quietReads++
+				mu.Unlock()
+				w.WriteHeader(http.StatusServiceUnavailable) // one kind of the quiet agent's calls fails
+				return
+			}
+			mu.Unlock()
+		case "Bearer h":
+			mu.Lock()
+			hostileSeen[r.URL.Path+" "+req.Tool] = true
+			mu.Unlock()
+			if r.URL.Path == "/v1/select" { // slower than an abandoning client waits
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(400 * time.Millisecond):
+				}
+			}
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	o := fairOptions{base: srv.URL, quietTok: "q", hostileTok: "h", readSpace: "docs", readPath: "a.txt", writeSpace: "scratch",
+		round: time.Second, pause: time.Millisecond, quietClients: 2, selectText: 2000, planText: 1000, compareText: 1000}
+	res := fairness(context.Background(), o, 2)
+	if len(res.Rounds) != 4 {
+		t.Fatalf("%d rounds, want 4", len(res.Rounds))
+	}
+	for i, want := range []bool{false, true, true, false} {
+		if res.Rounds[i].Hostile != want {
+			t.Errorf("round %d hostile=%v, want %v (pairs in alternating order)", i, res.Rounds[i].Hostile, want)
+		}
+	}
+	for i, r := range res.Rounds {
+		if r.Calls == 0 || r.OK == 0 || r.Errors["503"] == 0 || r.OK+int(r.Errors["503"]) != r.Calls {
+			t.Errorf("round %d: %d calls, %d ok, errors %v: want the read-file 503s counted as errors, the rest ok", i, r.Calls, r.OK, r.Errors)
+		}
+		if r.Hostile != (r.HostileStatuses != nil) {
+			t.Errorf("round %d (hostile=%v): hostile statuses %v", i, r.Hostile, r.HostileStatuses)
+		}
+	}
+	hs := res.Rounds[1].HostileStatuses
+	for _, abuse := range abuseNames {
+		if len(hs[abuse]) == 0 {
+			t.Errorf("abuse %s made no request: %v", abuse, hs)
+		}
+	}
+	if hs["own_timeouts"]["429"] == 0 {
+		t.Errorf("own_timeouts' 429s not counted: %v", hs)
+	}
+	if hs["abandoned_select"]["left"] == 0 || hs["huge_select"]["429"] == 0 {
+		t.Errorf("abandoned selects not counted as left, or waited-for ones not as their status: %v", hs)
+	}
+	for _, k := range []string{"/v1/call compare", "/v1/call delete-file", "/v1/plan "} {
+		if !hostileSeen[k] {
+			t.Errorf("the hostile agent never sent %q (saw %v)", k, hostileSeen)
+		}
+	}
+	if res.Quiet.Rounds != 2 || res.WithHostile.Rounds != 2 || res.Quiet.Success <= 0 || res.Quiet.Success >= 1 {
+		t.Errorf("summaries %+v %+v", res.Quiet, res.WithHostile)
+	}
+	if quietReads == 0 {
+		t.Error("the quiet agent never read a file")
+	}
+	var out strings.Builder
+	printFairness(&out, res)
+	if !strings.Contains(out.String(), "beside the hostile agent ×2") || !strings.Contains(out.String(), "p99 ratio") {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
+
+// TestFairnessHonoursRetryAfter: with -hostile-retry-after an abuse
+// answered 429 waits the Retry-After before asking again; without it,
+// it asks again at once.
+func TestFairnessHonoursRetryAfter(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("Authorization") == "Bearer h" {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	count := func(honour bool) int {
+		mu.Lock()
+		n = 0
+		mu.Unlock()
+		o := fairOptions{base: srv.URL, quietTok: "q", hostileTok: "h", round: 200 * time.Millisecond, pause: time.Millisecond,
+			quietClients: 1, selectText: 100, planText: 100, compareText: 100, honorRetryAfter: honour,
+			abuses: map[string]bool{"huge_plan": true}}
+		fairness(context.Background(), o, 1)
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+	if got := count(true); got != 1 {
+		t.Errorf("honouring Retry-After: %d requests in the round, want 1 (the next one 60 s later)", got)
+	}
+	if got := count(false); got < 2 {
+		t.Errorf("a flood: %d requests in the round, want it to ask again at once", got)
+	}
+}
