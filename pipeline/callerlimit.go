@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,4 +106,17 @@ func (l *callerTimeouts) timedOut(caller string, now time.Time, log *slog.Logger
 		log.Warn("caller limited: its calls keep timing out on the deadline it chose, shorter than the tools' own budgets",
 			"caller", caller, "timeouts", n, "window", l.cfg.Window, "refused_for", l.cfg.Cooldown)
 	}
+}
+
+// CallerRefused says, before anything of a call is read, whether caller's
+// calls are refused now because too many of them timed out on its own
+// deadline (CallerTimeoutLimit): a RateLimited with RetryAfterMs, or nil.
+// It takes no token, so a transport may ask it first and spare itself the
+// reading and decoding of a large body that Call would refuse anyway.
+func (m *Manager) CallerRefused(caller string) error {
+	if wait := m.timeouts.limited(caller, m.now()); wait > 0 {
+		return &RateLimited{Caller: caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond))),
+			Reason: ReasonOwnTimeouts}
+	}
+	return nil
 }

@@ -307,7 +307,21 @@ type msgpackCall struct {
 	TimeoutMs int64              `msgpack:"timeout_ms"`
 }
 
+// CallerGate is what a Backend offers to refuse a caller's call before
+// its body is read: a caller held back (its own deadlines keep expiring)
+// would otherwise still cost the server the reading and decoding of every
+// body it sends.
+type CallerGate interface {
+	CallerRefused(caller string) error
+}
+
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	if g, ok := s.backend.(CallerGate); ok {
+		if err := g.CallerRefused(Caller(r.Context())); err != nil {
+			writeCallError(w, nil, err)
+			return
+		}
+	}
 	var req CallRequest
 	var params []byte
 	enc := pipeline.JSON

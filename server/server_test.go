@@ -54,6 +54,9 @@ func (b *testBackend) WriteMetrics(caller string, w io.Writer) error {
 	return b.m.WritePrometheus(w)
 }
 func (b *testBackend) Admit(caller string) error { return b.m.Admit(caller) }
+func (b *testBackend) CallerRefused(caller string) error {
+	return b.m.CallerRefused(caller)
+}
 
 const schema = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`
 

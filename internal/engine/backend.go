@@ -36,6 +36,10 @@ func (b backend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 // Manager's per-agent bucket, the one calls take from).
 func (b backend) Admit(caller string) error { return b.e.Manager.Admit(caller) }
 
+// CallerRefused lets the server refuse a held-back caller's call before
+// it reads the body (pipeline.Manager.CallerRefused).
+func (b backend) CallerRefused(caller string) error { return b.e.Manager.CallerRefused(caller) }
+
 // RecordInfo is added to an answer of /v1/select or /v1/plan: the session
 // record's ID when recording is on, or why the request could not be
 // recorded (nothing is dropped silently).
