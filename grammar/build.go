@@ -162,17 +162,25 @@ func (b *builder) strLim(sc *strCons) int32 {
 	return int32(min(max(b.opts.MaxStringBytes, sc.min, lo), 1<<30))
 }
 
+// atLeastOne is sc's language, without the empty string when sc.min is 1
+// (a length the automaton carries; a longer minimum is checked at the
+// closing quote), built once per language.
+func (b *builder) atLeastOne(sc *strCons) *rdfa {
+	if sc.min != 1 {
+		return sc.d
+	}
+	ne, ok := b.nonEmpty[sc.d]
+	if !ok {
+		ne = intersectDFA(sc.d, lengthDFA(1, -1))
+		b.nonEmpty[sc.d] = ne
+	}
+	return ne
+}
+
 func (b *builder) strFrag(n *bnfa, sc *strCons, x, y int32) {
-	d := sc.d
+	d := b.atLeastOne(sc)
 	var closeOp int32
-	if sc.min == 1 {
-		ne, ok := b.nonEmpty[d]
-		if !ok {
-			ne = intersectDFA(d, lengthDFA(1, -1))
-			b.nonEmpty[d] = ne
-		}
-		d = ne
-	} else if sc.min > 1 {
+	if sc.min > 1 {
 		closeOp = b.op(opDef{kind: opStrMin, arg: int32(sc.min)})
 	}
 	if d.isEmpty() {

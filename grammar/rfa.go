@@ -94,24 +94,31 @@ func (d *rdfa) prefixFrom(si int32) *rdfa {
 		out.st[i].final = true
 		out.st[i].edges = s.edges
 	}
-	// make si the start
-	if si != 0 {
-		out.st[0], out.st[si] = out.st[si], out.st[0]
-		for i := range out.st {
-			es := make([]rdedge, len(out.st[i].edges))
-			for j, e := range out.st[i].edges {
-				switch e.to {
-				case 0:
-					e.to = si
-				case si:
-					e.to = 0
-				}
-				es[j] = e
-			}
-			out.st[i].edges = es
-		}
-	}
+	out.swapStart(si)
 	return out.trim().minimize().trim()
+}
+
+// swapStart makes state si the start (state 0) by swapping the two states'
+// numbers, copying the edge lists it renumbers (they may be shared with
+// the automaton d was built from).
+func (d *rdfa) swapStart(si int32) {
+	if si == 0 {
+		return
+	}
+	d.st[0], d.st[si] = d.st[si], d.st[0]
+	for i := range d.st {
+		es := make([]rdedge, len(d.st[i].edges))
+		for j, e := range d.st[i].edges {
+			switch e.to {
+			case 0:
+				e.to = si
+			case si:
+				e.to = 0
+			}
+			es[j] = e
+		}
+		d.st[i].edges = es
+	}
 }
 
 // isUniversal reports whether d accepts every string of code points.
@@ -1017,22 +1024,7 @@ func (d *rdfa) prefixFromQ(si int32) *rdfa {
 	for i, s := range q.st {
 		out.st[i] = rdstate{edges: s.edges, final: true}
 	}
-	if start != 0 {
-		out.st[0], out.st[start] = out.st[start], out.st[0]
-		for i := range out.st {
-			es := make([]rdedge, len(out.st[i].edges))
-			for j, e := range out.st[i].edges {
-				switch e.to {
-				case 0:
-					e.to = start
-				case start:
-					e.to = 0
-				}
-				es[j] = e
-			}
-			out.st[i].edges = es
-		}
-	}
+	out.swapStart(start)
 	return out.trim()
 }
 

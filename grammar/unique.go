@@ -712,16 +712,9 @@ func (b *builder) uniqueFrag(n *bnfa, nd *node, x, y int32) {
 // uniqueStrFrag is strFrag for an item of a matcher-checked unique array:
 // the closing quote is opUItem (which also checks minLength).
 func (b *builder) uniqueStrFrag(n *bnfa, sc *strCons, x, y int32) {
-	d := sc.d
+	d := b.atLeastOne(sc)
 	var minL int32
-	if sc.min == 1 {
-		ne, ok := b.nonEmpty[d]
-		if !ok {
-			ne = intersectDFA(d, lengthDFA(1, -1))
-			b.nonEmpty[d] = ne
-		}
-		d = ne
-	} else if sc.min > 1 {
+	if sc.min > 1 {
 		minL = int32(sc.min)
 	}
 	if d.isEmpty() {

@@ -3,7 +3,6 @@ package grammar
 import (
 	"bytes"
 	"math/rand/v2"
-	"strings"
 	"testing"
 )
 
@@ -41,37 +40,8 @@ var uniqueStrCases = []struct {
 func TestUniqueStringsDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 1))
 	for _, c := range uniqueStrCases {
-		g, err := Compile([]byte(c.schema), Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", c.schema, err)
-		}
-		val := newValidator(t, []byte(c.schema))
-		wrap := func(s string) string {
-			if strings.HasPrefix(c.schema, `{"type":"object"`) {
-				return `{"k":` + s + `}`
-			}
-			return s
-		}
-		nValid, nInvalid := 0, 0
-		for i := 0; i < 2000; i++ {
-			items := make([]string, rng.IntN(5))
-			for j := range items {
-				items[j] = c.pool[rng.IntN(len(c.pool))]
-			}
-			x := wrap("[" + strings.Join(items, ",") + "]")
-			want := val.valid([]byte(x))
-			if got := g.Match([]byte(x)); got != want {
-				t.Errorf("%s: %s: grammar %v, validator %v", c.schema, x, got, want)
-			}
-			if want {
-				nValid++
-			} else {
-				nInvalid++
-			}
-		}
-		if nValid == 0 || nInvalid == 0 {
-			t.Errorf("%s: the generator drew %d valid and %d invalid instances: want both", c.schema, nValid, nInvalid)
-		}
+		nValid, nInvalid := poolDifferential(t, c.schema, 2000, arrayDraw(rng, c.schema, c.pool, 5))
+		wantBoth(t, c.schema, nValid, nInvalid)
 	}
 }
 

@@ -170,16 +170,14 @@ func TestChatOnATerminal(t *testing.T) {
 	// Ctrl-C cancels a slow call, not the session.
 	tm.typ("wait slowly for 30 seconds\r")
 	tm.expect(`tool: slow {"seconds":30}`)
-	time.Sleep(300 * time.Millisecond) // let it run
-	start := time.Now()
+	time.Sleep(300 * time.Millisecond) // let it start: the process gives no sign of it
 	tm.typ("\x03")
+	// The call would run 30 s; expect's deadline (20 s) is what proves
+	// Ctrl-C cut it short, without judging how fast on this machine.
 	tm.expect("cancelled: slow after")
 	tm.expect(`"partial": true`)
 	tm.expect("cancelled; back at the prompt")
 	tm.expect("> ")
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Ctrl-C took %v to cancel the call", d)
-	}
 	tm.typ("calculate 2 + 2\r")
 	tm.expect(`"result": 4`)
 	tm.expect("> ")

@@ -10,7 +10,6 @@
 package recommend
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -69,39 +68,10 @@ func (f Function) Doc() recommender.ToolDoc {
 	return d
 }
 
-// readLines decodes one JSON value a line from a file that may be gzipped.
-func readLines[T any](path string) ([]T, error) {
-	rc, err := gzfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	var out []T
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
-}
-
 // LoadConversations reads BFCL multi-turn conversations (base.jsonl.gz);
 // calls are reduced to their function names.
 func LoadConversations(path string) ([]Conversation, error) {
-	cs, err := readLines[Conversation](path)
+	cs, err := gzfile.ReadJSONLines[Conversation](path)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +90,7 @@ func LoadConversations(path string) ([]Conversation, error) {
 
 // LoadFunctions reads the functions file (functions.jsonl.gz).
 func LoadFunctions(path string) ([]Function, error) {
-	fs, err := readLines[Function](path)
+	fs, err := gzfile.ReadJSONLines[Function](path)
 	if err != nil {
 		return nil, err
 	}

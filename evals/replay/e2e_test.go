@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
@@ -93,28 +92,7 @@ recording:
   enabled: true
   dir: ` + filepath.Join(dir, "sessions") + `
 `
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := Registry(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := cfg.ManagerConfig()
-	mc.Registry = reg
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	cfg, reg, m := assemble(t, dir, yaml)
 
 	// 1. Record with the model (ollama.model from airs.yaml).
 	e, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})

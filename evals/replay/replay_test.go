@@ -57,28 +57,7 @@ recording:
   enabled: true
   dir: ` + filepath.Join(dir, "sessions") + `
 `
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := Registry(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := cfg.ManagerConfig()
-	mc.Registry = reg
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	cfg, reg, m := assemble(t, dir, yaml)
 	e, err := engine.New(context.Background(), cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
@@ -330,4 +309,33 @@ func BenchmarkReplay1000(b *testing.B) {
 			b.ReportMetric(res.Metrics.Top1, "top1")
 		}
 	}
+}
+
+// assemble writes yaml as dir/airs.yaml and builds what an engine runs on
+// from it: the config (its home created), the registry, the Manager.
+func assemble(t testing.TB, dir, yaml string) (*config.Config, *pipeline.Registry, *pipeline.Manager) {
+	t.Helper()
+	path := filepath.Join(dir, "airs.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Registry(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry = reg
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return cfg, reg, m
 }

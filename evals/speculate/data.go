@@ -33,14 +33,11 @@
 package speculate
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/airs-dev/airs/internal/gzfile"
 )
 
 // Conversation is one BFCL multi-turn conversation with its calls as
@@ -60,30 +57,6 @@ type Function struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
-}
-
-func readLines[T any](path string) ([]T, error) {
-	rc, err := gzfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	var out []T
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, v)
-	}
-	return out, sc.Err()
 }
 
 // Call is one parsed ground-truth call.

@@ -13,6 +13,7 @@ import (
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/guard/affinity"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/gzfile"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/recommender"
@@ -104,11 +105,11 @@ func (o Options) withDefaults() Options {
 // JSON lines to w.
 func Run(ctx context.Context, o Options, w io.Writer) ([]Result, error) {
 	o = o.withDefaults()
-	convs, err := readLines[Conversation](o.Data)
+	convs, err := gzfile.ReadJSONLines[Conversation](o.Data)
 	if err != nil {
 		return nil, err
 	}
-	funcs, err := readLines[Function](o.Functions)
+	funcs, err := gzfile.ReadJSONLines[Function](o.Functions)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 )
@@ -188,18 +187,7 @@ func WriteConformance(w io.Writer, in ConformanceInputs) error {
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %d | %d | %d | %.3f |\n", k, g.n, g.compiled, g.pass, pctf(float64(g.pass), float64(g.n)),
 			g.cerr, g.verr, g.fa, g.timeouts, g.crash, Summarize(g.compile).P50)
 	}
-	if len(kws) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Compile errors by keyword (the grammar refuses what it cannot enforce exactly):")
-		fmt.Fprintln(w)
-		ks := sortedKeys(kws)
-		sort.SliceStable(ks, func(i, j int) bool { return kws[ks[i]] > kws[ks[j]] })
-		var parts []string
-		for _, k := range ks {
-			parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
-		}
-		fmt.Fprintln(w, strings.Join(parts, ", "))
-	}
+	writeKeywordCounts(w, "Compile errors by keyword (the grammar refuses what it cannot enforce exactly):", kws)
 	if in.Data != "" {
 		if err := writeKeywords(w, rows, in.Data); err != nil {
 			return err

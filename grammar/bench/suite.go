@@ -206,18 +206,7 @@ func WriteSuiteMarkdown(w io.Writer, res []*SuiteFile) {
 			fmt.Fprintf(w, "- %s\n", s)
 		}
 	}
-	if len(kws) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Compile errors by keyword:")
-		fmt.Fprintln(w)
-		ks := sortedKeys(kws)
-		sort.SliceStable(ks, func(i, j int) bool { return kws[ks[i]] > kws[ks[j]] })
-		var parts []string
-		for _, k := range ks {
-			parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
-		}
-		fmt.Fprintln(w, strings.Join(parts, ", "))
-	}
+	writeKeywordCounts(w, "Compile errors by keyword:", kws)
 }
 
 func prefixAll(p string, ss []string) []string {
@@ -226,4 +215,22 @@ func prefixAll(p string, ss []string) []string {
 		out[i] = p + s
 	}
 	return out
+}
+
+// writeKeywordCounts writes a paragraph under heading: each keyword with
+// its count, the most frequent first (nothing when kws is empty).
+func writeKeywordCounts(w io.Writer, heading string, kws map[string]int) {
+	if len(kws) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, heading)
+	fmt.Fprintln(w)
+	ks := sortedKeys(kws)
+	sort.SliceStable(ks, func(i, j int) bool { return kws[ks[i]] > kws[ks[j]] })
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, fmt.Sprintf("`%s` %d", k, kws[k]))
+	}
+	fmt.Fprintln(w, strings.Join(parts, ", "))
 }

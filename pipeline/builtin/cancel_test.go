@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -172,21 +173,33 @@ func stopCases(t *testing.T, dir string) []stopCase {
 	}
 }
 
-// workTime is how long one call of h works after decoding its parameters,
-// up to limit (where its context ends).
-func workTime(h pipeline.Handler, params json.RawMessage, tool string, limit time.Duration) time.Duration {
-	var decoded time.Time
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ctx = context.WithValue(ctx, endAfterDecode{}, func() {
-		decoded = time.Now()
-		time.AfterFunc(limit, cancel)
-	})
-	_, _ = h.Invoke(ctx, params, &pipeline.Call{ID: "measure", Tool: tool, Provider: ProviderID, Caller: "root"})
-	if decoded.IsZero() {
-		return 0
+// endsAtCheck is a call's context that ends itself at the handler's
+// at-th look at Err after decoding its parameters: while the handler works,
+// by construction, however fast this machine gets through the input (a
+// timer set for "mid-way" fires after the end of a short job on a quiet
+// machine, or late on a busy one).
+type endsAtCheck struct {
+	context.Context
+	at    int32 // 0: never
+	end   func()
+	armed atomic.Bool  // set once the parameters are decoded
+	seen  atomic.Int32 // Err calls since
+}
+
+func (c *endsAtCheck) Err() error {
+	if c.armed.Load() && c.seen.Add(1) == c.at {
+		c.end()
 	}
-	return time.Since(decoded)
+	return c.Context.Err()
+}
+
+// checksOf counts the context checks one whole call of h makes after
+// decoding its parameters.
+func checksOf(h pipeline.Handler, params json.RawMessage, tool string) int32 {
+	ctx := &endsAtCheck{}
+	ctx.Context = context.WithValue(context.Background(), endAfterDecode{}, func() { ctx.armed.Store(true) })
+	_, _ = h.Invoke(ctx, params, &pipeline.Call{ID: "count", Tool: tool, Provider: ProviderID, Caller: "root"})
+	return ctx.seen.Load()
 }
 
 // endAfterDecode is the context key of the function testHookDecoded calls.
@@ -194,23 +207,24 @@ type endAfterDecode struct{}
 
 // After a cancellation the work stops, not only the answer: four calls of
 // each long-running builtin handler run at once on its costliest input;
-// each context ends while its handler works (at most 50 ms after it has
-// decoded its parameters, and at a quarter of the time one call alone
-// works, measured first, so an input the machine gets through quickly is
-// still cut mid-way; testHookDecoded marks the decoding's end: decoding is
-// bounded by the payload limit and not interruptible); and from 100 ms
-// after the last one ended the process's CPU time (getrusage) must stand
-// still over a 300 ms window. A handler that ignored its context would
-// keep both cores busy for seconds, growing CPU time by about the window's
-// length or more. A deadline and a cancellation look the same to a handler
-// (ctx.Done); the pipeline's mapping of each to its outcome is tested in
-// package pipeline, a real timeout end to end in cmd/airs.
+// each context ends while its handler works (at the middle one of the
+// context checks a whole call makes after decoding its parameters, counted
+// first — endsAtCheck — or 50 ms after decoding for a handler that checks
+// none; testHookDecoded marks
+// the decoding's end: decoding is bounded by the payload limit and not
+// interruptible); each call must return context.Canceled, and from 100 ms
+// after the last context ended the process's CPU time (getrusage) must
+// stand still over a 300 ms window. A handler that ignored its context
+// would keep both cores busy for seconds, growing CPU time by about the
+// window's length or more. A deadline and a cancellation look the same to
+// a handler (ctx.Done); the pipeline's mapping of each to its outcome is
+// tested in package pipeline, a real timeout end to end in cmd/airs.
 func TestCancelStopsTheWork(t *testing.T) {
 	dir := t.TempDir()
 	tools := testTools(t, map[string]string{"documents": dir})
 	const (
 		calls  = 4
-		after  = 50 * time.Millisecond  // at most, from the handler's start of work to its context's end
+		after  = 50 * time.Millisecond  // from decoding to the context's end, for a handler that never checks it
 		settle = 100 * time.Millisecond // the contract: stopped within this
 		window = 300 * time.Millisecond // CPU must not grow over this
 		allow  = 45 * time.Millisecond  // runtime noise: far below one busy core
@@ -228,27 +242,32 @@ func TestCancelStopsTheWork(t *testing.T) {
 		}
 		h := tools[c.tool].Handler
 		t.Run(c.tool, func(t *testing.T) {
-			// Twice, keeping the shorter: the first may pay for cold caches.
-			work := min(workTime(h, params, c.tool, after), workTime(h, params, c.tool, after))
-			end := min(after, work/4)
+			checks := checksOf(h, params, c.tool)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			var lastEnd time.Time // when the last context ended
 			ended := make(chan struct{}, calls)
 			errs := make([]error, calls)
 			returned := make([]time.Duration, calls)
+			ctxs := make([]*endsAtCheck, calls)
 			start := time.Now()
 			for i := range calls {
-				ctx, cancel := context.WithCancel(context.Background())
-				ctx = context.WithValue(ctx, endAfterDecode{}, func() {
-					time.AfterFunc(end, func() {
+				base, cancel := context.WithCancel(context.Background())
+				var once sync.Once
+				ctx := &endsAtCheck{at: max(2, checks/2), end: func() {
+					once.Do(func() {
 						cancel()
 						mu.Lock()
 						lastEnd = time.Now()
 						mu.Unlock()
 						ended <- struct{}{}
 					})
+				}}
+				ctx.Context = context.WithValue(base, endAfterDecode{}, func() {
+					ctx.armed.Store(true)
+					time.AfterFunc(after, ctx.end)
 				})
+				ctxs[i] = ctx
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -270,14 +289,18 @@ func TestCancelStopsTheWork(t *testing.T) {
 			time.Sleep(window)
 			grew, el := cpuTime(t)-c0, time.Since(t0)
 			wg.Wait()
-			t.Logf("one call alone works %v; contexts ended %v after decoding; returned after %v; CPU grew %v over %v", work, end, returned, grew, el)
+			t.Logf("a whole call checks its context %d times; each ended at check %d; returned after %v; CPU grew %v over %v",
+				checks, max(2, checks/2), returned, grew, el)
 			if grew > allow {
 				t.Errorf("the process used %v of CPU in the %v from %v after the contexts ended: a %s handler is still working",
 					grew, el, settle, c.tool)
 			}
-			for _, err := range errs {
+			for i, err := range errs {
 				if !errors.Is(err, context.Canceled) {
-					t.Errorf("handler returned %v, want %v (its input must take longer than %v)", err, context.Canceled, end)
+					t.Errorf("handler returned %v, want %v: it went on with its work after its context had ended", err, context.Canceled)
+				}
+				if n := ctxs[i].seen.Load(); n >= checks {
+					t.Errorf("the call checked its context %d times, as many as a whole call: it did not stop at check %d", n, ctxs[i].at)
 				}
 			}
 		})

@@ -37,8 +37,8 @@ const (
 	listDefaultLimit = 1000
 	listMaxLimit     = 10000
 	// listMaxVisit bounds a walk, matching or not, so the largest listing
-	// fits the Fast class (5 s): 50,000 entries take about 0.5 s of CPU,
-	// 2 s under the race detector (TestBuiltinLimitsFitClass).
+	// fits the Fast class (5 s), under the race detector too
+	// (TestBuiltinLimitsFitClass).
 	listMaxVisit = 50_000
 )
 
