@@ -370,6 +370,15 @@ w("Shared cores: which calls the scheduler holds back behind whole time slices i
   "the p50 while the model's recent errors are larger than the p50's. With 160-call phases (a load change every ~0.1 s) "
   "the first calls of each new load level are a cold start for any predictor: the prequential cell median then reached "
   "only 25–37%.\n")
-open("EVALS.md", "w").write("\n".join(L))
+# Sections written by hand (evals with their own commands: the trained tool
+# model, everyday requests, the guard on traces…) follow the marker and are
+# kept as they are.
+marker = "<!-- sections below are written by hand and kept by scripts/evals.sh -->"
+try:
+    old = open("EVALS.md").read()
+except FileNotFoundError:
+    old = ""
+tail = old[old.index(marker):] if marker in old else marker + "\n"
+open("EVALS.md", "w").write("\n".join(L) + "\n" + tail)
 PY
 log "wrote EVALS.md"
