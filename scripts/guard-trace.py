@@ -73,6 +73,10 @@ habits = {
     "hal": (4, (40, 150), (20, 120), lambda: read("hal", every)),
 }
 
+# An agent's own traffic pauses while it bursts and for the minute after:
+# its calls then are the burst's, not normal ones (agent -> time).
+busy_until = {}
+
 def nap(seconds, until):
     time.sleep(max(0, min(seconds, until - time.time())))
 
@@ -82,6 +86,9 @@ def run_agent(name, until, stop):
     while time.time() < until and not stop.is_set():
         end = min(until, time.time() + rng.uniform(*sess))
         while time.time() < end:
+            if time.time() < busy_until.get(name, 0):
+                nap(1, end)
+                continue
             tool, args = habit()
             call(name, tool, args, "normal")
             nap(rng.expovariate(rate / 60.0), end)
@@ -120,6 +127,7 @@ def anomalies(until):
 def burst(agent, factor):
     rate, _, _, habit = habits[agent]
     end = time.time() + 60
+    busy_until[agent] = end + 60
     while time.time() < end:
         tool, args = habit()
         call(agent, tool, args, "burst", factor)
