@@ -163,6 +163,36 @@ func TestAnomalyGateInThePipeline(t *testing.T) {
 	if r := sink.last(); r.Intent != pipeline.IntentApproved {
 		t.Fatalf("approved call's record %+v", r)
 	}
+	// A person's approval is training data: retrained on the log and
+	// restarted (the history warmed from the log), dave's send-email is
+	// usual for dave; another agent's first send-email still is not.
+	buf = buf[:0]
+	for _, r := range sink.recs {
+		b, _ := json.Marshal(r)
+		buf = append(append(buf, b...), '\n')
+	}
+	os.WriteFile(logPath, buf, 0o600)
+	ts2, err := ReadTrainingSet(logPath, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retrained, err := anomaly.Train(ts2.Calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h2 anomaly.Holder
+	h2.Set(retrained)
+	restarted := NewAnomalyScorer(&h2, pipeline.DefaultAnomalyThresholds.Block)
+	if _, err := restarted.WarmHistory(logPath, 20000, 0.95); err != nil {
+		t.Fatal(err)
+	}
+	later := email.At.Add(time.Hour)
+	if s, _ := restarted.ScoreCall(pipeline.CallFeatures{Caller: "dave", Tool: "send-email", At: later, ParamSizeBytes: 300}); s >= pipeline.DefaultAnomalyThresholds.Review {
+		t.Fatalf("dave's approved send-email after retraining and a restart: %d/255, want below review", s)
+	}
+	if s, _ := restarted.ScoreCall(pipeline.CallFeatures{Caller: "alice", Tool: "send-email", At: later, ParamSizeBytes: 300}); s < pipeline.DefaultAnomalyThresholds.Review {
+		t.Fatalf("alice's first send-email after dave's approval: %d/255, want flagged", s)
+	}
 
 	// dave, who reads ~5 files a day, reads 200 in a minute: after the
 	// first few the calls are queued for review or held.

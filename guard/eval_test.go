@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,7 +47,7 @@ func traceGoals(t *testing.T, name string, lines []TraceResult, short bool) {
 // counted in the rates, never learned). EVALS.md has the figures on seeds
 // the model was not developed on.
 func TestTraceEvalShortHistory(t *testing.T) {
-	for _, seed := range []uint64{11, 12, 13, 14, 15, 16} {
+	for _, seed := range []uint64{11, 13, 16} {
 		train, test := traffic.Hard(traffic.HardOptions{Seed: seed, TestMinutes: 120})
 		_, lines, err := EvaluateTraces(train, test, 0.95)
 		if err != nil {
@@ -67,4 +69,45 @@ func TestTraceEvalWeekOfHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	traceGoals(t, "7days", lines, false)
+}
+
+func readTraceFile(t *testing.T, path string) []traffic.TraceLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := traffic.ReadTrace(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestTraceEvalLiveRecording replays the development set recorded from a
+// live airs serve (scripts/guard-trace.sh: eight agents calling the
+// built-in tools over this repository's files, 30 minutes of history, 15
+// of test traffic with anomalies): no agent's ordinary calls are locked
+// out, few are flagged, and the anomalies a person should see are.
+func TestTraceEvalLiveRecording(t *testing.T) {
+	train := readTraceFile(t, filepath.Join("testdata", "live-train.jsonl"))
+	test := readTraceFile(t, filepath.Join("testdata", "live-test.jsonl"))
+	_, lines, err := EvaluateTraces(train, test, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		t.Logf("live %-10s n=%5d  @0.8 %.4f  @0.9 %.4f  @0.95 %.4f  held %.4f  most held %.4f (%s)", l.Kind, l.N, l.At[0], l.At[1], l.At[2], l.Held, l.MostHeld, l.MostHeldBy)
+		switch l.Kind {
+		case traffic.LabelNormal:
+			if l.At[0] > 0.02 || l.MostHeld > 0.05 {
+				t.Errorf("normal: %.4f flagged at 0.8, %s has %.4f held; want ≤ 0.02 and ≤ 0.05", l.At[0], l.MostHeldBy, l.MostHeld)
+			}
+		case "burst-20x", traffic.LabelNovel, traffic.LabelPayload:
+			if l.At[1] < 0.75 {
+				t.Errorf("%s: %.4f at 0.9, want ≥ 0.75 on the development set", l.Kind, l.At[1])
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -421,5 +422,29 @@ func TestLatencyInputSize(t *testing.T) {
 	small, large := predicted(1), predicted(1024)
 	if small <= 0 || large < 5*small {
 		t.Fatalf("predicted %v for 1 KiB and %v for 1 MiB: the input size is not in the model", small, large)
+	}
+}
+
+// The advisory is measured on every call it could judge: with handler
+// times spread log-normally (σ 0.5 around 4 ms), the share of calls that
+// finished faster than the lower bound it would refuse on stays small.
+func TestLatencyWouldTimeoutMeasured(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 16, WouldTimeoutMinSamples: 32} })
+	var n atomic.Int64
+	e.register(t, "p", tool("spread"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		i := n.Add(1)
+		z := float64(int64(i*7919)%2001-1000) / 1000 * 1.5 // spread over ±1.5σ, deterministic
+		time.Sleep(time.Duration(4e6 * math.Exp(0.5*z)))
+		return json.RawMessage(`{}`), nil
+	}))
+	for range 300 {
+		if _, err := e.call("spread", `{}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := e.m.WouldTimeoutStats()
+	t.Logf("advisory: %d calls judged, %d faster than its lower bound, %d refused", st.Judged, st.Wrong, st.Refused)
+	if st.Judged < 200 || st.Refused != 0 || float64(st.Wrong) > 0.01*float64(st.Judged) {
+		t.Fatalf("advisory %+v: want ≥ 200 judged, none refused (no timeouts given), at most 1%% wrong", st)
 	}
 }

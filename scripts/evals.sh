@@ -290,14 +290,12 @@ w("## Tuning\n")
 w(f"Command: `{tune_cmd}` (conditional logit on the recorded score components, non-negative weights, 70/30 split, seed 1)\n")
 w("```\n" + open(f"{out}/tune.txt").read().strip() + "\n```\n")
 w("## Anomaly detection (guard/anomaly/traffic)\n")
-w("How it is trained: there are no labels, so the tree discriminates the log's calls from a reference sample of "
-  "plausible calls (32 reference points per call, weighted so both classes weigh the same); a leaf's score is its "
-  "weighted share of reference points, an estimate of how much rarer the log is there than \"anything plausible\". "
-  "A tenth of the reference is drawn uniformly over every feature's bins (it covers what no call comes near: unknown "
-  "callers, burst rates); nine tenths are logged calls with one feature redrawn uniformly, so the tree learns each "
-  "feature's rarity given the others (a bot that only runs at 02:00, seen at 11:00). A caller's logged first call of a "
-  "tool is not learned as normal. The same featurizer (`anomaly.Tracker`) computes calls-in-the-last-minute and "
-  "novel-tool in the running airs and in `airs guard train`.\n")
+w("How it is trained: there are no labels; the model is a profile per agent learned by counting its calls (tools, "
+  "rates in the last 10 s and minute and over its last five calls, argument sizes per tool, folders the arguments name, "
+  "active hours), and a call's score is the highest of its features' scores, each bounded by the evidence behind it "
+  "(the hour of day after 4 days of an agent's history). The same tracker (`anomaly.Tracker`) computes the rates and "
+  "what is known in the running airs and in `airs guard train`; a held call counts in the rates and is not learned. "
+  "The harder traces (short history, pauses, shared tools, bursts at 5/20/50×) are in the section on traces below.\n")
 w("Traffic model (documented in `guard/anomaly/traffic/traffic.go`): three humans 8–19h on weekdays with their own tool "
   "habits, dave reading ~5 files a day, backup-bot at 02:00, report-bot at 06:00 and 18:00; 28 training days, 14 held-out "
   "days; injected: dave reading 500 files in a minute (burst), each agent's first send-email (novel), each bot running "
@@ -321,9 +319,8 @@ for line in open(f"{out}/anomaly-seeds.jsonl"):
         worst[r["kind"]] = min(worst.get(r["kind"], 1), r["detected@0.9"])
 w(f"Seeds 11–20 (not used when the training defaults were chosen, on seeds 1–8), worst of ten: burst {worst['burst']:.3f}, "
   f"novel {worst['novel']:.3f}, off-hours {worst['off-hours']:.3f} at 0.9; normal {worst['normal']:.4f} at 0.8.\n")
-w("Before the conditional reference (uniform reference only, 8 points per call) off-hours runs were 0.197 at 0.8 and "
-  "0 at 0.9 on seed 3. Burst stays under 1 because a burst's first calls are ordinary: the first 3–15 of the 500 calls "
-  "(the calls in the last minute are still few) score low.\n")
+w("Burst stays under 1 because a burst's first calls are ordinary: the first few of the 500 calls "
+  "(the calls in the last 10 s and minute are still few) score low.\n")
 import subprocess
 w(subprocess.check_output(["python3", "scripts/evals_speculate.py", f"{out}/speculate.jsonl"], text=True))
 w("## Latency prediction (pipeline/latency.go, issue 16 §4)\n")

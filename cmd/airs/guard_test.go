@@ -164,3 +164,57 @@ func TestEvalGuardJSON(t *testing.T) {
 	e.run("eval", "guard").expect(t, 0, "false-positive rate", "")
 	e.run("help", "guard").expect(t, 0, "airs guard train", "")
 }
+
+// `airs eval guard --generate` then `--train --test`: one line per kind,
+// a burst's per factor, the normal line with the share held; a trace out
+// of order is refused with its line; `airs guard trace` records the audit
+// log as a trace; `airs guard status` says what the model can judge.
+func TestEvalGuardTraces(t *testing.T) {
+	e := newEnv(t, "")
+	dir := t.TempDir()
+	e.run("eval", "guard", "--generate", dir, "--seed", "3", "--test-minutes", "60").expect(t, 0, "written to", "")
+	r := e.run("eval", "guard", "--train", filepath.Join(dir, "train.jsonl"), "--test", filepath.Join(dir, "test.jsonl"), "--json")
+	r.expect(t, 0, `"kind":"burst-20x"`, "")
+	kinds := map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		kinds[m["kind"].(string)] = m
+	}
+	for _, k := range []string{"burst-5x", "burst-20x", "burst-50x", "novel", "payload", "path", "normal"} {
+		if kinds[k] == nil {
+			t.Errorf("no %s line in\n%s", k, r.stdout)
+		}
+	}
+	if n := kinds["normal"]; n == nil || n["held"] == nil || n["most_held_agent"] == nil || n["fpr@0.8"].(float64) > 0.01 {
+		t.Errorf("normal line %v", n)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"time\":\"2026-01-05T10:00:01Z\",\"agent\":\"a\",\"tool\":\"t\",\"label\":\"normal\"}\n{\"time\":\"2026-01-05T10:00:00Z\",\"agent\":\"a\",\"tool\":\"t\",\"label\":\"normal\"}\n"), 0o600)
+	e.run("eval", "guard", "--train", bad, "--test", bad).expect(t, 1, "", "trace line 2")
+	e.run("eval", "guard", "--train", bad).expect(t, 2, "", "--train and --test go together")
+
+	// A recorded audit log, as a trace; trained on, status says per agent
+	// what can be judged (not the hour of day after two days).
+	start := time.Now().UTC().Add(-48 * time.Hour)
+	var recs []audit.Record
+	for i := range 300 {
+		agent := []string{"ana", "bob"}[i%2]
+		recs = append(recs, audit.Record{Time: start.Add(time.Duration(i) * 7 * time.Minute), CallID: "c", Caller: agent, Provider: "builtin",
+			Tool: "calculator", ParamsSHA256: strings.Repeat("0", 64), ParamsBytes: 20, Outcome: "ok"})
+	}
+	writeChainedLog(t, filepath.Join(e.home, "audit.jsonl"), recs)
+	out := filepath.Join(dir, "audit-trace.jsonl")
+	e.run("guard", "trace", "--out", out).expect(t, 0, "", "300 calls written")
+	if b, err := os.ReadFile(out); err != nil || strings.Count(string(b), "\n") != 300 || !strings.Contains(string(b), `"label":"normal"`) {
+		t.Fatalf("trace: %v\n%.300s", err, b)
+	}
+	e.run("guard", "train").expect(t, 0, "2 agents", "")
+	st := e.run("guard", "status")
+	st.expect(t, 0, "what the model can judge", "")
+	if !strings.Contains(st.stdout, "ana") || !strings.Contains(st.stdout, "not yet") {
+		t.Errorf("status:\n%s", st.stdout)
+	}
+}

@@ -7,11 +7,13 @@
 // Each feature's score is bounded by the evidence behind it, so a short
 // history abstains instead of screaming:
 //
-//   - a tool (or folder) new to the agent scores 1 − p, p the chance of a
-//     new one estimated from the agent's own history (Good–Turing: the
-//     share of its calls whose tool it called only once, plus a pseudo
-//     count), so an agent with twenty calls of three tools is sure and an
-//     agent that tries a new tool every few calls is not;
+//   - a tool (or top-level folder) new to the agent scores 1 − p, p the
+//     agent's rate of taking up new ones after its first few calls,
+//     shrunk toward everyone's rate while its own history is short, so an
+//     agent with forty calls of three tools is sure and one that tries a
+//     new tool every few calls is not; a tool or folder other agents use,
+//     or one new to an agent with little history of its own, is flagged
+//     for review but not held (usedToolCap);
 //   - the call rate is one-sided (only faster than usual is unusual) and
 //     compared with the fastest the agent was seen (in the last 10 s, the
 //     last minute, and the span of its last calls), a bound widened while

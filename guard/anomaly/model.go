@@ -28,8 +28,9 @@ const (
 )
 
 // Floors below which a rate or size is never unusual, whatever the
-// history: a person reading three files in a minute, or sending a
-// kilobyte of arguments, is not an anomaly even if the agent never did.
+// history: a person reading a few files in a minute, or sending a few
+// hundred bytes of arguments, is not an anomaly even if the agent never
+// did.
 const (
 	floorLast10s    = 4
 	floorLastMinute = 8

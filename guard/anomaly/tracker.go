@@ -34,7 +34,7 @@ const (
 	// MaxToolsPerCaller bounds the tools remembered per caller.
 	MaxToolsPerCaller = 256
 	// MaxFoldersPerCaller bounds the folders remembered per caller.
-	MaxFoldersPerCaller = 512
+	MaxFoldersPerCaller = 256
 
 	trackerShards = 16
 	perShard      = MaxTrackedCallers / trackerShards

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,9 +10,11 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/guard/anomaly"
 	"github.com/airs-dev/airs/guard/anomaly/traffic"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/audit"
 )
 
 func trainedModel(t *testing.T, seed uint64) *anomaly.Model {
@@ -86,5 +90,92 @@ func TestAnomalyGateFollowsTheModelFile(t *testing.T) {
 	}
 	if v, _ := g.Models.Versions(); v != b.Version() {
 		t.Fatalf("a broken file replaced the model: %q", v)
+	}
+}
+
+// UpdateModel learns the audit log's calls newer than the model file's
+// newest into it: the same model as training on the whole log.
+func TestAnomalyUpdateModelIsIncremental(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("AIRS_HOME", home)
+	cfg, err := config.Parse("airs.yaml", []byte("guard:\n  anomaly:\n    block: 0.97\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []audit.Record
+	for _, c := range traffic.Normal(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), 10, 4) {
+		recs = append(recs, audit.Record{Time: c.At, CallID: "c", Caller: c.Caller, Provider: "builtin", Tool: c.Tool,
+			ParamsSHA256: strings.Repeat("0", 64), ParamsBytes: c.Size, Outcome: "ok"})
+	}
+	writeLog := func(rs []audit.Record) {
+		var buf []byte
+		for i := range rs {
+			b, _ := json.Marshal(rs[i])
+			buf = append(append(buf, b...), '\n')
+		}
+		if err := os.WriteFile(cfg.AuditPath(), buf, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(home, "guard"), 0o700)
+	half := len(recs) / 2
+	writeLog(recs[:half])
+	ts, err := guard.ReadTrainingSet(cfg.AuditPath(), 0.97)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := anomaly.Train(ts.Calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Save(cfg.Guard.Anomaly.Model)
+	g := StartAnomaly(cfg, nil, false)
+	defer g.Close()
+	if n, err := g.UpdateModel(); n != 0 || err != nil {
+		t.Fatalf("nothing new: %d calls learned, %v", n, err)
+	}
+	writeLog(recs)
+	n, err := g.UpdateModel()
+	if err != nil || n != len(recs)-half {
+		t.Fatalf("update: %d calls learned (%v), want %d", n, err, len(recs)-half)
+	}
+	all, _ := guard.ReadTrainingSet(cfg.AuditPath(), 0.97)
+	want, _ := anomaly.Train(all.Calls)
+	got, err := anomaly.Load(cfg.Guard.Anomaly.Model)
+	if err != nil || got.Version() != want.Version() {
+		t.Fatalf("updated model %v (%v), want the model of the whole log %s", got.Version(), err, want.Version())
+	}
+}
+
+type fixedGate struct{ d pipeline.IntentDecision }
+
+func (f fixedGate) Gate(context.Context, pipeline.IntentCheck) (pipeline.IntentDecision, error) {
+	return f.d, nil
+}
+
+// A held call a person approved teaches the scorer its tool and folder at
+// once; a denied one does not.
+func TestAnomalyLearningGate(t *testing.T) {
+	t.Setenv("AIRS_HOME", t.TempDir())
+	cfg, err := config.Parse("airs.yaml", []byte("guard: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := StartAnomaly(cfg, nil, false)
+	defer g.Close()
+	tool := &pipeline.Tool{Name: "send-email"}
+	c := pipeline.IntentCheck{Caller: "dave", Tool: tool, Params: []byte(`{"path":"hr/x.txt"}`), Anomaly: pipeline.AnomalyBlock}
+	var f anomaly.Features
+	f.SetFolders(c.Params)
+	known := func() anomaly.Recent {
+		return g.scorer.History.Peek("dave", "send-email", anomaly.FoldersOfFeatures(&f), time.Now())
+	}
+	g.Learning(fixedGate{pipeline.IntentDecision{Decision: pipeline.IntentDenied}}).Gate(context.Background(), c)
+	if r := known(); r.KnownTool || r.KnownFolders != 0 {
+		t.Fatalf("a denied call was learned: %+v", r)
+	}
+	g.Learning(fixedGate{pipeline.IntentDecision{Decision: pipeline.IntentApproved}}).Gate(context.Background(), c)
+	if r := known(); !r.KnownTool || r.KnownFolders != 1 {
+		t.Fatalf("an approved held call was not learned: %+v", r)
 	}
 }
