@@ -281,7 +281,7 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 			}
 		}
 		if n := pendingOf(st, c.Caller, now); n >= g.cfg.MaxPendingPerAgent {
-			err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s has %d confirmations waiting for a person,, the most the guard keeps for one agent; nothing new is held for it until some are decided (`airs review`) or expire (after %s)",
+			err = &pipeline.IntentMisaligned{Reason: fmt.Sprintf("%s has %d confirmations waiting for a person, the most the guard keeps for one agent; nothing new is held for it until some are decided (`airs review`) or expire (after %s)",
 				c.Caller, n, g.cfg.Expiry)}
 			d = pipeline.IntentDecision{Decision: pipeline.IntentDenied}
 			return false, nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // The store is a snapshot, reviews.json, and a journal, reviews.log, in
@@ -213,10 +215,10 @@ func (g *Guard) withState(fn func(st *state) (changed bool, err error)) error {
 		return fmt.Errorf("guard: %w", err)
 	}
 	defer lf.Close()
-	if err := lockFile(lf); err != nil {
+	if err := filelock.Lock(lf); err != nil {
 		return fmt.Errorf("guard: locking the review store: %w", err)
 	}
-	defer unlockFile(lf)
+	defer filelock.Unlock(lf)
 	if err := g.refresh(); err != nil {
 		g.cache = nil
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/guard/affinity"
+	"github.com/airs-dev/airs/internal/filelock"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
@@ -135,7 +136,7 @@ func (s *affinityState) load() []affinity.Affinity {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return unusable(err)
 	}
-	unlock, err := lockPath(s.path + ".lock")
+	unlock, err := filelock.LockPath(s.path + ".lock")
 	if err != nil {
 		return unusable(err)
 	}
@@ -175,7 +176,7 @@ func (s *affinityState) save() error {
 	if v == s.saved {
 		return nil
 	}
-	unlock, err := lockPath(s.path + ".lock")
+	unlock, err := filelock.LockPath(s.path + ".lock")
 	if err != nil {
 		return fmt.Errorf("affinity: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/airs-dev/airs/embeddings"
+	"github.com/airs-dev/airs/internal/filelock"
 )
 
 // openIndex opens the tool index persisted in dir ("" = in memory only)
@@ -17,7 +18,7 @@ import (
 // exclusive lock on index.lock next to the index.
 func (e *Engine) openIndex(ctx context.Context, emb embeddings.Embedder, dir string) error {
 	if dir != "" {
-		unlock, err := lockPath(filepath.Join(filepath.Dir(dir), "index.lock"))
+		unlock, err := filelock.LockPath(filepath.Join(filepath.Dir(dir), "index.lock"))
 		if err != nil {
 			return fmt.Errorf("opening the tool index in %s: %w", dir, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/internal/atomicfile"
+	"github.com/airs-dev/airs/internal/filelock"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
 )
@@ -90,7 +91,7 @@ func openLearnedIn(be learnedBackend, r *selector.StatsRanker, every time.Durati
 type fileLearned struct{ path string }
 
 func (f fileLearned) read() (scoring.Learned, error) {
-	unlock, err := lockPath(f.path + ".lock")
+	unlock, err := filelock.LockPath(f.path + ".lock")
 	if err != nil {
 		return scoring.Learned{}, err
 	}
@@ -99,7 +100,7 @@ func (f fileLearned) read() (scoring.Learned, error) {
 }
 
 func (f fileLearned) update(fn func(scoring.Learned) (*scoring.Learned, error)) error {
-	unlock, err := lockPath(f.path + ".lock")
+	unlock, err := filelock.LockPath(f.path + ".lock")
 	if err != nil {
 		return err
 	}

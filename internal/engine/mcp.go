@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/filelock"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
@@ -268,7 +269,7 @@ func (e *Engine) followMCP(m *MCP) {
 	m.OnChange(func() {
 		ctx := context.Background()
 		if e.Config.Home != "" {
-			unlock, err := lockPath(filepath.Join(filepath.Dir(e.Config.IndexDir()), "index.lock"))
+			unlock, err := filelock.LockPath(filepath.Join(filepath.Dir(e.Config.IndexDir()), "index.lock"))
 			if err != nil {
 				slog.Warn("mcp: reindexing after a tool-list change", "err", err)
 				return
