@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -883,6 +884,9 @@ func ArgumentsFit(t pipeline.Tool, args map[string]any, spaces []string, exists 
 		case rolePath:
 			if !cachedRegexp(`\.\w{1,5}$`).MatchString(s) {
 				return fmt.Errorf("%s %q is no file name", name, s)
+			}
+			if ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(s), ".")); sh.fitsType(ext) < 0 {
+				return fmt.Errorf("%s %q is a .%s file, which %s does not read", name, s, ext, t.Name)
 			}
 			if exists != nil && space != "" && !exists(space, s) {
 				return fmt.Errorf("%s %q is not in %s", name, s, space)
