@@ -19,7 +19,7 @@ import (
 // delete, which is denied.
 type sessionOutcome struct {
 	Suggested, Succeeded int
-	Denied               int // suggestions the user denied instead of accepting
+	Denied               int      // suggestions the user denied instead of accepting
 	Failures             []string // tool args: error
 	Keys                 []string // every suggestion, in order
 	UnaskedDestructive   []string // destructive suggestions no standing ask justified
