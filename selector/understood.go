@@ -288,8 +288,10 @@ func (pl *planner) loadReaders() {
 		return
 	}
 	pl.readersLoaded = true
-	for name := range pl.entries {
-		if sh := pl.shape(name); sh != nil && sh.isReader() {
+	// Straight from the shared shape cache: storing a thousand tools'
+	// shapes in the request's own map costs more than the lookups.
+	for _, e := range pl.entries {
+		if sh, err := shapeOf(e.Tool); err == nil && sh.isReader() {
 			pl.readers = append(pl.readers, sh)
 		}
 	}
