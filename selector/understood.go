@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -287,8 +288,10 @@ func (pl *planner) loadReaders() {
 		return
 	}
 	pl.readersLoaded = true
-	for name := range pl.entries {
-		if sh := pl.shape(name); sh != nil && sh.isReader() {
+	// Straight from the shared shape cache: storing a thousand tools'
+	// shapes in the request's own map costs more than the lookups.
+	for _, e := range pl.entries {
+		if sh, err := shapeOf(e.Tool); err == nil && sh.isReader() {
 			pl.readers = append(pl.readers, sh)
 		}
 	}
@@ -883,6 +886,9 @@ func ArgumentsFit(t pipeline.Tool, args map[string]any, spaces []string, exists 
 		case rolePath:
 			if !cachedRegexp(`\.\w{1,5}$`).MatchString(s) {
 				return fmt.Errorf("%s %q is no file name", name, s)
+			}
+			if ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(s), ".")); sh.fitsType(ext) < 0 {
+				return fmt.Errorf("%s %q is a .%s file, which %s does not read", name, s, ext, t.Name)
 			}
 			if exists != nil && space != "" && !exists(space, s) {
 				return fmt.Errorf("%s %q is not in %s", name, s, space)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 )
 
 // statusFor maps the 15 pipeline error kinds to HTTP statuses.
@@ -113,6 +114,12 @@ func ErrorBody(err error, kind string) map[string]any {
 	var ivr *pipeline.IntentVerificationRequired
 	if errors.As(err, &ivr) {
 		body["confirmation"] = confirmationBody(ivr)
+	}
+	// Several files fit the request equally well: nothing was guessed; the
+	// client asks its user and sends the request again naming one.
+	var amb *selector.AmbiguousError
+	if errors.As(err, &amb) {
+		body["phrase"], body["choices"] = amb.Phrase, amb.Choices
 	}
 	return body
 }

@@ -151,3 +151,41 @@ func TestFileIndexIncremental(t *testing.T) {
 		t.Errorf("removed files still found: %v", paths(got))
 	}
 }
+
+func TestStatesQuantity(t *testing.T) {
+	for text, want := range map[string]bool{
+		"what is 12 percent of 350":               true,
+		"add twenty five and three":               true,
+		"air quality for the next week":           true,
+		"roll the die twice":                      true,
+		"who is the vice president of france":     false,
+		"what is the best way to boil an egg":     false,
+		"what's the magnetic field at distance r": false,
+	} {
+		if got := StatesQuantity(text); got != want {
+			t.Errorf("StatesQuantity(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestStatesTimeAndNamesPlace(t *testing.T) {
+	for text, want := range map[string]bool{
+		"who won the mvp in 2020":                     true,
+		"the concert happening in December":           true,
+		"who is the most assist player in the league": false,
+	} {
+		if got := StatesTime(text); got != want {
+			t.Errorf("StatesTime(%q) = %v, want %v", text, got, want)
+		}
+	}
+	for text, want := range map[string]bool{
+		"Find a pet store near Los Angeles, CA": true,
+		"what's the weather in paris":           false,
+		"Where is it? Tell me.":                 false,
+		"What is the best way to boil an egg?":  false,
+	} {
+		if got := NamesPlace(text); got != want {
+			t.Errorf("NamesPlace(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -139,6 +140,22 @@ type selectJSON struct {
 	Inproc *inproc.Result `json:"inproc,omitempty"`
 }
 
+// withChoices: when several files fit the request equally well, --json
+// prints them as a structured field ({"error":"ambiguous","phrase",
+// "choices":[{"space","path"}]}) so a program can ask its user which one;
+// the command still fails, since nothing was guessed.
+func withChoices(a *app, asJSON bool, err error) error {
+	var amb *selector.AmbiguousError
+	if asJSON && errors.As(err, &amb) {
+		if werr := writeJSON(a.stdout, map[string]any{
+			"error": "ambiguous", "message": err.Error(), "phrase": amb.Phrase, "choices": amb.Choices,
+		}); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
 func runSelect(a *app, args []string) error {
 	e, closeAll, caller, text, asJSON, err := decisionSetup(a, "select", a.flags(), args)
 	if err != nil {
@@ -147,7 +164,7 @@ func runSelect(a *app, args []string) error {
 	defer closeAll()
 	sel, err := e.Select(a.context(), caller, text)
 	if err != nil {
-		return err
+		return withChoices(a, asJSON, err)
 	}
 	if asJSON {
 		out := selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage}
@@ -181,7 +198,7 @@ func runPlan(a *app, args []string) error {
 	}
 	pr, err := e.Plan(a.context(), caller, text)
 	if err != nil {
-		return err
+		return withChoices(a, asJSON, err)
 	}
 	if asJSON && !*run {
 		return writeJSON(a.stdout, struct {

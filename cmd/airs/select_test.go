@@ -117,3 +117,38 @@ func TestEvalNoFit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSelectAndPlanAnswerWithChoices: several files that fit the request
+// equally well are answered with the candidates, never a guess; --json
+// gives them as a structured field.
+func TestSelectAndPlanAnswerWithChoices(t *testing.T) {
+	e := newEnv(t, "ollama:\n  host: http://127.0.0.1:1\n")
+	os.MkdirAll(filepath.Join(e.docs, "contracts"), 0o755)
+	for _, f := range []string{"lease-2023.txt", "lease-2024.txt"} {
+		os.WriteFile(filepath.Join(e.docs, "contracts", f), []byte("a lease\n"), 0o644)
+	}
+	for _, cmd := range []string{"select", "plan"} {
+		r := e.run(cmd, "--model", "none", "--json", "read the lease")
+		if r.code == 0 {
+			t.Fatalf("%s: exit 0 for an ambiguous request:\n%s", cmd, r.stdout)
+		}
+		var out struct {
+			Error   string `json:"error"`
+			Choices []struct {
+				Space string `json:"space"`
+				Path  string `json:"path"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%s --json: %v\n%s\n%s", cmd, err, r.stdout, r.stderr)
+		}
+		if out.Error != "ambiguous" || len(out.Choices) != 2 ||
+			out.Choices[0].Path != "contracts/lease-2023.txt" || out.Choices[1].Path != "contracts/lease-2024.txt" || out.Choices[0].Space != "documents" {
+			t.Errorf("%s --json: %+v", cmd, out)
+		}
+		r = e.run(cmd, "--model", "none", "read the lease")
+		if r.code == 0 || !strings.Contains(r.stderr, "2. contracts/lease-2024.txt") {
+			t.Errorf("%s: want the numbered choices on stderr, got exit %d:\n%s", cmd, r.code, r.stderr)
+		}
+	}
+}

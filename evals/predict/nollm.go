@@ -12,6 +12,7 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
 
 // DefaultMinSimilarity is the no-LLM irrelevance threshold: when the best
@@ -120,6 +121,10 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	if err != nil {
 		return nil, err
 	}
+	if p.minSimilarity >= 0 && Unfillable(cat, s.Function, text) != "" {
+		// The tool cannot be called with the request's own values.
+		return nil, nil
+	}
 	calls, err := callsOf(s)
 	if err != nil || len(calls) == 0 || !p.parallel || !isParallel(q.Category) {
 		return calls, err
@@ -146,6 +151,76 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 		return calls, nil
 	}
 	return out, nil
+}
+
+// placeParam and timeParam: words of a parameter's name that say it takes
+// a place, or a time.
+var (
+	placeParam = map[string]bool{"location": true, "city": true, "country": true, "state": true,
+		"region": true, "place": true, "destination": true, "origin": true, "address": true,
+		"town": true, "county": true}
+	timeParam = map[string]bool{"date": true, "season": true, "year": true, "month": true,
+		"day": true, "period": true, "time": true, "week": true, "timeframe": true, "duration": true}
+)
+
+// Unfillable names a required parameter of the named tool that the
+// request cannot fill with a value of the right kind from its own words
+// ("" when every one can): a number when the request states no amount
+// (understand.StatesQuantity), a place when it holds no proper name
+// (understand.NamesPlace), a time when it says no when
+// (understand.StatesTime). Parameters with a default or a fixed set of
+// values are never counted: the tool does not need them from the request.
+func Unfillable(cat toolsCatalog, name, text string) string {
+	for _, e := range cat {
+		if e.Tool.Name != name {
+			continue
+		}
+		var s struct {
+			Required   []string `json:"required"`
+			Properties map[string]struct {
+				Type    any   `json:"type"`
+				Default any   `json:"default"`
+				Enum    []any `json:"enum"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(e.Tool.Parameters, &s) != nil {
+			return ""
+		}
+		for _, r := range s.Required {
+			p, ok := s.Properties[r]
+			if !ok || p.Default != nil || len(p.Enum) > 0 {
+				continue
+			}
+			t, _ := p.Type.(string)
+			switch {
+			case t == "integer" || t == "number":
+				if !understand.StatesQuantity(text) {
+					return r
+				}
+			case t == "string" && nameHas(r, placeParam):
+				if !understand.NamesPlace(text) {
+					return r
+				}
+			case t == "string" && nameHas(r, timeParam):
+				if !understand.StatesTime(text) {
+					return r
+				}
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// nameHas reports whether a parameter name (snake_case or camelCase) has
+// one of the words.
+func nameHas(param string, words map[string]bool) bool {
+	for _, w := range embeddings.Tokens(param) {
+		if words[strings.ToLower(w)] {
+			return true
+		}
+	}
+	return false
 }
 
 // BestSimilarity is the dense similarity of the best-ranked candidate (for

@@ -76,6 +76,16 @@ type REPL struct {
 
 	suggestions []recommender.Recommendation // as last listed, numbered from 1
 	shown       map[string]bool              // suggestion ids printed already
+
+	// choosing: the last request named several files equally well; the
+	// next line may be the number of the one meant.
+	choosing *pendingChoice
+}
+
+// pendingChoice is a request waiting for the user to say which file.
+type pendingChoice struct {
+	request string
+	amb     *selector.AmbiguousError
 }
 
 // New returns a REPL over an engine.
@@ -129,8 +139,34 @@ func (r *REPL) Run(ctx context.Context) error {
 			}
 			continue
 		}
+		if c := r.choosing; c != nil {
+			r.choosing = nil
+			if text, ok := c.answer(line); ok {
+				r.printf("→ %s\n", text)
+				line = text
+			}
+		}
 		r.turn(ctx, line)
 	}
+}
+
+// answer turns a line that is the number of one of the choices into the
+// request naming that file (its path and space in place of the words that
+// named several); any other line is a new request.
+func (c *pendingChoice) answer(line string) (string, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ".")))
+	if err != nil || n < 1 || n > len(c.amb.Choices) {
+		return "", false
+	}
+	ch := c.amb.Choices[n-1]
+	ref := "in " + ch.Space
+	if ch.Path != "" {
+		ref = ch.Path + " " + ref
+	}
+	if i := strings.Index(strings.ToLower(c.request), strings.ToLower(c.amb.Phrase)); c.amb.Phrase != "" && i >= 0 {
+		return c.request[:i] + ref + c.request[i+len(c.amb.Phrase):], true
+	}
+	return c.request + " " + ref, true
 }
 
 // read feeds lines to r.lines and closes it at end of input.
@@ -406,7 +442,20 @@ wait:
 	case tr != nil && tr.Skipped != "":
 		r.printf("not run: %s\n", tr.Skipped)
 	}
-	if err != nil && !(interrupted && errors.Is(err, context.Canceled)) {
+	var amb *selector.AmbiguousError
+	switch {
+	case errors.As(err, &amb) && len(amb.Choices) > 0:
+		// Nothing is guessed: the user says which one by its number.
+		r.choosing = &pendingChoice{request: text, amb: amb}
+		r.printf("%q fits %d equally well; which one? Answer with its number (anything else is a new request):\n", amb.Phrase, len(amb.Choices))
+		for i, c := range amb.Choices {
+			if c.Path == "" {
+				r.printf("  %d. space %s\n", i+1, c.Space)
+				continue
+			}
+			r.printf("  %d. %s (space %s)\n", i+1, c.Path, c.Space)
+		}
+	case err != nil && !(interrupted && errors.Is(err, context.Canceled)):
 		r.printf("error: %v\n", err)
 	}
 	if interrupted {

@@ -616,3 +616,29 @@ func TestChatAnswersAreTheGuards(t *testing.T) {
 		t.Errorf("audit of delete-note: %v", got)
 	}
 }
+
+// TestSeveralFilesAskWhichOne: a request naming several files equally well
+// runs nothing; chat lists them numbered, and the number answered runs the
+// request on that file.
+func TestSeveralFilesAskWhichOne(t *testing.T) {
+	r := newRig(t)
+	must(t, os.MkdirAll(filepath.Join(r.docs, "contracts"), 0o755))
+	must(t, os.WriteFile(filepath.Join(r.docs, "contracts", "lease-2023.txt"), []byte("the old lease\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(r.docs, "contracts", "lease-2024.txt"), []byte("the new lease\n"), 0o644))
+	r.start(Options{})
+	m := r.expect(0, "> ")
+	r.say("read the lease")
+	m = r.expect(m, "which one? Answer with its number")
+	m = r.expect(m, "2. contracts/lease-2024.txt (space documents)")
+	m = r.expect(m, "> ")
+	if n := len(r.auditTools()); n != 0 {
+		t.Fatalf("a call ran before the user chose: %v", r.auditTools())
+	}
+	r.say("2")
+	m = r.expect(m, "the new lease")
+	r.expect(m, "> ")
+	r.stop()
+	if strings.Contains(r.out.String(), "the old lease") {
+		t.Fatalf("the file not chosen was read:\n%s", r.out)
+	}
+}
