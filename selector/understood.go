@@ -67,6 +67,10 @@ func (e *AmbiguousError) Error() string {
 	return b.String()
 }
 
+// Ambiguity is the phrase that matched several files and the files, for a
+// transport that answers with them (server.Ambiguous).
+func (e *AmbiguousError) Ambiguity() (string, any) { return e.Phrase, e.Choices }
+
 // Understand reads a request for caller against the spaces it may read.
 func (s *Selector) Understand(caller, request string) *understand.Interpretation {
 	return understand.Parse(request, s.envFor(caller))

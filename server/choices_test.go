@@ -10,14 +10,28 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/selector"
 )
 
 // ambiguousBackend answers every selection and plan with several equally
 // good files, wrapped as the engine wraps its errors.
 type ambiguousBackend struct{ *testBackend }
 
-var twoQuotes = &selector.AmbiguousError{Phrase: "the acme quote", Choices: []selector.Choice{
+// choice and ambiguous stand for the selector's (selector.AmbiguousError):
+// server knows such an error only by its Ambiguity method.
+type choice struct {
+	Space string `json:"space"`
+	Path  string `json:"path"`
+}
+
+type ambiguous struct {
+	Phrase  string
+	Choices []choice
+}
+
+func (e *ambiguous) Error() string            { return e.Phrase + " names several files" }
+func (e *ambiguous) Ambiguity() (string, any) { return e.Phrase, e.Choices }
+
+var twoQuotes = &ambiguous{Phrase: "the acme quote", Choices: []choice{
 	{Space: "documents", Path: "quotes/acme-2024.pdf"}, {Space: "documents", Path: "quotes/acme-2025.pdf"}}}
 
 func (b ambiguousBackend) Select(ctx context.Context, caller, text string) (any, error) {
@@ -52,9 +66,9 @@ func TestAmbiguousAnswersWithChoices(t *testing.T) {
 			t.Fatal(err)
 		}
 		var body struct {
-			Error   string            `json:"error"`
-			Phrase  string            `json:"phrase"`
-			Choices []selector.Choice `json:"choices"`
+			Error   string   `json:"error"`
+			Phrase  string   `json:"phrase"`
+			Choices []choice `json:"choices"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/selector"
 )
 
 // statusFor maps the 15 pipeline error kinds to HTTP statuses.
@@ -117,11 +116,19 @@ func ErrorBody(err error, kind string) map[string]any {
 	}
 	// Several files fit the request equally well: nothing was guessed; the
 	// client asks its user and sends the request again naming one.
-	var amb *selector.AmbiguousError
+	var amb Ambiguous
 	if errors.As(err, &amb) {
-		body["phrase"], body["choices"] = amb.Phrase, amb.Choices
+		body["phrase"], body["choices"] = amb.Ambiguity()
 	}
 	return body
+}
+
+// Ambiguous is an error that names several equally good choices instead
+// of guessing one (selector.AmbiguousError): the words that matched and
+// the choices, each encoded as JSON in the error body.
+type Ambiguous interface {
+	error
+	Ambiguity() (phrase string, choices any)
 }
 
 // clip cuts s to maxMessage bytes on a rune boundary, saying so.
