@@ -99,9 +99,31 @@ func wildcard(c string) string {
 }
 
 // Search returns the k best documents for the query: the dense and BM25
-// rankings of the documents passing f, fused by reciprocal rank fusion.
-// Ties break by ID.
+// rankings of the documents passing f, fused by reciprocal rank fusion,
+// then re-ranked by the index's Adapter when one is set and knows a term
+// of the query. Ties break by ID.
 func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	a := ix.Adapter()
+	if a == nil || k <= 0 {
+		return ix.search(ctx, query, k, f)
+	}
+	terms := distinctTerms(query)
+	if !a.knows(terms) {
+		return ix.search(ctx, query, k, f)
+	}
+	hits, err := ix.search(ctx, query, max(k, adapterDepth), f)
+	if err != nil {
+		return nil, err
+	}
+	a.rerank(terms, hits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// search is Search without the adapter: the base ranking.
+func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	ix.mu.RLock()
 	st := ix.st
 	ix.mu.RUnlock()
