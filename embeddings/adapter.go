@@ -45,16 +45,22 @@ const adapterVersion = 1
 const adapterDepth = 50
 
 // bonus is the adapter's addition to the fused score of tool id for terms
-// (distinct query terms); known tells whether any term has weights.
+// (distinct query terms): the mean of its weights over the terms the
+// adapter has learned, so that words it never saw do not dilute what it
+// knows.
 func (a *Adapter) bonus(terms []string, id string) float64 {
-	if len(terms) == 0 {
+	var s float64
+	n := 0
+	for _, t := range terms {
+		if w := a.Weights[t]; len(w) > 0 {
+			s += w[id]
+			n++
+		}
+	}
+	if n == 0 {
 		return 0
 	}
-	var s float64
-	for _, t := range terms {
-		s += a.Weights[t][id]
-	}
-	return s / float64(len(terms))
+	return s / float64(n)
 }
 
 // knows tells whether any of terms has a learned weight.
