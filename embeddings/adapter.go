@@ -169,6 +169,10 @@ type AdapterOptions struct {
 	// MaxWeight bounds each weight's magnitude [0.6]: the fused score of
 	// the base's best tool is about DenseWeight+SparseWeight.
 	MaxWeight float64
+	// PenalizeAny lowers any tool ranked above the right one; by default
+	// only tools that were right for some request are lowered, so that a
+	// tool nobody has used yet keeps its base ranking.
+	PenalizeAny bool
 }
 
 func (o *AdapterOptions) defaults() {
@@ -238,6 +242,10 @@ func TrainAdapter(ctx context.Context, ix *Index, exs []AdapterExample, o Adapte
 			}
 		}
 	}
+	used := map[string]bool{}
+	for _, ex := range exs {
+		used[ex.Tool] = true
+	}
 	hits := make([]Hit, 0, adapterDepth)
 	for range o.Epochs {
 		for i, ex := range exs {
@@ -260,7 +268,9 @@ func TrainAdapter(ctx context.Context, ix *Index, exs []AdapterExample, o Adapte
 			// The mean over the query's terms: each term moves by Rate, so
 			// the bonus moves by Rate.
 			add(terms[i], ex.Tool, o.Rate)
-			add(terms[i], hits[rival].ID, -o.Rate)
+			if o.PenalizeAny || used[hits[rival].ID] {
+				add(terms[i], hits[rival].ID, -o.Rate)
+			}
 		}
 	}
 	for t, w := range a.Weights {
