@@ -49,43 +49,60 @@ func (st *state) allowed(f *Filter) []bool {
 	if f.empty() {
 		return nil
 	}
-	mask := make([]bool, len(st.docs))
-	var ids map[string]bool
+	n := len(st.docs)
+	mask := make([]bool, n)
 	if f.IDs != nil {
-		ids = make(map[string]bool, len(f.IDs))
+		// The allowed IDs set the mask; the other conditions clear it.
 		for _, id := range f.IDs {
-			ids[id] = true
-		}
-	}
-	var held map[string]bool
-	if f.CheckCapabilities {
-		held = make(map[string]bool, len(f.Capabilities))
-		for _, c := range f.Capabilities {
-			held[c] = true
-		}
-	}
-outer:
-	for i := range st.docs {
-		d := &st.docs[i]
-		if d.Trust < f.MinTrust {
-			continue
-		}
-		if ids != nil && !ids[d.ID] {
-			continue
-		}
-		for k, v := range f.Where {
-			if d.Metadata[k] != v {
-				continue outer
+			if i, ok := st.pos[id]; ok {
+				mask[i] = true
 			}
 		}
+	} else {
+		for i := range mask {
+			mask[i] = true
+		}
+	}
+	// held[c]: the caller holds the registry's capability c exactly or as
+	// Kind(*); decided once per distinct capability, not per document.
+	var held []bool
+	if f.CheckCapabilities {
+		have := make(map[string]bool, len(f.Capabilities))
+		for _, c := range f.Capabilities {
+			have[c] = true
+		}
+		held = make([]bool, len(st.capNames))
+		for c, name := range st.capNames {
+			held[c] = have[name] || have[wildcard(name)]
+		}
+	}
+	minTrust := int32(f.MinTrust)
+outer:
+	for i := 0; i < n; i++ {
+		if !mask[i] {
+			continue
+		}
+		if st.trust[i] < minTrust {
+			mask[i] = false
+			continue
+		}
 		if held != nil {
-			for _, c := range d.Capabilities {
-				if !held[c] && !held[wildcard(c)] {
+			for _, c := range st.caps[i] {
+				if !held[c] {
+					mask[i] = false
 					continue outer
 				}
 			}
 		}
-		mask[i] = true
+		if len(f.Where) > 0 {
+			md := st.docs[i].Metadata
+			for k, v := range f.Where {
+				if md[k] != v {
+					mask[i] = false
+					continue outer
+				}
+			}
+		}
 	}
 	return mask
 }
