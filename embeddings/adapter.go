@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 )
 
 // An Adapter is what one installation learned from use: how its users'
@@ -78,12 +77,7 @@ func (a *Adapter) rerank(terms []string, hits []Hit) {
 	for i := range hits {
 		hits[i].Fused += a.bonus(terms, hits[i].ID)
 	}
-	sort.SliceStable(hits, func(x, y int) bool {
-		if hits[x].Fused != hits[y].Fused {
-			return hits[x].Fused > hits[y].Fused
-		}
-		return hits[x].ID < hits[y].ID
-	})
+	slices.SortStableFunc(hits, byFused)
 }
 
 func distinctTerms(q string) []string {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -166,7 +166,12 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	mask := st.allowed(&f)
 	keep := func(i int) bool { return mask == nil || mask[i] }
 
-	dense := make([]float64, n)
+	// The two score arrays are scratch, reused across searches: at 10,000
+	// tools each is 80 KB a query for the collector otherwise.
+	dp, sp := scratchFloats(n), scratchFloats(n)
+	defer floatPool.Put(dp)
+	defer floatPool.Put(sp)
+	dense := *dp
 	st.dots(qv, dense)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
 		gsum := make([]float64, st.nGroups)
@@ -181,16 +186,42 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, keep, o)
+	sparse, sl := st.sparseList(qterms, k, mask, keep, o, *sp)
 	dl := TopK(dense, max(o.Depth, k), keep)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
 
+// byFused orders hits best first, ties by ID.
+func byFused(a, b Hit) int {
+	if a.Fused != b.Fused {
+		if a.Fused > b.Fused {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// floatPool holds scratch score arrays (*[]float64) of searches.
+var floatPool sync.Pool
+
+// scratchFloats is a pooled array of n float64s, contents undefined; Put
+// it back in floatPool when done.
+func scratchFloats(n int) *[]float64 {
+	if p, _ := floatPool.Get().(*[]float64); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float64, n)
+	return &s
+}
+
 // sparseList is the BM25 score of every document (group term included)
-// and the best max(Depth, k) of those passing the mask.
-func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options) ([]float64, []Scored) {
+// and the best max(Depth, k) of those passing the mask, in sparse (len:
+// the documents; overwritten).
+func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	n := len(st.docs)
-	sparse := make([]float64, n)
+	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
 		gs := make([]float64, st.nGroups)
@@ -209,16 +240,20 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) 
 // the k best hits; dense(d) is document d's dense score whether or not it
 // is in dl.
 func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64, k int, o *Options) []Hit {
-	fused := map[int]*Hit{}
+	// Hits live in one slice, found by document through idx: no
+	// allocation per candidate.
+	hits := make([]Hit, 0, len(dl)+len(sl))
+	idx := make(map[int]int, len(dl)+len(sl))
 	get := func(d int) *Hit {
-		h, ok := fused[d]
+		i, ok := idx[d]
 		if !ok {
 			// A trained encoder's cosine can be negative: for callers
 			// (thresholds, notices) that means no similarity.
-			h = &Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]}
-			fused[d] = h
+			i = len(hits)
+			idx[d] = i
+			hits = append(hits, Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]})
 		}
-		return h
+		return &hits[i]
 	}
 	var dmax, smax float64
 	if len(dl) > 0 {
@@ -247,16 +282,7 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 			h.Fused += o.SparseWeight / (o.RRFK + float64(r+1))
 		}
 	}
-	hits := make([]Hit, 0, len(fused))
-	for _, h := range fused {
-		hits = append(hits, *h)
-	}
-	sort.Slice(hits, func(a, b int) bool {
-		if hits[a].Fused != hits[b].Fused {
-			return hits[a].Fused > hits[b].Fused
-		}
-		return hits[a].ID < hits[b].ID
-	})
+	slices.SortFunc(hits, byFused)
 	if len(hits) > k {
 		hits = hits[:k]
 	}
