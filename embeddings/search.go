@@ -187,7 +187,7 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 		}
 	}
 	sparse, sl := st.sparseList(qterms, k, mask, keep, o, *sp)
-	dl := TopK(dense, max(o.Depth, k), keep)
+	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
 
@@ -232,7 +232,7 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) 
 			}
 		}
 	}
-	sl := TopK(sparse, max(o.Depth, k), func(i int) bool { return keep(i) && sparse[i] > 0 })
+	sl := topK(sparse, max(o.Depth, k), mask, true, nil)
 	return sparse, sl
 }
 
