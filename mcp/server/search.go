@@ -59,13 +59,13 @@ func (s *Server) addSearch() {
 	if s.search == nil {
 		return
 	}
-	readOnly := false
+	notDestructive := false
 	s.Server.AddTool(&mcp.Tool{
 		Name: SearchToolName,
 		Description: fmt.Sprintf("Find the tools for a task among all the tools you may call: returns the best %d (or limit) "+
 			"with their input schemas, and adds them to your tool list.", s.opts.SearchLimit),
 		InputSchema: searchSchema,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: &readOnly},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: &notDestructive},
 	}, s.searchTools)
 	s.Server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -102,6 +102,9 @@ func (s *Server) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		return toolError("the search failed: " + err.Error()), nil
 	}
 	res := SearchResult{Tools: s.show(names)}
+	if res.Tools == nil {
+		res.Tools = []*mcp.Tool{} // [] rather than null in structuredContent
+	}
 	if len(res.Tools) > k {
 		res.Tools = res.Tools[:k]
 	}

@@ -99,10 +99,12 @@ func search(t *testing.T, cs *mcp.ClientSession, args map[string]any) (*mcp.Call
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The structured result, as the client decoded it.
 	var out SearchResult
-	if !r.IsError {
-		if err := json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &out); err != nil && len(r.Content) > 0 {
-			t.Logf("text: %s", r.Content[0].(*mcp.TextContent).Text)
+	if !r.IsError && r.StructuredContent != nil {
+		b, _ := json.Marshal(r.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("structuredContent %s: %v", b, err)
 		}
 	}
 	return r, out
