@@ -34,7 +34,9 @@ func TestInspectorToolSearchOverStdio(t *testing.T) {
 	e := newInspectorEnv(t)
 	e.searchOn(t)
 	target := []string{"-e", "AIRS_CONFIG=" + e.config, "-e", "AIRS_HOME=" + e.home, e.bin, "mcp"}
-	run := func(want int, args ...string) map[string]any { return e.inspect(t, want, append(clone(target), args...)...) }
+	run := func(want int, args ...string) map[string]any {
+		return e.inspect(t, want, append(clone(target), args...)...)
+	}
 
 	tools := run(0, "--method", "tools/list")
 	if !has(tools, `"name":"search_tools"`) || has(tools, `"name":"read-file"`) || has(tools, `"name":"calculator"`) {
