@@ -179,6 +179,11 @@ guard:
 # review NAME' shows the tools and what granting means. Shown commented out:
 # a configured server is started by every command that builds the registry.
 # mcp:
+#   serve:                                 # AIRS as an MCP server ('airs mcp', /mcp of 'airs serve')
+#     tool_search: false                   # true: tools/list starts with search_tools alone and grows
+#                                          # with the tools it finds (a client with 1,000 tools
+#                                          # sends its model a few)
+#     search_limit: 5                      # tools per search when the client asks for no number (1-50)
 #   sampling:                              # a server's sampling/createMessage, answered by the model
 #     enabled: true                        # false: refused (and not advertised)
 #     max_tokens: 1024                     # a request asking for more gets this many (at most 32768)

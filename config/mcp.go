@@ -22,6 +22,8 @@ type MCP struct {
 	Servers map[string]MCPServer
 	// Sampling is the default of every server's Sampling (mcp.sampling).
 	Sampling MCPSampling
+	// Serve configures AIRS as an MCP server (airs mcp, /mcp): mcp.serve.
+	Serve MCPServe
 }
 
 // MCPSampling bounds how AIRS's model answers a server's
@@ -126,7 +128,7 @@ var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 type fileMCP struct {
 	Servers  map[string]fileMCPServer `yaml:"servers"`
 	Sampling *fileMCPSampling         `yaml:"sampling"`
-	// Serve: server mode's keys (mcp.serve) go here.
+	Serve    *fileMCPServe            `yaml:"serve"`
 }
 
 type fileMCPServer struct {
@@ -189,6 +191,7 @@ func (p *parser) sampling(base MCPSampling, f *fileMCPSampling, key ...string) M
 func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 	c.MCP.Servers = map[string]MCPServer{}
 	c.MCP.Sampling = p.sampling(DefaultMCPSampling, fc.MCP.Sampling, "mcp", "sampling")
+	c.MCP.Serve = p.mcpServe(fc.MCP.Serve)
 	prefixes := map[string]string{}
 	for _, name := range sortedKeys(fc.MCP.Servers) {
 		fs := fc.MCP.Servers[name]

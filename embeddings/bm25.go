@@ -126,11 +126,19 @@ type Scored struct {
 // all), best first, ties broken by the lower document number. It keeps a
 // min-heap of size k: O(n log k).
 func TopK(scores []float64, k int, keep func(int) bool) []Scored {
+	return topK(scores, k, nil, false, keep)
+}
+
+// topK is TopK with the common conditions inlined: mask (nil: all) and
+// positive (only scores above 0) are checked before keep (nil: none), so
+// a search over many tools calls no function per document.
+func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bool) []Scored {
 	if k <= 0 {
 		return nil
 	}
 	h := make([]Scored, 0, k)
-	less := func(a, b Scored) bool { // a ranks below b
+	// less: a ranks below b.
+	less := func(a, b Scored) bool {
 		if a.Score != b.Score {
 			return a.Score < b.Score
 		}
@@ -154,6 +162,18 @@ func TopK(scores []float64, k int, keep func(int) bool) []Scored {
 		}
 	}
 	for d, s := range scores {
+		if positive && s <= 0 {
+			continue
+		}
+		if mask != nil && !mask[d] {
+			continue
+		}
+		if len(h) == k {
+			// Below the heap's least: out, without building a candidate.
+			if m := h[0]; s < m.Score || s == m.Score && d > m.Doc {
+				continue
+			}
+		}
 		if keep != nil && !keep(d) {
 			continue
 		}
@@ -170,11 +190,17 @@ func TopK(scores []float64, k int, keep func(int) bool) []Scored {
 			}
 			continue
 		}
-		if less(h[0], c) {
-			h[0] = c
-			down(0)
-		}
+		h[0] = c
+		down(0)
 	}
-	sort.Slice(h, func(i, j int) bool { return less(h[j], h[i]) })
+	slices.SortFunc(h, func(a, b Scored) int {
+		switch {
+		case less(b, a):
+			return -1
+		case less(a, b):
+			return 1
+		}
+		return 0
+	})
 	return h
 }

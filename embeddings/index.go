@@ -137,8 +137,9 @@ type Index struct {
 	col    *chromem.Collection
 	man    manifest
 
-	mu sync.RWMutex
-	st *state
+	mu      sync.RWMutex
+	st      *state
+	adapter *Adapter // what this installation learned from use (adapter.go)
 }
 
 type manifest struct {
@@ -194,6 +195,17 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 					return nil, fmt.Errorf("embeddings: %s: %w", lexicalFile, err)
 				}
 			}
+		}
+	}
+	if o.Dir != "" {
+		a, err := loadAdapter(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil && a.Embedder == emb.ID() {
+			// Trained over another embedder, its corrections were for
+			// another ranking: left unused until retrained.
+			ix.adapter = a
 		}
 	}
 	ix.col, err = ix.db.GetOrCreateCollection(collectionName, nil, noEmbed)

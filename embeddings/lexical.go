@@ -1,16 +1,18 @@
 package embeddings
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -145,9 +147,13 @@ type feat struct {
 }
 
 func featHash(ch int, s string) uint64 {
-	f := fnv.New64a()
-	f.Write([]byte(s))
-	return f.Sum64()&^(3<<62) | uint64(ch)<<62
+	// FNV-1a 64 (hash/fnv's), inline: no hasher or byte copy per feature.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h&^(3<<62) | uint64(ch)<<62
 }
 
 // features counts the raw features of a text.
@@ -155,6 +161,7 @@ func (o *LexicalOptions) features(text string) []feat {
 	counts := map[uint64]float64{}
 	toks := Tokens(text)
 	var prev string
+	var offs []int // byte offset of each rune of the marked token, and its end
 	for _, t := range toks {
 		if stopwords[t] {
 			continue
@@ -165,14 +172,25 @@ func (o *LexicalOptions) features(text string) []feat {
 			counts[featHash(chBigram, prev+" "+st)]++
 		}
 		prev = st
-		rs := []rune("^" + t + "$")
-		if len(rs) <= o.CharMin {
-			counts[featHash(chChar, string(rs))]++
+		// Character n-grams of the marked token, n counted in runes, each
+		// a substring of it (no copy).
+		m := "^" + t + "$"
+		if !utf8.ValidString(m) {
+			m = string([]rune(m)) // each invalid byte a U+FFFD, as a rune slice has it
+		}
+		offs = offs[:0]
+		for i := range m {
+			offs = append(offs, i)
+		}
+		runes := len(offs)
+		offs = append(offs, len(m))
+		if runes <= o.CharMin {
+			counts[featHash(chChar, m)]++
 			continue
 		}
 		for n := o.CharMin; n <= o.CharMax; n++ {
-			for i := 0; i+n <= len(rs); i++ {
-				counts[featHash(chChar, string(rs[i:i+n]))]++
+			for i := 0; i+n <= runes; i++ {
+				counts[featHash(chChar, m[offs[i]:offs[i+n]])]++
 			}
 		}
 	}
@@ -180,7 +198,7 @@ func (o *LexicalOptions) features(text string) []feat {
 	for h, c := range counts {
 		out = append(out, feat{h, c})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].h < out[j].h })
+	slices.SortFunc(out, func(a, b feat) int { return cmp.Compare(a.h, b.h) })
 	return out
 }
 

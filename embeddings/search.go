@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -49,43 +49,60 @@ func (st *state) allowed(f *Filter) []bool {
 	if f.empty() {
 		return nil
 	}
-	mask := make([]bool, len(st.docs))
-	var ids map[string]bool
+	n := len(st.docs)
+	mask := make([]bool, n)
 	if f.IDs != nil {
-		ids = make(map[string]bool, len(f.IDs))
+		// The allowed IDs set the mask; the other conditions clear it.
 		for _, id := range f.IDs {
-			ids[id] = true
-		}
-	}
-	var held map[string]bool
-	if f.CheckCapabilities {
-		held = make(map[string]bool, len(f.Capabilities))
-		for _, c := range f.Capabilities {
-			held[c] = true
-		}
-	}
-outer:
-	for i := range st.docs {
-		d := &st.docs[i]
-		if d.Trust < f.MinTrust {
-			continue
-		}
-		if ids != nil && !ids[d.ID] {
-			continue
-		}
-		for k, v := range f.Where {
-			if d.Metadata[k] != v {
-				continue outer
+			if i, ok := st.pos[id]; ok {
+				mask[i] = true
 			}
 		}
+	} else {
+		for i := range mask {
+			mask[i] = true
+		}
+	}
+	// held[c]: the caller holds the registry's capability c exactly or as
+	// Kind(*); decided once per distinct capability, not per document.
+	var held []bool
+	if f.CheckCapabilities {
+		have := make(map[string]bool, len(f.Capabilities))
+		for _, c := range f.Capabilities {
+			have[c] = true
+		}
+		held = make([]bool, len(st.capNames))
+		for c, name := range st.capNames {
+			held[c] = have[name] || have[wildcard(name)]
+		}
+	}
+	minTrust := int32(f.MinTrust)
+outer:
+	for i := 0; i < n; i++ {
+		if !mask[i] {
+			continue
+		}
+		if st.trust[i] < minTrust {
+			mask[i] = false
+			continue
+		}
 		if held != nil {
-			for _, c := range d.Capabilities {
-				if !held[c] && !held[wildcard(c)] {
+			for _, c := range st.caps[i] {
+				if !held[c] {
+					mask[i] = false
 					continue outer
 				}
 			}
 		}
-		mask[i] = true
+		if len(f.Where) > 0 {
+			md := st.docs[i].Metadata
+			for k, v := range f.Where {
+				if md[k] != v {
+					mask[i] = false
+					continue outer
+				}
+			}
+		}
 	}
 	return mask
 }
@@ -99,9 +116,31 @@ func wildcard(c string) string {
 }
 
 // Search returns the k best documents for the query: the dense and BM25
-// rankings of the documents passing f, fused by reciprocal rank fusion.
-// Ties break by ID.
+// rankings of the documents passing f, fused by reciprocal rank fusion,
+// then re-ranked by the index's Adapter when one is set and knows a term
+// of the query. Ties break by ID.
 func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	a := ix.Adapter()
+	if a == nil || k <= 0 {
+		return ix.search(ctx, query, k, f)
+	}
+	terms := distinctTerms(query)
+	if !a.knows(terms) {
+		return ix.search(ctx, query, k, f)
+	}
+	hits, err := ix.search(ctx, query, max(k, adapterDepth), f)
+	if err != nil {
+		return nil, err
+	}
+	a.rerank(terms, hits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// search is Search without the adapter: the base ranking.
+func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	ix.mu.RLock()
 	st := ix.st
 	ix.mu.RUnlock()
@@ -127,7 +166,12 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	mask := st.allowed(&f)
 	keep := func(i int) bool { return mask == nil || mask[i] }
 
-	dense := make([]float64, n)
+	// The two score arrays are scratch, reused across searches: at 10,000
+	// tools each is 80 KB a query for the collector otherwise.
+	dp, sp := scratchFloats(n), scratchFloats(n)
+	defer floatPool.Put(dp)
+	defer floatPool.Put(sp)
+	dense := *dp
 	st.dots(qv, dense)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
 		gsum := make([]float64, st.nGroups)
@@ -142,16 +186,42 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, keep, o)
-	dl := TopK(dense, max(o.Depth, k), keep)
+	sparse, sl := st.sparseList(qterms, k, mask, keep, o, *sp)
+	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
 
+// byFused orders hits best first, ties by ID.
+func byFused(a, b Hit) int {
+	if a.Fused != b.Fused {
+		if a.Fused > b.Fused {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// floatPool holds scratch score arrays (*[]float64) of searches.
+var floatPool sync.Pool
+
+// scratchFloats is a pooled array of n float64s, contents undefined; Put
+// it back in floatPool when done.
+func scratchFloats(n int) *[]float64 {
+	if p, _ := floatPool.Get().(*[]float64); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float64, n)
+	return &s
+}
+
 // sparseList is the BM25 score of every document (group term included)
-// and the best max(Depth, k) of those passing the mask.
-func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options) ([]float64, []Scored) {
+// and the best max(Depth, k) of those passing the mask, in sparse (len:
+// the documents; overwritten).
+func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	n := len(st.docs)
-	sparse := make([]float64, n)
+	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
 		gs := make([]float64, st.nGroups)
@@ -162,7 +232,7 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) 
 			}
 		}
 	}
-	sl := TopK(sparse, max(o.Depth, k), func(i int) bool { return keep(i) && sparse[i] > 0 })
+	sl := topK(sparse, max(o.Depth, k), mask, true, nil)
 	return sparse, sl
 }
 
@@ -170,16 +240,20 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) 
 // the k best hits; dense(d) is document d's dense score whether or not it
 // is in dl.
 func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64, k int, o *Options) []Hit {
-	fused := map[int]*Hit{}
+	// Hits live in one slice, found by document through idx: no
+	// allocation per candidate.
+	hits := make([]Hit, 0, len(dl)+len(sl))
+	idx := make(map[int]int, len(dl)+len(sl))
 	get := func(d int) *Hit {
-		h, ok := fused[d]
+		i, ok := idx[d]
 		if !ok {
 			// A trained encoder's cosine can be negative: for callers
 			// (thresholds, notices) that means no similarity.
-			h = &Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]}
-			fused[d] = h
+			i = len(hits)
+			idx[d] = i
+			hits = append(hits, Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]})
 		}
-		return h
+		return &hits[i]
 	}
 	var dmax, smax float64
 	if len(dl) > 0 {
@@ -208,16 +282,7 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 			h.Fused += o.SparseWeight / (o.RRFK + float64(r+1))
 		}
 	}
-	hits := make([]Hit, 0, len(fused))
-	for _, h := range fused {
-		hits = append(hits, *h)
-	}
-	sort.Slice(hits, func(a, b int) bool {
-		if hits[a].Fused != hits[b].Fused {
-			return hits[a].Fused > hits[b].Fused
-		}
-		return hits[a].ID < hits[b].ID
-	})
+	slices.SortFunc(hits, byFused)
 	if len(hits) > k {
 		hits = hits[:k]
 	}

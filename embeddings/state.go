@@ -22,6 +22,12 @@ type state struct {
 	// with q is Σ(q·v)/groupNorm, so it comes from the members' dot products.
 	groupNorm []float64
 	nGroups   int
+	// What a Filter reads of each document, kept apart from docs so that
+	// filtering scans small arrays, not whole documents: the trust level,
+	// the required capabilities and each one as Kind(*).
+	trust    []int32
+	caps     [][]int32 // indexes into capNames
+	capNames []string  // the distinct capabilities required
 }
 
 func (st *state) vector(i int) []float32 { return st.vecs[i*st.dim : (i+1)*st.dim] }
@@ -52,11 +58,24 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 		dim:    dim,
 		vecs:   make([]float32, len(docs)*dim),
 	}
+	st.trust = make([]int32, len(docs))
+	st.caps = make([][]int32, len(docs))
+	capID := map[string]int32{}
 	for k, i := range order {
 		st.docs[k] = docs[i]
 		st.hashes[k] = docs[i].Hash()
 		st.pos[docs[i].ID] = k
 		copy(st.vecs[k*dim:], vecs[i])
+		st.trust[k] = int32(docs[i].Trust)
+		for _, c := range docs[i].Capabilities {
+			id, ok := capID[c]
+			if !ok {
+				id = int32(len(st.capNames))
+				capID[c] = id
+				st.capNames = append(st.capNames, c)
+			}
+			st.caps[k] = append(st.caps[k], id)
+		}
 	}
 	fw := ix.opts.Fields
 	vocab := registryVocab(st.docs)

@@ -85,9 +85,10 @@ func runMCP(a *app, args []string) error {
 	}
 	defer closeE()
 	s := mcpserver.New(e.MCPBackend(), caller, mcpserver.Options{
-		Version:   versionString(),
-		Pipelines: pipelineDirs(pipelines, a.cfg.Home),
-		Logger:    a.quietLogger(),
+		Version:    versionString(),
+		Pipelines:  pipelineDirs(pipelines, a.cfg.Home),
+		Logger:     a.quietLogger(),
+		ToolSearch: a.cfg.MCP.Serve.ToolSearch, SearchLimit: a.cfg.MCP.Serve.SearchLimit,
 	})
 	defer s.Close()
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}

@@ -100,7 +100,8 @@ Examples:
 			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")
 		}
 		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{
-			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger()})
+			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger(),
+			ToolSearch: cfg.MCP.Serve.ToolSearch, SearchLimit: cfg.MCP.Serve.SearchLimit})
 		defer mh.Close()
 		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh,
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})

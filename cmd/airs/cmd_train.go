@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
@@ -17,6 +18,7 @@ var trainCmd = &command{
 	Summary: "train the tool-retrieval model on the public reference data",
 	Usage: `Usage:
   airs train retrieval [--data-dir DIR] [--out FILE] [--seed N] [--epochs N] [--json]
+  airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -35,8 +37,20 @@ write the same file. It takes a few minutes on one core. --out defaults to
 embeddings/model/tooltext.bin.gz, the model built into airs (rebuild airs
 to use it); 'airs eval retrieval --embedder model:FILE' evaluates any file.
 
+--from-sessions learns from use instead: the recorded requests of this
+installation (default: the session log of airs.yaml) whose tool was
+accepted or corrected train a per-installation adapter over the index's
+ranking (query words -> tool weights added to the fused score, bounded;
+the model itself is not changed). The latest --holdout share of them is
+scored first, base ranking against an adapter trained on the earlier
+ones; then the adapter trained on all is written to the index directory
+($AIRS_HOME/index/adapter.json) and used by every command from its next
+start. Run it again as sessions accumulate; delete the file to forget.
+
 Examples:
   airs train retrieval --data-dir ../shared/data
+  airs train retrieval --from-sessions
+  airs train retrieval --from-sessions sessions.jsonl --holdout 0.3 --implicit
   airs train retrieval --out /tmp/m.bin.gz --epochs 4 && \
     airs eval retrieval --embedder model:/tmp/m.bin.gz --split test --data $DATA_DIR/retrieval/stabletoolbench_queries.jsonl.gz
 `,
@@ -64,8 +78,18 @@ func runTrain(a *app, args []string) error {
 	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a training step (0: the default, 0.3; negative: none)")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
-	if _, err := parseArgs(fs, args[1:]); err != nil {
+	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
+	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
+	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
 		return err
+	}
+	if *fromSessions {
+		return trainFromSessions(a, pos, *holdout, *implicit, *asJSON)
+	}
+	if len(pos) > 0 {
+		return usagef("'train retrieval' takes no arguments (a SESSIONS.jsonl goes with --from-sessions)")
 	}
 	if *dataDir == "" {
 		*dataDir = os.Getenv("DATA_DIR")
@@ -84,7 +108,6 @@ func runTrain(a *app, args []string) error {
 	defer stop()
 	var m *embeddings.ToolModel
 	var rep retrieval.TrainReport
-	var err error
 	if *fusionOnly != "" {
 		if m, err = embeddings.LoadToolModel(*fusionOnly); err != nil {
 			return err
@@ -127,5 +150,80 @@ func runTrain(a *app, args []string) error {
 	} else {
 		fmt.Fprintf(a.stdout, "wrote %s (%s): fusion %+v, dev NDCG@10 %.4f\n", *out, m.ID(), rep.Fusion, rep.DevNDCG)
 	}
+	return nil
+}
+
+// trainFromSessions learns the installation's adapter from its recorded
+// sessions and writes it beside the index.
+func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON bool) error {
+	if len(pos) > 1 {
+		return usagef("'train retrieval --from-sessions' takes one SESSIONS.jsonl (default: the recorded sessions of airs.yaml)")
+	}
+	if holdout < 0 || holdout >= 1 {
+		return usagef("--holdout %v: want a share from 0 (score nothing) to below 1", holdout)
+	}
+	arg := ""
+	if len(pos) == 1 {
+		arg = pos[0]
+	}
+	items, unlabelled, name, err := a.recordedItems(arg, implicit)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
+	defer stop()
+	e, closeE, err := a.engine(ctx, "train", "none")
+	if err != nil {
+		return err
+	}
+	defer closeE()
+	callable := map[string][]string{}
+	var exs []embeddings.AdapterExample
+	skipped := 0
+	for _, it := range items {
+		if it.Gold == nil {
+			skipped++ // "no tool was right": nothing for a ranking to learn
+			continue
+		}
+		names, ok := callable[it.Caller]
+		if !ok {
+			for _, en := range e.Catalog.Callable(it.Caller) {
+				names = append(names, en.Tool.Name)
+			}
+			callable[it.Caller] = names
+		}
+		if !slices.Contains(names, it.Gold.Tool) {
+			skipped++ // the tool is gone, or the caller may no longer call it
+			continue
+		}
+		exs = append(exs, embeddings.AdapterExample{Query: it.Request, Tool: it.Gold.Tool, Allowed: names})
+	}
+	if len(exs) == 0 {
+		return usagef("%s has no request labelled with a tool this installation still offers (%d labelled, %d unlabelled)\n"+
+			"hint: /accept or /correct what 'airs chat' chose, or pass --implicit to count calls that ran ok", name, len(items), unlabelled)
+	}
+	ad, rep, err := retrieval.LearnFromUse(ctx, e.Index, exs, holdout, embeddings.AdapterOptions{})
+	if err != nil {
+		return err
+	}
+	if err := e.Index.SaveAdapter(ad); err != nil {
+		return err
+	}
+	if asJSON {
+		b, _ := json.Marshal(struct {
+			retrieval.UseReport
+			Skipped int    `json:"skipped"`
+			Written string `json:"written"`
+		}{rep, skipped, filepath.Join(a.cfg.IndexDir(), embeddings.AdapterFile)})
+		fmt.Fprintf(a.stdout, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "%s: %d requests to learn from (%d skipped: no tool, or a tool no longer offered; %d unlabelled)\n", name, len(exs), skipped, unlabelled)
+	if rep.HeldOut > 0 {
+		fmt.Fprintf(a.stdout, "held out, the latest %d: top-1 %.3f -> %.3f, recall@5 %.3f -> %.3f (base -> adapter trained on the %d before)\n",
+			rep.HeldOut, rep.Base.Top1, rep.Adapted.Top1, rep.Base.RecallAt5, rep.Adapted.RecallAt5, rep.Train)
+	}
+	fmt.Fprintf(a.stdout, "wrote %s (%d words, %d weights), trained on all %d: used from each command's next start\n",
+		filepath.Join(a.cfg.IndexDir(), embeddings.AdapterFile), rep.Terms, rep.Weights, len(exs))
 	return nil
 }

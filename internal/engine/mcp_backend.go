@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 
+	"github.com/airs-dev/airs/embeddings"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -40,3 +42,29 @@ func (b mcpBackend) Call(ctx context.Context, req pipeline.Request) (*pipeline.R
 
 // Watch is the registry's change signal (mcpserver.Watcher).
 func (b mcpBackend) Watch() (<-chan struct{}, func()) { return b.e.Registry.Watch() }
+
+// SearchTools is the selector's retrieval (the tool index: the trained
+// model, BM25 and the name/schema fields, fused) over the caller's tools
+// (mcpserver.Searcher): mcp.serve.tool_search's search_tools.
+func (b mcpBackend) SearchTools(ctx context.Context, caller, query string, k int) ([]string, error) {
+	if b.e.Index == nil {
+		return nil, errors.New("this AIRS has no tool index")
+	}
+	tools := b.Tools(caller)
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	hits, err := b.e.Index.Search(ctx, query, k, embeddings.Filter{IDs: names})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out, nil
+}

@@ -15,6 +15,8 @@
 //     capability checks and the audit log apply to them as to any call.
 //   - prompts: the YAML pipelines of Options.Pipelines whose tools the
 //     caller may call (prompts.go).
+//   - with Options.ToolSearch, tools/list starts with search_tools alone
+//     and grows with the tools it finds (search.go).
 //
 // NewHTTPHandler serves it over streamable HTTP, one server per caller.
 package server
@@ -62,6 +64,13 @@ type Options struct {
 	// Logger receives what a client cannot be told (a tool left out of
 	// tools/list, a pipeline that does not parse) [discard].
 	Logger *slog.Logger
+	// ToolSearch serves search_tools and lists only the tools found so far
+	// (search.go); the Backend must be a Searcher, else every tool is
+	// listed as without it.
+	ToolSearch bool
+	// SearchLimit is how many tools one search returns when the client
+	// asks for no number [5].
+	SearchLimit int
 }
 
 // Server is one caller's MCP server.
@@ -72,8 +81,15 @@ type Server struct {
 	opts   Options
 
 	mu     sync.Mutex
-	listed map[string]*mcp.Tool // what tools/list answers now, by name
+	listed map[string]*mcp.Tool // what tools/list answers now, by name (search_tools aside)
 	stop   func()               // ends the registry watch and waits for its goroutine
+
+	// With tool search: every tool the caller may call now (what tools/list
+	// would show without it), their handlers, and the names found so far.
+	search   Searcher
+	callable map[string]*mcp.Tool
+	handlers map[string]mcp.ToolHandler
+	found    map[string]bool
 }
 
 // New returns the MCP server of caller. Its tools are those caller may
@@ -89,7 +105,21 @@ func New(b Backend, caller string, opts Options) *Server {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{b: b, caller: caller, opts: opts, listed: map[string]*mcp.Tool{}}
+	s := &Server{b: b, caller: caller, opts: opts, listed: map[string]*mcp.Tool{}, found: map[string]bool{}}
+	instructions := "AIRS's tools, as the agent " + caller + " may call them. Every call goes through AIRS's pipeline " +
+		"(capabilities, schema validation, timeouts, audit); a destructive call may wait for a person ('airs review')."
+	if opts.ToolSearch {
+		if sr, ok := b.(Searcher); ok {
+			s.search = sr
+			instructions += " " + searchInstructions
+		} else {
+			opts.Logger.Warn("mcp: tool search is on but this server cannot search: every tool is listed")
+		}
+	}
+	if s.opts.SearchLimit <= 0 {
+		s.opts.SearchLimit = DefaultSearchLimit
+	}
+	s.opts.SearchLimit = min(s.opts.SearchLimit, MaxSearchLimit)
 	s.Server = mcp.NewServer(&mcp.Implementation{Name: "airs", Version: version}, &mcp.ServerOptions{
 		Logger:       opts.Logger,
 		HasResources: true,
@@ -97,9 +127,9 @@ func New(b Backend, caller string, opts Options) *Server {
 		// Every list is this caller's (its capabilities decide it): no
 		// intermediary may serve it to another.
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
-		Instructions: "AIRS's tools, as the agent " + caller + " may call them. Every call goes through AIRS's pipeline " +
-			"(capabilities, schema validation, timeouts, audit); a destructive call may wait for a person ('airs review').",
+		Instructions: instructions,
 	})
+	s.addSearch()
 	s.addResources()
 	s.addPrompts()
 	s.Refresh()
@@ -151,8 +181,24 @@ func (s *Server) Refresh() {
 			s.opts.Logger.Warn("mcp: a tool is left out of tools/list", "tool", t.Name, "reason", err)
 			continue
 		}
+		if s.search != nil && t.Name == SearchToolName {
+			s.opts.Logger.Warn("mcp: a tool is left out: its name is tool search's", "tool", t.Name)
+			continue
+		}
 		want[t.Name] = mt
 		handlers[t.Name] = handler(s.b, s.caller, t.Name)
+	}
+	if s.search != nil {
+		// Everything callable is kept for search_tools; tools/list shows
+		// the found ones that are still callable.
+		s.callable, s.handlers = want, handlers
+		shown := map[string]*mcp.Tool{}
+		for name := range s.found {
+			if mt := want[name]; mt != nil {
+				shown[name] = mt
+			}
+		}
+		want = shown
 	}
 	var gone []string
 	for name := range s.listed {
