@@ -150,7 +150,12 @@ func (c OnlineLatencyConfig) withDefaults() OnlineLatencyConfig {
 // refitted online over a bounded window: Observe appends to a ring and says
 // when a refit is due; Refit (least squares with gonum, off the caller's
 // path) publishes new coefficients; Predict reads them without a lock or an
-// allocation. It is safe for concurrent use.
+// allocation. It is safe for concurrent use, and never makes a caller wait
+// behind another: Observe runs on every finished call, and with many
+// callers on few cores a lock they queue on would convoy them (a holder
+// preempted mid-section parks every other caller behind it), so an
+// observation that finds the ring busy is dropped instead. The window is a
+// sample of recent calls either way; a dropped one is counted (Dropped).
 type OnlineLatency struct {
 	cfg OnlineLatencyConfig
 
@@ -159,7 +164,8 @@ type OnlineLatency struct {
 	ys       []float64         // their log latency (µs)
 	n        int               // observations in the ring
 	next     int               // ring write position
-	total    uint64            // observations ever
+	total    atomic.Uint64     // observations ever (recorded or dropped)
+	dropped  atomic.Uint64     // observations dropped: the ring was busy
 	sinceFit int
 	lastFit  time.Time
 	spacing  time.Duration // least time between refits: RefitInterval, or RefitCostFactor × the last refit's cost
@@ -201,10 +207,20 @@ func logMicros(d time.Duration) float64 {
 
 // Observe records one finished call and reports whether a refit is now
 // due; the caller then runs Refit (once: later Observe calls say false
-// until that Refit has finished).
+// until that Refit has finished). It never blocks: when another Observe or
+// a Refit's copy of the window holds the ring, it yields once (the holder
+// is usually running on another core and done within that) and then drops
+// the observation rather than wait.
 func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refit bool) {
 	model, modelOK := m.raw(x)
-	m.mu.Lock()
+	m.total.Add(1)
+	if !m.mu.TryLock() {
+		runtime.Gosched()
+		if !m.mu.TryLock() {
+			m.dropped.Add(1)
+			return false
+		}
+	}
 	if modelOK && x[FeatP50] != 0 {
 		actual := float64(latency) / float64(time.Microsecond)
 		const a = 1.0 / selfCheckSpan
@@ -216,7 +232,6 @@ func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refi
 	m.xs[m.next], m.ys[m.next] = *x, logMicros(latency)
 	m.next = (m.next + 1) % len(m.xs)
 	m.n = min(m.n+1, len(m.xs))
-	m.total++
 	m.sinceFit++
 	due := m.n >= m.cfg.MinSamples && (!m.ready.Load() ||
 		m.sinceFit >= m.cfg.RefitEvery && time.Since(m.lastFit) >= m.spacing)
@@ -224,12 +239,11 @@ func (m *OnlineLatency) Observe(x *LatencyFeatures, latency time.Duration) (refi
 	return due && m.refit.CompareAndSwap(false, true)
 }
 
-// Samples is the number of observations ever made.
-func (m *OnlineLatency) Samples() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.total
-}
+// Samples is the number of observations ever made, dropped ones included.
+func (m *OnlineLatency) Samples() uint64 { return m.total.Load() }
+
+// Dropped is how many of them Observe dropped because the ring was busy.
+func (m *OnlineLatency) Dropped() uint64 { return m.dropped.Load() }
 
 // Refit fits the window by ridge least squares — β = (XᵀX + λI)⁻¹ Xᵀy by
 // a Cholesky factorisation (gonum) — and publishes β and the residual
@@ -244,27 +258,34 @@ func (m *OnlineLatency) Refit() {
 		m.spacing = max(m.cfg.RefitInterval, cost)
 		m.mu.Unlock()
 	}()
+	// The window is copied out under the lock (two memmoves, allocated
+	// before it) and the matrix built outside, so Observe finds the ring
+	// busy as briefly as possible.
+	xs, ys := make([]LatencyFeatures, len(m.xs)), make([]float64, len(m.ys))
 	m.mu.Lock()
 	n := m.n
 	if n < m.cfg.MinSamples {
 		m.mu.Unlock()
 		return
 	}
+	copy(xs, m.xs[:n])
+	copy(ys, m.ys[:n])
+	m.sinceFit = 0
+	m.lastFit = time.Now()
+	m.mu.Unlock()
+
 	X := mat.NewDense(n, NumLatencyFeatures, nil)
 	y := mat.NewVecDense(n, nil)
 	var seen uint32
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range n {
-		X.SetRow(i, m.xs[i][:])
-		y.SetVec(i, m.ys[i])
-		lo, hi = min(lo, m.ys[i]), max(hi, m.ys[i])
-		if r := m.xs[i].runtime(); r >= 0 {
+		X.SetRow(i, xs[i][:])
+		y.SetVec(i, ys[i])
+		lo, hi = min(lo, ys[i]), max(hi, ys[i])
+		if r := xs[i].runtime(); r >= 0 {
 			seen |= 1 << r
 		}
 	}
-	m.sinceFit = 0
-	m.lastFit = time.Now()
-	m.mu.Unlock()
 
 	beta, ok := ridge(X, y, nil, m.cfg.Ridge)
 	if !ok {

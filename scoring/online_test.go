@@ -121,6 +121,40 @@ func TestOnlineLatencyConcurrent(t *testing.T) {
 	}
 }
 
+// Observe never waits for the ring: while something holds it, an
+// observation returns at once, dropped and counted, and the window and
+// the refit schedule are as if it had not been made.
+func TestOnlineLatencyObserveDropsWhenBusy(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m := NewOnlineLatency(OnlineLatencyConfig{RefitInterval: time.Nanosecond, RefitCostFactor: -1})
+	feed(m, r, 10, 0.1)
+	m.mu.Lock() // what a preempted holder looks like to everyone else
+	done := make(chan bool)
+	go func() {
+		x, d := synth(r, 0.1)
+		done <- m.Observe(&x, d)
+	}()
+	refit := <-done // would deadlock here if Observe waited
+	n := m.n
+	m.mu.Unlock()
+	if refit || n != 10 || m.Dropped() != 1 || m.Samples() != 11 {
+		t.Fatalf("while busy: refit %v, ring %d, dropped %d, samples %d; want false, 10, 1, 11", refit, n, m.Dropped(), m.Samples())
+	}
+	feed(m, r, m.cfg.MinSamples-11, 0.1) // one short of the first fit: the dropped one did not count
+	if _, _, ok := m.Predict(&x0); ok {
+		t.Fatal("fitted before MinSamples recorded observations")
+	}
+	feed(m, r, 1, 0.1)
+	if _, _, ok := m.Predict(&x0); !ok {
+		t.Fatal("no fit after MinSamples recorded observations")
+	}
+	if m.Dropped() != 1 {
+		t.Fatalf("dropped %d with nothing holding the ring", m.Dropped())
+	}
+}
+
+var x0 = MakeLatencyFeatures(0, 0, 100, 0, 2*time.Millisecond)
+
 // Predict allocates nothing (it runs on every call).
 func TestOnlineLatencyPredictAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
