@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -97,6 +98,9 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	// A hidden mode first: the supervisor between AIRS and a stdio MCP
+	// server, which kills what the server started when AIRS dies.
+	client.MaybeSupervise()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

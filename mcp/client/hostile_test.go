@@ -20,6 +20,7 @@ import (
 // The test binary is also the hostile server (mcptest): each test starts
 // it as a real stdio process.
 func TestMain(m *testing.M) {
+	MaybeSupervise()
 	mcptest.MaybeServe()
 	maybeParent()
 	os.Exit(m.Run())

@@ -53,6 +53,11 @@ func startProcess(argv, env []string, dir string, maxLine int) (*process, error)
 		return nil, errors.New("no command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err == nil { // a command not found is said by Start, as without a supervisor
+		if s := supervisedCommand(cmd.Path, argv); s != nil {
+			cmd = s
+		}
+	}
 	cmd.Env = ServerEnv(env)
 	cmd.Dir = dir
 	ownGroup(cmd)
