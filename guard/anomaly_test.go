@@ -237,7 +237,7 @@ func TestReadTrainingSetSelects(t *testing.T) {
 		t.Fatalf("records %d skipped %d excluded %d calls %d", ts.Records, ts.Skipped, ts.Excluded, len(ts.Calls))
 	}
 	at := time.Date(2026, 1, 5, 10, 0, 40, 0, time.UTC)
-	want := anomaly.Features{Caller: "a", Tool: "rm", Unix: at.Unix(), Last10s: 1, LastMinute: 4, KnownTool: false, ParamSizeBytes: 40}
+	want := anomaly.Features{Caller: "a", Tool: "rm", Unix: at.Unix(), Last10s: 1, Last20s: 2, Last30s: 3, LastMinute: 4, KnownTool: false, ParamSizeBytes: 40}
 	if ts.Calls[1] != want || ts.Calls[0].ParamSizeBytes != 0 || ts.Calls[0].KnownTool {
 		t.Fatalf("calls %+v", ts.Calls)
 	}

@@ -345,3 +345,45 @@ func BenchmarkAnomalyScore(b *testing.B) {
 		i++
 	}
 }
+
+// A sustained burst is judged by the windows between 10 s and a minute
+// before the minute's count passes the agent's busiest minute: an agent
+// whose quick runs reach 8 calls in 8 s, calling once every 30 s between
+// them, calling once a second for 20 s is flagged, which the 10 s and
+// 60 s counts alone do not yet say.
+func TestSustainedBurstFlaggedEarly(t *testing.T) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var calls []Features
+	call := func(at time.Time) Features {
+		f := Features{Caller: "q", Tool: "read", Unix: at.Unix(), ParamSizeBytes: 40}
+		tr.Observe("q", "read", Folders{}, at).Apply(&f)
+		return f
+	}
+	for run := range 60 { // five hours: a quick run every five minutes
+		start := t0.Add(time.Duration(run) * 5 * time.Minute)
+		for i := range 8 {
+			calls = append(calls, call(start.Add(time.Duration(i)*time.Second)))
+		}
+		for i := 1; i < 10; i++ {
+			calls = append(calls, call(start.Add(time.Duration(i)*30*time.Second)))
+		}
+	}
+	m, err := Train(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := t0.Add(6 * time.Hour)
+	var f Features
+	for i := range 20 {
+		f = call(burst.Add(time.Duration(i) * time.Second))
+	}
+	if s := m.Score(f); s < 230 {
+		t.Fatalf("20 calls in 20 s (%d in 10 s, %d in 20 s, %d in 30 s, %d in the minute) score %.2f, want ≥ 0.9",
+			f.Last10s, f.Last20s, f.Last30s, f.LastMinute, float64(s)/255)
+	}
+	f.Last20s, f.Last30s = 0, 0
+	if s := m.Score(f); s >= 230 {
+		t.Fatalf("the 10 s and 60 s counts alone score %.2f: the test does not show the other windows' part", float64(s)/255)
+	}
+}

@@ -15,9 +15,9 @@
 //     or one new to an agent with little history of its own, is flagged
 //     for review but not held (usedToolCap);
 //   - the call rate is one-sided (only faster than usual is unusual) and
-//     compared with the fastest the agent was seen (in the last 10 s, the
-//     last minute, and the span of its last calls), a bound widened while
-//     the agent has few active minutes behind it;
+//     compared with the fastest the agent was seen (in the last 10, 20 and
+//     30 s, the last minute, and the span of its last calls), a bound
+//     widened while the agent has few active minutes behind it;
 //   - an argument size is compared with the largest the agent sent that
 //     tool, widened while there are few of them;
 //   - the hour of day is judged only once the agent has several days of
@@ -44,9 +44,12 @@ type Features struct {
 	// Unix is the call's time (seconds): the hour of day and, in
 	// training, the day and minute it counts in.
 	Unix int64
-	// Last10s and LastMinute are the caller's calls in the last 10 s and
-	// 60 s, this one included (every call counts, held ones too).
-	Last10s, LastMinute int
+	// Last10s, Last20s, Last30s and LastMinute are the caller's calls in
+	// the last 10, 20, 30 and 60 s, this one included (every call counts,
+	// held ones too). The windows between 10 s and a minute see a
+	// sustained burst before the minute's count does, once the agent's
+	// quick runs of a few seconds would have ended.
+	Last10s, Last20s, Last30s, LastMinute int
 	// Span is the time the caller's last SpanCalls calls (this one
 	// included) took; 0 while it has made fewer.
 	Span time.Duration

@@ -33,6 +33,8 @@ const (
 // did.
 const (
 	floorLast10s    = 4
+	floorLast20s    = 5
+	floorLast30s    = 6
 	floorLastMinute = 8
 	floorSize       = 256
 	floorSpan       = time.Second // a span shorter than this may be unusual
@@ -57,6 +59,8 @@ type profile struct {
 	Days          int                 `json:"days"`    // distinct active days
 	HourDays      [24]int32           `json:"hour_days"`
 	MaxLast10s    int                 `json:"max_last_10s"`
+	MaxLast20s    int                 `json:"max_last_20s"` // 0 in a model trained before it was counted: not judged
+	MaxLast30s    int                 `json:"max_last_30s"` // 0 in a model trained before it was counted: not judged
 	MaxLastMinute int                 `json:"max_last_minute"`
 	MinSpan       time.Duration       `json:"min_span"` // shortest Span seen; 0 none
 	MaxSize       int                 `json:"max_size"`
@@ -211,6 +215,8 @@ func (p *profile) add(f *Features) {
 		p.HourLastDay[h] = day
 	}
 	p.MaxLast10s = max(p.MaxLast10s, f.Last10s)
+	p.MaxLast20s = max(p.MaxLast20s, f.Last20s)
+	p.MaxLast30s = max(p.MaxLast30s, f.Last30s)
 	p.MaxLastMinute = max(p.MaxLastMinute, f.LastMinute)
 	if f.Span > 0 && (p.MinSpan == 0 || f.Span < p.MinSpan) {
 		p.MinSpan = f.Span
@@ -362,6 +368,12 @@ func (p *profile) rateScore(f *Features) float64 {
 	}
 	w := widen(p.Minutes)
 	r := float64(f.Last10s) / (float64(max(p.MaxLast10s, floorLast10s)) * w)
+	if p.MaxLast20s > 0 {
+		r = max(r, float64(f.Last20s)/(float64(max(p.MaxLast20s, floorLast20s))*w))
+	}
+	if p.MaxLast30s > 0 {
+		r = max(r, float64(f.Last30s)/(float64(max(p.MaxLast30s, floorLast30s))*w))
+	}
 	r = max(r, float64(f.LastMinute)/(float64(max(p.MaxLastMinute, floorLastMinute))*w))
 	if f.Span > 0 && p.MinSpan > 0 {
 		r = max(r, float64(min(p.MinSpan, floorSpan))/(float64(f.Span)*w))

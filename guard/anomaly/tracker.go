@@ -84,22 +84,22 @@ func FoldersOfFeatures(f *Features) Folders {
 }
 
 // Recent is what the tracker knows of a call: the caller's calls in the
-// last 10 s and 60 s and the span of its last SpanCalls calls, this one
+// last 10, 20, 30 and 60 s and the span of its last SpanCalls calls, this one
 // included, and whether it used the tool (and which of the call's
 // folders) as usual calls before.
 type Recent struct {
-	Last10s, LastMinute int
-	Span                time.Duration
-	KnownTool           bool
-	KnownFolders        uint8 // bit i: folders[i]
-	KnownTops           uint8 // bit i: tops[i]
+	Last10s, Last20s, Last30s, LastMinute int
+	Span                                  time.Duration
+	KnownTool                             bool
+	KnownFolders                          uint8 // bit i: folders[i]
+	KnownTops                             uint8 // bit i: tops[i]
 	// FolderCalls, LateFolderCalls, LateNewTops: see history.
 	FolderCalls, LateFolderCalls, LateNewTops int
 }
 
 // Apply copies r into f.
 func (r Recent) Apply(f *Features) {
-	f.Last10s, f.LastMinute, f.Span, f.KnownTool, f.KnownFolders, f.KnownTops = r.Last10s, r.LastMinute, r.Span, r.KnownTool, r.KnownFolders, r.KnownTops
+	f.Last10s, f.Last20s, f.Last30s, f.LastMinute, f.Span, f.KnownTool, f.KnownFolders, f.KnownTops = r.Last10s, r.Last20s, r.Last30s, r.LastMinute, r.Span, r.KnownTool, r.KnownFolders, r.KnownTops
 	f.LiveFolderCalls, f.LiveLateFolderCalls, f.LiveLateNewTops = r.FolderCalls, r.LateFolderCalls, r.LateNewTops
 }
 
@@ -121,7 +121,7 @@ func (t *Tracker) Peek(caller, tool string, folders Folders, at time.Time) Recen
 	defer sh.mu.Unlock()
 	h := sh.callers[caller]
 	if h == nil {
-		return Recent{Last10s: 1, LastMinute: 1}
+		return Recent{Last10s: 1, Last20s: 1, Last30s: 1, LastMinute: 1}
 	}
 	return h.recentOf(tool, folders, at.Unix(), ns)
 }
@@ -228,20 +228,29 @@ func (h *history) learn(tool string, folders Folders) {
 	}
 }
 
-// last10 is the calls in (sec-10, sec].
-func (h *history) last10(sec int64) int {
-	n := 0
-	for s := sec - 9; s <= sec; s++ {
+// lastSeconds is the calls in (sec-10, sec], (sec-20, sec] and
+// (sec-30, sec], in one pass over the ring.
+func (h *history) lastSeconds(sec int64) (n10, n20, n30 int) {
+	for back := int64(0); back < 30; back++ {
+		s := sec - back
 		if i := bucket(s); h.sec[i] == s {
-			n += int(h.n[i])
+			c := int(h.n[i])
+			n30 += c
+			if back < 20 {
+				n20 += c
+			}
+			if back < 10 {
+				n10 += c
+			}
 		}
 	}
-	return n
+	return n10, n20, n30
 }
 
 // recentOf is what is known before a call at sec (ns), counting it.
 func (h *history) recentOf(tool string, folders Folders, sec, ns int64) Recent {
-	r := Recent{Last10s: h.last10(sec) + 1, LastMinute: h.count(sec) + 1, FolderCalls: h.folderCalls,
+	n10, n20, n30 := h.lastSeconds(sec)
+	r := Recent{Last10s: n10 + 1, Last20s: n20 + 1, Last30s: n30 + 1, LastMinute: h.count(sec) + 1, FolderCalls: h.folderCalls,
 		LateFolderCalls: h.lateFolderCalls, LateNewTops: h.lateNewTops}
 	if h.nrecent >= len(h.recent) {
 		oldest := h.recent[h.nrecent%len(h.recent)]

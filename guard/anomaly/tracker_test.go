@@ -167,3 +167,31 @@ func TestTrackerHeldCallsCountNotLearned(t *testing.T) {
 		t.Fatalf("after Learn: %+v", r)
 	}
 }
+
+// Each window (10, 20, 30 s and the minute) against a direct count of the
+// calls in it, this one included.
+func TestTrackerCountsEachWindow(t *testing.T) {
+	tr := NewTracker()
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	var times []int64
+	for i := range 300 {
+		times = append(times, t0.Unix()+int64(i*7/3+(i*i%11)/5))
+	}
+	for i, sec := range times {
+		r := tr.Observe("a", "read", Folders{}, time.Unix(sec, 0))
+		for _, w := range []struct {
+			secs int64
+			got  int
+		}{{10, r.Last10s}, {20, r.Last20s}, {30, r.Last30s}, {60, r.LastMinute}} {
+			want := 0
+			for _, p := range times[:i+1] {
+				if p > sec-w.secs {
+					want++
+				}
+			}
+			if w.got != want {
+				t.Fatalf("call %d at %d: %d calls in the last %d s, want %d", i, sec, w.got, w.secs, want)
+			}
+		}
+	}
+}

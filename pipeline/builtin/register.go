@@ -66,8 +66,8 @@ func Tools(opts Options) ([]Entry, error) {
 		{CompareTool(), Compare()},
 		{deleteFileTool(names), pipeline.HandlerFunc(s.deleteFile)},
 		{listFilesTool(names), pipeline.HandlerFunc(s.listFiles)},
-		{pdfExtractTool(names), pipeline.HandlerFunc(s.pdfExtract)},
-		{readFileTool(names), pipeline.HandlerFunc(s.readFile)},
+		{pdfExtractTool(names), sized(s.pdfExtract, s.pdfFileSize)},
+		{readFileTool(names), sized(s.readFile, s.readFileSize)},
 		{SummarizeTool(), Summarize(opts.Summarizer)},
 	}, nil
 }
