@@ -72,9 +72,15 @@ func TestGuardOnPostgres(t *testing.T) {
 		t.Fatalf("model written to %s", tr.Model)
 	}
 
-	// The control: the same model, no history.
+	// The control: the same model, no history of its own. The model
+	// trained on PostgreSQL's log knows the tools everyone uses: a call of
+	// one runs, a tool nobody has called is held (the per-agent features
+	// abstain with no history, the population's do not).
 	ctl := newEnv(t, "guard:\n  anomaly:\n    model: "+tr.Model+"\n")
-	ctl.run("call", "calculator", "--args", `{"expression":"1+2"}`).expect(t, 23, "", "")
+	ctl.run("call", "calculator", "--args", `{"expression":"1+2"}`).expect(t, 0, "3", "")
+	ctl.run("call", "list-files", "--args", `{"space":"documents"}`).expect(t, 23, "", "intent verification required")
+
+	// With the history read from PostgreSQL: the same.
 
 	e.run("call", "calculator", "--args", `{"expression":"1+2"}`).expect(t, 0, "3", "")
 	e.run("call", "list-files", "--args", `{"space":"documents"}`).expect(t, 23, "", "intent verification required")
