@@ -437,14 +437,30 @@ func TestLatencyWouldTimeoutMeasured(t *testing.T) {
 		time.Sleep(time.Duration(4e6 * math.Exp(0.5*z)))
 		return json.RawMessage(`{}`), nil
 	}))
-	for range 300 {
+	call := func() {
 		if _, err := e.call("spread", `{}`); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Until the model is fitted and has seen enough calls to judge (the
+	// fits run beside the calls, so how many calls that takes depends on
+	// the machine), nothing is judged; from then on every call is.
+	for i := 0; e.m.WouldTimeoutStats().Judged == 0; i++ {
+		if i == 2000 {
+			t.Fatalf("no call judged after %d calls: %+v", i, e.m.WouldTimeoutStats())
+		}
+		call()
+		settle(e)
+	}
+	before := e.m.WouldTimeoutStats()
+	const calls = 250
+	for range calls {
+		call()
+	}
 	st := e.m.WouldTimeoutStats()
-	t.Logf("advisory: %d calls judged, %d faster than its lower bound, %d refused", st.Judged, st.Wrong, st.Refused)
-	if st.Judged < 200 || st.Refused != 0 || float64(st.Wrong) > 0.01*float64(st.Judged) {
-		t.Fatalf("advisory %+v: want ≥ 200 judged, none refused (no timeouts given), at most 1%% wrong", st)
+	judged, wrong := st.Judged-before.Judged, st.Wrong-before.Wrong
+	t.Logf("advisory: %d of %d calls judged, %d faster than its lower bound, %d refused", judged, calls, wrong, st.Refused)
+	if judged < calls*9/10 || st.Refused != 0 || float64(wrong) > 0.01*float64(judged) {
+		t.Fatalf("advisory %+v (since it began judging: %d judged, %d wrong): want ≥ 90%% of %d judged, none refused (no timeouts given), at most 1%% wrong", st, judged, wrong, calls)
 	}
 }

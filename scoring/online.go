@@ -253,7 +253,9 @@ func (m *OnlineLatency) Refit() {
 	defer m.refit.Store(false)
 	start := time.Now()
 	defer func() {
-		cost := time.Duration(m.cfg.RefitCostFactor * float64(time.Since(start)))
+		// In float, clamped: a large factor times a slow refit would overflow
+		// the conversion to a Duration (negative on amd64: no spacing at all).
+		cost := time.Duration(min(m.cfg.RefitCostFactor*float64(time.Since(start)), float64(math.MaxInt64/2)))
 		m.mu.Lock()
 		m.spacing = max(m.cfg.RefitInterval, cost)
 		m.mu.Unlock()
