@@ -193,8 +193,9 @@ type Agent struct {
 	Providers []string
 	// RateLimit overrides the default for this agent when non-nil.
 	RateLimit *pipeline.RateLimit
-	// Trust is the agent's trust level, 0–3 (the anomaly model's
-	// caller_trust_level feature); 0 when not set.
+	// Trust is the agent's trust level, 0–3; 0 when not set. Accepted for
+	// older configurations: the anomaly model learns each agent's habits
+	// and no longer reads it.
 	Trust int
 }
 

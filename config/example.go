@@ -26,7 +26,7 @@ agents:
     capabilities: ["ReadSpace(documents)"]
     providers: [builtin]            # providers it may reach; default: all
     rate_limit: {per_second: 20, burst: 40}
-    trust: 1                        # 0 (unknown) … 3: a feature of the anomaly gate
+    trust: 1                        # 0 (unknown) … 3 (kept for older configs; the anomaly gate now learns each agent's habits instead)
 
 # The CLI acts as the agent its OS user maps to ("*": any other user).
 # Without this section every user is "local" (if that agent exists).
@@ -137,10 +137,10 @@ guard:
   self_approve: false  # true lets a reviewer approve a call it held itself
   expiry: 15m          # a confirmation waits this long for a decision (max 24h)
   max_pending: 1000    # open reviews after the fact, at most
-  # The anomaly gate scores every call (no LLM: a decision tree over the
-  # caller, tool, hour, calls in the last minute, a tool new to the caller,
-  # params size and the caller's trust) against what the audit log shows is
-  # usual. Train the model with 'airs guard train' (it writes the model
+  # The anomaly gate scores every call (no LLM: each agent's habits as the
+  # audit log shows them — its rates, tools, folders, argument sizes and
+  # hours — each judged only once there is enough history behind it). Train the
+  # model with 'airs guard train' (it writes the model
   # file below); a model written later is picked up without a restart. No
   # model file: the gate is off, and airs says so when model is set here.
   anomaly:
