@@ -40,12 +40,13 @@ func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config,
 
 // servedOptions adjust newServedEngineWith's engine.
 type servedOptions struct {
-	watch    bool                                             // start the spaces' watcher
-	ttl      time.Duration                                    // recommendations' life (0: the default)
-	register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
-	timeout  time.Duration                                    // the server's RequestTimeout (0: its default)
-	guard    bool                                             // a guard, with web as its reviewer
-	mcp      bool                                             // serve /mcp (mcp/server over MCPBackend)
+	watch       bool                                             // start the spaces' watcher
+	ttl         time.Duration                                    // recommendations' life (0: the default)
+	register    func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
+	timeout     time.Duration                                    // the server's RequestTimeout (0: its default)
+	guard       bool                                             // a guard, with web as its reviewer
+	selfApprove bool                                             // guard.self_approve: web may approve its own held calls
+	mcp         bool                                             // serve /mcp (mcp/server over MCPBackend)
 }
 
 func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
@@ -85,6 +86,7 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	mc := cfg.ManagerConfig()
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	var g *guard.Guard
+	cfg.Guard.SelfApprove = o.selfApprove
 	if o.guard {
 		if g, err = guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}}); err != nil {
 			t.Fatal(err)

@@ -58,6 +58,9 @@ type uiOptions struct {
 	ttl     time.Duration
 	timeout time.Duration // the server's RequestTimeout: how long one event stream lasts
 	guard   bool          // the guard on, web its reviewer
+	// selfApprove: guard.self_approve, so web's confirmation in the page
+	// approves its own held call (by default another reviewer must).
+	selfApprove bool
 }
 
 func newUIRig(t *testing.T, o uiOptions) *uiRig {
@@ -67,7 +70,7 @@ func newUIRig(t *testing.T, o uiOptions) *uiRig {
 		t.Skip("e2e browser tests: no chromium binary on PATH (apt-get install -y chromium; scripts/e2e.sh installs it)")
 	}
 	u := &uiRig{t: t}
-	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, guard: o.guard, register: func(reg *pipeline.Registry, cfg *config.Config) {
+	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, guard: o.guard, selfApprove: o.selfApprove, register: func(reg *pipeline.Registry, cfg *config.Config) {
 		u.notes = filepath.Join(cfg.Spaces["documents"], "notes")
 		registerDeleteNote(t, reg, u.notes)
 	}})
@@ -638,10 +641,11 @@ func TestBrowserStreamReconnects(t *testing.T) {
 // The review queue: another agent's held call shows up in a reviewer's
 // page with its arguments; "Allow once" lets that call through (sent
 // again, it runs), "Deny" refuses the next; a destructive suggestion the
-// reviewer confirms in the page runs at once (her confirmation is the
-// guard's answer). Every decision is in the audit log.
+// reviewer confirms in the page runs at once where guard.self_approve lets
+// her confirmation be the guard's answer (by default another reviewer
+// approves it). Every decision is in the audit log.
 func TestBrowserReviewQueue(t *testing.T) {
-	u := newUIRig(t, uiOptions{guard: true})
+	u := newUIRig(t, uiOptions{guard: true, selfApprove: true})
 	u.signin("t-web", "web")
 	u.waitJS(`document.getElementById("review-note").textContent.startsWith("You review")`, 3*time.Second, "the page says web reviews")
 	call := func(path string) (int, map[string]any) {

@@ -107,7 +107,9 @@ func TestNPMEverything(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no pid")
 	}
-	syscall.Kill(pid, syscall.SIGSTOP)
+	// The whole process group: the server's supervisor, when it has one,
+	// and the server itself (the group's leader is what PID names).
+	syscall.Kill(-pid, syscall.SIGSTOP)
 	_, err = call(m, ctx, "everything.echo", `{"message":"frozen"}`, 500*time.Millisecond)
 	if pipeline.KindOf(err) != pipeline.KindTimeout {
 		t.Fatalf("frozen: %v", err)
