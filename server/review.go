@@ -76,7 +76,13 @@ func (s *Server) guardInfo(caller string) any {
 	if err != nil || rs == nil {
 		rs = []guard.Review{}
 	}
-	return map[string]any{"reviewer": b.CanReview(caller), "reviews": rs}
+	out := map[string]any{"reviewer": b.CanReview(caller), "reviews": rs}
+	if b.CanReview(caller) {
+		if _, ok := s.gb(); ok {
+			out["grants"] = s.grantsOf()
+		}
+	}
+	return out
 }
 
 func (s *Server) reviews(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +154,9 @@ func (s *Server) decideReview(approve bool) http.HandlerFunc {
 			return
 		}
 		rv, err := b.DecideReview(caller, id, ch)
+		if s.hub != nil {
+			s.hub.reviews.fire() // the pages' queues change now, not at their next look
+		}
 		if err != nil {
 			writeReviewError(w, err)
 			return

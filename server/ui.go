@@ -18,10 +18,12 @@ package server
 //	POST /ui/api/recommendations/{id}/accept   {"confirmed"?} (session, CSRF, admit)
 //	POST /ui/api/recommendations/{id}/dismiss  (session, CSRF, admit)
 //	PUT  /ui/api/context       as PUT /v1/context (session, CSRF, admit)
+//	PUT  /ui/api/task          {"task", "base_version"}: 409 when it changed since (ui_task.go)
 //	POST /ui/api/call          as POST /v1/call (session, CSRF; the pipeline limits it)
 //	POST /ui/api/signout       ends the session (session, CSRF)
 //	GET  /ui/api/reviews       as GET /v1/reviews (session; with a ReviewBackend)
 //	POST /ui/api/reviews/{id}/approve|deny  as /v1/reviews/... (session, CSRF; reviewers)
+//	POST /ui/api/grants/revoke {"caller", "tool"} (session, CSRF; reviewers; review_grants.go)
 
 import (
 	"bytes"
@@ -32,6 +34,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/airs-dev/airs/pipeline"
@@ -72,6 +75,13 @@ func (s *Server) registerUI() {
 	// registerRecommend has run (a UIBackend is a RecommendBackend): the
 	// streams end on s.streamsStop.
 	s.ui = newUISessions(uiMaxSessions, uiIdle, uiAbsolute)
+	s.ui.log = s.cfg.Logger
+	if sb, ok := s.backend.(UIStateBackend); ok && sb.UIStateDir() != "" {
+		s.ui.path = filepath.Join(sb.UIStateDir(), uiSessionsFile)
+		if err := s.ui.load(); err != nil && s.cfg.Logger != nil {
+			s.cfg.Logger.Warn("ui: the kept sessions could not be read: everyone signs in again", "err", err)
+		}
+	}
 	s.hub = newCallHub(s.ub)
 	s.http.RegisterOnShutdown(s.hub.stop)
 
@@ -89,12 +99,16 @@ func (s *Server) registerUI() {
 	s.mux.HandleFunc("POST /ui/api/recommendations/{id}/accept", change(s.admit(s.uiAccept)))
 	s.mux.HandleFunc("POST /ui/api/recommendations/{id}/dismiss", change(s.admit(s.dismissRecommendation)))
 	s.mux.HandleFunc("PUT /ui/api/context", change(s.admit(s.putContext)))
+	s.mux.HandleFunc("PUT /ui/api/task", change(s.admit(s.uiPutTask)))
 	s.mux.HandleFunc("POST /ui/api/call", change(s.call))
 	s.mux.HandleFunc("POST /ui/api/signout", change(s.uiSignout))
 	if _, ok := s.rvb(); ok {
 		s.mux.HandleFunc("GET /ui/api/reviews", api(s.reviews))
 		s.mux.HandleFunc("POST /ui/api/reviews/{id}/approve", change(s.decideReview(true)))
 		s.mux.HandleFunc("POST /ui/api/reviews/{id}/deny", change(s.decideReview(false)))
+		if _, ok := s.gb(); ok {
+			s.mux.HandleFunc("POST /ui/api/grants/revoke", change(s.uiRevokeGrant))
+		}
 	}
 }
 
@@ -136,8 +150,9 @@ func (s *Server) uiPage(w http.ResponseWriter, r *http.Request) { uiIndex(w, r) 
 // the CSRF token for its changes, and the task text.
 func (s *Server) uiSessionInfo(w http.ResponseWriter, r *http.Request) {
 	sess := uiSessionOf(r)
+	task := s.ub().Task(sess.agent)
 	writeJSON(w, http.StatusOK, map[string]any{"agent": sess.agent, "csrf": sess.csrf,
-		"task": s.ub().Task(sess.agent), "guard": s.guardInfo(sess.agent)})
+		"task": task, "task_version": taskVersion(task), "guard": s.guardInfo(sess.agent)})
 }
 
 // uiAcceptBody is the body of the page's accept: confirmed says the user

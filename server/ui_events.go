@@ -18,7 +18,42 @@ const (
 	uiHubCallers    = 1024            // agents whose recent calls are kept
 	uiHubBuffer     = 4096            // the hub's own subscription to the pipeline
 	uiBreakerRecalc = 5 * time.Second // breakers are looked at this often without calls
+	// uiGuardRecalc: a page's review queue is looked at this often, for the
+	// calls held by other processes (the CLI) whose events this server does
+	// not see; the held calls it sees are pushed at once.
+	uiGuardRecalc = 500 * time.Millisecond
 )
+
+// poke wakes every waiter at once: fire closes the channel waiters hold
+// and puts a new one in its place.
+type poke struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *poke) wait() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	return p.ch
+}
+
+func (p *poke) fire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil {
+		close(p.ch)
+		p.ch = nil
+	}
+}
+
+// heldKind says whether a call event changes a review queue: the guard
+// held it for a person, or refused it on a reviewer's answer.
+func heldKind(kind string) bool {
+	return kind == pipeline.KindIntentVerificationRequired || kind == pipeline.KindIntentMisaligned
+}
 
 // callHub is the one subscription to the pipeline's call events that every
 // page shares: it keeps each agent's last calls (a page's snapshot) and
@@ -32,6 +67,9 @@ type callHub struct {
 	clients map[*hubClient]struct{}
 	stopped bool
 	cutOff  atomic.Uint64
+	// reviews fires when any agent's call was held or refused by the guard
+	// and when a reviewer decided: the pages look at their queues then.
+	reviews poke
 }
 
 type agentCalls struct {
@@ -61,6 +99,9 @@ func (h *callHub) run() {
 
 func (h *callHub) publish(ev pipeline.CallEvent) {
 	ev.Params = nil // never shown, never kept here
+	if heldKind(ev.ErrorKind) {
+		defer h.reviews.fire()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ac := h.recent[ev.Caller]
@@ -154,8 +195,8 @@ func (h *callHub) stop() {
 // uiEvents is the page's one event stream, the agent's recommendations and
 // calls multiplexed. Events (each `data:` one JSON value):
 //
-//	snapshot   {"agent", "task", "recommendations": [...], "calls": [...oldest first],
-//	           "breakers": [...], "guard": null or {"reviewer", "reviews": [...]}}
+//	snapshot   {"agent", "task", "task_version", "recommendations": [...], "calls": [...oldest first],
+//	           "breakers": [...], "guard": null or {"reviewer", "reviews": [...], "grants"?: [...]}}
 //	           — always first, after every reconnect too
 //	new, expired, accepted, dismissed
 //	           one recommendation (as GET /v1/recommendations/stream sends it)
@@ -163,6 +204,9 @@ func (h *callHub) stop() {
 //	           call_id, caller, provider, tool, outcome, error_kind, latency_ns, at)
 //	breakers   {"breakers": [...]}: the breakers of the tools the agent may call, when
 //	           they changed (pipeline.ToolBreaker)
+//	guard      the snapshot's "guard" again when it changed: a call held (of any
+//	           agent, for a reviewer), decided, expired or a grant revoked
+//	task       {"task", "version"} when the task changed (this page, another, the CLI)
 //
 // plus a `: keep-alive` comment every 15 s and `retry: 1000`. Both sources
 // are bounded per page (the recommender's subscriber buffer, the hub's
@@ -189,11 +233,29 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		recent = []pipeline.CallEvent{}
 	}
 	breakers := s.uiBreakers(caller)
-	if !send("snapshot", jsonBytes(map[string]any{"agent": caller, "task": s.ub().Task(caller),
-		"recommendations": s.uiRecs(caller), "calls": recent, "breakers": json.RawMessage(breakers), "guard": s.guardInfo(caller)})) {
+	task := s.ub().Task(caller)
+	guardNow := s.hub.reviews.wait() // before the look: a change after it is not missed
+	guardState := jsonBytes(s.guardInfo(caller))
+	if !send("snapshot", jsonBytes(map[string]any{"agent": caller, "task": task, "task_version": taskVersion(task),
+		"recommendations": s.uiRecs(caller), "calls": recent, "breakers": json.RawMessage(breakers), "guard": json.RawMessage(guardState)})) {
 		return
 	}
 	lastBreakers, checked, dirty := breakers, time.Now(), false
+	// sendGuard sends the guard's state when it changed since last sent.
+	sendGuard := func() bool {
+		g := jsonBytes(s.guardInfo(caller))
+		if bytes.Equal(g, guardState) {
+			return true
+		}
+		guardState = g
+		return send("guard", g)
+	}
+	var guardTick <-chan time.Time
+	if b, ok := s.rvb(); ok && b.GuardEnabled() {
+		t := time.NewTicker(uiGuardRecalc)
+		defer t.Stop()
+		guardTick = t.C
+	}
 
 	keep := time.NewTicker(streamKeepAlive)
 	defer keep.Stop()
@@ -209,7 +271,24 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 			if !es.keepAlive() {
 				return
 			}
+		case <-guardNow:
+			guardNow = s.hub.reviews.wait()
+			if !sendGuard() {
+				return
+			}
+		case <-guardTick:
+			if !sendGuard() {
+				return
+			}
 		case <-tick.C:
+			// The task may have been set elsewhere (the CLI, the API,
+			// another page): the recommender reads it within its sweep.
+			if t := s.ub().Task(caller); t != task {
+				task = t
+				if !send("task", jsonBytes(map[string]string{"task": t, "version": taskVersion(t)})) {
+					return
+				}
+			}
 			if !dirty && time.Since(checked) < uiBreakerRecalc {
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -35,6 +36,7 @@ type uiSession struct {
 	csrf     string
 	created  time.Time
 	lastSeen time.Time
+	saved    time.Time // lastSeen as last written to the file
 }
 
 // uiSessions is the server-side session table, keyed by the SHA-256 of
@@ -46,6 +48,10 @@ type uiSessions struct {
 	idle     time.Duration
 	absolute time.Duration
 	now      func() time.Time
+
+	path   string     // the table on disk (ui_sessions_store.go); "" keeps it in memory only
+	saveMu sync.Mutex // one save at a time
+	log    *slog.Logger
 }
 
 func newUISessions(max int, idle, absolute time.Duration) *uiSessions {
@@ -64,11 +70,12 @@ func (u *uiSessions) create(agent string) (string, *uiSession) {
 	now := u.now()
 	sess := &uiSession{agent: agent, csrf: randomToken(), created: now, lastSeen: now}
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if len(u.byHash) >= u.max {
 		u.evict(now)
 	}
 	u.byHash[sha256.Sum256([]byte(id))] = sess
+	u.mu.Unlock()
+	u.save()
 	return id, sess
 }
 
@@ -105,23 +112,30 @@ func (u *uiSessions) lookup(id string) *uiSession {
 	k := sha256.Sum256([]byte(id))
 	now := u.now()
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	s := u.byHash[k]
 	if s == nil {
+		u.mu.Unlock()
 		return nil
 	}
 	if u.expired(s, now) {
 		delete(u.byHash, k)
+		u.mu.Unlock()
 		return nil
 	}
 	s.lastSeen = now
+	stale := now.Sub(s.saved) >= uiTouchSave
+	u.mu.Unlock()
+	if stale {
+		u.save()
+	}
 	return s
 }
 
 func (u *uiSessions) remove(id string) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	delete(u.byHash, sha256.Sum256([]byte(id)))
+	u.mu.Unlock()
+	u.save()
 }
 
 func (u *uiSessions) count() int {

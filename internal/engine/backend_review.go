@@ -52,3 +52,22 @@ func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review,
 }
 
 func (e *Engine) selfApprove() bool { return e.Config != nil && e.Config.Guard.SelfApprove }
+
+var _ server.GrantBackend = backend{}
+
+// Grants are the guard's standing "always" answers.
+func (b backend) Grants() ([]guard.Grant, error) {
+	if b.e.Guard == nil {
+		return nil, server.ErrNoGuard
+	}
+	return b.e.Guard.Grants()
+}
+
+// RevokeGrant removes agent's grant for tool (by, a reviewer, the server
+// checked).
+func (b backend) RevokeGrant(by, agent, tool string) (bool, error) {
+	if b.e.Guard == nil {
+		return false, server.ErrNoGuard
+	}
+	return b.e.Guard.Revoke(agent, tool)
+}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"path/filepath"
+
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/server"
 )
@@ -32,3 +34,12 @@ func (b recBackend) Breakers(caller string) []pipeline.ToolBreaker {
 
 // Task is the caller's task text as the recommender holds it.
 func (b recBackend) Task(caller string) string { return b.e.Recommender.Task(caller) }
+
+// UIStateDir is where the attention page's sessions are kept across
+// restarts: AIRS_HOME/ui ("" without a home: in memory only).
+func (b recBackend) UIStateDir() string {
+	if b.e.Config == nil || b.e.Config.Home == "" {
+		return ""
+	}
+	return filepath.Join(b.e.Config.Home, "ui")
+}

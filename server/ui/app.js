@@ -52,13 +52,63 @@
     try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); }
   }
 
+  // showValue renders a tool's output for people: a string as its text
+  // (line breaks as line breaks), an object as its fields, each string
+  // field as text and anything else as JSON.
+  function showValue(v) {
+    if (typeof v === 'string') return el('pre', { class: 'output' }, v);
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const dl = el('dl', { class: 'output' });
+      for (const [k, x] of Object.entries(v)) {
+        dl.append(el('dt', {}, k), el('dd', {}, el('pre', {}, typeof x === 'string' ? x : pretty(x))));
+      }
+      return dl;
+    }
+    return el('pre', { class: 'output' }, pretty(v));
+  }
+
+  // Human words for the pipeline's outcomes (the raw id stays in a title).
+  const LABELS = {
+    ok: 'OK',
+    intent_verification_required: 'Waiting for confirmation',
+    intent_misaligned: 'Refused by a reviewer',
+    tool_not_found: 'No such tool',
+    tool_deprecated: 'Tool retired',
+    channel_capability_denied: 'Not allowed here',
+    tool_capability_denied: 'Not allowed',
+    schema_validation_failed: 'Wrong arguments',
+    payload_too_large: 'Too large',
+    timeout: 'Timed out',
+    would_timeout: 'Would time out',
+    provider_unavailable: 'Tool unavailable',
+    provider_crashed: 'Tool crashed',
+    provider_rejected: 'Failed',
+    rate_limited: 'Too many calls',
+    cancelled: 'Cancelled',
+    already_claimed: 'Already running',
+    error: 'Failed',
+  };
+  function label(kind) {
+    if (LABELS[kind]) return LABELS[kind];
+    const t = String(kind || 'failed').replace(/_/g, ' ');
+    return t.charAt(0).toUpperCase() + t.slice(1);
+  }
+
+  // Unreachable is what a request that never got an answer throws.
+  const UNREACHABLE = 'the server cannot be reached (is airs serve running?)';
+
   async function api(method, url, body) {
     const opts = { method, credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } };
     if (body !== undefined) {
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(body);
     }
-    const r = await fetch(url, opts);
+    let r;
+    try {
+      r = await fetch(url, opts);
+    } catch (e) {
+      throw new Error(UNREACHABLE);
+    }
     if (r.status === 401) {
       location.assign('/ui/signin');
       throw new Error('signed out');
@@ -135,9 +185,35 @@
   }
 
   function busy(c, on) {
-    if (on) c.focused = c.li.contains(document.activeElement);
+    if (on) {
+      c.focused = c.li.contains(document.activeElement);
+      setProblem(c.li, '');
+    }
     for (const b of c.li.querySelectorAll('button')) b.disabled = on;
     c.li.setAttribute('aria-busy', on ? 'true' : 'false');
+  }
+
+  // setProblem shows (or with '' clears) what went wrong inside box, where
+  // the user acted, and says it in the live region too.
+  function setProblem(box, msg) {
+    let p = box.querySelector(':scope .problem');
+    if (!msg) {
+      if (p) p.remove();
+      return;
+    }
+    if (!p) {
+      p = el('p', { class: 'problem' });
+      (box.querySelector(':scope > article') || box).append(p);
+    }
+    p.textContent = msg;
+    announce(msg);
+  }
+
+  // failed puts a card back in use with what went wrong shown in it.
+  function failed(c, what, msg, focusSel) {
+    busy(c, false);
+    setProblem(c.li, what + ' failed: ' + msg + '. Try again.');
+    if (c.focused) c.li.querySelector(focusSel).focus();
   }
 
   function askConfirm(rec) {
@@ -187,9 +263,7 @@
         r = await heldCall(r, { tool: rec.tool, provider: rec.provider, arguments: rec.arguments });
       }
     } catch (e) {
-      busy(c, false);
-      if (c.focused) accBtn.focus();
-      announce('Accept failed: ' + e.message);
+      failed(c, 'Accept', e.message, 'button.accept');
       return;
     }
     showResult(rec.tool, r, c.focused || c.li.contains(document.activeElement));
@@ -222,13 +296,17 @@
     const c = cards.get(id);
     if (!c) return;
     busy(c, true);
-    const r = await api('POST', '/ui/api/recommendations/' + encodeURIComponent(id) + '/dismiss');
+    let r;
+    try {
+      r = await api('POST', '/ui/api/recommendations/' + encodeURIComponent(id) + '/dismiss');
+    } catch (e) {
+      failed(c, 'Dismiss', e.message, 'button.dismiss');
+      return;
+    }
     if (r.ok || r.status === 404) {
       removeCard(id, 'Dismissed ' + c.rec.tool);
     } else {
-      busy(c, false);
-      if (c.focused) c.li.querySelector('button.dismiss').focus();
-      announce('Dismiss failed: ' + (r.data.message || r.status));
+      failed(c, 'Dismiss', r.data.message || ('HTTP ' + r.status), 'button.dismiss');
     }
   }
 
@@ -236,14 +314,15 @@
     const ok = r.ok && r.data.result && r.data.result.outcome === 'ok';
     let body;
     if (r.ok && r.data.result) {
-      body = pretty(r.data.result.output);
+      body = showValue(r.data.result.output);
     } else {
-      body = (r.data.message || ('HTTP ' + r.status)) + (r.data.hint ? '\n' + r.data.hint : '');
+      body = el('p', { class: 'output' }, r.data.message || ('HTTP ' + r.status),
+        r.data.hint ? el('br') : null, r.data.hint ? r.data.hint : null);
     }
     const what = ok ? 'ok' : (r.data.error || (r.data.result && r.data.result.outcome) || 'failed');
     const li = el('li', { class: ok ? 'ok' : 'error', tabindex: '-1', 'data-tool': tool, 'data-outcome': what },
-      el('h3', {}, tool + ': ' + what),
-      el('pre', { class: 'output' }, body));
+      el('h3', { title: what }, tool + ': ' + label(what)),
+      body);
     const list = $('results');
     list.prepend(li);
     while (list.children.length > MAX_RESULTS) list.lastElementChild.remove();
@@ -257,12 +336,18 @@
   function addCall(ev) {
     const tb = $('calls');
     const outcome = ev.outcome === 'ok' ? 'ok' : (ev.error_kind || ev.outcome);
-    const tr = el('tr', { 'data-call': ev.call_id },
-      el('td', {}, ev.tool),
-      el('td', {}, ev.caller),
-      el('td', { class: 'outcome-' + ev.outcome }, outcome),
+    // A long tool name is cut short; its button shows the whole row.
+    const more = el('button', { type: 'button', class: 'cell', title: ev.tool + ' (' + ev.provider + ')', 'aria-expanded': 'false' }, ev.tool);
+    const tr = el('tr', { 'data-call': ev.call_id, 'data-kind': outcome },
+      el('td', { class: 'tool' }, more),
+      el('td', { class: 'agent' }, ev.caller),
+      el('td', { class: 'outcome-' + ev.outcome, title: outcome }, label(outcome)),
       el('td', { class: 'num' }, latency(ev.latency_ns)),
       el('td', {}, el('time', { datetime: ev.at, 'data-ago': true }, ago(ev.at))));
+    more.addEventListener('click', () => {
+      const open = tr.classList.toggle('open');
+      more.setAttribute('aria-expanded', open ? 'true' : 'false');
+    });
     tb.prepend(tr);
     while (tb.children.length > MAX_CALLS) tb.lastElementChild.remove();
     $('calls-table').hidden = false;
@@ -285,26 +370,102 @@
 
   let guard = null; // {reviewer, reviews} or null: the guard is off
 
+  // focusAfter: where the focus goes when the review queue is drawn again
+  // after a decision (the next review, else the heading); null: it stays.
+  let focusAfter = null;
+
   function setGuard(g) {
     guard = g;
     const ul = $('reviews');
-    const had = ul.contains(document.activeElement);
+    const gl = $('grants');
+    // The focus inside the queue stays on the same button when it is
+    // still there (a redraw from the stream), else goes on.
+    const a = document.activeElement;
+    const inQueue = ul.contains(a) || gl.contains(a);
+    const keep = inQueue && a.closest('li') ? [a.closest('li').dataset.id, a.className.split(' ')[0]] : null;
+    const problems = new Map([...ul.querySelectorAll('li')].filter((li) => li.querySelector('.problem'))
+      .map((li) => [li.dataset.id, li.querySelector('.problem').textContent]));
     ul.replaceChildren();
+    gl.replaceChildren();
     const note = $('review-note');
     if (!g) {
       note.textContent = 'The guard is off: destructive calls run without a confirmation.';
       $('review-empty').hidden = true;
       $('review-count').textContent = '0';
+      $('grants-box').hidden = true;
       return;
     }
     note.textContent = g.reviewer
       ? 'You review: a held call runs once you approve it and it is sent again.'
-      : 'Your calls that wait for a reviewer (guard.reviewers) or `airs review`.';
+      : 'Your calls that wait for a person show here. A reviewer decides them, in this page or in the terminal.';
     const list = g.reviews || [];
-    for (const rv of list) ul.append(renderReview(rv, g.reviewer));
+    for (const rv of list) {
+      const li = renderReview(rv, g.reviewer);
+      ul.append(li);
+      if (problems.has(rv.id)) setProblem(li, problems.get(rv.id));
+    }
     $('review-count').textContent = String(list.length);
     $('review-empty').hidden = list.length > 0;
-    if (had) $('review-h').focus();
+    $('grants-box').hidden = !g.reviewer;
+    for (const gr of g.grants || []) gl.append(renderGrant(gr));
+    $('grants-empty').hidden = (g.grants || []).length > 0;
+    let target = null;
+    if (focusAfter) {
+      target = focusAfter();
+      focusAfter = null;
+    } else if (keep) {
+      const li = document.querySelector('li[data-id="' + CSS.escape(keep[0]) + '"]');
+      target = li && li.querySelector('button.' + CSS.escape(keep[1]));
+      if (!target) target = $('review-h');
+    }
+    if (target) target.focus();
+  }
+
+  // afterDecision: the review after li (else the one before), else the
+  // queue's heading, looked up once the queue is drawn again.
+  function afterDecision(li, sel) {
+    const sib = (li.nextElementSibling || li.previousElementSibling);
+    const id = sib ? sib.dataset.id : '';
+    return () => {
+      const n = id && document.querySelector(sel + '[data-id="' + CSS.escape(id) + '"] button');
+      return n || $('review-h');
+    };
+  }
+
+  function renderGrant(gr) {
+    const id = gr.caller + '\u0000' + gr.tool;
+    const b = el('button', { type: 'button', class: 'revoke quiet', 'aria-label': 'Revoke: ' + gr.caller + ' may call ' + gr.tool + ' without asking' }, 'Revoke');
+    const li = el('li', { class: 'grant', 'data-id': id, 'data-caller': gr.caller, 'data-tool': gr.tool },
+      el('article', {},
+        el('p', {}, el('strong', {}, gr.caller), ' may call ', el('strong', {}, gr.tool), ' without asking'),
+        el('p', { class: 'small' }, 'allowed by ' + String(gr.by || '').replace(/^http:/, '') + ', ',
+          el('time', { datetime: gr.at, 'data-ago': true }, ago(gr.at))),
+        el('div', { class: 'row actions' }, b)));
+    b.addEventListener('click', () => revoke(gr, li, b));
+    return li;
+  }
+
+  async function revoke(gr, li, b) {
+    b.disabled = true;
+    setProblem(li, '');
+    let r;
+    try {
+      r = await api('POST', '/ui/api/grants/revoke', { caller: gr.caller, tool: gr.tool });
+    } catch (e) {
+      r = { ok: false, data: { message: e.message } };
+    }
+    if (!r.ok && r.status !== 404) {
+      b.disabled = false;
+      setProblem(li, 'Revoke failed: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
+      b.focus();
+      return;
+    }
+    announce('Revoked: ' + gr.caller + ' asks again before ' + gr.tool);
+    const sib = li.nextElementSibling || li.previousElementSibling;
+    const next = sib ? sib.dataset.id : '';
+    focusAfter = () => (next && document.querySelector('#grants li[data-id="' + CSS.escape(next) + '"] button')) || $('grants-h');
+    const grants = r.ok && r.data.grants ? r.data.grants : (guard.grants || []).filter((x) => !(x.caller === gr.caller && x.tool === gr.tool));
+    setGuard(Object.assign({}, guard, { grants }));
   }
 
   function renderReview(rv, reviewer) {
@@ -326,7 +487,13 @@
       };
       if (rv.kind === 'confirm') {
         btn('Allow once', 'approve', () => decide(rv, 'approve', false));
-        btn('Always for this agent', 'always quiet', () => decide(rv, 'approve', true));
+        btn('Always for this agent', 'always quiet', async () => {
+          if (await askAlways(rv)) decide(rv, 'approve', true);
+          else {
+            const b = li.querySelector('button.always');
+            if (b) b.focus();
+          }
+        });
         btn('Deny', 'deny danger', () => decide(rv, 'deny', false));
       } else {
         btn('Looks fine', 'approve', () => decide(rv, 'approve', false));
@@ -337,21 +504,67 @@
     return li;
   }
 
-  async function decide(rv, action, always) {
-    const li = $('reviews').querySelector('li[data-id="' + CSS.escape(rv.id) + '"]');
-    if (li) for (const b of li.querySelectorAll('button')) b.disabled = true;
-    const r = await api('POST', '/ui/api/reviews/' + encodeURIComponent(rv.id) + '/' + action, always ? { always: true } : undefined);
-    const done = r.ok ? (r.data.review ? r.data.review.status : action) : (r.data.message || ('HTTP ' + r.status));
-    announce(rv.tool + ' for ' + rv.caller + ': ' + done);
-    await refreshReviews();
+  // askAlways: a standing grant is a larger answer than one call's, so it
+  // is asked again in words.
+  function askAlways(rv) {
+    const d = $('always');
+    $('always-caller').textContent = rv.caller;
+    $('always-tool').textContent = rv.tool;
+    return new Promise((resolve) => {
+      const onClose = () => {
+        d.removeEventListener('close', onClose);
+        resolve(d.returnValue === 'always');
+      };
+      d.returnValue = '';
+      d.addEventListener('close', onClose);
+      d.showModal();
+      $('always-cancel').focus();
+    });
   }
 
+  async function decide(rv, action, always) {
+    const li = $('reviews').querySelector('li[data-id="' + CSS.escape(rv.id) + '"]');
+    if (!li) return;
+    const buttons = [...li.querySelectorAll('button')];
+    const from = buttons.find((b) => b === document.activeElement) || buttons[0];
+    for (const b of buttons) b.disabled = true;
+    setProblem(li, '');
+    let r;
+    try {
+      r = await api('POST', '/ui/api/reviews/' + encodeURIComponent(rv.id) + '/' + action, always ? { always: true } : undefined);
+    } catch (e) {
+      r = { ok: false, status: 0, data: { message: e.message } };
+    }
+    if (!r.ok && r.status !== 409 && r.status !== 404 && r.status !== 410) {
+      // Not decided: the review stays, usable, with why.
+      for (const b of buttons) b.disabled = false;
+      setProblem(li, 'Not decided: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
+      from.focus();
+      return;
+    }
+    const done = r.ok ? (r.data.review ? r.data.review.status : action) : (r.data.message || ('HTTP ' + r.status));
+    announce(rv.tool + ' for ' + rv.caller + ': ' + done);
+    focusAfter = afterDecision(li, '#reviews li');
+    if (!(await refreshReviews()) && focusAfter) {
+      li.remove(); // decided; the stream redraws the queue when it is back
+      const f = focusAfter;
+      focusAfter = null;
+      f().focus();
+    }
+  }
+
+  // refreshReviews draws the queue from the server now (the stream does
+  // it too, a moment later); false when it could not.
   async function refreshReviews() {
-    if (!guard) return;
+    if (!guard) return false;
     try {
       const r = await api('GET', '/ui/api/reviews');
-      if (r.ok) setGuard({ reviewer: r.data.reviewer, reviews: r.data.reviews });
-    } catch (e) { /* the stream's reconnect handles a lost session */ }
+      if (!r.ok) return false;
+      setGuard({ reviewer: r.data.reviewer, reviews: r.data.reviews, grants: guard.grants });
+      return true;
+    } catch (e) {
+      return false; // the stream's reconnect handles a lost session
+    }
   }
 
   // ---- the event stream ----
@@ -360,6 +573,7 @@
     const c = $('conn');
     c.className = 'conn ' + state;
     c.textContent = text;
+    $('offline').hidden = state !== 'down';
   }
 
   function onSnapshot(d) {
@@ -382,6 +596,7 @@
     }
     setBreakers(d.breakers);
     setGuard(d.guard || null);
+    taskFromServer(d.task || '', d.task_version);
   }
 
   function connect() {
@@ -397,11 +612,10 @@
     on('accepted', (rec) => removeCard(rec.id));
     on('dismissed', (rec) => removeCard(rec.id));
     on('expired', (rec) => removeCard(rec.id, cards.has(rec.id) ? 'Suggestion expired: ' + rec.tool : ''));
-    on('call', (ev) => {
-      addCall(ev);
-      if (ev.error_kind === 'intent_verification_required' || (guard && ev.error_kind === 'intent_misaligned')) refreshReviews();
-    });
+    on('call', addCall);
     on('breakers', (d) => setBreakers(d.breakers));
+    on('guard', (g) => setGuard(g || null));
+    on('task', (d) => taskFromServer(d.task || '', d.version));
     es.addEventListener('error', () => {
       setConn('down', 'reconnecting…');
       if (es.readyState !== EventSource.CLOSED) return; // the browser retries by itself
@@ -415,29 +629,99 @@
 
   // ---- task, sign-out, start ----
 
-  async function setTask(text) {
+  // The task box: taskBase is the version of the task the text was edited
+  // from; a save sends it, and a task changed since (elsewhere) is a
+  // conflict shown to the user, not overwritten.
+  let taskBase = '';
+  let taskShown = ''; // the server's text as last put in the box
+  let saving = false;
+
+  function taskStatus(msg, isError) {
     const st = $('task-status');
-    st.textContent = 'Saving…';
-    const r = await api('PUT', '/ui/api/context', { task: text });
-    st.textContent = r.ok ? (text ? 'Task set.' : 'Task cleared.') : 'Not saved: ' + (r.data.message || r.status);
+    st.textContent = msg;
+    st.classList.toggle('error', !!isError);
+  }
+
+  function taskEdited() { return $('task').value.trim() !== taskShown.trim(); }
+
+  // taskFromServer takes the task as the server has it now.
+  function taskFromServer(text, version) {
+    if (saving) return;
+    if (version === taskBase && text === taskShown) return;
+    if (!taskEdited()) {
+      $('task').value = text;
+      taskShown = text;
+      taskBase = version || '';
+      $('task-conflict').hidden = true;
+      if (document.readyState === 'complete' && snapshots > 0) taskStatus(text ? 'Task changed elsewhere: now shown.' : 'Task cleared elsewhere.');
+      return;
+    }
+    // The user is typing: their text stays; a save will ask.
+    taskStatus('The task was changed elsewhere while you edit it: saving will ask which to keep.');
+  }
+
+  function setTaskButtons(on) {
+    for (const b of $('task-form').querySelectorAll('button')) b.disabled = !on;
+  }
+
+  async function setTask(text, base) {
+    saving = true;
+    setTaskButtons(false);
+    taskStatus('Saving…');
+    $('task-conflict').hidden = true;
+    let r;
+    try {
+      r = await api('PUT', '/ui/api/task', { task: text, base_version: base });
+    } catch (e) {
+      r = { ok: false, status: 0, data: { message: e.message } };
+    }
+    saving = false;
+    setTaskButtons(true);
+    if (r.ok) {
+      taskShown = r.data.task || '';
+      taskBase = r.data.version || '';
+      taskStatus(text ? 'Task set.' : 'Task cleared.');
+      return;
+    }
+    if (r.status === 409 && r.data.error === 'task_conflict') {
+      taskStatus('Not saved: the task was changed elsewhere.', true);
+      $('task-theirs').textContent = r.data.task || '(no task)';
+      $('task-conflict').dataset.version = r.data.version || '';
+      $('task-conflict').dataset.task = r.data.task || '';
+      $('task-conflict').hidden = false;
+      $('task-keep-mine').focus();
+      return;
+    }
+    taskStatus('Not saved: ' + (r.data.message || ('HTTP ' + r.status)) + '. Your text is kept: try again.', true);
   }
 
   function wire() {
     $('task-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      setTask($('task').value.trim());
+      setTask($('task').value.trim(), taskBase);
     });
     $('task-clear').addEventListener('click', () => {
       $('task').value = '';
-      setTask('');
+      setTask('', taskBase);
     });
+    $('task-keep-mine').addEventListener('click', () => setTask($('task').value.trim(), $('task-conflict').dataset.version));
+    $('task-use-theirs').addEventListener('click', () => {
+      const c = $('task-conflict');
+      $('task').value = c.dataset.task;
+      taskShown = c.dataset.task;
+      taskBase = c.dataset.version;
+      c.hidden = true;
+      taskStatus('Showing the newer task.');
+      $('task').focus();
+    });
+    $('always-ok').addEventListener('click', () => $('always').close('always'));
+    $('always-cancel').addEventListener('click', () => $('always').close('cancel'));
     $('signout').addEventListener('click', async () => {
       try { await api('POST', '/ui/api/signout'); } finally { location.assign('/ui/signin'); }
     });
     $('confirm-run').addEventListener('click', () => $('confirm').close('run'));
     $('confirm-cancel').addEventListener('click', () => $('confirm').close('cancel'));
     setInterval(refreshAges, 5000);
-    setInterval(refreshReviews, 5000); // held calls of other agents (a reviewer's queue) have no event of hers
   }
 
   async function start() {
@@ -451,6 +735,8 @@
     csrf = s.csrf;
     $('agent').textContent = s.agent;
     $('task').value = s.task || '';
+    taskShown = s.task || '';
+    taskBase = s.task_version || '';
     setGuard(s.guard || null);
     updateCount();
     connect();
