@@ -46,7 +46,8 @@ func newReviewRig(t *testing.T) *uiRig {
 			t.Fatal(err)
 		}
 	}
-	g, err := guard.New(guard.Config{Dir: t.TempDir(), Reviewers: []string{"alice"}, ReviewTools: []string{"echo"}})
+	gdir := t.TempDir()
+	g, err := guard.New(guard.Config{Dir: gdir, Reviewers: []string{"alice"}, ReviewTools: []string{"echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func newReviewRig(t *testing.T) *uiRig {
 		s.hub.stop()
 		m.Close()
 	})
-	return &uiRig{t: t, srv: s, ts: ts, back: ub, m: m}
+	return &uiRig{t: t, srv: s, ts: ts, back: ub, m: m, guardDir: gdir}
 }
 
 func (u *uiRig) api(method, path, token, body string) (int, map[string]any) {

@@ -145,6 +145,8 @@ type uiRig struct {
 	ts   *httptest.Server
 	back *uiBackend
 	m    *pipeline.Manager
+	// guardDir is the guard's store (newReviewRig).
+	guardDir string
 }
 
 func newUIRig(t *testing.T, mod func(*pipeline.Config)) *uiRig {
