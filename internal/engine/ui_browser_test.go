@@ -61,6 +61,8 @@ type uiOptions struct {
 	// selfApprove: guard.self_approve, so web's confirmation in the page
 	// approves its own held call (by default another reviewer must).
 	selfApprove bool
+	// register adds tools beside delete-note.
+	register func(reg *pipeline.Registry)
 }
 
 func newUIRig(t *testing.T, o uiOptions) *uiRig {
@@ -73,6 +75,9 @@ func newUIRig(t *testing.T, o uiOptions) *uiRig {
 	u.base, u.cfg, u.eng = newServedEngineWith(t, servedOptions{watch: true, ttl: o.ttl, timeout: o.timeout, guard: o.guard, selfApprove: o.selfApprove, register: func(reg *pipeline.Registry, cfg *config.Config) {
 		u.notes = filepath.Join(cfg.Spaces["documents"], "notes")
 		registerDeleteNote(t, reg, u.notes)
+		if o.register != nil {
+			o.register(reg)
+		}
 	}})
 	start := time.Now()
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
@@ -289,7 +294,7 @@ func TestBrowserSuggestionAcceptDismiss(t *testing.T) {
 	if !u.auditHas("pdf-extract", "web", "ok") {
 		t.Fatal("the audit log has no pdf-extract call by web")
 	}
-	u.waitJS(`[...document.querySelectorAll('#calls tr')].some(tr => tr.cells[0].textContent === "pdf-extract" && tr.cells[1].textContent === "web" && tr.cells[2].textContent === "ok" && /s$/.test(tr.cells[3].textContent))`,
+	u.waitJS(`[...document.querySelectorAll('#calls tr')].some(tr => tr.cells[0].textContent === "pdf-extract" && tr.cells[1].textContent === "web" && tr.cells[2].textContent === "OK" && tr.dataset.kind === "ok" && /s$/.test(tr.cells[3].textContent))`,
 		3*time.Second, "the call in recent calls (tool, agent, outcome, latency)")
 	u.waitJS(`![...document.querySelectorAll('#cards pre.args')].some(p => p.textContent.includes("new-invoice.pdf"))`, 2*time.Second, "the accepted card goes")
 

@@ -343,7 +343,7 @@
       el('td', { class: 'agent' }, ev.caller),
       el('td', { class: 'outcome-' + ev.outcome, title: outcome }, label(outcome)),
       el('td', { class: 'num' }, latency(ev.latency_ns)),
-      el('td', {}, el('time', { datetime: ev.at, 'data-ago': true }, ago(ev.at))));
+      el('td', { class: 'when' }, el('time', { datetime: ev.at, 'data-ago': true }, ago(ev.at))));
     more.addEventListener('click', () => {
       const open = tr.classList.toggle('open');
       more.setAttribute('aria-expanded', open ? 'true' : 'false');
@@ -421,15 +421,32 @@
     if (target) target.focus();
   }
 
-  // afterDecision: the review after li (else the one before), else the
-  // queue's heading, looked up once the queue is drawn again.
-  function afterDecision(li, sel) {
+  // afterDecision: where the focus goes once li is decided: the item after
+  // it (else the one before), else heading; looked up when it is needed,
+  // as the stream may have drawn the list again by then.
+  function afterDecision(li, list, heading) {
     const sib = (li.nextElementSibling || li.previousElementSibling);
     const id = sib ? sib.dataset.id : '';
     return () => {
-      const n = id && document.querySelector(sel + '[data-id="' + CSS.escape(id) + '"] button');
-      return n || $('review-h');
+      const n = id && $(list).querySelector('li[data-id="' + CSS.escape(id) + '"] button');
+      return n || $(heading);
     };
+  }
+
+  // settle moves the focus on after li's item was decided: at once when the
+  // stream already drew the list without it, else once it is drawn again.
+  async function settle(id, list, target) {
+    if (!$(list).querySelector('li[data-id="' + CSS.escape(id) + '"]')) {
+      target().focus();
+      return;
+    }
+    focusAfter = target;
+    if (!(await refreshReviews()) && focusAfter) {
+      const li = $(list).querySelector('li[data-id="' + CSS.escape(id) + '"]');
+      if (li) li.remove(); // decided; the stream redraws the list when it is back
+      focusAfter = null;
+      target().focus();
+    }
   }
 
   function renderGrant(gr) {
@@ -446,6 +463,7 @@
   }
 
   async function revoke(gr, li, b) {
+    const target = afterDecision(li, 'grants', 'grants-h');
     b.disabled = true;
     setProblem(li, '');
     let r;
@@ -454,17 +472,17 @@
     } catch (e) {
       r = { ok: false, data: { message: e.message } };
     }
+    const cur = $('grants').querySelector('li[data-id="' + CSS.escape(li.dataset.id) + '"]') || li;
     if (!r.ok && r.status !== 404) {
-      b.disabled = false;
-      setProblem(li, 'Revoke failed: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
-      b.focus();
+      const cb = cur.querySelector('button');
+      cb.disabled = false;
+      setProblem(cur, 'Revoke failed: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
+      cb.focus();
       return;
     }
     announce('Revoked: ' + gr.caller + ' asks again before ' + gr.tool);
-    const sib = li.nextElementSibling || li.previousElementSibling;
-    const next = sib ? sib.dataset.id : '';
-    focusAfter = () => (next && document.querySelector('#grants li[data-id="' + CSS.escape(next) + '"] button')) || $('grants-h');
     const grants = r.ok && r.data.grants ? r.data.grants : (guard.grants || []).filter((x) => !(x.caller === gr.caller && x.tool === gr.tool));
+    focusAfter = target;
     setGuard(Object.assign({}, guard, { grants }));
   }
 
@@ -525,8 +543,9 @@
   async function decide(rv, action, always) {
     const li = $('reviews').querySelector('li[data-id="' + CSS.escape(rv.id) + '"]');
     if (!li) return;
+    const target = afterDecision(li, 'reviews', 'review-h');
     const buttons = [...li.querySelectorAll('button')];
-    const from = buttons.find((b) => b === document.activeElement) || buttons[0];
+    const from = (buttons.find((b) => b === document.activeElement) || buttons[0]).className.split(' ')[0];
     for (const b of buttons) b.disabled = true;
     setProblem(li, '');
     let r;
@@ -536,21 +555,17 @@
       r = { ok: false, status: 0, data: { message: e.message } };
     }
     if (!r.ok && r.status !== 409 && r.status !== 404 && r.status !== 410) {
-      // Not decided: the review stays, usable, with why.
-      for (const b of buttons) b.disabled = false;
-      setProblem(li, 'Not decided: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
-      from.focus();
+      // Not decided: the review stays, usable, with why (the stream may
+      // have drawn it again meanwhile).
+      const cur = $('reviews').querySelector('li[data-id="' + CSS.escape(rv.id) + '"]') || li;
+      for (const b of cur.querySelectorAll('button')) b.disabled = false;
+      setProblem(cur, 'Not decided: ' + (r.data.message || ('HTTP ' + r.status)) + '. Try again.');
+      (cur.querySelector('button.' + CSS.escape(from)) || cur.querySelector('button')).focus();
       return;
     }
     const done = r.ok ? (r.data.review ? r.data.review.status : action) : (r.data.message || ('HTTP ' + r.status));
     announce(rv.tool + ' for ' + rv.caller + ': ' + done);
-    focusAfter = afterDecision(li, '#reviews li');
-    if (!(await refreshReviews()) && focusAfter) {
-      li.remove(); // decided; the stream redraws the queue when it is back
-      const f = focusAfter;
-      focusAfter = null;
-      f().focus();
-    }
+    await settle(rv.id, 'reviews', target);
   }
 
   // refreshReviews draws the queue from the server now (the stream does
