@@ -70,6 +70,13 @@ type callHub struct {
 	// reviews fires when any agent's call was held or refused by the guard
 	// and when a reviewer decided: the pages look at their queues then.
 	reviews poke
+
+	// The calls shown, by id (ui_othercalls.go: a call arrives as an event
+	// and as an audit line), and the audit log's follower.
+	seen      map[string]struct{}
+	seenOrder []string
+	tailStop  chan struct{}
+	tailDone  chan struct{}
 }
 
 type agentCalls struct {
@@ -84,9 +91,14 @@ type hubClient struct {
 }
 
 func newCallHub(b func() UIBackend) *callHub {
-	h := &callHub{recent: map[string]*agentCalls{}, clients: map[*hubClient]struct{}{}, done: make(chan struct{})}
+	h := &callHub{recent: map[string]*agentCalls{}, clients: map[*hubClient]struct{}{}, done: make(chan struct{}),
+		seen: map[string]struct{}{}}
 	h.sub = b().SubscribeCalls(uiHubBuffer)
 	go h.run()
+	if lb, ok := b().(UICallLogBackend); ok && lb.CallLogPath() != "" {
+		h.tailStop, h.tailDone = make(chan struct{}), make(chan struct{})
+		go h.followLog(lb.CallLogPath(), h.tailStop, h.tailDone)
+	}
 	return h
 }
 
@@ -99,11 +111,14 @@ func (h *callHub) run() {
 
 func (h *callHub) publish(ev pipeline.CallEvent) {
 	ev.Params = nil // never shown, never kept here
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seenCall(ev.CallID) {
+		return
+	}
 	if heldKind(ev.ErrorKind) {
 		defer h.reviews.fire()
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	ac := h.recent[ev.Caller]
 	if ac == nil {
 		if len(h.recent) >= uiHubCallers {
@@ -190,6 +205,10 @@ func (h *callHub) stop() {
 	h.mu.Unlock()
 	h.sub.Close()
 	<-h.done
+	if h.tailStop != nil {
+		close(h.tailStop)
+		<-h.tailDone
+	}
 }
 
 // uiEvents is the page's one event stream, the agent's recommendations and

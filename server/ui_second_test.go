@@ -236,3 +236,64 @@ func TestUIHeldElsewhereReachesThePage(t *testing.T) {
 		}
 	}
 }
+
+// logBackend: calls of other processes are appended to path.
+type logBackend struct {
+	*uiBackend
+	path string
+}
+
+func (b logBackend) CallLogPath() string { return b.path }
+
+// A call another process appended to the audit log reaches its agent's
+// page (and no one else's); a call this server ran is shown once, though
+// it arrives as an event and as a log line.
+func TestUICallsOfOtherProcesses(t *testing.T) {
+	u := newUIRig(t, nil)
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	os.WriteFile(logPath, []byte(`{"seq":1,"prev":"00","call_id":"before","caller":"alice","tool":"echo","outcome":"ok"}`+"\n"), 0o600)
+	s := New(logBackend{u.back, logPath}, Config{Tokens: []Token{{HashToken("tok-alice"), "alice"}}, MaxBody: 4096})
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() { ts.Close(); s.hub.stop() })
+	u.srv, u.ts = s, ts
+	c, _, csrf := u.signin("tok-alice")
+	resp := u.raw(c, "GET", "/ui/api/events", "", "", nil)
+	defer resp.Body.Close()
+	evs := sse(resp.Body)
+	if e := next(t, evs); e[0] != "snapshot" || strings.Contains(e[1], `"before"`) {
+		t.Fatalf("snapshot %v: a call from before the server started is not new", e)
+	}
+	// This server's own call: an event now, its audit line later.
+	code, v := u.do(c, "POST", "/ui/api/call", csrf, `{"tool":"echo","arguments":{"n":1}}`, nil)
+	if code != 200 {
+		t.Fatalf("call: %d %v", code, v)
+	}
+	e := next(t, evs)
+	var own pipeline.CallEvent
+	if e[0] != "call" || json.Unmarshal([]byte(e[1]), &own) != nil || own.CallID == "" {
+		t.Fatalf("own call: %v", e)
+	}
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	for _, l := range []string{
+		`{"seq":2,"prev":"00","call_id":"` + own.CallID + `","caller":"alice","tool":"echo","outcome":"ok","latency_ns":5}`,
+		`{"seq":3,"prev":"00","call_id":"cli-bob","caller":"bob","tool":"echo","outcome":"ok","latency_ns":5}`,
+		`{"seq":4,"prev":"00","call_id":"cli-spec","caller":"alice","tool":"echo","outcome":"ok","speculative":true}`,
+		`{"seq":5,"prev":"00","call_id":"cli-1","caller":"alice","provider":"test","tool":"echo","outcome":"error","error":"intent_verification_required","latency_ns":7}`,
+	} {
+		f.WriteString(l + "\n")
+	}
+	f.WriteString(`{"seq":6,"prev":"00","call_id":"torn"`) // a line still being written
+	f.Close()
+	e = next(t, evs)
+	if e[0] != "call" || !strings.Contains(e[1], `"call_id":"cli-1"`) || !strings.Contains(e[1], `"error_kind":"intent_verification_required"`) {
+		t.Fatalf("want the other process's call cli-1 (once, alice's own), got %v", e)
+	}
+	f, _ = os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`,"caller":"alice","tool":"echo","outcome":"ok"}` + "\n")
+	f.Close()
+	for e = next(t, evs); e[0] != "call"; e = next(t, evs) {
+	}
+	if !strings.Contains(e[1], `"call_id":"torn"`) {
+		t.Fatalf("the completed line: %v", e)
+	}
+}

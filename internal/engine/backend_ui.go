@@ -43,3 +43,12 @@ func (b recBackend) UIStateDir() string {
 	}
 	return filepath.Join(b.e.Config.Home, "ui")
 }
+
+// CallLogPath is the audit log other processes (the CLI) append their
+// calls to: the page shows an agent's calls from there too.
+func (b recBackend) CallLogPath() string {
+	if b.e.Config == nil || b.e.Config.Home == "" {
+		return ""
+	}
+	return b.e.Config.AuditPath()
+}

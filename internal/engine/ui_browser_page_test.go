@@ -25,6 +25,7 @@ import (
 
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/server"
 	"github.com/chromedp/chromedp"
@@ -443,6 +444,36 @@ func TestBrowserRecentCallsReadable(t *testing.T) {
 	}
 	u.apiCall("t-web", "no-such-tool", `{}`)
 	u.waitJS(`document.querySelectorAll("#calls tr").length >= 3`, 3*time.Second, "three recent calls")
+
+	// A call of web's from another process (as `airs call` appends it to
+	// the same audit log): it never passes the server's pipeline.
+	cliLog, err := audit.Open(u.cfg.AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cliLog.Close()
+	cliReg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := cliReg.Register("cli", pipeline.Tool{Name: "cli-only-tool", Version: "1.0.0", Description: "A tool of the CLI's.",
+		Parameters: json.RawMessage(`{"type":"object"}`), Trust: pipeline.TL2, LatencyClass: pipeline.Instant, Idempotent: true, ReadOnly: true},
+		pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
+			return json.RawMessage(`"done"`), nil
+		})); err != nil {
+		t.Fatal(err)
+	}
+	cliM, err := pipeline.NewManager(pipeline.Config{Registry: cliReg, Audit: cliLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cliM.Close()
+	start := time.Now()
+	if _, err := cliM.Call(context.Background(), pipeline.Request{Tool: "cli-only-tool", Caller: "web", Params: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("the CLI's call: %v", err)
+	}
+	u.waitJS(`[...document.querySelectorAll("#calls tr")].some(tr => tr.cells[0].textContent === "cli-only-tool" && tr.dataset.kind === "ok")`, 3*time.Second, "the CLI's call in web's recent calls")
+	t.Logf("a call of another process → the page: %v", time.Since(start).Round(time.Millisecond))
+	if n := js[int](u, `[...document.querySelectorAll("#calls tr")].filter(tr => tr.cells[0].textContent === `+quote(long)+`).length`); n != 1 {
+		t.Errorf("the server's own call is listed %d times (it is an event and an audit line)", n)
+	}
 	held := js[string](u, `[...document.querySelectorAll("#calls tr")].find(tr => tr.dataset.kind === "intent_verification_required").cells[2].textContent`)
 	if held != "Waiting for confirmation" {
 		t.Errorf("a held call's outcome reads %q", held)
