@@ -60,7 +60,9 @@
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const dl = el('dl', { class: 'output' });
       for (const [k, x] of Object.entries(v)) {
-        dl.append(el('dt', {}, k), el('dd', {}, el('pre', {}, typeof x === 'string' ? x : pretty(x))));
+        const multi = typeof x === 'string' ? x.includes('\n') : (x !== null && typeof x === 'object');
+        const txt = typeof x === 'string' ? x : pretty(x);
+        dl.append(el('dt', {}, k), el('dd', {}, multi ? el('pre', {}, txt) : el('span', { class: 'value' }, txt)));
       }
       return dl;
     }
