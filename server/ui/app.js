@@ -268,6 +268,12 @@
       failed(c, 'Accept', e.message, 'button.accept');
       return;
     }
+    if (!r.ok && !r.data.result && (r.status === 429 || r.status === 503 || r.status === 0)) {
+      // Turned away before anything ran (busy, or the server going down):
+      // the suggestion is still there to accept.
+      failed(c, 'Accept', r.data.message || ('HTTP ' + r.status), 'button.accept');
+      return;
+    }
     showResult(rec.tool, r, c.focused || c.li.contains(document.activeElement));
     c.focused = false; // the result has the focus now
     removeCard(id);
