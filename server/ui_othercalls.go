@@ -27,7 +27,7 @@ type UICallLogBackend interface {
 const (
 	uiTailEvery = 500 * time.Millisecond // the log is looked at this often while pages are open
 	uiTailChunk = 4 << 20                // bytes read at one look at most; the rest at the next
-	uiSeenCalls = 4096                   // call ids remembered to show each call once
+	uiSeenCalls = 16384                  // call ids remembered to show each call once
 )
 
 // seenCall reports whether id was shown already, and remembers it (h.mu
