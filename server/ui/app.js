@@ -196,8 +196,9 @@
   }
 
   // setProblem shows (or with '' clears) what went wrong inside box, where
-  // the user acted, and says it in the live region too.
-  function setProblem(box, msg) {
+  // the user acted, and says it in the live region too (unless quiet: the
+  // same problem drawn again).
+  function setProblem(box, msg, quiet) {
     let p = box.querySelector(':scope .problem');
     if (!msg) {
       if (p) p.remove();
@@ -208,7 +209,7 @@
       (box.querySelector(':scope > article') || box).append(p);
     }
     p.textContent = msg;
-    announce(msg);
+    if (!quiet) announce(msg);
   }
 
   // failed puts a card back in use with what went wrong shown in it.
@@ -410,7 +411,7 @@
     for (const rv of list) {
       const li = renderReview(rv, g.reviewer);
       ul.append(li);
-      if (problems.has(rv.id)) setProblem(li, problems.get(rv.id));
+      if (problems.has(rv.id)) setProblem(li, problems.get(rv.id), true);
     }
     $('review-count').textContent = String(list.length);
     $('review-empty').hidden = list.length > 0;
