@@ -48,7 +48,7 @@ func fileScore(t pipeline.Tool, ti *toolInfo, files []FileEvent) (float64, FileE
 	}
 	best, bestF := 0.0, FileEvent{}
 	for i := len(files) - 1; i >= 0; i-- {
-		f := files[i]
+		f := ti.nameFor(files[i])
 		s := 0.4
 		if ti.namesKind(fileKind(f.Rel)) {
 			s = 1
@@ -61,6 +61,22 @@ func fileScore(t pipeline.Tool, ti *toolInfo, files []FileEvent) (float64, FileE
 		}
 	}
 	return best, bestF
+}
+
+// nameFor is f under the first of its names whose space the tool, as the
+// caller sees it, takes (f itself when none is: the schema's checks then
+// turn the suggestion away, as for any space the caller may not read).
+func (ti *toolInfo) nameFor(f FileEvent) FileEvent {
+	if len(f.Also) == 0 {
+		return f
+	}
+	p, ok := ti.props["space"]
+	for _, n := range f.names() {
+		if !ok || p.Enum == nil || slices.ContainsFunc(p.Enum, func(e any) bool { return e == n.Space }) {
+			return FileEvent{Space: n.Space, Rel: n.Rel, Op: f.Op, At: f.At}
+		}
+	}
+	return f
 }
 
 func fileArgs(ti *toolInfo, f FileEvent) map[string]any {

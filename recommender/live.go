@@ -197,6 +197,30 @@ type FileEvent struct {
 	Rel   string // slash-separated, inside the space
 	Op    string // create, write, open …
 	At    time.Time
+	// Also names the same file in other spaces, when spaces nest or share
+	// a folder: each caller is told of it under a name it may read.
+	Also []FileName
+}
+
+// FileName is a file's name in one space.
+type FileName struct {
+	Space string
+	Rel   string // slash-separated, inside the space
+}
+
+// names is every name of the file, its own first.
+func (f FileEvent) names() []FileName {
+	return append([]FileName{{Space: f.Space, Rel: f.Rel}}, f.Also...)
+}
+
+// sameFile reports whether a and b name one file (under any of their names).
+func sameFile(a, b FileEvent) bool {
+	for _, x := range a.names() {
+		if slices.Contains(b.names(), x) {
+			return true
+		}
+	}
+	return false
 }
 
 // New builds a recommender and loads what an earlier run learned from
@@ -360,7 +384,7 @@ func (r *Recommender) deny(cs *callerState, key string) {
 const maxDenied = 64
 
 // ObserveFile takes a file event for every known caller (the catalog
-// decides who may see the space).
+// decides who may see the space, and under which of the file's names).
 func (r *Recommender) ObserveFile(ev FileEvent) {
 	if ev.At.IsZero() {
 		ev.At = r.cfg.Now()
@@ -368,7 +392,7 @@ func (r *Recommender) ObserveFile(ev FileEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for name, cs := range r.callers {
-		cs.files = slices.DeleteFunc(cs.files, func(f FileEvent) bool { return f.Space == ev.Space && f.Rel == ev.Rel })
+		cs.files = slices.DeleteFunc(cs.files, func(f FileEvent) bool { return sameFile(f, ev) })
 		cs.files = appendBounded(cs.files, ev, maxFiles)
 		r.update(name, cs)
 	}

@@ -176,10 +176,18 @@ func (e *Engine) WatchSpaces() error {
 		if within(ev.Path, e.Config.Home) {
 			return // AIRS's own state, when a space holds AIRS_HOME
 		}
-		e.noteFile(ev.Space, filepath.ToSlash(ev.Rel), ev.Op == watch.OpRemove || ev.Op == watch.OpRename)
+		gone := ev.Op == watch.OpRemove || ev.Op == watch.OpRename
+		e.noteFile(ev.Space, filepath.ToSlash(ev.Rel), gone)
+		var also []recommender.FileName
+		for _, a := range ev.Also {
+			e.noteFile(a.Space, filepath.ToSlash(a.Rel), gone)
+			also = append(also, recommender.FileName{Space: a.Space, Rel: filepath.ToSlash(a.Rel)})
+		}
 		switch ev.Op {
 		case watch.OpCreate, watch.OpWrite, watch.OpOpen:
-			r.ObserveFile(recommender.FileEvent{Space: ev.Space, Rel: filepath.ToSlash(ev.Rel), Op: string(ev.Op), At: ev.At})
+			// One file, one event, whatever the spaces it is in: each
+			// agent hears of it once, under a name it may read.
+			r.ObserveFile(recommender.FileEvent{Space: ev.Space, Rel: filepath.ToSlash(ev.Rel), Op: string(ev.Op), At: ev.At, Also: also})
 		}
 	})
 	if err != nil {

@@ -83,7 +83,26 @@ func (w *Watcher) flush(p *pending) {
 			w.fail(fmt.Errorf("deliver panicked: %v", r))
 		}
 	}()
-	w.deliver(Event{Space: p.sp.name, Path: filepath.Join(p.sp.root, p.rel), Rel: p.rel, Op: p.op, At: p.last})
+	w.deliver(Event{Space: p.sp.name, Path: filepath.Join(p.sp.root, p.rel), Rel: p.rel, Op: p.op, At: p.last,
+		Also: w.alsoIn(p.sp, real)})
+}
+
+// alsoIn names the file at real in every space but own that holds it (a
+// directory is watched once, for the space that reached it first; the
+// spaces nested in it or sharing it are found here, by path).
+func (w *Watcher) alsoIn(own *space, real string) []Alias {
+	var out []Alias
+	for _, sp := range w.spaces {
+		if sp == own || !sp.ok {
+			continue
+		}
+		rel, ok := relIn(sp.real, real)
+		if !ok || rel == "." || w.ignore(rel) {
+			continue
+		}
+		out = append(out, Alias{Space: sp.name, Path: filepath.Join(sp.root, rel), Rel: rel})
+	}
+	return out
 }
 
 type dueItem struct {

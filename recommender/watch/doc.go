@@ -18,7 +18,8 @@
 // goroutine, never concurrently; while it runs, events keep being read
 // and folded. Event.Path is under the space's root as configured; the
 // watched directories are that root with its symbolic links resolved.
-// When spaces nest, a file is reported in the innermost space.
+// When spaces nest or share a folder, a file is reported once, in the
+// innermost space, with its names in the others in Event.Also.
 //
 // A directory created after Start is watched as it appears, and the files
 // already in it by then are reported as created (they may have come before

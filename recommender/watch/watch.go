@@ -44,6 +44,17 @@ type Event struct {
 	Rel   string    // relative to the space's root, with the OS separator
 	Op    Op        // the folded operation (see the package doc)
 	At    time.Time // the last raw event folded into this one
+	// Also names the same file in the other spaces that hold it, when
+	// spaces nest or share a folder: a reader of only one of them must
+	// hear of the file under the name it may read.
+	Also []Alias
+}
+
+// Alias is a file's name in another space that holds it.
+type Alias struct {
+	Space string // the space's name
+	Path  string // absolute: that space's root as configured, joined with Rel
+	Rel   string // relative to that space's root, with the OS separator
 }
 
 // The defaults for Config's zero fields.

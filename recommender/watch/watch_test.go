@@ -376,7 +376,8 @@ func TestMissingRoot(t *testing.T) {
 	}
 }
 
-// Nested spaces: a file belongs to the innermost one.
+// Nested spaces: a file belongs to the innermost one, and is named in the
+// outer one too (Also), once.
 func TestNestedSpaces(t *testing.T) {
 	root := realTemp(t)
 	inner := filepath.Join(root, "proj")
@@ -391,8 +392,29 @@ func TestNestedSpaces(t *testing.T) {
 	if ev.Space != "cwd" {
 		t.Errorf("%+v; want space cwd", ev)
 	}
-	if ev, _ := s.waitRel(t, "top.txt", 2*time.Second); ev.Space != "documents" {
-		t.Errorf("%+v; want space documents", ev)
+	outer := Alias{Space: "documents", Path: filepath.Join(root, "proj", "src", "main.go"), Rel: filepath.Join("proj", "src", "main.go")}
+	if len(ev.Also) != 1 || ev.Also[0] != outer {
+		t.Errorf("Also %+v; want [%+v]", ev.Also, outer)
+	}
+	if ev, _ := s.waitRel(t, "top.txt", 2*time.Second); ev.Space != "documents" || len(ev.Also) != 0 {
+		t.Errorf("%+v; want space documents, in no other", ev)
+	}
+	s.settle(100*time.Millisecond, 2*time.Second)
+	if n := len(s.all()); n != 2 {
+		t.Errorf("%d events for 2 files: %v", n, s.all())
+	}
+}
+
+// Two spaces on one folder: a file is one event, in the first space by
+// name, with its name in the other.
+func TestSpacesSharingAFolder(t *testing.T) {
+	root := realTemp(t)
+	_, s := startT(t, Config{Spaces: map[string]string{"documents": root, "docs": root}, Debounce: 50 * time.Millisecond}, hooks{})
+	writeFile(t, filepath.Join(root, "a.pdf"), "x")
+	ev, _ := s.waitRel(t, "a.pdf", 2*time.Second)
+	other := Alias{Space: "documents", Path: filepath.Join(root, "a.pdf"), Rel: "a.pdf"}
+	if ev.Space != "docs" || len(ev.Also) != 1 || ev.Also[0] != other {
+		t.Errorf("%+v; want space docs, also %+v", ev, other)
 	}
 }
 
