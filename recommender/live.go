@@ -398,6 +398,21 @@ func (r *Recommender) ObserveFile(ev FileEvent) {
 	}
 }
 
+// ObserveFileFor takes a file event that is one caller's own context (a
+// client saying it opened the file): the other callers sharing the space
+// are not told, so one agent's openings never spend another's suggestions.
+func (r *Recommender) ObserveFileFor(caller string, ev FileEvent) {
+	if ev.At.IsZero() {
+		ev.At = r.cfg.Now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.caller(caller)
+	cs.files = slices.DeleteFunc(cs.files, func(f FileEvent) bool { return sameFile(f, ev) })
+	cs.files = appendBounded(cs.files, ev, maxFiles)
+	r.update(caller, cs)
+}
+
 // Run consumes the pipeline's call events and expires recommendations
 // until ctx ends.
 func (r *Recommender) Run(ctx context.Context, calls <-chan pipeline.CallEvent) {

@@ -207,18 +207,25 @@ func (e *Engine) WatchStats() watch.Stats {
 
 // TouchFile tells the recommender a client opened (or otherwise used) a
 // file of a space, as PUT /v1/context does. The caller must be able to
-// read the space.
+// read the space. An opening is the caller's own context: the other agents
+// sharing the space hear of the file from the watcher when it changes,
+// never of the caller's openings (each would spend their suggestions).
 func (e *Engine) TouchFile(caller, space, rel string) error {
 	if !e.readableSpaces(caller)[space] {
 		return &pipeline.ToolCapabilityDenied{Required: []pipeline.Capability{{Kind: builtin.KindReadSpace, Arg: space}}}
 	}
-	if e.watcher != nil {
-		return e.watcher.Touch(space, rel, watch.OpOpen)
-	}
 	if e.Recommender == nil {
 		return nil
 	}
-	e.Recommender.ObserveFile(recommender.FileEvent{Space: space, Rel: filepath.ToSlash(filepath.Clean(rel)), Op: "open"})
+	rel = filepath.Clean(rel)
+	if e.watcher != nil {
+		r, err := e.watcher.Resolve(space, rel) // the watcher's checks: in the space, through no link out of it
+		if err != nil {
+			return err
+		}
+		rel = r
+	}
+	e.Recommender.ObserveFileFor(caller, recommender.FileEvent{Space: space, Rel: filepath.ToSlash(rel), Op: "open"})
 	return nil
 }
 

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,13 +27,12 @@ import (
 // The next file's suggestion is each agent's next update: no agent got a
 // second one for the first file.
 func TestOverlappingSpacesOneSuggestionPerAgentPerFile(t *testing.T) {
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	inner := filepath.Join(dir, "docs", "reports")
 	if err := os.MkdirAll(inner, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	yaml := `home: ./state
+	_, e := newSharedServed(t, dir, `home: ./state
 spaces:
   documents: ./docs
   reports: ./docs/reports
@@ -42,42 +43,7 @@ agents:
   mirrored: {capabilities: ["ReadSpace(mirror)"]}
   all: {capabilities: ["ReadSpace(*)"]}
   nobody: {capabilities: []}
-`
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := cfg.Policy()
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := cfg.ManagerConfig()
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		m.Close()
-		log.Close()
-	})
+`)
 	// Where each agent may find docs/reports/<name>, by space.
 	readable := map[string]map[string]string{
 		"outer":    {"documents": "reports/"},
@@ -85,20 +51,7 @@ agents:
 		"mirrored": {"mirror": "reports/"},
 		"all":      {"documents": "reports/", "reports": "", "mirror": "reports/"},
 	}
-	agents := []string{"outer", "inner", "mirrored", "all", "nobody"}
-	for _, a := range agents {
-		e.Recommender.Known(a) // as airs serve does for http.tokens
-	}
-	if err := e.WatchSpaces(); err != nil {
-		t.Fatal(err)
-	}
-	rb := e.Backend().(server.RecommendBackend)
-	streams := map[string]<-chan recommender.Update{}
-	for _, a := range agents {
-		ch, cancel := rb.SubscribeRecommendations(a)
-		t.Cleanup(cancel)
-		streams[a] = ch
-	}
+	streams := subscribeAll(t, e, "outer", "inner", "mirrored", "all", "nobody")
 
 	next := func(agent, file string) {
 		t.Helper()
@@ -134,4 +87,148 @@ agents:
 		t.Fatalf("nobody, who may read no space, got %+v", u)
 	default:
 	}
+}
+
+// An agent's openings (PUT /v1/context "files") are its own context: the
+// agents sharing the space are not suggested the files it opens, so its
+// openings never spend their per-minute suggestions. With the limit at 2,
+// three openings by one agent leave the other's own opening its
+// suggestion, at once, and the first agent gets none for it.
+func TestOpeningsAreTheOpenersOwn(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"x1.pdf", "x2.pdf", "x3.pdf", "y.pdf"} {
+		if err := demodata.WritePDF(filepath.Join(docs, f), []string{"Invoice", "Total 9"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, e := newSharedServed(t, dir, `home: ./state
+spaces:
+  documents: ./docs
+agents:
+  ann: {capabilities: ["ReadSpace(documents)"]}
+  bob: {capabilities: ["ReadSpace(documents)"]}
+recommend: {per_minute: 2}
+`)
+	streams := subscribeAll(t, e, "ann", "bob")
+	open := func(token, file string) []map[string]any {
+		t.Helper()
+		code, v := do(t, "PUT", base+"/v1/context", token, `{"files":[{"space":"documents","path":"`+file+`"}]}`)
+		if code != 200 {
+			t.Fatalf("PUT /v1/context %s as %s: %d %v", file, token, code, v)
+		}
+		return recList(v)
+	}
+	for _, f := range []string{"x1.pdf", "x2.pdf", "x3.pdf"} {
+		open("t-ann", f)
+	}
+	recs := open("t-bob", "y.pdf")
+	select {
+	case u := <-streams["bob"]:
+		if u.Type != "new" || !strings.Contains(string(u.Recommendation.Arguments), `"y.pdf"`) {
+			t.Fatalf("bob's first update %s %s; want the suggestion of his own opening, y.pdf", u.Type, u.Recommendation.Arguments)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("bob's stream got nothing for his opening")
+	}
+	// The opening's suggestion is made before PUT /v1/context answers.
+	if len(recs) != 1 || !strings.Contains(string(mustJSON(recs[0]["arguments"])), `"y.pdf"`) {
+		t.Fatalf("bob's suggestions in the answer to his opening of y.pdf: %v; want the one for y.pdf", recs)
+	}
+	// ann's: her first two openings (her limit), nothing of bob's.
+	for i, want := range []string{"x1.pdf", "x2.pdf"} {
+		select {
+		case u := <-streams["ann"]:
+			if u.Type != "new" || !strings.Contains(string(u.Recommendation.Arguments), `"`+want+`"`) {
+				t.Fatalf("ann's update %d: %s %s; want %s", i, u.Type, u.Recommendation.Arguments, want)
+			}
+		default:
+			t.Fatalf("ann's stream has no suggestion for %s", want)
+		}
+	}
+	select {
+	case u := <-streams["ann"]:
+		t.Fatalf("ann got %s %s: past her limit, or bob's opening", u.Type, u.Recommendation.Arguments)
+	default:
+	}
+}
+
+// newSharedServed starts the engine of airs.yaml text yaml (in dir) as
+// airs serve does: the agents made known, the spaces watched, the HTTP
+// server in front with the token "t-NAME" for each agent NAME.
+func newSharedServed(t *testing.T, dir, yaml string) (base string, e *Engine) {
+	t.Helper()
+	t.Setenv("AIRS_HOME", "")
+	path := filepath.Join(dir, "airs.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(path, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.EnsureHome(); err != nil {
+		t.Fatal(err)
+	}
+	policy := cfg.Policy()
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.Open(cfg.AuditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.ManagerConfig()
+	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	m, err := pipeline.NewManager(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		m.Close()
+		log.Close()
+	})
+	var toks []server.Token
+	for a := range cfg.Agents {
+		toks = append(toks, server.Token{SHA256: server.HashToken("t-" + a), Agent: a})
+		e.Recommender.Known(a) // as airs serve does for http.tokens
+	}
+	if err := e.WatchSpaces(); err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(e.Backend(), server.Config{Tokens: toks})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return "http://" + l.Addr().String(), e
+}
+
+// subscribeAll opens each agent's suggestion stream as the server's
+// stream handlers do.
+func subscribeAll(t *testing.T, e *Engine, agents ...string) map[string]<-chan recommender.Update {
+	rb := e.Backend().(server.RecommendBackend)
+	streams := map[string]<-chan recommender.Update{}
+	for _, a := range agents {
+		ch, cancel := rb.SubscribeRecommendations(a)
+		t.Cleanup(cancel)
+		streams[a] = ch
+	}
+	return streams
 }

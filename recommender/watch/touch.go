@@ -18,41 +18,58 @@ func (w *Watcher) Touch(spaceName, rel string, op Op) error {
 	if !op.valid() {
 		return fmt.Errorf("watch: unknown op %q", op)
 	}
-	sp := w.byName[spaceName]
-	if sp == nil {
-		return fmt.Errorf("watch: unknown space %q", spaceName)
-	}
 	if w.isDone() {
 		return ErrClosed
+	}
+	sp, real, realRel, err := w.resolveIn(spaceName, rel)
+	if err != nil {
+		return err
+	}
+	if !w.note(real, sp, realRel, op, time.Now()) {
+		return ErrPendingFull
+	}
+	return nil
+}
+
+// Resolve checks a path as Touch does and returns it relative to the
+// space's root, with its symbolic links resolved, without an event: for
+// what concerns one caller only (a client saying it opened a file), which
+// the watcher's events, everyone's, must not carry.
+func (w *Watcher) Resolve(spaceName, rel string) (string, error) {
+	_, _, realRel, err := w.resolveIn(spaceName, rel)
+	return realRel, err
+}
+
+func (w *Watcher) resolveIn(spaceName, rel string) (sp *space, real, realRel string, err error) {
+	sp = w.byName[spaceName]
+	if sp == nil {
+		return nil, "", "", fmt.Errorf("watch: unknown space %q", spaceName)
 	}
 	if filepath.IsAbs(rel) {
 		r, ok := relIn(sp.root, rel)
 		if !ok {
 			if r, ok = relIn(sp.real, rel); !ok {
-				return fmt.Errorf("watch: %s is outside space %s (%s)", rel, sp.name, sp.root)
+				return nil, "", "", fmt.Errorf("watch: %s is outside space %s (%s)", rel, sp.name, sp.root)
 			}
 		}
 		rel = r
 	}
 	rel = filepath.Clean(rel)
 	if rel == "." {
-		return fmt.Errorf("watch: %q names the root of space %s, not a file in it", rel, sp.name)
+		return nil, "", "", fmt.Errorf("watch: %q names the root of space %s, not a file in it", rel, sp.name)
 	}
 	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("watch: %s leaves space %s", rel, sp.name)
+		return nil, "", "", fmt.Errorf("watch: %s leaves space %s", rel, sp.name)
 	}
-	real, err := resolve(filepath.Join(sp.real, rel))
+	real, err = resolve(filepath.Join(sp.real, rel))
 	if err != nil {
-		return fmt.Errorf("watch: %s in space %s: %w", rel, sp.name, err)
+		return nil, "", "", fmt.Errorf("watch: %s in space %s: %w", rel, sp.name, err)
 	}
 	realRel, ok := relIn(sp.real, real)
 	if !ok || realRel == "." {
-		return fmt.Errorf("watch: %s in space %s leads outside it through a symbolic link (to %s)", rel, sp.name, real)
+		return nil, "", "", fmt.Errorf("watch: %s in space %s leads outside it through a symbolic link (to %s)", rel, sp.name, real)
 	}
-	if !w.note(real, sp, realRel, op, time.Now()) {
-		return ErrPendingFull
-	}
-	return nil
+	return sp, real, realRel, nil
 }
 
 // relIn is path relative to root when path is root or below it.
