@@ -159,7 +159,7 @@ recommend: {per_minute: 2}
 // newSharedServed starts the engine of airs.yaml text yaml (in dir) as
 // airs serve does: the agents made known, the spaces watched, the HTTP
 // server in front with the token "t-NAME" for each agent NAME.
-func newSharedServed(t *testing.T, dir, yaml string) (base string, e *Engine) {
+func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	path := filepath.Join(dir, "airs.yaml")
@@ -222,7 +222,7 @@ func newSharedServed(t *testing.T, dir, yaml string) (base string, e *Engine) {
 
 // subscribeAll opens each agent's suggestion stream as the server's
 // stream handlers do.
-func subscribeAll(t *testing.T, e *Engine, agents ...string) map[string]<-chan recommender.Update {
+func subscribeAll(t testing.TB, e *Engine, agents ...string) map[string]<-chan recommender.Update {
 	rb := e.Backend().(server.RecommendBackend)
 	streams := map[string]<-chan recommender.Update{}
 	for _, a := range agents {
