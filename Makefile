@@ -70,11 +70,10 @@ bench:
 ## demo: the main job in its embedded default (no Ollama needed), in a temp
 ## folder it names (its own AIRS_HOME and airs.yaml, never the user's). The
 ## first build on a fresh machine downloads and compiles the dependencies, so
-## it says so before it starts.
+## it says so before it starts and shows the packages compiled as it goes.
 demo:
-	@echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a minute or more)"
-	@$(GO) build -o bin/airs ./cmd/airs
-	@echo "built ./bin/airs"
+	@echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a few minutes; progress below)"
+	@GO=$(GO) bash scripts/build-progress.sh bin/airs ./cmd/airs
 	@bash scripts/demo.sh
 
 clean:

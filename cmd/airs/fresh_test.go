@@ -467,7 +467,17 @@ func TestMakeDemo(t *testing.T) {
 	mk, _ := os.ReadFile(filepath.Join(root, "Makefile"))
 	os.WriteFile(filepath.Join(repo, "Makefile"), mk, 0o644)
 	fakeGo := filepath.Join(dir, "fakego")
-	os.WriteFile(fakeGo, []byte("#!/bin/sh\n# go build -o OUT PKG\necho FAKE-GO-STARTED \"$@\"\nsleep 0.3\nmkdir -p \"$(dirname \"$3\")\"\ncp \""+airsBin+"\" \"$3\"\n"), 0o755)
+	// go list -deps PKG: the packages, after a module download; go build
+	// -v -o OUT PKG: the packages it compiled, and the binary.
+	os.WriteFile(fakeGo, []byte(`#!/bin/sh
+case "$1" in
+list) echo "go: downloading example.com/fake-module v1.0.0" >&2; printf 'fmt\nexample.com/a\nexample.com/b\n' ;;
+build) shift; while [ "$1" != "-o" ]; do shift; done
+	sleep 0.3; echo example.com/a >&2; echo example.com/b >&2
+	mkdir -p "$(dirname "$2")"; cp "`+airsBin+`" "$2" ;;
+*) exit 2 ;;
+esac
+`), 0o755)
 	userHome := filepath.Join(dir, "user-airs-home")
 	userConfig := filepath.Join(dir, "user-airs.yaml")
 	os.WriteFile(userConfig, []byte("this is: [not valid yaml for airs\n"), 0o644)
@@ -476,13 +486,22 @@ func TestMakeDemo(t *testing.T) {
 	cmd := exec.Command(makeBin, "-s", "demo", "GO="+fakeGo)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "AIRS_HOME="+userHome, "AIRS_CONFIG="+userConfig, "TMPDIR="+tmp, "HOME="+dir, "AIRS_BIN=")
-	r := execRun(t, cmd)
-	if r.code != 0 {
-		t.Fatalf("make demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	// One stream, as a terminal shows it, so that the order can be read.
+	var both bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &both, &both
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("make demo: %v\n%s", err, both.String())
 	}
-	b, g := strings.Index(r.stdout, "building ./bin/airs"), strings.Index(r.stdout, "FAKE-GO-STARTED build -o bin/airs")
-	if b < 0 || g < 0 || b > g {
-		t.Errorf("want 'building ./bin/airs' printed before the build starts (at %d, build at %d):\n%s", b, g, r.stdout)
+	r := runResult{stdout: both.String()}
+	b, g, d := strings.Index(r.stdout, "building ./bin/airs"), strings.Index(r.stdout, "go: downloading example.com/fake-module"),
+		strings.Index(r.stdout, "built bin/airs in ")
+	if b < 0 || g < 0 || d < 0 || b > g || g > d || !strings.Contains(r.stdout, "(2 packages compiled, the rest from the build cache)") {
+		t.Errorf("want 'building ./bin/airs' before the build starts, its module downloads, then what it compiled (at %d, %d, %d):\n%s", b, g, d, r.stdout)
+	}
+	// The commands it shows can be pasted: arguments with spaces or quotes
+	// are quoted.
+	if !strings.Contains(r.stdout, `$ airs call calculator --args '{"expression":"(12.5 + 7) * 3"}'`) {
+		t.Errorf("the calculator call is not shown as it can be pasted:\n%s", r.stdout)
 	}
 	for _, s := range []string{"chain intact", `"label": "Starter plan"`, "papers/bm25.pdf", "path_escape"} {
 		if !strings.Contains(r.stdout+r.stderr, s) {
