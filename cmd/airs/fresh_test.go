@@ -27,30 +27,43 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// readmeCommands returns the command lines of README's "Using it" block,
-// without their trailing comments.
+// readmeCommands returns the command lines of README's tour, without their
+// trailing comments.
 func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	return readmeBlock(t, "## A short tour", "sh")
+}
+
+// readmeBlock returns the lines of the first ```lang block under the README
+// heading, without their trailing comments.
+func readmeBlock(t *testing.T, heading, lang string) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Using it\n")
+	_, section, ok := strings.Cut(string(data), "\n"+heading+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Using it" section`)
+		t.Fatalf("README.md has no %q section", heading)
 	}
-	_, block, ok := strings.Cut(section, "```sh\n")
+	if next := strings.Index(section, "\n## "); next >= 0 {
+		section = section[:next]
+	}
+	_, block, ok := strings.Cut(section, "```"+lang+"\n")
 	if !ok {
-		t.Fatal("README's Using it section has no ```sh block")
+		t.Fatalf("README's %q section has no ```%s block", heading, lang)
 	}
 	block, _, ok = strings.Cut(block, "\n```")
 	if !ok {
-		t.Fatal("README's Using it block is not closed")
+		t.Fatalf("README's %q block is not closed", heading)
 	}
 	comment := regexp.MustCompile(`\s{2,}#.*$`)
 	var lines []string
 	for l := range strings.SplitSeq(block, "\n") {
-		if l = strings.TrimSpace(comment.ReplaceAllString(l, "")); l != "" {
+		if lang == "sh" {
+			l = strings.TrimSpace(comment.ReplaceAllString(l, ""))
+		}
+		if l != "" {
 			lines = append(lines, l)
 		}
 	}
@@ -128,12 +141,15 @@ type readmeExpectation struct {
 	used   bool
 }
 
-// TestREADMECommands runs every command of README's "Using it" block, as
+// TestREADMECommands runs every command of README's tour, as
 // written and in order, on a fresh machine. A README line this table does
 // not know fails the test, so README and the test change together.
 func TestREADMECommands(t *testing.T) {
 	expect := []*readmeExpectation{
 		{prefix: `export PATH="$PWD/bin:$PATH"`},
+		// No model configured, Ollama or not: what is configured works; the
+		// missing ~/Documents is said.
+		{prefix: "airs doctor", stdout: []string{"What is configured works", "space documents", "Documents does not exist"}},
 		{prefix: "airs tools list", stdout: []string{"calculator", "pdf-extract", "summarize"}},
 		{prefix: "airs call calculator", stdout: []string{`"result": 58.5`}},
 		{prefix: "airs chat", stdout: []string{"no-LLM", "bye"}},
@@ -520,5 +536,68 @@ esac
 		if _, err := os.Stat(filepath.Join(m[1], f)); err != nil {
 			t.Errorf("the demo folder lacks %s: %v", f, err)
 		}
+	}
+}
+
+// README's quick start with no model runs as written on a fresh machine
+// (with airs on PATH, as the install line leaves it), in the no-LLM mode.
+func TestREADMENoModelQuickStart(t *testing.T) {
+	m := newFreshMachine(t)
+	setup := []string{`export PATH="$PWD/bin:$PATH"`}
+	want := map[string][]string{
+		"airs chat":            {"no-LLM", "bye"},
+		"airs call calculator": {`"result": 58.5`},
+		"airs select":          {"tool: list-files", `"pattern":"*.pdf"`, `"space":"cwd"`},
+	}
+	lines := readmeBlock(t, "## Quick start with no model", "sh")
+	for _, line := range lines {
+		var expect []string
+		for p, w := range want {
+			if strings.HasPrefix(line, p) {
+				expect = w
+				delete(want, p)
+			}
+		}
+		if expect == nil {
+			t.Errorf("README quick start line %q: this test does not know what it should do", line)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		r := execRun(t, m.shell(ctx, setup, line))
+		cancel()
+		ok := r.code == 0
+		for _, s := range expect {
+			ok = ok && strings.Contains(r.stdout, s)
+		}
+		if !ok {
+			t.Errorf("README %q: exit %d, want stdout with %q\nstdout:\n%s\nstderr:\n%s", line, r.code, expect, r.stdout, r.stderr)
+		}
+	}
+	for p := range want {
+		t.Errorf("README's quick start with no model lost %q", p)
+	}
+}
+
+// README's minimal airs.yaml is valid, and means what the README says.
+func TestREADMEConfig(t *testing.T) {
+	m := newFreshMachine(t)
+	yaml := strings.Join(readmeBlock(t, "## A minimal `airs.yaml`", "yaml"), "\n") + "\n"
+	for _, d := range []string{"Documents", "src"} {
+		os.MkdirAll(filepath.Join(m.home, d), 0o755)
+	}
+	file := filepath.Join(m.home, "airs.yaml")
+	os.WriteFile(file, []byte(yaml), 0o644)
+	cmd := exec.Command(airsBin, "--config", file, "doctor", "--json")
+	cmd.Env = append(m.env, "OLLAMA_HOST=127.0.0.1:1") // nothing listens there
+	r := execRun(t, cmd)
+	// The model it names is not there: doctor says so (exit 1) after the
+	// file was read as valid, with both spaces.
+	for _, s := range []string{`"status": "ok"`, "is valid", `"name": "space documents"`, `"name": "space projects"`, "ollama pull qwen3:4b"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("airs doctor on README's airs.yaml lacks %q: exit %d\n%s\n%s", s, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r.code != 1 {
+		t.Errorf("doctor with a configured model and no Ollama: exit %d, want 1", r.code)
 	}
 }
