@@ -138,10 +138,10 @@ func diagnose(ctx context.Context, configFlag, model string) doctorReport {
 	var missing *config.MissingFileError
 	switch {
 	case errors.As(err, &missing):
-		add(check{"config", checkFail, path + " does not exist (named by --config or AIRS_CONFIG)",
+		add(check{"config", checkFail, path + " does not exist (named by --config or AIRS_CONFIG; the other checks use the defaults)",
 			"create it ('airs help config' prints an annotated one), or unset AIRS_CONFIG to use the defaults"})
 	case err != nil:
-		add(check{"config", checkFail, path + ": " + err.Error(), "fix the lines named above; 'airs help config' shows every key"})
+		add(check{"config", checkFail, err.Error() + " (the other checks use the defaults)", "fix the lines named above; 'airs help config' shows every key"})
 	case cfg.File == "" && !explicit:
 		add(check{"config", checkOK, "no file at " + path + ": the defaults apply (no model, spaces cwd and ~/Documents)",
 			"optional: 'airs help config' prints an annotated airs.yaml to start from"})
