@@ -159,11 +159,11 @@ func TestREADMECommands(t *testing.T) {
 		{prefix: "airs task set", stdout: []string{"Task set for", "compare the pricing"}},
 		{prefix: "airs recommend", stdout: []string{"pdf-extract", "because space", "airs-demo/", "expires in"}},
 		{prefix: "airs serve"}, // run by serveREADME
-		{prefix: "airs eval bfcl", code: 2, stderr: []string{"--data is required", "set DATA_DIR", "github.com/ShishirPatil/gorilla", "airs eval bfcl --model none --data evals/bfcl/testdata"}},
-		{prefix: "airs eval retrieval", code: 2, stderr: []string{"no such file", "set DATA_DIR", "metatool_queries.jsonl.gz"}},
-		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata"}},
+		{prefix: "airs eval bfcl", code: 2, stderr: []string{"--data is required", "set DATA_DIR", "github.com/ShishirPatil/gorilla", "airs eval bfcl --model none --data evals/bfcl/testdata", "where the data comes from", "github.com/HowieHwong/MetaTool"}},
+		{prefix: "airs eval retrieval", code: 2, stderr: []string{"no such file", "set DATA_DIR", "metatool_queries.jsonl.gz", "where the data comes from"}},
+		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata", "where the data comes from"}},
 		{prefix: "airs eval replay", code: 2, stderr: []string{"no recorded sessions", "recording is off", "recording: {enabled: true}"}},
-		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR"}},
+		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR", "where the data comes from", "github.com/guidance-ai/jsonschemabench"}},
 		// The default agent holds no WriteSpace: the capability check refuses
 		// before the guard would ask.
 		{prefix: "airs call delete-file", code: 14, stderr: []string{"missing capability: WriteSpace(documents)"}},
