@@ -25,7 +25,9 @@ fuzz:
 conformance:
 	bash scripts/conformance.sh
 
-## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model.
+## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model;
+## among its tests a new user's first five minutes (e2e/newuser_test.go: a fresh clone,
+## an empty home, make demo, README's quick start, airs doctor before and after ollama serve).
 e2e:
 	bash scripts/e2e.sh
 
