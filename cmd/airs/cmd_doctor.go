@@ -107,7 +107,9 @@ func printDoctor(a *app, r doctorReport) {
 			status = "FAIL"
 			fails++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, c.Name, c.Detail)
+		// One line per check: a multi-line error (a driver's) is joined.
+		detail := strings.Join(strings.Fields(strings.ReplaceAll(c.Detail, "\n", " ")), " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", status, c.Name, detail)
 		if c.Fix != "" {
 			for i, l := range strings.Split(c.Fix, "\n") {
 				lead := "fix:"

@@ -165,6 +165,17 @@ func TestDoctorSetup(t *testing.T) {
 		t.Errorf("a full DATA_DIR: exit %d %+v", r.code, d)
 	}
 
+	// PostgreSQL and Temporal, configured and not there: one failure each,
+	// with its fix; the file storage is not checked then.
+	e = newEnv(t, "ollama:\n  host: "+dead+"\nchains: {engine: temporal, address: "+strings.TrimPrefix(dead, "http://")+"}\nstorage: {audit: postgres, dsn: \"postgres://u@"+strings.TrimPrefix(dead, "http://")+"/db\"}\n")
+	d, r = runDoctorJSON(t, e)
+	if r.code != 1 || d.status("postgres") != "fail" || d.status("temporal") != "fail" || d.status("storage") != "" {
+		t.Errorf("postgres and temporal down: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := e.run("doctor"); !strings.Contains(r.stdout, "FAIL  postgres") || !strings.Contains(r.stdout, "scripts/pg.sh") || !strings.Contains(r.stdout, "temporal server start-dev") {
+		t.Errorf("the text form:\n%s", r.stdout)
+	}
+
 	// An invalid file, and one that does not exist: a failure each,
 	// not a crash, and the rest is still checked.
 	bad := newEnv(t, "breaker:\n  failures: lots\n")

@@ -122,6 +122,7 @@ Run 'airs help COMMAND' (or 'airs COMMAND --help') for a command's flags and
 examples, and 'airs help config' for an annotated airs.yaml.
 
 Examples:
+  airs doctor                   # is this machine ready? each problem with its fix
   airs tools list
   airs call calculator --args '{"expression": "(12.5 + 7) * 3"}'
   airs call list-files --args '{"space": "cwd", "pattern": "*.pdf"}'
