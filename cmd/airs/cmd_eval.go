@@ -191,6 +191,9 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 			return p, nil
 		}
 		if name, ok := strings.CutPrefix(model, "ollama:"); ok && name != "" {
+			if err := requireOllama("", name); err != nil {
+				return nil, err
+			}
 			h, err := ollama.FromEnvironment()
 			if err != nil {
 				return nil, err
@@ -295,6 +298,15 @@ func evalReplay(a *app, args []string) error {
 		return err
 	}
 	cfg := a.cfg
+	models := []string{cand.Model} // "none" needs nothing
+	if m, ok := strings.CutPrefix(cand.Embedder, "ollama:"); ok {
+		models = append(models, m)
+	}
+	for _, m := range models {
+		if err := requireOllama(cfg.Ollama.Host, m); err != nil {
+			return err
+		}
+	}
 	minCov := engine.MinCoverage(a.cfg)
 	o := replay.Options{Registry: reg, Policy: a.policy, K: *k, Progress: a.stderr, MinCoverage: &minCov}
 	for n := range cfg.Spaces {

@@ -208,6 +208,11 @@ func TestModelAskedForIsRequired(t *testing.T) {
 			}
 		}
 	}
+	// The evals too, before their questions (OLLAMA_HOST: bfcl's model
+	// server).
+	t.Setenv("OLLAMA_HOST", dead)
+	e.run("eval", "bfcl", "--model", "ollama:qwen3:4b", "--data", filepath.Join(repoRoot(t), "evals", "bfcl", "testdata"), "--categories", "multiple").
+		expect(t, 5, "", "ollama pull qwen3:4b")
 	// serve too, before it listens.
 	e.run("serve", "--listen", "127.0.0.1:0", "--model", "qwen3:4b").expect(t, 5, "", "ollama pull qwen3:4b")
 

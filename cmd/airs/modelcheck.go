@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
@@ -18,6 +19,18 @@ func (a *app) requireModel(cfg *config.Config, opts *engine.Options) error {
 		model = cfg.Ollama.Model
 	}
 	if err := modelcheck.Require(context.Background(), cfg.Ollama.Host, model); err != nil {
+		return &exitError{code: exitModel, err: err}
+	}
+	return nil
+}
+
+// requireOllama is requireModel for the evals, whose --model (or
+// --embedder) says "ollama:NAME" or a bare NAME: the model must be there
+// before hours of questions fail one by one. host "" is OLLAMA_HOST or the
+// default.
+func requireOllama(host, model string) error {
+	name, _ := strings.CutPrefix(model, "ollama:")
+	if err := modelcheck.Require(context.Background(), host, name); err != nil {
 		return &exitError{code: exitModel, err: err}
 	}
 	return nil
