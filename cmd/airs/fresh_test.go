@@ -410,10 +410,11 @@ func TestUnknownFlagOnce(t *testing.T) {
 // that work; a folder in no space says how to add one.
 func TestDemoDocs(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.run("demo", "docs", filepath.Join(e.docs, "samples"))
-	r.expect(t, 0, `space "documents", under samples/`, "")
+	// A folder name with a space and a quote: the printed commands quote it.
+	r := e.run("demo", "docs", filepath.Join(e.docs, "Bob's samples"))
+	r.expect(t, 0, `space "documents", under Bob's samples/`, "")
 	for _, f := range []string{"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf"} {
-		if st, err := os.Stat(filepath.Join(e.docs, "samples", f)); err != nil || st.Size() < 500 {
+		if st, err := os.Stat(filepath.Join(e.docs, "Bob's samples", f)); err != nil || st.Size() < 500 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -421,7 +422,7 @@ func TestDemoDocs(t *testing.T) {
 	ran := 0
 	for l := range strings.SplitSeq(r.stdout, "\n") {
 		l = strings.TrimSpace(l)
-		if !strings.HasPrefix(l, "airs run ") {
+		if !strings.HasPrefix(l, "airs run ") && !strings.HasPrefix(l, "airs call ") {
 			continue
 		}
 		ran++
@@ -432,8 +433,8 @@ func TestDemoDocs(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", l, res.code, res.stderr)
 		}
 	}
-	if ran != 2 {
-		t.Errorf("printed %d airs run commands, want 2:\n%s", ran, r.stdout)
+	if ran != 3 {
+		t.Errorf("printed %d airs run and call commands, want 3:\n%s", ran, r.stdout)
 	}
 	// A space other than documents is named with --input space=.
 	e.run("demo", "docs", filepath.Join(e.dir, "private", "d")).expect(t, 0, "--input space=private --input a=d/quotes/acme-2024.pdf", "")
