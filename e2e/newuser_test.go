@@ -131,7 +131,9 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 	defer cancel()
 
 	// 1. make demo, in the clone, with an empty home.
+	start := time.Now()
 	r := u.sh(ctx, "make demo", "")
+	t.Logf("make demo: %s", time.Since(start).Round(time.Millisecond))
 	for _, s := range []string{"building ./bin/airs", "built bin/airs in", "chain intact", `"label": "Starter plan"`, "path_escape",
 		`$ airs call calculator --args '{"expression":"(12.5 + 7) * 3"}'`} {
 		if !strings.Contains(r.out, s) {
@@ -164,6 +166,8 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 		}
 	})
 	steps := map[string]bool{}
+	start = time.Now()
+	defer func() { t.Logf("README's quick start: %s", time.Since(start).Round(time.Millisecond)) }()
 	for _, line := range quickStart(t, u.repo) {
 		line = strings.ReplaceAll(line, "qwen3:4b", model)
 		switch {
