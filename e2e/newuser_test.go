@@ -122,8 +122,10 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 	if os.Getenv("AIRS_E2E") != "1" || ollamaBin == "" || models == "" {
 		t.Skip("e2e: run by scripts/e2e.sh (make e2e), which exports AIRS_E2E_OLLAMA_BIN and AIRS_E2E_OLLAMA_MODELS")
 	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make on this machine")
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s on this machine", tool)
+		}
 	}
 	_, model := setup(t)
 	u := newNewUser(t)
