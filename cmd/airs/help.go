@@ -55,7 +55,7 @@ func printExitCodes(a *app) {
 		{"0", "ok", ""},
 		{"1", "other error", "read the message"},
 		{"2", "usage", "see 'airs help COMMAND'"},
-		{"3", "invalid airs.yaml", "fix the file:line shown; see 'airs help config'"},
+		{"3", "invalid airs.yaml, or --config / AIRS_CONFIG names no file", "fix the file:line shown, or the path; see 'airs help config'"},
 		{"4", "audit chain broken", "'airs audit verify' names the first bad line"},
 		{"5", "model not available", "start Ollama (ollama serve) and pull the model (ollama pull NAME), or pass --model none; 'airs doctor' checks it"},
 	} {

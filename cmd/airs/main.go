@@ -129,7 +129,7 @@ Examples:
   airs audit verify
 
 Exit codes:
-  0 ok · 1 other error · 2 usage · 3 invalid config · 4 audit chain broken
+  0 ok · 1 other error · 2 usage · 3 invalid or missing config · 4 audit chain broken
   5 the model asked for is not there (see 'airs doctor')
   10–25 a tool call failed; one code per error kind (see 'airs help exit-codes')
 `
