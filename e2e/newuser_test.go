@@ -167,6 +167,13 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 			serve.Wait()
 		}
 	})
+	// The model in the user's airs.yaml too, as README suggests after the
+	// quick start: airs doctor alone checks it.
+	cfgDir := filepath.Join(u.home, ".config", "airs")
+	os.MkdirAll(cfgDir, 0o755)
+	if err := os.WriteFile(filepath.Join(cfgDir, "airs.yaml"), []byte("ollama:\n  model: "+model+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	steps := map[string]bool{}
 	start = time.Now()
 	defer func() { t.Logf("README's quick start: %s", time.Since(start).Round(time.Millisecond)) }()
@@ -183,9 +190,12 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 		case line == "ollama serve &":
 			// Before Ollama runs: doctor fails naming the model, chat
 			// refuses with how to start Ollama.
-			before := u.sh(ctx, "airs doctor --model "+model, "", ollamaEnv...)
-			if before.code == 0 || !strings.Contains(before.out, "FAIL  ollama") || !strings.Contains(before.out, "ollama serve") {
-				t.Errorf("airs doctor before Ollama runs: exit %d\n%s", before.code, before.out)
+			for _, doctor := range []string{"airs doctor --model " + model, "airs doctor"} { // the flag, then airs.yaml's model
+				before := u.sh(ctx, doctor, "", ollamaEnv...)
+				if before.code == 0 || !strings.Contains(before.out, "FAIL  ollama") || !strings.Contains(before.out, "ollama serve") ||
+					!strings.Contains(before.out, "the model "+model+" is configured") {
+					t.Errorf("%s before Ollama runs: exit %d\n%s", doctor, before.code, before.out)
+				}
 			}
 			chat := u.sh(ctx, "airs chat --model "+model, "", ollamaEnv...)
 			if chat.code != 5 || !strings.Contains(chat.out, "ollama serve") || !strings.Contains(chat.out, "ollama pull "+model) {
@@ -212,9 +222,11 @@ func TestNewUserFirstFiveMinutes(t *testing.T) {
 			}
 		case strings.HasPrefix(line, "airs doctor"):
 			steps["doctor"] = true
-			after := u.sh(ctx, line, "", ollamaEnv...)
-			if after.code != 0 || !strings.Contains(after.out, model+" is pulled") || !strings.Contains(after.out, "What is configured works") {
-				t.Errorf("%s after Ollama started: exit %d\n%s", line, after.code, after.out)
+			for _, doctor := range []string{line, "airs doctor"} {
+				after := u.sh(ctx, doctor, "", ollamaEnv...)
+				if after.code != 0 || !strings.Contains(after.out, model+" is pulled") || !strings.Contains(after.out, "What is configured works") {
+					t.Errorf("%s after Ollama started: exit %d\n%s", doctor, after.code, after.out)
+				}
 			}
 		case strings.HasPrefix(line, "airs chat"):
 			steps["chat"] = true
