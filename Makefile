@@ -25,7 +25,9 @@ fuzz:
 conformance:
 	bash scripts/conformance.sh
 
-## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model.
+## e2e: builds Ollama v0.17.4 from its Go module (cached), runs it with a tiny generated model;
+## among its tests a new user's first five minutes (e2e/newuser_test.go: a fresh clone,
+## an empty home, make demo, README's quick start, airs doctor before and after ollama serve).
 e2e:
 	bash scripts/e2e.sh
 
@@ -70,11 +72,10 @@ bench:
 ## demo: the main job in its embedded default (no Ollama needed), in a temp
 ## folder it names (its own AIRS_HOME and airs.yaml, never the user's). The
 ## first build on a fresh machine downloads and compiles the dependencies, so
-## it says so before it starts.
+## it says so before it starts and shows the packages compiled as it goes.
 demo:
-	@echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a minute or more)"
-	@$(GO) build -o bin/airs ./cmd/airs
-	@echo "built ./bin/airs"
+	@echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a few minutes; progress below)"
+	@GO=$(GO) bash scripts/build-progress.sh bin/airs ./cmd/airs
 	@bash scripts/demo.sh
 
 clean:

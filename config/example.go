@@ -83,7 +83,7 @@ ollama:
 
 # What decodes the selector's calls: ollama (the server above), or inproc (a
 # GGUF loaded in process and decoded under AIRS's own token masks; needs a
-# binary built with -tags inproc, see README "In-process engine"). The
+# binary built with -tags inproc, see docs/inproc.md). The
 # in-process model is either gguf (a file) or name (a model already pulled
 # into Ollama, e.g. qwen3:4b: its GGUF is read from Ollama's store,
 # $OLLAMA_MODELS or ~/.ollama/models); set one.

@@ -101,11 +101,22 @@ func Load(flagValue string) (*Config, error) {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		return Parse("", nil)
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("config file %s does not exist: create it (see `airs help config`) or fix --config / AIRS_CONFIG", path)
+		return nil, &MissingFileError{Path: path}
 	default:
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 }
+
+// MissingFileError is a configuration file named by --config or
+// AIRS_CONFIG that does not exist: a configuration error, like an invalid
+// file, not a silent fall back to the defaults.
+type MissingFileError struct{ Path string }
+
+func (e *MissingFileError) Error() string {
+	return fmt.Sprintf("config file %s does not exist: create it (see `airs help config`) or fix --config / AIRS_CONFIG", e.Path)
+}
+
+func (e *MissingFileError) Unwrap() error { return fs.ErrNotExist }
 
 // The file's shape. Pointers and nil maps tell "absent" (take the default)
 // from "empty".

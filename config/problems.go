@@ -64,6 +64,19 @@ func goTypeName(t string) string {
 	return t
 }
 
+// parserProblem tells yaml.v3's parser errors (parserc.go) from its
+// scanner errors by their fixed messages.
+func parserProblem(msg string) bool {
+	for _, p := range []string{"did not find expected ',' or", "did not find expected '-' indicator", "did not find expected <",
+		"did not find expected key", "did not find expected node content", "found duplicate %", "found incompatible YAML document",
+		"found undefined tag handle"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
 var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type `)
 
 // yamlProblems turns yaml.v3's errors ("yaml: unmarshal errors:\n  line 3:
@@ -81,6 +94,12 @@ func (p *parser) yamlProblems(err error) []Problem {
 		if sm := lineRE.FindStringSubmatch(m); sm != nil {
 			line, _ = strconv.Atoi(sm[1])
 			m = sm[2]
+			if te == nil && parserProblem(m) {
+				// yaml.v3 counts a parser error's line from 0 (a
+				// scanner error's from 1): the construct that failed
+				// starts on the next line.
+				line++
+			}
 		}
 		if sm := unknownFieldRE.FindStringSubmatch(m); sm != nil {
 			m = fmt.Sprintf("unknown key %q: check its spelling and indentation (keys: see `airs help config`)", sm[1])

@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 airs=${AIRS_BIN:-$PWD/bin/airs}
 if [ ! -x "$airs" ]; then
-	echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a minute or more)"
-	go build -o bin/airs ./cmd/airs
+	echo "building ./bin/airs… (on a fresh machine the first build downloads and compiles the dependencies: a few minutes; progress below)"
+	bash scripts/build-progress.sh bin/airs ./cmd/airs
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/airs-demo.XXXXXX")
 echo "demo folder: $work (documents, airs.yaml, state); your own AIRS_HOME and airs.yaml are not used"
@@ -26,26 +26,40 @@ spaces:
 recording: {enabled: true}
 YAML
 export AIRS_CONFIG=$work/airs.yaml AIRS_HOME=$work/state
-say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# show prints a command as it can be pasted into a shell: arguments with
+# spaces, quotes or other special characters are single-quoted.
+show() {
+	local out="" a q="'"
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_./=:@%+,-]+$ ]]; then
+			out+="$a "
+		else
+			out+="'${a//$q/$q\\$q$q}' "
+		fi
+	done
+	printf '\n\033[1m$ %s\033[0m\n' "${out% }"
+}
+# run shows an airs command, then runs it.
+run() { show airs "$@"; "$airs" "$@"; }
 
-say airs demo docs "$work/documents"
-"$airs" demo docs "$work/documents"
-say airs tools list
-"$airs" tools list
-say airs call calculator --args '{"expression":"(12.5 + 7) * 3"}'
-"$airs" call calculator --args '{"expression":"(12.5 + 7) * 3"}'
-say airs call list-files --args '{"space":"documents","dir":"papers","pattern":"*.pdf"}'
-"$airs" call list-files --args '{"space":"documents","dir":"papers","pattern":"*.pdf"}'
-say "airs call read-file --args '{\"space\":\"documents\",\"path\":\"../etc/passwd\"}'   # paths cannot escape a space"
-"$airs" call read-file --args '{"space":"documents","path":"../etc/passwd"}' || echo "(exit $?)"
-say 'printf "what is 17 * 23 + 4\n/why\nextract the text of the pdf papers/bm25.pdf in documents\n/quit\n" | airs chat --model none'
-printf 'what is 17 * 23 + 4\n/why\nextract the text of the pdf papers/bm25.pdf in documents\n/quit\n' | "$airs" chat --model none || true
-say airs run chains/examples/compare-pricing.yaml --input a=quotes/acme-2024.pdf --input b=quotes/acme-2025.pdf
-"$airs" run chains/examples/compare-pricing.yaml --input a=quotes/acme-2024.pdf --input b=quotes/acme-2025.pdf
-say airs run chains/examples/summarize-papers.yaml --input dir=papers
-"$airs" run chains/examples/summarize-papers.yaml --input dir=papers
-say airs audit verify
-"$airs" audit verify
+echo "To paste the commands below into this shell afterwards, first run:"
+echo "  export PATH=\"$(dirname "$airs"):\$PATH\" AIRS_CONFIG=$work/airs.yaml AIRS_HOME=$work/state"
+
+run demo docs "$work/documents"
+run tools list
+run call calculator --args '{"expression":"(12.5 + 7) * 3"}'
+run call list-files --args '{"space":"documents","dir":"papers","pattern":"*.pdf"}'
+echo "# paths cannot escape a space:"
+run call read-file --args '{"space":"documents","path":"../etc/passwd"}' || echo "(exit $?)"
+chat='what is 17 * 23 + 4
+/why
+extract the text of the pdf papers/bm25.pdf in documents
+/quit'
+printf '\n\033[1m$ printf %s | airs chat --model none\033[0m\n' "'${chat//$'\n'/\\n}\\n'"
+printf '%s\n' "$chat" | "$airs" chat --model none || true
+run run chains/examples/compare-pricing.yaml --input a=quotes/acme-2024.pdf --input b=quotes/acme-2025.pdf
+run run chains/examples/summarize-papers.yaml --input dir=papers
+run audit verify
 
 cat <<END
 

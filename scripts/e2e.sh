@@ -36,7 +36,9 @@
 #                     installed with npm install --ignore-scripts on first use)
 #
 # Exported to the tests: OLLAMA_HOST (http://127.0.0.1:PORT), AIRS_E2E_MODEL,
-# AIRS_E2E=1, AIRS_E2E_SERVER_LOG (the server's log file), AIRS_E2E_MCP_DIR.
+# AIRS_E2E=1, AIRS_E2E_SERVER_LOG (the server's log file), AIRS_E2E_MCP_DIR,
+# AIRS_E2E_OLLAMA_BIN and AIRS_E2E_OLLAMA_MODELS (the binary and its models
+# folder, for the new user's test, which starts a server of its own).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -214,6 +216,9 @@ fi
 
 # 6. Tests.
 export AIRS_E2E=1 AIRS_E2E_MODEL="$MODEL" AIRS_E2E_SERVER_LOG="$SERVER_LOG"
+# The new user's test (e2e/newuser_test.go) starts an Ollama of its own, as
+# README's quick start does, over the models this one created.
+export AIRS_E2E_OLLAMA_BIN="$OLLAMA_BIN" AIRS_E2E_OLLAMA_MODELS="$WORK/models"
 if (($#)); then
 	pkgs=("$@")
 else

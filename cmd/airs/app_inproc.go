@@ -39,7 +39,7 @@ func (a *app) openLocal(cfg *config.Config, ef engineFlags, model string, opts *
 		if *ef.gguf != "" {
 			return nil, usagef("--gguf needs --engine inproc")
 		}
-		return func() {}, nil
+		return func() {}, a.requireModel(cfg, opts)
 	case config.EngineInproc:
 	default:
 		return nil, usagef("--engine %q: want ollama or inproc", eng)

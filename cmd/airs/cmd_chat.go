@@ -25,6 +25,11 @@ to the model, whose answer is streamed; large results are cut for the
 model's context, with a note. Without one, AIRS says so at the start and
 prints the result itself.
 
+A model that is asked for (--model, or ollama.model in airs.yaml) must be
+there: when Ollama does not answer, or has not pulled it, chat does not
+start (exit 5) and says how to start Ollama or pull the model. Only with
+no model set, or --model none, does it run in the no-LLM mode.
+
 --engine inproc runs the model in process (a binary built with the inproc
 tag, make inproc): --gguf FILE, or --model NAME pulled into Ollama and read
 from its store. Calls are decoded under AIRS's token masks, answers are

@@ -2,9 +2,11 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -77,17 +79,37 @@ func runDemo(a *app, args []string) error {
 		prefix = filepath.ToSlash(rel) + "/"
 	}
 	if space != "documents" { // the example pipelines' default space
-		spaceArg = " --input space=" + space
+		spaceArg = " --input " + shellQuote("space="+space)
 	}
 	papers, where := strings.TrimSuffix(prefix, "/"), "under "+prefix
 	if papers == "" {
 		papers, where = ".", "at its root"
 	}
 	fmt.Fprintf(a.stdout, "\nThey are in the space %q, %s; from the repository's root:\n", space, where)
-	fmt.Fprintf(a.stdout, "  airs run chains/examples/compare-pricing.yaml%s --input a=%squotes/acme-2024.pdf --input b=%squotes/acme-2025.pdf\n", spaceArg, prefix, prefix)
-	fmt.Fprintf(a.stdout, "  airs run chains/examples/summarize-papers.yaml%s --input dir=%spapers\n", spaceArg, prefix)
-	fmt.Fprintf(a.stdout, "  airs call list-files --args '{\"space\":%q,\"dir\":%q,\"recursive\":true}'\n", space, papers)
+	// Printed to be pasted: a folder with a space or a quote in its name
+	// stays one argument.
+	fmt.Fprintf(a.stdout, "  airs run chains/examples/compare-pricing.yaml%s --input %s --input %s\n", spaceArg,
+		shellQuote("a="+prefix+"quotes/acme-2024.pdf"), shellQuote("b="+prefix+"quotes/acme-2025.pdf"))
+	fmt.Fprintf(a.stdout, "  airs run chains/examples/summarize-papers.yaml%s --input %s\n", spaceArg, shellQuote("dir="+prefix+"papers"))
+	listArgs, _ := json.Marshal(struct {
+		Space     string `json:"space"`
+		Dir       string `json:"dir"`
+		Recursive bool   `json:"recursive"`
+	}{space, papers, true})
+	fmt.Fprintf(a.stdout, "  airs call list-files --args %s\n", shellQuote(string(listArgs)))
 	return nil
+}
+
+// shellSafe are the arguments a POSIX shell reads as written.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./=:@%+,-]+$`)
+
+// shellQuote writes s as one shell argument: as is when that is safe, else
+// single-quoted.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // spaceOf finds the space whose root holds dir and dir's path inside it.

@@ -145,6 +145,14 @@ func withBFCLData(args []string) []string {
 	return args
 }
 
+// dataOrigin says where the evals' public data comes from: one folder this
+// repository does not carry, whose README lists each set with its source.
+const dataOrigin = `where the data comes from: the evals read public data sets kept outside this repository,
+  in one folder: $DATA_DIR, else ` + defaultDataDir + ` beside the repository; that folder's README.md
+  lists each set with its public source (BFCL: github.com/ShishirPatil/gorilla; MetaTool:
+  github.com/HowieHwong/MetaTool; StableToolBench: github.com/THUNLP-MT/StableToolBench;
+  JSONSchemaBench: github.com/guidance-ai/jsonschemabench). 'airs doctor' says what it finds.`
+
 // bfclNoDataHint says what the BFCL data is, where to get it, and how to
 // try the command without it.
 const bfclNoDataHint = `hint: no ` + defaultDataDir + `/bfcl here either (the default beside the repository).
@@ -153,7 +161,8 @@ const bfclNoDataHint = `hint: no ` + defaultDataDir + `/bfcl here either (the de
   a line as in github.com/ShishirPatil/gorilla berkeley-function-call-leaderboard/bfcl_eval/data,
   each joined with its possible_answer as "ground_truth". To try the command now, on the 4
   questions of each category kept in this repository:
-    airs eval bfcl --model none --data evals/bfcl/testdata`
+    airs eval bfcl --model none --data evals/bfcl/testdata
+` + dataOrigin
 
 // bfclFactory builds the predictors; for "none" it fits the lexical
 // embedder on every function of the data directory the run reads.
@@ -170,7 +179,10 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 				return nil, fmt.Errorf("reading the functions of %s: %w", dir, err)
 			}
 			start := time.Now()
+			stop := progressLines(stderr, fmt.Sprintf("airs eval bfcl: no-LLM mode: fitting the lexical embedder on %d BFCL functions (half a minute or so on a small machine)…", len(pool)),
+				"fitting", 5*time.Second)
 			p, err := predict.NewNoLLM(context.Background(), predict.Options{Pool: pool, MinSimilarity: o.MinSimilarity, Parallel: true})
+			stop()
 			if err != nil {
 				return nil, err
 			}
@@ -179,6 +191,9 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 			return p, nil
 		}
 		if name, ok := strings.CutPrefix(model, "ollama:"); ok && name != "" {
+			if err := requireOllama("", name); err != nil {
+				return nil, err
+			}
 			h, err := ollama.FromEnvironment()
 			if err != nil {
 				return nil, err
@@ -187,6 +202,30 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 		}
 		return predict.New(model, o)
 	}
+}
+
+// progressLines says what a long silent step does, at once and then every
+// interval with the time spent, until stop is called: a terminal that says
+// nothing for half a minute looks hung.
+func progressLines(w interface{ Write([]byte) (int, error) }, first, still string, interval time.Duration) (stop func()) {
+	fmt.Fprintln(w, first)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(w, "  … still %s (%s)\n", still, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // flagValue finds --name V or --name=V among args.
@@ -259,6 +298,15 @@ func evalReplay(a *app, args []string) error {
 		return err
 	}
 	cfg := a.cfg
+	models := []string{cand.Model} // "none" needs nothing
+	if m, ok := strings.CutPrefix(cand.Embedder, "ollama:"); ok {
+		models = append(models, m)
+	}
+	for _, m := range models {
+		if err := requireOllama(cfg.Ollama.Host, m); err != nil {
+			return err
+		}
+	}
 	minCov := engine.MinCoverage(a.cfg)
 	o := replay.Options{Registry: reg, Policy: a.policy, K: *k, Progress: a.stderr, MinCoverage: &minCov}
 	for n := range cfg.Spaces {

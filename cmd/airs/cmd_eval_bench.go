@@ -94,13 +94,13 @@ func evalRetrieval(a *app, args []string) error {
 	}
 	data = append(data, pos...) // --data A B C
 	if len(data) == 0 {
-		return usagef("--data FILE… is required: the retrieval sets are under $DATA_DIR/retrieval")
+		return usagef("--data FILE… is required: the retrieval sets are under $DATA_DIR/retrieval\n%s", dataOrigin)
 	}
 	// A missing file is most often the shared data not being here: say
 	// where it comes from rather than only "no such file".
 	for _, f := range data {
 		if _, err := os.Stat(f); err != nil {
-			return usagef("%v\nhint: the retrieval sets are under $DATA_DIR/retrieval (metatool_tools.jsonl.gz with metatool_queries.jsonl.gz, stabletoolbench_queries.jsonl.gz; DATA_DIR is %q): set DATA_DIR to the shared data folder (make conformance uses ../shared/data) or pass the files' paths", err, os.Getenv("DATA_DIR"))
+			return usagef("%v\nhint: the retrieval sets are under $DATA_DIR/retrieval (metatool_tools.jsonl.gz with metatool_queries.jsonl.gz, stabletoolbench_queries.jsonl.gz; DATA_DIR is %q): set DATA_DIR to the shared data folder (make conformance uses ../shared/data) or pass the files' paths\n%s", err, os.Getenv("DATA_DIR"), dataOrigin)
 		}
 	}
 	switch retrieval.Part(*split) {

@@ -96,7 +96,7 @@ func evalRecommend(a *app, args []string) error {
 			continue
 		}
 		if _, err := os.Stat(f); err != nil {
-			return usagef("%v\nhint: the BFCL multi-turn files are $DATA_DIR/bfcl_multi_turn/base.jsonl.gz and functions.jsonl.gz (DATA_DIR is %q); set DATA_DIR or pass --data and --functions; to try the command on the small set in this repository:\n  airs eval recommend --data evals/recommend/testdata/conversations.jsonl.gz --functions evals/recommend/testdata/functions.jsonl.gz --folds 3", err, os.Getenv("DATA_DIR"))
+			return usagef("%v\nhint: the BFCL multi-turn files are $DATA_DIR/bfcl_multi_turn/base.jsonl.gz and functions.jsonl.gz (DATA_DIR is %q); set DATA_DIR or pass --data and --functions; to try the command on the small set in this repository:\n  airs eval recommend --data evals/recommend/testdata/conversations.jsonl.gz --functions evals/recommend/testdata/functions.jsonl.gz --folds 3\n%s", err, os.Getenv("DATA_DIR"), dataOrigin)
 		}
 	}
 	_, _, err = recommend.Run(recommend.RunOptions{Train: *train, Data: *data, Functions: *funcs, Folds: *folds, JSON: *asJSON, LearningCurve: *curve}, a.stdout)

@@ -84,7 +84,7 @@ func evalSpeculate(a *app, args []string) error {
 	}
 	for _, f := range []string{*data, *funcs} {
 		if _, err := os.Stat(f); err != nil {
-			return usagef("%v\nhint: the BFCL multi-turn files are $DATA_DIR/bfcl_multi_turn/base.jsonl.gz and functions.jsonl.gz (DATA_DIR is %q); set DATA_DIR or pass --data and --functions; to try the command on the small set in this repository:\n  airs eval speculate --data evals/recommend/testdata/conversations.jsonl.gz --functions evals/recommend/testdata/functions.jsonl.gz", err, os.Getenv("DATA_DIR"))
+			return usagef("%v\nhint: the BFCL multi-turn files are $DATA_DIR/bfcl_multi_turn/base.jsonl.gz and functions.jsonl.gz (DATA_DIR is %q); set DATA_DIR or pass --data and --functions; to try the command on the small set in this repository:\n  airs eval speculate --data evals/recommend/testdata/conversations.jsonl.gz --functions evals/recommend/testdata/functions.jsonl.gz\n%s", err, os.Getenv("DATA_DIR"), dataOrigin)
 		}
 	}
 	_, err = speculate.Run(a.context(), speculate.Options{Data: *data, Functions: *funcs, Service: *service, Top: *top, TTL: *ttl, JSON: *asJSON}, a.stdout)

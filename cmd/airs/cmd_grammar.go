@@ -73,7 +73,12 @@ func grammarBench(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return benchUsage(run(pos, a.stdout, a.stderr))
+	err = benchUsage(run(pos, a.stdout, a.stderr))
+	if err != nil && strings.Contains(err.Error(), "DATA_DIR") {
+		// The data is missing: say where it comes from.
+		return fmt.Errorf("%w\n%s", err, dataOrigin)
+	}
+	return err
 }
 
 func grammarSuite(a *app, args []string) error {

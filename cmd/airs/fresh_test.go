@@ -27,30 +27,43 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// readmeCommands returns the command lines of README's "Using it" block,
-// without their trailing comments.
+// readmeCommands returns the command lines of README's tour, without their
+// trailing comments.
 func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	return readmeBlock(t, "## A short tour", "sh")
+}
+
+// readmeBlock returns the lines of the first ```lang block under the README
+// heading, without their trailing comments.
+func readmeBlock(t *testing.T, heading, lang string) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Using it\n")
+	_, section, ok := strings.Cut(string(data), "\n"+heading+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Using it" section`)
+		t.Fatalf("README.md has no %q section", heading)
 	}
-	_, block, ok := strings.Cut(section, "```sh\n")
+	if next := strings.Index(section, "\n## "); next >= 0 {
+		section = section[:next]
+	}
+	_, block, ok := strings.Cut(section, "```"+lang+"\n")
 	if !ok {
-		t.Fatal("README's Using it section has no ```sh block")
+		t.Fatalf("README's %q section has no ```%s block", heading, lang)
 	}
 	block, _, ok = strings.Cut(block, "\n```")
 	if !ok {
-		t.Fatal("README's Using it block is not closed")
+		t.Fatalf("README's %q block is not closed", heading)
 	}
 	comment := regexp.MustCompile(`\s{2,}#.*$`)
 	var lines []string
 	for l := range strings.SplitSeq(block, "\n") {
-		if l = strings.TrimSpace(comment.ReplaceAllString(l, "")); l != "" {
+		if lang == "sh" {
+			l = strings.TrimSpace(comment.ReplaceAllString(l, ""))
+		}
+		if l != "" {
 			lines = append(lines, l)
 		}
 	}
@@ -128,12 +141,15 @@ type readmeExpectation struct {
 	used   bool
 }
 
-// TestREADMECommands runs every command of README's "Using it" block, as
+// TestREADMECommands runs every command of README's tour, as
 // written and in order, on a fresh machine. A README line this table does
 // not know fails the test, so README and the test change together.
 func TestREADMECommands(t *testing.T) {
 	expect := []*readmeExpectation{
 		{prefix: `export PATH="$PWD/bin:$PATH"`},
+		// No model configured, Ollama or not: what is configured works; the
+		// missing ~/Documents is said.
+		{prefix: "airs doctor", stdout: []string{"What is configured works", "space documents", "Documents does not exist"}},
 		{prefix: "airs tools list", stdout: []string{"calculator", "pdf-extract", "summarize"}},
 		{prefix: "airs call calculator", stdout: []string{`"result": 58.5`}},
 		{prefix: "airs chat", stdout: []string{"no-LLM", "bye"}},
@@ -143,11 +159,11 @@ func TestREADMECommands(t *testing.T) {
 		{prefix: "airs task set", stdout: []string{"Task set for", "compare the pricing"}},
 		{prefix: "airs recommend", stdout: []string{"pdf-extract", "because space", "airs-demo/", "expires in"}},
 		{prefix: "airs serve"}, // run by serveREADME
-		{prefix: "airs eval bfcl", code: 2, stderr: []string{"--data is required", "set DATA_DIR", "github.com/ShishirPatil/gorilla", "airs eval bfcl --model none --data evals/bfcl/testdata"}},
-		{prefix: "airs eval retrieval", code: 2, stderr: []string{"no such file", "set DATA_DIR", "metatool_queries.jsonl.gz"}},
-		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata"}},
+		{prefix: "airs eval bfcl", code: 2, stderr: []string{"--data is required", "set DATA_DIR", "github.com/ShishirPatil/gorilla", "airs eval bfcl --model none --data evals/bfcl/testdata", "where the data comes from", "github.com/HowieHwong/MetaTool"}},
+		{prefix: "airs eval retrieval", code: 2, stderr: []string{"no such file", "set DATA_DIR", "metatool_queries.jsonl.gz", "where the data comes from"}},
+		{prefix: "airs eval recommend", code: 2, stderr: []string{"bfcl_multi_turn/base.jsonl.gz", "set DATA_DIR", "evals/recommend/testdata", "where the data comes from"}},
 		{prefix: "airs eval replay", code: 2, stderr: []string{"no recorded sessions", "recording is off", "recording: {enabled: true}"}},
-		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR"}},
+		{prefix: "airs grammar bench", code: 1, stderr: []string{"jsonschemabench", "DATA_DIR", "where the data comes from", "github.com/guidance-ai/jsonschemabench"}},
 		// The default agent holds no WriteSpace: the capability check refuses
 		// before the guard would ask.
 		{prefix: "airs call delete-file", code: 14, stderr: []string{"missing capability: WriteSpace(documents)"}},
@@ -394,10 +410,11 @@ func TestUnknownFlagOnce(t *testing.T) {
 // that work; a folder in no space says how to add one.
 func TestDemoDocs(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.run("demo", "docs", filepath.Join(e.docs, "samples"))
-	r.expect(t, 0, `space "documents", under samples/`, "")
+	// A folder name with a space and a quote: the printed commands quote it.
+	r := e.run("demo", "docs", filepath.Join(e.docs, "Bob's samples"))
+	r.expect(t, 0, `space "documents", under Bob's samples/`, "")
 	for _, f := range []string{"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf"} {
-		if st, err := os.Stat(filepath.Join(e.docs, "samples", f)); err != nil || st.Size() < 500 {
+		if st, err := os.Stat(filepath.Join(e.docs, "Bob's samples", f)); err != nil || st.Size() < 500 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
@@ -405,7 +422,7 @@ func TestDemoDocs(t *testing.T) {
 	ran := 0
 	for l := range strings.SplitSeq(r.stdout, "\n") {
 		l = strings.TrimSpace(l)
-		if !strings.HasPrefix(l, "airs run ") {
+		if !strings.HasPrefix(l, "airs run ") && !strings.HasPrefix(l, "airs call ") {
 			continue
 		}
 		ran++
@@ -416,8 +433,8 @@ func TestDemoDocs(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", l, res.code, res.stderr)
 		}
 	}
-	if ran != 2 {
-		t.Errorf("printed %d airs run commands, want 2:\n%s", ran, r.stdout)
+	if ran != 3 {
+		t.Errorf("printed %d airs run and call commands, want 3:\n%s", ran, r.stdout)
 	}
 	// A space other than documents is named with --input space=.
 	e.run("demo", "docs", filepath.Join(e.dir, "private", "d")).expect(t, 0, "--input space=private --input a=d/quotes/acme-2024.pdf", "")
@@ -467,7 +484,17 @@ func TestMakeDemo(t *testing.T) {
 	mk, _ := os.ReadFile(filepath.Join(root, "Makefile"))
 	os.WriteFile(filepath.Join(repo, "Makefile"), mk, 0o644)
 	fakeGo := filepath.Join(dir, "fakego")
-	os.WriteFile(fakeGo, []byte("#!/bin/sh\n# go build -o OUT PKG\necho FAKE-GO-STARTED \"$@\"\nsleep 0.3\nmkdir -p \"$(dirname \"$3\")\"\ncp \""+airsBin+"\" \"$3\"\n"), 0o755)
+	// go list -deps PKG: the packages, after a module download; go build
+	// -v -o OUT PKG: the packages it compiled, and the binary.
+	os.WriteFile(fakeGo, []byte(`#!/bin/sh
+case "$1" in
+list) echo "go: downloading example.com/fake-module v1.0.0" >&2; printf 'fmt\nexample.com/a\nexample.com/b\n' ;;
+build) shift; while [ "$1" != "-o" ]; do shift; done
+	sleep 0.3; echo example.com/a >&2; echo example.com/b >&2
+	mkdir -p "$(dirname "$2")"; cp "`+airsBin+`" "$2" ;;
+*) exit 2 ;;
+esac
+`), 0o755)
 	userHome := filepath.Join(dir, "user-airs-home")
 	userConfig := filepath.Join(dir, "user-airs.yaml")
 	os.WriteFile(userConfig, []byte("this is: [not valid yaml for airs\n"), 0o644)
@@ -476,13 +503,22 @@ func TestMakeDemo(t *testing.T) {
 	cmd := exec.Command(makeBin, "-s", "demo", "GO="+fakeGo)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "AIRS_HOME="+userHome, "AIRS_CONFIG="+userConfig, "TMPDIR="+tmp, "HOME="+dir, "AIRS_BIN=")
-	r := execRun(t, cmd)
-	if r.code != 0 {
-		t.Fatalf("make demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	// One stream, as a terminal shows it, so that the order can be read.
+	var both bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &both, &both
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("make demo: %v\n%s", err, both.String())
 	}
-	b, g := strings.Index(r.stdout, "building ./bin/airs"), strings.Index(r.stdout, "FAKE-GO-STARTED build -o bin/airs")
-	if b < 0 || g < 0 || b > g {
-		t.Errorf("want 'building ./bin/airs' printed before the build starts (at %d, build at %d):\n%s", b, g, r.stdout)
+	r := runResult{stdout: both.String()}
+	b, g, d := strings.Index(r.stdout, "building ./bin/airs"), strings.Index(r.stdout, "go: downloading example.com/fake-module"),
+		strings.Index(r.stdout, "built bin/airs in ")
+	if b < 0 || g < 0 || d < 0 || b > g || g > d || !strings.Contains(r.stdout, "(2 packages compiled, the rest from the build cache)") {
+		t.Errorf("want 'building ./bin/airs' before the build starts, its module downloads, then what it compiled (at %d, %d, %d):\n%s", b, g, d, r.stdout)
+	}
+	// The commands it shows can be pasted: arguments with spaces or quotes
+	// are quoted.
+	if !strings.Contains(r.stdout, `$ airs call calculator --args '{"expression":"(12.5 + 7) * 3"}'`) {
+		t.Errorf("the calculator call is not shown as it can be pasted:\n%s", r.stdout)
 	}
 	for _, s := range []string{"chain intact", `"label": "Starter plan"`, "papers/bm25.pdf", "path_escape"} {
 		if !strings.Contains(r.stdout+r.stderr, s) {
@@ -501,5 +537,68 @@ func TestMakeDemo(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(m[1], f)); err != nil {
 			t.Errorf("the demo folder lacks %s: %v", f, err)
 		}
+	}
+}
+
+// README's quick start with no model runs as written on a fresh machine
+// (with airs on PATH, as the install line leaves it), in the no-LLM mode.
+func TestREADMENoModelQuickStart(t *testing.T) {
+	m := newFreshMachine(t)
+	setup := []string{`export PATH="$PWD/bin:$PATH"`}
+	want := map[string][]string{
+		"airs chat":            {"no-LLM", "bye"},
+		"airs call calculator": {`"result": 58.5`},
+		"airs select":          {"tool: list-files", `"pattern":"*.pdf"`, `"space":"cwd"`},
+	}
+	lines := readmeBlock(t, "## Quick start with no model", "sh")
+	for _, line := range lines {
+		var expect []string
+		for p, w := range want {
+			if strings.HasPrefix(line, p) {
+				expect = w
+				delete(want, p)
+			}
+		}
+		if expect == nil {
+			t.Errorf("README quick start line %q: this test does not know what it should do", line)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		r := execRun(t, m.shell(ctx, setup, line))
+		cancel()
+		ok := r.code == 0
+		for _, s := range expect {
+			ok = ok && strings.Contains(r.stdout, s)
+		}
+		if !ok {
+			t.Errorf("README %q: exit %d, want stdout with %q\nstdout:\n%s\nstderr:\n%s", line, r.code, expect, r.stdout, r.stderr)
+		}
+	}
+	for p := range want {
+		t.Errorf("README's quick start with no model lost %q", p)
+	}
+}
+
+// README's minimal airs.yaml is valid, and means what the README says.
+func TestREADMEConfig(t *testing.T) {
+	m := newFreshMachine(t)
+	yaml := strings.Join(readmeBlock(t, "## A minimal `airs.yaml`", "yaml"), "\n") + "\n"
+	for _, d := range []string{"Documents", "src"} {
+		os.MkdirAll(filepath.Join(m.home, d), 0o755)
+	}
+	file := filepath.Join(m.home, "airs.yaml")
+	os.WriteFile(file, []byte(yaml), 0o644)
+	cmd := exec.Command(airsBin, "--config", file, "doctor", "--json")
+	cmd.Env = append(m.env, "OLLAMA_HOST=127.0.0.1:1") // nothing listens there
+	r := execRun(t, cmd)
+	// The model it names is not there: doctor says so (exit 1) after the
+	// file was read as valid, with both spaces.
+	for _, s := range []string{`"status": "ok"`, "is valid", `"name": "space documents"`, `"name": "space projects"`, "ollama pull qwen3:4b"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("airs doctor on README's airs.yaml lacks %q: exit %d\n%s\n%s", s, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r.code != 1 {
+		t.Errorf("doctor with a configured model and no Ollama: exit %d, want 1", r.code)
 	}
 }

@@ -38,13 +38,14 @@ func runHelp(a *app, args []string) int {
 	}
 }
 
-// kindSentinels are the 15 pipeline error kinds, in exit-code order.
+// kindSentinels are the pipeline error kinds, in exit-code order
+// (TestExitCodesComplete checks that none is missing).
 var kindSentinels = []error{
 	pipeline.ErrToolNotFound, pipeline.ErrToolDeprecated, pipeline.ErrChannelCapabilityDenied,
 	pipeline.ErrIntentMisaligned, pipeline.ErrToolCapabilityDenied, pipeline.ErrSchemaValidationFailed,
 	pipeline.ErrPayloadTooLarge, pipeline.ErrTimeout, pipeline.ErrProviderUnavailable,
 	pipeline.ErrProviderCrashed, pipeline.ErrProviderRejected, pipeline.ErrRateLimited, pipeline.ErrCancelled,
-	pipeline.ErrIntentVerificationRequired, pipeline.ErrWouldTimeout,
+	pipeline.ErrIntentVerificationRequired, pipeline.ErrWouldTimeout, pipeline.ErrAlreadyClaimed,
 }
 
 func printExitCodes(a *app) {
@@ -54,8 +55,9 @@ func printExitCodes(a *app) {
 		{"0", "ok", ""},
 		{"1", "other error", "read the message"},
 		{"2", "usage", "see 'airs help COMMAND'"},
-		{"3", "invalid airs.yaml", "fix the file:line shown; see 'airs help config'"},
+		{"3", "invalid airs.yaml, or --config / AIRS_CONFIG names no file", "fix the file:line shown, or the path; see 'airs help config'"},
 		{"4", "audit chain broken", "'airs audit verify' names the first bad line"},
+		{"5", "model not available", "start Ollama (ollama serve) and pull the model (ollama pull NAME), or pass --model none; 'airs doctor' checks it"},
 	} {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
 	}

@@ -46,6 +46,7 @@ var commands = []*command{
 	guardCmd,
 	taskCmd,
 	workerCmd,
+	doctorCmd,
 }
 
 // command is one subcommand.
@@ -67,6 +68,7 @@ const (
 	exitUsage    = 2 // bad flags, unknown command, missing argument
 	exitConfig   = 3 // airs.yaml is invalid
 	exitAuditBad = 4 // audit verify found a break in the chain
+	exitModel    = 5 // the model asked for is not there (Ollama down, or not pulled)
 )
 
 // usageError is a mistake in how airs was invoked. flags marks a flag the
@@ -120,13 +122,15 @@ Run 'airs help COMMAND' (or 'airs COMMAND --help') for a command's flags and
 examples, and 'airs help config' for an annotated airs.yaml.
 
 Examples:
+  airs doctor                   # is this machine ready? each problem with its fix
   airs tools list
   airs call calculator --args '{"expression": "(12.5 + 7) * 3"}'
   airs call list-files --args '{"space": "cwd", "pattern": "*.pdf"}'
   airs audit verify
 
 Exit codes:
-  0 ok · 1 other error · 2 usage · 3 invalid config · 4 audit chain broken
+  0 ok · 1 other error · 2 usage · 3 invalid or missing config · 4 audit chain broken
+  5 the model asked for is not there (see 'airs doctor')
   10–25 a tool call failed; one code per error kind (see 'airs help exit-codes')
 `
 
@@ -261,6 +265,7 @@ func exitCode(err error) int {
 	var ee *exitError
 	var ue *usageError
 	var ce *config.Error
+	var missing *config.MissingFileError
 	switch {
 	case err == nil:
 		return exitOK
@@ -268,7 +273,7 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &missing):
 		return exitConfig
 	}
 	if c := pipeline.ExitCode(err); c != 1 {

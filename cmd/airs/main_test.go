@@ -239,7 +239,7 @@ func TestInvalidConfig(t *testing.T) {
 	}
 	missing := newEnv(t, "")
 	missing.config = filepath.Join(missing.dir, "nope.yaml")
-	missing.run("tools", "list").expect(t, 1, "", "does not exist")
+	missing.run("tools", "list").expect(t, 3, "", "does not exist")
 }
 
 func TestHelp(t *testing.T) {

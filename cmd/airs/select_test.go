@@ -26,9 +26,13 @@ func TestSelectAndPlan(t *testing.T) {
 		t.Errorf("no raw similarity shown:\n%s", r.stdout)
 	}
 
-	// A model that is not reachable: the same decision, and the notice says why.
+	// A model that was asked for and is not reachable: an error that says
+	// how to get it, not a quiet fall back to the no-LLM mode.
 	r = e.run("select", "--model", "qwen3:0.6b", "read hello.txt")
-	r.expect(t, 0, "tool: read-file", "is not reachable")
+	r.expect(t, 5, "", "is not reachable")
+	if !strings.Contains(r.stderr, "ollama pull qwen3:0.6b") || strings.Contains(r.stdout, "tool: read-file") {
+		t.Errorf("an unreachable model:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
 
 	r = e.run("select", "--model", "none", "--json", "what is 2 * (3 + 4)")
 	r.expect(t, 0, "", "")

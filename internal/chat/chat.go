@@ -70,6 +70,9 @@ type REPL struct {
 	lines   chan string // closed at end of input
 	history []string
 	last    *engine.TurnResult
+	// lastReq is the last request typed, whatever became of it: /why
+	// explains it even when it failed before a session record existed.
+	lastReq *lastRequest
 
 	mu     sync.Mutex
 	callID string // the running call's ID, for Manager.Cancel
@@ -316,12 +319,41 @@ var whyColumns = []struct{ key, head string }{
 	{selector.ScorePreferenceScore, "pref"},
 }
 
+// lastRequest is a request and what became of it.
+type lastRequest struct {
+	text string
+	tr   *engine.TurnResult
+	err  error
+}
+
 func (r *REPL) why() {
-	if r.last == nil || r.last.Selection == nil {
+	lr := r.lastReq
+	if lr == nil {
 		r.printf("no request yet: /why explains the last one\n")
 		return
 	}
-	sel := r.last.Selection
+	var sel *selector.Selection
+	if lr.tr != nil {
+		sel = lr.tr.Selection
+	}
+	if sel == nil {
+		// It stopped before a selection was kept (a file it names is not
+		// there, say): the reason, then the candidates it had, chosen
+		// again without running anything.
+		if lr.err != nil {
+			r.printf("the last request (%q) stopped before any call ran: %v\n", lr.text, lr.err)
+		}
+		s, err := r.e.Selector.Select(context.Background(), r.opts.Caller, lr.text)
+		if err != nil || s == nil {
+			r.printf("no candidate tools to show for it")
+			if err != nil {
+				r.printf(": %v", err)
+			}
+			r.printf("\n")
+			return
+		}
+		sel = s
+	}
 	if len(sel.Candidates) == 0 {
 		r.printf("no candidate tools were found for the last request\n")
 		return
@@ -438,6 +470,7 @@ wait:
 	if tr != nil && tr.RecordID != "" {
 		r.last = tr
 	}
+	r.lastReq = &lastRequest{text: text, tr: tr, err: err}
 	switch {
 	case tr != nil && tr.Skipped != "":
 		r.printf("not run: %s\n", tr.Skipped)
