@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 var (
@@ -350,7 +348,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 	if fc.Agents == nil && !p.has("agents") {
 		c.Agents[DefaultAgent] = Agent{
 			ID:           DefaultAgent,
-			Capabilities: []pipeline.Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
+			Capabilities: []Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
 			Providers:    []string{"*"},
 		}
 		return
@@ -366,7 +364,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 			a.Providers = []string{"*"}
 		}
 		for i, s := range fa.Capabilities {
-			cp, err := pipeline.ParseCapability(s)
+			cp, err := ParseCapability(s)
 			if err == nil && cp.Kind == "" {
 				err = errors.New("empty kind")
 			}
@@ -413,7 +411,7 @@ func (p *parser) hasProblemFor(path ...string) bool {
 	return false
 }
 
-func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
+func (p *parser) rate(fr *fileRate, path ...string) RateLimit {
 	where := strings.Join(path, ".")
 	if fr.PerSecond < 0 || math.IsNaN(fr.PerSecond) || math.IsInf(fr.PerSecond, 0) {
 		p.add(p.line(path...), "%s.per_second: want a number ≥ 0 (0 = unlimited)", where)
@@ -421,7 +419,7 @@ func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
 	if fr.Burst < 0 {
 		p.add(p.line(path...), "%s.burst: want a count ≥ 0", where)
 	}
-	r := pipeline.RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
+	r := RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
 	if r.Burst == 0 && r.PerSecond > 0 {
 		r.Burst = int(math.Ceil(r.PerSecond))
 	}

@@ -95,7 +95,7 @@ recording:
 	cfg, reg, m := assemble(t, dir, yaml)
 
 	// 1. Record with the model (ollama.model from airs.yaml).
-	e, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
+	e, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ recording:
 	// 2. Tune needs more decisions than a few model requests give: append
 	// labelled no-LLM sessions (same airs.yaml, same log) with the
 	// package's generator.
-	e2, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	e2, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ recording:
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Registry: reg, Policy: cfg.Policy(), K: 3}
+	opts := Options{Registry: reg, Policy: settings.Policy(cfg), K: 3}
 	for _, set := range []struct {
 		name  string
 		items []Item

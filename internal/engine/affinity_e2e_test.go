@@ -17,6 +17,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 )
@@ -142,12 +143,12 @@ func affinityEngine(t *testing.T, host, model string, prewarm bool) *engine.Engi
 	if err := os.WriteFile(cfg.AffinityFile(), saved, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Policy, mc.Registry = policy, reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

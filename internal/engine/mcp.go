@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/filelock"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
@@ -136,7 +137,7 @@ func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
 			MaxMessageBytes: config.DefaultMCPMaxMessageBytes, MaxResponseBytes: config.DefaultMCPMaxResponseBytes,
 			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace, Sampling: cfg.MCP.Sampling}
 		for _, r := range s.Requires {
-			c, err := pipeline.ParseCapability(r)
+			c, err := config.ParseCapability(r)
 			if err != nil {
 				probs = append(probs, fmt.Errorf("installed MCP server %s: requires %q: %v", s.Name, r, err))
 				cs.Name = ""
@@ -155,7 +156,7 @@ func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
 // header whose environment variable is unset is an error naming it.
 func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Server, error) {
 	s := client.Server{
-		Name: cs.Name, Namespace: cs.Prefix, Requires: cs.Requires,
+		Name: cs.Name, Namespace: cs.Prefix, Requires: settings.Capabilities(cs.Requires),
 		Command: append(slices.Clone(cs.Command), cs.Args...), Dir: cs.Dir, URL: cs.URL,
 		Timeout: cs.Timeout, MaxTools: cs.MaxTools, MaxMessageBytes: cs.MaxMessageBytes, MaxResponseBytes: cs.MaxResponseBytes,
 		RestartsPerMinute: cs.RestartsPerMinute, Grace: cs.Grace, ClientVersion: version, Logger: log,
