@@ -23,6 +23,7 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"

@@ -532,7 +532,7 @@ func TestResultToTheModel(t *testing.T) {
 	// The model writes the final answer; selection stays in no-LLM mode
 	// (the selector has no model), so the chosen call is predictable.
 	model := &scriptedModel{}
-	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = model, "scripted", 1024
+	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = engine.SelectorModel(model), "scripted", 1024
 	r.start(Options{})
 	m := r.expect(0, "mode: model scripted via Ollama")
 	r.say("read the file report.txt in documents")

@@ -58,8 +58,13 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 		zero := 0.0
 		req := ollama.ChatRequest{Model: e.ModelName, Messages: []ollama.Message{{Role: "user", Content: "read the file notes.txt in docs"}},
 			Options: ollama.Options{Temperature: &zero, NumCtx: e.Selector.Config.WithDefaults().NumCtx, NumPredict: 1}}
+		// The same server, asked directly: its reply says how long loading took.
+		direct, err := ollama.New(ollama.Config{Host: host})
+		if err != nil {
+			t.Fatal(err)
+		}
 		start := time.Now()
-		res, err := e.Model.Chat(ctxFor(t, 2*time.Minute), req, nil)
+		res, err := direct.Chat(ctxFor(t, 2*time.Minute), req, nil)
 		d := time.Since(start)
 		if err != nil {
 			t.Fatalf("first request: %v", err)

@@ -123,7 +123,7 @@ mcp:
 		t.Fatalf("sampling in no-LLM mode: %v", err)
 	}
 	sm := &samplingModel{reply: "hello back", reason: "length"}
-	e.Model, e.ModelName = sm, "tiny"
+	e.Model, e.ModelName = SelectorModel(sm), "tiny"
 	mcp.SetSampler(e.mcpSampler())
 	res, err = e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi","max_tokens":7}`), Caller: "granted"})
 	if err != nil || string(res.Output) != `{"model":"tiny","stop":"maxTokens","text":"hello back"}` {

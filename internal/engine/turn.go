@@ -13,7 +13,6 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/guard"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -331,7 +330,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			}
 			ui.Note(fmt.Sprintf("%s (%d bytes) was truncated to %d bytes for the model's context", what, len(prior[i].Result), per))
 		}
-		var msgs []ollama.Message
+		var msgs []selector.Message
 		if len(shown) == 1 {
 			msgs = resultMessages(text, tr.Selection, shown[0].Result, tr.CallErr)
 		} else {
@@ -432,8 +431,8 @@ const answerSystem = "You are AIRS, an assistant that answers with the help of t
 	"Answer the user's request in plain language, briefly. When a tool result is given, base the answer on it; " +
 	"when it says the result was truncated, say that your answer covers only the part shown."
 
-func directMessages(text string) []ollama.Message {
-	return []ollama.Message{
+func directMessages(text string) []selector.Message {
+	return []selector.Message{
 		{Role: "system", Content: answerSystem + " No tool fits this request: answer it yourself if you can, or say what you cannot do."},
 		{Role: "user", Content: text},
 	}
@@ -441,7 +440,7 @@ func directMessages(text string) []ollama.Message {
 
 // stepsMessages are the final answer's prompt after several calls: every
 // call with its result, in order.
-func stepsMessages(text string, steps []selector.Prior) []ollama.Message {
+func stepsMessages(text string, steps []selector.Prior) []selector.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nThe request took %d tool calls:\n", text, len(steps))
 	for i, p := range steps {
@@ -453,10 +452,10 @@ func stepsMessages(text string, steps []selector.Prior) []ollama.Message {
 			fmt.Fprintf(&b, "Result:\n%s\n", p.Result)
 		}
 	}
-	return []ollama.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
+	return []selector.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
 }
 
-func resultMessages(text string, sel *selector.Selection, shown string, callErr error) []ollama.Message {
+func resultMessages(text string, sel *selector.Selection, shown string, callErr error) []selector.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nTool call: %s %s\n", text, sel.Function, compact(sel.Arguments))
 	if callErr != nil {
@@ -468,22 +467,28 @@ func resultMessages(text string, sel *selector.Selection, shown string, callErr 
 	if shown != "" {
 		fmt.Fprintf(&b, "Tool result:\n%s\n", shown)
 	}
-	return []ollama.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
+	return []selector.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
 }
 
 // answer streams the model's final answer to ui.
-func (e *Engine) answer(ctx context.Context, ui TurnUI, msgs []ollama.Message) (string, error) {
+func (e *Engine) answer(ctx context.Context, ui TurnUI, msgs []selector.Message) (string, error) {
 	temp := 0.0
 	o := e.modelOptions()
-	resp, err := e.Model.Chat(ctx, ollama.ChatRequest{
-		Model:    e.ModelName,
-		Messages: msgs,
-		Options:  ollama.Options{Temperature: &temp, NumCtx: o["num_ctx"].(int), NumPredict: o["num_predict"].(int)},
-	}, ui.Token)
+	var content strings.Builder
+	err := e.Model.Generate(ctx, selector.ModelRequest{
+		Model:      e.ModelName,
+		Messages:   msgs,
+		NumCtx:     o["num_ctx"].(int),
+		NumPredict: o["num_predict"].(int),
+		Sample:     &selector.Sampling{Temperature: &temp},
+	}, func(chunk string) error {
+		content.WriteString(chunk)
+		return ui.Token(chunk)
+	})
 	if err != nil {
-		return resp.Content, fmt.Errorf("the model's answer: %w", err)
+		return content.String(), fmt.Errorf("the model's answer: %w", err)
 	}
-	return resp.Content, nil
+	return content.String(), nil
 }
 
 // record appends the turn to the session log (when recording is on).

@@ -124,7 +124,7 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
-	e.Model, e.ModelName = m, "fake"
+	e.Model, e.ModelName = SelectorModel(m), "fake"
 	e.Selector.Model, e.Selector.Config.Model = SelectorModel(m), "fake"
 }
 
