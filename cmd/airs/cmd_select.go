@@ -209,15 +209,9 @@ func runPlan(a *app, args []string) error {
 	if *run {
 		return runPlanned(a, e, caller, pr, *timeout, *cont, asJSON)
 	}
-	var plan struct {
-		Steps []struct {
-			ID        string          `json:"id"`
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
-		return fmt.Errorf("reading the plan: %w", err)
+	plan, err := pr.Typed()
+	if err != nil {
+		return err
 	}
 	mode := "no-LLM mode"
 	if pr.Mode == selector.ModeModel {
@@ -242,11 +236,9 @@ func runPlan(a *app, args []string) error {
 // on the workers under chains.engine: temporal), printed as `airs run`
 // prints a pipeline's run; with --json, {"plan": …, "run": …}.
 func runPlanned(a *app, e *engine.Engine, caller string, pr *selector.PlanResult, timeout time.Duration, cont, asJSON bool) error {
-	var plan struct {
-		Steps []json.RawMessage `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
-		return fmt.Errorf("reading the plan: %w", err)
+	plan, err := pr.Typed()
+	if err != nil {
+		return err
 	}
 	if len(plan.Steps) == 0 {
 		if asJSON {

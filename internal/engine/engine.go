@@ -6,7 +6,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -333,13 +332,7 @@ func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanR
 	if err != nil || pr == nil {
 		return pr, err
 	}
-	var plan struct {
-		Steps []struct {
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"steps"`
-	}
-	_ = json.Unmarshal(pr.Plan, &plan)
+	plan, _ := pr.Typed()                           // a plan that does not read has no steps to check
 	steps := []*selector.Selection{{Mode: pr.Mode}} // the request's own mentions
 	for _, st := range plan.Steps {
 		steps = append(steps, &selector.Selection{Mode: selector.ModeModel, Function: st.Function, Arguments: st.Arguments})

@@ -38,15 +38,8 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	if pr == nil {
 		return false, nil
 	}
-	var plan struct {
-		Steps []struct {
-			ID        string          `json:"id"`
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-			Foreach   string          `json:"foreach,omitempty"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
+	plan, err := pr.Typed()
+	if err != nil {
 		return false, nil
 	}
 	steps := plan.Steps
