@@ -127,10 +127,10 @@ recording:
 			t.Fatalf("turn %q recorded nothing (err %v)", rq.Text, err)
 		}
 		got := "(selection failed)"
-		if tr.Selection != nil {
-			got = fmt.Sprintf("%s %s mode=%s validation=%q", tr.Selection.Function, tr.Selection.Arguments, tr.Selection.Mode, tr.Selection.Validation)
+		if tr.First().Selection != nil {
+			got = fmt.Sprintf("%s %s mode=%s validation=%q", tr.First().Selection.Function, tr.First().Selection.Arguments, tr.First().Selection.Mode, tr.First().Selection.Validation)
 		}
-		t.Logf("turn %d %q (want %q) → %s err=%v skipped=%q in %v", i, rq.Text, rq.Tool, got, err, tr.Skipped, time.Since(t0).Round(time.Millisecond))
+		t.Logf("turn %d %q (want %q) → %s err=%v skipped=%q in %v", i, rq.Text, rq.Tool, got, err, tr.First().Skipped, time.Since(t0).Round(time.Millisecond))
 		// Every request is labelled by an explicit correction to its known
 		// right call (a correction to the same call when the model chose
 		// it), so the label does not depend on the random model.

@@ -317,11 +317,11 @@ var whyColumns = []struct{ key, head string }{
 }
 
 func (r *REPL) why() {
-	if r.last == nil || r.last.Selection == nil {
+	if r.last == nil || r.last.First().Selection == nil {
 		r.printf("no request yet: /why explains the last one\n")
 		return
 	}
-	sel := r.last.Selection
+	sel := r.last.First().Selection
 	if len(sel.Candidates) == 0 {
 		r.printf("no candidate tools were found for the last request\n")
 		return
@@ -389,7 +389,7 @@ func (r *REPL) feedback(ctx context.Context, verdict string) {
 		return
 	}
 	what := "no tool"
-	if s := r.last.Selection; s != nil && s.Function != grammar.NoneTool {
+	if s := r.last.First().Selection; s != nil && s.Function != grammar.NoneTool {
 		what = s.Function
 	}
 	r.printf("noted: %s %s\n", verdict, what)
@@ -439,8 +439,8 @@ wait:
 		r.last = tr
 	}
 	switch {
-	case tr != nil && tr.Skipped != "":
-		r.printf("not run: %s\n", tr.Skipped)
+	case tr != nil && tr.First().Skipped != "":
+		r.printf("not run: %s\n", tr.First().Skipped)
 	}
 	var amb *selector.AmbiguousError
 	switch {

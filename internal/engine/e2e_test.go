@@ -657,7 +657,7 @@ func TestTruncatedStream(t *testing.T) {
 		t.Errorf("Turn: error %v, want ErrTruncated", err)
 	}
 	if tr.Ran() {
-		t.Errorf("Turn ran a call from a cut stream: %+v", tr.Result)
+		t.Errorf("Turn ran a call from a cut stream: %+v", tr.First().Result)
 	}
 	if tr.RecordErr != nil {
 		t.Errorf("recording the failed turn: %v", tr.RecordErr)

@@ -78,14 +78,10 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 			}
 			if !e.ConfirmCall(ctx, ui, caller, "", t, st.Arguments, text) {
 				run = i
-				if i == 0 {
-					tr.Declined = true
-				}
 				break
 			}
 		}
 	}
-	tr.Selection = sels[0]
 	fillSelection(rec, sels[0], nil)
 	rec.Call = nil // a plan's calls are Steps
 	for _, st := range steps {
@@ -98,9 +94,8 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		ui.Note(tr.Stopped)
 	}
 	if run == 0 {
-		tr.Skipped = "declined by the user"
-		tr.Steps = []TurnStep{{Selection: sels[0], Tool: tools[0], Skipped: tr.Skipped}}
-		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: tr.Skipped}
+		tr.Steps = []TurnStep{{Selection: sels[0], Tool: tools[0], Skipped: "declined by the user", Declined: true}}
+		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: tr.Steps[0].Skipped}
 		e.record(rec, tr, start)
 		return true, nil
 	}
@@ -168,7 +163,6 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		tr.Steps = append(tr.Steps, step)
 		recSteps = append(recSteps, rs)
 	}
-	tr.Result, tr.CallErr = tr.Steps[0].Result, tr.Steps[0].CallErr
 	rec.TurnSteps = recSteps
 	rec.Execution = &session.Execution{Outcome: session.OutcomeOK}
 	for _, rs := range recSteps {

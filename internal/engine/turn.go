@@ -69,7 +69,11 @@ type TurnOptions struct {
 type TurnStep struct {
 	Selection *selector.Selection
 	Tool      *pipeline.Tool // nil for "none"
-	// Skipped says why the step's call did not run, when it did not.
+	// Declined: the user did not confirm the call of a destructive tool,
+	// so it did not run.
+	Declined bool
+	// Skipped says why the step's call did not run, when it did not
+	// (declined, invalid arguments).
 	Skipped string
 	Result  *pipeline.Result // nil when no call ran
 	CallErr error
@@ -79,19 +83,9 @@ type TurnStep struct {
 type TurnResult struct {
 	// RecordID is the session record's ID (set even when recording is off,
 	// so feedback can refer to it); "" when nothing was recorded.
-	RecordID  string
-	Selection *selector.Selection // the first step's; nil when selection failed outright
-	Tool      *pipeline.Tool      // the first step's tool; nil for "none"
-	// Declined: the user did not confirm the first step's call of a
-	// destructive tool, so it did not run.
-	Declined bool
-	// Skipped says why the first step's call did not run, when it did not
-	// (declined, invalid arguments).
-	Skipped string
-	Result  *pipeline.Result // the first step's; nil when no call ran
-	CallErr error
-	// Steps are every step of the turn in order, the first included; the
-	// last may be the model's "none" that ended it.
+	RecordID string
+	// Steps are every step of the turn in order; the last may be the
+	// model's "none" that ended it. None when selection failed outright.
 	Steps []TurnStep
 	// Stopped says why the turn stopped before the model ended it (e.g.
 	// max_steps reached); "" when it did not.
@@ -107,8 +101,17 @@ type TurnResult struct {
 	RecordErr error
 }
 
-// Ran reports whether a call went through the pipeline.
-func (r *TurnResult) Ran() bool { return r != nil && r.Result != nil }
+// First is the turn's first step: what was selected for the request, and
+// its call (the zero TurnStep when selection failed outright).
+func (r *TurnResult) First() TurnStep {
+	if r == nil || len(r.Steps) == 0 {
+		return TurnStep{}
+	}
+	return r.Steps[0]
+}
+
+// Ran reports whether the first step's call went through the pipeline.
+func (r *TurnResult) Ran() bool { return r.First().Result != nil }
 
 // Calls counts the steps whose call went through the pipeline.
 func (r *TurnResult) Calls() int {
@@ -174,7 +177,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	}
 
 	sel, err := e.Select(ctx, caller, text)
-	tr.Selection = sel
 	if sel == nil {
 		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: pipeline.KindOf(err), Error: errString(err)}
 		e.record(&rec, tr, start)
@@ -237,10 +239,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 				t = *tool
 			}
 			if answered = e.confirmChoice(ctx, ui, caller, sel.Provider, t, sel.Arguments, text); answered != guard.Once && answered != guard.Always {
-				step.Skipped = "declined by the user"
-				if n == 1 {
-					tr.Declined = true
-				}
+				step.Skipped, step.Declined = "declined by the user", true
 				if e.Recommender != nil { // a denied call is not suggested again
 					e.Recommender.Denied(caller, sel.Function, sel.Arguments)
 				}
@@ -250,7 +249,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
 			tr.Steps = append(tr.Steps, step)
 			if n == 1 {
-				tr.Skipped = step.Skipped
 				rec.Execution = rs.Execution
 				e.record(&rec, tr, start)
 				return tr, err
@@ -280,7 +278,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			LatencyMS: ms(res.Latency),
 		}
 		if n == 1 {
-			tr.Result, tr.CallErr = res, cerr
 			rec.Execution = rs.Execution
 		}
 		tr.Steps = append(tr.Steps, step)
@@ -332,7 +329,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 		}
 		var msgs []selector.Message
 		if len(shown) == 1 {
-			msgs = resultMessages(text, tr.Selection, shown[0].Result, tr.CallErr)
+			msgs = resultMessages(text, tr.First().Selection, shown[0].Result, tr.First().CallErr)
 		} else {
 			msgs = stepsMessages(text, shown)
 		}
@@ -520,12 +517,12 @@ func (e *Engine) Feedback(ctx context.Context, tr *TurnResult, verdict string) e
 	if tr == nil || tr.RecordID == "" {
 		return errors.New("no request to give feedback on yet")
 	}
-	if tr.Selection != nil && tr.Selection.Function != grammar.NoneTool {
+	if sel := tr.First().Selection; sel != nil && sel.Function != grammar.NoneTool {
 		switch verdict {
 		case session.Accepted:
-			e.Ranker.Prefs().Accept(tr.Selection.Function)
+			e.Ranker.Prefs().Accept(sel.Function)
 		case session.Dismissed:
-			e.Ranker.Prefs().Dismiss(tr.Selection.Function)
+			e.Ranker.Prefs().Dismiss(sel.Function)
 		}
 	}
 	if e.Recorder == nil {
