@@ -154,7 +154,7 @@ type Anomaly struct {
 	CandidateShare float64
 }
 
-// Default anomaly thresholds (seed 003).
+// Default anomaly thresholds.
 const (
 	DefaultAnomalyWarn   = 0.8
 	DefaultAnomalyReview = 0.9

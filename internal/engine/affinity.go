@@ -18,7 +18,7 @@ import (
 	"github.com/airs-dev/airs/selector"
 )
 
-// Tool affinity (guard.affinity, issue 16 §5): the engine counts every
+// Tool affinity (guard.affinity): the engine counts every
 // delivered call per (caller, tool) in a guard/affinity Tracker, keeps what
 // it learned in AIRS_HOME/guard/affinity.json, and acts on it:
 //
