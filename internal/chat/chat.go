@@ -193,8 +193,8 @@ func (r *REPL) banner() {
 	} else {
 		r.printf("mode: no-LLM\n%s\n", r.e.ModelNotice)
 	}
-	if r.e.Recorder != nil {
-		r.printf("recording this session to %s\n", r.e.Recorder.Path())
+	if p := r.e.RecordingPath(); p != "" {
+		r.printf("recording this session to %s\n", p)
 	}
 	r.printf("Type a request, or /help. Ctrl-C cancels a running call; Ctrl-D or /quit leaves.\n")
 }
@@ -358,7 +358,7 @@ func (r *REPL) why() {
 	tw.Flush()
 	r.printf("score = the weighted sum of semantic, trust, success, speed and pref; cosine is the raw similarity\n")
 	if sel.Mode == selector.ModeNoLLM {
-		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.Selector.Config.MinCoverage)
+		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.NoFitThreshold())
 	}
 }
 

@@ -290,6 +290,18 @@ func (e *Engine) Close() error {
 	return err
 }
 
+// NoFitThreshold is the coverage under which no-LLM mode proposes no tool
+// (selection.min_coverage, else the calibrated NoLLMMinCoverage).
+func (e *Engine) NoFitThreshold() float64 { return e.Selector.Config.MinCoverage }
+
+// RecordingPath is the session log's file, "" when recording is off.
+func (e *Engine) RecordingPath() string {
+	if e.Recorder == nil {
+		return ""
+	}
+	return e.Recorder.Path()
+}
+
 // Mode names how calls are chosen right now.
 func (e *Engine) Mode() string {
 	if e.local != nil {
