@@ -260,10 +260,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			break
 		}
 
-		callID := "chat-" + session.NewID()[:16]
-		if e.Channel != "" {
-			callID = e.Channel + "-" + session.NewID()[:16]
-		}
+		callID := e.newCallID()
 		ui.Running(callID)
 		res, cerr := e.callAnswered(ctx, pipeline.Request{
 			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
@@ -282,14 +279,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 		}
 		tr.Steps = append(tr.Steps, step)
 		ui.Result(res, cerr)
-		p := selector.Prior{Function: sel.Function, Arguments: sel.Arguments, Result: string(res.Output)}
-		if cerr != nil {
-			p.Error = cerr.Error()
-			if h := pipeline.Hint(cerr); h != "" {
-				p.Error += " (hint: " + h + ")"
-			}
-		}
-		prior = append(prior, p)
+		prior = append(prior, priorOf(sel, res, cerr))
 		// Only a model chooses a next call from a result (no-LLM mode,
 		// or a model that was unreachable for the first selection, plans
 		// up front instead).
@@ -315,28 +305,36 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	// Result integration: the model writes the final answer from the
 	// results, unless the user cancelled.
 	if e.Model != nil && ctx.Err() == nil && len(prior) > 0 {
-		shown, cut, per := e.priorCut(prior)
-		for i, c := range cut {
-			if !c {
-				continue
-			}
-			tr.Truncated = true
-			what := "the result"
-			if len(prior) > 1 {
-				what = fmt.Sprintf("the result of step %d", i+1)
-			}
-			ui.Note(fmt.Sprintf("%s (%d bytes) was truncated to %d bytes for the model's context", what, len(prior[i].Result), per))
-		}
-		var msgs []selector.Message
-		if len(shown) == 1 {
-			msgs = resultMessages(text, tr.First().Selection, shown[0].Result, tr.First().CallErr)
-		} else {
-			msgs = stepsMessages(text, shown)
-		}
-		tr.Answer, err = e.answer(ctx, ui, msgs)
+		err = e.answerFromResults(ctx, ui, text, prior, tr)
 	}
 	e.record(&rec, tr, start)
 	return tr, err
+}
+
+// answerFromResults has the model write the turn's answer from the
+// results of its steps (prior), each cut to its share of the context.
+func (e *Engine) answerFromResults(ctx context.Context, ui TurnUI, text string, prior []selector.Prior, tr *TurnResult) error {
+	shown, cut, per := e.priorCut(prior)
+	for i, c := range cut {
+		if !c {
+			continue
+		}
+		tr.Truncated = true
+		what := "the result"
+		if len(prior) > 1 {
+			what = fmt.Sprintf("the result of step %d", i+1)
+		}
+		ui.Note(fmt.Sprintf("%s (%d bytes) was truncated to %d bytes for the model's context", what, len(prior[i].Result), per))
+	}
+	var msgs []selector.Message
+	if len(shown) == 1 {
+		msgs = resultMessages(text, tr.First().Selection, shown[0].Result, tr.First().CallErr)
+	} else {
+		msgs = stepsMessages(text, shown)
+	}
+	var err error
+	tr.Answer, err = e.answer(ctx, ui, msgs)
+	return err
 }
 
 // priorShown cuts the results of the earlier steps to what the model's
@@ -612,3 +610,24 @@ func errString(err error) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// priorOf is a step's call and result as the model reads it when choosing
+// the next call or answering: the error with the pipeline's hint.
+func priorOf(sel *selector.Selection, res *pipeline.Result, cerr error) selector.Prior {
+	p := selector.Prior{Function: sel.Function, Arguments: sel.Arguments, Result: string(res.Output)}
+	if cerr != nil {
+		p.Error = cerr.Error()
+		if h := pipeline.Hint(cerr); h != "" {
+			p.Error += " (hint: " + h + ")"
+		}
+	}
+	return p
+}
+
+// newCallID is a turn's call id, named by the channel ("chat-…" without one).
+func (e *Engine) newCallID() string {
+	if e.Channel != "" {
+		return e.Channel + "-" + session.NewID()[:16]
+	}
+	return "chat-" + session.NewID()[:16]
+}
