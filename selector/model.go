@@ -62,7 +62,6 @@ type Sampling struct {
 	Truncated *bool
 }
 
-
 // The model errors the selector acts on. A Model's errors match them with
 // errors.Is; the backend's own error text is what the user sees.
 var (
