@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 var (
@@ -56,7 +54,35 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 	}
 
-	// home
+	p.buildHome(fc, c)
+	p.buildSpaces(fc, c)
+	p.buildAgents(fc, c)
+
+	p.buildCLI(fc, c)
+	p.buildHTTP(fc, c)
+	p.buildBreakers(fc, c)
+	p.buildCallLimits(fc, c)
+	p.buildManifests(fc, c)
+	p.buildOllama(fc, c)
+	p.buildModel(fc, c)
+	p.buildSelection(&fc.Selection, c)
+
+	p.buildRecording(fc, c)
+	p.buildRecommend(fc, c)
+	p.buildGuard(fc, c)
+	p.buildMCP(fc, c)
+	p.buildPeers(fc, c) // after agents and mcp: a grant adds to an agent
+	p.buildSpeculation(fc, c)
+	p.buildStorage(fc, c)
+	p.buildChains(fc, c)
+	p.buildClaims(fc, c)
+
+	p.buildMinCoverage(fc, c)
+	return c
+}
+
+// buildHome reads home: $AIRS_HOME, else home:, else the platform's default.
+func (p *parser) buildHome(fc *fileConfig, c *Config) {
 	switch {
 	case os.Getenv("AIRS_HOME") != "":
 		c.Home = p.expandPath(os.Getenv("AIRS_HOME"))
@@ -65,11 +91,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 	default:
 		c.Home = DefaultHome()
 	}
+}
 
-	p.buildSpaces(fc, c)
-	p.buildAgents(fc, c)
-
-	// cli
+// buildCLI reads cli.users: each OS user's agent (any user is the default agent's when the file maps none).
+func (p *parser) buildCLI(fc *fileConfig, c *Config) {
 	c.CLI.Users = map[string]string{}
 	if fc.CLI.Users == nil {
 		if _, ok := c.Agents[DefaultAgent]; ok {
@@ -84,8 +109,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		c.CLI.Users[u] = id
 	}
+}
 
-	// http
+// buildHTTP reads http: the listen address, the tokens (hashes, each to a defined agent, none twice), the body and input limits.
+func (p *parser) buildHTTP(fc *fileConfig, c *Config) {
 	c.HTTP.Listen = DefaultListen
 	if fc.HTTP.Listen != "" {
 		c.HTTP.Listen = fc.HTTP.Listen
@@ -134,8 +161,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		*l.to = l.v
 	}
+}
 
-	// breaker
+// buildBreakers reads breaker and caller_timeouts, with the documented defaults filled so what is shown is what runs.
+func (p *parser) buildBreakers(fc *fileConfig, c *Config) {
 	if f := fc.Breaker.Failures; f != nil {
 		if *f < -1 || *f == 0 {
 			p.add(p.line("breaker", "failures"), "breaker.failures: want a positive count, or -1 to disable breakers")
@@ -180,7 +209,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 	if c.CallerTimeouts.Cooldown == 0 {
 		c.CallerTimeouts.Cooldown = 10 * time.Second
 	}
+}
 
+// buildCallLimits reads rate_limit, max_payload, latency and max_steps.
+func (p *parser) buildCallLimits(fc *fileConfig, c *Config) {
 	if fc.RateLimit != nil {
 		c.RateLimit = p.rate(fc.RateLimit, "rate_limit")
 	}
@@ -202,8 +234,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		c.MaxSteps = *fc.MaxSteps
 	}
+}
 
-	// manifests: globs relative to the file's directory
+// buildManifests reads manifests: files and globs relative to the file's directory, a file that is not there reported.
+func (p *parser) buildManifests(fc *fileConfig, c *Config) {
 	for i, pat := range fc.Manifests {
 		line := p.line("manifests", strconv.Itoa(i))
 		full := p.expandPath(pat)
@@ -222,8 +256,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		}
 		c.Manifests = append(c.Manifests, matches...)
 	}
+}
 
-	// ollama
+// buildOllama reads ollama: the host (the file, else $OLLAMA_HOST, else the default) and the models.
+func (p *parser) buildOllama(fc *fileConfig, c *Config) {
 	c.Ollama.Host = DefaultOllamaHost
 	if env := os.Getenv("OLLAMA_HOST"); env != "" {
 		c.Ollama.Host = env
@@ -237,8 +273,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 		c.Ollama.Host = h
 	}
 	c.Ollama.Model, c.Ollama.EmbedModel = fc.Ollama.Model, fc.Ollama.EmbedModel
+}
 
-	// model
+// buildModel reads model: the engine that decodes and its model (a GGUF file or a name pulled into Ollama).
+func (p *parser) buildModel(fc *fileConfig, c *Config) {
 	c.Model.Engine = EngineOllama
 	switch fc.Model.Engine {
 	case "", EngineOllama:
@@ -261,10 +299,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 	case c.Model.Engine == EngineInproc && c.Model.GGUF == "" && c.Model.Name == "":
 		p.add(p.line("model", "engine"), "model.engine inproc needs the model: model.gguf (a GGUF file) or model.name (a model pulled into Ollama, e.g. qwen3:4b)")
 	}
+}
 
-	p.buildSelection(&fc.Selection, c)
-
-	// recording
+// buildRecording reads recording: on or off, the folder, the keys redacted (the defaults and the file's).
+func (p *parser) buildRecording(fc *fileConfig, c *Config) {
 	c.Recording.Enabled = fc.Recording.Enabled
 	c.Recording.Dir = filepath.Join(c.Home, "sessions")
 	if fc.Recording.Dir != "" {
@@ -281,17 +319,10 @@ func (p *parser) build(fc *fileConfig) *Config {
 			c.Recording.Redact = append(c.Recording.Redact, k)
 		}
 	}
+}
 
-	p.buildRecommend(fc, c)
-	p.buildGuard(fc, c)
-	p.buildMCP(fc, c)
-	p.buildPeers(fc, c) // after agents and mcp: a grant adds to an agent
-	p.buildSpeculation(fc, c)
-	p.buildStorage(fc, c)
-	p.buildChains(fc, c)
-	p.buildClaims(fc, c)
-
-	// selection
+// buildMinCoverage reads selection.min_coverage: between 0 and 1; absent keeps the calibrated default.
+func (p *parser) buildMinCoverage(fc *fileConfig, c *Config) {
 	if v := fc.Selection.MinCoverage; v != nil {
 		if *v < 0 || *v > 1 || *v != *v {
 			p.add(p.line("selection", "min_coverage"), "selection.min_coverage %v: must be between 0 and 1 (the share of a request's words a tool's description must use; 0 never answers \"no tool fits\"); remove it for the calibrated default", *v)
@@ -300,7 +331,6 @@ func (p *parser) build(fc *fileConfig) *Config {
 			c.Selection.MinCoverage = &x
 		}
 	}
-	return c
 }
 
 func (p *parser) buildSpaces(fc *fileConfig, c *Config) {
@@ -350,7 +380,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 	if fc.Agents == nil && !p.has("agents") {
 		c.Agents[DefaultAgent] = Agent{
 			ID:           DefaultAgent,
-			Capabilities: []pipeline.Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
+			Capabilities: []Capability{{Kind: "ReadSpace", Arg: "*"}, {Kind: "Network", Arg: "*"}},
 			Providers:    []string{"*"},
 		}
 		return
@@ -366,7 +396,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 			a.Providers = []string{"*"}
 		}
 		for i, s := range fa.Capabilities {
-			cp, err := pipeline.ParseCapability(s)
+			cp, err := ParseCapability(s)
 			if err == nil && cp.Kind == "" {
 				err = errors.New("empty kind")
 			}
@@ -413,7 +443,7 @@ func (p *parser) hasProblemFor(path ...string) bool {
 	return false
 }
 
-func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
+func (p *parser) rate(fr *fileRate, path ...string) RateLimit {
 	where := strings.Join(path, ".")
 	if fr.PerSecond < 0 || math.IsNaN(fr.PerSecond) || math.IsInf(fr.PerSecond, 0) {
 		p.add(p.line(path...), "%s.per_second: want a number ≥ 0 (0 = unlimited)", where)
@@ -421,7 +451,7 @@ func (p *parser) rate(fr *fileRate, path ...string) pipeline.RateLimit {
 	if fr.Burst < 0 {
 		p.add(p.line(path...), "%s.burst: want a count ≥ 0", where)
 	}
-	r := pipeline.RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
+	r := RateLimit{PerSecond: fr.PerSecond, Burst: fr.Burst}
 	if r.Burst == 0 && r.PerSecond > 0 {
 		r.Burst = int(math.Ceil(r.PerSecond))
 	}

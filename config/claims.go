@@ -2,8 +2,6 @@ package config
 
 import (
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // Claims configures the call claims (pipeline's claim.go): how long a
@@ -21,10 +19,10 @@ type fileClaims struct {
 }
 
 func (p *parser) buildClaims(fc *fileConfig, c *Config) {
-	c.Claims = Claims{Retention: pipeline.DefaultClaimRetention}
+	c.Claims = Claims{Retention: DefaultClaimRetention}
 	if r := fc.Claims.Retention; r != 0 {
 		if r < Duration(time.Minute) {
-			p.add(p.line("claims", "retention"), "claims.retention %v: at least 1m (clients retry a call for longer than that; the default is %v)", time.Duration(r), pipeline.DefaultClaimRetention)
+			p.add(p.line("claims", "retention"), "claims.retention %v: at least 1m (clients retry a call for longer than that; the default is %v)", time.Duration(r), DefaultClaimRetention)
 		} else {
 			c.Claims.Retention = time.Duration(r)
 		}

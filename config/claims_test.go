@@ -5,14 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 func TestClaimsRetention(t *testing.T) {
 	home := isolate(t)
 	c, err := Parse(filepath.Join(home, "airs.yaml"), []byte("spaces: {}\n"))
-	if err != nil || c.Claims.Retention != pipeline.DefaultClaimRetention {
+	if err != nil || c.Claims.Retention != DefaultClaimRetention {
 		t.Fatalf("default: %+v %v", c.Claims, err)
 	}
 	c, err = Parse(filepath.Join(home, "airs.yaml"), []byte("claims: {retention: 36h}\n"))

@@ -53,10 +53,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // Config is a loaded, validated configuration. Paths in it are absolute.
@@ -73,16 +70,16 @@ type Config struct {
 	CLI    CLI
 	HTTP   HTTP
 
-	Breaker pipeline.BreakerConfig
+	Breaker Breaker
 	// CallerTimeouts limits a caller whose own short deadlines keep
 	// expiring (caller_timeouts): its calls are refused for a while, other
 	// callers' are not, and the breakers do not count such timeouts.
-	CallerTimeouts pipeline.CallerTimeoutLimit
+	CallerTimeouts CallerTimeouts
 	// RateLimit applies to every caller without one of its own.
-	RateLimit  pipeline.RateLimit
+	RateLimit  RateLimit
 	MaxPayload int // bytes
 	// Latency: latency prediction (latency.enabled, latency.would_timeout).
-	Latency pipeline.LatencyConfig
+	Latency Latency
 	// MaxSteps bounds the tool calls of one chat turn (chat, /v1/chat): after
 	// a result the model may call another tool, up to this many calls.
 	MaxSteps int
@@ -157,7 +154,7 @@ type Anomaly struct {
 	CandidateShare float64
 }
 
-// Default anomaly thresholds (seed 003).
+// Default anomaly thresholds.
 const (
 	DefaultAnomalyWarn   = 0.8
 	DefaultAnomalyReview = 0.9
@@ -188,11 +185,11 @@ type Recommend struct {
 type Agent struct {
 	ID string
 	// Capabilities the agent holds (level 3), e.g. ReadSpace(documents).
-	Capabilities []pipeline.Capability
+	Capabilities []Capability
 	// Providers the agent may reach (level 1); "*" is any.
 	Providers []string
 	// RateLimit overrides the default for this agent when non-nil.
-	RateLimit *pipeline.RateLimit
+	RateLimit *RateLimit
 	// Trust is the agent's trust level, 0–3; 0 when not set. Accepted for
 	// older configurations: the anomaly model learns each agent's habits
 	// and no longer reads it.
@@ -284,20 +281,6 @@ func (c *Config) AuditPath() string { return filepath.Join(c.Home, "audit.jsonl"
 // IndexDir is where the vector index is persisted: $AIRS_HOME/index.
 func (c *Config) IndexDir() string { return filepath.Join(c.Home, "index") }
 
-// Policy is the access policy the Manager (and the builtin space tools)
-// enforce: each agent's providers and capabilities.
-func (c *Config) Policy() *pipeline.StaticPolicy {
-	p := &pipeline.StaticPolicy{
-		Channels:     map[string][]string{},
-		Capabilities: map[string][]pipeline.Capability{},
-	}
-	for id, a := range c.Agents {
-		p.Channels[id] = slices.Clone(a.Providers)
-		p.Capabilities[id] = slices.Clone(a.Capabilities)
-	}
-	return p
-}
-
 // TrustLevels is each agent's trust level (agents.ID.trust).
 func (c *Config) TrustLevels() map[string]int {
 	m := map[string]int{}
@@ -305,34 +288,6 @@ func (c *Config) TrustLevels() map[string]int {
 		m[id] = a.Trust
 	}
 	return m
-}
-
-// RateLimits returns the per-agent rate limits that differ from the default.
-func (c *Config) RateLimits() map[string]pipeline.RateLimit {
-	m := map[string]pipeline.RateLimit{}
-	for id, a := range c.Agents {
-		if a.RateLimit != nil {
-			m[id] = *a.RateLimit
-		}
-	}
-	return m
-}
-
-// ManagerConfig fills the parts of a pipeline.Config that come from
-// configuration (policy, breaker, rate limits, payload limit). The caller
-// adds the Registry, the audit sink and the rest.
-func (c *Config) ManagerConfig() pipeline.Config {
-	return pipeline.Config{
-		Policy:         c.Policy(),
-		Breaker:        c.Breaker,
-		CallerTimeouts: c.CallerTimeouts,
-		RateLimit:      c.RateLimit,
-		RateLimits:     c.RateLimits(),
-		MaxPayload:     c.MaxPayload,
-		// guard.speculation
-		Speculation: c.Guard.Speculation.Pipeline(),
-		Latency:     c.Latency,
-	}
 }
 
 // CLIAgent returns the agent id the local OS user acts as: cli.users[user],

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // isolate points every location the package reads at temp dirs.
@@ -59,17 +57,16 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	if err != nil || agent != DefaultAgent {
 		t.Fatalf("CLIAgent = %q, %v", agent, err)
 	}
-	pol := c.Policy()
-	if !pol.Holds(agent, pipeline.Capability{Kind: "ReadSpace", Arg: "cwd"}) || !pol.CanReach(agent, "builtin") {
-		t.Errorf("default agent lacks ReadSpace(cwd) or builtin: %+v", pol)
+	if a := c.Agents[agent]; !slices.Equal(a.Capabilities, []Capability{{"ReadSpace", "*"}, {"Network", "*"}}) || !slices.Equal(a.Providers, []string{"*"}) {
+		t.Errorf("default agent %+v, want ReadSpace(*), Network(*) and every provider", a)
 	}
-	if pol.Holds("someone-else", pipeline.Capability{Kind: "ReadSpace", Arg: "cwd"}) {
-		t.Error("an unknown agent holds ReadSpace(cwd)")
+	if _, ok := c.Agents["someone-else"]; ok {
+		t.Error("an unknown agent is configured")
 	}
 	if c.Breaker.Failures != 5 || c.Breaker.Window != 30*time.Second || c.MaxPayload != DefaultMaxPayload {
 		t.Errorf("breaker %+v payload %d", c.Breaker, c.MaxPayload)
 	}
-	if want := (pipeline.CallerTimeoutLimit{Timeouts: 5, Window: 30 * time.Second, Cooldown: 10 * time.Second}); c.CallerTimeouts != want || c.ManagerConfig().CallerTimeouts != want {
+	if want := (CallerTimeouts{Timeouts: 5, Window: 30 * time.Second, Cooldown: 10 * time.Second}); c.CallerTimeouts != want {
 		t.Errorf("caller_timeouts %+v, want the documented defaults %+v", c.CallerTimeouts, want)
 	}
 	if c.MaxSteps != DefaultMaxSteps || DefaultMaxSteps != 5 {
@@ -187,11 +184,10 @@ recording: {enabled: true, redact: [SSN, password]}
 	if a, _ := c.CLIAgent("mallory"); a != "web-ui" {
 		t.Errorf("mallory → %q", a)
 	}
-	pol := c.Policy()
-	if !pol.Holds("alice", pipeline.Capability{Kind: "Network", Arg: "smtp.example.org"}) ||
-		pol.Holds("alice", pipeline.Capability{Kind: "ReadSpace", Arg: "team"}) ||
-		!pol.CanReach("alice", "anything") || pol.CanReach("web-ui", "other") || !pol.CanReach("web-ui", "builtin") {
-		t.Errorf("policy %+v", pol)
+	if al := c.Agents["alice"]; !slices.Contains(al.Capabilities, Capability{"Network", "*"}) ||
+		slices.Contains(al.Capabilities, Capability{"ReadSpace", "team"}) ||
+		!slices.Equal(al.Providers, []string{"*"}) || !slices.Equal(c.Agents["web-ui"].Providers, []string{"builtin"}) {
+		t.Errorf("agents %+v", c.Agents)
 	}
 	if a, ok := c.AgentForToken(token); !ok || a != "web-ui" {
 		t.Errorf("token → %q %v", a, ok)
@@ -202,18 +198,17 @@ recording: {enabled: true, redact: [SSN, password]}
 	if c.HTTP.Listen != "127.0.0.1:9999" {
 		t.Errorf("listen %q", c.HTTP.Listen)
 	}
-	if c.Breaker != (pipeline.BreakerConfig{Failures: 3, Window: 10 * time.Second, Cooldown: time.Minute}) {
+	if c.Breaker != (Breaker{Failures: 3, Window: 10 * time.Second, Cooldown: time.Minute}) {
 		t.Errorf("breaker %+v", c.Breaker)
 	}
 	if c.MaxSteps != 3 {
 		t.Errorf("max_steps %d, want 3", c.MaxSteps)
 	}
-	mc := c.ManagerConfig()
-	if want := (pipeline.CallerTimeoutLimit{Timeouts: 2, Window: time.Minute, Cooldown: 10 * time.Second}); mc.CallerTimeouts != want {
-		t.Errorf("caller_timeouts reach the pipeline as %+v, want %+v", mc.CallerTimeouts, want)
+	if want := (CallerTimeouts{Timeouts: 2, Window: time.Minute, Cooldown: 10 * time.Second}); c.CallerTimeouts != want {
+		t.Errorf("caller_timeouts %+v, want %+v", c.CallerTimeouts, want)
 	}
-	if mc.RateLimit != (pipeline.RateLimit{PerSecond: 100, Burst: 200}) || mc.RateLimits["web-ui"] != (pipeline.RateLimit{PerSecond: 2.5, Burst: 3}) || mc.MaxPayload != 65536 || mc.Policy == nil {
-		t.Errorf("manager config %+v", mc)
+	if r := c.Agents["web-ui"].RateLimit; c.RateLimit != (RateLimit{PerSecond: 100, Burst: 200}) || r == nil || *r != (RateLimit{PerSecond: 2.5, Burst: 3}) || c.MaxPayload != 65536 {
+		t.Errorf("rate limit %+v, web-ui's %+v, payload %d", c.RateLimit, r, c.MaxPayload)
 	}
 	if want := []string{filepath.Join(dir, "tools", "a.yaml"), filepath.Join(dir, "tools", "b.yaml")}; !slices.Equal(c.Manifests, want) {
 		t.Errorf("manifests %v", c.Manifests)
@@ -401,17 +396,17 @@ func TestGuardAnomalySection(t *testing.T) {
 }
 
 // latency: turns prediction and the would_timeout advisory off; both are
-// on by default, and reach the pipeline through ManagerConfig.
+// on by default.
 func TestLatencySection(t *testing.T) {
 	d, err := Parse("", nil)
-	if err != nil || d.ManagerConfig().Latency.Off || d.ManagerConfig().Latency.NoWouldTimeout {
+	if err != nil || d.Latency.Off || d.Latency.NoWouldTimeout {
 		t.Fatalf("defaults: %+v %v", d.Latency, err)
 	}
 	c, err := Parse("airs.yaml", []byte("latency: {enabled: false, would_timeout: false}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := c.ManagerConfig().Latency; !l.Off || !l.NoWouldTimeout {
+	if l := c.Latency; !l.Off || !l.NoWouldTimeout {
 		t.Fatalf("latency: %+v", l)
 	}
 	c, err = Parse("airs.yaml", []byte("latency:\n  would_timeout: false\n"))

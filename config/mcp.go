@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // MCP configures the Model Context Protocol: outside servers whose tools
@@ -72,7 +70,7 @@ type MCPServer struct {
 	HeadersFromEnv map[string]string
 	// Requires are what a caller must hold, beside MCP(NAME), to call any of
 	// this server's tools.
-	Requires []pipeline.Capability
+	Requires []Capability
 	// Prefix is the namespace of the server's tools ("" = Name).
 	Prefix string
 	// Timeout bounds one call when the caller asks for none (0: the
@@ -259,7 +257,7 @@ func (p *parser) buildMCP(fc *fileConfig, c *Config) {
 			}
 		}
 		for i, r := range fs.Requires {
-			cp, err := pipeline.ParseCapability(r)
+			cp, err := ParseCapability(r)
 			if err != nil {
 				bad(at("requires", strconv.Itoa(i)), "requires[%d]: %v (e.g. \"ReadSpace(documents)\")", i, err)
 				continue

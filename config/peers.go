@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // Peer is another AIRS instance used as a provider (peers: in airs.yaml):
@@ -32,7 +30,7 @@ type Peer struct {
 	// Grant are the local agents given MCP(peer.NAME).
 	Grant []string
 	// Requires are what a caller must hold beside MCP(peer.NAME).
-	Requires []pipeline.Capability
+	Requires []Capability
 	// Timeout bounds one call (0: the pipeline's Fast class default, 5 s).
 	Timeout time.Duration
 }
@@ -44,8 +42,8 @@ type Peer struct {
 func PeerNamespace(name string) string { return "peer." + name }
 
 // PeerCapability is what a caller must hold to use peer name's tools.
-func PeerCapability(name string) pipeline.Capability {
-	return pipeline.Capability{Kind: MCPCapabilityKind, Arg: PeerNamespace(name)}
+func PeerCapability(name string) Capability {
+	return Capability{Kind: MCPCapabilityKind, Arg: PeerNamespace(name)}
 }
 
 type filePeer struct {
@@ -107,7 +105,7 @@ func (p *parser) buildPeers(fc *fileConfig, c *Config) {
 			pe.TokenEnv = m[1] + m[2]
 		}
 		for j, r := range fp.Requires {
-			cp, err := pipeline.ParseCapability(r)
+			cp, err := ParseCapability(r)
 			if err != nil {
 				bad(at("requires", strconv.Itoa(j)), "requires[%d]: %v (e.g. \"Network(*)\")", j, err)
 				continue

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,11 +32,10 @@ peers:
 	if gpu.TokenEnv != "GPU_TOKEN" || len(gpu.Grant) != 0 {
 		t.Errorf("gpu = %+v", gpu)
 	}
-	pol := c.Policy()
-	if !pol.Holds("alice", PeerCapability("lab")) {
+	if !slices.Contains(c.Agents["alice"].Capabilities, PeerCapability("lab")) {
 		t.Error("alice, granted lab, does not hold MCP(peer.lab)")
 	}
-	if pol.Holds("alice", PeerCapability("gpu")) || pol.Holds("bob", PeerCapability("lab")) {
+	if slices.Contains(c.Agents["alice"].Capabilities, PeerCapability("gpu")) || slices.Contains(c.Agents["bob"].Capabilities, PeerCapability("lab")) {
 		t.Error("a peer's capability is held without a grant")
 	}
 }
@@ -96,7 +96,7 @@ func TestExamplePeersParse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}
-	if len(c.Peers) != 1 || c.Peers[0].TokenEnv != "LAB_TOKEN" || !c.Policy().Holds("local", PeerCapability("lab")) {
+	if len(c.Peers) != 1 || c.Peers[0].TokenEnv != "LAB_TOKEN" || !slices.Contains(c.Agents["local"].Capabilities, PeerCapability("lab")) {
 		t.Fatalf("peers %+v", c.Peers)
 	}
 }

@@ -8,14 +8,12 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/airs-dev/airs/scoring"
 )
 
 // Selection configures how candidate tools are ranked.
 type Selection struct {
-	// Weights of the ranking's components; nil: scoring.DefaultWeights.
-	Weights *scoring.SelectionWeights
+	// Weights of the ranking's components; nil: the ranking's defaults.
+	Weights *Weights
 	// WeightsFile is the file Weights came from ("" when inline or default).
 	WeightsFile string
 	// MinCoverage, when set, replaces the engine's calibrated no-LLM
@@ -83,7 +81,7 @@ func (p *parser) buildSelection(fs *fileSelection, c *Config) {
 		}
 		c.Selection.Weights, c.Selection.WeightsFile = &w, path
 	case yaml.MappingNode:
-		var w scoring.SelectionWeights
+		var w Weights
 		vals := map[string]*float64{"semantic": &w.Semantic, "trust": &w.Trust, "success": &w.Success, "latency": &w.Latency, "preference": &w.Preference}
 		ok := true
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -114,8 +112,8 @@ func (p *parser) buildSelection(fs *fileSelection, c *Config) {
 
 // readWeightsFile reads selection weights as `airs eval tune --write`
 // writes them: one JSON object with the five components.
-func readWeightsFile(path string) (scoring.SelectionWeights, error) {
-	var w scoring.SelectionWeights
+func readWeightsFile(path string) (Weights, error) {
+	var w Weights
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return w, err

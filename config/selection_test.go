@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/airs-dev/airs/scoring"
 )
 
 func TestSelectionWeights(t *testing.T) {
@@ -21,15 +19,15 @@ func TestSelectionWeights(t *testing.T) {
 	// The example documents the defaults, and they parse as such.
 	os.MkdirAll(filepath.Join(home, "Documents"), 0o755)
 	c, err = Parse(file, []byte(Example))
-	if err != nil || c.Selection.Weights == nil || *c.Selection.Weights != scoring.DefaultWeights {
-		t.Fatalf("example: weights %+v, %v; want the defaults %+v", c.Selection.Weights, err, scoring.DefaultWeights)
+	if err != nil || c.Selection.Weights == nil || *c.Selection.Weights != (Weights{Semantic: 0.55, Trust: 0.15, Success: 0.15, Latency: 0.05, Preference: 0.10}) {
+		t.Fatalf("example: weights %+v, %v; want the ranking's defaults", c.Selection.Weights, err)
 	}
 
 	c, err = Parse(file, []byte("spaces: {}\nselection:\n  weights: {semantic: 0.7, trust: 0.3}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := c.Selection.Weights; w == nil || *w != (scoring.SelectionWeights{Semantic: 0.7, Trust: 0.3}) {
+	if w := c.Selection.Weights; w == nil || *w != (Weights{Semantic: 0.7, Trust: 0.3}) {
 		t.Fatalf("inline weights: %+v", w)
 	}
 

@@ -2,8 +2,6 @@ package config
 
 import (
 	"time"
-
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // Speculation configures speculative execution (guard.speculation): after
@@ -25,12 +23,6 @@ type Speculation struct {
 // MaxSpeculationTTL bounds guard.speculation.ttl: a result older than this
 // is too likely stale to be the answer (files change outside AIRS).
 const MaxSpeculationTTL = 5 * time.Minute
-
-// Pipeline is the pipeline's view of it.
-func (s Speculation) Pipeline() pipeline.SpeculationConfig {
-	return pipeline.SpeculationConfig{Enabled: s.Enabled, MaxInflight: s.MaxInflight, PerMinute: s.PerMinute,
-		TTL: s.TTL, IdleBelow: s.IdleBelow}
-}
 
 type fileSpeculation struct {
 	Enabled     *bool    `yaml:"enabled"`

@@ -10,7 +10,7 @@ import (
 // config, every mistake named at its line.
 func TestSpeculationSection(t *testing.T) {
 	d, err := Parse("", nil)
-	if err != nil || d.Guard.Speculation.Enabled || d.ManagerConfig().Speculation.Enabled {
+	if err != nil || d.Guard.Speculation.Enabled {
 		t.Fatalf("default: %+v %v", d.Guard.Speculation, err)
 	}
 	c, err := Parse("airs.yaml", []byte("guard:\n  speculation:\n    enabled: true\n    max_inflight: 3\n    per_minute: 12\n    ttl: 20s\n    idle_below: 2\n    top: 1\n"))
@@ -20,9 +20,6 @@ func TestSpeculationSection(t *testing.T) {
 	s := c.Guard.Speculation
 	if !s.Enabled || s.MaxInflight != 3 || s.PerMinute != 12 || s.TTL != 20*time.Second || s.IdleBelow != 2 || s.Top != 1 {
 		t.Fatalf("parsed: %+v", s)
-	}
-	if pc := c.ManagerConfig().Speculation; !pc.Enabled || pc.MaxInflight != 3 || pc.PerMinute != 12 || pc.TTL != 20*time.Second || pc.IdleBelow != 2 {
-		t.Fatalf("pipeline config: %+v", pc)
 	}
 	_, err = Parse("airs.yaml", []byte("guard:\n  speculation:\n    max_inflight: 0\n    per_minute: -1\n    ttl: 1h\n    idle_below: 0\n    top: 0\n"))
 	for _, want := range []string{

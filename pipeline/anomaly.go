@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// CallScorer is the anomaly gate's model (seed 003): how unlike this
+// CallScorer is the anomaly gate's model: how unlike this
 // caller's usual calls a call is, as a score 0–255 for [0, 1], with the
 // version of the model that gave it (written to the audit record). The
 // guard layer implements it (guard.AnomalyScorer over guard/anomaly);

@@ -50,7 +50,7 @@ type callState struct {
 	claimed, replay bool
 }
 
-// Call runs req through the seven stages of issue 2:
+// Call runs req through the seven stages:
 //
 //  1. request: rate limit, payload limit, params decoding (JSON or MessagePack)
 //  2. lookup: provider ranking, liveness, deprecation, circuit breaker

@@ -36,7 +36,7 @@ func (r *Registry) SetRuntime(id string, rt Runtime) {
 	p.runtime.Store(int32(rt))
 }
 
-// LatencyConfig configures latency prediction (seed 003): a regression of
+// LatencyConfig configures latency prediction: a regression of
 // handler time on the provider's CPU load, the input size (the params'
 // bytes plus what the handler says it will read, InputSizer: a named
 // file's size), the provider's in-flight calls, the tool's p50 and the

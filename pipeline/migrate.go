@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Version migration (seed 003).
+// Version migration.
 //
 // A tool's new major version may accept calls written for an older major
 // version. It declares, per old major, a migration: another tool, registered

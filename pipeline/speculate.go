@@ -15,7 +15,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 )
 
-// Speculative execution (seed 003, issue 16 §6): a call the engine predicts
+// Speculative execution: a call the engine predicts
 // the caller will make next runs ahead of time, and the real call, when it
 // comes with the same params, is answered from that result at once.
 //

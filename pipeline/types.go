@@ -174,7 +174,7 @@ type Result struct {
 	// Warning is set for a deprecated tool called before its sunset.
 	Warning string `json:"warning,omitempty"`
 	// MigratedFrom is the version the caller pinned when a migration mapped
-	// its params to Version (seed 003); "" when no migration ran.
+	// its params to Version; "" when no migration ran.
 	MigratedFrom string `json:"migrated_from,omitempty"`
 	// Predicted is the handler time the latency model predicted when the
 	// call was dispatched (0: no prediction yet; see LatencyConfig).

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
-// Model is what the selector needs from a language model: one streamed
-// reply, constrained by a JSON Schema. The selector owns this interface (as
-// embeddings owns EmbedClient) so that it depends on no model backend;
-// internal/engine adapts the Ollama client to it (engine.SelectorModel).
+// Model is AIRS's one chat-model interface: one streamed reply, greedy and
+// constrained by a JSON Schema for the selector, or sampled free text for
+// a turn's answer and MCP sampling (ModelRequest.Sample). The selector owns
+// it (as embeddings owns EmbedClient) so that nothing above depends on a
+// model backend: Ollama (adapted by engine.SelectorModel) and the
+// in-process engine (model/inproc) implement it. A request with no
+// Messages is a warm-up: the backend loads the model (with the request's
+// NumCtx and KeepAlive) and generates nothing.
 type Model interface {
 	// Generate streams one reply to req. onChunk receives each piece of
 	// content as it arrives; when it returns an error, generation stops and
@@ -35,6 +40,26 @@ type ModelRequest struct {
 	Seed       int
 	NumCtx     int // context window in tokens
 	NumPredict int // maximum tokens to generate
+	// KeepAlive is how long the backend keeps the model loaded after the
+	// request: 0 is its default, negative keeps it loaded.
+	KeepAlive time.Duration
+	// Sample, when set, asks for sampled text (a turn's answer, an MCP
+	// server's sampling request) instead of the selector's greedy
+	// decoding with Seed.
+	Sample *Sampling
+}
+
+// Sampling is a request for sampled text.
+type Sampling struct {
+	// Temperature; nil leaves the backend's (the model's) default.
+	Temperature *float64
+	// Seed; nil: the backend's choice (a random one).
+	Seed *int
+	// Stop sequences end the reply (not part of it).
+	Stop []string
+	// Truncated, when not nil, is set to whether the reply stopped at
+	// NumPredict rather than at its end.
+	Truncated *bool
 }
 
 // The model errors the selector acts on. A Model's errors match them with

@@ -13,6 +13,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/model/inproc"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -110,7 +111,7 @@ func (a *app) config() (*config.Config, error) {
 			return nil, err
 		}
 		a.cfg = c
-		a.policy = c.Policy()
+		a.policy = settings.Policy(c)
 	}
 	return a.cfg, nil
 }
@@ -176,7 +177,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	mc := c.ManagerConfig()
+	mc := settings.ManagerConfig(c)
 	mc.Policy = a.policy
 	mc.Registry = reg
 	mc.Audit = log

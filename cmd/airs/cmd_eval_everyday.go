@@ -128,17 +128,11 @@ func planOutcome(ctx context.Context, e *engine.Engine, caller, q string) everyd
 	case err != nil:
 		return everyday.Outcome{Error: err.Error()}
 	}
-	var plan struct {
-		Steps []struct {
-			Function  string         `json:"function"`
-			Arguments map[string]any `json:"arguments"`
-			Foreach   string         `json:"foreach"`
-		} `json:"steps"`
-	}
-	_ = json.Unmarshal(pr.Plan, &plan)
+	plan, _ := pr.Typed()
 	var out everyday.Outcome
 	for _, st := range plan.Steps {
-		s := everyday.Step{Tool: st.Function, Args: st.Arguments, Foreach: st.Foreach}
+		s := everyday.Step{Tool: st.Function, Foreach: st.Foreach}
+		_ = json.Unmarshal(st.Arguments, &s.Args)
 		if s.Args == nil {
 			s.Args = map[string]any{}
 		}

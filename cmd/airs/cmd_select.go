@@ -167,7 +167,7 @@ func runSelect(a *app, args []string) error {
 		return withChoices(a, asJSON, err)
 	}
 	if asJSON {
-		out := selectJSON{Selection: sel, MinCoverage: e.Selector.Config.MinCoverage}
+		out := selectJSON{Selection: sel, MinCoverage: e.NoFitThreshold()}
 		if a.inproc != nil {
 			out.Inproc = a.inproc.Last()
 		}
@@ -204,20 +204,14 @@ func runPlan(a *app, args []string) error {
 		return writeJSON(a.stdout, struct {
 			*selector.PlanResult
 			MinCoverage float64 `json:"min_coverage"`
-		}{pr, e.Selector.Config.MinCoverage})
+		}{pr, e.NoFitThreshold()})
 	}
 	if *run {
 		return runPlanned(a, e, caller, pr, *timeout, *cont, asJSON)
 	}
-	var plan struct {
-		Steps []struct {
-			ID        string          `json:"id"`
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
-		return fmt.Errorf("reading the plan: %w", err)
+	plan, err := pr.Typed()
+	if err != nil {
+		return err
 	}
 	mode := "no-LLM mode"
 	if pr.Mode == selector.ModeModel {
@@ -242,11 +236,9 @@ func runPlan(a *app, args []string) error {
 // on the workers under chains.engine: temporal), printed as `airs run`
 // prints a pipeline's run; with --json, {"plan": …, "run": …}.
 func runPlanned(a *app, e *engine.Engine, caller string, pr *selector.PlanResult, timeout time.Duration, cont, asJSON bool) error {
-	var plan struct {
-		Steps []json.RawMessage `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
-		return fmt.Errorf("reading the plan: %w", err)
+	plan, err := pr.Typed()
+	if err != nil {
+		return err
 	}
 	if len(plan.Steps) == 0 {
 		if asJSON {
@@ -308,7 +300,7 @@ func printDecision(a *app, e *engine.Engine, fn string, args json.RawMessage, va
 	fmt.Fprintf(a.stdout, "tool: %s %s (%s)\n", fn, compactArgs(args), by)
 	for _, c := range cands {
 		if c.Name == fn {
-			fmt.Fprintf(a.stdout, "  similarity %.3f (raw cosine), coverage %.2f (threshold %.2f)\n", c.Score["similarity"], c.Score["coverage"], e.Selector.Config.MinCoverage)
+			fmt.Fprintf(a.stdout, "  similarity %.3f (raw cosine), coverage %.2f (threshold %.2f)\n", c.Score["similarity"], c.Score["coverage"], e.NoFitThreshold())
 			break
 		}
 	}
@@ -329,7 +321,7 @@ func printBest(a *app, e *engine.Engine, cands []selector.Candidate) {
 		}
 	}
 	fmt.Fprintf(a.stdout, "  closest: %s, similarity %.3f (raw cosine), coverage %.2f (threshold %.2f)\n",
-		best.Name, best.Score["similarity"], best.Score["coverage"], e.Selector.Config.MinCoverage)
+		best.Name, best.Score["similarity"], best.Score["coverage"], e.NoFitThreshold())
 }
 
 func compactArgs(raw json.RawMessage) string {

@@ -45,13 +45,13 @@ func toolsInstall(a *app, spec string, o installOpts) error {
 	if _, clash := c.MCP.Servers[name]; clash {
 		return fmt.Errorf("airs.yaml already configures an MCP server %s: choose another --name", name)
 	}
-	var reqs []pipeline.Capability
+	var reqs []config.Capability
 	var reqText []string
 	for _, r := range strings.Split(o.requires, ",") {
 		if r = strings.TrimSpace(r); r == "" {
 			continue
 		}
-		cp, err := pipeline.ParseCapability(r)
+		cp, err := config.ParseCapability(r)
 		if err != nil {
 			return usagef("--requires: %v", err)
 		}
@@ -165,6 +165,6 @@ func toolsRemove(a *app, name string) error {
 
 // mcpServerOf is an installed server as configuration (no restarts: it is
 // started once, for the review).
-func mcpServerOf(s install.Server, reqs []pipeline.Capability) config.MCPServer {
+func mcpServerOf(s install.Server, reqs []config.Capability) config.MCPServer {
 	return config.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Requires: reqs, Sampling: config.DefaultMCPSampling}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
@@ -45,7 +47,7 @@ func toolsReview(a *app, name string, o reviewOpts) error {
 	}
 	cs, ok := c.MCP.Servers[name]
 	transport := ""
-	var requires []pipeline.Capability
+	var requires []config.Capability
 	if ok {
 		transport = "stdio: " + strings.Join(append(slices.Clone(cs.Command), cs.Args...), " ")
 		if cs.URL != "" {
@@ -76,7 +78,7 @@ func toolsReview(a *app, name string, o reviewOpts) error {
 		}
 		transport = "stdio: " + strings.Join(append(slices.Clone(inst[i].Command), inst[i].Args...), " ") + " (installed " + inst[i].Package + "@" + inst[i].Version + ")"
 		for _, r := range inst[i].Requires {
-			if cp, err := pipeline.ParseCapability(r); err == nil {
+			if cp, err := config.ParseCapability(r); err == nil {
 				requires = append(requires, cp)
 			}
 		}
@@ -109,7 +111,7 @@ func toolsReview(a *app, name string, o reviewOpts) error {
 }
 
 // reviewOf gathers what review shows of a connected server.
-func reviewOf(a *app, name, transport string, requires []pipeline.Capability, conn *client.Conn) (reviewJSON, error) {
+func reviewOf(a *app, name, transport string, requires []config.Capability, conn *client.Conn) (reviewJSON, error) {
 	caller, err := a.caller()
 	if err != nil {
 		return reviewJSON{}, err
@@ -122,7 +124,7 @@ func reviewOf(a *app, name, transport string, requires []pipeline.Capability, co
 	if n, v := conn.ServerInfo(); n != "" {
 		r.ServerInfo = strings.TrimSpace(n + " " + v)
 	}
-	reqs := append([]pipeline.Capability{client.Capability(name)}, requires...)
+	reqs := append([]pipeline.Capability{client.Capability(name)}, settings.Capabilities(requires)...)
 	r.Missing = []string{}
 	for _, q := range reqs {
 		r.Requires = append(r.Requires, q.String())

@@ -12,6 +12,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -78,14 +79,14 @@ func TestEvalReplayAndTune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry = reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	eng, err := engine.New(context.Background(), cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	eng, err := engine.New(context.Background(), cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -95,7 +96,7 @@ recording:
 	cfg, reg, m := assemble(t, dir, yaml)
 
 	// 1. Record with the model (ollama.model from airs.yaml).
-	e, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
+	e, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +127,10 @@ recording:
 			t.Fatalf("turn %q recorded nothing (err %v)", rq.Text, err)
 		}
 		got := "(selection failed)"
-		if tr.Selection != nil {
-			got = fmt.Sprintf("%s %s mode=%s validation=%q", tr.Selection.Function, tr.Selection.Arguments, tr.Selection.Mode, tr.Selection.Validation)
+		if tr.First().Selection != nil {
+			got = fmt.Sprintf("%s %s mode=%s validation=%q", tr.First().Selection.Function, tr.First().Selection.Arguments, tr.First().Selection.Mode, tr.First().Selection.Validation)
 		}
-		t.Logf("turn %d %q (want %q) → %s err=%v skipped=%q in %v", i, rq.Text, rq.Tool, got, err, tr.Skipped, time.Since(t0).Round(time.Millisecond))
+		t.Logf("turn %d %q (want %q) → %s err=%v skipped=%q in %v", i, rq.Text, rq.Tool, got, err, tr.First().Skipped, time.Since(t0).Round(time.Millisecond))
 		// Every request is labelled by an explicit correction to its known
 		// right call (a correction to the same call when the model chose
 		// it), so the label does not depend on the random model.
@@ -174,7 +175,7 @@ recording:
 	// 2. Tune needs more decisions than a few model requests give: append
 	// labelled no-LLM sessions (same airs.yaml, same log) with the
 	// package's generator.
-	e2, err := engine.New(ctx, cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	e2, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ recording:
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Registry: reg, Policy: cfg.Policy(), K: 3}
+	opts := Options{Registry: reg, Policy: settings.Policy(cfg), K: 3}
 	for _, set := range []struct {
 		name  string
 		items []Item

@@ -211,7 +211,7 @@ func Generate(ctx context.Context, e Service, caller string, reqs []Request) (ri
 		if tr.RecordErr != nil {
 			return right, tr.RecordErr
 		}
-		sel := tr.Selection
+		sel := tr.First().Selection
 		if sel == nil {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/session"
@@ -58,7 +59,7 @@ recording:
   dir: ` + filepath.Join(dir, "sessions") + `
 `
 	cfg, reg, m := assemble(t, dir, yaml)
-	e, err := engine.New(context.Background(), cfg, reg, m, cfg.Policy(), engine.Options{Channel: "chat", Model: "none"})
+	e, err := engine.New(context.Background(), cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func (te *testEnv) record(t testing.TB, reqs []Request) []Item {
 }
 
 func (te *testEnv) options() Options {
-	return Options{Registry: te.reg, Policy: te.cfg.Policy(), K: 3, Env: te.eng.Selector.Env}
+	return Options{Registry: te.reg, Policy: settings.Policy(te.cfg), K: 3, Env: te.eng.Selector.Env}
 }
 
 // knownRequests are requests with a known right tool, over the builtins,
@@ -330,7 +331,7 @@ func assemble(t testing.TB, dir, yaml string) (*config.Config, *pipeline.Registr
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry = reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -196,8 +196,8 @@ func (r *REPL) banner() {
 	} else {
 		r.printf("mode: no-LLM\n%s\n", r.e.ModelNotice)
 	}
-	if r.e.Recorder != nil {
-		r.printf("recording this session to %s\n", r.e.Recorder.Path())
+	if p := r.e.RecordingPath(); p != "" {
+		r.printf("recording this session to %s\n", p)
 	}
 	r.printf("Type a request, or /help. Ctrl-C cancels a running call; Ctrl-D or /quit leaves.\n")
 }
@@ -334,7 +334,7 @@ func (r *REPL) why() {
 	}
 	var sel *selector.Selection
 	if lr.tr != nil {
-		sel = lr.tr.Selection
+		sel = lr.tr.First().Selection
 	}
 	if sel == nil {
 		// It stopped before a selection was kept (a file it names is not
@@ -390,7 +390,7 @@ func (r *REPL) why() {
 	tw.Flush()
 	r.printf("score = the weighted sum of semantic, trust, success, speed and pref; cosine is the raw similarity\n")
 	if sel.Mode == selector.ModeNoLLM {
-		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.Selector.Config.MinCoverage)
+		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.NoFitThreshold())
 	}
 }
 
@@ -421,7 +421,7 @@ func (r *REPL) feedback(ctx context.Context, verdict string) {
 		return
 	}
 	what := "no tool"
-	if s := r.last.Selection; s != nil && s.Function != grammar.NoneTool {
+	if s := r.last.First().Selection; s != nil && s.Function != grammar.NoneTool {
 		what = s.Function
 	}
 	r.printf("noted: %s %s\n", verdict, what)
@@ -472,8 +472,8 @@ wait:
 	}
 	r.lastReq = &lastRequest{text: text, tr: tr, err: err}
 	switch {
-	case tr != nil && tr.Skipped != "":
-		r.printf("not run: %s\n", tr.Skipped)
+	case tr != nil && tr.First().Skipped != "":
+		r.printf("not run: %s\n", tr.First().Skipped)
 	}
 	var amb *selector.AmbiguousError
 	switch {

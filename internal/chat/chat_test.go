@@ -17,6 +17,7 @@ import (
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -79,7 +80,7 @@ recording:
 	must(t, err)
 	must(t, cfg.EnsureHome())
 
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if register != nil {
 		register(r, reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy})
@@ -90,7 +91,7 @@ recording:
 	log, err := audit.Open(cfg.AuditPath())
 	must(t, err)
 	r.auditLog = log
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	mc.CancelGrace = 200 * time.Millisecond
 	g, err := guard.New(guard.Config{Dir: cfg.GuardDir()})
@@ -531,7 +532,7 @@ func TestResultToTheModel(t *testing.T) {
 	// The model writes the final answer; selection stays in no-LLM mode
 	// (the selector has no model), so the chosen call is predictable.
 	model := &scriptedModel{}
-	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = model, "scripted", 1024
+	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = engine.SelectorModel(model), "scripted", 1024
 	r.start(Options{})
 	m := r.expect(0, "mode: model scripted via Ollama")
 	r.say("read the file report.txt in documents")

@@ -45,7 +45,7 @@ func TestChatShowsSteps(t *testing.T) {
 		`{"function":"read-file","arguments":{"space":"documents","path":"notes/todo.txt"}}`,
 		`{"function":"none","arguments":{}}`,
 	}}
-	r.eng.Model, r.eng.ModelName = m, "steps"
+	r.eng.Model, r.eng.ModelName = engine.SelectorModel(m), "steps"
 	r.eng.Selector.Model, r.eng.Selector.Config.Model = engine.SelectorModel(m), "steps"
 	r.start(Options{})
 	mark := r.expect(0, "mode: model steps")

@@ -14,12 +14,11 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/guard/affinity"
 	"github.com/airs-dev/airs/internal/filelock"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 )
 
-// Tool affinity (guard.affinity, issue 16 §5): the engine counts every
+// Tool affinity (guard.affinity): the engine counts every
 // delivered call per (caller, tool) in a guard/affinity Tracker, keeps what
 // it learned in AIRS_HOME/guard/affinity.json, and acts on it:
 //
@@ -243,8 +242,8 @@ func (s *affinityState) warmUp(ctx context.Context, as []affinity.Affinity) (han
 	if s.e.Model != nil && s.e.ModelName != "" {
 		// The selector's num_ctx: a model loaded with another would be
 		// loaded again by the first selection.
-		opts := ollama.Options{NumCtx: s.e.Selector.Config.WithDefaults().NumCtx}
-		if _, merr := ollama.Load(ctx, s.e.Model, s.e.ModelName, s.keep, opts); merr != nil {
+		warm := selector.ModelRequest{Model: s.e.ModelName, NumCtx: s.e.Selector.Config.WithDefaults().NumCtx, KeepAlive: s.keep}
+		if merr := s.e.Model.Generate(ctx, warm, nil); merr != nil {
 			err = errors.Join(err, merr)
 		} else {
 			model = s.e.ModelName
@@ -339,7 +338,7 @@ func (e *Engine) selectorModel() selector.Model {
 	if e.Model == nil {
 		return nil
 	}
-	return ollamaModel{c: e.Model, keepAlive: e.modelKeepAlive}
+	return keepAliveModel{Model: e.Model, keepAlive: e.modelKeepAlive}
 }
 
 // toolCatalog is the catalog chains and CallableTool look tools up in: the

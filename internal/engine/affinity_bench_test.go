@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard/affinity"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 )
@@ -55,7 +56,7 @@ func benchCatalog(b *testing.B, extra int) *selector.RegistryCatalog {
 	if err != nil {
 		b.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 )
@@ -57,8 +58,13 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 		zero := 0.0
 		req := ollama.ChatRequest{Model: e.ModelName, Messages: []ollama.Message{{Role: "user", Content: "read the file notes.txt in docs"}},
 			Options: ollama.Options{Temperature: &zero, NumCtx: e.Selector.Config.WithDefaults().NumCtx, NumPredict: 1}}
+		// The same server, asked directly: its reply says how long loading took.
+		direct, err := ollama.New(ollama.Config{Host: host})
+		if err != nil {
+			t.Fatal(err)
+		}
 		start := time.Now()
-		res, err := e.Model.Chat(ctxFor(t, 2*time.Minute), req, nil)
+		res, err := direct.Chat(ctxFor(t, 2*time.Minute), req, nil)
 		d := time.Since(start)
 		if err != nil {
 			t.Fatalf("first request: %v", err)
@@ -142,12 +148,12 @@ func affinityEngine(t *testing.T, host, model string, prewarm bool) *engine.Engi
 	if err := os.WriteFile(cfg.AffinityFile(), saved, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Policy, mc.Registry = policy, reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard/affinity"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 )
@@ -109,7 +110,7 @@ func newAffEnv(t *testing.T, yaml string) *affEnv {
 // handler has a start cost; model "" is no-LLM mode.
 func (v *affEnv) open(channel, model string) *Engine {
 	v.t.Helper()
-	policy := v.cfg.Policy()
+	policy := settings.Policy(v.cfg)
 	reg, err := Registry(v.cfg, policy)
 	if err != nil {
 		v.t.Fatal(err)
@@ -120,7 +121,7 @@ func (v *affEnv) open(channel, model string) *Engine {
 		v.t.Fatal(err)
 	}
 	v.reg = reg
-	mc := v.cfg.ManagerConfig()
+	mc := settings.ManagerConfig(v.cfg)
 	mc.Policy, mc.Registry = policy, reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

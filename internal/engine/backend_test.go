@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/settings"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -71,7 +72,7 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	var g *guard.Guard
 	cfg.Guard.SelfApprove = o.selfApprove

@@ -40,6 +40,7 @@ import (
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/internal/tinymodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -193,7 +194,7 @@ recording:
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	fixed := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{"text":"offline"}`), nil
@@ -210,7 +211,7 @@ recording:
 	if err := reg.Register("net", webFetch(), fixed); err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Policy = policy
 	mc.Registry = reg
 	m, err := pipeline.NewManager(mc)
@@ -656,7 +657,7 @@ func TestTruncatedStream(t *testing.T) {
 		t.Errorf("Turn: error %v, want ErrTruncated", err)
 	}
 	if tr.Ran() {
-		t.Errorf("Turn ran a call from a cut stream: %+v", tr.Result)
+		t.Errorf("Turn ran a call from a cut stream: %+v", tr.First().Result)
 	}
 	if tr.RecordErr != nil {
 		t.Errorf("recording the failed turn: %v", tr.RecordErr)

@@ -6,7 +6,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,8 +35,9 @@ type Engine struct {
 	Index    *embeddings.Index
 	Selector *selector.Selector
 	Ranker   *selector.StatsRanker
-	// Model is nil in no-LLM mode; ModelNotice says why.
-	Model       ollama.Client
+	// Model writes turns' answers and answers MCP sampling; nil in no-LLM
+	// mode, and ModelNotice says why.
+	Model       selector.Model
 	ModelName   string
 	ModelNotice string
 	local       selector.Model    // Options.Local
@@ -118,11 +118,10 @@ type Options struct {
 	// then not probed.
 	Local     selector.Model
 	LocalName string
-	// Client, with Local, is the same model as the chat client that
-	// writes turns' answers and answers MCP sampling (Engine.Model); nil
-	// leaves those off, as in no-LLM mode. Embeddings stay the built-in
-	// embedder: Client need not embed.
-	Client ollama.Client
+	// Client, with Local, is the same model as the one that writes turns'
+	// answers and answers MCP sampling (Engine.Model); nil leaves those
+	// off, as in no-LLM mode. Embeddings stay the built-in embedder.
+	Client selector.Model
 	// MCP are the outside MCP servers already registered in the registry
 	// (StartMCP); the engine reindexes when their tools change. The
 	// caller that started them closes them.
@@ -145,6 +144,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 	if opts.Model != "" {
 		model = opts.Model
 	}
+	var embedClient embeddings.EmbedClient // Ollama's, when it answers
 	if opts.Local != nil {
 		e.local, e.ModelName, e.Model = opts.Local, opts.LocalName, opts.Client
 	} else if model != "" && model != "none" {
@@ -162,7 +162,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		if err != nil {
 			e.ModelNotice = fmt.Sprintf("Ollama at %s is not reachable (%v): %s", c.Host(), err, selector.NoLLMNotice)
 		} else {
-			e.Model, e.ModelName = c, model
+			e.Model, e.ModelName, embedClient = SelectorModel(c), model, c
 		}
 	} else {
 		e.ModelNotice = selector.NoLLMNotice
@@ -170,8 +170,8 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 
 	var emb embeddings.Embedder
 	switch sel := cfg.Selection.Embedder; {
-	case (sel == config.EmbedderOllama || sel == "") && cfg.Ollama.EmbedModel != "" && e.Model != nil && opts.Local == nil:
-		emb = embeddings.NewOllama(e.Model, cfg.Ollama.EmbedModel)
+	case (sel == config.EmbedderOllama || sel == "") && cfg.Ollama.EmbedModel != "" && embedClient != nil:
+		emb = embeddings.NewOllama(embedClient, cfg.Ollama.EmbedModel)
 	case sel == config.EmbedderLexical:
 		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
 	default:
@@ -290,6 +290,18 @@ func (e *Engine) Close() error {
 	return err
 }
 
+// NoFitThreshold is the coverage under which no-LLM mode proposes no tool
+// (selection.min_coverage, else the calibrated NoLLMMinCoverage).
+func (e *Engine) NoFitThreshold() float64 { return e.Selector.Config.MinCoverage }
+
+// RecordingPath is the session log's file, "" when recording is off.
+func (e *Engine) RecordingPath() string {
+	if e.Recorder == nil {
+		return ""
+	}
+	return e.Recorder.Path()
+}
+
 // Mode names how calls are chosen right now.
 func (e *Engine) Mode() string {
 	if e.local != nil {
@@ -332,13 +344,7 @@ func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanR
 	if err != nil || pr == nil {
 		return pr, err
 	}
-	var plan struct {
-		Steps []struct {
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"steps"`
-	}
-	_ = json.Unmarshal(pr.Plan, &plan)
+	plan, _ := pr.Typed()                           // a plan that does not read has no steps to check
 	steps := []*selector.Selection{{Mode: pr.Mode}} // the request's own mentions
 	for _, st := range plan.Steps {
 		steps = append(steps, &selector.Selection{Mode: selector.ModeModel, Function: st.Function, Arguments: st.Arguments})

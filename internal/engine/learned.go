@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/internal/atomicfile"
 	"github.com/airs-dev/airs/internal/filelock"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
 )
@@ -213,7 +214,7 @@ func (s *learnedStore) close() error {
 // ranker learned in earlier runs from AIRS_HOME (saved again as it learns
 // more, and at Close).
 func (e *Engine) loadLearning() error {
-	if w := e.Config.Selection.Weights; w != nil {
+	if w := settings.Weights(e.Config); w != nil {
 		if err := e.Ranker.SetWeights(*w); err != nil {
 			return fmt.Errorf("selection.weights: %w", err)
 		}

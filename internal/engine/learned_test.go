@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -48,12 +49,12 @@ func (le *learnEnv) open() *engine.Engine {
 }
 
 func (le *learnEnv) openErr() (*engine.Engine, error) {
-	policy := le.cfg.Policy()
+	policy := settings.Policy(le.cfg)
 	reg, err := engine.Registry(le.cfg, policy)
 	if err != nil {
 		return nil, err
 	}
-	mc := le.cfg.ManagerConfig()
+	mc := settings.ManagerConfig(le.cfg)
 	mc.Policy, mc.Registry = policy, reg
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,14 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/filelock"
-	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 )
 
 // MCP is the outside MCP servers of airs.yaml (mcp.servers), connected:
@@ -136,7 +137,7 @@ func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
 			MaxMessageBytes: config.DefaultMCPMaxMessageBytes, MaxResponseBytes: config.DefaultMCPMaxResponseBytes,
 			RestartsPerMinute: config.DefaultMCPRestartsPerMinute, Grace: config.DefaultMCPGrace, Sampling: cfg.MCP.Sampling}
 		for _, r := range s.Requires {
-			c, err := pipeline.ParseCapability(r)
+			c, err := config.ParseCapability(r)
 			if err != nil {
 				probs = append(probs, fmt.Errorf("installed MCP server %s: requires %q: %v", s.Name, r, err))
 				cs.Name = ""
@@ -155,7 +156,7 @@ func InstalledMCP(cfg *config.Config) ([]config.MCPServer, []error) {
 // header whose environment variable is unset is an error naming it.
 func MCPServer(cs config.MCPServer, log *slog.Logger, version string) (client.Server, error) {
 	s := client.Server{
-		Name: cs.Name, Namespace: cs.Prefix, Requires: cs.Requires,
+		Name: cs.Name, Namespace: cs.Prefix, Requires: settings.Capabilities(cs.Requires),
 		Command: append(slices.Clone(cs.Command), cs.Args...), Dir: cs.Dir, URL: cs.URL,
 		Timeout: cs.Timeout, MaxTools: cs.MaxTools, MaxMessageBytes: cs.MaxMessageBytes, MaxResponseBytes: cs.MaxResponseBytes,
 		RestartsPerMinute: cs.RestartsPerMinute, Grace: cs.Grace, ClientVersion: version, Logger: log,
@@ -296,31 +297,34 @@ func (e *Engine) mcpSampler() client.Sampler {
 	if e.Model == nil {
 		return nil
 	}
-	return ollamaSampler{c: e.Model, model: e.ModelName}
+	return modelSampler{m: e.Model, model: e.ModelName}
 }
 
-// ollamaSampler answers sampling with the engine's Ollama model: the
-// server's system prompt first, its messages in order, its token limit
-// (already capped by the client) as num_predict so the model stops there.
-type ollamaSampler struct {
-	c     ollama.Client
+// modelSampler answers sampling with the engine's model: the server's
+// system prompt first, its messages in order, its token limit (already
+// capped by the client) as num_predict so the model stops there.
+type modelSampler struct {
+	m     selector.Model
 	model string
 }
 
-func (s ollamaSampler) Sample(ctx context.Context, req client.SampleRequest) (client.SampleResult, error) {
-	msgs := make([]ollama.Message, 0, len(req.Messages)+1)
+func (s modelSampler) Sample(ctx context.Context, req client.SampleRequest) (client.SampleResult, error) {
+	msgs := make([]selector.Message, 0, len(req.Messages)+1)
 	if req.System != "" {
-		msgs = append(msgs, ollama.Message{Role: "system", Content: req.System})
+		msgs = append(msgs, selector.Message{Role: "system", Content: req.System})
 	}
 	for _, m := range req.Messages {
-		msgs = append(msgs, ollama.Message{Role: m.Role, Content: m.Text})
+		msgs = append(msgs, selector.Message{Role: m.Role, Content: m.Text})
 	}
-	res, err := s.c.Chat(ctx, ollama.ChatRequest{Model: s.model, Messages: msgs,
-		Options: ollama.Options{NumPredict: req.MaxTokens, Temperature: req.Temperature, Stop: req.Stop}}, nil)
+	var text strings.Builder
+	truncated := false
+	err := s.m.Generate(ctx, selector.ModelRequest{Model: s.model, Messages: msgs, NumPredict: req.MaxTokens,
+		Sample: &selector.Sampling{Temperature: req.Temperature, Stop: req.Stop, Truncated: &truncated}},
+		func(chunk string) error { text.WriteString(chunk); return nil })
 	if err != nil {
 		return client.SampleResult{}, err
 	}
-	return client.SampleResult{Text: res.Content, Model: cmp.Or(res.Model, s.model), Truncated: res.DoneReason == "length"}, nil
+	return client.SampleResult{Text: text.String(), Model: s.model, Truncated: truncated}, nil
 }
 
 // ServerPrompt is one prompt of a connected server.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -41,7 +42,7 @@ func TestMCPSamplingOllamaE2E(t *testing.T) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +50,7 @@ func TestMCPSamplingOllamaE2E(t *testing.T) {
 	ctx := context.Background()
 	m := StartMCP(ctx, cfg, reg, nil, "e2e")
 	defer m.Close()
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Policy = reg, policy
 	mgr, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client"
 	"github.com/airs-dev/airs/mcp/install"
 	"github.com/airs-dev/airs/pipeline"
@@ -31,7 +32,7 @@ func NewMCPSpaces(c *config.Config) *MCPSpaces {
 	s := &MCPSpaces{conns: map[string]*client.Conn{}, req: map[string][]pipeline.Capability{}}
 	for n, cs := range c.MCP.Servers {
 		s.names = append(s.names, n)
-		s.req[n] = cs.Requires
+		s.req[n] = settings.Capabilities(cs.Requires)
 	}
 	if c.Home != "" {
 		list, _ := install.Load(c.Home) // a bad list is StartMCP's problem to report

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -50,7 +51,7 @@ mcp:
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	spaces := NewMCPSpaces(cfg)
 	reg, err := RegistryMCP(cfg, policy, spaces)
 	if err != nil {
@@ -60,7 +61,7 @@ mcp:
 	mcp := StartMCP(ctx, cfg, reg, nil, "test")
 	defer mcp.Close()
 	spaces.Bind(mcp)
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Policy = reg, policy
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
 )
@@ -59,7 +60,7 @@ mcp:
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ mcp:
 	if mcp.Conn("t") == nil {
 		t.Fatal("server t not connected")
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Policy = reg, policy
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
@@ -122,7 +123,7 @@ mcp:
 		t.Fatalf("sampling in no-LLM mode: %v", err)
 	}
 	sm := &samplingModel{reply: "hello back", reason: "length"}
-	e.Model, e.ModelName = sm, "tiny"
+	e.Model, e.ModelName = SelectorModel(sm), "tiny"
 	mcp.SetSampler(e.mcpSampler())
 	res, err = e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi","max_tokens":7}`), Caller: "granted"})
 	if err != nil || string(res.Output) != `{"model":"tiny","stop":"maxTokens","text":"hello back"}` {

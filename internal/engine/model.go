@@ -9,8 +9,9 @@ import (
 	"github.com/airs-dev/airs/selector"
 )
 
-// SelectorModel adapts an Ollama client to the model interface the
-// selector owns (selector.Model); nil stays nil (no-LLM mode).
+// SelectorModel adapts an Ollama client to AIRS's chat-model interface
+// (selector.Model): the selector's greedy requests, sampled text for
+// answers and MCP sampling, warm-ups; nil stays nil (no-LLM mode).
 func SelectorModel(c ollama.Client) selector.Model {
 	if c == nil {
 		return nil
@@ -20,30 +21,50 @@ func SelectorModel(c ollama.Client) selector.Model {
 
 type ollamaModel struct {
 	c ollama.Client
-	// keepAlive, when set, is the requests' keep_alive (0: the server's
-	// default): the engine's affinity keeps the model loaded with it.
-	keepAlive func() time.Duration
 }
 
-// Generate implements selector.Model: greedy decoding, the request's seed.
+// Generate implements selector.Model. Without Sample: greedy decoding, the
+// request's seed; with it: its temperature (or the model's default) and
+// stop sequences, no seed.
 func (m ollamaModel) Generate(ctx context.Context, req selector.ModelRequest, onChunk func(string) error) error {
+	if len(req.Messages) == 0 {
+		_, err := ollama.Load(ctx, m.c, req.Model, req.KeepAlive, ollama.Options{NumCtx: req.NumCtx})
+		return modelError(err)
+	}
 	msgs := make([]ollama.Message, len(req.Messages))
 	for i, msg := range req.Messages {
 		msgs[i] = ollama.Message{Role: msg.Role, Content: msg.Content}
 	}
-	temp, seed := 0.0, req.Seed
-	var keep time.Duration
-	if m.keepAlive != nil {
-		keep = m.keepAlive()
+	opts := ollama.Options{NumCtx: req.NumCtx, NumPredict: req.NumPredict}
+	if s := req.Sample; s != nil {
+		opts.Temperature, opts.Stop, opts.Seed = s.Temperature, s.Stop, s.Seed
+	} else {
+		temp, seed := 0.0, req.Seed
+		opts.Temperature, opts.Seed = &temp, &seed
 	}
-	_, err := m.c.Chat(ctx, ollama.ChatRequest{
-		KeepAlive: keep,
+	resp, err := m.c.Chat(ctx, ollama.ChatRequest{
+		KeepAlive: req.KeepAlive,
 		Model:     req.Model,
 		Messages:  msgs,
 		Format:    req.Format,
-		Options:   ollama.Options{Temperature: &temp, Seed: &seed, NumCtx: req.NumCtx, NumPredict: req.NumPredict},
+		Options:   opts,
 	}, onChunk)
+	if req.Sample != nil && req.Sample.Truncated != nil {
+		*req.Sample.Truncated = resp.DoneReason == "length"
+	}
 	return modelError(err)
+}
+
+// keepAliveModel sets every request's KeepAlive from the engine's affinity
+// (so a model in use stays loaded).
+type keepAliveModel struct {
+	selector.Model
+	keepAlive func() time.Duration
+}
+
+func (m keepAliveModel) Generate(ctx context.Context, req selector.ModelRequest, onChunk func(string) error) error {
+	req.KeepAlive = m.keepAlive()
+	return m.Model.Generate(ctx, req, onChunk)
 }
 
 // modelError makes an Ollama error also match the selector's sentinel for

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client"
 )
 
@@ -24,7 +25,7 @@ import (
 func PeerServer(p config.Peer, log *slog.Logger, version string) (client.Server, error) {
 	ns := config.PeerNamespace(p.Name)
 	s := client.Server{
-		Name: ns, Namespace: ns, Requires: p.Requires, URL: p.URL, Timeout: p.Timeout,
+		Name: ns, Namespace: ns, Requires: settings.Capabilities(p.Requires), URL: p.URL, Timeout: p.Timeout,
 		MaxTools: config.DefaultMCPMaxTools, MaxMessageBytes: config.DefaultMCPMaxMessageBytes,
 		MaxResponseBytes: config.DefaultMCPMaxResponseBytes, RestartsPerMinute: config.DefaultMCPRestartsPerMinute,
 		Grace: config.DefaultMCPGrace, ClientVersion: version, Logger: log,

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 )
@@ -40,7 +41,7 @@ peers:
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ peers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Policy, mc.Audit = reg, policy, log
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -38,15 +38,8 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	if pr == nil {
 		return false, nil
 	}
-	var plan struct {
-		Steps []struct {
-			ID        string          `json:"id"`
-			Function  string          `json:"function"`
-			Arguments json.RawMessage `json:"arguments"`
-			Foreach   string          `json:"foreach,omitempty"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(pr.Plan, &plan); err != nil {
+	plan, err := pr.Typed()
+	if err != nil {
 		return false, nil
 	}
 	steps := plan.Steps
@@ -85,14 +78,10 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 			}
 			if !e.ConfirmCall(ctx, ui, caller, "", t, st.Arguments, text) {
 				run = i
-				if i == 0 {
-					tr.Declined = true
-				}
 				break
 			}
 		}
 	}
-	tr.Selection = sels[0]
 	fillSelection(rec, sels[0], nil)
 	rec.Call = nil // a plan's calls are Steps
 	for _, st := range steps {
@@ -105,9 +94,8 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		ui.Note(tr.Stopped)
 	}
 	if run == 0 {
-		tr.Skipped = "declined by the user"
-		tr.Steps = []TurnStep{{Selection: sels[0], Tool: tools[0], Skipped: tr.Skipped}}
-		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: tr.Skipped}
+		tr.Steps = []TurnStep{{Selection: sels[0], Tool: tools[0], Skipped: "declined by the user", Declined: true}}
+		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: tr.Steps[0].Skipped}
 		e.record(rec, tr, start)
 		return true, nil
 	}
@@ -135,86 +123,20 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 
 	var recSteps []session.TurnStep
 	for i, st := range steps {
-		step := TurnStep{Selection: sels[i], Tool: tools[i]}
-		rs := session.TurnStep{Step: i + 1, Call: &session.Call{Tool: st.Function, Arguments: decodeArgs(st.Arguments)}, Validation: &session.Validation{Valid: true}}
-		var sr *chains.StepResult
-		if res != nil {
-			sr = res.Steps[st.ID]
-		}
-		switch {
-		case i >= run:
-			step.Skipped = "declined by the user"
-			if i > run {
-				step.Skipped = fmt.Sprintf("not run: step %d was declined", run+1)
-			}
-			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
-		case sr == nil:
-			step.Skipped = "not run: " + errString(rerr)
-			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
-		default:
-			lat := stepLatency(res, st.ID)
-			r := &pipeline.Result{Tool: st.Function, Output: sr.Output, Latency: lat, Outcome: pipeline.OutcomeOK}
-			var serr error
-			if sr.Status != chains.StatusOK {
-				r.Outcome = pipeline.OutcomeError
-				serr = fmt.Errorf("step %s (%s) %s: %s", st.ID, st.Function, sr.Status, sr.Error)
-				if sr.Status == chains.StatusSkipped {
-					step.Skipped = sr.Error
-				}
-			}
-			step.Result, step.CallErr = r, serr
-			if st.Foreach != "" && sr.Status == chains.StatusOK && string(bytes.TrimSpace(sr.Output)) == "[]" {
-				// Nothing failed, but nothing was done either: say so.
-				ui.Note(fmt.Sprintf("step %d (%s) ran for no element: %s is empty", i+1, st.Function, st.Foreach))
-			}
-			rs.Execution = &session.Execution{Outcome: planOutcome(sr.Status), Error: sr.Error, LatencyMS: ms(lat)}
-		}
+		step, rs := planStepOutcome(ui, i, st, run, sels[i], tools[i], res, rerr)
 		if i == len(steps)-1 && tr.Stopped != "" {
 			rs.Note = tr.Stopped
 		}
 		tr.Steps = append(tr.Steps, step)
 		recSteps = append(recSteps, rs)
 	}
-	tr.Result, tr.CallErr = tr.Steps[0].Result, tr.Steps[0].CallErr
-	rec.TurnSteps = recSteps
-	rec.Execution = &session.Execution{Outcome: session.OutcomeOK}
-	for _, rs := range recSteps {
-		rec.Execution.LatencyMS += rs.Execution.LatencyMS
-		if rs.Execution.Outcome != session.OutcomeOK && rec.Execution.Outcome == session.OutcomeOK {
-			rec.Execution.Outcome, rec.Execution.Error = rs.Execution.Outcome, rs.Execution.Error
-		}
-	}
-	if rerr != nil && rec.Execution.Outcome == session.OutcomeOK {
-		rec.Execution.Outcome, rec.Execution.Error = outcomeOf(rerr), rerr.Error()
-	}
+	recordPlanSteps(rec, recSteps, rerr)
 	if rerr != nil && ctx.Err() == nil {
 		ui.Note("the plan stopped: " + rerr.Error())
 	}
 	var aerr error
 	if e.Model != nil && ctx.Err() == nil {
-		// A model that writes answers (though it does not select) answers
-		// from every step's result, as after a model's steps.
-		var prior []selector.Prior
-		for i, st := range tr.Steps {
-			if st.Result == nil {
-				continue
-			}
-			p := selector.Prior{Function: steps[i].Function, Arguments: steps[i].Arguments, Result: string(st.Result.Output)}
-			if st.CallErr != nil {
-				p.Error = st.CallErr.Error()
-			}
-			prior = append(prior, p)
-		}
-		if len(prior) > 0 {
-			shown, cut, per := e.priorCut(prior)
-			for i, c := range cut {
-				if c {
-					tr.Truncated = true
-					ui.Note(fmt.Sprintf("the result of step %d (%d bytes) was truncated to %d bytes for the model's context", i+1, len(prior[i].Result), per))
-				}
-			}
-			tr.Answer, aerr = e.answer(ctx, ui, stepsMessages(text, shown))
-		}
+		aerr = e.answerFromSteps(ctx, ui, text, steps, tr)
 	}
 	e.record(rec, tr, start)
 	return true, aerr
@@ -296,3 +218,90 @@ func (x *uiExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 }
 
 func (x *uiExec) Cancel(id string) bool { return x.e.Manager.Cancel(id) }
+
+// recordPlanSteps fills the session record of a plan's turn: its steps,
+// and as its outcome the first step's that was not ok (or the run's error),
+// the steps' latencies summed.
+func recordPlanSteps(rec *session.Record, recSteps []session.TurnStep, rerr error) {
+	rec.TurnSteps = recSteps
+	rec.Execution = &session.Execution{Outcome: session.OutcomeOK}
+	for _, rs := range recSteps {
+		rec.Execution.LatencyMS += rs.Execution.LatencyMS
+		if rs.Execution.Outcome != session.OutcomeOK && rec.Execution.Outcome == session.OutcomeOK {
+			rec.Execution.Outcome, rec.Execution.Error = rs.Execution.Outcome, rs.Execution.Error
+		}
+	}
+	if rerr != nil && rec.Execution.Outcome == session.OutcomeOK {
+		rec.Execution.Outcome, rec.Execution.Error = outcomeOf(rerr), rerr.Error()
+	}
+}
+
+// answerFromSteps has a model that writes answers (though it does not
+// select) answer from every step's result, as after a model's steps.
+func (e *Engine) answerFromSteps(ctx context.Context, ui TurnUI, text string, steps []selector.PlanStep, tr *TurnResult) error {
+	var prior []selector.Prior
+	for i, st := range tr.Steps {
+		if st.Result == nil {
+			continue
+		}
+		p := selector.Prior{Function: steps[i].Function, Arguments: steps[i].Arguments, Result: string(st.Result.Output)}
+		if st.CallErr != nil {
+			p.Error = st.CallErr.Error()
+		}
+		prior = append(prior, p)
+	}
+	if len(prior) > 0 {
+		shown, cut, per := e.priorCut(prior)
+		for i, c := range cut {
+			if c {
+				tr.Truncated = true
+				ui.Note(fmt.Sprintf("the result of step %d (%d bytes) was truncated to %d bytes for the model's context", i+1, len(prior[i].Result), per))
+			}
+		}
+		var err error
+		tr.Answer, err = e.answer(ctx, ui, stepsMessages(text, shown))
+		return err
+	}
+	return nil
+}
+
+// planStepOutcome is step i of a plan's turn as the turn and its session
+// record show it: not run (declined at step run, or the chain did not reach
+// it), or its result in the chain's run res.
+func planStepOutcome(ui TurnUI, i int, st selector.PlanStep, run int, sel *selector.Selection, tool *pipeline.Tool, res *chains.Result, rerr error) (TurnStep, session.TurnStep) {
+	step := TurnStep{Selection: sel, Tool: tool}
+	rs := session.TurnStep{Step: i + 1, Call: &session.Call{Tool: st.Function, Arguments: decodeArgs(st.Arguments)}, Validation: &session.Validation{Valid: true}}
+	var sr *chains.StepResult
+	if res != nil {
+		sr = res.Steps[st.ID]
+	}
+	switch {
+	case i >= run:
+		step.Skipped = "declined by the user"
+		if i > run {
+			step.Skipped = fmt.Sprintf("not run: step %d was declined", run+1)
+		}
+		rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
+	case sr == nil:
+		step.Skipped = "not run: " + errString(rerr)
+		rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
+	default:
+		lat := stepLatency(res, st.ID)
+		r := &pipeline.Result{Tool: st.Function, Output: sr.Output, Latency: lat, Outcome: pipeline.OutcomeOK}
+		var serr error
+		if sr.Status != chains.StatusOK {
+			r.Outcome = pipeline.OutcomeError
+			serr = fmt.Errorf("step %s (%s) %s: %s", st.ID, st.Function, sr.Status, sr.Error)
+			if sr.Status == chains.StatusSkipped {
+				step.Skipped = sr.Error
+			}
+		}
+		step.Result, step.CallErr = r, serr
+		if st.Foreach != "" && sr.Status == chains.StatusOK && string(bytes.TrimSpace(sr.Output)) == "[]" {
+			// Nothing failed, but nothing was done either: say so.
+			ui.Note(fmt.Sprintf("step %d (%s) ran for no element: %s is empty", i+1, st.Function, st.Foreach))
+		}
+		rs.Execution = &session.Execution{Outcome: planOutcome(sr.Status), Error: sr.Error, LatencyMS: ms(lat)}
+	}
+	return step, rs
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -173,7 +174,7 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

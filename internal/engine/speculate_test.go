@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -42,7 +43,7 @@ func newSpecEngine(t *testing.T, recommend bool) (*Engine, *config.Config) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func newSpecEngine(t *testing.T, recommend bool) (*Engine, *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	m, err := pipeline.NewManager(mc)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/guard"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -70,7 +69,11 @@ type TurnOptions struct {
 type TurnStep struct {
 	Selection *selector.Selection
 	Tool      *pipeline.Tool // nil for "none"
-	// Skipped says why the step's call did not run, when it did not.
+	// Declined: the user did not confirm the call of a destructive tool,
+	// so it did not run.
+	Declined bool
+	// Skipped says why the step's call did not run, when it did not
+	// (declined, invalid arguments).
 	Skipped string
 	Result  *pipeline.Result // nil when no call ran
 	CallErr error
@@ -80,19 +83,9 @@ type TurnStep struct {
 type TurnResult struct {
 	// RecordID is the session record's ID (set even when recording is off,
 	// so feedback can refer to it); "" when nothing was recorded.
-	RecordID  string
-	Selection *selector.Selection // the first step's; nil when selection failed outright
-	Tool      *pipeline.Tool      // the first step's tool; nil for "none"
-	// Declined: the user did not confirm the first step's call of a
-	// destructive tool, so it did not run.
-	Declined bool
-	// Skipped says why the first step's call did not run, when it did not
-	// (declined, invalid arguments).
-	Skipped string
-	Result  *pipeline.Result // the first step's; nil when no call ran
-	CallErr error
-	// Steps are every step of the turn in order, the first included; the
-	// last may be the model's "none" that ended it.
+	RecordID string
+	// Steps are every step of the turn in order; the last may be the
+	// model's "none" that ended it. None when selection failed outright.
 	Steps []TurnStep
 	// Stopped says why the turn stopped before the model ended it (e.g.
 	// max_steps reached); "" when it did not.
@@ -108,8 +101,17 @@ type TurnResult struct {
 	RecordErr error
 }
 
-// Ran reports whether a call went through the pipeline.
-func (r *TurnResult) Ran() bool { return r != nil && r.Result != nil }
+// First is the turn's first step: what was selected for the request, and
+// its call (the zero TurnStep when selection failed outright).
+func (r *TurnResult) First() TurnStep {
+	if r == nil || len(r.Steps) == 0 {
+		return TurnStep{}
+	}
+	return r.Steps[0]
+}
+
+// Ran reports whether the first step's call went through the pipeline.
+func (r *TurnResult) Ran() bool { return r.First().Result != nil }
 
 // Calls counts the steps whose call went through the pipeline.
 func (r *TurnResult) Calls() int {
@@ -175,7 +177,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	}
 
 	sel, err := e.Select(ctx, caller, text)
-	tr.Selection = sel
 	if sel == nil {
 		rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: pipeline.KindOf(err), Error: errString(err)}
 		e.record(&rec, tr, start)
@@ -238,10 +239,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 				t = *tool
 			}
 			if answered = e.confirmChoice(ctx, ui, caller, sel.Provider, t, sel.Arguments, text); answered != guard.Once && answered != guard.Always {
-				step.Skipped = "declined by the user"
-				if n == 1 {
-					tr.Declined = true
-				}
+				step.Skipped, step.Declined = "declined by the user", true
 				if e.Recommender != nil { // a denied call is not suggested again
 					e.Recommender.Denied(caller, sel.Function, sel.Arguments)
 				}
@@ -251,7 +249,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
 			tr.Steps = append(tr.Steps, step)
 			if n == 1 {
-				tr.Skipped = step.Skipped
 				rec.Execution = rs.Execution
 				e.record(&rec, tr, start)
 				return tr, err
@@ -263,10 +260,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			break
 		}
 
-		callID := "chat-" + session.NewID()[:16]
-		if e.Channel != "" {
-			callID = e.Channel + "-" + session.NewID()[:16]
-		}
+		callID := e.newCallID()
 		ui.Running(callID)
 		res, cerr := e.callAnswered(ctx, pipeline.Request{
 			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
@@ -281,19 +275,11 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			LatencyMS: ms(res.Latency),
 		}
 		if n == 1 {
-			tr.Result, tr.CallErr = res, cerr
 			rec.Execution = rs.Execution
 		}
 		tr.Steps = append(tr.Steps, step)
 		ui.Result(res, cerr)
-		p := selector.Prior{Function: sel.Function, Arguments: sel.Arguments, Result: string(res.Output)}
-		if cerr != nil {
-			p.Error = cerr.Error()
-			if h := pipeline.Hint(cerr); h != "" {
-				p.Error += " (hint: " + h + ")"
-			}
-		}
-		prior = append(prior, p)
+		prior = append(prior, priorOf(sel, res, cerr))
 		// Only a model chooses a next call from a result (no-LLM mode,
 		// or a model that was unreachable for the first selection, plans
 		// up front instead).
@@ -319,28 +305,36 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	// Result integration: the model writes the final answer from the
 	// results, unless the user cancelled.
 	if e.Model != nil && ctx.Err() == nil && len(prior) > 0 {
-		shown, cut, per := e.priorCut(prior)
-		for i, c := range cut {
-			if !c {
-				continue
-			}
-			tr.Truncated = true
-			what := "the result"
-			if len(prior) > 1 {
-				what = fmt.Sprintf("the result of step %d", i+1)
-			}
-			ui.Note(fmt.Sprintf("%s (%d bytes) was truncated to %d bytes for the model's context", what, len(prior[i].Result), per))
-		}
-		var msgs []ollama.Message
-		if len(shown) == 1 {
-			msgs = resultMessages(text, tr.Selection, shown[0].Result, tr.CallErr)
-		} else {
-			msgs = stepsMessages(text, shown)
-		}
-		tr.Answer, err = e.answer(ctx, ui, msgs)
+		err = e.answerFromResults(ctx, ui, text, prior, tr)
 	}
 	e.record(&rec, tr, start)
 	return tr, err
+}
+
+// answerFromResults has the model write the turn's answer from the
+// results of its steps (prior), each cut to its share of the context.
+func (e *Engine) answerFromResults(ctx context.Context, ui TurnUI, text string, prior []selector.Prior, tr *TurnResult) error {
+	shown, cut, per := e.priorCut(prior)
+	for i, c := range cut {
+		if !c {
+			continue
+		}
+		tr.Truncated = true
+		what := "the result"
+		if len(prior) > 1 {
+			what = fmt.Sprintf("the result of step %d", i+1)
+		}
+		ui.Note(fmt.Sprintf("%s (%d bytes) was truncated to %d bytes for the model's context", what, len(prior[i].Result), per))
+	}
+	var msgs []selector.Message
+	if len(shown) == 1 {
+		msgs = resultMessages(text, tr.First().Selection, shown[0].Result, tr.First().CallErr)
+	} else {
+		msgs = stepsMessages(text, shown)
+	}
+	var err error
+	tr.Answer, err = e.answer(ctx, ui, msgs)
+	return err
 }
 
 // priorShown cuts the results of the earlier steps to what the model's
@@ -432,8 +426,8 @@ const answerSystem = "You are AIRS, an assistant that answers with the help of t
 	"Answer the user's request in plain language, briefly. When a tool result is given, base the answer on it; " +
 	"when it says the result was truncated, say that your answer covers only the part shown."
 
-func directMessages(text string) []ollama.Message {
-	return []ollama.Message{
+func directMessages(text string) []selector.Message {
+	return []selector.Message{
 		{Role: "system", Content: answerSystem + " No tool fits this request: answer it yourself if you can, or say what you cannot do."},
 		{Role: "user", Content: text},
 	}
@@ -441,7 +435,7 @@ func directMessages(text string) []ollama.Message {
 
 // stepsMessages are the final answer's prompt after several calls: every
 // call with its result, in order.
-func stepsMessages(text string, steps []selector.Prior) []ollama.Message {
+func stepsMessages(text string, steps []selector.Prior) []selector.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nThe request took %d tool calls:\n", text, len(steps))
 	for i, p := range steps {
@@ -453,10 +447,10 @@ func stepsMessages(text string, steps []selector.Prior) []ollama.Message {
 			fmt.Fprintf(&b, "Result:\n%s\n", p.Result)
 		}
 	}
-	return []ollama.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
+	return []selector.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
 }
 
-func resultMessages(text string, sel *selector.Selection, shown string, callErr error) []ollama.Message {
+func resultMessages(text string, sel *selector.Selection, shown string, callErr error) []selector.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nTool call: %s %s\n", text, sel.Function, compact(sel.Arguments))
 	if callErr != nil {
@@ -468,22 +462,28 @@ func resultMessages(text string, sel *selector.Selection, shown string, callErr 
 	if shown != "" {
 		fmt.Fprintf(&b, "Tool result:\n%s\n", shown)
 	}
-	return []ollama.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
+	return []selector.Message{{Role: "system", Content: answerSystem}, {Role: "user", Content: b.String()}}
 }
 
 // answer streams the model's final answer to ui.
-func (e *Engine) answer(ctx context.Context, ui TurnUI, msgs []ollama.Message) (string, error) {
+func (e *Engine) answer(ctx context.Context, ui TurnUI, msgs []selector.Message) (string, error) {
 	temp := 0.0
 	o := e.modelOptions()
-	resp, err := e.Model.Chat(ctx, ollama.ChatRequest{
-		Model:    e.ModelName,
-		Messages: msgs,
-		Options:  ollama.Options{Temperature: &temp, NumCtx: o["num_ctx"].(int), NumPredict: o["num_predict"].(int)},
-	}, ui.Token)
+	var content strings.Builder
+	err := e.Model.Generate(ctx, selector.ModelRequest{
+		Model:      e.ModelName,
+		Messages:   msgs,
+		NumCtx:     o["num_ctx"].(int),
+		NumPredict: o["num_predict"].(int),
+		Sample:     &selector.Sampling{Temperature: &temp},
+	}, func(chunk string) error {
+		content.WriteString(chunk)
+		return ui.Token(chunk)
+	})
 	if err != nil {
-		return resp.Content, fmt.Errorf("the model's answer: %w", err)
+		return content.String(), fmt.Errorf("the model's answer: %w", err)
 	}
-	return resp.Content, nil
+	return content.String(), nil
 }
 
 // record appends the turn to the session log (when recording is on).
@@ -515,12 +515,12 @@ func (e *Engine) Feedback(ctx context.Context, tr *TurnResult, verdict string) e
 	if tr == nil || tr.RecordID == "" {
 		return errors.New("no request to give feedback on yet")
 	}
-	if tr.Selection != nil && tr.Selection.Function != grammar.NoneTool {
+	if sel := tr.First().Selection; sel != nil && sel.Function != grammar.NoneTool {
 		switch verdict {
 		case session.Accepted:
-			e.Ranker.Prefs().Accept(tr.Selection.Function)
+			e.Ranker.Prefs().Accept(sel.Function)
 		case session.Dismissed:
-			e.Ranker.Prefs().Dismiss(tr.Selection.Function)
+			e.Ranker.Prefs().Dismiss(sel.Function)
 		}
 	}
 	if e.Recorder == nil {
@@ -610,3 +610,24 @@ func errString(err error) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// priorOf is a step's call and result as the model reads it when choosing
+// the next call or answering: the error with the pipeline's hint.
+func priorOf(sel *selector.Selection, res *pipeline.Result, cerr error) selector.Prior {
+	p := selector.Prior{Function: sel.Function, Arguments: sel.Arguments, Result: string(res.Output)}
+	if cerr != nil {
+		p.Error = cerr.Error()
+		if h := pipeline.Hint(cerr); h != "" {
+			p.Error += " (hint: " + h + ")"
+		}
+	}
+	return p
+}
+
+// newCallID is a turn's call id, named by the channel ("chat-…" without one).
+func (e *Engine) newCallID() string {
+	if e.Channel != "" {
+		return e.Channel + "-" + session.NewID()[:16]
+	}
+	return "chat-" + session.NewID()[:16]
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -43,7 +44,7 @@ func newTurnEngine(t *testing.T, extra ...pipeline.Tool) (*Engine, *config.Confi
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	policy := cfg.Policy()
+	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func newTurnEngine(t *testing.T, extra ...pipeline.Tool) (*Engine, *config.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.ManagerConfig()
+	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
@@ -123,7 +124,7 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
-	e.Model, e.ModelName = m, "fake"
+	e.Model, e.ModelName = SelectorModel(m), "fake"
 	e.Selector.Model, e.Selector.Config.Model = SelectorModel(m), "fake"
 }
 

@@ -12,18 +12,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/selector"
 )
 
-// ErrNotInProcess is what the in-process engine answers for what only an
-// Ollama server does (embeddings, listing its models).
-var ErrNotInProcess = errors.New("not supported by the in-process engine (it decodes one GGUF; embeddings and model lists need an Ollama server: --engine ollama)")
-
-// Client is the engine as an ollama.Client: the chat that writes a turn's
-// answer, MCP sampling and warm-ups run on it. A request without a Format
-// is sampled freely until the end of the assistant's turn (or NumPredict,
-// or a stop sequence); one with a Format is decoded under its grammar.
+// Client is the engine as the chat model (selector.Model) that writes a
+// turn's answer and answers MCP sampling; warm-ups run on it too. A
+// request without a Format is sampled freely until the end of the
+// assistant's turn (or NumPredict, or a stop sequence); one with a Format
+// is decoded under its grammar. (Model is the same engine for the
+// selector's greedy requests, with the selector's grammar options.)
 type Client struct {
 	Engine *Engine
 	Name   string
@@ -31,7 +28,7 @@ type Client struct {
 	Prompt func([]selector.Message) string
 }
 
-var _ ollama.Client = (*Client)(nil)
+var _ selector.Model = (*Client)(nil)
 
 // Ollama's sampling defaults, for the options a request leaves unset.
 const (
@@ -40,29 +37,46 @@ const (
 	defaultTopP        = 0.9
 )
 
-// Chat implements ollama.Client. A request with no messages is a warm-up
-// (ollama.Load): the model is already loaded, so it answers "load".
-func (c *Client) Chat(ctx context.Context, req ollama.ChatRequest, onChunk func(string) error) (ollama.ChatResponse, error) {
+// reply is one generation's end: what was said and how it went.
+type reply struct {
+	Content string // the concatenated chunks
+	Chunks  int
+	Done    bool
+	// DoneReason: "stop" (end of turn, a stop sequence, the grammar's
+	// end), "length" (NumPredict reached) or "load" (a warm-up).
+	DoneReason                 string
+	PromptEvalCount, EvalCount int
+	EvalDuration               time.Duration
+	TotalDuration              time.Duration
+}
+
+// Generate implements selector.Model. A request with no messages is a
+// warm-up: the model is already loaded.
+func (c *Client) Generate(ctx context.Context, req selector.ModelRequest, onChunk func(string) error) error {
+	r, err := c.chat(ctx, req, onChunk)
+	if req.Sample != nil && req.Sample.Truncated != nil {
+		*req.Sample.Truncated = r.DoneReason == "length"
+	}
+	return err
+}
+
+func (c *Client) chat(ctx context.Context, req selector.ModelRequest, onChunk func(string) error) (reply, error) {
 	t0 := time.Now()
-	resp := ollama.ChatResponse{Model: c.Name}
+	var resp reply
 	if len(req.Messages) == 0 {
 		resp.Done, resp.DoneReason = true, "load"
 		return resp, nil
-	}
-	msgs := make([]selector.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = selector.Message{Role: m.Role, Content: m.Content}
 	}
 	render := c.Prompt
 	if render == nil {
 		render = c.Engine.Prompt
 	}
-	prompt := render(msgs)
-	s := sampling(req.Options)
+	prompt := render(req.Messages)
+	s := sampling(req)
 	st := &streamer{onChunk: onChunk}
-	if len(req.Format) == 0 {
+	if len(req.Format) == 0 && req.Sample != nil {
 		// Under a grammar the output ends where the grammar does.
-		st.stops = req.Options.Stop
+		st.stops = req.Sample.Stop
 	}
 	var (
 		res    *Result
@@ -119,26 +133,25 @@ func compileFormat(format json.RawMessage) (*grammar.Grammar, error) {
 	return g, nil
 }
 
-// sampling maps Ollama's options onto the engine's, with Ollama's defaults
-// for what is unset (a request without a seed gets a random one).
-func sampling(o ollama.Options) Sampling {
+// sampling maps a request onto the engine's sampling: the selector's
+// greedy decoding with its seed, or a sampled request's options with
+// Ollama's defaults for what it leaves unset (no seed: a random one).
+func sampling(req selector.ModelRequest) Sampling {
 	s := Sampling{Temperature: defaultTemperature, TopK: defaultTopK, TopP: defaultTopP}
-	if o.Temperature != nil {
-		s.Temperature = *o.Temperature
-	}
-	if o.TopK > 0 {
-		s.TopK = o.TopK
-	}
-	if o.TopP != nil {
-		s.TopP = *o.TopP
-	}
-	if o.Seed != nil {
-		s.Seed = uint64(*o.Seed)
+	if o := req.Sample; o != nil {
+		if o.Temperature != nil {
+			s.Temperature = *o.Temperature
+		}
+		if o.Seed != nil {
+			s.Seed = uint64(*o.Seed)
+		} else {
+			s.Seed = rand.Uint64()
+		}
 	} else {
-		s.Seed = rand.Uint64()
+		s.Temperature, s.Seed = 0, uint64(req.Seed)
 	}
-	if o.NumPredict > 0 {
-		s.MaxTokens = o.NumPredict
+	if req.NumPredict > 0 {
+		s.MaxTokens = req.NumPredict
 	}
 	return s
 }
@@ -200,20 +213,4 @@ func (s *streamer) emit(end int) error {
 		return s.onChunk(chunk)
 	}
 	return nil
-}
-
-// Embed implements ollama.Client: not in process.
-func (c *Client) Embed(context.Context, string, []string) ([][]float32, error) {
-	return nil, fmt.Errorf("inproc: embeddings are %w", ErrNotInProcess)
-}
-
-// Ping implements ollama.Client: the model is loaded.
-func (c *Client) Ping(context.Context) error { return nil }
-
-// Version implements ollama.Client.
-func (c *Client) Version(context.Context) (string, error) { return "airs-inproc", nil }
-
-// Models implements ollama.Client: not in process.
-func (c *Client) Models(context.Context) ([]string, error) {
-	return nil, fmt.Errorf("inproc: listing models is %w", ErrNotInProcess)
 }

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/selector"
 )
 
@@ -71,16 +70,31 @@ func scriptedClient(t *testing.T, text string, boost ...string) (*Client, *scrip
 	return &Client{Engine: e, Name: "fake"}, sb
 }
 
-func greedy() ollama.Options { return ollama.Options{Temperature: ollama.Ptr(0.0)} }
+func ptr[T any](v T) *T { return &v }
 
-func chat(t *testing.T, c *Client, o ollama.Options, format string) (ollama.ChatResponse, []string, error) {
+// opts are a sampled request's options.
+type opts struct {
+	selector.Sampling
+	NumPredict int
+}
+
+func greedy() opts { return opts{Sampling: selector.Sampling{Temperature: ptr(0.0)}} }
+
+func seeded(seed int) opts { return opts{Sampling: selector.Sampling{Seed: ptr(seed)}} }
+
+func hi(o opts) selector.ModelRequest {
+	s := o.Sampling
+	return selector.ModelRequest{Messages: []selector.Message{{Role: "user", Content: "hi"}}, NumPredict: o.NumPredict, Sample: &s}
+}
+
+func chat(t *testing.T, c *Client, o opts, format string) (reply, []string, error) {
 	t.Helper()
 	var chunks []string
-	req := ollama.ChatRequest{Messages: []ollama.Message{{Role: "user", Content: "hi"}}, Options: o}
+	req := hi(o)
 	if format != "" {
 		req.Format = json.RawMessage(format)
 	}
-	resp, err := c.Chat(context.Background(), req, func(s string) error {
+	resp, err := c.chat(context.Background(), req, func(s string) error {
 		chunks = append(chunks, s)
 		return nil
 	})
@@ -126,7 +140,7 @@ func TestClientFree(t *testing.T) {
 	// The caller's error stops generation and is returned with what came.
 	stop := errors.New("enough")
 	n := 0
-	resp, err = c.Chat(context.Background(), ollama.ChatRequest{Messages: []ollama.Message{{Role: "user", Content: "hi"}}, Options: greedy()},
+	resp, err = c.chat(context.Background(), hi(greedy()),
 		func(string) error {
 			if n++; n == 3 {
 				return stop
@@ -143,7 +157,8 @@ func TestClientFree(t *testing.T) {
 func TestClientFreeMasksControlTokens(t *testing.T) {
 	c, _ := scriptedClient(t, "ok", "<|im_start|>")
 	for seed := 0; seed < 20; seed++ {
-		o := ollama.Options{Seed: ollama.Ptr(seed), NumPredict: 40}
+		o := seeded(seed)
+		o.NumPredict = 40
 		resp, _, err := chat(t, c, o, "")
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +182,7 @@ func TestClientFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := 0; seed < 10; seed++ {
-		o := ollama.Options{Seed: ollama.Ptr(seed)}
+		o := seeded(seed)
 		resp, chunks, err := chat(t, c, o, schema)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -191,18 +206,21 @@ func TestClientFormat(t *testing.T) {
 
 func TestClientRest(t *testing.T) {
 	c, sb := scriptedClient(t, "x")
-	resp, err := ollama.Load(context.Background(), c, "fake", 0, ollama.Options{})
-	if err != nil || sb.evals != 0 {
-		t.Fatalf("a warm-up: %v (%v, %d decodes)", resp, err, sb.evals)
+	if err := c.Generate(context.Background(), selector.ModelRequest{Model: "fake"}, nil); err != nil || sb.evals != 0 {
+		t.Fatalf("a warm-up: %v (%d decodes)", err, sb.evals)
 	}
-	if err := c.Ping(context.Background()); err != nil {
-		t.Fatal(err)
+	// Generate reports a reply cut at NumPredict.
+	o := greedy()
+	cut := false
+	o.Truncated = &cut
+	o.NumPredict = 1
+	if err := c.Generate(context.Background(), hi(o), nil); err != nil || !cut {
+		t.Fatalf("NumPredict 1: truncated %v, %v", cut, err)
 	}
-	if _, err := c.Embed(context.Background(), "m", []string{"a"}); !errors.Is(err, ErrNotInProcess) || !strings.Contains(err.Error(), "--engine ollama") {
-		t.Fatalf("Embed: %v", err)
-	}
-	if _, err := c.Models(context.Background()); !errors.Is(err, ErrNotInProcess) {
-		t.Fatalf("Models: %v", err)
+	o = greedy()
+	o.Truncated = &cut
+	if err := c.Generate(context.Background(), hi(o), nil); err != nil || cut {
+		t.Fatalf("a whole reply: truncated %v, %v", cut, err)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/selector"
 )
 
 // TestClientTiny: a free answer on the tiny model through llama.cpp ends
@@ -19,9 +19,9 @@ func TestClientTiny(t *testing.T) {
 	var chunks int
 	for _, seed := range []int{1, 2, 3} {
 		t0 := time.Now()
-		resp, err := c.Chat(context.Background(), ollama.ChatRequest{
-			Messages: []ollama.Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: "Tool result: 3 files. What is in my documents?"}},
-			Options:  ollama.Options{Seed: ollama.Ptr(seed), NumPredict: 128},
+		resp, err := c.chat(context.Background(), selector.ModelRequest{
+			Messages:   []selector.Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: "Tool result: 3 files. What is in my documents?"}},
+			NumPredict: 128, Sample: &selector.Sampling{Seed: &seed},
 		}, func(string) error { chunks++; return nil })
 		if err != nil {
 			t.Fatal(err)

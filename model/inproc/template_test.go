@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/selector"
 )
 
@@ -155,7 +154,7 @@ func TestEngineTemplateUsed(t *testing.T) {
 	}
 	e.SetTemplate(DetectTemplate(realTemplates["gemma"]))
 	c.Engine = e
-	if _, err := c.Chat(context.Background(), ollama.ChatRequest{Messages: []ollama.Message{{Role: "user", Content: "hi"}}, Options: greedy()}, nil); err != nil {
+	if err := c.Generate(context.Background(), hi(greedy()), nil); err != nil {
 		t.Fatal(err)
 	}
 	m := &Model{Engine: e}
