@@ -11,6 +11,8 @@ package server
 //     costs what a well-behaved client costs. A client here is its
 //     address with the credential it sends: on loopback every client
 //     shares one address, and one agent's refusals must not hold another.
+//     What it was told holds for the path it was told on: an agent whose
+//     calls are refused for a while may still select and plan.
 //   - Each client address has a token bucket of requests
 //     (http.limits.per_address_per_second and per_address_burst): past
 //     it, 429 with Retry-After, nothing read.
@@ -68,14 +70,16 @@ func newFloodGate(l Limits) *floodGate {
 		seed: maphash.MakeSeed(), now: time.Now, sleep: sleepCtx, until: map[uint64]time.Time{}, addrs: map[string]*addrBucket{}}
 }
 
-// clientKey names the client of r: its address and the credential it
-// sends (hashed: the table keeps no secret).
+// clientKey names the client of r and what it asks: its address, the
+// credential it sends (hashed: the table keeps no secret) and the path.
 func (g *floodGate) clientKey(addr string, r *http.Request) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
 	h.WriteString(addr)
 	h.WriteByte(0)
 	h.WriteString(r.Header.Get("Authorization"))
+	h.WriteByte(0)
+	h.WriteString(r.URL.Path)
 	return h.Sum64()
 }
 

@@ -94,6 +94,14 @@ func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 	if h := f.held(); len(h) != 1 || h[0] <= 0 || h[0] > holdMax {
 		t.Fatalf("holds %v, want one in (0, %v]", h, holdMax)
 	}
+	// The same agent's selection, another path, is not held.
+	sel := httptest.NewRequest("POST", "/v1/select", strings.NewReader(`{"text":"echo"}`))
+	sel.RemoteAddr = addr
+	sel.Header.Set("Authorization", "Bearer tok-bob")
+	f.s.ServeHTTP(httptest.NewRecorder(), sel)
+	if h := f.held(); len(h) != 1 {
+		t.Fatalf("bob's select was held: %v", h)
+	}
 	// Another agent at the same address (loopback) is neither held nor refused.
 	if w, _ := f.do(addr, "tok-alice", echoCall); w.Code != 200 {
 		t.Fatalf("alice at bob's address: %d %s", w.Code, w.Body)
