@@ -105,6 +105,7 @@ func (s *Server) heavy(w http.ResponseWriter, r *http.Request, n, limit int64) (
 			"hint":    "send large requests one after another (ask again after Retry-After); each agent runs http.limits.heavy_per_agent of them at once"})
 		return nil, false
 	}
+	w.Header().Set("Retry-After", "1") // every 503 says when to come back
 	writeError(w, http.StatusServiceUnavailable, "cancelled", "the request ended while waiting for its turn: "+err.Error())
 	return nil, false
 }
