@@ -154,6 +154,10 @@ func (p *parser) buildHTTP(fc *fileConfig, c *Config) {
 		{"select_text", fl.SelectText, &c.HTTP.Limits.SelectText}, {"plan_text", fl.PlanText, &c.HTTP.Limits.PlanText},
 		{"plan_parts", fl.PlanParts, &c.HTTP.Limits.PlanParts}, {"chat_text", fl.ChatText, &c.HTTP.Limits.ChatText},
 		{"pipeline_yaml", fl.PipelineYAML, &c.HTTP.Limits.PipelineYAML},
+		{"per_address_per_second", fl.PerAddressPerSecond, &c.HTTP.Limits.PerAddressPerSecond},
+		{"per_address_burst", fl.PerAddressBurst, &c.HTTP.Limits.PerAddressBurst},
+		{"heavy_text", fl.HeavyText, &c.HTTP.Limits.HeavyText}, {"heavy_call_body", fl.HeavyCallBody, &c.HTTP.Limits.HeavyCallBody},
+		{"heavy_per_agent", fl.HeavyPerAgent, &c.HTTP.Limits.HeavyPerAgent}, {"heavy_total", fl.HeavyTotal, &c.HTTP.Limits.HeavyTotal},
 	} {
 		if l.v < 0 {
 			p.add(p.line("http", "limits", l.key), "http.limits.%s %d: want a number above 0 (remove it for the default)", l.key, l.v)

@@ -217,6 +217,9 @@ type HTTP struct {
 // HTTPLimits are airs serve's input limits per endpoint (server.Limits).
 type HTTPLimits struct {
 	SelectText, PlanText, PlanParts, ChatText, PipelineYAML int
+	// Floods and heavy work (docs/limits.md).
+	PerAddressPerSecond, PerAddressBurst                int
+	HeavyText, HeavyCallBody, HeavyPerAgent, HeavyTotal int
 }
 
 // Token maps a bearer token, by its SHA-256, to an agent.

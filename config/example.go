@@ -44,6 +44,12 @@ http:
   max_body: 2097152    # bytes of one request body
   # Each endpoint's input, at most (413 past it); shown with defaults.
   limits: {select_text: 8192, plan_text: 4096, plan_parts: 16, chat_text: 8192, pipeline_yaml: 65536}
+  # Floods: requests a second (and at once) per client address, before
+  # authentication; a client that asks again before its 429's Retry-After
+  # is held until then. Heavy work (select, plan, chat over heavy_text
+  # bytes; a call body over heavy_call_body) runs heavy_per_agent of one
+  # agent at once, heavy_total of all (default: one less than the cores).
+  # limits: {per_address_per_second: 1000, per_address_burst: 1000, heavy_text: 1024, heavy_call_body: 65536, heavy_per_agent: 1}
 
 # Circuit breaker: this many failures within window open a tool's circuit
 # for cooldown (failures: -1 disables it).

@@ -140,6 +140,13 @@ type fileConfig struct {
 			PlanParts    int `yaml:"plan_parts"`
 			ChatText     int `yaml:"chat_text"`
 			PipelineYAML int `yaml:"pipeline_yaml"`
+
+			PerAddressPerSecond int `yaml:"per_address_per_second"`
+			PerAddressBurst     int `yaml:"per_address_burst"`
+			HeavyText           int `yaml:"heavy_text"`
+			HeavyCallBody       int `yaml:"heavy_call_body"`
+			HeavyPerAgent       int `yaml:"heavy_per_agent"`
+			HeavyTotal          int `yaml:"heavy_total"`
 		} `yaml:"limits"`
 	} `yaml:"http"`
 	Breaker struct {

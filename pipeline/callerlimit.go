@@ -108,15 +108,21 @@ func (l *callerTimeouts) timedOut(caller string, now time.Time, log *slog.Logger
 	}
 }
 
-// CallerRefused says, before anything of a call is read, whether caller's
-// calls are refused now because too many of them timed out on its own
-// deadline (CallerTimeoutLimit): a RateLimited with RetryAfterMs, or nil.
-// It takes no token, so a transport may ask it first and spare itself the
-// reading and decoding of a large body that Call would refuse anyway.
+// CallerRefused says, before anything of a call is read, whether Call
+// would refuse caller's call now whatever it is: because too many of its
+// calls timed out on its own deadline (CallerTimeoutLimit, Reason
+// ReasonOwnTimeouts) or because its rate-limit bucket is empty. It
+// answers a RateLimited with RetryAfterMs, or nil. It takes no token, so
+// a transport may ask it first and spare itself the reading and decoding
+// of a large body that Call would refuse anyway; Call takes the token.
 func (m *Manager) CallerRefused(caller string) error {
-	if wait := m.timeouts.limited(caller, m.now()); wait > 0 {
+	now := m.now()
+	if wait := m.timeouts.limited(caller, now); wait > 0 {
 		return &RateLimited{Caller: caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond))),
 			Reason: ReasonOwnTimeouts}
+	}
+	if wait := m.limiter.wait(caller, now); wait > 0 {
+		return &RateLimited{Caller: caller, RetryAfterMs: int64(math.Ceil(float64(wait) / float64(time.Millisecond)))}
 	}
 	return nil
 }

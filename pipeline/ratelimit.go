@@ -65,6 +65,29 @@ func (l *limiter) take(caller string, now time.Time) time.Duration {
 	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
 
+// wait returns how long until caller's bucket has a token, 0 when it has
+// one now, without taking it.
+func (l *limiter) wait(caller string, now time.Time) time.Duration {
+	v, ok := l.buckets.Load(caller)
+	if !ok {
+		return 0 // never used: a full bucket (or none)
+	}
+	b := v.(*bucket)
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tokens := b.tokens
+	if el := now.Sub(b.last); el > 0 {
+		tokens = math.Min(b.burst, tokens+el.Seconds()*b.rate)
+	}
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / b.rate * float64(time.Second))
+}
+
 // Admit charges one request of caller to its rate-limit bucket, the one
 // every call takes from, and answers RateLimited when the bucket is empty.
 // The HTTP server admits each request that costs (selection, planning,

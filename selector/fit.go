@@ -61,7 +61,16 @@ func Delexicalize(text string) string {
 // character n-grams its words share with one. A request with no content
 // word (only values) has coverage 0.
 func Coverage(request string, t pipeline.Tool) float64 {
-	q := embeddings.Terms(Delexicalize(request))
+	return coverageOf(requestTerms(request), t)
+}
+
+// requestTerms are a request's content words as Coverage analyses them:
+// analysed once per request, not once per candidate (on a long request the
+// analysis is most of a selection's work).
+func requestTerms(request string) []string { return embeddings.Terms(Delexicalize(request)) }
+
+// coverageOf is Coverage of a request whose terms are q.
+func coverageOf(q []string, t pipeline.Tool) float64 {
 	if len(q) == 0 {
 		return 0
 	}

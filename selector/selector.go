@@ -220,6 +220,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(cands) > k {
 		cands = cands[:k]
 	}
+	q := requestTerms(request)
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -227,7 +228,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
-		cands[i].Score[ScoreCoverage] = Coverage(request, entries[cands[i].Name].Tool)
+		cands[i].Score[ScoreCoverage] = coverageOf(q, entries[cands[i].Name].Tool)
 	}
 	return cands, entries, nil
 }

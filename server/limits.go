@@ -29,10 +29,30 @@ type Limits struct {
 	PlanParts    int // parts (sentences, steps joined by "then") of /v1/plan's "text" [16] (http.limits.plan_parts)
 	ChatText     int // bytes of /v1/chat's "text" [8 KiB] (http.limits.chat_text)
 	PipelineYAML int // bytes of /v1/pipelines/run's "yaml" [64 KiB] (http.limits.pipeline_yaml)
+
+	// Floods (flood.go): requests a second, and at once, from one client
+	// address, before anything else is done with them [1000, 1000]
+	// (http.limits.per_address_per_second, http.limits.per_address_burst).
+	PerAddressPerSecond int
+	PerAddressBurst     int
+
+	// Heavy work (heavy.go): a /v1/select, /v1/plan, /v1/chat or
+	// /v1/pipelines/run whose text is over HeavyText bytes, or a /v1/call
+	// whose body is over HeavyCallBody bytes, runs when it has a slot: at
+	// most HeavyPerAgent of one agent at once [1], HeavyTotal of all at
+	// once [one less than the cores Go runs on, at least 1]
+	// (http.limits.heavy_text [1 KiB], heavy_call_body [64 KiB],
+	// heavy_per_agent, heavy_total).
+	HeavyText     int
+	HeavyCallBody int
+	HeavyPerAgent int
+	HeavyTotal    int
 }
 
 // DefaultLimits are the limits a zero Limits takes.
-var DefaultLimits = Limits{SelectText: 8 << 10, PlanText: 4 << 10, PlanParts: 16, ChatText: 8 << 10, PipelineYAML: 64 << 10}
+// HeavyTotal's default depends on the machine: DefaultLimits leaves it 0.
+var DefaultLimits = Limits{SelectText: 8 << 10, PlanText: 4 << 10, PlanParts: 16, ChatText: 8 << 10, PipelineYAML: 64 << 10,
+	PerAddressPerSecond: 1000, PerAddressBurst: 1000, HeavyText: 1 << 10, HeavyCallBody: 64 << 10, HeavyPerAgent: 1}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -50,6 +70,24 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.PipelineYAML <= 0 {
 		l.PipelineYAML = d.PipelineYAML
+	}
+	if l.PerAddressPerSecond <= 0 {
+		l.PerAddressPerSecond = d.PerAddressPerSecond
+	}
+	if l.PerAddressBurst <= 0 {
+		l.PerAddressBurst = max(d.PerAddressBurst, l.PerAddressPerSecond)
+	}
+	if l.HeavyText <= 0 {
+		l.HeavyText = d.HeavyText
+	}
+	if l.HeavyCallBody <= 0 {
+		l.HeavyCallBody = d.HeavyCallBody
+	}
+	if l.HeavyPerAgent <= 0 {
+		l.HeavyPerAgent = d.HeavyPerAgent
+	}
+	if l.HeavyTotal <= 0 {
+		l.HeavyTotal = defaultHeavyTotal()
 	}
 	return l
 }

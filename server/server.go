@@ -84,7 +84,9 @@ type Server struct {
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
 
-	throttle *authThrottle // failed authentications, per address and token prefix (throttle.go)
+	throttle  *authThrottle // failed authentications, per address and token prefix (throttle.go)
+	flood     *floodGate    // clients that did not wait as told, requests per address (flood.go)
+	heavyGate *heavyGate    // slots for heavy work, per agent and in all (heavy.go)
 
 	owed  owed              // the costly requests' cost still to pay, per caller (limits.go)
 	scrub *strings.Replacer // the host's paths in error texts → names (scrub.go); nil: none
@@ -111,7 +113,8 @@ func New(b Backend, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux(), throttle: newAuthThrottle()}
+	s := &Server{cfg: cfg, backend: b, mux: http.NewServeMux(), throttle: newAuthThrottle(),
+		flood: newFloodGate(cfg.Limits), heavyGate: newHeavyGate(cfg.Limits)}
 	if hp, ok := b.(HostPaths); ok {
 		s.scrub = newScrubber(hp.HostPaths())
 	}
@@ -144,7 +147,8 @@ func New(b Backend, cfg Config) *Server {
 }
 
 // ServeHTTP counts the request as in flight (for draining), bounds its
-// body and its time, and records its status.
+// body and its time, answers a flood before anything else (flood.go), and
+// records its status.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
@@ -155,13 +159,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept")), scrub: s.scrub}
 	sw.Header().Add("Vary", "Accept")
 	r = r.WithContext(ctx)
+	defer func() {
+		c, _ := s.statuses.LoadOrStore(sw.status, new(atomic.Int64))
+		c.(*atomic.Int64).Add(1)
+	}()
+	var client uint64
+	// Only API clients are held: they name themselves by their credential
+	// (the page's requests carry a session cookie instead).
+	keyed := r.Header.Get("Authorization") != ""
+	if r.URL.Path != "/healthz" {
+		addr := clientAddr(r)
+		if keyed {
+			client = s.flood.clientKey(addr, r)
+			if d := s.flood.holdFor(client); d > 0 {
+				s.flood.hold(r, d)
+			}
+		}
+		if wait := s.flood.takeAddr(addr); wait > 0 {
+			writeAddressLimited(sw, wait)
+			if keyed {
+				s.flood.told(client, retryAfterOf(sw.Header()))
+			}
+			return
+		}
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(sw, r)
 	} else {
 		s.mux.ServeHTTP(sw, r)
 	}
-	c, _ := s.statuses.LoadOrStore(sw.status, new(atomic.Int64))
-	c.(*atomic.Int64).Add(1)
+	if keyed && sw.status == http.StatusTooManyRequests {
+		if d := retryAfterOf(sw.Header()); d > 0 {
+			s.flood.told(client, d)
+		}
+	}
 }
 
 // noRoute answers a path no endpoint serves (404) or a method the path
@@ -322,18 +353,25 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A large body is heavy to read and decode: that takes a slot.
+	release, ok := s.heavy(w, r, r.ContentLength, int64(s.cfg.Limits.HeavyCallBody))
+	if !ok {
+		return
+	}
 	var req CallRequest
 	var params []byte
 	enc := pipeline.JSON
 	if isMsgpack(r.Header.Get("Content-Type")) {
 		var mc msgpackCall
 		if !decodeMsgpack(w, r, &mc) {
+			release()
 			return
 		}
 		req = CallRequest{CallID: mc.CallID, Tool: mc.Tool, Provider: mc.Provider, TimeoutMs: mc.TimeoutMs}
 		params, enc = mc.Arguments, pipeline.MsgPack
 	} else {
 		if !decode(w, r, &req) {
+			release()
 			return
 		}
 		params = []byte(req.Arguments)
@@ -341,6 +379,9 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 			params = []byte("{}")
 		}
 	}
+	// The call itself is bounded by its tool's budget and may wait on I/O
+	// for long: it holds no slot.
+	release()
 	if req.Tool == "" {
 		writeError(w, http.StatusBadRequest, "bad_request", `"tool" is required`)
 		return
@@ -373,6 +414,11 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.owe(r, costOf(len(req.Text), costUnit))
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	if !ok {
+		return
+	}
+	defer release()
 	out, err := s.backend.Select(r.Context(), Caller(r.Context()), req.Text)
 	if err != nil {
 		writeErrorBody(w, http.StatusUnprocessableEntity, ErrorBody(err, "selection_failed"))
@@ -390,6 +436,11 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	// The Backend counts the request's parts, refuses too many and owes a
 	// token for each part past the first.
 	ctx := s.owe(r, costOf(len(req.Text), costUnit))
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	if !ok {
+		return
+	}
+	defer release()
 	out, err := s.backend.Plan(WithPlanParts(ctx, s.cfg.Limits.PlanParts), Caller(r.Context()), req.Text)
 	var tl *TooLarge
 	if errors.As(err, &tl) {
@@ -412,6 +463,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.owe(r, costOf(len(req.Text), costUnit)) // its calls take their own tokens
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	if !ok {
+		return
+	}
+	defer release()
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")

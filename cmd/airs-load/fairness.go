@@ -56,6 +56,8 @@ type fairRound struct {
 	// HostileStatuses: per abuse, the HTTP statuses the hostile agent got
 	// ("left" for a request it abandoned).
 	HostileStatuses map[string]map[string]int64 `json:"hostile_statuses,omitempty"`
+
+	lat []time.Duration // the quiet agent's latencies, sorted
 }
 
 // fairSummary is the medians over rounds of one kind.
@@ -65,6 +67,9 @@ type fairSummary struct {
 	P99ms   float64 `json:"p99_ms"`
 	Success float64 `json:"success"` // ok / calls over all rounds of the kind
 	Calls   int     `json:"calls"`
+	// PooledP99ms: the p99 of all the kind's latencies together, which
+	// one slow round moves less than it moves that round's own p99.
+	PooledP99ms float64 `json:"pooled_p99_ms"`
 }
 
 type fairResult struct {
@@ -73,8 +78,14 @@ type fairResult struct {
 	Quiet       fairSummary `json:"quiet"`
 	WithHostile fairSummary `json:"with_hostile"`
 	// P99Ratio: WithHostile.P99ms / Quiet.P99ms (medians over rounds).
-	P99Ratio float64     `json:"p99_ratio"`
-	Rounds   []fairRound `json:"rounds"`
+	P99Ratio float64 `json:"p99_ratio"`
+	// PooledRatio: WithHostile.PooledP99ms / Quiet.PooledP99ms, and
+	// PooledCI its 95 % bootstrap interval (rounds of each kind resampled
+	// with replacement, the round being the unit that load on the machine
+	// moves as a whole).
+	PooledRatio float64     `json:"pooled_p99_ratio"`
+	PooledCI    [2]float64  `json:"pooled_p99_ratio_ci95"`
+	Rounds      []fairRound `json:"rounds"`
 }
 
 type fairOptions struct {
@@ -175,7 +186,55 @@ func fairness(ctx context.Context, o fairOptions, rounds int) fairResult {
 	if res.Quiet.P99ms > 0 {
 		res.P99Ratio = res.WithHostile.P99ms / res.Quiet.P99ms
 	}
+	if res.Quiet.PooledP99ms > 0 {
+		res.PooledRatio = res.WithHostile.PooledP99ms / res.Quiet.PooledP99ms
+	}
+	res.PooledCI = bootstrapRatio(res.Rounds, 2000, rand.New(rand.NewPCG(1, 2)))
 	return res
+}
+
+// pooledP99 is the p99 of the latencies of rounds, all together.
+func pooledP99(rounds []fairRound) float64 {
+	var all []time.Duration
+	for _, r := range rounds {
+		all = append(all, r.lat...)
+	}
+	slices.Sort(all)
+	return pctMs(all, 99)
+}
+
+// bootstrapRatio is the 95 % interval of the pooled p99 ratio (hostile
+// rounds over quiet ones) over n resamplings of each kind's rounds.
+func bootstrapRatio(rounds []fairRound, n int, rng *rand.Rand) [2]float64 {
+	var q, h []fairRound
+	for _, r := range rounds {
+		if r.Hostile {
+			h = append(h, r)
+		} else {
+			q = append(q, r)
+		}
+	}
+	if len(q) == 0 || len(h) == 0 {
+		return [2]float64{}
+	}
+	resample := func(v []fairRound) []fairRound {
+		out := make([]fairRound, len(v))
+		for i := range out {
+			out[i] = v[rng.IntN(len(v))]
+		}
+		return out
+	}
+	ratios := make([]float64, 0, n)
+	for range n {
+		if d := pooledP99(resample(q)); d > 0 {
+			ratios = append(ratios, pooledP99(resample(h))/d)
+		}
+	}
+	if len(ratios) == 0 {
+		return [2]float64{}
+	}
+	sort.Float64s(ratios)
+	return [2]float64{ratios[len(ratios)*25/1000], ratios[min(len(ratios)*975/1000, len(ratios)-1)]}
 }
 
 func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h *hostile, withHostile bool) fairRound {
@@ -235,6 +294,7 @@ func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h *ho
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	r.P50ms, r.P99ms = pctMs(lat, 50), pctMs(lat, 99)
+	r.lat = lat
 	if len(r.Errors) == 0 {
 		r.Errors = nil
 	}
@@ -280,17 +340,20 @@ func pctMs(sorted []time.Duration, p float64) float64 {
 func summarize(rounds []fairRound, hostile bool) fairSummary {
 	var p50, p99 []float64
 	var s fairSummary
+	var kind []fairRound
 	ok := 0
 	for _, r := range rounds {
 		if r.Hostile != hostile {
 			continue
 		}
+		kind = append(kind, r)
 		s.Rounds++
 		s.Calls += r.Calls
 		ok += r.OK
 		p50, p99 = append(p50, r.P50ms), append(p99, r.P99ms)
 	}
 	s.P50ms, s.P99ms = median(p50), median(p99)
+	s.PooledP99ms = pooledP99(kind)
 	if s.Calls > 0 {
 		s.Success = float64(ok) / float64(s.Calls)
 	}
@@ -460,7 +523,7 @@ func (h *hostile) start(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 func printFairness(w io.Writer, r fairResult) {
-	fmt.Fprintf(w, "| rounds | quiet agent's calls | success | p50 (median of rounds) | p99 (median of rounds) |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| rounds | quiet agent's calls | success | p50 (median of rounds) | p99 (median of rounds) | p99 (pooled) |\n|---|---:|---:|---:|---:|---:|\n")
 	beside := "beside the hostile agent"
 	if r.Idle {
 		beside = "beside the idle agent"
@@ -469,9 +532,9 @@ func printFairness(w io.Writer, r fairResult) {
 		name string
 		s    fairSummary
 	}{{"quiet (alone)", r.Quiet}, {beside, r.WithHostile}} {
-		fmt.Fprintf(w, "| %s ×%d | %d | %.2f%% | %.2f ms | %.2f ms |\n", s.name, s.s.Rounds, s.s.Calls, 100*s.s.Success, s.s.P50ms, s.s.P99ms)
+		fmt.Fprintf(w, "| %s ×%d | %d | %.2f%% | %.2f ms | %.2f ms | %.2f ms |\n", s.name, s.s.Rounds, s.s.Calls, 100*s.s.Success, s.s.P50ms, s.s.P99ms, s.s.PooledP99ms)
 	}
-	fmt.Fprintf(w, "\np99 ratio (with hostile / quiet): %.2f\n\nper round (p99 ms, server CPU s, load generator CPU s):", r.P99Ratio)
+	fmt.Fprintf(w, "\np99 ratio (with hostile / quiet): median of rounds %.2f; pooled %.2f, 95%% bootstrap interval %.2f–%.2f\n\nper round (p99 ms, server CPU s, load generator CPU s):", r.P99Ratio, r.PooledRatio, r.PooledCI[0], r.PooledCI[1])
 	for _, x := range r.Rounds {
 		k := "Q"
 		if x.Hostile {

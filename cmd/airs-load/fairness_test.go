@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,5 +146,30 @@ func TestFairnessHonoursRetryAfter(t *testing.T) {
 	}
 	if got := count(false); got < 2 {
 		t.Errorf("a flood: %d requests in the round, want it to ask again at once", got)
+	}
+}
+
+// The pooled p99 ratio's bootstrap interval holds the ratio the rounds
+// were made with, and is narrow when the rounds agree.
+func TestPooledRatioInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	round := func(hostile bool, scale float64) fairRound {
+		lat := make([]time.Duration, 500)
+		for i := range lat {
+			lat[i] = time.Duration(scale * float64(time.Millisecond) * (1 + rng.ExpFloat64()))
+		}
+		slices.Sort(lat)
+		return fairRound{Hostile: hostile, lat: lat}
+	}
+	var rounds []fairRound
+	for range 8 {
+		rounds = append(rounds, round(false, 1), round(true, 2))
+	}
+	ci := bootstrapRatio(rounds, 500, rand.New(rand.NewPCG(1, 2)))
+	if !(ci[0] < 2 && 2 < ci[1]) || ci[1]-ci[0] > 1 {
+		t.Fatalf("interval %v, want one around 2", ci)
+	}
+	if r := pooledP99(rounds[1:2]) / pooledP99(rounds[0:1]); r < 1.5 || r > 2.5 {
+		t.Errorf("one pair's ratio %.2f", r)
 	}
 }
