@@ -8,23 +8,72 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 )
 
-// engine builds the running AIRS (manager with the durable audit log, tool
-// index, selector, model when reachable, recorder) for a channel. model
-// overrides ollama.model from airs.yaml ("" keeps it, "none" forces no-LLM
-// mode). close releases everything.
-func (a *app) engine(ctx context.Context, channel, model string) (*engine.Engine, func(), error) {
-	return a.engineWith(ctx, engine.Options{Channel: channel, Model: model})
+// The program is assembled here, once, for every command that runs AIRS
+// (chat, select, plan, serve, mcp, run, worker, recommend, train and the
+// evals that need an engine): build turns airs.yaml into the running
+// engine. Its parts are the app's lazy pieces, each built at most once per
+// process — the registry with the MCP servers (app.registry), the guard
+// (app.guardian), the Manager with its audit log, claims and anomaly gate
+// (app.manager), the PostgreSQL pool (app.sharedPG, app_storage.go), the
+// model: in process (app.openLocal, app_inproc.go) or Ollama's, which must
+// be there when asked for (app.requireModel, internal/modelcheck) — then
+// engine.New over them and the chains' runner (app.wireChains,
+// run_temporal.go). `airs call` takes the Manager alone; `airs doctor`
+// checks each part without building any.
+
+// engineSpec is what a command asks of the builder.
+type engineSpec struct {
+	// Channel names the command: it decides which notices are printed
+	// here (chat, run, recommend and mcp show or need none) and whether
+	// chains run on Temporal (not in a worker).
+	Channel string
+	// Model overrides ollama.model ("" keeps it, "none" is the no-LLM
+	// mode).
+	Model string
+	// Local, when set, are the command's --engine and --gguf flags: the
+	// in-process model is loaded when the engine in force is inproc
+	// (LocalModel is then --model), and an Ollama model that is asked for
+	// must be reachable before anything starts. Nil: no model is loaded
+	// here, and an unreachable Ollama is the no-LLM mode with a notice.
+	Local      *engineFlags
+	LocalModel string
 }
 
-// engineWith is engine with more options (the in-process model).
-func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engine, func(), error) {
+// build assembles the running AIRS for spec. close releases what it
+// built (the engine, the chains' client, the Manager, the in-process
+// model); app.close releases the shared parts (MCP servers, PostgreSQL).
+func (a *app) build(ctx context.Context, spec engineSpec) (*engine.Engine, func(), error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := engine.Options{Channel: spec.Channel, Model: spec.Model}
+	closeLocal := func() {}
+	if spec.Local != nil {
+		if closeLocal, err = a.openLocal(cfg, *spec.Local, spec.LocalModel, &opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	e, closeE, err := a.assemble(ctx, opts)
+	if err != nil {
+		closeLocal()
+		return nil, nil, err
+	}
+	return e, func() { closeE(); closeLocal() }, nil
+}
+
+// assemble builds the engine over the app's registry, Manager, guard, MCP
+// servers and database, with the model opts already names.
+func (a *app) assemble(ctx context.Context, opts engine.Options) (*engine.Engine, func(), error) {
 	channel := opts.Channel
 	if chatTestTools != nil { // a test binary (-tags airs_chattest): its slow tool on every replica
 		reg, err := a.registry()
 		if err != nil {
 			return nil, nil, err
 		}
-		_ = chatTestTools(reg) // already there when a command registered it itself
+		if err := chatTestTools(reg); err != nil {
+			return nil, nil, err
+		}
 	}
 	m, closeM, err := a.manager()
 	if err != nil {
@@ -40,8 +89,12 @@ func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engi
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)
 	}
-	if e.ModelNotice != "" && channel != "run" && channel != "recommend" && channel != "mcp" {
-		fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
+	switch channel {
+	case "chat", "run", "recommend", "mcp": // chat shows it at its start; the others use no model
+	default:
+		if e.ModelNotice != "" {
+			fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
+		}
 	}
 	if n := e.AffinityNotice(); n != "" {
 		a.warnf("%s", n)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/airs-dev/airs/internal/chat"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -87,41 +86,12 @@ func runChat(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	reg, err := a.registry()
-	if err != nil {
-		return err
-	}
-	if chatTestTools != nil {
-		if err := chatTestTools(reg); err != nil {
-			return err
-		}
-	}
-	opts := engine.Options{Channel: "chat", Model: *model}
-	closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
-	if err != nil {
-		return err
-	}
-	defer closeLocal()
-	m, closeManager, err := a.manager()
-	if err != nil {
-		return err
-	}
-	defer closeManager()
-	opts.Guard, opts.MCP = a.guard, a.mcp // manager() builds the guard
-	if opts.PG, err = a.enginePG(); err != nil {
-		return err
-	}
-
 	ctx := context.Background()
-	eng, err := engine.New(ctx, cfg, reg, m, a.policy, opts)
+	eng, closeEngine, err := a.build(ctx, engineSpec{Channel: "chat", Model: *model, Local: &ef, LocalModel: *model})
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	defer a.wireChains(eng, "chat")() // a plan's chain on the workers under chains.engine: temporal
-	if n := eng.AffinityNotice(); n != "" {
-		a.warnf("%s", n)
-	}
+	defer closeEngine()
 	if err := eng.WatchSpaces(); err != nil {
 		a.warnf("suggestions from files in the spaces are off: %v", err)
 	}

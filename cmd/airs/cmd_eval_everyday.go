@@ -82,7 +82,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	e, closeAll, err := a.engine(a.context(), "run", "none")
+	e, closeAll, err := a.build(a.context(), engineSpec{Channel: "run", Model: "none"})
 	if err != nil {
 		return err
 	}

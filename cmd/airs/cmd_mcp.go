@@ -79,7 +79,7 @@ func runMCP(a *app, args []string) error {
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// No model: an MCP client brings its own and only calls tools.
-	e, closeE, err := a.engine(ctx, "mcp", "none")
+	e, closeE, err := a.build(ctx, engineSpec{Channel: "mcp", Model: "none"})
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func runRecommend(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, closeE, err := a.engine(a.context(), "recommend", "none")
+	e, closeE, err := a.build(a.context(), engineSpec{Channel: "recommend", Model: "none"})
 	if err != nil {
 		return err
 	}

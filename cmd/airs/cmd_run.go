@@ -10,7 +10,6 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/internal/engine"
 )
 
 var runCmd = &command{
@@ -107,18 +106,14 @@ Examples:
 		}
 		// Only an explicit --engine inproc loads a model: model.engine in
 		// airs.yaml does not make every pipeline run wait for a GGUF.
-		opts := engine.Options{Channel: "run", Model: "none"}
+		spec := engineSpec{Channel: "run", Model: "none"}
 		if *ef.engine == "" && (*ef.gguf != "" || *model != "") {
 			return usagef("--gguf and --model need --engine inproc: 'run' uses no Ollama model")
 		}
 		if *ef.engine != "" {
-			closeLocal, err := a.openLocal(a.cfg, ef, *model, &opts)
-			if err != nil {
-				return err
-			}
-			defer closeLocal()
+			spec.Local, spec.LocalModel = &ef, *model
 		}
-		e, closeE, err := a.engineWith(ctx, opts)
+		e, closeE, err := a.build(ctx, spec)
 		if err != nil {
 			return err
 		}

@@ -105,31 +105,22 @@ func decisionSetup(a *app, name string, fs *flag.FlagSet, args []string) (*engin
 	if err != nil {
 		return nil, nil, "", "", false, err
 	}
-	cfg, err := a.config()
-	if err != nil {
-		return nil, nil, "", "", false, err
-	}
-	opts := engine.Options{Channel: name, Model: *model}
-	closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
-	if err != nil {
+	if _, err := a.config(); err != nil {
 		return nil, nil, "", "", false, err
 	}
 	text := strings.TrimSpace(strings.Join(pos, " "))
 	if text == "" {
-		closeLocal()
 		return nil, nil, "", "", false, usagef("'%s' needs the request, e.g. airs %s list the pdf files in my documents", name, name)
 	}
 	caller, err := a.caller()
 	if err != nil {
-		closeLocal()
 		return nil, nil, "", "", false, err
 	}
-	e, closeAll, err := a.engineWith(a.context(), opts)
+	e, closeAll, err := a.build(a.context(), engineSpec{Channel: name, Model: *model, Local: &ef, LocalModel: *model})
 	if err != nil {
-		closeLocal()
 		return nil, nil, "", "", false, err
 	}
-	return e, func() { closeAll(); closeLocal() }, caller, text, *asJSON, nil
+	return e, closeAll, caller, text, *asJSON, nil
 }
 
 // selectJSON is the selection with the threshold it was held to.

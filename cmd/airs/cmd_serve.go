@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/airs-dev/airs/internal/engine"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
 )
@@ -71,13 +70,7 @@ Examples:
 		if err != nil {
 			return err
 		}
-		opts := engine.Options{Channel: "serve", Model: *model}
-		closeLocal, err := a.openLocal(cfg, ef, *model, &opts)
-		if err != nil {
-			return err
-		}
-		defer closeLocal()
-		e, closeE, err := a.engineWith(ctx, opts)
+		e, closeE, err := a.build(ctx, engineSpec{Channel: "serve", Model: *model, Local: &ef, LocalModel: *model})
 		if err != nil {
 			return err
 		}

@@ -172,7 +172,7 @@ func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON b
 	}
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 	defer stop()
-	e, closeE, err := a.engine(ctx, "train", "none")
+	e, closeE, err := a.build(ctx, engineSpec{Channel: "train", Model: "none"})
 	if err != nil {
 		return err
 	}

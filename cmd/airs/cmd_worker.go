@@ -7,7 +7,6 @@ import (
 	"syscall"
 
 	"github.com/airs-dev/airs/chains/temporal"
-	"github.com/airs-dev/airs/internal/engine"
 )
 
 var workerCmd = &command{
@@ -60,7 +59,7 @@ Examples:
 		}
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		e, closeE, err := a.engineWith(ctx, engine.Options{Channel: "worker", Model: "none"})
+		e, closeE, err := a.build(ctx, engineSpec{Channel: "worker", Model: "none"})
 		if err != nil {
 			return err
 		}

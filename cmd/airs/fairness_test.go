@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/guard"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/server"
 )
@@ -93,7 +92,7 @@ mcp:
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, configFlag: cfgPath, cmd: serveCmd}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	e, closeE, err := a.engineWith(ctx, engine.Options{Channel: "serve", Model: "none"})
+	e, closeE, err := a.build(ctx, engineSpec{Channel: "serve", Model: "none"})
 	if err != nil {
 		t.Fatalf("starting the engine: %v\n%s", err, stderr.String())
 	}
