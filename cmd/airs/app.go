@@ -302,12 +302,4 @@ type pgAudit struct {
 }
 
 // openPG connects to storage.dsn and migrates its schema.
-func openPG(c *config.Config) (*pg.DB, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := pg.Open(ctx, c.Storage.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", c.Storage.RedactedDSN(), err)
-	}
-	return db, nil
-}
+func openPG(c *config.Config) (*pg.DB, error) { return engine.OpenPG(context.Background(), c) }

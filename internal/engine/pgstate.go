@@ -46,13 +46,25 @@ func (e *Engine) pgDB(ctx context.Context) (*pg.DB, error) {
 		e.pg, e.pgShared = e.sharedPG, true
 		return e.pg, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	db, err := pg.Open(ctx, e.Config.Storage.DSN)
+	db, err := OpenPG(ctx, e.Config)
 	if err != nil {
-		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", e.Config.Storage.RedactedDSN(), err)
+		return nil, err
 	}
 	e.pg = db
+	return db, nil
+}
+
+// OpenPG connects to storage.dsn and migrates its schema, within 30 s of
+// ctx: the one way an airs process opens its PostgreSQL state (cmd/airs's
+// builder opens the process's pool with it; the engine and the anomaly
+// gate, when none is handed to them, their own).
+func OpenPG(ctx context.Context, cfg *config.Config) (*pg.DB, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	db, err := pg.Open(ctx, cfg.Storage.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", cfg.Storage.RedactedDSN(), err)
+	}
 	return db, nil
 }
 
@@ -105,13 +117,13 @@ func (e *Engine) pgAuditTail(n int) []audit.Record {
 // connection of its own, for readers that run before an Engine exists
 // (StartAnomaly).
 func PGAuditTail(cfg *config.Config, n int) ([]audit.Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := pg.Open(ctx, cfg.Storage.DSN)
+	db, err := OpenPG(context.Background(), cfg)
 	if err != nil {
-		return nil, fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", cfg.Storage.RedactedDSN(), err)
+		return nil, err
 	}
 	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	return db.TailAudit(ctx, n)
 }
 
@@ -195,11 +207,9 @@ type pgModels struct {
 func openPGModels(cfg *config.Config, db *pg.DB) (*pgModels, *pg.DB) {
 	var own *pg.DB
 	if db == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
 		var err error
-		if db, err = pg.Open(ctx, cfg.Storage.DSN); err != nil {
-			return &pgModels{err: fmt.Errorf("opening the PostgreSQL state (storage.dsn %s): %w", cfg.Storage.RedactedDSN(), err)}, nil
+		if db, err = OpenPG(context.Background(), cfg); err != nil {
+			return &pgModels{err: err}, nil
 		}
 		own = db
 	}
