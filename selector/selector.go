@@ -98,7 +98,12 @@ type Config struct {
 	// arguments it had to invent (ExtractArgumentsReport's missing list) —
 	// a call that cannot be made from what the user said is not made.
 	RequireEvidence bool
-	Hints           Hints
+	// MinSimilarityUnasked: no-LLM mode tries a candidate whose subject
+	// the request does not name (understand.AsksFor: "get_cooking_time"
+	// for "the best way to boil an egg") only when its dense similarity is
+	// at least this; a tool the request names needs only MinSimilarity [0].
+	MinSimilarityUnasked float64
+	Hints                Hints
 }
 
 func (c Config) withDefaults() Config {
@@ -250,9 +255,12 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstCov float64
 	tried := 0
 	destructiveAsk := understand.Parse(request, understand.Env{}).ExplicitDestructive
-	for _, c := range cands {
-		if tried == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
+	for _, c := range askedFirst(cands, entries, request) {
+		if tried == noLLMTries {
 			break
+		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarity && !understand.AsksKind(request, c.Name) {
+			continue // not similar enough at all (a closer one may follow: the order is askedFirst's)
 		}
 		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // not about what the request asks; not a try
@@ -260,6 +268,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		e := entries[c.Name]
 		if e.Tool.Destructive && !destructiveAsk {
 			continue // a destructive tool only on an explicit ask, never the fallback
+		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarityUnasked && !understand.AsksFor(request, e.Tool.Name, e.Tool.Parameters) {
+			continue // the request names nothing the tool is about, and is not close to it
 		}
 		tried++
 		args, missing, err := ExtractArgumentsReport(e.Tool.Parameters, request, cfg.Hints)
@@ -271,6 +282,8 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		switch {
 		case cfg.RequireEvidence && len(missing) > 0:
 			verr = fmt.Errorf("the request gives no value for %s", strings.Join(missing, ", "))
+		case cfg.RequireEvidence && understand.Unfilled(request, e.Tool.Parameters) != "":
+			verr = fmt.Errorf("the request states no value of %s's type", understand.Unfilled(request, e.Tool.Parameters))
 		case s.Validate != nil:
 			verr = s.Validate(e.Tool, raw)
 		}
@@ -310,6 +323,47 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 			best.Name, 100*best.Score[ScoreCoverage], best.Score[ScoreSimilarity], 100*cfg.MinCoverage)
 	}
 	return sel, nil
+}
+
+// askedFirst orders the candidates to try: those the request asks for
+// (understand.AsksFor), by a subject of their own (not one every
+// candidate shares, as "functions" in functions.zero and
+// functions.intersect), before the others, each in rank order —
+// "divorce law specialists" is a lawyer's search before a doctor's,
+// however close their descriptions.
+func askedFirst(cands []Candidate, entries map[string]Entry, request string) []Candidate {
+	if len(cands) < 2 {
+		return cands
+	}
+	shared := map[string]int{}
+	for _, c := range cands {
+		seen := map[string]bool{}
+		for _, s := range understand.Subjects(c.Name) {
+			if !seen[s] {
+				seen[s] = true
+				shared[s]++
+			}
+		}
+	}
+	own := func(c Candidate) bool {
+		for _, s := range understand.NamedSubjects(request, c.Name) {
+			if shared[s] < len(cands) {
+				return true
+			}
+		}
+		t := entries[c.Name].Tool
+		return len(understand.NamedSubjects(request, c.Name)) == 0 && understand.AsksFor(request, t.Name, t.Parameters)
+	}
+	out := make([]Candidate, 0, len(cands))
+	var rest []Candidate
+	for _, c := range cands {
+		if own(c) {
+			out = append(out, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return append(out, rest...)
 }
 
 // ToolCallGrammar is how a request's tool-call grammar is compiled: compact
