@@ -208,15 +208,8 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(callable) == 0 {
 		return nil, nil, ErrNoTools
 	}
-	entries := make(map[string]Entry, len(callable))
-	names := make([]string, 0, len(callable))
-	for _, e := range callable {
-		if _, dup := entries[e.Tool.Name]; dup {
-			continue // the catalog lists the preferred provider first
-		}
-		entries[e.Tool.Name] = e
-		names = append(names, e.Tool.Name)
-	}
+	v := viewOf(callable)
+	entries, names := v.entries, v.names
 	hits, err := s.Retriever.Retrieve(ctx, request, k, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("selector: retrieval: %w", err)

@@ -285,21 +285,19 @@ func (pl *planner) shape(name string) *toolShape {
 	return sh
 }
 
-// loadReaders finds, once per request and only when one is needed, the
-// caller's tools that read a file into text.
+// loadReaders finds, only when one is needed, the caller's tools that read
+// a file into text: from the catalog's view when the entries are one
+// (found once per catalog), else from the entries.
 func (pl *planner) loadReaders() {
 	if pl.readersLoaded {
 		return
 	}
 	pl.readersLoaded = true
-	// Straight from the shared shape cache: storing a thousand tools'
-	// shapes in the request's own map costs more than the lookups.
-	for _, e := range pl.entries {
-		if sh, err := shapeOf(e.Tool); err == nil && sh.isReader() {
-			pl.readers = append(pl.readers, sh)
-		}
+	if v := viewWith(pl.entries); v != nil {
+		pl.readers = v.fileReaders() // once per catalog, not per request
+		return
 	}
-	sort.Slice(pl.readers, func(i, j int) bool { return pl.readers[i].t.Name < pl.readers[j].t.Name })
+	pl.readers = readersOf(pl.entries)
 }
 
 // readerFor is the best reader of files of type ext.
