@@ -2,6 +2,7 @@ package selector
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -61,24 +62,35 @@ func Delexicalize(text string) string {
 // character n-grams its words share with one. A request with no content
 // word (only values) has coverage 0.
 func Coverage(request string, t pipeline.Tool) float64 {
+	return coverageOf(coverageTerms(request), t)
+}
+
+// coverageTerms are a request's distinct content words as Coverage reads
+// them: found once per request, then matched against each candidate.
+func coverageTerms(request string) []string {
 	q := embeddings.Terms(Delexicalize(request))
+	out := q[:0]
+	for i, w := range q {
+		if !slices.Contains(q[:i], w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// coverageOf is Coverage of the request's words q (coverageTerms).
+func coverageOf(q []string, t pipeline.Tool) float64 {
 	if len(q) == 0 {
 		return 0
 	}
 	doc := toolTerms(t)
-	seen := map[string]bool{}
-	n, hit := 0, 0
+	hit := 0
 	for _, w := range q {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		n++
 		if doc[w] || sharesStem(w, doc) {
 			hit++
 		}
 	}
-	return float64(hit) / float64(n)
+	return float64(hit) / float64(len(q))
 }
 
 // toolTerms are the analysed words of a tool's text, as the index makes it.

@@ -218,6 +218,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(cands) > k {
 		cands = cands[:k]
 	}
+	q := coverageTerms(request) // the request's words, read once for every candidate
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -225,7 +226,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
-		cands[i].Score[ScoreCoverage] = Coverage(request, entries[cands[i].Name].Tool)
+		cands[i].Score[ScoreCoverage] = coverageOf(q, entries[cands[i].Name].Tool)
 	}
 	return cands, entries, nil
 }

@@ -738,9 +738,10 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 	act := in.ActionWords()
 	order := slices.Clone(cands)
 	scores := make(map[string]float64, len(cands))
-	for _, c := range cands {
-		if act != "" {
-			scores[c.Name] = Coverage(act, entries[c.Name].Tool)
+	if act != "" {
+		q := coverageTerms(act)
+		for _, c := range cands {
+			scores[c.Name] = coverageOf(q, entries[c.Name].Tool)
 		}
 	}
 	score := func(c Candidate) float64 { return scores[c.Name] }
