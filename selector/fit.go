@@ -8,6 +8,7 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/understand"
 )
 
 var reSpaces = regexp.MustCompile(`\s+`)
@@ -166,11 +167,15 @@ func FileMentions(request string) []string {
 	return out
 }
 
-// usesFile reports whether some top-level argument is a file the request names.
-func usesFile(args map[string]any, request string) bool {
-	for _, f := range FileMentions(request) {
+// usesFile reports whether some top-level argument is a file the request
+// names (as its interpretation read it).
+func usesFile(args map[string]any, in *understand.Interpretation) bool {
+	for _, o := range in.Objects {
+		if !o.Named {
+			continue
+		}
 		for _, v := range args {
-			if s, ok := v.(string); ok && s == f {
+			if s, ok := v.(string); ok && s == o.Phrase {
 				return true
 			}
 		}

@@ -248,7 +248,8 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstErr error
 	var firstCov float64
 	tried := 0
-	destructiveAsk := understand.Parse(request, understand.Env{}).ExplicitDestructive
+	in := understand.Parse(request, understand.Env{}) // read once: what it asks, the files it names
+	destructiveAsk := in.ExplicitDestructive
 	for _, c := range askedFirst(cands, entries, request) {
 		if tried == noLLMTries {
 			break
@@ -293,7 +294,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		// first step of "summarize report.pdf" is reading report.pdf);
 		// otherwise "multiply 12 by 12" would list files because the
 		// calculator found no expression in it.
-		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, request) {
+		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, in) {
 			continue
 		}
 		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
