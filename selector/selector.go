@@ -250,7 +250,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	tried := 0
 	in := understand.Parse(request, understand.Env{}) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
-	for _, c := range askedFirst(cands, entries, request) {
+	for _, c := range askedFirst(cands, entries, request, noLLMTries) {
 		if tried == noLLMTries {
 			break
 		}
@@ -326,10 +326,11 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 // functions.intersect), before the others, each in rank order —
 // "divorce law specialists" is a lawyer's search before a doctor's,
 // however close their descriptions.
-func askedFirst(cands []Candidate, entries map[string]Entry, request string) []Candidate {
-	if len(cands) < 2 {
-		return cands
+func askedFirst(all []Candidate, entries map[string]Entry, request string, top int) []Candidate {
+	if len(all) < 2 {
+		return all
 	}
+	cands := all[:min(top, len(all))]
 	shared := map[string]int{}
 	for _, c := range cands {
 		seen := map[string]bool{}
@@ -358,7 +359,7 @@ func askedFirst(cands []Candidate, entries map[string]Entry, request string) []C
 			rest = append(rest, c)
 		}
 	}
-	return append(out, rest...)
+	return append(append(out, rest...), all[len(cands):]...)
 }
 
 // ToolCallGrammar is how a request's tool-call grammar is compiled: compact

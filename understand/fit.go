@@ -57,15 +57,15 @@ func Subjects(name string) []string {
 // about: it names one of the tool name's subjects (Subjects) up to the
 // word's ending ("schedule" / "scheduled", "law" / "lawyer"), or asks for
 // a value of a kind the name says ("when" for a date, an amount of money
-// for a currency), or names a value the tool's parameters give as an
-// example ("e.g., total, veterans, women"). A name with no subject (only
-// verbs) asks nothing of the request.
+// for a currency), or names one of the values a parameter of it takes
+// (its enum). A name with no subject (only verbs) asks nothing of the
+// request.
 func AsksFor(request, toolName string, params json.RawMessage) bool {
 	subs := Subjects(toolName)
 	if len(subs) == 0 {
 		return true
 	}
-	return len(NamedSubjects(request, toolName)) > 0 || asksKind(request, subs)
+	return len(NamedSubjects(request, toolName)) > 0 || asksKind(request, subs) || namesEnum(request, params)
 }
 
 // NamedSubjects are the subjects of a tool's name the request names.
@@ -116,12 +116,10 @@ func asksKind(request string, subs []string) bool {
 	return false
 }
 
-// reExamples are the example values a parameter's description lists.
-var reExamples = regexp.MustCompile(`(?i)\b(?:e\.g\.?|eg\.|for example|such as|like)[,:]?\s*([^).;]+)`)
-
-// namesExample: the request names a value a parameter's description
-// gives as an example, or one of its enum values.
-func namesExample(request string, params json.RawMessage) bool {
+// namesEnum: the request names one of the values a parameter takes
+// (its enum): "set the air conditioner to COOL mode" asks for the tool
+// whose mode is one of COOL, HEAT, DRY, however it is named.
+func namesEnum(request string, params json.RawMessage) bool {
 	if len(params) == 0 {
 		return false
 	}
@@ -131,27 +129,25 @@ func namesExample(request string, params json.RawMessage) bool {
 	if json.Unmarshal(params, &s) != nil {
 		return false
 	}
-	ws := map[string]bool{}
-	for _, w := range requestWords(request) {
-		if len(w) >= 3 && !stop[w] {
-			ws[w] = true
-		}
-	}
+	var ws map[string]bool
 	for _, p := range s.Properties {
-		if p == nil {
+		if p == nil || len(p.Enum) == 0 {
 			continue
 		}
-		var vals []string
-		for _, m := range reExamples.FindAllStringSubmatch(p.Description, -1) {
-			vals = append(vals, strings.Split(m[1], ",")...)
-		}
-		for _, e := range p.Enum {
-			if str, ok := e.(string); ok {
-				vals = append(vals, str)
+		if ws == nil {
+			ws = map[string]bool{}
+			for _, w := range requestWords(request) {
+				if len(w) >= 3 && !stop[w] {
+					ws[w] = true
+				}
 			}
 		}
-		for _, v := range vals {
-			toks := embeddings.Tokens(strings.ToLower(v))
+		for _, e := range p.Enum {
+			str, ok := e.(string)
+			if !ok {
+				continue
+			}
+			toks := embeddings.Tokens(strings.ToLower(str))
 			if len(toks) == 0 || len(toks) > 3 {
 				continue
 			}

@@ -9,23 +9,27 @@ func TestAsksFor(t *testing.T) {
 	for _, c := range []struct {
 		request, tool string
 		want          bool
+		params        json.RawMessage
 	}{
-		{"What is the best way to boil an egg?", "get_cooking_time", false},
-		{"How long do I cook a 2 kg turkey?", "get_cooking_time", true},
-		{"Search for divorce law specialists in Los Angeles", "lawyer.search", true},
-		{"Search for divorce law specialists in Los Angeles", "doctor.search", false},
-		{"Who are in the cricket matches scheduled for today?", "sports_analyzer.get_schedule", true},
-		{"Find the intersection points of y=3x+2 and y=2x+3", "functions.intersect", true},
+		{"What is the best way to boil an egg?", "get_cooking_time", false, nil},
+		{"How long do I cook a 2 kg turkey?", "get_cooking_time", true, nil},
+		{"Search for divorce law specialists in Los Angeles", "lawyer.search", true, nil},
+		{"Search for divorce law specialists in Los Angeles", "doctor.search", false, nil},
+		{"Who are in the cricket matches scheduled for today?", "sports_analyzer.get_schedule", true, nil},
+		{"Find the intersection points of y=3x+2 and y=2x+3", "functions.intersect", true, nil},
 		// A kind of value the name says: a date for "when", a currency for money.
-		{"When was the signing of the Treaty of Lisbon?", "get_event_date", true},
-		{"I have 100 euro. How much is it in USD?", "currency_conversion", true},
-		{"I have 100 apples. How many are left?", "currency_conversion", false},
+		{"When was the signing of the Treaty of Lisbon?", "get_event_date", true, nil},
+		{"I have 100 euro. How much is it in USD?", "currency_conversion", true, nil},
+		{"I have 100 apples. How many are left?", "currency_conversion", false, nil},
 		// A unit after a number is a value's kind, not the subject.
-		{"the field at 8 meters from a current of 12 Amperes", "electromagnetism.ampere_law", false},
+		{"the field at 8 meters from a current of 12 Amperes", "electromagnetism.ampere_law", false, nil},
 		// A name of verbs only asks nothing.
-		{"anything at all", "get.fetch", true},
+		{"anything at all", "get.fetch", true, nil},
+		// A value the tool takes (its enum) asks for it, however it is named.
+		{"set the air conditioner to cool mode", "ThinQ_Connect", true, json.RawMessage(`{"properties":{"mode":{"type":"string","enum":["COOL","HEAT","DRY"]}}}`)},
+		{"set the air conditioner to eco mode", "ThinQ_Connect", false, json.RawMessage(`{"properties":{"mode":{"type":"string","enum":["COOL","HEAT","DRY"]}}}`)},
 	} {
-		if got := AsksFor(c.request, c.tool, nil); got != c.want {
+		if got := AsksFor(c.request, c.tool, c.params); got != c.want {
 			t.Errorf("AsksFor(%q, %s) = %v, want %v (subjects %v)", c.request, c.tool, got, c.want, Subjects(c.tool))
 		}
 	}
