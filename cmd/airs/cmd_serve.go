@@ -11,6 +11,8 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
+	"github.com/airs-dev/airs/server/compat"
+	"github.com/airs-dev/airs/server/compat/complete"
 )
 
 var serveCmd = &command{
@@ -36,6 +38,8 @@ to an agent id. The caller is always the token's agent, never a body field.
   POST /v1/chat            {"text"}   → server-sent events
   POST /v1/pipelines/run   {"yaml","input"?}
   GET  /v1/tools, /metrics (Prometheus text), /healthz
+  POST /v1/chat/completions, GET /v1/models   OpenAI-compatible (the token is the API key)
+  POST /api/chat, GET /api/tags, /api/version Ollama-compatible ('docs/compat.md')
   /mcp                     MCP (streamable HTTP): the token's agent's tools,
                            the files of its spaces as resources, the
                            pipelines of --pipelines as prompts ('airs help mcp')
@@ -103,8 +107,16 @@ Examples:
 			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger(),
 			ToolSearch: cfg.MCP.Serve.ToolSearch, SearchLimit: cfg.MCP.Serve.SearchLimit})
 		defer mh.Close()
-		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh,
+		be := e.Backend()
+		s := server.New(be, server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh,
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
+		// The OpenAI- and Ollama-compatible endpoints (docs/compat.md).
+		cb, err := complete.New(ctx, complete.Options{Model: e.Selector.Model, ModelName: e.Selector.Config.Model, AIRS: be,
+			RequireEvidence: true, MinCoverage: engine.MinCoverage(cfg)})
+		if err != nil {
+			return err
+		}
+		compat.Mount(s, cb, compat.Options{Version: versionString()})
 		// Bind first: "serving on" is said only once it is true, and a port
 		// in use or a bad address is the one error the user sees.
 		l, err := s.Listen()
