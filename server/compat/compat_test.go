@@ -38,7 +38,7 @@ func (b *hostBackend) Chat(ctx context.Context, caller, text string, emit func(s
 func (b *hostBackend) RunPipeline(context.Context, string, []byte, map[string]any) (any, error) {
 	panic("not reached")
 }
-func (b *hostBackend) Tools(string) any                   { return nil }
+func (b *hostBackend) Tools(string) any                     { return nil }
 func (b *hostBackend) WriteMetrics(string, io.Writer) error { return nil }
 func (b *hostBackend) Admit(caller string) error {
 	if b.limited.Load() {
