@@ -16,6 +16,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -32,6 +34,7 @@ import (
 // compatEnv is a running airs serve and the installed clients.
 type compatEnv struct {
 	url, token, model string
+	maxTokens         string // AIRS_MAX_TOKENS for the client program ("": none)
 	clients           string // the folder with node_modules and clients.mjs
 	tools             string // the 50 tools (server/compat/testdata)
 	schemas           map[string]*jsonschema.Schema
@@ -207,7 +210,7 @@ func (e *compatEnv) run(t *testing.T, scenarios ...string) map[string]outcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{"clients.mjs"}, scenarios...)...)
 	cmd.Dir = e.clients
-	cmd.Env = append(os.Environ(), "AIRS_URL="+e.url, "AIRS_TOKEN="+e.token, "AIRS_MODEL="+e.model, "AIRS_TOOLS="+e.tools)
+	cmd.Env = append(os.Environ(), "AIRS_URL="+e.url, "AIRS_TOKEN="+e.token, "AIRS_MODEL="+e.model, "AIRS_TOOLS="+e.tools, "AIRS_MAX_TOKENS="+e.maxTokens)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -321,6 +324,7 @@ func TestCompatClientsNoModel(t *testing.T) {
 func TestCompatClientsTinyModel(t *testing.T) {
 	_, model := setup(t) // the real Ollama with the tiny model (scripts/e2e.sh)
 	e := startCompat(t, model)
+	e.maxTokens = tinyMaxTokens
 	out := e.run(t)
 	for name, o := range out {
 		e.valid(t, name, o.Calls) // a random model, and still every call valid
@@ -353,5 +357,159 @@ func TestCompatClientsTinyModel(t *testing.T) {
 	}
 	if o := out["ollama_bad_key"]; o.Status != 401 {
 		t.Errorf("ollama_bad_key: %+v", o)
+	}
+}
+
+// tinyMaxTokens bounds the tiny random model's generations: it writes
+// until the limit.
+const tinyMaxTokens = "96"
+
+// toolsTemplate is a ChatML template that gives the model the tools and
+// reads <tool_call> blocks back (Qwen2.5's form), so that Ollama's own
+// /api/chat takes tools for the tiny model.
+const toolsTemplate = `{{- if or .System .Tools }}<|im_start|>system
+{{- if .System }}
+{{ .System }}{{- end }}
+{{- if .Tools }}
+
+# Tools
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{{- range .Tools }}
+{"type": "function", "function": {{ .Function }}}
+{{- end }}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+{{- end }}<|im_end|>
+{{ end }}
+{{- range $i, $_ := .Messages }}
+{{- $last := eq (len (slice $.Messages $i)) 1 -}}
+{{- if eq .Role "user" }}<|im_start|>user
+{{ .Content }}<|im_end|>
+{{ else if eq .Role "assistant" }}<|im_start|>assistant
+{{ if .Content }}{{ .Content }}
+{{- else if .ToolCalls }}<tool_call>
+{{ range .ToolCalls }}{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
+{{ end }}</tool_call>
+{{- end }}{{ if not $last }}<|im_end|>
+{{ end }}
+{{- else if eq .Role "tool" }}<|im_start|>user
+<tool_response>
+{{ .Content }}
+</tool_response><|im_end|>
+{{ end }}
+{{- if and (ne .Role "assistant") $last }}<|im_start|>assistant
+{{ end }}
+{{- end }}`
+
+// chatCalls posts an /api/chat request (not streamed) and returns the
+// calls of the reply.
+func chatCalls(t *testing.T, url, token string, body map[string]any) ([]clientCall, error) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", url+"/api/chat", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Error   string `json:"error"`
+		Message struct {
+			ToolCalls []struct {
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		return nil, errors.New(out.Error)
+	}
+	var calls []clientCall
+	for _, c := range out.Message.ToolCalls {
+		calls = append(calls, clientCall{Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	return calls, nil
+}
+
+// TestCompatValidShareTinyModel sends the same requests with the same 50
+// tools to Ollama's own /api/chat and to AIRS's, both answered by the tiny
+// random model, and counts the schema-valid calls of each (EVALS.md). AIRS
+// must return only valid calls.
+func TestCompatValidShareTinyModel(t *testing.T) {
+	c, model := setup(t)
+	e := startCompat(t, model)
+	host := strings.TrimSuffix(c.Host(), "/")
+	// The same weights with a template that takes tools, for Ollama's own.
+	create, _ := json.Marshal(map[string]any{"model": model + "-tools", "from": model, "template": toolsTemplate, "stream": false})
+	resp, err := http.Post(host+"/api/create", "application/json", bytes.NewReader(create))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("creating %s-tools: %d %s", model, resp.StatusCode, msg)
+	}
+	var tools []map[string]any
+	b, _ := os.ReadFile(e.tools)
+	if err := json.Unmarshal(b, &tools); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	opts := map[string]any{"num_predict": 96, "temperature": 0, "seed": 42}
+	type tally struct{ requests, withCall, calls, valid, errors int }
+	var airs, own tally
+	count := func(tl *tally, calls []clientCall) {
+		tl.requests++
+		if len(calls) > 0 {
+			tl.withCall++
+		}
+		for _, c := range calls {
+			tl.calls++
+			s, ok := e.schemas[c.Name]
+			if !ok {
+				continue
+			}
+			v, err := jsonschema.UnmarshalJSON(strings.NewReader(c.args()))
+			if err == nil && s.Validate(v) == nil {
+				tl.valid++
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		f := tools[i]["function"].(map[string]any)
+		text := "Please " + strings.ToLower(f["description"].(string)[:1]) + f["description"].(string)[1:] + "."
+		msgs := []any{map[string]any{"role": "user", "content": text}}
+		calls, err := chatCalls(t, e.url, e.token, map[string]any{"model": model, "messages": msgs, "tools": tools, "stream": false, "options": opts})
+		if err != nil {
+			t.Fatalf("AIRS /api/chat: %v", err)
+		}
+		count(&airs, calls)
+		calls, err = chatCalls(t, host, "", map[string]any{"model": model + "-tools", "messages": msgs, "tools": tools, "stream": false, "options": opts})
+		if err != nil {
+			own.errors++
+			t.Logf("Ollama /api/chat: %v", err)
+		}
+		count(&own, calls)
+	}
+	t.Logf("valid-share: airs requests %d, with a call %d, calls %d, schema-valid %d; ollama requests %d, with a call %d, calls %d, schema-valid %d, errors %d",
+		airs.requests, airs.withCall, airs.calls, airs.valid, own.requests, own.withCall, own.calls, own.valid, own.errors)
+	if airs.valid != airs.calls {
+		t.Errorf("AIRS returned %d calls, %d of them schema-valid: want all", airs.calls, airs.valid)
 	}
 }

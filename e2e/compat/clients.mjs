@@ -14,6 +14,11 @@ const token = process.env.AIRS_TOKEN;
 const model = process.env.AIRS_MODEL;
 const tools = JSON.parse(fs.readFileSync(process.env.AIRS_TOOLS, "utf8"));
 const ask = "What is the weather forecast in Paris today?";
+// AIRS_MAX_TOKENS bounds every generation (max_tokens, num_predict): the
+// tiny random model would otherwise write until the server's limit.
+const maxTokens = process.env.AIRS_MAX_TOKENS ? Number(process.env.AIRS_MAX_TOKENS) : undefined;
+const oaiLimit = maxTokens ? { max_tokens: maxTokens } : {};
+const olLimit = maxTokens ? { options: { num_predict: maxTokens } } : {};
 
 const openai = new OpenAI({ baseURL: base + "/v1", apiKey: token, maxRetries: 0 });
 const ollama = new Ollama({ host: base, headers: { Authorization: "Bearer " + token } });
@@ -23,7 +28,7 @@ const calls = (msg) =>
 
 async function openaiCall(extra = {}, content = ask) {
   const { data: r, response } = await openai.chat.completions
-    .create({ model, tools, messages: [{ role: "user", content }], ...extra })
+    .create({ model, tools, messages: [{ role: "user", content }], ...oaiLimit, ...extra })
     .withResponse();
   const ch = r.choices[0];
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason, mode: response.headers.get("x-airs-mode") };
@@ -31,7 +36,7 @@ async function openaiCall(extra = {}, content = ask) {
 
 async function openaiStream() {
   // The client's own stream helper assembles the deltas.
-  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content: ask }] });
+  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content: ask }], ...oaiLimit });
   const r = await stream.finalChatCompletion();
   const ch = r.choices[0];
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason };
@@ -39,13 +44,13 @@ async function openaiStream() {
 
 async function openaiContinue() {
   const messages = [{ role: "user", content: ask }];
-  const first = await openai.chat.completions.create({ model, tools, messages, tool_choice: "required" });
+  const first = await openai.chat.completions.create({ model, tools, messages, tool_choice: "required", ...oaiLimit });
   const msg = first.choices[0].message;
   messages.push(msg);
   for (const c of msg.tool_calls) {
     messages.push({ role: "tool", tool_call_id: c.id, content: JSON.stringify({ temp_c: 18, sky: "sunny" }) });
   }
-  const second = await openai.chat.completions.create({ model, tools, messages });
+  const second = await openai.chat.completions.create({ model, tools, messages, ...oaiLimit });
   const ch = second.choices[0];
   return { first: calls(msg), calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason };
 }
@@ -67,13 +72,13 @@ async function openaiModels() {
 }
 
 async function ollamaCall() {
-  const r = await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: false });
+  const r = await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: false, ...olLimit });
   return { calls: (r.message.tool_calls || []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })), content: r.message.content, done: r.done };
 }
 
 async function ollamaStream() {
   const out = { calls: [], content: "", done: false };
-  for await (const part of await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: true })) {
+  for await (const part of await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: true, ...olLimit })) {
     out.content += part.message.content || "";
     for (const c of part.message.tool_calls || []) out.calls.push({ name: c.function.name, arguments: c.function.arguments });
     out.done = out.done || part.done;
@@ -83,12 +88,12 @@ async function ollamaStream() {
 
 async function ollamaContinue() {
   const messages = [{ role: "user", content: ask }];
-  const first = await ollama.chat({ model, tools, messages, stream: false });
+  const first = await ollama.chat({ model, tools, messages, stream: false, ...olLimit });
   messages.push(first.message);
   for (const c of first.message.tool_calls || []) {
     messages.push({ role: "tool", tool_name: c.function.name, content: JSON.stringify({ temp_c: 18, sky: "sunny" }) });
   }
-  const second = await ollama.chat({ model, tools, messages, stream: false });
+  const second = await ollama.chat({ model, tools, messages, stream: false, ...olLimit });
   return { first: (first.message.tool_calls || []).map((c) => c.function.name), content: second.message.content,
     calls: (second.message.tool_calls || []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })) };
 }

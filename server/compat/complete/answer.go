@@ -21,10 +21,7 @@ func (b *Backend) answer(ctx context.Context, req *compat.Request, rep *compat.R
 		return b.answerNoLLM(req, rep)
 	}
 	rep.Mode = compat.ModeModel
-	maxTokens := b.o.MaxTokens
-	if req.MaxTokens > 0 {
-		maxTokens = req.MaxTokens
-	}
+	maxTokens := b.maxTokens(req)
 	msgs := conversation(req, false)
 	if !req.JSON {
 		var stream func(string) error
@@ -67,6 +64,16 @@ func (b *Backend) answer(ctx context.Context, req *compat.Request, rep *compat.R
 		return rep, nil
 	}
 	return nil, fmt.Errorf("the model's answer does not follow the response schema after one repair attempt: %s", last)
+}
+
+// maxTokens bounds a generation: the request's max_tokens (num_predict),
+// else Options.MaxTokens. A call cut short by it fails the grammar's
+// check and is never returned.
+func (b *Backend) maxTokens(req *compat.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	return b.o.MaxTokens
 }
 
 // modelDown says a model that does not answer is unavailable (503).

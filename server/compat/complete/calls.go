@@ -128,7 +128,7 @@ func (b *Backend) generateCall(ctx context.Context, req *compat.Request, cat cat
 	msgs := append([]selector.Message{{Role: "system", Content: callPrompt(tools, entries, allowNone)}}, conversation(req, true)...)
 	var last string
 	for attempt := 0; attempt < 2; attempt++ {
-		raw, err := b.generate(ctx, g, format, msgs, b.o.MaxTokens, nil)
+		raw, err := b.generate(ctx, g, format, msgs, b.maxTokens(req), nil)
 		if err != nil {
 			return nil, "", err
 		}
