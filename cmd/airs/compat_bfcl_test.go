@@ -245,4 +245,3 @@ func installCompatClients(t *testing.T) string {
 	}
 	return dir
 }
-
