@@ -290,6 +290,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildStorage(fc, c)
 	p.buildChains(fc, c)
 	p.buildClaims(fc, c)
+	p.buildTelemetry(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {

@@ -196,11 +196,12 @@ type fileConfig struct {
 		Affinity    fileAffinity    `yaml:"affinity"`
 		Speculation fileSpeculation `yaml:"speculation"`
 	} `yaml:"guard"`
-	MCP     fileMCP     `yaml:"mcp"`
-	Storage fileStorage `yaml:"storage"`
-	Peers   []filePeer  `yaml:"peers"`
-	Chains  fileChains  `yaml:"chains"`
-	Claims  fileClaims  `yaml:"claims"`
+	MCP       fileMCP       `yaml:"mcp"`
+	Storage   fileStorage   `yaml:"storage"`
+	Peers     []filePeer    `yaml:"peers"`
+	Chains    fileChains    `yaml:"chains"`
+	Claims    fileClaims    `yaml:"claims"`
+	Telemetry fileTelemetry `yaml:"telemetry"`
 }
 
 type fileAgent struct {

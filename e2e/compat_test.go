@@ -91,7 +91,7 @@ func installClients(t *testing.T) string {
 func startCompat(t *testing.T, model string) *compatEnv {
 	t.Helper()
 	e := &compatEnv{token: "compat-e2e-token", model: model, clients: installClients(t),
-		tools: filepath.Join(root(), "server", "compat", "testdata", "tools50.json")}
+		tools: filepath.Join(root(), "server", "compat", "complete", "testdata", "tools50.json")}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "airs")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/airs")

@@ -17,6 +17,14 @@ import (
 // Call it before serving.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
+// wrapped is the server's handler with Config.Middleware around it.
+func (s *Server) wrapped() http.Handler {
+	if s.cfg.Middleware == nil {
+		return s
+	}
+	return s.cfg.Middleware(s)
+}
+
 // AuthError is why Authenticate refused a request.
 type AuthError struct {
 	Status     int           // 400, 401 or 429

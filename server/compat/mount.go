@@ -1,12 +1,14 @@
 package compat
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -22,6 +24,9 @@ type Options struct {
 	// MaxText bounds the bytes of the last user message, the request in
 	// natural language [the server's http.limits.chat_text].
 	MaxText int
+	// Logger gets one line per completion, logged with the request's
+	// context (so with its trace id when tracing is on); nil: none.
+	Logger *slog.Logger
 }
 
 // Paths are the endpoints Mount serves.
@@ -34,6 +39,9 @@ var Paths = []string{
 func Mount(s *server.Server, b Backend, o Options) {
 	if o.MaxText <= 0 {
 		o.MaxText = s.Limits().ChatText
+	}
+	if o.Logger != nil {
+		b = logged{b, o.Logger}
 	}
 	h := &handler{s: s, b: b, o: o}
 	s.Handle("POST /v1/chat/completions", h.guard(openAI{}, true, h.openAIChat))
@@ -198,4 +206,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// logged logs each completion with its request's context.
+type logged struct {
+	Backend
+	log *slog.Logger
+}
+
+func (l logged) Complete(ctx context.Context, caller string, req *Request, onText func(Mode, string) error) (*Reply, error) {
+	start := time.Now()
+	rep, err := l.Backend.Complete(ctx, caller, req, onText)
+	attrs := []any{"caller", caller, "model", req.Model, "tools", len(req.Tools), "choice", string(req.Choice.Mode), "took", time.Since(start)}
+	if err != nil {
+		l.log.WarnContext(ctx, "compat completion failed", append(attrs, "error", err)...)
+		return rep, err
+	}
+	l.log.InfoContext(ctx, "compat completion", append(attrs, "mode", string(rep.Mode), "calls", len(rep.Calls))...)
+	return rep, err
 }

@@ -1,4 +1,4 @@
-package compat_test
+package complete_test
 
 import (
 	"bufio"
