@@ -20,15 +20,20 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // compatEnv is a running airs serve and the installed clients.
@@ -90,7 +95,14 @@ func installClients(t *testing.T) string {
 // model) on a free port.
 func startCompat(t *testing.T, model string) *compatEnv {
 	t.Helper()
-	e := &compatEnv{token: "compat-e2e-token", model: model, clients: installClients(t),
+	return startServe(t, model, installClients(t), "")
+}
+
+// startServe builds airs and serves it with --model model and the extra
+// airs.yaml text.
+func startServe(t *testing.T, model, clients, extraYAML string) *compatEnv {
+	t.Helper()
+	e := &compatEnv{token: "compat-e2e-token", model: model, clients: clients,
 		tools: filepath.Join(root(), "server", "compat", "complete", "testdata", "tools50.json")}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "airs")
@@ -101,7 +113,7 @@ func startCompat(t *testing.T, model string) *compatEnv {
 	}
 	sum := sha256.Sum256([]byte(e.token))
 	config := filepath.Join(dir, "airs.yaml")
-	yaml := "agents:\n  tester: {capabilities: []}\nhttp:\n  tokens:\n    - sha256: " + hex.EncodeToString(sum[:]) + "\n      agent: tester\n"
+	yaml := "agents:\n  tester: {capabilities: []}\nhttp:\n  tokens:\n    - sha256: " + hex.EncodeToString(sum[:]) + "\n      agent: tester\n" + extraYAML
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -511,5 +523,85 @@ func TestCompatValidShareTinyModel(t *testing.T) {
 		airs.requests, airs.withCall, airs.calls, airs.valid, own.requests, own.withCall, own.calls, own.valid, own.errors)
 	if airs.valid != airs.calls {
 		t.Errorf("AIRS returned %d calls, %d of them schema-valid: want all", airs.calls, airs.valid)
+	}
+}
+
+// TestCompatTracing runs airs serve with tracing to an OTLP/HTTP receiver
+// in the test (the collector's protobuf types decode each export): a
+// request that carries a traceparent, on the API and on the OpenAI
+// endpoint, continues that trace, with the call's span and its stages.
+func TestCompatTracing(t *testing.T) {
+	if os.Getenv("AIRS_E2E") != "1" && os.Getenv("AIRS_E2E_COMPAT") != "1" {
+		t.Skip("e2e: set AIRS_E2E_COMPAT=1 (or run make e2e)")
+	}
+	var mu sync.Mutex
+	var spans []*tracepb.Span
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans = append(spans, ss.Spans...)
+			}
+		}
+		mu.Unlock()
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	defer recv.Close()
+	e := startServe(t, "none", "", "telemetry:\n  otlp:\n    endpoint: "+recv.URL+"\n")
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	send := func(path, body string) {
+		req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("traceparent", "00-"+trace+"-00f067aa0ba902b7-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	send("/v1/call", `{"tool":"calculator","arguments":{"expression":"6*7"}}`)
+	send("/v1/chat/completions", `{"model":"none","messages":[{"role":"user","content":"weather in Paris?"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`)
+	// The batch is exported within the SDK's schedule (5 s); wait for the
+	// spans, not for a time.
+	want := []string{"POST /v1/call", "airs.call calculator", "airs.stage execute", "POST /v1/chat/completions"}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		names := map[string]*tracepb.Span{}
+		for _, s := range spans {
+			names[s.Name] = s
+		}
+		mu.Unlock()
+		missing := ""
+		for _, n := range want {
+			if names[n] == nil {
+				missing = n
+			}
+		}
+		if missing == "" {
+			for _, n := range want {
+				if hex.EncodeToString(names[n].TraceId) != trace {
+					t.Errorf("span %s is not in the request's trace", n)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no span %q after 60 s; got %v", missing, names)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
