@@ -482,7 +482,7 @@ func TestCompatValidShareTinyModel(t *testing.T) {
 	if err := json.Unmarshal(b, &tools); err != nil {
 		t.Fatal(err)
 	}
-	const n = 20
+	const n = 10
 	opts := map[string]any{"num_predict": 96, "temperature": 0, "seed": 42}
 	type tally struct{ requests, withCall, calls, valid, errors int }
 	var airs, own tally

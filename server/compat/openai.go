@@ -306,6 +306,7 @@ func (h *handler) openAIChat(w http.ResponseWriter, r *http.Request) {
 		if err := begin(mode, "", req.Model); err != nil {
 			return err
 		}
+		sse.streamedText = true
 		return chunk(req.Model, map[string]any{"content": text}, nil)
 	})
 	if err != nil {
@@ -323,7 +324,6 @@ func (h *handler) openAIChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sse.streamedText && rep.Content != "" {
-		sse.streamedText = true
 		if chunk(model, map[string]any{"content": rep.Content}, nil) != nil {
 			return
 		}
@@ -379,7 +379,7 @@ func oaiModel(m ModelInfo) map[string]any {
 // sseWriter writes server-sent events, flushing each.
 type sseWriter struct {
 	w            http.ResponseWriter
-	streamedText bool
+	streamedText bool // the content went out as it was generated
 }
 
 func (s *sseWriter) start() {
@@ -389,13 +389,6 @@ func (s *sseWriter) start() {
 }
 
 func (s *sseWriter) data(v any) error {
-	if m, ok := v.(map[string]any); ok {
-		if cs, ok := m["choices"].([]map[string]any); ok && len(cs) > 0 {
-			if d, ok := cs[0]["delta"].(map[string]any); ok && d["content"] != nil && d["content"] != "" {
-				s.streamedText = true
-			}
-		}
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

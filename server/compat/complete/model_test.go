@@ -152,3 +152,32 @@ func TestModelResponseSchema(t *testing.T) {
 		t.Errorf("content %q asked %d", out.Message.Content, len(m.asked))
 	}
 }
+
+func TestModelContinuesAfterToolResult(t *testing.T) {
+	m := &scripted{outputs: []string{
+		`{"function":"none","arguments":{}}`, // the results answer the user
+		"It is sunny in Paris, 18 degrees.",
+	}}
+	ts, _ := newServer(t, complete.Options{Model: m, ModelName: "tiny"})
+	body := weatherRequest(t, map[string]any{"model": "tiny"})
+	body["messages"] = []any{
+		map[string]any{"role": "user", "content": "What is the weather forecast in Paris today?"},
+		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
+			"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}},
+		map[string]any{"role": "tool", "tool_call_id": "call_1", "content": `{"temp_c":18,"sky":"sunny"}`},
+	}
+	resp := post(t, ts.URL+"/v1/chat/completions", token, body)
+	var c oaiCompletion
+	decode(t, resp.Body, &c)
+	if got := c.Choices[0].Message.Content; got == nil || *got != "It is sunny in Paris, 18 degrees." || c.Choices[0].FinishReason != "stop" {
+		t.Fatalf("reply %+v", c.Choices[0])
+	}
+	// The model saw the call it made and its result, named by the call's id.
+	var seen strings.Builder
+	for _, msg := range m.asked[1].Messages {
+		seen.WriteString(msg.Role + ": " + msg.Content + "\n")
+	}
+	if !strings.Contains(seen.String(), `I called get_weather with {"city":"Paris"}`) || !strings.Contains(seen.String(), `Result of get_weather: {"temp_c":18,"sky":"sunny"}`) {
+		t.Errorf("the answer's conversation:\n%s", seen.String())
+	}
+}
