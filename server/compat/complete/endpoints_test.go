@@ -467,3 +467,24 @@ func TestAIRSModelSaysWhatWaits(t *testing.T) {
 		}
 	}
 }
+
+func TestSizeLimitInEachShape(t *testing.T) {
+	ts, _ := newServer(t, complete.Options{})
+	long := strings.Repeat("weather ", 2000) // over the default 8 KiB of http.limits.chat_text
+	resp := post(t, ts.URL+"/v1/chat/completions", token, map[string]any{"model": "none",
+		"messages": []any{map[string]any{"role": "user", "content": long}}})
+	var e struct {
+		Error struct{ Message, Type, Code string }
+	}
+	decode(t, resp.Body, &e)
+	if resp.StatusCode != 413 || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "http.limits.chat_text") {
+		t.Errorf("status %d error %+v", resp.StatusCode, e)
+	}
+	resp = post(t, ts.URL+"/api/chat", token, map[string]any{"model": "none",
+		"messages": []any{map[string]any{"role": "user", "content": long}}})
+	var oe struct{ Error string }
+	decode(t, resp.Body, &oe)
+	if resp.StatusCode != 413 || !strings.Contains(oe.Error, "chat_text") {
+		t.Errorf("ollama: status %d error %+v", resp.StatusCode, oe)
+	}
+}
