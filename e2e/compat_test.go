@@ -63,7 +63,11 @@ func installClients(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(pkg)
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(pkg, lock...))
 	cache := os.Getenv("AIRS_E2E_CACHE")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
@@ -73,9 +77,10 @@ func installClients(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "package.json"), pkg, 0o644)
+		os.WriteFile(filepath.Join(dir, "package-lock.json"), lock, 0o644) // the whole tree, with integrity hashes
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "install", "--ignore-scripts", "--no-audit", "--no-fund")
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("npm install of the clients: %v\n%s", err, out)

@@ -218,7 +218,11 @@ func installCompatClients(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(pkg)
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(pkg, lock...))
 	cache := os.Getenv("AIRS_E2E_CACHE")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
@@ -228,7 +232,8 @@ func installCompatClients(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "package.json"), pkg, 0o644)
-		cmd := exec.Command("npm", "install", "--ignore-scripts", "--no-audit", "--no-fund")
+		os.WriteFile(filepath.Join(dir, "package-lock.json"), lock, 0o644) // the whole tree, with integrity hashes
+		cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("npm install: %v\n%s", err, b)

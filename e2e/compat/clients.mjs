@@ -1,6 +1,6 @@
 // The official OpenAI and Ollama JavaScript clients against airs serve's
 // compatible endpoints. e2e/compat_test.go installs the pinned packages
-// (package.json), runs this program and checks what it prints: one JSON
+// (package.json, package-lock.json: npm ci), runs this program and checks what it prints: one JSON
 // object, each scenario's outcome as the client saw it.
 //
 // Env: AIRS_URL (http://127.0.0.1:PORT), AIRS_TOKEN, AIRS_MODEL, AIRS_TOOLS
