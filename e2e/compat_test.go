@@ -320,6 +320,10 @@ func TestCompatClientsNoModel(t *testing.T) {
 	if o := out["openai_models"]; len(o.IDs) == 0 || o.IDs[0] != "none" {
 		t.Errorf("openai_models: %+v", o)
 	}
+	// The model airs: the calculator ran server-side, through the pipeline.
+	if o := out["openai_airs"]; len(o.Calls) != 0 || o.Content == nil || !strings.Contains(*o.Content, "144") {
+		t.Errorf("openai_airs: %+v", o)
+	}
 	oc := out["ollama_call"]
 	if len(oc.Calls) != 1 || oc.Calls[0].Name != "get_weather" || !oc.Done || !strings.Contains(oc.Calls[0].args(), `"city":"Paris"`) {
 		t.Errorf("ollama_call: %+v", oc)

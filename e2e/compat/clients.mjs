@@ -113,6 +113,13 @@ async function ollamaListings() {
   return { models: tags.models.map((m) => m.name) };
 }
 
+async function openaiAIRS() {
+  // AIRS's own tools, run server-side through the pipeline.
+  const r = await openai.chat.completions.create({ model: "airs", messages: [{ role: "user", content: "calculate 12 * 12" }] });
+  const ch = r.choices[0];
+  return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason };
+}
+
 const scenarios = {
   openai_call: () => openaiCall(),
   openai_stream: openaiStream,
@@ -123,6 +130,7 @@ const scenarios = {
   openai_continue: openaiContinue,
   openai_bad_key: openaiBadKey,
   openai_models: openaiModels,
+  openai_airs: openaiAIRS,
   ollama_call: ollamaCall,
   ollama_stream: ollamaStream,
   ollama_continue: ollamaContinue,

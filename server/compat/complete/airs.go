@@ -21,7 +21,7 @@ func (b *Backend) airs(ctx context.Context, caller string, req *compat.Request, 
 	}
 	rep := &compat.Reply{Mode: compat.ModeAIRS, Model: b.o.AIRSModel}
 	var content strings.Builder
-	var notes []string
+	var notes, results []string
 	say := func(s string) error {
 		content.WriteString(s)
 		if onText != nil {
@@ -43,6 +43,9 @@ func (b *Backend) airs(ctx context.Context, caller string, req *compat.Request, 
 			if m["error"] != nil {
 				return say(fmt.Sprintf("The call failed (%s): %s\n", str(m["error"]), str(m["message"])))
 			}
+			if out, err := json.Marshal(m["output"]); err == nil && m["output"] != nil {
+				results = append(results, str(m["tool"])+" returned: "+string(out))
+			}
 		case "note":
 			notes = append(notes, str(m["text"]))
 		}
@@ -52,7 +55,11 @@ func (b *Backend) airs(ctx context.Context, caller string, req *compat.Request, 
 		return nil, err
 	}
 	rep.Content = content.String()
-	if rep.Content == "" && len(notes) > 0 {
+	switch {
+	case rep.Content == "" && len(results) > 0:
+		// No model wrote an answer (no-LLM mode): the results are it.
+		rep.Content = strings.Join(results, "\n")
+	case rep.Content == "" && len(notes) > 0:
 		rep.Content = strings.Join(notes, "\n")
 	}
 	rep.Notice = strings.Join(notes, "; ")

@@ -488,3 +488,19 @@ func TestSizeLimitInEachShape(t *testing.T) {
 		t.Errorf("ollama: status %d error %+v", resp.StatusCode, oe)
 	}
 }
+
+func TestAIRSModelWithoutAModelAnswersWithTheResult(t *testing.T) {
+	ts, hb := newServer(t, complete.Options{})
+	hb.chat = func(ctx context.Context, caller, text string, emit func(string, any) error) error {
+		return emit("result", &pipeline.Result{Tool: "calculator", Outcome: pipeline.OutcomeOK, Output: json.RawMessage(`{"value":144}`)})
+	}
+	resp := post(t, ts.URL+"/api/chat", token, map[string]any{"model": "airs", "stream": false,
+		"messages": []any{map[string]any{"role": "user", "content": "calculate 12 * 12"}}})
+	var out struct {
+		Message struct{ Content string } `json:"message"`
+	}
+	decode(t, resp.Body, &out)
+	if out.Message.Content != `calculator returned: {"value":144}` {
+		t.Errorf("content %q", out.Message.Content)
+	}
+}
