@@ -40,6 +40,10 @@ type Options struct {
 	Model selector.Model
 	// ModelName is the model Model runs (Ollama's name), the one listed.
 	ModelName string
+	// TextModel writes free-text answers (no schema); nil: Model. The
+	// in-process engine decodes under a grammar only, so the engine's
+	// Ollama client writes its answers, as in a chat turn.
+	TextModel selector.Model
 	// AIRS runs the requests that name AIRSModel; nil: no such model.
 	AIRS Chatter
 	// AIRSModel is the model name that means "AIRS's own tools" ["airs"].

@@ -33,7 +33,11 @@ func (b *Backend) generate(ctx context.Context, g *grammar.Grammar, format json.
 		check = selector.NewOutputChecker(g)
 	}
 	var out strings.Builder
-	err := b.o.Model.Generate(ctx, selector.ModelRequest{
+	model := b.o.Model
+	if len(format) == 0 && b.o.TextModel != nil {
+		model = b.o.TextModel
+	}
+	err := model.Generate(ctx, selector.ModelRequest{
 		Model: b.o.ModelName, Messages: msgs, Format: format, Seed: 42, NumCtx: b.o.NumCtx, NumPredict: maxTokens,
 	}, func(chunk string) error {
 		out.WriteString(chunk)

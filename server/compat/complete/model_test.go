@@ -181,3 +181,15 @@ func TestModelContinuesAfterToolResult(t *testing.T) {
 		t.Errorf("the answer's conversation:\n%s", seen.String())
 	}
 }
+
+func TestTextModelWritesTheAnswers(t *testing.T) {
+	calls := &scripted{outputs: []string{`{"function":"none","arguments":{}}`}}
+	text := &scripted{outputs: []string{"Hello."}}
+	ts, _ := newServer(t, complete.Options{Model: calls, TextModel: text, ModelName: "tiny"})
+	resp := post(t, ts.URL+"/v1/chat/completions", token, weatherRequest(t, map[string]any{"model": "tiny"}))
+	var c oaiCompletion
+	decode(t, resp.Body, &c)
+	if got := c.Choices[0].Message.Content; got == nil || *got != "Hello." || len(calls.asked) != 1 || len(text.asked) != 1 || text.asked[0].Format != nil {
+		t.Errorf("content %v; the call model asked %d times, the text model %d", got, len(calls.asked), len(text.asked))
+	}
+}
