@@ -128,7 +128,7 @@ Examples:
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
 		// The OpenAI- and Ollama-compatible endpoints (docs/compat.md).
 		cb, err := complete.New(ctx, complete.Options{Model: e.Selector.Model, ModelName: e.Selector.Config.Model, AIRS: be,
-			TextModel: engine.SelectorModel(e.Model), // the answers' model (the in-process engine decodes under a grammar only)
+			TextModel:       engine.SelectorModel(e.Model), // the answers' model (the in-process engine decodes under a grammar only)
 			RequireEvidence: true, MinCoverage: engine.MinCoverage(cfg)})
 		if err != nil {
 			return err
