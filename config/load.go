@@ -196,12 +196,13 @@ type fileConfig struct {
 		Affinity    fileAffinity    `yaml:"affinity"`
 		Speculation fileSpeculation `yaml:"speculation"`
 	} `yaml:"guard"`
-	MCP       fileMCP       `yaml:"mcp"`
-	Storage   fileStorage   `yaml:"storage"`
-	Peers     []filePeer    `yaml:"peers"`
-	Chains    fileChains    `yaml:"chains"`
-	Claims    fileClaims    `yaml:"claims"`
-	Telemetry fileTelemetry `yaml:"telemetry"`
+	MCP     fileMCP     `yaml:"mcp"`
+	Storage fileStorage `yaml:"storage"`
+	Peers   []filePeer  `yaml:"peers"`
+	Chains  fileChains  `yaml:"chains"`
+	Claims  fileClaims  `yaml:"claims"`
+
+	Telemetry fileTelemetry `yaml:"telemetry"` // config/telemetry.go
 }
 
 type fileAgent struct {
