@@ -76,6 +76,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildStorage(fc, c)
 	p.buildChains(fc, c)
 	p.buildClaims(fc, c)
+	p.buildTelemetry(fc, c)
 
 	p.buildMinCoverage(fc, c)
 	return c

@@ -107,6 +107,8 @@ type Config struct {
 	Chains Chains
 	// Claims: how long call claims are kept (config/claims.go).
 	Claims Claims
+	// Telemetry: tracing over OTLP, off by default (config/telemetry.go).
+	Telemetry Telemetry
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's

@@ -219,6 +219,8 @@ type fileConfig struct {
 	Peers   []filePeer  `yaml:"peers"`
 	Chains  fileChains  `yaml:"chains"`
 	Claims  fileClaims  `yaml:"claims"`
+
+	Telemetry fileTelemetry `yaml:"telemetry"` // config/telemetry.go
 }
 
 type fileAgent struct {

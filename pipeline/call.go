@@ -48,6 +48,7 @@ type callState struct {
 	// claimed: this attempt holds the call's claim (its outcome is
 	// recorded on it); replay: a retry answered from the first attempt.
 	claimed, replay bool
+	observed        // Config.Observer's view of the call (observe.go)
 }
 
 // Call runs req through the seven stages:
@@ -80,9 +81,16 @@ func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 		return res, ErrClosed
 	}
 	cs.fl = m.flights.add(req.CallID)
+	if o := m.cfg.Observer; o != nil {
+		ctx, cs.obs = o.StartCall(ctx, req.Tool, req.Caller)
+	}
 	err := m.run(ctx, &cs, res)
 	m.flights.remove(cs.fl)
-	return m.deliver(&cs, res, err)
+	res, err = m.deliver(&cs, res, err)
+	if cs.obs != nil {
+		cs.obs.Ended(res.Provider, string(res.Outcome), res.ErrorKind)
+	}
+	return res, err
 }
 
 func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
@@ -114,6 +122,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
+	cs.stageDone(1)
 	// Stage 2: lookup.
 	if cs.entry, err = m.lookup(cs); err != nil {
 		var denied *ChannelCapabilityDenied
@@ -158,6 +167,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	defer cancel()
 	cs.fl.setCancel(cancel)
 
+	cs.stageDone(2)
 	// Stage 3: capabilities.
 	if !m.policy.CanReach(req.Caller, e.prov.id) {
 		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
@@ -197,6 +207,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return &ToolCapabilityDenied{Required: missing}
 	}
 
+	cs.stageDone(3)
 	// Stage 4: schema validation.
 	if e.tool.Lenient && e.params.defaults != nil && e.params.defaults.applyDefaults(cs.params.value) {
 		if cs.params.json, err = json.Marshal(cs.params.value); err != nil {
@@ -246,6 +257,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 
+	cs.stageDone(4) // with the anomaly score and the intent gate that follow the schema
 	// Stage 5: dispatch, with what is left of the budget.
 	if !time.Now().Before(deadline) {
 		return &Timeout{Budget: cs.budget}
@@ -262,6 +274,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return replayed(replay, res)
 	}
 
+	cs.stageDone(5)
 	// Stage 6: execution — or, for a read-only idempotent tool, the result of
 	// a speculative run of this very call, looked up only now that every
 	// check above has passed (speculate.go).
@@ -274,6 +287,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
+	cs.stageDone(6)
 	// Stage 7 (the check; delivery proper is in deliver). Output must be
 	// JSON whether or not the tool declares a return_schema: the Result
 	// carries it as a raw JSON value, and garbage would break every encoder

@@ -46,6 +46,9 @@ type Config struct {
 	// Intent is capability level 2's judge of a call against the user's
 	// words; nil skips it.
 	Intent IntentVerifier
+	// Observer watches each call's stages (tracing: observe.go); nil: none.
+	Observer CallObserver
+
 	// Gate is level 2's person: it holds destructive calls until someone
 	// confirms them and queues calls for review (package guard); nil
 	// skips it.
