@@ -76,6 +76,9 @@ func runTrain(a *app, args []string) error {
 	dim := fs.Int("dim", 0, "vector length (0: the default, 128)")
 	buckets := fs.Int("buckets", 0, "rows of the hashed feature table (0: the default, 32768)")
 	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a training step (0: the default, 0.3; negative: none)")
+	views := fs.Bool("tool-views", false, "also train on requests made from each training tool's own text (its description; its name and parameters)")
+	mined := fs.Int("mined", 0, "hard negatives per request mined by the model itself after each epoch (0: none)")
+	keep := fs.Float64("keep", 0, "share of the trained table kept, the rest the initial projection (weight-space ensembling; 0: all trained)")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
@@ -100,10 +103,10 @@ func runTrain(a *app, args []string) error {
 	if st, err := os.Stat(*dataDir); err != nil || !st.IsDir() {
 		return usagef("no reference data at %q: give --data-dir (the folder with retrieval/, bfcl/, bfcl_multi_turn/) or set DATA_DIR", *dataDir)
 	}
-	o := retrieval.TrainOptions{DataDir: *dataDir, Progress: a.stderr, PerToolCap: *perTool}
+	o := retrieval.TrainOptions{DataDir: *dataDir, Progress: a.stderr, PerToolCap: *perTool, ToolViews: *views}
 	o.Model.LearningRate, o.Model.Temperature = *lr, *temp
 	o.Model.Header.Dim, o.Model.Header.Buckets, o.Model.Dropout = *dim, *buckets, *dropout
-	o.Model.Seed, o.Model.Epochs = *seed, *epochs
+	o.Model.Seed, o.Model.Epochs, o.Model.MinedPerQuery, o.Model.Keep = *seed, *epochs, *mined, *keep
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var m *embeddings.ToolModel

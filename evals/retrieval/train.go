@@ -24,6 +24,12 @@ type TrainOptions struct {
 	// MetaTool's thousands of requests for 160 plugins do not drown the
 	// rest (default 30).
 	PerToolCap int
+	// ToolViews adds, for every training tool, requests made from the
+	// tool's own text (its description; its name with its parameters),
+	// each paired with the whole tool text: they teach which words tell
+	// tools apart over all training tools, not only the few with requests,
+	// and that carries to tools never seen.
+	ToolViews bool
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 }
@@ -91,6 +97,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	corpus := map[string]string{}
 	var examples []embeddings.TrainExample
 	var devSets []Dataset
+	pools := map[string][]string{}
 	for i := range sets {
 		ds := &sets[i]
 		key := func(id string) string { return ds.Name + "|" + id }
@@ -103,7 +110,25 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 			corpus[key(d.ID)] = embeddings.DenseText(&d)
 		}
 		rep.Tools[ds.Name] = len(pool)
+		for _, d := range pool {
+			pools[ds.Name] = append(pools[ds.Name], key(d.ID))
+		}
 		bm := NewPlainBM25(pool)
+		if o.ToolViews {
+			for _, d := range pool {
+				for _, v := range toolViews(&d) {
+					ex := embeddings.TrainExample{Query: v, Gold: []string{key(d.ID)}, Pool: ds.Name}
+					top, _ := bm.Rank(ctx, v, 10)
+					for _, id := range top {
+						if id != d.ID {
+							ex.Hard = append(ex.Hard, key(id))
+						}
+					}
+					examples = append(examples, ex)
+					rep.Examples[ds.Name+"/views"]++
+				}
+			}
+		}
 		perTool := map[string]int{}
 		for _, q := range ds.Queries {
 			if IsSplit(ds.Name) && SplitQuery(ds, q) != PartTrain {
@@ -115,7 +140,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 			}
 			perTool[capKey]++
 			gold := map[string]bool{}
-			ex := embeddings.TrainExample{Query: q.Text}
+			ex := embeddings.TrainExample{Query: q.Text, Pool: ds.Name}
 			for _, g := range q.Gold {
 				gold[g] = true
 				ex.Gold = append(ex.Gold, key(g))
@@ -136,6 +161,9 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	progress(o.Progress, "training on %d requests: %v", len(examples), rep.Examples)
 	mo := o.Model
 	mo.Progress = o.Progress
+	if mo.MinedPerQuery > 0 {
+		mo.Pools = pools
+	}
 	m, err := embeddings.TrainModel(ctx, corpus, examples, mo)
 	if err != nil {
 		return nil, rep, err
@@ -148,8 +176,38 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	rep.Fusion, rep.DevNDCG = f, score
 	info := map[string]any{"split_salt": SplitSalt, "seed": o.Model.Seed, "files": TrainingFiles,
 		"bfcl_multi_turn": true, "examples": rep.Examples, "per_tool_cap": o.PerToolCap, "dev_ndcg10": score}
+	if o.ToolViews {
+		info["tool_views"] = true
+	}
+	if mo.MinedPerQuery > 0 {
+		info["mined_per_query"] = mo.MinedPerQuery
+	}
+	if mo.Keep > 0 && mo.Keep < 1 {
+		info["keep"] = mo.Keep
+	}
+	if mo.Epochs > 0 {
+		info["epochs"] = mo.Epochs
+	}
 	m.SetTrainInfo(info)
 	return m, rep, nil
+}
+
+// toolViews are the requests made from a tool's own text: its
+// description, and its name with its parameters' names and descriptions,
+// each when it has at least three words.
+func toolViews(d *embeddings.Doc) []string {
+	var out []string
+	if len(strings.Fields(d.Description)) >= 3 {
+		out = append(out, d.Description)
+	}
+	parts := []string{strings.Join(embeddings.Tokens(d.Name), " ")}
+	for _, p := range d.Params {
+		parts = append(parts, strings.Join(embeddings.Tokens(p.Name), " "), p.Description)
+	}
+	if v := strings.Join(parts, " "); len(strings.Fields(v)) >= 3 {
+		out = append(out, v)
+	}
+	return out
 }
 
 // DevSets are the dev and unseen-dev parts of the split datasets, over
