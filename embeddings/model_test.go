@@ -280,3 +280,58 @@ func TestTrainKeepMixesTheInitialTable(t *testing.T) {
 		t.Fatal("training moved no weight: the test checks nothing")
 	}
 }
+
+// With Norm "minmax" a list's last candidate adds nothing and its best adds
+// the list's weight; with the default "max" scores are divided by the best.
+func TestFusionNormMinMax(t *testing.T) {
+	docs := []Doc{
+		{ID: "weather", Name: "weather", Description: "current weather and forecast for a city"},
+		{ID: "mail", Name: "send_mail", Description: "send an email message to a recipient"},
+		{ID: "files", Name: "list_files", Description: "list the files of a folder"},
+	}
+	m := NewToolModel(ModelHeader{Buckets: 1024, Dim: 16}, 2)
+	fused := func(norm string) []Hit {
+		ix, err := Open(context.Background(), m, Options{Norm: norm, SparseWeight: -1, GroupWeight: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(context.Background(), "weather forecast for paris", 3, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 3 {
+			t.Fatalf("%s: %d hits", norm, len(hits))
+		}
+		return hits
+	}
+	mm, mx := fused("minmax"), fused("max")
+	if mm[0].Fused != 1 || mm[2].Fused != 0 {
+		t.Fatalf("minmax: best %.3f, last %.3f; want 1 and 0", mm[0].Fused, mm[2].Fused)
+	}
+	if mx[0].Fused != 1 || mx[2].Fused <= 0 && mx[2].Dense > 0 {
+		t.Fatalf("max: best %.3f, last %.3f (dense %.3f)", mx[0].Fused, mx[2].Fused, mx[2].Dense)
+	}
+	for i := range mm {
+		if mm[i].ID != mx[i].ID {
+			t.Fatalf("one list: the scaling changed the order at %d: %s vs %s", i, mm[i].ID, mx[i].ID)
+		}
+	}
+}
+
+// The scaling fitted for a model reaches an index that leaves it unset.
+func TestIndexTakesFittedNorm(t *testing.T) {
+	m := NewToolModel(ModelHeader{Buckets: 256, Dim: 8}, 1)
+	m.SetFusion(FusionWeights{Dense: 1, Sparse: 1, Norm: "minmax"})
+	for _, tc := range []struct{ given, want string }{{"", "minmax"}, {"max", "max"}} {
+		ix, err := Open(context.Background(), m, Options{Norm: tc.given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.opts.Norm != tc.want {
+			t.Fatalf("given %q: norm %q, want %q", tc.given, ix.opts.Norm, tc.want)
+		}
+	}
+}

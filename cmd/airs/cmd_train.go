@@ -79,6 +79,7 @@ func runTrain(a *app, args []string) error {
 	views := fs.Bool("tool-views", false, "also train on requests made from each training tool's own text (its description; its name and parameters)")
 	mined := fs.Int("mined", 0, "hard negatives per request mined by the model itself after each epoch (0: none)")
 	keep := fs.Float64("keep", 0, "share of the trained table kept, the rest the initial projection (weight-space ensembling; 0: all trained)")
+	norm := fs.String("fusion-norm", "", "the score scalings the fusion fit tries: max, minmax, or both (default)")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
@@ -107,6 +108,13 @@ func runTrain(a *app, args []string) error {
 	o.Model.LearningRate, o.Model.Temperature = *lr, *temp
 	o.Model.Header.Dim, o.Model.Header.Buckets, o.Model.Dropout = *dim, *buckets, *dropout
 	o.Model.Seed, o.Model.Epochs, o.Model.MinedPerQuery, o.Model.Keep = *seed, *epochs, *mined, *keep
+	switch *norm {
+	case "", "both":
+	case "max", "minmax":
+		o.FusionNorms = []string{*norm}
+	default:
+		return usagef("--fusion-norm %q: want max, minmax or both", *norm)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var m *embeddings.ToolModel
@@ -119,7 +127,7 @@ func runTrain(a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, a.stderr); err != nil {
+		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, o.FusionNorms, a.stderr); err != nil {
 			return err
 		}
 		m.SetFusion(rep.Fusion)

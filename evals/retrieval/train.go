@@ -30,6 +30,9 @@ type TrainOptions struct {
 	// tools apart over all training tools, not only the few with requests,
 	// and that carries to tools never seen.
 	ToolViews bool
+	// FusionNorms are the score scalings the fusion fit tries (nil:
+	// FusionNorms).
+	FusionNorms []string
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 }
@@ -168,7 +171,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	if err != nil {
 		return nil, rep, err
 	}
-	f, score, err := FitFusion(ctx, m, devSets, o.Progress)
+	f, score, err := FitFusion(ctx, m, devSets, o.FusionNorms, o.Progress)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -226,34 +229,43 @@ func DevSets(dataDir string) ([]Dataset, error) {
 	return out, nil
 }
 
-// FitFusion picks the fusion weights (dense, BM25, group and name field)
-// that give the best mean NDCG@10 over the dev sets, from a small grid.
-func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, prog io.Writer) (embeddings.FusionWeights, float64, error) {
+// FusionNorms are the score scalings FitFusion tries (embeddings.Options.Norm).
+var FusionNorms = []string{"max", "minmax"}
+
+// FitFusion picks the fusion weights (dense, BM25, group and name field,
+// and how each list's scores are scaled: norms, default FusionNorms) that
+// give the best mean NDCG@10 over the dev sets, from a small grid.
+func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, norms []string, prog io.Writer) (embeddings.FusionWeights, float64, error) {
+	if len(norms) == 0 {
+		norms = FusionNorms
+	}
 	best, bestScore := embeddings.FusionWeights{}, -1.0
-	for _, dense := range []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3} {
-		for _, group := range []float64{-1, 0.3, 0.8, 1.2} {
-			for _, name := range []float64{2, 4, 6} {
-				fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name}
-				total := 0.0
-				for _, ds := range devSets {
-					if len(ds.Queries) == 0 {
-						continue
+	for _, norm := range norms {
+		for _, dense := range []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3} {
+			for _, group := range []float64{-1, 0.3, 0.8, 1.2} {
+				for _, name := range []float64{2, 4, 6} {
+					fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name, Norm: norm}
+					total := 0.0
+					for _, ds := range devSets {
+						if len(ds.Queries) == 0 {
+							continue
+						}
+						o := embeddings.Options{DenseWeight: dense, SparseWeight: 1, GroupWeight: group, Fields: embeddings.DefaultFields, Norm: norm}
+						o.Fields.Name = name
+						a, err := NewAIRS(ctx, ds.Docs, m, o)
+						if err != nil {
+							return best, 0, err
+						}
+						r, _, err := EvaluateMethod(ctx, ds, a)
+						if err != nil {
+							return best, 0, err
+						}
+						total += r.NDCG10
 					}
-					o := embeddings.Options{DenseWeight: dense, SparseWeight: 1, GroupWeight: group, Fields: embeddings.DefaultFields}
-					o.Fields.Name = name
-					a, err := NewAIRS(ctx, ds.Docs, m, o)
-					if err != nil {
-						return best, 0, err
+					score := total / float64(max(len(devSets), 1))
+					if score > bestScore {
+						best, bestScore = fw, score
 					}
-					r, _, err := EvaluateMethod(ctx, ds, a)
-					if err != nil {
-						return best, 0, err
-					}
-					total += r.NDCG10
-				}
-				score := total / float64(max(len(devSets), 1))
-				if score > bestScore {
-					best, bestScore = fw, score
 				}
 			}
 		}
