@@ -229,8 +229,10 @@ func DevSets(dataDir string) ([]Dataset, error) {
 	return out, nil
 }
 
-// FusionNorms are the score scalings FitFusion tries (embeddings.Options.Norm).
-var FusionNorms = []string{"max", "minmax"}
+// FusionNorms are the score scalings FitFusion tries by default
+// (embeddings.Options.Norm): "max" alone, as "minmax" was behind it on the
+// dev sets (EVALS.md); trying both doubles the fit.
+var FusionNorms = []string{"max"}
 
 // FitFusion picks the fusion weights (dense, BM25, group and name field,
 // and how each list's scores are scaled: norms, default FusionNorms) that
