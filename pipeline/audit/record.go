@@ -59,6 +59,12 @@ type Record struct {
 	// attempt's outcome (pipeline's claim.go); it ran nothing, and that
 	// first attempt has its own record.
 	Replayed bool `json:"replayed,omitempty"`
+	// Provenance are where each argument came from, by argument
+	// ("space:documents/a.pdf (untrusted)"), and Level2 the level-2
+	// verdict with its reason (a flow that held the call, the intent
+	// verifier's judgement); absent when level 2 did not check the call.
+	Provenance map[string][]string `json:"provenance,omitempty"`
+	Level2     string              `json:"level2,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.

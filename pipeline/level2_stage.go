@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+)
+
+// level2State is one call's level-2 check.
+type level2State struct {
+	ran bool
+	in  level2Input
+	res Level2Result
+}
+
+// level2 runs Config.Level2 on a call that passed every other check, just
+// before the intent gate: a denied flow is refused here; a held one goes
+// to the gate (IntentCheck.Hold), or is refused when no gate can ask a
+// person.
+func (m *Manager) level2(ctx context.Context, cs *callState) error {
+	cs.l2.in = level2Input{caller: cs.req.Caller, provider: cs.entry.prov.id, intent: cs.req.Intent, turn: cs.req.Turn,
+		tool: &cs.entry.tool, params: cs.params.value, anomaly: cs.anomaly.level}
+	cs.l2.res = m.cfg.Level2.judge(ctx, cs.l2.in)
+	cs.l2.ran = true
+	switch r := &cs.l2.res; {
+	case r.Deny != "":
+		return &IntentMisaligned{Reason: r.Deny}
+	case r.Hold != "" && m.cfg.Gate == nil:
+		return &IntentMisaligned{Reason: r.Hold + " (no intent gate is configured to ask a person, so the call is refused)"}
+	}
+	return nil
+}
+
+// held adds level 2's reason to a gate's hold.
+func (s *level2State) held(err error) error {
+	var ivr *IntentVerificationRequired
+	if s.res.Hold != "" && errors.As(err, &ivr) && ivr.Reason == "" {
+		ivr.Reason = s.res.Hold
+	}
+	return err
+}
+
+// level2Delivered puts the labels and verdict on the result (and so in the
+// audit record) and, for a call that ran, remembers what its output
+// showed the caller.
+func (m *Manager) level2Delivered(cs *callState, res *Result) {
+	if !cs.l2.ran {
+		return
+	}
+	r := &cs.l2.res
+	res.Provenance = r.Labels.Strings()
+	switch {
+	case r.Hold != "":
+		res.Level2 = "held: " + r.Hold
+	case r.Deny != "":
+		res.Level2 = "denied: " + r.Deny
+	case r.Flag != "":
+		res.Level2 = "flagged: " + r.Flag
+	case r.Verdict != "":
+		res.Level2 = r.Verdict
+		if r.Reason != "" {
+			res.Level2 += ": " + r.Reason
+		}
+	}
+	if res.Outcome == OutcomeOK {
+		m.cfg.Level2.verifier.delivered(cs.req.Caller, cs.entry.tool.Name)
+		m.cfg.Level2.observe(cs.l2.in, r.Labels, res.Output)
+	}
+}
+
+// unheld refuses a call level 2 held that the gate let through without a
+// person's approval of this very call (a gate that does not know
+// IntentCheck.Hold): level 2 fails closed.
+func (s *level2State) unheld(d IntentDecision) error {
+	if s.res.Hold == "" || d.Decision == IntentApproved {
+		return nil
+	}
+	return &IntentMisaligned{Reason: s.res.Hold + " (the intent gate let it through without a person's approval, so level 2 refuses it)"}
+}
