@@ -290,6 +290,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildStorage(fc, c)
 	p.buildChains(fc, c)
 	p.buildClaims(fc, c)
+	p.buildLevel2(fc, c)
 
 	// selection
 	if v := fc.Selection.MinCoverage; v != nil {
@@ -397,6 +398,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 				a.Trust = *fa.Trust
 			}
 		}
+		a.Purpose = strings.TrimSpace(fa.Purpose)
 		c.Agents[id] = a
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/airs-dev/airs/provenance"
 )
@@ -46,6 +47,40 @@ type Level2 struct {
 	verifier *verifier
 	log      *slog.Logger
 	skipOnce sync.Once
+
+	descs atomic.Pointer[descOrigins] // MCP tools' descriptions, per registry generation
+	enums sync.Map                    // tool@version → map[string]bool: enum parameters
+}
+
+// descOrigins are the descriptions of the outside (MCP) tools of one
+// registry generation: a model reads them before any call, so a value it
+// copies from one carries that server's label.
+type descOrigins struct {
+	gen uint64
+	o   *provenance.Origins
+}
+
+// descriptions returns the Origins of reg's MCP tool descriptions, nil
+// when there are none.
+func (l *Level2) descriptions(reg *Registry) *provenance.Origins {
+	gen := reg.Generation()
+	if d := l.descs.Load(); d != nil && d.gen == gen {
+		return d.o
+	}
+	var o *provenance.Origins
+	for _, r := range reg.List() {
+		name, ok := strings.CutPrefix(r.Provider, "mcp:")
+		if !ok {
+			continue
+		}
+		if o == nil {
+			o = provenance.NewOrigins(4 << 20)
+		}
+		o.Observe([]string{r.Tool.Description, string(r.Tool.Parameters)},
+			provenance.Of(provenance.Label{Kind: provenance.MCP, Source: name + provenance.DescriptionsSuffix, Trusted: l.trusted["mcp:"+name]}))
+	}
+	l.descs.Store(&descOrigins{gen: gen, o: o})
+	return o
 }
 
 // Level2Options configure Level2. The zero value is the safe default.
@@ -202,6 +237,7 @@ type level2Input struct {
 	tool                           *Tool
 	params                         any
 	anomaly                        AnomalyLevel
+	descs                          *provenance.Origins // outside tools' descriptions (nil: none)
 }
 
 // judge runs the provenance, flow and verifier checks of one call.
@@ -246,6 +282,7 @@ func (l *Level2) labelsOf(in level2Input) provenance.Args {
 		turnO = l.turns.peek(in.turn)
 	}
 	out := provenance.Args{}
+	closed := l.enumArgs(in.tool)
 	for name, v := range m {
 		var labels provenance.Set
 		strs := stringsOf(v, nil)
@@ -254,8 +291,16 @@ func (l *Level2) labelsOf(in level2Input) provenance.Args {
 				labels = labels.Union(userLabel)
 				continue
 			}
+			if closed[name] {
+				// One of a closed list the configuration wrote (a space's
+				// name): that it also occurs in some text says nothing.
+				continue
+			}
 			if callerO != nil {
 				labels = labels.Union(callerO.Find(s))
+			}
+			if in.descs != nil {
+				labels = labels.Union(in.descs.Find(s))
 			}
 			if turnO != nil {
 				labels = labels.Union(turnO.Find(s))
@@ -272,6 +317,30 @@ func (l *Level2) labelsOf(in level2Input) provenance.Args {
 		return nil
 	}
 	return out
+}
+
+// enumArgs are the top-level parameters whose schema is an enum, per tool
+// version (cached).
+func (l *Level2) enumArgs(t *Tool) map[string]bool {
+	key := t.Name + "@" + t.Version
+	if v, ok := l.enums.Load(key); ok {
+		return v.(map[string]bool)
+	}
+	var s struct {
+		Properties map[string]struct {
+			Enum []any `json:"enum"`
+		} `json:"properties"`
+	}
+	m := map[string]bool{}
+	if json.Unmarshal(t.Parameters, &s) == nil {
+		for k, p := range s.Properties {
+			if len(p.Enum) > 0 {
+				m[k] = true
+			}
+		}
+	}
+	l.enums.Store(key, m)
+	return m
 }
 
 var userLabel = provenance.Of(provenance.Label{Kind: provenance.User, Trusted: true})

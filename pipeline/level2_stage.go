@@ -19,6 +19,7 @@ type level2State struct {
 func (m *Manager) level2(ctx context.Context, cs *callState) error {
 	cs.l2.in = level2Input{caller: cs.req.Caller, provider: cs.entry.prov.id, intent: cs.req.Intent, turn: cs.req.Turn,
 		tool: &cs.entry.tool, params: cs.params.value, anomaly: cs.anomaly.level}
+	cs.l2.in.descs = m.cfg.Level2.descriptions(m.reg)
 	cs.l2.res = m.cfg.Level2.judge(ctx, cs.l2.in)
 	cs.l2.ran = true
 	switch r := &cs.l2.res; {

@@ -192,7 +192,7 @@ func (v *verifier) actions(t *Tool, class ToolClass) []string {
 // and the call is novel (a research agent's first delete-file).
 func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 	var why []string
-	asked, named := true, true
+	asked, named, known := true, true, true
 	if in.Request != "" && v.asks != nil {
 		req := v.asks(in.Request)
 		want := req.Actions
@@ -200,7 +200,13 @@ func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 			want = append(want, "send")
 		}
 		acts := v.actions(in.Tool, in.Class)
-		asked = overlap(want, acts)
+		known = len(acts) > 0
+		if known {
+			asked = overlap(want, acts)
+		} else {
+			// No action word fits the tool: its own name's words stand in.
+			asked = namesTool(in.Request, in.Tool.Name)
+		}
 		if in.Class == ClassDestructive && !req.Destructive {
 			asked = false
 		}
@@ -232,7 +238,7 @@ func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 		if reason != "" {
 			return Verdict{VerdictUnsure, reason}
 		}
-	case !asked && (mismatch || in.Novel):
+	case !asked && (mismatch || (in.Novel && known)):
 		return Verdict{VerdictMisaligned, reason}
 	case mismatch && in.Novel:
 		return Verdict{VerdictMisaligned, reason}
@@ -260,6 +266,18 @@ func (l *Level2) targetsNamed(in VerifyInput) bool {
 		}
 	}
 	return true
+}
+
+// namesTool reports whether a word of the tool's name (notes.create:
+// "notes", "create") of four letters or more is in the request.
+func namesTool(request, tool string) bool {
+	low := strings.ToLower(request)
+	for _, w := range strings.FieldsFunc(strings.ToLower(tool), func(r rune) bool { return r == '.' || r == '-' || r == '_' || r == '/' }) {
+		if len(w) >= 4 && strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func overlap(a, b []string) bool {

@@ -36,6 +36,10 @@ const (
 	Tool Kind = "tool"
 )
 
+// DescriptionsSuffix ends the Source of an MCP label that came from the
+// server's tool descriptions rather than a result ("notes#descriptions").
+const DescriptionsSuffix = "#descriptions"
+
 // Label is one origin of a value.
 type Label struct {
 	Kind    Kind   `json:"kind"`
@@ -68,6 +72,9 @@ func (l Label) Describe() string {
 		}
 		return "the text of " + l.Source
 	case MCP:
+		if name, ok := strings.CutSuffix(l.Source, DescriptionsSuffix); ok {
+			return "the tool descriptions of MCP server " + name
+		}
 		return "the output of MCP server " + l.Source
 	case Network:
 		return "the answer of " + l.Source
