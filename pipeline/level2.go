@@ -138,7 +138,7 @@ var (
 	DefaultTargetArgs = []string{"path", "paths", "file", "files", "filename", "space", "folder", "dir", "directory",
 		"url", "uri", "href", "host", "to", "cc", "bcc", "recipient", "recipients", "dest", "destination", "target",
 		"from", "source", "id", "name", "email", "address", "channel", "repo"}
-	DefaultBodyArgs  = []string{"body", "content", "contents", "text", "data", "message", "payload", "subject", "attachment", "query"}
+	DefaultBodyArgs  = []string{"body", "content", "contents", "text", "data", "message", "payload", "subject", "title", "attachment", "query"}
 	DefaultSendTools = []string{"http-fetch"}
 )
 
@@ -205,6 +205,10 @@ func (l *Level2) ClassOf(t *Tool) ToolClass {
 	case t.Destructive:
 		return ClassDestructive
 	case l.send[t.Name]:
+		return ClassSend
+	case !t.ReadOnly && reSend.MatchString(toolText(t)):
+		// A tool that says it sends or publishes is held to it: a claim
+		// that makes the checks stricter is safe to believe.
 		return ClassSend
 	}
 	for _, c := range t.CapabilityRequired {

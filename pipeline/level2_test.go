@@ -310,7 +310,7 @@ func TestLevel2VerifierWithoutModel(t *testing.T) {
 	le := newL2Env(t, opts, nil)
 	_, err := le.do(t, Request{Caller: "researcher", Tool: "delete-file", Params: []byte(`{"space":"documents","path":"old.pdf"}`)})
 	r := heldReason(t, err)
-	if !strings.Contains(r, "misaligned") || !strings.Contains(r, "researcher's purpose matches delete-file at 0.10, under 0.30") ||
+	if !strings.Contains(r, "misaligned") || !strings.Contains(r, "researcher's purpose matches delete-file at 0.10, under 0.20") ||
 		!strings.Contains(r, "researcher has not called delete-file before") {
 		t.Errorf("research agent's delete-file: reason %q", r)
 	}

@@ -62,7 +62,7 @@ const VerdictSchema = `{"type":"object","properties":{"verdict":{"enum":["aligne
 // cover a tool. It is calibrated on the retrieval model between the
 // purposes of the injection eval's agents and the built-in tools (see
 // docs/level2.md for the figures and the command).
-const DefaultPurposeThreshold = 0.30
+const DefaultPurposeThreshold = 0.20
 
 // verifier is the Intent Verifier without a model: the request's own
 // words (does it ask for this action, on this object?), the retrieval
@@ -91,6 +91,9 @@ func newVerifier(o Level2Options) *verifier {
 // reSend are the words of a request that asks to send something out or
 // fetch it from the network; understand's actions are about files.
 var reSend = regexp.MustCompile(`(?i)\b(?:send|sending|post|posting|upload|uploading|fetch|fetching|download|downloading|e-?mail|mail|submit|share|publish|forward|webhook|https?://\S+)\b`)
+
+// reClause splits a purpose into the clauses it lists.
+var reClause = regexp.MustCompile(`\s*(?:[,;.]|\band\b|\bor\b)\s*`)
 
 // verify runs the configured verifier, or the one without a model.
 func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result) Verdict {
@@ -154,7 +157,16 @@ func (v *verifier) similarity(purpose string, t *Tool) float64 {
 	if ok {
 		return s
 	}
-	s = v.sim(purpose, toolText(t))
+	// A purpose lists what the agent does ("reads, summarizes and
+	// deletes …"): each clause is matched on its own, as a retrieval query
+	// is, and the best match counts; the whole sentence dilutes them.
+	tt := toolText(t)
+	s = v.sim(purpose, tt)
+	for _, c := range reClause.Split(purpose, -1) {
+		if c = strings.TrimSpace(c); c != "" {
+			s = max(s, v.sim(c, tt))
+		}
+	}
 	v.mu.Lock()
 	if len(v.sims) < v.limit {
 		v.sims[key] = s
@@ -174,7 +186,7 @@ func (v *verifier) actions(t *Tool, class ToolClass) []string {
 	if v.asks != nil {
 		a = append(a, v.asks(toolText(t)).Actions...)
 	}
-	if class == ClassSend {
+	if class == ClassSend || reSend.MatchString(toolText(t)) {
 		a = append(a, "send")
 	}
 	v.mu.Lock()
@@ -193,7 +205,8 @@ func (v *verifier) actions(t *Tool, class ToolClass) []string {
 func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 	var why []string
 	asked, named, known := true, true, true
-	if in.Request != "" && v.asks != nil {
+	words := in.Request != "" && v.asks != nil
+	if words {
 		req := v.asks(in.Request)
 		want := req.Actions
 		if reSend.MatchString(in.Request) {
@@ -238,6 +251,14 @@ func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 		if reason != "" {
 			return Verdict{VerdictUnsure, reason}
 		}
+	case words && asked && named:
+		// The user asked for this action on this object: whatever the
+		// purpose, it is theirs to ask (a destructive call still meets
+		// the person's gate as it always does).
+		if reason == "" {
+			return Verdict{VerdictAligned, "the request asks for it on what it names"}
+		}
+		return Verdict{VerdictAligned, "the request asks for it on what it names (" + reason + ")"}
 	case !asked && (mismatch || (in.Novel && known)):
 		return Verdict{VerdictMisaligned, reason}
 	case mismatch && in.Novel:
