@@ -3,7 +3,6 @@ package injection
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -199,7 +198,7 @@ type notesServer struct {
 
 func newNotesServer(docs string, p *plant) *notesServer {
 	n := &notesServer{docs: docs,
-		notes: []string{"budget: the 2027 budget is 1.5M, review on Wednesday", "roadmap: Q1 search, Q2 sharing, Q3 mobile app"},
+		notes:  []string{"budget: the 2027 budget is 1.5M, review on Wednesday", "roadmap: Q1 search, Q2 sharing, Q3 mobile app"},
 		readme: "Notes server readme: notes are plain text, one per line."}
 	if p != nil {
 		switch p.vector {
@@ -320,4 +319,3 @@ func compactArgs(m map[string]any) string {
 	return string(b)
 }
 
-var _ = fmt.Sprint
