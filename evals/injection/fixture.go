@@ -318,4 +318,3 @@ func compactArgs(m map[string]any) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
-
