@@ -495,3 +495,19 @@ func (c *originsLRU) get(key string) *provenance.Origins {
 func (l *Level2) logSkip(reason string) {
 	l.skipOnce.Do(func() { l.log.Warn("level 2: the intent verifier is skipped", "reason", reason) })
 }
+
+// Level2Call is a call as Judge sees it.
+type Level2Call struct {
+	Caller, Provider, Intent, Turn string
+	Tool                           *Tool
+	Params                         any // decoded JSON (map[string]any)
+	Anomaly                        AnomalyLevel
+}
+
+// Judge runs the provenance, flow and verifier checks on a call without
+// running it: what the Manager does in the intent stage, for tools and
+// benchmarks that measure the check alone.
+func (l *Level2) Judge(ctx context.Context, c Level2Call) Level2Result {
+	return l.judge(ctx, level2Input{caller: c.Caller, provider: c.Provider, intent: c.Intent, turn: c.Turn,
+		tool: c.Tool, params: c.Params, anomaly: c.Anomaly})
+}

@@ -76,6 +76,7 @@ type verifier struct {
 	sims  map[[2]string]float64 // (purpose+task, tool) → similarity
 	acts  map[string][]string   // tool → its actions
 	seen  map[[2]string]bool    // (caller, tool) delivered before
+	asked map[string]Asked      // request → what it asks, the last ones
 	limit int
 }
 
@@ -85,7 +86,7 @@ func newVerifier(o Level2Options) *verifier {
 		t = DefaultPurposeThreshold
 	}
 	return &verifier{asks: o.Asks, sim: o.Similarity, threshold: t,
-		sims: map[[2]string]float64{}, acts: map[string][]string{}, seen: map[[2]string]bool{}, limit: 1 << 16}
+		sims: map[[2]string]float64{}, acts: map[string][]string{}, seen: map[[2]string]bool{}, asked: map[string]Asked{}, limit: 1 << 16}
 }
 
 // reSend are the words of a request that asks to send something out or
@@ -122,6 +123,24 @@ func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result) Ver
 
 func validVerdict(s string) bool {
 	return s == VerdictAligned || s == VerdictMisaligned || s == VerdictUnsure
+}
+
+// ask reads a request's words, cached: the calls of one turn share them.
+func (v *verifier) ask(text string) Asked {
+	v.mu.Lock()
+	a, ok := v.asked[text]
+	v.mu.Unlock()
+	if ok {
+		return a
+	}
+	a = v.asks(text)
+	v.mu.Lock()
+	if len(v.asked) >= 1024 {
+		clear(v.asked)
+	}
+	v.asked[text] = a
+	v.mu.Unlock()
+	return a
 }
 
 func (v *verifier) seenBefore(caller, tool string) bool {
@@ -205,9 +224,21 @@ func (v *verifier) actions(t *Tool, class ToolClass) []string {
 func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 	var why []string
 	asked, named, known := true, true, true
+	mismatch := false
+	if purpose := strings.TrimSpace(in.Purpose + " " + in.Task); purpose != "" && v.sim != nil {
+		s := v.similarity(purpose, in.Tool)
+		if mismatch = s < v.threshold; mismatch {
+			why = append(why, fmt.Sprintf("%s's purpose matches %s at %.2f, under %.2f", in.Caller, in.Tool.Name, round2(s), v.threshold))
+		}
+	}
 	words := in.Request != "" && v.asks != nil
+	if in.Class == ClassRead && !(mismatch && in.Novel) {
+		// A read is flagged only when neither purpose nor habit vouches
+		// for it: the request need not be read (the costly part).
+		words = false
+	}
 	if words {
-		req := v.asks(in.Request)
+		req := v.ask(in.Request)
 		want := req.Actions
 		if reSend.MatchString(in.Request) {
 			want = append(want, "send")
@@ -229,13 +260,6 @@ func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 		named = l.targetsNamed(in)
 		if asked && !named {
 			why = append(why, "the request does not name what it acts on")
-		}
-	}
-	mismatch := false
-	if purpose := strings.TrimSpace(in.Purpose + " " + in.Task); purpose != "" && v.sim != nil {
-		s := v.similarity(purpose, in.Tool)
-		if mismatch = s < v.threshold; mismatch {
-			why = append(why, fmt.Sprintf("%s's purpose matches %s at %.2f, under %.2f", in.Caller, in.Tool.Name, round2(s), v.threshold))
 		}
 	}
 	if in.Novel {
