@@ -269,6 +269,9 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 			}
 			switch r.Status {
 			case StatusApproved, StatusAlways:
+				if c.Hold != "" && r.Reason != c.Hold {
+					continue // approved without seeing the flow level 2 holds it for
+				}
 				r.Used = now
 				st.touch(r.ID)
 				d = pipeline.IntentDecision{Decision: pipeline.IntentApproved, Review: r.ID, Reviewer: r.DecidedBy}

@@ -49,3 +49,21 @@ func TestLevel2HoldAndFlag(t *testing.T) {
 		t.Errorf("flagged review %+v %v", q, err)
 	}
 }
+
+// An approval given before the call was judged (chat's question, asked
+// without the flow) does not answer a level-2 hold: the person must see it.
+func TestLevel2HoldNeedsTheFlowSeen(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	g := newGuard(t, t.TempDir(), clk)
+	params := `{"path":"reports/q3.xlsx"}`
+	if _, err := g.Answer("bot", "builtin", "delete-file", []byte(params), "", Once, "boss"); err != nil {
+		t.Fatal(err)
+	}
+	flow := check("bot", deleteFile, params)
+	flow.Hold = "delete-file path came from the text of documents/invoice.pdf (flow policy untrusted-target)"
+	id := held(t, g, flow)
+	if _, err := g.Decide(id, Once, "boss"); err != nil {
+		t.Fatal(err)
+	}
+	passes(t, g, flow, pipeline.IntentApproved)
+}

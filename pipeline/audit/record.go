@@ -3,6 +3,8 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -147,6 +149,33 @@ func (r *Record) AppendBody(b []byte) []byte {
 	}
 	if r.Replayed {
 		b = append(b, `,"replayed":true`...)
+	}
+	if len(r.Provenance) > 0 {
+		b = append(b, `,"provenance":{`...)
+		for i, k := range slices.Sorted(maps.Keys(r.Provenance)) { // encoding/json's order
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if r.Provenance[k] == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for j, l := range r.Provenance[k] {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, l)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if r.Level2 != "" {
+		b = append(b, `,"level2":`...)
+		b = appendString(b, r.Level2)
 	}
 	return append(b, '}')
 }
