@@ -48,8 +48,9 @@ type Level2 struct {
 	log      *slog.Logger
 	skipOnce sync.Once
 
-	descs atomic.Pointer[descOrigins] // MCP tools' descriptions, per registry generation
-	enums sync.Map                    // tool@version → map[string]bool: enum parameters
+	task  atomic.Pointer[func(string) string] // SetTask; else opts.Task
+	descs atomic.Pointer[descOrigins]         // MCP tools' descriptions, per registry generation
+	enums sync.Map                            // tool@version → map[string]bool: enum parameters
 }
 
 // descOrigins are the descriptions of the outside (MCP) tools of one
@@ -185,6 +186,21 @@ func orDefault(n, def int) int {
 		return def
 	}
 	return n
+}
+
+// SetTask sets where the verifier reads each caller's current task (the
+// recommender's, set by `airs task` and PUT /v1/context), for a task
+// source that exists only once the Manager does.
+func (l *Level2) SetTask(f func(caller string) string) { l.task.Store(&f) }
+
+func (l *Level2) taskOf(caller string) string {
+	if f := l.task.Load(); f != nil {
+		return (*f)(caller)
+	}
+	if l.opts.Task != nil {
+		return l.opts.Task(caller)
+	}
+	return ""
 }
 
 // ToolClass is what a tool does as level 2 sees it.

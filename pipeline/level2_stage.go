@@ -77,3 +77,6 @@ func (s *level2State) unheld(d IntentDecision) error {
 	}
 	return &IntentMisaligned{Reason: s.res.Hold + " (the intent gate let it through without a person's approval, so level 2 refuses it)"}
 }
+
+// Level2 is the Manager's level-2 check (Config.Level2), nil when off.
+func (m *Manager) Level2() *Level2 { return m.cfg.Level2 }

@@ -351,3 +351,24 @@ func TestLevel2VerifierSkippedOrFallsBack(t *testing.T) {
 		t.Errorf("level2 = %q, want the no-model verdict", res.Level2)
 	}
 }
+
+// The verifier reads the caller's current task beside its purpose: a task
+// that covers the tool lifts a purpose that does not.
+func TestLevel2TaskCountsWithThePurpose(t *testing.T) {
+	sim := func(purpose, tool string) float64 {
+		if strings.Contains(purpose, "clean up") && strings.Contains(tool, "delete") {
+			return 0.8
+		}
+		return 0.05
+	}
+	le := newL2Env(t, Level2Options{Similarity: sim, Purposes: map[string]string{"researcher": "read papers"}}, nil)
+	_, err := le.do(t, Request{Caller: "researcher", Tool: "delete-file", Params: []byte(`{"space":"documents","path":"old.pdf"}`)})
+	if r := heldReason(t, err); !strings.Contains(r, "misaligned") {
+		t.Fatalf("without a task: %q", r)
+	}
+	le.m.Level2().SetTask(func(caller string) string { return "clean up the drafts folder" })
+	res, err := le.do(t, Request{Caller: "researcher", Tool: "delete-file", Params: []byte(`{"space":"documents","path":"old2.pdf"}`)})
+	if r := heldReason(t, err); r != "" {
+		t.Errorf("with a task that covers it: held for level 2 %q (%s)", r, res.Level2)
+	}
+}

@@ -100,9 +100,7 @@ var reClause = regexp.MustCompile(`\s*(?:[,;.]|\band\b|\bor\b)\s*`)
 func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result) Verdict {
 	v := VerifyInput{Caller: in.caller, Purpose: l.opts.Purposes[in.caller], Request: in.intent, Tool: in.tool,
 		Class: r.Class, Params: in.params, Labels: r.Labels}
-	if l.opts.Task != nil {
-		v.Task = l.opts.Task(in.caller)
-	}
+	v.Task = l.taskOf(in.caller)
 	v.Novel = in.anomaly >= AnomalyReview || !l.verifier.seenBefore(in.caller, in.tool.Name)
 	if l.opts.Verifier != nil {
 		verdict, err := l.opts.Verifier.Verify(ctx, v)

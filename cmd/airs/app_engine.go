@@ -40,6 +40,9 @@ func (a *app) engineWith(ctx context.Context, opts engine.Options) (*engine.Engi
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)
 	}
+	if l2 := m.Level2(); l2 != nil && e.Recommender != nil {
+		l2.SetTask(e.Recommender.Task) // the verifier reads the caller's task
+	}
 	if e.ModelNotice != "" && channel != "run" && channel != "recommend" && channel != "mcp" {
 		fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
 	}
