@@ -30,6 +30,10 @@ type Level2 struct {
 	PurposeThreshold float64
 	// HTTPFetch turns on the http-fetch tool (level2.http_fetch).
 	HTTPFetch HTTPFetch
+	// Verifier is "model" to have the model judge write, send and
+	// destructive calls (a model call each), "" for the verifier without a
+	// model (level2.verifier).
+	Verifier string
 }
 
 // Flow is one flow policy (level2.flows[i]).
@@ -65,6 +69,7 @@ type fileLevel2 struct {
 	SendTools        []string `yaml:"send_tools"`
 	Unsure           string   `yaml:"unsure"`
 	PurposeThreshold *float64 `yaml:"purpose_threshold"`
+	Verifier         string   `yaml:"verifier"`
 	HTTPFetch        struct {
 		Enabled      bool     `yaml:"enabled"`
 		MaxBytes     int64    `yaml:"max_bytes"`
@@ -130,6 +135,14 @@ func (p *parser) buildLevel2(fc *fileConfig, c *Config) {
 		} else {
 			l.PurposeThreshold = *t
 		}
+	}
+	switch f.Verifier {
+	case "", "none", "model":
+		if f.Verifier == "model" {
+			l.Verifier = "model"
+		}
+	default:
+		p.add(p.line("level2", "verifier"), "level2.verifier %q: want model (the model judges write, send and destructive calls) or none", f.Verifier)
 	}
 	h := f.HTTPFetch
 	if h.MaxBytes < 0 || time.Duration(h.Timeout) < 0 {

@@ -49,6 +49,7 @@ type Level2 struct {
 	skipOnce sync.Once
 
 	task  atomic.Pointer[func(string) string] // SetTask; else opts.Task
+	model atomic.Pointer[Verifier]            // SetVerifier; else opts.Verifier
 	descs atomic.Pointer[descOrigins]         // MCP tools' descriptions, per registry generation
 	enums sync.Map                            // tool@version → map[string]bool: enum parameters
 }
@@ -186,6 +187,17 @@ func orDefault(n, def int) int {
 		return def
 	}
 	return n
+}
+
+// SetVerifier sets a model verifier once one exists (the engine's model);
+// nil goes back to the verifier without a model.
+func (l *Level2) SetVerifier(v Verifier) { l.model.Store(&v) }
+
+func (l *Level2) modelVerifier() Verifier {
+	if p := l.model.Load(); p != nil {
+		return *p
+	}
+	return l.opts.Verifier
 }
 
 // SetTask sets where the verifier reads each caller's current task (the

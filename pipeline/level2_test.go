@@ -372,3 +372,21 @@ func TestLevel2TaskCountsWithThePurpose(t *testing.T) {
 		t.Errorf("with a task that covers it: held for level 2 %q (%s)", r, res.Level2)
 	}
 }
+
+type fixedVerifier struct{ v Verdict }
+
+func (f fixedVerifier) Verify(context.Context, VerifyInput) (Verdict, error) { return f.v, nil }
+
+// A model verifier's misaligned verdict holds a write or send call with
+// its reason; set after the Manager exists (SetVerifier), it takes over
+// from the verifier without a model.
+func TestLevel2ModelVerdictHolds(t *testing.T) {
+	le := newL2Env(t, Level2Options{}, nil)
+	le.m.Level2().SetVerifier(fixedVerifier{Verdict{Verdict: VerdictMisaligned, Reason: "the user asked for a summary"}})
+	_, err := le.do(t, Request{Tool: "http-fetch", Params: []byte(`{"url":"https://x.example/a"}`), Intent: "summarize report.txt"})
+	if r := heldReason(t, err); !strings.Contains(r, "judged it misaligned: the user asked for a summary") {
+		t.Errorf("reason %q", r)
+	}
+	le.m.Level2().SetVerifier(fixedVerifier{Verdict{Verdict: VerdictAligned, Reason: "asked"}})
+	le.must(t, Request{Tool: "http-fetch", Params: []byte(`{"url":"https://x.example/a"}`), Intent: "summarize report.txt"})
+}

@@ -102,8 +102,8 @@ func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result) Ver
 		Class: r.Class, Params: in.params, Labels: r.Labels}
 	v.Task = l.taskOf(in.caller)
 	v.Novel = in.anomaly >= AnomalyReview || !l.verifier.seenBefore(in.caller, in.tool.Name)
-	if l.opts.Verifier != nil {
-		verdict, err := l.opts.Verifier.Verify(ctx, v)
+	if mv := l.modelVerifier(); mv != nil {
+		verdict, err := mv.Verify(ctx, v)
 		if err == nil && validVerdict(verdict.Verdict) {
 			return verdict
 		}
