@@ -51,6 +51,7 @@ type Level2 struct {
 	task  atomic.Pointer[func(string) string] // SetTask; else opts.Task
 	model atomic.Pointer[Verifier]            // SetVerifier; else opts.Verifier
 	descs atomic.Pointer[descOrigins]         // MCP tools' descriptions, per registry generation
+	bg    chan struct{}                       // the model's background judgements of reads in flight
 	enums sync.Map                            // tool@version → map[string]bool: enum parameters
 }
 
@@ -151,7 +152,7 @@ func NewLevel2(opts Level2Options, log *slog.Logger) *Level2 {
 	}
 	l := &Level2{opts: opts, flows: opts.Flows, log: log,
 		targets: set(opts.TargetArgs, DefaultTargetArgs), bodies: set(opts.BodyArgs, DefaultBodyArgs),
-		send: set(opts.SendTools, DefaultSendTools), trusted: map[string]bool{}}
+		send: set(opts.SendTools, DefaultSendTools), trusted: map[string]bool{}, bg: make(chan struct{}, 4)}
 	if l.flows == nil {
 		l.flows = DefaultFlows()
 	}
@@ -261,6 +262,8 @@ type Level2Result struct {
 	// Verdict is the verifier's ("aligned", "misaligned", "unsure",
 	// "skipped") and Reason its reason.
 	Verdict, Reason string
+
+	later *VerifyInput // a read the model verifier judges after the fact
 }
 
 // level2Input is the part of a call the check reads.
@@ -286,7 +289,7 @@ func (l *Level2) judge(ctx context.Context, in level2Input) Level2Result {
 			r.Hold = reason
 		}
 	}
-	v := l.verify(ctx, in, r)
+	v := l.verify(ctx, in, r, &r.later)
 	r.Verdict, r.Reason = v.Verdict, v.Reason
 	if v.Verdict == VerdictMisaligned || (v.Verdict == VerdictUnsure && l.opts.Unsure == "hold") {
 		why := "the intent verifier judged it " + v.Verdict + ": " + v.Reason

@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"time"
 )
 
 // level2State is one call's level-2 check.
@@ -22,6 +25,9 @@ func (m *Manager) level2(ctx context.Context, cs *callState) error {
 	cs.l2.in.descs = m.cfg.Level2.descriptions(m.reg)
 	cs.l2.res = m.cfg.Level2.judge(ctx, cs.l2.in)
 	cs.l2.ran = true
+	if v := cs.l2.res.later; v != nil && m.cfg.Gate != nil {
+		m.judgeLater(*v, cs.req.CallID, cs.entry.prov.id, cs.params.json, cs.req.Intent)
+	}
 	switch r := &cs.l2.res; {
 	case r.Deny != "":
 		return &IntentMisaligned{Reason: r.Deny}
@@ -80,3 +86,42 @@ func (s *level2State) unheld(d IntentDecision) error {
 
 // Level2 is the Manager's level-2 check (Config.Level2), nil when off.
 func (m *Manager) Level2() *Level2 { return m.cfg.Level2 }
+
+// judgeLater has the model verifier judge a read-only call after it went
+// ahead: a misaligned verdict queues it for review through the gate (as a
+// flagged call), the seed's asynchronous level 2. At most a few run at
+// once; past that a judgement is dropped and logged, never delaying a call.
+func (m *Manager) judgeLater(v VerifyInput, callID, provider string, params json.RawMessage, intent string) {
+	l := m.cfg.Level2
+	select {
+	case l.bg <- struct{}{}:
+	default:
+		m.log.Warn("level 2: background judgements full; a read-only call goes unjudged by the model", "tool", v.Tool.Name, "call_id", callID)
+		return
+	}
+	tool := *v.Tool
+	v.Tool = &tool
+	params = bytes.Clone(params) // the handler may write into the call's copy
+	go func() {
+		defer func() { <-l.bg }()
+		ctx, cancel := context.WithTimeout(m.ctx, 60*time.Second)
+		defer cancel()
+		mv := l.modelVerifier()
+		if mv == nil {
+			return
+		}
+		verdict, err := mv.Verify(ctx, v)
+		if err != nil || verdict.Verdict != VerdictMisaligned {
+			if err != nil {
+				m.log.Warn("level 2: the model could not judge a read-only call", "tool", tool.Name, "call_id", callID, "err", err)
+			}
+			return
+		}
+		_, gerr := m.cfg.Gate.Gate(ctx, IntentCheck{CallID: callID, Caller: v.Caller, Provider: provider, Tool: &tool,
+			Params: params, Intent: intent, Labels: v.Labels,
+			Flag: "the model judged it misaligned after it ran: " + verdict.Reason})
+		if gerr != nil {
+			m.log.Warn("level 2: a flagged read-only call could not be queued for review", "tool", tool.Name, "err", gerr)
+		}
+	}()
+}

@@ -390,3 +390,27 @@ func TestLevel2ModelVerdictHolds(t *testing.T) {
 	le.m.Level2().SetVerifier(fixedVerifier{Verdict{Verdict: VerdictAligned, Reason: "asked"}})
 	le.must(t, Request{Tool: "http-fetch", Params: []byte(`{"url":"https://x.example/a"}`), Intent: "summarize report.txt"})
 }
+
+// With a model verifier, a read-only call goes ahead at once and the model
+// judges it in the background: a misaligned verdict reaches the gate as a
+// flagged call (the review queue).
+func TestLevel2ModelJudgesReadsAfterTheFact(t *testing.T) {
+	flagged := make(chan IntentCheck, 1)
+	gate := gateFunc(func(_ context.Context, c IntentCheck) (IntentDecision, error) {
+		if c.Flag != "" {
+			flagged <- c
+			return IntentDecision{Decision: IntentQueued}, nil
+		}
+		return IntentDecision{}, nil
+	})
+	le := newL2Env(t, Level2Options{}, gate)
+	le.m.Level2().SetVerifier(fixedVerifier{Verdict{Verdict: VerdictMisaligned, Reason: "not what the user asked"}})
+	res := le.must(t, Request{Tool: "read-file", Params: []byte(`{"space":"documents","path":"report.txt"}`), Intent: "what time is it"})
+	if strings.Contains(res.Level2, "the model") {
+		t.Errorf("the read waited for the model: %q", res.Level2)
+	}
+	c := <-flagged
+	if c.Tool.Name != "read-file" || !strings.Contains(c.Flag, "the model judged it misaligned after it ran: not what the user asked") || string(c.Params) != `{"space":"documents","path":"report.txt"}` {
+		t.Errorf("flagged %+v", c)
+	}
+}

@@ -97,12 +97,14 @@ var reSend = regexp.MustCompile(`(?i)\b(?:send|sending|post|posting|upload|uploa
 var reClause = regexp.MustCompile(`\s*(?:[,;.]|\band\b|\bor\b)\s*`)
 
 // verify runs the configured verifier, or the one without a model.
-func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result) Verdict {
+func (l *Level2) verify(ctx context.Context, in level2Input, r Level2Result, later **VerifyInput) Verdict {
 	v := VerifyInput{Caller: in.caller, Purpose: l.opts.Purposes[in.caller], Request: in.intent, Tool: in.tool,
 		Class: r.Class, Params: in.params, Labels: r.Labels}
 	v.Task = l.taskOf(in.caller)
 	v.Novel = in.anomaly >= AnomalyReview || !l.verifier.seenBefore(in.caller, in.tool.Name)
-	if mv := l.modelVerifier(); mv != nil {
+	if mv := l.modelVerifier(); mv != nil && r.Class == ClassRead {
+		*later = &v // a read goes ahead: the model judges it in the background
+	} else if mv != nil {
 		verdict, err := mv.Verify(ctx, v)
 		if err == nil && validVerdict(verdict.Verdict) {
 			return verdict
