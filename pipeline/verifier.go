@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -238,12 +239,15 @@ func (v *verifier) judge(in VerifyInput, l *Level2) Verdict {
 		words = false
 	}
 	if words {
-		req := v.ask(in.Request)
+		acts := v.actions(in.Tool, in.Class)
+		var req Asked
+		if in.Class == ClassDestructive || slices.ContainsFunc(acts, func(a string) bool { return a != "send" }) {
+			req = v.ask(in.Request) // a send tool's action is read from the send words alone
+		}
 		want := req.Actions
 		if reSend.MatchString(in.Request) {
 			want = append(want, "send")
 		}
-		acts := v.actions(in.Tool, in.Class)
 		known = len(acts) > 0
 		if known {
 			asked = overlap(want, acts)

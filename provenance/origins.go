@@ -30,6 +30,46 @@ type Origins struct {
 type shown struct {
 	text   string
 	labels Set
+	// grams is a Bloom filter of the text's 8-byte windows (long texts
+	// only): a value whose first window is not in it does not occur in the
+	// text, so most lookups skip the scan. It never says no wrongly.
+	grams []uint64
+}
+
+// gramsFrom is the length from which a text gets a filter.
+const gramsFrom = 4 << 10
+
+func window(s string, i int) uint64 {
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+func gramBits(w uint64, n uint64) (uint64, uint64) {
+	h := w * 0x9E3779B97F4A7C15
+	return (h >> 7) & (n - 1), (h >> 37) & (n - 1)
+}
+
+func newGrams(t string) []uint64 {
+	n := uint64(1024)
+	for n < uint64(len(t))*4 {
+		n <<= 1
+	}
+	g := make([]uint64, n/64)
+	for i := 0; i+8 <= len(t); i++ {
+		a, b := gramBits(window(t, i), n)
+		g[a/64] |= 1 << (a % 64)
+		g[b/64] |= 1 << (b % 64)
+	}
+	return g
+}
+
+// mayContain is false only when t cannot contain v (len(v) >= 8).
+func (s *shown) mayContain(v string) bool {
+	if s.grams == nil || len(v) < 8 {
+		return true
+	}
+	a, b := gramBits(window(v, 0), uint64(len(s.grams))*64)
+	return s.grams[a/64]&(1<<(a%64)) != 0 && s.grams[b/64]&(1<<(b%64)) != 0
 }
 
 // NewOrigins keeps up to budget bytes of text (at least 1 KiB).
@@ -52,7 +92,11 @@ func (o *Origins) Observe(texts []string, labels Set) {
 		if len(t) > o.budget {
 			t = t[:o.budget]
 		}
-		o.texts = append(o.texts, shown{t, labels})
+		sh := shown{text: t, labels: labels}
+		if len(t) >= gramsFrom {
+			sh.grams = newGrams(t)
+		}
+		o.texts = append(o.texts, sh)
 		o.bytes += len(t)
 	}
 	drop := 0
@@ -79,8 +123,9 @@ func (o *Origins) Find(value string) Set {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out Set
-	for _, s := range o.texts {
-		if strings.Contains(s.text, value) || (len(s.text) >= MinText && strings.Contains(value, s.text)) {
+	for i := range o.texts {
+		s := &o.texts[i]
+		if (s.mayContain(value) && strings.Contains(s.text, value)) || (len(s.text) >= MinText && len(s.text) <= len(value) && strings.Contains(value, s.text)) {
 			out = out.Union(s.labels)
 		}
 	}

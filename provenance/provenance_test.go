@@ -77,3 +77,45 @@ func TestInWords(t *testing.T) {
 		}
 	}
 }
+
+// The filter of a long text never hides a value that occurs in it, and
+// lets lookups of values that do not occur skip the scan.
+func TestOriginsFilterNeverMisses(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 64<<10; i++ {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat(string(rune('a'+i%26)), i%13+1))
+		b.WriteString(" of the long document, number ")
+		b.WriteString(strings.Repeat("x", i%5))
+	}
+	text := b.String()
+	o := NewOrigins(1 << 20)
+	lab := Of(Label{Kind: Space, Source: "documents/long.txt"})
+	o.Observe([]string{text}, lab)
+	if o.texts[0].grams == nil {
+		t.Fatal("a long text got no filter")
+	}
+	for i := 0; i+40 < len(text); i += 97 {
+		for _, n := range []int{4, 8, 9, 17, 40} {
+			if v := text[i : i+n]; strings.TrimSpace(v) != v {
+				continue // Find trims what it is given
+			}
+			if got := o.Find(text[i : i+n]); len(got) != 1 {
+				t.Fatalf("value %q at %d (len %d) occurs in the text but was not found", text[i:i+n], i, n)
+			}
+		}
+	}
+	misses := 0
+	for i := 0; i < 200; i++ {
+		v := "qz" + strings.Repeat("Q", i%7) + "value-not-there-" + string(rune('A'+i%26))
+		if o.texts[0].mayContain(v) {
+			misses++
+		}
+		if got := o.Find(v); got != nil {
+			t.Fatalf("absent value %q found", v)
+		}
+	}
+	if misses > 100 {
+		t.Errorf("the filter let %d of 200 absent values through", misses)
+	}
+}
