@@ -77,6 +77,7 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildChains(fc, c)
 	p.buildClaims(fc, c)
 	p.buildTelemetry(fc, c)
+	p.buildLevel2(fc, c)
 
 	p.buildMinCoverage(fc, c)
 	return c
@@ -432,6 +433,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 				a.Trust = *fa.Trust
 			}
 		}
+		a.Purpose = strings.TrimSpace(fa.Purpose)
 		c.Agents[id] = a
 	}
 }

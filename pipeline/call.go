@@ -39,6 +39,7 @@ type callState struct {
 	mig         *migrating     // set by lookup when a migration serves an old version pin
 	intent      IntentDecision // the intent gate's decision, for the audit record
 	anomaly     anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	l2          level2State    // level 2's provenance, flows and verdict (Config.Level2; level2_stage.go)
 	lat         latencyState   // the latency model's features and prediction (latency.go)
 	specGen     uint64         // speculate.go: the write generation a speculative handler started in
 	specOf      string         // speculate.go: the speculative call whose result answered this one
@@ -238,22 +239,32 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 
+	if m.cfg.Level2 != nil && !req.Speculative { // provenance, flow policies, the intent verifier
+		if err := m.level2(hctx, cs); err != nil {
+			return err
+		}
+	}
+
 	// Level 2, the person's side: the intent gate, on a call that passed
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
 	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
-			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model})
+			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model,
+			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels})
 		cs.intent = d
 		if err != nil {
 			if serr := m.stopped(hctx, cs); serr != nil {
 				return serr
 			}
 			if errors.Is(err, ErrIntentVerificationRequired) {
-				return err
+				return cs.l2.held(err)
 			}
 			return asMisaligned(err)
+		}
+		if err := cs.l2.unheld(d); err != nil {
+			return err
 		}
 	}
 
@@ -646,6 +657,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	}
 	m.metrics.count(res.Outcome, res.ErrorKind)
 	latency := time.Since(cs.start)
+	m.level2Delivered(cs, res)
 	if m.cfg.Audit != nil {
 		sum := sha256.Sum256(cs.req.Params)
 		rec := &audit.Record{
@@ -663,6 +675,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 		rec.SpeculativeHit, rec.SpeculationOf = cs.specOf != "", cs.specOf
 		rec.Replayed = cs.replay
+		rec.Provenance, rec.Level2 = res.Provenance, res.Level2
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil

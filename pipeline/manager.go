@@ -53,6 +53,9 @@ type Config struct {
 	// confirms them and queues calls for review (package guard); nil
 	// skips it.
 	Gate IntentGate
+	// Level2 checks where each argument came from, the flow policies and
+	// the intent verifier before the Gate (level2.go); nil skips them.
+	Level2 *Level2
 	// Claims, when set, makes a non-idempotent call with a client-given
 	// call_id run at most once, whichever replica a retry reaches
 	// (claim.go); nil claims nothing.

@@ -200,6 +200,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 		mc.Gate = ag.Learning(g) // a person's approval of a held call teaches the scorer
 		mc.Scorer, mc.AnomalyThresholds = ag.Scorer, ag.Thresholds
 	}
+	mc.Level2 = level2(c, a.logger()) // provenance, flow policies, the intent verifier
 	m, err = pipeline.NewManager(mc)
 	if err != nil {
 		log.Close()
