@@ -36,6 +36,9 @@ type Options struct {
 	Executor Executor // required
 	Catalog  Catalog  // required: Run validates the chain first
 	Caller   string   // agent id, from the channel; passed to every call
+	// Intent is the user's request the chain serves (a plan), passed to
+	// every call: level 2 tells the user's own values from the data.
+	Intent string
 
 	// MaxParallel bounds the calls in flight at once, across branches and
 	// foreach items (0: DefaultMaxParallel).
@@ -631,7 +634,7 @@ func (r *runner) callHeld(i, item int, e *env, deadline time.Time) (json.RawMess
 		// latency-class default; the most it grants is what we want.
 		timeout = pipeline.MaxTimeout
 	}
-	req := pipeline.Request{CallID: callID, Tool: s.Tool, Params: payload, Encoding: pipeline.JSON, Timeout: timeout, Caller: r.opts.Caller}
+	req := pipeline.Request{CallID: callID, Tool: s.Tool, Params: payload, Encoding: pipeline.JSON, Timeout: timeout, Caller: r.opts.Caller, Intent: r.opts.Intent}
 
 	// On cancellation of the run, also tell the executor by call id; wait
 	// for that to finish so no goroutine outlives the call.

@@ -76,6 +76,8 @@ func (p *parser) build(fc *fileConfig) *Config {
 	p.buildStorage(fc, c)
 	p.buildChains(fc, c)
 	p.buildClaims(fc, c)
+	p.buildTelemetry(fc, c)
+	p.buildLevel2(fc, c)
 
 	p.buildMinCoverage(fc, c)
 	return c
@@ -431,6 +433,7 @@ func (p *parser) buildAgents(fc *fileConfig, c *Config) {
 				a.Trust = *fa.Trust
 			}
 		}
+		a.Purpose = strings.TrimSpace(fa.Purpose)
 		c.Agents[id] = a
 	}
 }

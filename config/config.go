@@ -67,6 +67,8 @@ type Config struct {
 	Spaces map[string]string
 	// Agents are the identities callers act as, by agent id.
 	Agents map[string]Agent
+	// Level2: provenance, flow policies, the intent verifier (level2.go).
+	Level2 Level2
 	CLI    CLI
 	HTTP   HTTP
 
@@ -107,6 +109,8 @@ type Config struct {
 	Chains Chains
 	// Claims: how long call claims are kept (config/claims.go).
 	Claims Claims
+	// Telemetry: tracing over OTLP, off by default (config/telemetry.go).
+	Telemetry Telemetry
 }
 
 // Guard configures the guard layer: destructive calls wait for a person's
@@ -194,6 +198,9 @@ type Agent struct {
 	// older configurations: the anomaly model learns each agent's habits
 	// and no longer reads it.
 	Trust int
+	// Purpose is what the agent is for, in a sentence
+	// (agents.NAME.purpose): the intent verifier judges its calls against it.
+	Purpose string
 }
 
 // CLI maps local OS users to agents.

@@ -124,6 +124,7 @@ type fileConfig struct {
 	Home   string               `yaml:"home"`
 	Spaces map[string]string    `yaml:"spaces"`
 	Agents map[string]fileAgent `yaml:"agents"`
+	Level2 fileLevel2           `yaml:"level2"`
 	CLI    struct {
 		Users map[string]string `yaml:"users"`
 	} `yaml:"cli"`
@@ -219,6 +220,8 @@ type fileConfig struct {
 	Peers   []filePeer  `yaml:"peers"`
 	Chains  fileChains  `yaml:"chains"`
 	Claims  fileClaims  `yaml:"claims"`
+
+	Telemetry fileTelemetry `yaml:"telemetry"` // config/telemetry.go
 }
 
 type fileAgent struct {
@@ -226,6 +229,7 @@ type fileAgent struct {
 	Providers    []string  `yaml:"providers"`
 	RateLimit    *fileRate `yaml:"rate_limit"`
 	Trust        *int      `yaml:"trust"`
+	Purpose      string    `yaml:"purpose"`
 }
 
 type fileRate struct {

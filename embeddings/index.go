@@ -39,6 +39,11 @@ type Options struct {
 	// normalisation); or "rrf": reciprocal rank fusion with RRFK. On the
 	// retrieval benchmarks score fusion was ahead of RRF on every set.
 	Fusion string
+	// Norm scales each list's scores in score fusion: "max" (default,
+	// divided by the list's best) or "minmax" (the list's last candidate
+	// maps to 0, its best to 1: a trained encoder's cosines sit in a narrow
+	// band, which dividing by the best flattens).
+	Norm string
 	// RefitFraction: a fitted embedder (Lexical) is refitted on Sync when
 	// more than this fraction of the documents was added, changed or removed
 	// since the last fit (default 0.2); otherwise only changed documents are
@@ -110,6 +115,9 @@ func (o *Options) adviseFusion(f FusionWeights) {
 	}
 	if o.GroupWeight == 0 && f.Group != 0 {
 		o.GroupWeight = f.Group
+	}
+	if o.Norm == "" && f.Norm != "" {
+		o.Norm = f.Norm
 	}
 	if o.Fields == (FieldWeights{}) && f.Name > 0 {
 		o.Fields = DefaultFields

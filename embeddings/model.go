@@ -69,6 +69,10 @@ type FusionWeights struct {
 	Sparse float64 `json:"sparse"`
 	Group  float64 `json:"group"`
 	Name   float64 `json:"name"`
+	// Norm is how each list's scores are scaled before they are summed:
+	// "" or "max" (divided by the list's best), or "minmax" (the list's
+	// last candidate maps to 0, its best to 1).
+	Norm string `json:"norm,omitempty"`
 }
 
 // FusionAdvisor is an Embedder that knows the fusion weights fitted for it.

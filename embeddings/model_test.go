@@ -177,3 +177,161 @@ func TestIndexTakesFittedFusion(t *testing.T) {
 		t.Fatalf("given options overridden: %+v", o)
 	}
 }
+
+// toyTraining is four tools and four requests for each that share no word
+// with their tool's text.
+func toyTraining() (map[string]string, map[string][]string, []TrainExample) {
+	corpus := map[string]string{
+		"forecast": "forecast: conditions for a city",
+		"mail":     "mail: deliver a message to an address",
+		"convert":  "convert: change an amount between currencies",
+		"stocks":   "stocks: share price of a company",
+	}
+	phr := map[string][]string{
+		"forecast": {"will it rain tomorrow", "is it sunny today", "rain or snow this weekend", "how hot will it be"},
+		"mail":     {"write to my boss", "notify bob by post", "send a note to alice", "write a letter to the team"},
+		"convert":  {"how many euros is ten dollars", "dollars to yen", "exchange rate euros", "yen in pounds"},
+		"stocks":   {"how is apple trading", "price of tesla shares", "nasdaq quote for msft", "is google up today"},
+	}
+	var ex []TrainExample
+	for tool, qs := range phr {
+		for _, q := range qs {
+			ex = append(ex, TrainExample{Query: q, Gold: []string{tool}, Pool: "toy"})
+		}
+	}
+	sortExamples(ex)
+	return corpus, phr, ex
+}
+
+// The model's own confusions become negatives when pools are given: the
+// training stays deterministic, differs from training without them, and
+// still learns the requests.
+func TestTrainMinesItsOwnNegatives(t *testing.T) {
+	corpus, phr, ex := toyTraining()
+	o := TrainOptions{Header: ModelHeader{Buckets: 4096, Dim: 32}, Seed: 3, Epochs: 30, Batch: 4,
+		Pools: map[string][]string{"toy": {"convert", "forecast", "mail", "stocks"}}, MinedPerQuery: 2}
+	m1, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MinedPerQuery = 0
+	m3, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.ID() != m2.ID() {
+		t.Fatalf("same data and seed, different weights: %s vs %s", m1.ID(), m2.ID())
+	}
+	if m1.ID() == m3.ID() {
+		t.Fatal("mined negatives changed nothing")
+	}
+	right := 0
+	for tool, qs := range phr {
+		for _, q := range qs {
+			v := m1.Encode(q)
+			best, bestS := "", -2.0
+			for k, text := range corpus {
+				if s := cos(v, m1.Encode(text)); s > bestS {
+					best, bestS = k, s
+				}
+			}
+			if best == tool {
+				right++
+			}
+		}
+	}
+	if right < 14 {
+		t.Fatalf("after training with mined negatives %d of 16 requests find their tool", right)
+	}
+}
+
+// Keep mixes the trained table with the initial projection row by row.
+func TestTrainKeepMixesTheInitialTable(t *testing.T) {
+	corpus, _, ex := toyTraining()
+	o := TrainOptions{Header: ModelHeader{Buckets: 512, Dim: 16}, Seed: 5, Epochs: 10, Batch: 4}
+	full, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Keep = 0.25
+	mixed, err := TrainModel(context.Background(), corpus, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := NewToolModel(o.Header, o.Seed)
+	d := o.Header.Dim
+	at := func(m *ToolModel, i int) float64 { return float64(m.scale[i/d]) * float64(m.q[i]) }
+	moved := 0
+	for i := range mixed.q {
+		want := 0.25*at(full, i) + 0.75*float64(init.w[i])
+		tol := float64(full.scale[i/d]+mixed.scale[i/d])*0.5 + 1e-6
+		if diff := at(mixed, i) - want; diff > tol || diff < -tol {
+			t.Fatalf("entry %d: %.5f, want 0.25·%.5f + 0.75·%.5f", i, at(mixed, i), at(full, i), init.w[i])
+		}
+		if d := at(full, i) - float64(init.w[i]); d > 0.01 || d < -0.01 {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("training moved no weight: the test checks nothing")
+	}
+}
+
+// With Norm "minmax" a list's last candidate adds nothing and its best adds
+// the list's weight; with the default "max" scores are divided by the best.
+func TestFusionNormMinMax(t *testing.T) {
+	docs := []Doc{
+		{ID: "weather", Name: "weather", Description: "current weather and forecast for a city"},
+		{ID: "mail", Name: "send_mail", Description: "send an email message to a recipient"},
+		{ID: "files", Name: "list_files", Description: "list the files of a folder"},
+	}
+	m := NewToolModel(ModelHeader{Buckets: 1024, Dim: 16}, 2)
+	fused := func(norm string) []Hit {
+		ix, err := Open(context.Background(), m, Options{Norm: norm, SparseWeight: -1, GroupWeight: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(context.Background(), "weather forecast for paris", 3, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 3 {
+			t.Fatalf("%s: %d hits", norm, len(hits))
+		}
+		return hits
+	}
+	mm, mx := fused("minmax"), fused("max")
+	if mm[0].Fused != 1 || mm[2].Fused != 0 {
+		t.Fatalf("minmax: best %.3f, last %.3f; want 1 and 0", mm[0].Fused, mm[2].Fused)
+	}
+	if mx[0].Fused != 1 || mx[2].Fused <= 0 && mx[2].Dense > 0 {
+		t.Fatalf("max: best %.3f, last %.3f (dense %.3f)", mx[0].Fused, mx[2].Fused, mx[2].Dense)
+	}
+	for i := range mm {
+		if mm[i].ID != mx[i].ID {
+			t.Fatalf("one list: the scaling changed the order at %d: %s vs %s", i, mm[i].ID, mx[i].ID)
+		}
+	}
+}
+
+// The scaling fitted for a model reaches an index that leaves it unset.
+func TestIndexTakesFittedNorm(t *testing.T) {
+	m := NewToolModel(ModelHeader{Buckets: 256, Dim: 8}, 1)
+	m.SetFusion(FusionWeights{Dense: 1, Sparse: 1, Norm: "minmax"})
+	for _, tc := range []struct{ given, want string }{{"", "minmax"}, {"max", "max"}} {
+		ix, err := Open(context.Background(), m, Options{Norm: tc.given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.opts.Norm != tc.want {
+			t.Fatalf("given %q: norm %q, want %q", tc.given, ix.opts.Norm, tc.want)
+		}
+	}
+}

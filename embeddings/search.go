@@ -255,19 +255,26 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 		}
 		return &hits[i]
 	}
-	var dmax, smax float64
+	// Each list's scores are scaled to (lo, hi] → (0, 1].
+	var dlo, dhi, slo, shi float64
 	if len(dl) > 0 {
-		dmax = dl[0].Score
+		dhi = dl[0].Score
+		if o.Norm == "minmax" && len(dl) > 1 {
+			dlo = dl[len(dl)-1].Score
+		}
 	}
 	if len(sl) > 0 {
-		smax = sl[0].Score
+		shi = sl[0].Score
+		if o.Norm == "minmax" && len(sl) > 1 {
+			slo = sl[len(sl)-1].Score
+		}
 	}
 	for r, s := range dl {
 		h := get(s.Doc)
 		h.DenseRank = r + 1
 		if o.Fusion != "rrf" {
-			if dmax > 0 {
-				h.Fused += o.DenseWeight * s.Score / dmax
+			if dhi > dlo {
+				h.Fused += o.DenseWeight * (s.Score - dlo) / (dhi - dlo)
 			}
 		} else {
 			h.Fused += o.DenseWeight / (o.RRFK + float64(r+1))
@@ -277,7 +284,9 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 		h := get(s.Doc)
 		h.BM25Rank = r + 1
 		if o.Fusion != "rrf" {
-			h.Fused += o.SparseWeight * s.Score / smax
+			if shi > slo {
+				h.Fused += o.SparseWeight * (s.Score - slo) / (shi - slo)
+			}
 		} else {
 			h.Fused += o.SparseWeight / (o.RRFK + float64(r+1))
 		}

@@ -15,6 +15,9 @@ type TrainExample struct {
 	Query string
 	Gold  []string
 	Hard  []string
+	// Pool names the registry the request is asked in (a key of
+	// TrainOptions.Pools): the model's own hard negatives are mined there.
+	Pool string
 }
 
 // TrainOptions tune TrainModel. The zero value means the defaults.
@@ -37,6 +40,19 @@ type TrainOptions struct {
 	// out of one step's encoding (default 0.3; negative: none): it keeps
 	// the model from resting on one identifying n-gram per tool.
 	Dropout float64
+	// Pools are the registries of the examples (Pool → tool keys). With
+	// MinedPerQuery > 0, after each epoch the model ranks each request's
+	// pool and its best-ranked wrong tools become hard negatives of the next
+	// epoch, beside the BM25 ones: the confusions of the model itself.
+	Pools         map[string][]string
+	MinedPerQuery int
+	// Keep, in (0, 1), is the share of the trained table kept in the
+	// end: the rest is the initial random projection, which compares texts
+	// by their shared features alone (weight-space ensembling: Wortsman et
+	// al., 2022, "Robust fine-tuning of zero-shot models"). What training
+	// learned about the tools it saw is thus mixed with what holds for any
+	// text, for tools never seen. 0 or 1: the trained table alone.
+	Keep float64
 	// Progress receives one line per epoch (nil: none).
 	Progress io.Writer
 }
@@ -143,6 +159,45 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 		addGrad(e.fs, g)
 	}
 
+	mined := make([][]string, len(examples))
+	mine := func() {
+		for pool, keys := range o.Pools {
+			vecs := make([][]float32, len(keys))
+			for i, k := range keys {
+				fs, err := feat(k)
+				if err != nil {
+					continue
+				}
+				vecs[i] = encode(fs).u
+			}
+			for i, ex := range examples {
+				if ex.Pool != pool {
+					continue
+				}
+				q := encode(qFeat[i]).u
+				gold := map[string]bool{}
+				for _, g := range ex.Gold {
+					gold[g] = true
+				}
+				scores := make([]float64, len(keys))
+				for j, v := range vecs {
+					scores[j] = math.Inf(-1)
+					if v != nil && !gold[keys[j]] {
+						scores[j] = float64(dot32(q, v))
+					}
+				}
+				best := topK(scores, 10, nil, false, nil)
+				mined[i] = mined[i][:0]
+				for _, b := range best {
+					if math.IsInf(b.Score, -1) {
+						continue
+					}
+					mined[i] = append(mined[i], keys[b.Doc])
+				}
+			}
+		}
+	}
+
 	order := make([]int, len(examples))
 	for i := range order {
 		order[i] = i
@@ -174,12 +229,15 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 				pos[i] = add(g[rng.IntN(len(g))])
 			}
 			for _, ex := range batch {
-				h := examples[ex].Hard
-				if len(h) == 0 {
-					continue
+				if h := examples[ex].Hard; len(h) > 0 {
+					for k := 0; k < o.HardPerQuery; k++ {
+						add(h[rng.IntN(len(h))])
+					}
 				}
-				for k := 0; k < o.HardPerQuery; k++ {
-					add(h[rng.IntN(len(h))])
+				if h := mined[ex]; len(h) > 0 {
+					for k := 0; k < o.MinedPerQuery; k++ {
+						add(h[rng.IntN(len(h))])
+					}
 				}
 			}
 			qs := make([]enc, len(batch))
@@ -264,8 +322,18 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 				delete(grad, r)
 			}
 		}
+		if o.MinedPerQuery > 0 && ep+1 < o.Epochs {
+			mine()
+		}
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "epoch %d/%d: loss %.4f over %d requests\n", ep+1, o.Epochs, lossSum/float64(max(nq, 1)), nq)
+		}
+	}
+	if o.Keep > 0 && o.Keep < 1 {
+		w0 := NewToolModel(o.Header, o.Seed).w
+		a := float32(o.Keep)
+		for i := range m.w {
+			m.w[i] = a*m.w[i] + (1-a)*w0[i]
 		}
 	}
 	m.quantize()

@@ -106,6 +106,12 @@ type Review struct {
 	// model's version.
 	Anomaly      float64 `json:"anomaly,omitempty"`
 	AnomalyModel string  `json:"anomaly_model,omitempty"`
+	// Reason is level 2's reason when that is why it is here: the flow a
+	// person approves ("delete-file path came from the text of
+	// documents/invoice.pdf"), or the intent verifier's judgement; and
+	// Provenance where each argument came from.
+	Reason     string              `json:"reason,omitempty"`
+	Provenance map[string][]string `json:"provenance,omitempty"`
 }
 
 // Grant is an "always" answer: Caller may call Tool without asking.
@@ -235,9 +241,9 @@ var _ pipeline.IntentGate = (*Guard)(nil)
 // tool's call is.
 func (g *Guard) Gate(_ context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
 	switch {
-	case c.Tool.Destructive || c.Anomaly >= pipeline.AnomalyBlock:
+	case c.Tool.Destructive || c.Anomaly >= pipeline.AnomalyBlock || c.Hold != "":
 		return g.confirm(c)
-	case g.review[c.Tool.Name] || c.Anomaly == pipeline.AnomalyReview:
+	case g.review[c.Tool.Name] || c.Anomaly == pipeline.AnomalyReview || c.Flag != "":
 		return g.queue(c), nil
 	}
 	return pipeline.IntentDecision{}, nil
@@ -251,7 +257,7 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 		// An "always" grant answers the intent question (may this agent
 		// call this destructive tool?); it does not vouch for what the
 		// calls do, so a call the anomaly gate holds is held with one too.
-		if gr := findGrant(st, c.Caller, c.Tool.Name); gr != nil && c.Anomaly < pipeline.AnomalyBlock {
+		if gr := findGrant(st, c.Caller, c.Tool.Name); gr != nil && c.Anomaly < pipeline.AnomalyBlock && c.Hold == "" {
 			d = pipeline.IntentDecision{Decision: pipeline.IntentAlways, Review: gr.Review, Reviewer: gr.By}
 			return false, nil
 		}
@@ -263,6 +269,9 @@ func (g *Guard) confirm(c pipeline.IntentCheck) (d pipeline.IntentDecision, err 
 			}
 			switch r.Status {
 			case StatusApproved, StatusAlways:
+				if c.Hold != "" && r.Reason != c.Hold {
+					continue // approved without seeing the flow level 2 holds it for
+				}
 				r.Used = now
 				st.touch(r.ID)
 				d = pipeline.IntentDecision{Decision: pipeline.IntentApproved, Review: r.ID, Reviewer: r.DecidedBy}
@@ -338,7 +347,8 @@ func (g *Guard) newReview(kind string, c pipeline.IntentCheck, sum string, now t
 		prefix = "rv-"
 	}
 	r := Review{ID: prefix + randomID(), Kind: kind, Caller: c.Caller, Provider: c.Provider, Tool: c.Tool.Name,
-		ParamsSHA256: sum, CallID: c.CallID, Intent: c.Intent, Created: now, Status: StatusPending}
+		ParamsSHA256: sum, CallID: c.CallID, Intent: c.Intent, Created: now, Status: StatusPending,
+		Reason: c.Hold + c.Flag, Provenance: c.Labels.Strings()}
 	if c.Anomaly >= pipeline.AnomalyReview {
 		r.Anomaly, r.AnomalyModel = pipeline.AnomalyScoreOf(c.AnomalyScore), c.AnomalyModel
 	}

@@ -39,6 +39,7 @@ type callState struct {
 	mig         *migrating     // set by lookup when a migration serves an old version pin
 	intent      IntentDecision // the intent gate's decision, for the audit record
 	anomaly     anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
+	l2          level2State    // level 2's provenance, flows and verdict (Config.Level2; level2_stage.go)
 	lat         latencyState   // the latency model's features and prediction (latency.go)
 	specGen     uint64         // speculate.go: the write generation a speculative handler started in
 	specOf      string         // speculate.go: the speculative call whose result answered this one
@@ -48,6 +49,7 @@ type callState struct {
 	// claimed: this attempt holds the call's claim (its outcome is
 	// recorded on it); replay: a retry answered from the first attempt.
 	claimed, replay bool
+	observed        // Config.Observer's view of the call (observe.go)
 }
 
 // Call runs req through the seven stages:
@@ -80,9 +82,16 @@ func (m *Manager) Call(ctx context.Context, req Request) (*Result, error) {
 		return res, ErrClosed
 	}
 	cs.fl = m.flights.add(req.CallID)
+	if o := m.cfg.Observer; o != nil {
+		ctx, cs.obs = o.StartCall(ctx, req.Tool, req.Caller)
+	}
 	err := m.run(ctx, &cs, res)
 	m.flights.remove(cs.fl)
-	return m.deliver(&cs, res, err)
+	res, err = m.deliver(&cs, res, err)
+	if cs.obs != nil {
+		cs.obs.Ended(res.Provider, string(res.Outcome), res.ErrorKind)
+	}
+	return res, err
 }
 
 func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
@@ -114,6 +123,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
+	cs.stageDone(1)
 	// Stage 2: lookup.
 	if cs.entry, err = m.lookup(cs); err != nil {
 		var denied *ChannelCapabilityDenied
@@ -158,6 +168,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	defer cancel()
 	cs.fl.setCancel(cancel)
 
+	cs.stageDone(2)
 	// Stage 3: capabilities.
 	if !m.policy.CanReach(req.Caller, e.prov.id) {
 		return &ChannelCapabilityDenied{Caller: req.Caller, Provider: e.prov.id}
@@ -197,6 +208,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return &ToolCapabilityDenied{Required: missing}
 	}
 
+	cs.stageDone(3)
 	// Stage 4: schema validation.
 	if e.tool.Lenient && e.params.defaults != nil && e.params.defaults.applyDefaults(cs.params.value) {
 		if cs.params.json, err = json.Marshal(cs.params.value); err != nil {
@@ -227,25 +239,36 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		}
 	}
 
+	if m.cfg.Level2 != nil && !req.Speculative { // provenance, flow policies, the intent verifier
+		if err := m.level2(hctx, cs); err != nil {
+			return err
+		}
+	}
+
 	// Level 2, the person's side: the intent gate, on a call that passed
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
 	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
-			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model})
+			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model,
+			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels})
 		cs.intent = d
 		if err != nil {
 			if serr := m.stopped(hctx, cs); serr != nil {
 				return serr
 			}
 			if errors.Is(err, ErrIntentVerificationRequired) {
-				return err
+				return cs.l2.held(err)
 			}
 			return asMisaligned(err)
 		}
+		if err := cs.l2.unheld(d); err != nil {
+			return err
+		}
 	}
 
+	cs.stageDone(4) // with the anomaly score and the intent gate that follow the schema
 	// Stage 5: dispatch, with what is left of the budget.
 	if !time.Now().Before(deadline) {
 		return &Timeout{Budget: cs.budget}
@@ -262,6 +285,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return replayed(replay, res)
 	}
 
+	cs.stageDone(5)
 	// Stage 6: execution — or, for a read-only idempotent tool, the result of
 	// a speculative run of this very call, looked up only now that every
 	// check above has passed (speculate.go).
@@ -274,6 +298,7 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 		return err
 	}
 
+	cs.stageDone(6)
 	// Stage 7 (the check; delivery proper is in deliver). Output must be
 	// JSON whether or not the tool declares a return_schema: the Result
 	// carries it as a raw JSON value, and garbage would break every encoder
@@ -632,6 +657,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 	}
 	m.metrics.count(res.Outcome, res.ErrorKind)
 	latency := time.Since(cs.start)
+	m.level2Delivered(cs, res)
 	if m.cfg.Audit != nil {
 		sum := sha256.Sum256(cs.req.Params)
 		rec := &audit.Record{
@@ -649,6 +675,7 @@ func (m *Manager) deliver(cs *callState, res *Result, err error) (*Result, error
 		}
 		rec.SpeculativeHit, rec.SpeculationOf = cs.specOf != "", cs.specOf
 		rec.Replayed = cs.replay
+		rec.Provenance, rec.Level2 = res.Provenance, res.Level2
 		if aerr := m.cfg.Audit.Append(rec); aerr != nil {
 			m.log.Error("audit record not durable: result withheld", "call_id", res.CallID, "err", aerr)
 			res.Output = nil

@@ -383,6 +383,9 @@ type IntentVerificationRequired struct {
 	Caller  string
 	Tool    string
 	Expires time.Time
+	// Reason is why level 2 holds it beyond the tool being destructive
+	// (a flow, the intent verifier), "" when it is only that.
+	Reason string
 }
 
 func (e *IntentVerificationRequired) Error() string {
@@ -390,7 +393,11 @@ func (e *IntentVerificationRequired) Error() string {
 	if !e.Expires.IsZero() {
 		s += ", expires " + e.Expires.UTC().Format(time.RFC3339)
 	}
-	return s + ")"
+	s += ")"
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
 }
 func (e *IntentVerificationRequired) Kind() string { return KindIntentVerificationRequired }
 func (e *IntentVerificationRequired) Is(target error) bool {

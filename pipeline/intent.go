@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/airs-dev/airs/provenance"
 )
 
 // IntentVerifier is capability level 2: does this call fit what the user
@@ -34,6 +36,13 @@ type IntentCheck struct {
 	Anomaly      AnomalyLevel
 	AnomalyScore uint8
 	AnomalyModel string
+	// Hold is level 2's reason to hold the call for a person (a flow
+	// policy, the intent verifier: Config.Level2); a gate holds it as it
+	// holds a destructive call, an "always" grant does not answer it, and
+	// the person sees the reason. Flag is a reason to queue it for review.
+	Hold, Flag string
+	// Labels are where each argument came from (Config.Level2).
+	Labels provenance.Args
 }
 
 // IntentVerifierFunc adapts a function to IntentVerifier.

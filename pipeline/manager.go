@@ -46,10 +46,16 @@ type Config struct {
 	// Intent is capability level 2's judge of a call against the user's
 	// words; nil skips it.
 	Intent IntentVerifier
+	// Observer watches each call's stages (tracing: observe.go); nil: none.
+	Observer CallObserver
+
 	// Gate is level 2's person: it holds destructive calls until someone
 	// confirms them and queues calls for review (package guard); nil
 	// skips it.
 	Gate IntentGate
+	// Level2 checks where each argument came from, the flow policies and
+	// the intent verifier before the Gate (level2.go); nil skips them.
+	Level2 *Level2
 	// Claims, when set, makes a non-idempotent call with a client-given
 	// call_id run at most once, whichever replica a retry reaches
 	// (claim.go); nil claims nothing.

@@ -144,6 +144,10 @@ type Request struct {
 	// Intent is the user's request in their words, when the channel has it;
 	// the intent verifier (capability level 2) judges the call against it.
 	Intent string
+	// Turn names the model turn the call is a step of (the engine's turn
+	// id): an argument of a later step that is not in Intent carries the
+	// labels of what earlier steps showed the model (level2.go).
+	Turn string
 	// Speculative runs the call ahead of time for a predicted real call
 	// (Manager.Speculate, speculate.go): read-only idempotent tools only,
 	// its result cached, not delivered as a call.
@@ -182,6 +186,11 @@ type Result struct {
 	// SpeculativeHit: the result came from a speculative run of the same
 	// call (speculate.go), not from running the handler now.
 	SpeculativeHit bool `json:"speculative_hit,omitempty"`
+	// Provenance are the labels of the call's arguments, by argument
+	// ("space:documents/a.pdf (untrusted)"), and Level2 the level-2
+	// verdict and its reason, when Config.Level2 checked the call.
+	Provenance map[string][]string `json:"provenance,omitempty"`
+	Level2     string              `json:"level2,omitempty"`
 	// Replayed: a retry of a claimed call (same call_id) that ended before:
 	// this is the first attempt's outcome, and nothing ran now (claim.go).
 	Replayed bool `json:"replayed,omitempty"`

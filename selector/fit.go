@@ -2,11 +2,13 @@ package selector
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/understand"
 )
 
 var reSpaces = regexp.MustCompile(`\s+`)
@@ -61,33 +63,35 @@ func Delexicalize(text string) string {
 // character n-grams its words share with one. A request with no content
 // word (only values) has coverage 0.
 func Coverage(request string, t pipeline.Tool) float64 {
-	return coverageOf(requestTerms(request), t)
+	return coverageOf(coverageTerms(request), t)
 }
 
-// requestTerms are a request's content words as Coverage analyses them:
-// analysed once per request, not once per candidate (on a long request the
-// analysis is most of a selection's work).
-func requestTerms(request string) []string { return embeddings.Terms(Delexicalize(request)) }
+// coverageTerms are a request's distinct content words as Coverage reads
+// them: found once per request, then matched against each candidate.
+func coverageTerms(request string) []string {
+	q := embeddings.Terms(Delexicalize(request))
+	out := q[:0]
+	for i, w := range q {
+		if !slices.Contains(q[:i], w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
-// coverageOf is Coverage of a request whose terms are q.
+// coverageOf is Coverage of the request's words q (coverageTerms).
 func coverageOf(q []string, t pipeline.Tool) float64 {
 	if len(q) == 0 {
 		return 0
 	}
 	doc := toolTerms(t)
-	seen := map[string]bool{}
-	n, hit := 0, 0
+	hit := 0
 	for _, w := range q {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		n++
 		if doc[w] || sharesStem(w, doc) {
 			hit++
 		}
 	}
-	return float64(hit) / float64(n)
+	return float64(hit) / float64(len(q))
 }
 
 // toolTerms are the analysed words of a tool's text, as the index makes it.
@@ -163,11 +167,15 @@ func FileMentions(request string) []string {
 	return out
 }
 
-// usesFile reports whether some top-level argument is a file the request names.
-func usesFile(args map[string]any, request string) bool {
-	for _, f := range FileMentions(request) {
+// usesFile reports whether some top-level argument is a file the request
+// names (as its interpretation read it).
+func usesFile(args map[string]any, in *understand.Interpretation) bool {
+	for _, o := range in.Objects {
+		if !o.Named {
+			continue
+		}
 		for _, v := range args {
-			if s, ok := v.(string); ok && s == f {
+			if s, ok := v.(string); ok && s == o.Phrase {
 				return true
 			}
 		}

@@ -74,3 +74,44 @@ func TestNoLLMTriesNextThenNone(t *testing.T) {
 		t.Errorf("got %s, notice %q", sel.Function, sel.Notice)
 	}
 }
+
+// TestNoLLMAskedTools: no-LLM mode tries the tool whose subject the
+// request names before a closer one it does not name, and a tool it does
+// not name at all only when it is close enough (MinSimilarityUnasked).
+func TestNoLLMAskedTools(t *testing.T) {
+	params := json.RawMessage(`{"type":"object","properties":{"specialization":{"type":"string"},"location":{"type":"string"}},"required":["location"]}`)
+	doctor := pipeline.Tool{Name: "doctor.search", Parameters: params}
+	lawyer := pipeline.Tool{Name: "lawyer.search", Parameters: params}
+	cat := listCatalog{{Provider: "p", Tool: doctor}, {Provider: "p", Tool: lawyer}}
+	s := &Selector{Catalog: cat, Ranker: orderRanker{}, Validate: validate,
+		Retriever: fixedRetriever{{Name: "doctor.search", Semantic: 2, Dense: 0.56}, {Name: "lawyer.search", Semantic: 1, Dense: 0.55}}}
+	sel, err := s.Select(context.Background(), "u", "Search for divorce law specialists in Los Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Function != "lawyer.search" {
+		t.Errorf("got %s %s, want lawyer.search", sel.Function, sel.Arguments)
+	}
+
+	cooking := pipeline.Tool{Name: "get_cooking_time", Parameters: json.RawMessage(`{"type":"object","properties":{"ingredient_type":{"type":"string"}},"required":["ingredient_type"]}`)}
+	s = &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate,
+		Retriever: fixedRetriever{{Name: "get_cooking_time", Semantic: 1, Dense: 0.3}}}
+	for _, c := range []struct {
+		request string
+		unasked float64
+		want    string
+	}{
+		{"What is the best way to boil an 'egg'?", 0.5, grammar.NoneTool}, // names nothing it is about, and far
+		{"What is the best way to boil an 'egg'?", 0, "get_cooking_time"}, // the rule off
+		{"the cooking time of an 'egg'", 0.5, "get_cooking_time"},         // names its subject
+	} {
+		s.Config.MinSimilarityUnasked = c.unasked
+		sel, err := s.Select(context.Background(), "u", c.request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Function != c.want {
+			t.Errorf("%q (unasked %.1f): got %s, want %s", c.request, c.unasked, sel.Function, c.want)
+		}
+	}
+}

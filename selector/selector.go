@@ -98,7 +98,12 @@ type Config struct {
 	// arguments it had to invent (ExtractArgumentsReport's missing list) —
 	// a call that cannot be made from what the user said is not made.
 	RequireEvidence bool
-	Hints           Hints
+	// MinSimilarityUnasked: no-LLM mode tries a candidate whose subject
+	// the request does not name (understand.AsksFor: "get_cooking_time"
+	// for "the best way to boil an egg") only when its dense similarity is
+	// at least this; a tool the request names needs only MinSimilarity [0].
+	MinSimilarityUnasked float64
+	Hints                Hints
 }
 
 func (c Config) withDefaults() Config {
@@ -203,15 +208,8 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(callable) == 0 {
 		return nil, nil, ErrNoTools
 	}
-	entries := make(map[string]Entry, len(callable))
-	names := make([]string, 0, len(callable))
-	for _, e := range callable {
-		if _, dup := entries[e.Tool.Name]; dup {
-			continue // the catalog lists the preferred provider first
-		}
-		entries[e.Tool.Name] = e
-		names = append(names, e.Tool.Name)
-	}
+	v := viewOf(callable)
+	entries, names := v.entries, v.names
 	hits, err := s.Retriever.Retrieve(ctx, request, k, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("selector: retrieval: %w", err)
@@ -220,7 +218,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	if len(cands) > k {
 		cands = cands[:k]
 	}
-	q := requestTerms(request)
+	q := coverageTerms(request) // the request's words, read once for every candidate
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -250,10 +248,14 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstErr error
 	var firstCov float64
 	tried := 0
-	destructiveAsk := understand.Parse(request, understand.Env{}).ExplicitDestructive
-	for _, c := range cands {
-		if tried == noLLMTries || c.Score[ScoreSimilarity] < cfg.MinSimilarity {
+	in := understand.Parse(request, understand.Env{}) // read once: what it asks, the files it names
+	destructiveAsk := in.ExplicitDestructive
+	for _, c := range askedFirst(cands, entries, request, noLLMTries) {
+		if tried == noLLMTries {
 			break
+		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarity && !understand.AsksKind(request, c.Name) {
+			continue // not similar enough at all (a closer one may follow: the order is askedFirst's)
 		}
 		if c.Score[ScoreCoverage] < cfg.MinCoverage {
 			continue // not about what the request asks; not a try
@@ -261,6 +263,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		e := entries[c.Name]
 		if e.Tool.Destructive && !destructiveAsk {
 			continue // a destructive tool only on an explicit ask, never the fallback
+		}
+		if c.Score[ScoreSimilarity] < cfg.MinSimilarityUnasked && !understand.AsksFor(request, e.Tool.Name, e.Tool.Parameters) {
+			continue // the request names nothing the tool is about, and is not close to it
 		}
 		tried++
 		args, missing, err := ExtractArgumentsReport(e.Tool.Parameters, request, cfg.Hints)
@@ -272,6 +277,8 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		switch {
 		case cfg.RequireEvidence && len(missing) > 0:
 			verr = fmt.Errorf("the request gives no value for %s", strings.Join(missing, ", "))
+		case cfg.RequireEvidence && understand.Unfilled(request, e.Tool.Parameters) != "":
+			verr = fmt.Errorf("the request states no value of %s's type", understand.Unfilled(request, e.Tool.Parameters))
 		case s.Validate != nil:
 			verr = s.Validate(e.Tool, raw)
 		}
@@ -287,7 +294,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		// first step of "summarize report.pdf" is reading report.pdf);
 		// otherwise "multiply 12 by 12" would list files because the
 		// calculator found no expression in it.
-		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, request) {
+		if cfg.RequireEvidence && first != nil && c.Score[ScoreCoverage] < firstCov && !usesFile(args, in) {
 			continue
 		}
 		sel.Function, sel.Provider, sel.Arguments = e.Tool.Name, e.Provider, raw
@@ -311,6 +318,48 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 			best.Name, 100*best.Score[ScoreCoverage], best.Score[ScoreSimilarity], 100*cfg.MinCoverage)
 	}
 	return sel, nil
+}
+
+// askedFirst orders the candidates to try: those the request asks for
+// (understand.AsksFor), by a subject of their own (not one every
+// candidate shares, as "functions" in functions.zero and
+// functions.intersect), before the others, each in rank order —
+// "divorce law specialists" is a lawyer's search before a doctor's,
+// however close their descriptions.
+func askedFirst(all []Candidate, entries map[string]Entry, request string, top int) []Candidate {
+	if len(all) < 2 {
+		return all
+	}
+	cands := all[:min(top, len(all))]
+	shared := map[string]int{}
+	for _, c := range cands {
+		seen := map[string]bool{}
+		for _, s := range understand.Subjects(c.Name) {
+			if !seen[s] {
+				seen[s] = true
+				shared[s]++
+			}
+		}
+	}
+	own := func(c Candidate) bool {
+		for _, s := range understand.NamedSubjects(request, c.Name) {
+			if shared[s] < len(cands) {
+				return true
+			}
+		}
+		t := entries[c.Name].Tool
+		return len(understand.NamedSubjects(request, c.Name)) == 0 && understand.AsksFor(request, t.Name, t.Parameters)
+	}
+	out := make([]Candidate, 0, len(cands))
+	var rest []Candidate
+	for _, c := range cands {
+		if own(c) {
+			out = append(out, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return append(append(out, rest...), all[len(cands):]...)
 }
 
 // ToolCallGrammar is how a request's tool-call grammar is compiled: compact

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -209,6 +210,9 @@ func BenchmarkPlanUnderstood(b *testing.B) {
 	var lat []time.Duration
 	var cpu []float64 // the process's CPU time over each plan (includes GC work it triggers)
 	cpu0 := processCPU()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start, c := time.Now(), processCPU()
@@ -219,12 +223,23 @@ func BenchmarkPlanUnderstood(b *testing.B) {
 		cpu = append(cpu, processCPU()-c)
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(ms1.NumGC-ms0.NumGC), "gc-cycles")
+	b.ReportMetric(float64(ms1.HeapAlloc)/(1<<20), "heap-MB")
+	cpuBy := slices.Clone(cpu)
 	sort.Float64s(cpu)
 	b.ReportMetric(1000*cpu[len(cpu)*99/100], "cpu-p99-ms")
 	b.ReportMetric(1000*(processCPU()-cpu0)/float64(b.N), "cpu-ms/op")
 	if os.Getenv("AIRS_BENCH_DETAIL") != "" {
-		for i, d := range lat {
-			b.Logf("%v %s", d, qs[i%len(qs)])
+		// The slowest plans by CPU, with their request: which request, or
+		// the garbage collector's work landing on any one, makes the tail.
+		idx := make([]int, len(cpuBy))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(i, j int) bool { return cpuBy[idx[i]] > cpuBy[idx[j]] })
+		for _, i := range idx[:min(len(idx), 20)] {
+			b.Logf("cpu %.2f ms wall %v: %s", 1000*cpuBy[i], lat[i], qs[i%len(qs)])
 		}
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })

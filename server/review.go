@@ -191,5 +191,8 @@ func confirmationBody(ivr *pipeline.IntentVerificationRequired) map[string]any {
 	if !ivr.Expires.IsZero() {
 		c["expires_at"] = ivr.Expires.UTC().Format(time.RFC3339)
 	}
+	if ivr.Reason != "" { // level 2's flow or verdict: what the person approves
+		c["reason"] = ivr.Reason
+	}
 	return c
 }

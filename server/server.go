@@ -70,6 +70,9 @@ type Config struct {
 	// bearer-token authentication: the handler reads the agent with
 	// Caller. cmd/airs builds it (mcp/server.NewHTTPHandler); nil: no /mcp.
 	MCP http.Handler
+	// Middleware wraps the whole server (tracing: internal/telemetry's
+	// span per request, W3C traceparent accepted); nil: none.
+	Middleware func(http.Handler) http.Handler
 }
 
 // Server is the HTTP API.
@@ -134,7 +137,7 @@ func New(b Backend, cfg Config) *Server {
 	}
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           s,
+		Handler:           s.wrapped(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

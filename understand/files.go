@@ -24,11 +24,29 @@ type FileIndex struct {
 	spaces map[string]*spaceIndex
 }
 
+// spaceIndex holds a space's entries by number; the maps from words to
+// entries hold numbers, not pointers, so that the garbage collector has
+// nothing to trace in them (with a hundred thousand files, tracing the
+// index dominated the CPU a running process spends on it).
 type spaceIndex struct {
-	entries map[string]*Entry          // by path
-	byToken map[string]map[*Entry]bool // analysed name token → entries
-	byBase  map[string][]*Entry        // lower-case base name → entries
+	list    []*Entry           // by number; nil once removed
+	free    []int32            // numbers of removed entries, for reuse
+	entries map[string]int32   // path → number
+	byToken map[string][]int32 // analysed name token → numbers
+	byBase  map[string][]int32 // lower-case base name → numbers
+	// words and dirs intern the tokens and the folder tokens entries
+	// share: a folder's thousand files hold one copy of its words.
+	words map[string]string
+	dirs  map[string][]string
 }
+
+func newSpaceIndex() *spaceIndex {
+	return &spaceIndex{entries: map[string]int32{}, byToken: map[string][]int32{}, byBase: map[string][]int32{},
+		words: map[string]string{}, dirs: map[string][]string{}}
+}
+
+// get is entry n.
+func (si *spaceIndex) get(n int32) *Entry { return si.list[n] }
 
 // Entry is one file or folder of a space.
 type Entry struct {
@@ -53,7 +71,7 @@ const MaxIndexed = 500_000
 // Build indexes the files under root as space (replacing what the index
 // held for it). Hidden files and folders (a leading dot) are left out.
 func (x *FileIndex) Build(space, root string) error {
-	si := &spaceIndex{entries: map[string]*Entry{}, byToken: map[string]map[*Entry]bool{}, byBase: map[string][]*Entry{}}
+	si := newSpaceIndex()
 	rt, err := os.OpenRoot(root)
 	if err != nil {
 		x.mu.Lock()
@@ -76,7 +94,7 @@ func (x *FileIndex) Build(space, root string) error {
 		if n++; n > MaxIndexed {
 			return fs.SkipAll
 		}
-		si.add(newEntry(space, p, d.IsDir()))
+		si.add(si.newEntry(space, p, d.IsDir()))
 		return nil
 	})
 	x.mu.Lock()
@@ -95,13 +113,13 @@ func (x *FileIndex) Add(space, rel string, dir bool) {
 	defer x.mu.Unlock()
 	si := x.spaces[space]
 	if si == nil {
-		si = &spaceIndex{entries: map[string]*Entry{}, byToken: map[string]map[*Entry]bool{}, byBase: map[string][]*Entry{}}
+		si = newSpaceIndex()
 		x.spaces[space] = si
 	}
 	if _, ok := si.entries[rel]; ok {
 		return
 	}
-	si.add(newEntry(space, rel, dir))
+	si.add(si.newEntry(space, rel, dir))
 }
 
 // Remove forgets a file or folder (and, for a folder, what was under it).
@@ -113,9 +131,9 @@ func (x *FileIndex) Remove(space, rel string) {
 	if si == nil {
 		return
 	}
-	for p, e := range si.entries {
+	for p, n := range si.entries {
 		if p == rel || strings.HasPrefix(p, rel+"/") {
-			si.remove(e)
+			si.remove(n)
 		}
 	}
 }
@@ -146,20 +164,22 @@ func (x *FileIndex) Named(space, name string) []*Entry {
 	if si == nil || name == "" {
 		return nil
 	}
-	if e, ok := si.entries[name]; ok {
-		return []*Entry{e}
+	if n, ok := si.entries[name]; ok {
+		return []*Entry{si.get(n)}
 	}
 	lower := strings.ToLower(name)
-	if e, ok := si.entries[lower]; ok {
-		return []*Entry{e}
+	if n, ok := si.entries[lower]; ok {
+		return []*Entry{si.get(n)}
 	}
 	var out []*Entry
 	if !strings.Contains(name, "/") {
-		out = append(out, si.byBase[lower]...)
+		for _, n := range si.byBase[lower] {
+			out = append(out, si.get(n))
+		}
 	} else {
-		for p, e := range si.entries {
+		for p, n := range si.entries {
 			if strings.EqualFold(p, name) || strings.HasSuffix(strings.ToLower(p), "/"+lower) {
-				out = append(out, e)
+				out = append(out, si.get(n))
 			}
 		}
 	}
@@ -190,7 +210,8 @@ func (x *FileIndex) DirExts(space, dir string) map[string]int {
 	if si == nil {
 		return out
 	}
-	for p, e := range si.entries {
+	for p, n := range si.entries {
+		e := si.get(n)
 		if e.Dir {
 			continue
 		}
@@ -214,6 +235,11 @@ func cleanRel(rel string) string {
 func NewEntry(space, rel string, dir bool) *Entry { return newEntry(space, rel, dir) }
 
 func newEntry(space, rel string, dir bool) *Entry {
+	return newSpaceIndex().newEntry(space, rel, dir)
+}
+
+// newEntry is the entry rel would be, its words interned in si.
+func (si *spaceIndex) newEntry(space, rel string, dir bool) *Entry {
 	rel = cleanRel(rel)
 	base := path.Base(rel)
 	e := &Entry{Space: space, Path: rel, Dir: dir, base: strings.ToLower(base)}
@@ -225,22 +251,45 @@ func newEntry(space, rel string, dir bool) *Entry {
 		}
 	}
 	e.stem = nameTokens(stem)
+	for i, t := range e.stem {
+		e.stem[i] = si.word(t)
+	}
 	if d := path.Dir(rel); d != "." {
-		e.dirs = nameTokens(d)
+		ds, ok := si.dirs[d]
+		if !ok {
+			ds = nameTokens(d)
+			for i, t := range ds {
+				ds[i] = si.word(t)
+			}
+			si.dirs[d] = ds
+		}
+		e.dirs = ds
 	}
 	return e
 }
 
+// word is t, interned.
+func (si *spaceIndex) word(t string) string {
+	if w, ok := si.words[t]; ok {
+		return w
+	}
+	si.words[t] = t
+	return t
+}
+
 func (si *spaceIndex) add(e *Entry) {
-	si.entries[e.Path] = e
-	si.byBase[e.base] = append(si.byBase[e.base], e)
+	var n int32
+	if k := len(si.free); k > 0 {
+		n, si.free = si.free[k-1], si.free[:k-1]
+		si.list[n] = e
+	} else {
+		n = int32(len(si.list))
+		si.list = append(si.list, e)
+	}
+	si.entries[e.Path] = n
+	si.byBase[e.base] = append(si.byBase[e.base], n)
 	for _, t := range e.tokens() {
-		m := si.byToken[t]
-		if m == nil {
-			m = map[*Entry]bool{}
-			si.byToken[t] = m
-		}
-		m[e] = true
+		si.byToken[t] = append(si.byToken[t], n)
 	}
 }
 
@@ -264,24 +313,31 @@ func slicesContains(xs []string, x string) bool {
 	return false
 }
 
-func (si *spaceIndex) remove(e *Entry) {
+func (si *spaceIndex) remove(n int32) {
+	e := si.get(n)
 	delete(si.entries, e.Path)
-	bs := si.byBase[e.base]
-	for i, b := range bs {
-		if b == e {
-			si.byBase[e.base] = append(bs[:i:i], bs[i+1:]...)
+	drop(si.byBase, e.base, n)
+	for _, t := range e.tokens() {
+		drop(si.byToken, t, n)
+	}
+	si.list[n] = nil
+	si.free = append(si.free, n)
+}
+
+// drop takes n out of m[k] (and k out of m once empty).
+func drop(m map[string][]int32, k string, n int32) {
+	ns := m[k]
+	for i, x := range ns {
+		if x == n {
+			ns = append(ns[:i:i], ns[i+1:]...)
 			break
 		}
 	}
-	if len(si.byBase[e.base]) == 0 {
-		delete(si.byBase, e.base)
+	if len(ns) == 0 {
+		delete(m, k)
+		return
 	}
-	for _, t := range e.tokens() {
-		delete(si.byToken[t], e)
-		if len(si.byToken[t]) == 0 {
-			delete(si.byToken, t)
-		}
-	}
+	m[k] = ns
 }
 
 // nameTokens splits a file or folder name into analysed words:
@@ -377,10 +433,11 @@ func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, want
 		}
 		scanned := 0
 		for _, w := range gen {
-			for e := range si.byToken[w] {
+			for _, n := range si.byToken[w] {
 				if scanned++; scanned > maxScan {
 					break
 				}
+				e := si.get(n)
 				if e.Dir != wantDir || seen[e] != nil {
 					continue
 				}

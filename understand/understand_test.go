@@ -150,6 +150,18 @@ func TestFileIndexIncremental(t *testing.T) {
 	if got := x.Search([]string{"documents"}, []string{"acme"}, "", false); len(got) != 0 {
 		t.Errorf("removed files still found: %v", paths(got))
 	}
+	// A file added after removals takes a freed place: it is found by its
+	// own words, and the removed ones are still not.
+	x.Add("documents", "quotes/globex-2026.pdf", false)
+	if got := paths(x.Search([]string{"documents"}, []string{"globex"}, "", false)); !slices.Equal(got, []string{"documents:quotes/globex-2026.pdf"}) {
+		t.Errorf("after re-adding: %v", got)
+	}
+	if got := paths(x.Search([]string{"documents"}, []string{"acme", "2026"}, "", false)); slices.Contains(got, "documents:quotes/acme-2024.pdf") {
+		t.Errorf("a removed file is found again: %v", got)
+	}
+	if got := x.Named("documents", "globex-2026.pdf"); len(got) != 1 || got[0].Path != "quotes/globex-2026.pdf" {
+		t.Errorf("Named after re-adding: %v", paths(got))
+	}
 }
 
 func TestStatesQuantity(t *testing.T) {

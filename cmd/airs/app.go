@@ -41,6 +41,8 @@ type app struct {
 	// that ignore their context (0: until they return); serve sets its
 	// drain timeout so such a handler cannot hold a SIGTERM'd server.
 	closeWait time.Duration
+	// observer watches the Manager's calls (tracing: serve sets it).
+	observer pipeline.CallObserver
 }
 
 // flags returns a FlagSet for the running subcommand that also accepts
@@ -181,6 +183,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 	mc.Policy = a.policy
 	mc.Registry = reg
 	mc.Audit = log
+	mc.Observer = a.observer
 	if p, ok := log.(pgAudit); ok {
 		// Replicas on one database share the claims: a client's retry on
 		// another replica never runs a non-idempotent call twice.
@@ -197,6 +200,7 @@ func (a *app) manager() (m *pipeline.Manager, close func(), err error) {
 		mc.Gate = ag.Learning(g) // a person's approval of a held call teaches the scorer
 		mc.Scorer, mc.AnomalyThresholds = ag.Scorer, ag.Thresholds
 	}
+	mc.Level2 = level2(c, a.logger()) // provenance, flow policies, the intent verifier
 	m, err = pipeline.NewManager(mc)
 	if err != nil {
 		log.Close()

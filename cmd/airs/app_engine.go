@@ -89,6 +89,18 @@ func (a *app) assemble(ctx context.Context, opts engine.Options) (*engine.Engine
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)
 	}
+	if l2 := m.Level2(); l2 != nil {
+		if e.Recommender != nil {
+			l2.SetTask(e.Recommender.Task) // the verifier reads the caller's task
+		}
+		if a.cfg.Level2.Verifier == "model" {
+			if v := e.Verifier(); v != nil {
+				l2.SetVerifier(v)
+			} else {
+				a.warnf("level2.verifier is model but no model is reachable: the intent verifier runs without one")
+			}
+		}
+	}
 	switch channel {
 	case "chat", "run", "recommend", "mcp": // chat shows it at its start; the others use no model
 	default:

@@ -151,6 +151,9 @@ func askIntent(a *app, ivr *pipeline.IntentVerificationRequired, params []byte) 
 		shown = shown[:300] + "…"
 	}
 	br := bufio.NewReader(a.stdin)
+	if ivr.Reason != "" {
+		fmt.Fprintf(a.stderr, "level 2 holds it: %s\n", ivr.Reason)
+	}
 	for {
 		fmt.Fprintf(a.stderr, "agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", ivr.Caller, ivr.Tool, shown)
 		line, err := br.ReadString('\n')

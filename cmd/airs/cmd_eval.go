@@ -34,6 +34,7 @@ var evalCmd = &command{
                       (the anomaly gate on a traffic model with injected anomalies; see 'airs eval guard --help')
   airs eval speculate [--data F] [--functions F] [--json]
                       (speculative execution on a BFCL multi-turn replay; see 'airs eval speculate --help')
+  airs eval injection [--json] [--docs DIR]   (level 2 against prompt injection; see 'airs eval injection --help')
 
 bfcl runs BFCL's single-turn categories (--data defaults to $DATA_DIR/bfcl,
 else ../shared/data/bfcl; evals/bfcl/testdata holds 4 questions of each)
@@ -120,6 +121,8 @@ func runEval(a *app, args []string) error {
 		return evalSpeculate(a, args[1:])
 	case "everyday":
 		return evalEveryday(a, args[1:])
+	case "injection":
+		return evalInjection(a, args[1:])
 	}
 	return usagef("unknown 'eval' action %q: say bfcl, retrieval, replay, tune, nofit, everyday, recommend, guard or speculate", args[0])
 }

@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/telemetry"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
+	"github.com/airs-dev/airs/server/compat"
+	"github.com/airs-dev/airs/server/compat/complete"
 )
 
 var serveCmd = &command{
@@ -35,6 +40,8 @@ to an agent id. The caller is always the token's agent, never a body field.
   POST /v1/chat            {"text"}   → server-sent events
   POST /v1/pipelines/run   {"yaml","input"?}
   GET  /v1/tools, /metrics (Prometheus text), /healthz
+  POST /v1/chat/completions, GET /v1/models   OpenAI-compatible (the token is the API key)
+  POST /api/chat, GET /api/tags, /api/version Ollama-compatible ('docs/compat.md')
   /mcp                     MCP (streamable HTTP): the token's agent's tools,
                            the files of its spaces as resources, the
                            pipelines of --pipelines as prompts ('airs help mcp')
@@ -70,6 +77,20 @@ Examples:
 		if err != nil {
 			return err
 		}
+		// Tracing (telemetry.otlp in airs.yaml), before the Manager is built:
+		// its calls are observed from the first.
+		tr, err := telemetry.Start(ctx, telemetry.Options{Endpoint: cfg.Telemetry.Endpoint, Headers: cfg.Telemetry.Headers,
+			SampleRatio: cfg.Telemetry.SampleRatio, ServiceName: cfg.Telemetry.ServiceName, ServiceVersion: versionString()})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = tr.Shutdown(sctx) // the spans still buffered
+		}()
+		a.observer = tr.Observer()
+		logger := slog.New(telemetry.LogHandler(a.logger().Handler()))
 		e, closeE, err := a.build(ctx, engineSpec{Channel: "serve", Model: *model, Local: &ef, LocalModel: *model})
 		if err != nil {
 			return err
@@ -96,8 +117,17 @@ Examples:
 			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger(),
 			ToolSearch: cfg.MCP.Serve.ToolSearch, SearchLimit: cfg.MCP.Serve.SearchLimit})
 		defer mh.Close()
-		s := server.New(e.Backend(), server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: a.logger(), MCP: mh,
+		be := e.Backend()
+		s := server.New(be, server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: logger, MCP: mh, Middleware: tr.Middleware,
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
+		// The OpenAI- and Ollama-compatible endpoints (docs/compat.md).
+		cb, err := complete.New(ctx, complete.Options{Model: e.Selector.Model, ModelName: e.Selector.Config.Model, AIRS: be,
+			TextModel:       e.Model, // the answers' model
+			RequireEvidence: true, MinCoverage: engine.MinCoverage(cfg)})
+		if err != nil {
+			return err
+		}
+		compat.Mount(s, cb, compat.Options{Version: versionString(), Logger: logger})
 		// Bind first: "serving on" is said only once it is true, and a port
 		// in use or a bad address is the one error the user sees.
 		l, err := s.Listen()
@@ -105,6 +135,9 @@ Examples:
 			return err
 		}
 		a.warnf("serving on http://%s (%s)", l.Addr(), e.Mode())
+		if tr.Enabled() {
+			a.warnf("tracing to %s (telemetry.otlp in airs.yaml)", cfg.Telemetry.Endpoint)
+		}
 		a.warnf("the attention UI: open http://%s/ in a browser and sign in with a token of http.tokens", l.Addr())
 		return s.Serve(ctx, l)
 	},

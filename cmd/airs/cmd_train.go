@@ -37,6 +37,14 @@ write the same file. It takes a few minutes on one core. --out defaults to
 embeddings/model/tooltext.bin.gz, the model built into airs (rebuild airs
 to use it); 'airs eval retrieval --embedder model:FILE' evaluates any file.
 
+Variants, off by default (measured on the dev splits in EVALS.md, "Tool
+retrieval: what more training does for unseen tools"; none beat the
+defaults): --tool-views adds requests made from each training tool's own
+text; --mined N adds N of the model's own best-ranked wrong tools per
+request after each epoch; --keep S keeps share S of the trained table and
+the rest of the initial projection; --fusion-norm minmax|both also tries
+min–max scaling of the two lists in the fusion fit.
+
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
 accepted or corrected train a per-installation adapter over the index's
@@ -76,6 +84,10 @@ func runTrain(a *app, args []string) error {
 	dim := fs.Int("dim", 0, "vector length (0: the default, 128)")
 	buckets := fs.Int("buckets", 0, "rows of the hashed feature table (0: the default, 32768)")
 	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a training step (0: the default, 0.3; negative: none)")
+	views := fs.Bool("tool-views", false, "also train on requests made from each training tool's own text (its description; its name and parameters)")
+	mined := fs.Int("mined", 0, "hard negatives per request mined by the model itself after each epoch (0: none)")
+	keep := fs.Float64("keep", 0, "share of the trained table kept, the rest the initial projection (weight-space ensembling; 0: all trained)")
+	norm := fs.String("fusion-norm", "", "the score scalings the fusion fit tries: max (default), minmax, or both")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
@@ -100,10 +112,19 @@ func runTrain(a *app, args []string) error {
 	if st, err := os.Stat(*dataDir); err != nil || !st.IsDir() {
 		return usagef("no reference data at %q: give --data-dir (the folder with retrieval/, bfcl/, bfcl_multi_turn/) or set DATA_DIR", *dataDir)
 	}
-	o := retrieval.TrainOptions{DataDir: *dataDir, Progress: a.stderr, PerToolCap: *perTool}
+	o := retrieval.TrainOptions{DataDir: *dataDir, Progress: a.stderr, PerToolCap: *perTool, ToolViews: *views}
 	o.Model.LearningRate, o.Model.Temperature = *lr, *temp
 	o.Model.Header.Dim, o.Model.Header.Buckets, o.Model.Dropout = *dim, *buckets, *dropout
-	o.Model.Seed, o.Model.Epochs = *seed, *epochs
+	o.Model.Seed, o.Model.Epochs, o.Model.MinedPerQuery, o.Model.Keep = *seed, *epochs, *mined, *keep
+	switch *norm {
+	case "":
+	case "both":
+		o.FusionNorms = []string{"max", "minmax"}
+	case "max", "minmax":
+		o.FusionNorms = []string{*norm}
+	default:
+		return usagef("--fusion-norm %q: want max, minmax or both", *norm)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var m *embeddings.ToolModel
@@ -116,7 +137,7 @@ func runTrain(a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, a.stderr); err != nil {
+		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, o.FusionNorms, a.stderr); err != nil {
 			return err
 		}
 		m.SetFusion(rep.Fusion)

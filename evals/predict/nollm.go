@@ -28,18 +28,27 @@ import (
 // candidates inflates every similarity).
 const DefaultMinSimilarity = 0.20
 
+// DefaultMinSimilarityUnasked is the similarity a candidate needs when the
+// request names nothing it is about (selector.Config.MinSimilarityUnasked,
+// understand.AsksFor). It was chosen on the even-numbered half of
+// irrelevance and on multiple; the odd-numbered half of irrelevance was
+// held out to check that it generalises (EVALS.md).
+const DefaultMinSimilarityUnasked = 0.50
+
 // NoLLM is the "none" predictor: AIRS's no-LLM path over each question's
 // own candidates.
 type NoLLM struct {
 	pool          *embeddings.Lexical // nil: fit per question
 	minSimilarity float64
-	parallel      bool
+	// unasked is Options.MinSimilarityUnasked; 0: DefaultMinSimilarityUnasked.
+	unasked  float64
+	parallel bool
 }
 
 // NewNoLLM fits the pool embedder (when o.Pool is given) and returns the
 // predictor.
 func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
-	p := &NoLLM{minSimilarity: o.MinSimilarity, parallel: o.Parallel}
+	p := &NoLLM{minSimilarity: o.MinSimilarity, unasked: o.MinSimilarityUnasked, parallel: o.Parallel}
 	if len(o.Pool) > 0 {
 		lx := embeddings.NewLexical(embeddings.LexicalOptions{})
 		if err := lx.Fit(ctx, o.Pool); err != nil {
@@ -48,6 +57,18 @@ func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
 		p.pool = lx
 	}
 	return p, nil
+}
+
+// minSimilarityUnasked is the selector's MinSimilarityUnasked for a run
+// whose MinSimilarity is minSim: none when refusing is off.
+func (p *NoLLM) minSimilarityUnasked(minSim float64) float64 {
+	switch {
+	case minSim < -1 || p.unasked < 0:
+		return -2 // cosine ≥ −1: never refuse
+	case p.unasked > 0:
+		return p.unasked
+	}
+	return DefaultMinSimilarityUnasked
 }
 
 // PoolTexts returns the texts the pool embedder is fitted on: every distinct
@@ -101,7 +122,7 @@ func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float6
 	return selector.New(selector.Parts{
 		Catalog: cat,
 		Index:   ix,
-		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim},
+		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim, MinSimilarityUnasked: p.minSimilarityUnasked(minSim)},
 	}), nil
 }
 
@@ -153,74 +174,17 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	return out, nil
 }
 
-// placeParam and timeParam: words of a parameter's name that say it takes
-// a place, or a time.
-var (
-	placeParam = map[string]bool{"location": true, "city": true, "country": true, "state": true,
-		"region": true, "place": true, "destination": true, "origin": true, "address": true,
-		"town": true, "county": true}
-	timeParam = map[string]bool{"date": true, "season": true, "year": true, "month": true,
-		"day": true, "period": true, "time": true, "week": true, "timeframe": true, "duration": true}
-)
-
 // Unfillable names a required parameter of the named tool that the
-// request cannot fill with a value of the right kind from its own words
-// ("" when every one can): a number when the request states no amount
-// (understand.StatesQuantity), a place when it holds no proper name
-// (understand.NamesPlace), a time when it says no when
-// (understand.StatesTime). Parameters with a default or a fixed set of
-// values are never counted: the tool does not need them from the request.
+// request cannot fill with a value of the right type from its own words
+// ("" when every one can): understand.Unfilled, the check the selector
+// itself makes (Config.RequireEvidence) before it proposes a call.
 func Unfillable(cat toolsCatalog, name, text string) string {
 	for _, e := range cat {
-		if e.Tool.Name != name {
-			continue
+		if e.Tool.Name == name {
+			return understand.Unfilled(text, e.Tool.Parameters)
 		}
-		var s struct {
-			Required   []string `json:"required"`
-			Properties map[string]struct {
-				Type    any   `json:"type"`
-				Default any   `json:"default"`
-				Enum    []any `json:"enum"`
-			} `json:"properties"`
-		}
-		if json.Unmarshal(e.Tool.Parameters, &s) != nil {
-			return ""
-		}
-		for _, r := range s.Required {
-			p, ok := s.Properties[r]
-			if !ok || p.Default != nil || len(p.Enum) > 0 {
-				continue
-			}
-			t, _ := p.Type.(string)
-			switch {
-			case t == "integer" || t == "number":
-				if !understand.StatesQuantity(text) {
-					return r
-				}
-			case t == "string" && nameHas(r, placeParam):
-				if !understand.NamesPlace(text) {
-					return r
-				}
-			case t == "string" && nameHas(r, timeParam):
-				if !understand.StatesTime(text) {
-					return r
-				}
-			}
-		}
-		return ""
 	}
 	return ""
-}
-
-// nameHas reports whether a parameter name (snake_case or camelCase) has
-// one of the words.
-func nameHas(param string, words map[string]bool) bool {
-	for _, w := range embeddings.Tokens(param) {
-		if words[strings.ToLower(w)] {
-			return true
-		}
-	}
-	return false
 }
 
 // BestSimilarity is the dense similarity of the best-ranked candidate (for

@@ -35,6 +35,11 @@ type Options struct {
 	// candidate's dense similarity (see DefaultMinSimilarity); negative
 	// disables it (always call the best tool).
 	MinSimilarity float64
+	// MinSimilarityUnasked is the similarity needed by a candidate whose
+	// subject the request does not name (selector.Config
+	// .MinSimilarityUnasked); 0 takes DefaultMinSimilarityUnasked, a
+	// negative value disables it.
+	MinSimilarityUnasked float64
 	// Parallel enables several calls in the parallel categories (no-LLM:
 	// one per value group found in the request).
 	Parallel bool

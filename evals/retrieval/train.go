@@ -24,6 +24,15 @@ type TrainOptions struct {
 	// MetaTool's thousands of requests for 160 plugins do not drown the
 	// rest (default 30).
 	PerToolCap int
+	// ToolViews adds, for every training tool, requests made from the
+	// tool's own text (its description; its name with its parameters),
+	// each paired with the whole tool text: they teach which words tell
+	// tools apart over all training tools, not only the few with requests,
+	// and that carries to tools never seen.
+	ToolViews bool
+	// FusionNorms are the score scalings the fusion fit tries (nil:
+	// FusionNorms).
+	FusionNorms []string
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 }
@@ -91,6 +100,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	corpus := map[string]string{}
 	var examples []embeddings.TrainExample
 	var devSets []Dataset
+	pools := map[string][]string{}
 	for i := range sets {
 		ds := &sets[i]
 		key := func(id string) string { return ds.Name + "|" + id }
@@ -103,7 +113,25 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 			corpus[key(d.ID)] = embeddings.DenseText(&d)
 		}
 		rep.Tools[ds.Name] = len(pool)
+		for _, d := range pool {
+			pools[ds.Name] = append(pools[ds.Name], key(d.ID))
+		}
 		bm := NewPlainBM25(pool)
+		if o.ToolViews {
+			for _, d := range pool {
+				for _, v := range toolViews(&d) {
+					ex := embeddings.TrainExample{Query: v, Gold: []string{key(d.ID)}, Pool: ds.Name}
+					top, _ := bm.Rank(ctx, v, 10)
+					for _, id := range top {
+						if id != d.ID {
+							ex.Hard = append(ex.Hard, key(id))
+						}
+					}
+					examples = append(examples, ex)
+					rep.Examples[ds.Name+"/views"]++
+				}
+			}
+		}
 		perTool := map[string]int{}
 		for _, q := range ds.Queries {
 			if IsSplit(ds.Name) && SplitQuery(ds, q) != PartTrain {
@@ -115,7 +143,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 			}
 			perTool[capKey]++
 			gold := map[string]bool{}
-			ex := embeddings.TrainExample{Query: q.Text}
+			ex := embeddings.TrainExample{Query: q.Text, Pool: ds.Name}
 			for _, g := range q.Gold {
 				gold[g] = true
 				ex.Gold = append(ex.Gold, key(g))
@@ -136,11 +164,14 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	progress(o.Progress, "training on %d requests: %v", len(examples), rep.Examples)
 	mo := o.Model
 	mo.Progress = o.Progress
+	if mo.MinedPerQuery > 0 {
+		mo.Pools = pools
+	}
 	m, err := embeddings.TrainModel(ctx, corpus, examples, mo)
 	if err != nil {
 		return nil, rep, err
 	}
-	f, score, err := FitFusion(ctx, m, devSets, o.Progress)
+	f, score, err := FitFusion(ctx, m, devSets, o.FusionNorms, o.Progress)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -148,8 +179,38 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	rep.Fusion, rep.DevNDCG = f, score
 	info := map[string]any{"split_salt": SplitSalt, "seed": o.Model.Seed, "files": TrainingFiles,
 		"bfcl_multi_turn": true, "examples": rep.Examples, "per_tool_cap": o.PerToolCap, "dev_ndcg10": score}
+	if o.ToolViews {
+		info["tool_views"] = true
+	}
+	if mo.MinedPerQuery > 0 {
+		info["mined_per_query"] = mo.MinedPerQuery
+	}
+	if mo.Keep > 0 && mo.Keep < 1 {
+		info["keep"] = mo.Keep
+	}
+	if mo.Epochs > 0 {
+		info["epochs"] = mo.Epochs
+	}
 	m.SetTrainInfo(info)
 	return m, rep, nil
+}
+
+// toolViews are the requests made from a tool's own text: its
+// description, and its name with its parameters' names and descriptions,
+// each when it has at least three words.
+func toolViews(d *embeddings.Doc) []string {
+	var out []string
+	if len(strings.Fields(d.Description)) >= 3 {
+		out = append(out, d.Description)
+	}
+	parts := []string{strings.Join(embeddings.Tokens(d.Name), " ")}
+	for _, p := range d.Params {
+		parts = append(parts, strings.Join(embeddings.Tokens(p.Name), " "), p.Description)
+	}
+	if v := strings.Join(parts, " "); len(strings.Fields(v)) >= 3 {
+		out = append(out, v)
+	}
+	return out
 }
 
 // DevSets are the dev and unseen-dev parts of the split datasets, over
@@ -168,34 +229,45 @@ func DevSets(dataDir string) ([]Dataset, error) {
 	return out, nil
 }
 
-// FitFusion picks the fusion weights (dense, BM25, group and name field)
-// that give the best mean NDCG@10 over the dev sets, from a small grid.
-func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, prog io.Writer) (embeddings.FusionWeights, float64, error) {
+// FusionNorms are the score scalings FitFusion tries by default
+// (embeddings.Options.Norm): "max" alone, as "minmax" was behind it on the
+// dev sets (EVALS.md); trying both doubles the fit.
+var FusionNorms = []string{"max"}
+
+// FitFusion picks the fusion weights (dense, BM25, group and name field,
+// and how each list's scores are scaled: norms, default FusionNorms) that
+// give the best mean NDCG@10 over the dev sets, from a small grid.
+func FitFusion(ctx context.Context, m *embeddings.ToolModel, devSets []Dataset, norms []string, prog io.Writer) (embeddings.FusionWeights, float64, error) {
+	if len(norms) == 0 {
+		norms = FusionNorms
+	}
 	best, bestScore := embeddings.FusionWeights{}, -1.0
-	for _, dense := range []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3} {
-		for _, group := range []float64{-1, 0.3, 0.8, 1.2} {
-			for _, name := range []float64{2, 4, 6} {
-				fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name}
-				total := 0.0
-				for _, ds := range devSets {
-					if len(ds.Queries) == 0 {
-						continue
+	for _, norm := range norms {
+		for _, dense := range []float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3} {
+			for _, group := range []float64{-1, 0.3, 0.8, 1.2} {
+				for _, name := range []float64{2, 4, 6} {
+					fw := embeddings.FusionWeights{Dense: dense, Sparse: 1, Group: group, Name: name, Norm: norm}
+					total := 0.0
+					for _, ds := range devSets {
+						if len(ds.Queries) == 0 {
+							continue
+						}
+						o := embeddings.Options{DenseWeight: dense, SparseWeight: 1, GroupWeight: group, Fields: embeddings.DefaultFields, Norm: norm}
+						o.Fields.Name = name
+						a, err := NewAIRS(ctx, ds.Docs, m, o)
+						if err != nil {
+							return best, 0, err
+						}
+						r, _, err := EvaluateMethod(ctx, ds, a)
+						if err != nil {
+							return best, 0, err
+						}
+						total += r.NDCG10
 					}
-					o := embeddings.Options{DenseWeight: dense, SparseWeight: 1, GroupWeight: group, Fields: embeddings.DefaultFields}
-					o.Fields.Name = name
-					a, err := NewAIRS(ctx, ds.Docs, m, o)
-					if err != nil {
-						return best, 0, err
+					score := total / float64(max(len(devSets), 1))
+					if score > bestScore {
+						best, bestScore = fw, score
 					}
-					r, _, err := EvaluateMethod(ctx, ds, a)
-					if err != nil {
-						return best, 0, err
-					}
-					total += r.NDCG10
-				}
-				score := total / float64(max(len(devSets), 1))
-				if score > bestScore {
-					best, bestScore = fw, score
 				}
 			}
 		}

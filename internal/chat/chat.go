@@ -392,6 +392,7 @@ func (r *REPL) why() {
 	if sel.Mode == selector.ModeNoLLM {
 		r.printf("coverage = the share of the request's words the tool's text uses; no-LLM mode proposes a tool only from %.2f (selection.min_coverage)\n", r.e.NoFitThreshold())
 	}
+	r.whyLevel2()
 }
 
 // num formats a score component; no "-0.000".

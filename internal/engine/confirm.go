@@ -65,6 +65,9 @@ func (e *Engine) callAnswered(ctx context.Context, req pipeline.Request, ch guar
 	if e.Guard == nil || (ch != guard.Once && ch != guard.Always) || !errors.As(err, &ivr) {
 		return res, err
 	}
+	if ivr.Reason != "" { // level 2 holds it for a flow the user was not shown: they decide it seeing it
+		return res, err
+	}
 	if _, derr := e.Guard.Decide(ivr.ID, ch, e.reviewer(req.Caller)); derr != nil {
 		return res, err
 	}

@@ -115,7 +115,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		// call as it runs.
 		ui.Note("the plan runs on the chain workers (chains.engine: temporal)")
 	}
-	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller})
+	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller, Intent: text})
 	tr.Run = res
 	if e.Chains != nil && res != nil {
 		showCalls(ui, res) // the workers ran them: the UI hears of each now

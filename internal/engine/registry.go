@@ -21,6 +21,9 @@ func Registry(c *config.Config, policy pipeline.AccessPolicy) (*pipeline.Registr
 func RegistryMCP(c *config.Config, policy pipeline.AccessPolicy, spaces *MCPSpaces) (*pipeline.Registry, error) {
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	opts := builtin.Options{Spaces: c.Spaces, Policy: policy, Remote: spaces.builtin()}
+	if h := c.Level2.HTTPFetch; h.Enabled {
+		opts.HTTPFetch = &builtin.HTTPFetchOptions{MaxBytes: h.MaxBytes, Timeout: h.Timeout, AllowPrivate: h.AllowPrivate}
+	}
 	if err := builtin.Register(reg, opts); err != nil {
 		return nil, err
 	}

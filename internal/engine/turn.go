@@ -165,6 +165,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 	start := time.Now()
 	tr := &TurnResult{}
 	rec := session.Record{Session: opts.Session, Channel: e.Channel, Caller: caller, Request: text}
+	turnID := "turn-" + session.NewID()[:16] // level 2: later steps carry what earlier ones showed the model
 	maxSteps := e.maxSteps(opts)
 	if e.Recommender != nil {
 		e.Recommender.ObserveTurn(caller, text)
@@ -264,7 +265,7 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 		ui.Running(callID)
 		res, cerr := e.callAnswered(ctx, pipeline.Request{
 			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
-			Encoding: pipeline.JSON, Caller: caller, Intent: text,
+			Encoding: pipeline.JSON, Caller: caller, Intent: text, Turn: turnID,
 		}, answered)
 		if res == nil { // Manager.Call always returns one; be safe
 			res = &pipeline.Result{CallID: callID, Tool: sel.Function, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(cerr)}

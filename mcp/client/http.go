@@ -4,6 +4,10 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // headerTransport adds the configured headers (read from the environment
@@ -29,6 +33,12 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		for k, vs := range t.headers {
 			req.Header[k] = append([]string(nil), vs...)
 		}
+	}
+	if trace.SpanContextFromContext(req.Context()).IsValid() {
+		// The call is traced (telemetry.otlp in airs.yaml): the server
+		// gets its trace context (W3C traceparent) to continue the trace.
+		req = req.Clone(req.Context())
+		otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {

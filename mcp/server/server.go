@@ -345,7 +345,11 @@ func retryAfterMs(err error) int64 {
 func errorText(err error) string {
 	var ivr *pipeline.IntentVerificationRequired
 	if errors.As(err, &ivr) {
-		return fmt.Sprintf("%s: this destructive call waits for a person: run 'airs review approve %s', then call again", pipeline.KindOf(err), ivr.ID)
+		s := fmt.Sprintf("%s: this destructive call waits for a person: run 'airs review approve %s', then call again", pipeline.KindOf(err), ivr.ID)
+		if ivr.Reason != "" {
+			s = fmt.Sprintf("%s: this call waits for a person because %s: run 'airs review approve %s', then call again", pipeline.KindOf(err), ivr.Reason, ivr.ID)
+		}
+		return s
 	}
 	return fmt.Sprintf("%s: %v", pipeline.KindOf(err), err)
 }

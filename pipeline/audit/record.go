@@ -3,6 +3,8 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -59,6 +61,12 @@ type Record struct {
 	// attempt's outcome (pipeline's claim.go); it ran nothing, and that
 	// first attempt has its own record.
 	Replayed bool `json:"replayed,omitempty"`
+	// Provenance are where each argument came from, by argument
+	// ("space:documents/a.pdf (untrusted)"), and Level2 the level-2
+	// verdict with its reason (a flow that held the call, the intent
+	// verifier's judgement); absent when level 2 did not check the call.
+	Provenance map[string][]string `json:"provenance,omitempty"`
+	Level2     string              `json:"level2,omitempty"`
 }
 
 // Genesis is the Prev of the first record of a log.
@@ -141,6 +149,33 @@ func (r *Record) AppendBody(b []byte) []byte {
 	}
 	if r.Replayed {
 		b = append(b, `,"replayed":true`...)
+	}
+	if len(r.Provenance) > 0 {
+		b = append(b, `,"provenance":{`...)
+		for i, k := range slices.Sorted(maps.Keys(r.Provenance)) { // encoding/json's order
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if r.Provenance[k] == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for j, l := range r.Provenance[k] {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, l)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if r.Level2 != "" {
+		b = append(b, `,"level2":`...)
+		b = appendString(b, r.Level2)
 	}
 	return append(b, '}')
 }

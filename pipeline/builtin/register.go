@@ -29,6 +29,9 @@ type Options struct {
 	Remote map[string]RemoteSpace
 	// Summarizer writes model summaries; nil: extractive only.
 	Summarizer Summarizer
+	// HTTPFetch, when set, adds the http-fetch tool (httpfetch.go), bound
+	// by Policy's Network(host). Nil: no network tool.
+	HTTPFetch *HTTPFetchOptions
 }
 
 // Entry is one builtin tool: its description and its handler.
@@ -61,7 +64,7 @@ func Tools(opts Options) ([]Entry, error) {
 		s.remote[name] = r
 	}
 	names := s.names()
-	return []Entry{
+	entries := []Entry{
 		{CalculatorTool(), Calculator()},
 		{CompareTool(), Compare()},
 		{deleteFileTool(names), pipeline.HandlerFunc(s.deleteFile)},
@@ -69,7 +72,11 @@ func Tools(opts Options) ([]Entry, error) {
 		{pdfExtractTool(names), sized(s.pdfExtract, s.pdfFileSize)},
 		{readFileTool(names), sized(s.readFile, s.readFileSize)},
 		{SummarizeTool(), Summarize(opts.Summarizer)},
-	}, nil
+	}
+	if opts.HTTPFetch != nil {
+		entries = append(entries, Entry{HTTPFetchTool(), HTTPFetch(*opts.HTTPFetch, opts.Policy)})
+	}
+	return entries, nil
 }
 
 // Registrar is what Register needs from the Tool Manager;

@@ -43,6 +43,8 @@ func RequiredFor(tool string, params []byte) []pipeline.Capability {
 	case "list-files", "read-file", "pdf-extract":
 	case "delete-file":
 		kind = KindWriteSpace
+	case "http-fetch":
+		return NetworkFor(params)
 	default:
 		return nil
 	}

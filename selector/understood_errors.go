@@ -1,0 +1,82 @@
+package selector
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airs-dev/airs/understand"
+)
+
+// The answers no-LLM planning gives instead of a plan: a space the request
+// names that is none, several files it names equally well.
+
+// Choice is one of several files a request names equally well.
+type Choice struct {
+	Space string `json:"space"`
+	Path  string `json:"path"`
+}
+
+// MissingSpaceError: the request names a usual folder that is no space.
+type MissingSpaceError struct {
+	Name   string   // as the request names it ("documents")
+	Usual  string   // its usual place ("~/Documents")
+	Spaces []string // the spaces there are
+}
+
+func (e *MissingSpaceError) Error() string {
+	have := "no space is configured"
+	if len(e.Spaces) > 0 {
+		have = "the spaces are " + strings.Join(e.Spaces, ", ")
+	}
+	return fmt.Sprintf("there is no space %q (%s): create %s, or map the space to a folder in airs.yaml (spaces:\n  %s: DIR) and grant ReadSpace(%s); nothing ran",
+		e.Name, have, e.Usual, e.Name, e.Name)
+}
+
+// AmbiguousError: a request names several files equally well; nothing is
+// guessed. Choices lists them.
+type AmbiguousError struct {
+	Phrase  string
+	Choices []Choice
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q names %d files equally well; say which one:", e.Phrase, len(e.Choices))
+	for i, c := range e.Choices {
+		fmt.Fprintf(&b, "\n  %d. %s (space %s)", i+1, c.Path, c.Space)
+	}
+	return b.String()
+}
+
+// Ambiguity is the phrase that matched several files and the files, for a
+// transport that answers with them (server.Ambiguous).
+func (e *AmbiguousError) Ambiguity() (string, any) { return e.Phrase, e.Choices }
+
+// errUseReader: the tool tried reads the file, but another reads its type
+// better (pdf-extract a PDF): that one serves the request.
+type errUseReader struct{ r *toolShape }
+
+func (e errUseReader) Error() string { return e.r.t.Name + " reads this type of file better" }
+
+// errAmbiguous carries the choices up from filling.
+type errAmbiguous struct{ err *AmbiguousError }
+
+func (e errAmbiguous) Error() string { return e.err.Error() }
+
+func choicesOf(o understand.Object) *AmbiguousError {
+	a := &AmbiguousError{Phrase: o.Phrase}
+	for _, m := range o.Matches {
+		a.Choices = append(a.Choices, Choice{Space: m.Space, Path: m.Path})
+	}
+	return a
+}
+
+// readStep adds the step that reads file e (as text) and returns a
+// reference to its text.
+func asAmb(err error, out *errAmbiguous) bool {
+	if a, ok := err.(errAmbiguous); ok {
+		*out = a
+		return true
+	}
+	return false
+}
