@@ -101,6 +101,9 @@ type Interpretation struct {
 	MissingHint  string
 	// Every: it asks for each file of a folder ("every paper in …").
 	Every bool
+	// Parts are the request cut where it orders tasks (sentences, "then"):
+	// a plan gives each a step.
+	Parts []string
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType  string
 	Recursive bool
@@ -203,7 +206,7 @@ func init() {
 
 // Parse reads a request against env.
 func Parse(text string, env Env) *Interpretation {
-	in := &Interpretation{Text: text}
+	in := &Interpretation{Text: text, Parts: SplitParts(text)}
 	head := text
 	if m := reBody.FindStringSubmatch(text); m != nil && len(strings.TrimSpace(m[1])) > 0 {
 		in.Body = strings.TrimSpace(m[1])
