@@ -239,3 +239,23 @@ func TestParsePlain(t *testing.T) {
 		t.Errorf("ParsePlain = %+v, Parse = %+v", a, p)
 	}
 }
+
+// TestNoActionOneWordNameIsNoObject: a request that asks for no action
+// names no file by one of its words meeting a one-word file name ("set
+// the thermostat" is not about settings.go); with an action, or by a
+// definite noun, it does.
+func TestNoActionOneWordNameIsNoObject(t *testing.T) {
+	x := NewFileIndex()
+	x.Add("cwd", "config/settings.go", false)
+	x.Add("cwd", "docs/lease.txt", false)
+	env := Env{Spaces: []string{"cwd"}, Index: x}
+	if in := Parse("set the thermostat to 21 degrees", env); len(in.Objects) != 0 {
+		t.Errorf("set the thermostat: objects %+v, want none", in.Objects)
+	}
+	if in := Parse("read the settings", env); len(in.Files()) != 1 || in.Files()[0].Resolved() == nil || in.Files()[0].Resolved().Path != "config/settings.go" {
+		t.Errorf("read the settings: objects %+v, want config/settings.go", in.Objects)
+	}
+	if in := Parse("translate the lease", env); len(in.Files()) != 1 || in.Files()[0].Resolved() == nil || in.Files()[0].Resolved().Path != "docs/lease.txt" {
+		t.Errorf("translate the lease: objects %+v, want docs/lease.txt", in.Objects)
+	}
+}
