@@ -152,9 +152,9 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 		// Only on an explicit ask, in the task or the latest turn, and
 		// only as long as that ask stands.
 		switch {
-		case driver == SignalTask && understand.Parse(cs.task, understand.Env{}).ExplicitDestructive:
+		case driver == SignalTask && understand.ParsePlain(cs.task).ExplicitDestructive:
 			text = cs.task
-		case driver == SignalConversation && understand.Parse(lastTurn(cs.turns), understand.Env{}).ExplicitDestructive:
+		case driver == SignalConversation && understand.ParsePlain(lastTurn(cs.turns)).ExplicitDestructive:
 			text = lastTurn(cs.turns)
 			ctxKey = "conversation:" + shortHash(text)
 		default:
@@ -168,7 +168,7 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 		}
 		var missing []string
 		var err error
-		args, missing, err = selector.ExtractArgumentsReport(t.Parameters, hintText, selector.Hints{Spaces: r.cfg.Spaces})
+		args, missing, err = selector.ArgumentsUnderstood(t, understand.ParsePlain(hintText), selector.Hints{Spaces: r.cfg.Spaces})
 		if err != nil {
 			return nil
 		}

@@ -151,22 +151,6 @@ func sharesStem(w string, doc map[string]bool) bool {
 	return false
 }
 
-// FileMentions are the file names a request names (report.pdf,
-// notes/todo.md), in order, without repeats; names inside quotes are part
-// of a quoted text, not mentions.
-func FileMentions(request string) []string {
-	var out []string
-	seen := map[string]bool{}
-	unquoted := reQuoted.ReplaceAllStringFunc(request, func(m string) string { return strings.Repeat(" ", len(m)) })
-	for _, m := range reFile.FindAllString(unquoted, -1) {
-		if !seen[m] {
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // usesFile reports whether some top-level argument is a file the request
 // names (as its interpretation read it).
 func usesFile(args map[string]any, in *understand.Interpretation) bool {

@@ -82,10 +82,3 @@ func TestFileNamesOnlyForPathParameters(t *testing.T) {
 		t.Errorf("quoted: args %v, missing %v", args, missing)
 	}
 }
-
-func TestFileMentions(t *testing.T) {
-	got := FileMentions(`compare a.pdf with b.pdf, and a.pdf again; not "c.pdf" which is quoted`)
-	if !slices.Equal(got, []string{"a.pdf", "b.pdf"}) {
-		t.Errorf("FileMentions = %v", got)
-	}
-}

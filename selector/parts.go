@@ -41,20 +41,9 @@ import (
 //
 // The request is multi-tool when at least two parts give a step.
 
-// partSplit cuts a request into parts at the words that order tasks.
-var partSplit = regexp.MustCompile(`(?i)\s*(?:[,;]\s*)?\b(?:and\s+then|then|after\s+that|afterwards|and\s+finally|finally)\b[\s,]*|\s*;\s*|[.!?]\s+`)
-
-// SplitParts cuts a request into the parts a no-LLM plan gives a step each,
-// dropping empty ones.
-func SplitParts(request string) []string {
-	var out []string
-	for _, p := range partSplit.Split(request, -1) {
-		if p = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(p), ".!?,")); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// SplitParts cuts a request into the parts a no-LLM plan gives a step each
+// (the interpretation's Parts: understand.SplitParts).
+func SplitParts(request string) []string { return understand.SplitParts(request) }
 
 // contentKeys are the output fields a text argument may take when no field
 // has its name, in order of preference.
@@ -228,7 +217,7 @@ func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, en
 // earlier outputs give required arguments (a bridging step has no words
 // of its own).
 func (s *Selector) bindStep(prev []*partStep, n int, t pipeline.Tool, part string, bindOnly bool) (*partStep, string, error) {
-	args, err := ExtractArguments(t.Parameters, part, s.Config.Hints)
+	args, _, err := ArgumentsUnderstood(t, understand.ParsePlain(part), s.Config.Hints)
 	if err != nil {
 		return nil, "", err
 	}

@@ -248,7 +248,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var firstErr error
 	var firstCov float64
 	tried := 0
-	in := understand.Parse(request, understand.Env{}) // read once: what it asks, the files it names
+	in := understand.ParsePlain(request) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
 	for _, c := range askedFirst(cands, entries, request, noLLMTries) {
 		if tried == noLLMTries {
@@ -268,7 +268,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 			continue // the request names nothing the tool is about, and is not close to it
 		}
 		tried++
-		args, missing, err := ExtractArgumentsReport(e.Tool.Parameters, request, cfg.Hints)
+		args, missing, err := ArgumentsUnderstood(e.Tool, in, cfg.Hints)
 		if err != nil {
 			return nil, fmt.Errorf("selector: tool %s: %w", e.Tool.Name, err)
 		}

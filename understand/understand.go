@@ -101,6 +101,9 @@ type Interpretation struct {
 	MissingHint  string
 	// Every: it asks for each file of a folder ("every paper in …").
 	Every bool
+	// Parts are the request cut where it orders tasks (sentences, "then"):
+	// a plan gives each a step.
+	Parts []string
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType  string
 	Recursive bool
@@ -203,7 +206,7 @@ func init() {
 
 // Parse reads a request against env.
 func Parse(text string, env Env) *Interpretation {
-	in := &Interpretation{Text: text}
+	in := &Interpretation{Text: text, Parts: SplitParts(text)}
 	head := text
 	if m := reBody.FindStringSubmatch(text); m != nil && len(strings.TrimSpace(m[1])) > 0 {
 		in.Body = strings.TrimSpace(m[1])
@@ -477,7 +480,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 				if len(ws) == 0 {
 					break
 				}
-				ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(sd)))
+				ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(sd), true))
 				if len(ms) == 0 {
 					break
 				}
@@ -493,7 +496,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	if len(ws) == 0 {
 		return
 	}
-	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc)))
+	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc), len(in.Actions) > 0))
 	if len(ms) == 0 {
 		return
 	}
@@ -527,7 +530,10 @@ func (in *Interpretation) needsFile() bool {
 // describes is the acceptance rule for a described file: the words name
 // at least half of its own name, or two of its words (name or folders), or
 // one word the request uses as a definite noun ("the lease", "my budget").
-func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64) bool {
+// A one-word name met by one word of the request counts only when the
+// request asks for an action (acted): "set the thermostat" names no
+// settings file.
+func describes(lower string, acted bool) func(e *Entry, stemHits, dirHits int, cover float64) bool {
 	definite := map[string]bool{}
 	for _, m := range reDefinite.FindAllStringSubmatch(lower, -1) {
 		for _, t := range nameTokens(m[1]) {
@@ -535,7 +541,7 @@ func describes(lower string) func(e *Entry, stemHits, dirHits int, cover float64
 		}
 	}
 	return func(e *Entry, stemHits, dirHits int, cover float64) bool {
-		if stemHits+dirHits >= 2 || stemHits > 0 && cover == 1 {
+		if stemHits+dirHits >= 2 || acted && stemHits > 0 && cover == 1 {
 			return true
 		}
 		for _, t := range e.stem {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -199,5 +200,62 @@ func TestStatesTimeAndNamesPlace(t *testing.T) {
 		if got := NamesPlace(text); got != want {
 			t.Errorf("NamesPlace(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+// TestNamedFiles: the files a request writes, once each, in order; a name
+// inside quotes or inside the text given to work on is no mention.
+func TestNamedFiles(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`compare a.pdf with b.pdf, and a.pdf again; not "c.pdf" which is quoted`, "a.pdf|b.pdf"},
+		{"summarize this: see report.pdf for the details of the plan we made", ""},
+		{"read ./notes/todo.md then summarize it", "notes/todo.md"},
+	} {
+		if got := strings.Join(Parse(c.in, Env{}).NamedFiles(), "|"); got != c.want {
+			t.Errorf("NamedFiles(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestParts: the interpretation's parts are the request cut where it
+// orders tasks.
+func TestParts(t *testing.T) {
+	in := Parse("read a.txt, then summarize it. After that list the pdfs", Env{})
+	if got := strings.Join(in.Parts, "|"); got != "read a.txt|summarize it|list the pdfs" {
+		t.Errorf("Parts = %q", got)
+	}
+}
+
+// TestParsePlain: the cached reading is Parse's with no spaces, the same
+// one for the same text.
+func TestParsePlain(t *testing.T) {
+	const q = "delete old.txt then list the pdfs"
+	a, b := ParsePlain(q), ParsePlain(q)
+	if a != b {
+		t.Error("the same text was read twice")
+	}
+	p := Parse(q, Env{})
+	if a.ExplicitDestructive != p.ExplicitDestructive || !slices.Equal(a.Actions, p.Actions) || !slices.Equal(a.Parts, p.Parts) || !slices.Equal(a.NamedFiles(), p.NamedFiles()) {
+		t.Errorf("ParsePlain = %+v, Parse = %+v", a, p)
+	}
+}
+
+// TestNoActionOneWordNameIsNoObject: a request that asks for no action
+// names no file by one of its words meeting a one-word file name ("set
+// the thermostat" is not about settings.go); with an action, or by a
+// definite noun, it does.
+func TestNoActionOneWordNameIsNoObject(t *testing.T) {
+	x := NewFileIndex()
+	x.Add("cwd", "config/settings.go", false)
+	x.Add("cwd", "docs/lease.txt", false)
+	env := Env{Spaces: []string{"cwd"}, Index: x}
+	if in := Parse("set the thermostat to 21 degrees", env); len(in.Objects) != 0 {
+		t.Errorf("set the thermostat: objects %+v, want none", in.Objects)
+	}
+	if in := Parse("read the settings", env); len(in.Files()) != 1 || in.Files()[0].Resolved() == nil || in.Files()[0].Resolved().Path != "config/settings.go" {
+		t.Errorf("read the settings: objects %+v, want config/settings.go", in.Objects)
+	}
+	if in := Parse("translate the lease", env); len(in.Files()) != 1 || in.Files()[0].Resolved() == nil || in.Files()[0].Resolved().Path != "docs/lease.txt" {
+		t.Errorf("translate the lease: objects %+v, want docs/lease.txt", in.Objects)
 	}
 }

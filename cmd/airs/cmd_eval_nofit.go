@@ -62,14 +62,17 @@ Flags:
 		return writeJSON(a.stdout, f)
 	}
 	fmt.Fprintf(a.stdout, "threshold (selection.min_coverage): %.2f; the rule gives %.2f on this realistic set\n", f.Threshold, f.Calibrated)
-	fmt.Fprintf(a.stdout, "realistic: %d, answered none %d (%.1f%%; goal <= 5%%), right tool %d, tool fits but arguments missing %d\n",
-		f.Realistic, f.RealisticRefused, 100*f.RefusedRate, f.RealisticRight, f.RealisticNotRunnable)
+	fmt.Fprintf(a.stdout, "realistic: %d, answered none %d (%.1f%%; goal <= 5%%), right tool %d, tool fits but arguments missing %d, asked the user %d\n",
+		f.Realistic, f.RealisticRefused, 100*f.RefusedRate, f.RealisticRight, f.RealisticNotRunnable, f.RealisticAsked)
 	fmt.Fprintf(a.stdout, "off-topic: %d, answered none %d (%.1f%%; goal >= 90%%)\n", f.OffTopic, f.OffTopicNone, 100*f.NoneRate)
 	for _, d := range f.Refused {
 		fmt.Fprintf(a.stdout, "  refused (coverage %.2f, cosine %.3f): %s\n", d.Coverage, d.Similarity, d.Text)
 	}
 	for _, d := range f.Answered {
 		fmt.Fprintf(a.stdout, "  answered %s (coverage %.2f, cosine %.3f): %s\n", d.Chosen, d.Coverage, d.Similarity, d.Text)
+	}
+	for _, d := range f.Asked {
+		fmt.Fprintf(a.stdout, "  asked the user instead (no tool): %s\n    %s\n", d.Text, d.Error)
 	}
 	return nil
 }

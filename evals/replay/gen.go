@@ -13,6 +13,7 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/understand"
 )
 
 // RecordOf is the session record of one selection: the request, the ranked
@@ -244,7 +245,7 @@ func Generate(ctx context.Context, e Service, caller string, reqs []Request) (ri
 			default:
 				want = map[string]any{}
 				if t, ok := toolOf(e, caller, rq.Tool); ok {
-					if a, err := selector.ExtractArguments(t.Parameters, rq.Text, e.Hints()); err == nil {
+					if a, _, err := selector.ArgumentsUnderstood(t, understand.ParsePlain(rq.Text), e.Hints()); err == nil {
 						want = a
 					}
 				}

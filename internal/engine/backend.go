@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Backend is the engine as `airs serve` serves it.
@@ -84,7 +85,7 @@ func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
 	// No-LLM planning costs a selection per part: the server says how many
 	// parts a request may have, more are refused before any work, and each
 	// part past the first is charged to the caller's rate limit.
-	n := len(selector.SplitParts(text))
+	n := len(understand.ParsePlain(text).Parts)
 	if max := server.PlanParts(ctx); max > 0 && n > max {
 		return nil, &server.TooLarge{Endpoint: "POST /v1/plan", What: `the parts of "text" (sentences, or steps joined by "then")`,
 			Unit: "parts", Actual: n, Max: max, Setting: "http.limits.plan_parts"}

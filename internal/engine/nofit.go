@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -107,6 +108,12 @@ type Decision struct {
 	// (otherwise "none" means no close candidate's arguments could be
 	// taken from the request).
 	BelowThreshold bool `json:"below_threshold,omitempty"`
+	// Ask: nothing was chosen because the user must say something first
+	// (the request names a usual folder that is no space, or names several
+	// files equally well); Error is what they are told. Such a request is
+	// answered, by a question, so it is no refusal; it is counted apart.
+	Ask   bool   `json:"ask,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // NoFitFigures are the measurement's results.
@@ -122,13 +129,17 @@ type NoFitFigures struct {
 	// RealisticNotRunnable: a tool was chosen but the request lacks
 	// some of its arguments (nothing runs; the user is told which).
 	RealisticNotRunnable int `json:"realistic_not_runnable"`
+	// RealisticAsked: no tool, the user is asked instead (a missing space,
+	// several files named equally well); neither refused nor answered.
+	RealisticAsked int `json:"realistic_asked"`
 
 	OffTopic     int     `json:"offtopic"`
 	OffTopicNone int     `json:"offtopic_none"`
 	NoneRate     float64 `json:"offtopic_none_rate"`
 
-	Refused  []Decision `json:"refused"`  // realistic requests answered "none"
-	Answered []Decision `json:"answered"` // off-topic requests answered with a tool
+	Refused  []Decision `json:"refused"`         // realistic requests answered "none"
+	Answered []Decision `json:"answered"`        // off-topic requests answered with a tool
+	Asked    []Decision `json:"asked,omitempty"` // requests answered with a question (Decision.Ask)
 }
 
 // Decide selects for each request in no-LLM mode (whatever model the
@@ -140,6 +151,12 @@ func (e *Engine) Decide(ctx context.Context, caller string, reqs []Request) ([]D
 	out := make([]Decision, 0, len(reqs))
 	for _, r := range reqs {
 		sel, err := s.Select(ctx, caller, r.Text)
+		if ask := askOf(err); ask || err != nil && ctx.Err() == nil && sel == nil {
+			// A selection's error is its decision: no tool ran. A question
+			// to the user is told apart from a failure, which stays "none".
+			out = append(out, Decision{Request: r, Chosen: grammar.NoneTool, Similarity: -1, Ask: ask, Error: err.Error()})
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("selecting for %q: %w", r.Text, err)
 		}
@@ -159,6 +176,15 @@ func (e *Engine) Decide(ctx context.Context, caller string, reqs []Request) ([]D
 	return out, nil
 }
 
+// askOf reports whether err is a question to the user rather than a
+// failure: the request names a usual folder that is no space, or several
+// files equally well.
+func askOf(err error) bool {
+	var ms *selector.MissingSpaceError
+	var amb *selector.AmbiguousError
+	return errors.As(err, &ms) || errors.As(err, &amb)
+}
+
 // MeasureNoFit runs both sets through no-LLM selection and reports the
 // rates, with the threshold the rule gives on the realistic set beside the
 // one in force.
@@ -176,9 +202,15 @@ func (e *Engine) MeasureNoFit(ctx context.Context, caller string, realistic, off
 		Rule:      fmt.Sprintf("the %g quantile of the best coverage over the realistic requests (a %g%% false-refusal budget), fixed before off-topic requests were scored", NoLLMQuantile, 100*NoLLMQuantile),
 		Realistic: len(rd), OffTopic: len(od),
 	}
-	covs := make([]float64, len(rd))
-	for i, d := range rd {
-		covs[i] = d.Coverage
+	covs := make([]float64, 0, len(rd))
+	for _, d := range rd {
+		if d.Ask {
+			// Asked, not scored: no coverage was measured.
+			f.RealisticAsked++
+			f.Asked = append(f.Asked, d)
+			continue
+		}
+		covs = append(covs, d.Coverage)
 		if d.Chosen == grammar.NoneTool {
 			f.RealisticRefused++
 			f.Refused = append(f.Refused, d)
@@ -192,6 +224,9 @@ func (e *Engine) MeasureNoFit(ctx context.Context, caller string, realistic, off
 	}
 	f.Calibrated = Quantile(covs, NoLLMQuantile)
 	for _, d := range od {
+		if d.Ask {
+			f.Asked = append(f.Asked, d) // nothing ran: a "none" as the goal counts it
+		}
 		if d.Chosen == grammar.NoneTool {
 			f.OffTopicNone++
 		} else {

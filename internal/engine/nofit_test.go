@@ -220,3 +220,35 @@ func TestMinCoverageFromConfig(t *testing.T) {
 		t.Errorf("with min_coverage 1 a partly covered request got %s", sel.Function)
 	}
 }
+
+// TestDecideRecordsAMissingSpaceAsAsk: a request naming a usual folder
+// that is no space ("my downloads" where only documents is configured) is
+// a decision (no tool; the user is asked), not an error that stops the
+// whole measurement; MeasureNoFit counts it apart from refusals.
+func TestDecideRecordsAMissingSpaceAsAsk(t *testing.T) {
+	e := newNoLLM(t, "", map[string]string{"notes.txt": "hello"})
+	reqs := []Request{
+		{Tool: "fs-list", Text: "list the files in my downloads"},
+		{Tool: "calculator", Text: "what is 12 * 7"},
+	}
+	ds, err := e.Decide(context.Background(), "tester", reqs)
+	if err != nil {
+		t.Fatalf("Decide stopped at a selection's error: %v", err)
+	}
+	if len(ds) != len(reqs) {
+		t.Fatalf("%d decisions for %d requests", len(ds), len(reqs))
+	}
+	if d := ds[0]; !d.Ask || d.Chosen != grammar.NoneTool || !strings.Contains(d.Error, "downloads") {
+		t.Errorf("missing space: got %+v, want no tool, Ask, an error naming downloads", d)
+	}
+	if d := ds[1]; d.Ask || d.Chosen != "calculator" {
+		t.Errorf("the next request: got %+v, want calculator", d)
+	}
+	f, err := e.MeasureNoFit(context.Background(), "tester", reqs, []Request{{Text: "what's the weather in Paris"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.RealisticAsked != 1 || f.RealisticRefused != 0 || len(f.Asked) != 1 {
+		t.Errorf("asked %d, refused %d, asked list %d: want the missing space asked (1), not refused (0)", f.RealisticAsked, f.RealisticRefused, len(f.Asked))
+	}
+}

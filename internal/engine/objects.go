@@ -72,7 +72,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 		}
 	}
 	if sel != nil && sel.Mode == selector.ModeNoLLM {
-		for _, n := range selector.FileMentions(request) {
+		for _, n := range understand.ParsePlain(request).NamedFiles() {
 			found := false
 			for sp := range readable {
 				if e.fileIndex().Has(sp, n) || exists(e.Config.Spaces[sp], n) {
