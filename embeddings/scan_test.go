@@ -55,3 +55,39 @@ func BenchmarkDenseScan(b *testing.B) {
 		}
 	}
 }
+
+// TestModelSumAddsRowsInOrder checks the quantized row sum against adding
+// one row at a time in the features' order: the query vector, and so the
+// dense ranking, must not change with how the sum is grouped.
+func TestModelSumAddsRowsInOrder(t *testing.T) {
+	m, err := ReadDefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.q == nil {
+		t.Skip("the default model is not quantized")
+	}
+	d := m.hdr.Dim
+	for _, text := range []string{
+		"send an email to my manager about the quarterly report",
+		"weather",
+		"convert 100 US dollars to euros and book a flight to Tokyo next Tuesday",
+		"検索 ファイル 東京の天気",
+	} {
+		fs := m.textFeatures(text)
+		got := make([]float32, d)
+		m.sum(fs, got)
+		want := make([]float32, d)
+		for _, f := range fs {
+			s := f.w * m.scale[f.row]
+			for j := range want {
+				want[j] += s * float32(m.q[int(f.row)*d+j])
+			}
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				t.Fatalf("%q: component %d is %v, one row at a time gives %v", text, j, got[j], want[j])
+			}
+		}
+	}
+}
