@@ -1,7 +1,6 @@
 package embeddings
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -158,7 +157,9 @@ func featHash(ch int, s string) uint64 {
 
 // features counts the raw features of a text.
 func (o *LexicalOptions) features(text string) []feat {
-	counts := map[uint64]float64{}
+	// Every occurrence's hash, then sorted and counted by runs: the same
+	// counts, in the same order, as a map and a sort, without the map.
+	hs := make([]uint64, 0, 4*len(text)+8)
 	toks := Tokens(text)
 	var prev string
 	var offs []int // byte offset of each rune of the marked token, and its end
@@ -167,9 +168,9 @@ func (o *LexicalOptions) features(text string) []feat {
 			continue
 		}
 		st := Stem(t)
-		counts[featHash(chWord, st)]++
+		hs = append(hs, featHash(chWord, st))
 		if prev != "" {
-			counts[featHash(chBigram, prev+" "+st)]++
+			hs = append(hs, featHash(chBigram, prev+" "+st))
 		}
 		prev = st
 		// Character n-grams of the marked token, n counted in runes, each
@@ -185,20 +186,25 @@ func (o *LexicalOptions) features(text string) []feat {
 		runes := len(offs)
 		offs = append(offs, len(m))
 		if runes <= o.CharMin {
-			counts[featHash(chChar, m)]++
+			hs = append(hs, featHash(chChar, m))
 			continue
 		}
 		for n := o.CharMin; n <= o.CharMax; n++ {
 			for i := 0; i+n <= runes; i++ {
-				counts[featHash(chChar, m[offs[i]:offs[i+n]])]++
+				hs = append(hs, featHash(chChar, m[offs[i]:offs[i+n]]))
 			}
 		}
 	}
-	out := make([]feat, 0, len(counts))
-	for h, c := range counts {
-		out = append(out, feat{h, c})
+	slices.Sort(hs)
+	out := make([]feat, 0, len(hs))
+	for i := 0; i < len(hs); {
+		j := i + 1
+		for j < len(hs) && hs[j] == hs[i] {
+			j++
+		}
+		out = append(out, feat{hs[i], float64(j - i)})
+		i = j
 	}
-	slices.SortFunc(out, func(a, b feat) int { return cmp.Compare(a.h, b.h) })
 	return out
 }
 

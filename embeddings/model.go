@@ -211,20 +211,23 @@ func (m *ToolModel) Encode(text string) []float32 {
 // sum adds the weighted rows of fs into v.
 func (m *ToolModel) sum(fs []wfeat, v []float32) {
 	d := m.hdr.Dim
+	v = v[:d] // v and each row of length d: no bounds check per element
 	if m.w != nil {
 		for _, f := range fs {
 			row := m.w[int(f.row)*d : int(f.row+1)*d]
-			for j, x := range row {
-				v[j] += f.w * x
+			row = row[:len(v)]
+			for j := range v {
+				v[j] += f.w * row[j]
 			}
 		}
 		return
 	}
 	for _, f := range fs {
 		row := m.q[int(f.row)*d : int(f.row+1)*d]
+		row = row[:len(v)]
 		s := f.w * m.scale[f.row]
-		for j, x := range row {
-			v[j] += s * float32(x)
+		for j := range v {
+			v[j] += s * float32(row[j])
 		}
 	}
 }

@@ -216,6 +216,20 @@ func scratchFloats(n int) *[]float64 {
 	return &s
 }
 
+// placePool holds zeroed position tables (*[]int32) of fuse.
+var placePool sync.Pool
+
+// scratchPlaces is a pooled table of n zeros; whoever takes it sets the
+// entries it uses back to zero before putting it back in placePool.
+func scratchPlaces(n int) *[]int32 {
+	if p, _ := placePool.Get().(*[]int32); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]int32, n)
+	return &s
+}
+
 // sparseList is the BM25 score of every document (group term included)
 // and the best max(Depth, k) of those passing the mask, in sparse (len:
 // the documents; overwritten).
@@ -243,14 +257,27 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 	// Hits live in one slice, found by document through idx: no
 	// allocation per candidate.
 	hits := make([]Hit, 0, len(dl)+len(sl))
-	idx := make(map[int]int, len(dl)+len(sl))
+	// at[d] is 1 + document d's place in hits (0: not yet there): a pooled
+	// table as long as the registry, whose used entries are cleared on
+	// return, so a search neither hashes nor clears the whole table.
+	ap := scratchPlaces(len(st.docs))
+	at := *ap
+	defer func() {
+		for _, s := range dl {
+			at[s.Doc] = 0
+		}
+		for _, s := range sl {
+			at[s.Doc] = 0
+		}
+		placePool.Put(ap)
+	}()
 	get := func(d int) *Hit {
-		i, ok := idx[d]
-		if !ok {
+		i := at[d] - 1
+		if i < 0 {
 			// A trained encoder's cosine can be negative: for callers
 			// (thresholds, notices) that means no similarity.
-			i = len(hits)
-			idx[d] = i
+			i = int32(len(hits))
+			at[d] = i + 1
 			hits = append(hits, Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]})
 		}
 		return &hits[i]
@@ -328,23 +355,31 @@ func (st *state) dots(q []float32, out []float64) {
 	wg.Wait()
 }
 
-// dot32 is the dot product of equal-length vectors, eight lanes at a time.
+// dot32 is the dot product of equal-length vectors in eight lanes: lane j
+// sums the products at positions j, j+8, j+16, … in order, and the lanes
+// are added pairwise. Lanes 0–3 are summed in one pass and lanes 4–7 in a
+// second: eight accumulators and eight products in flight at once exceed
+// amd64's fifteen usable float registers, and the spilled accumulator's
+// round trip through memory bounded the single pass.
 func dot32(a, b []float32) float32 {
 	b = b[:len(a)]
+	n := len(a) &^ 7
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+	for i := 0; i < n; i += 8 {
+		aa, bb := a[i:i+4:i+4], b[i:i+4:i+4]
 		s0 += aa[0] * bb[0]
 		s1 += aa[1] * bb[1]
 		s2 += aa[2] * bb[2]
 		s3 += aa[3] * bb[3]
-		s4 += aa[4] * bb[4]
-		s5 += aa[5] * bb[5]
-		s6 += aa[6] * bb[6]
-		s7 += aa[7] * bb[7]
 	}
-	for ; i < len(a); i++ {
+	for i := 4; i < n; i += 8 {
+		aa, bb := a[i:i+4:i+4], b[i:i+4:i+4]
+		s4 += aa[0] * bb[0]
+		s5 += aa[1] * bb[1]
+		s6 += aa[2] * bb[2]
+		s7 += aa[3] * bb[3]
+	}
+	for i := n; i < len(a); i++ {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
