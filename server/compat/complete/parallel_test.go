@@ -3,8 +3,8 @@ package complete_test
 import (
 	"bufio"
 	"context"
-	"net/http/httptest"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
