@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -493,8 +494,11 @@ func TestCompatClientsTinyModel(t *testing.T) {
 }
 
 // tinyMaxTokens bounds the tiny random model's generations: it writes
-// until the limit.
-const tinyMaxTokens = "96"
+// until the limit, and each token under a grammar costs the server a
+// pass over the whole vocabulary. A call of one short argument fits in
+// it; one that does not is cut, fails the grammar's check and is never
+// returned, which the tests assert as well.
+const tinyMaxTokens = "48"
 
 // toolsTemplate is a ChatML template that gives the model the tools and
 // reads <tool_call> blocks back (Qwen2.5's form), so that Ollama's own
@@ -602,7 +606,13 @@ func TestCompatValidShareTinyModel(t *testing.T) {
 	if err := json.Unmarshal(b, &tools); err != nil {
 		t.Fatal(err)
 	}
-	const n = 10
+	// Five requests assert that every call AIRS returns is valid; the
+	// share reported in EVALS.md is measured over ten
+	// (AIRS_E2E_VALID_SHARE_N=10).
+	n := 5
+	if v, err := strconv.Atoi(os.Getenv("AIRS_E2E_VALID_SHARE_N")); err == nil && v > 0 && v <= len(tools) {
+		n = v
+	}
 	opts := map[string]any{"num_predict": 96, "temperature": 0, "seed": 42}
 	type tally struct{ requests, withCall, calls, valid, errors int }
 	var airs, own tally
