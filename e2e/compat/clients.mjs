@@ -26,6 +26,19 @@ const ollama = new Ollama({ host: base, headers: { Authorization: "Bearer " + to
 const calls = (msg) =>
   (msg.tool_calls || []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
 
+// Several things asked in one request: several calls (parallel_tool_calls
+// is not false).
+const askTwo = "What is the weather in Paris and in Rome?";
+
+// memo answers a request once per run: scenarios that send the very same
+// request (a call, then the conversation that continues from it) share
+// its reply, as a client would.
+const memos = new Map();
+const memo = (key, f) => {
+  if (!memos.has(key)) memos.set(key, f());
+  return memos.get(key);
+};
+
 async function openaiCall(extra = {}, content = ask) {
   const { data: r, response } = await openai.chat.completions
     .create({ model, tools, messages: [{ role: "user", content }], ...oaiLimit, ...extra })
@@ -34,9 +47,9 @@ async function openaiCall(extra = {}, content = ask) {
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason, mode: response.headers.get("x-airs-mode") };
 }
 
-async function openaiStream() {
+async function openaiStream(content = ask) {
   // The client's own stream helper assembles the deltas.
-  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content: ask }], ...oaiLimit });
+  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content }], ...oaiLimit });
   const r = await stream.finalChatCompletion();
   const ch = r.choices[0];
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason };
@@ -71,16 +84,22 @@ async function openaiModels() {
   return { ids };
 }
 
-async function ollamaCall() {
-  const r = await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: false, ...olLimit });
-  return { calls: (r.message.tool_calls || []).map((c) => ({ name: c.function.name, arguments: c.function.arguments })), content: r.message.content, done: r.done };
+const olCalls = (msg) =>
+  (msg.tool_calls || []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+
+const ollamaFirst = (content) =>
+  memo("ollama:" + content, () => ollama.chat({ model, tools, messages: [{ role: "user", content }], stream: false, ...olLimit }));
+
+async function ollamaCall(content = ask) {
+  const r = await ollamaFirst(content);
+  return { calls: olCalls(r.message), content: r.message.content, done: r.done };
 }
 
-async function ollamaStream() {
+async function ollamaStream(content = ask) {
   const out = { calls: [], content: "", done: false };
-  for await (const part of await ollama.chat({ model, tools, messages: [{ role: "user", content: ask }], stream: true, ...olLimit })) {
+  for await (const part of await ollama.chat({ model, tools, messages: [{ role: "user", content }], stream: true, ...olLimit })) {
     out.content += part.message.content || "";
-    for (const c of part.message.tool_calls || []) out.calls.push({ name: c.function.name, arguments: c.function.arguments });
+    out.calls.push(...olCalls(part.message));
     out.done = out.done || part.done;
   }
   return out;
@@ -88,7 +107,7 @@ async function ollamaStream() {
 
 async function ollamaContinue() {
   const messages = [{ role: "user", content: ask }];
-  const first = await ollama.chat({ model, tools, messages, stream: false, ...olLimit });
+  const first = await ollamaFirst(ask);
   messages.push(first.message);
   for (const c of first.message.tool_calls || []) {
     messages.push({ role: "tool", tool_name: c.function.name, content: JSON.stringify({ temp_c: 18, sky: "sunny" }) });
@@ -127,6 +146,11 @@ const scenarios = {
   openai_required: () => openaiCall({ tool_choice: "required" }, "Hello there"),
   openai_named: () => openaiCall({ tool_choice: { type: "function", function: { name: "get_time_zone" } } }),
   openai_serial: () => openaiCall({ parallel_tool_calls: false }),
+  openai_parallel: () => openaiCall({}, askTwo),
+  openai_parallel_stream: () => openaiStream(askTwo),
+  openai_parallel_serial: () => openaiCall({ parallel_tool_calls: false }, askTwo),
+  ollama_parallel: () => ollamaCall(askTwo),
+  ollama_parallel_stream: () => ollamaStream(askTwo),
   openai_continue: openaiContinue,
   openai_bad_key: openaiBadKey,
   openai_models: openaiModels,

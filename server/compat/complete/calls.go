@@ -36,7 +36,23 @@ func (b *Backend) calls(ctx context.Context, caller string, req *compat.Request)
 		return nil, "", "", err
 	}
 	notice := selector.NoLLMNotice
+	var parts []string
+	if req.Choice.Mode == compat.ChoiceAuto || req.Choice.Mode == compat.ChoiceRequired {
+		parts = requestParts(text)
+	}
+	selPart := func(ctx context.Context, part string) (*selector.Selection, error) {
+		return sel.Select(ctx, caller, part)
+	}
 	if b.Mode() == compat.ModeModel {
+		if len(parts) > 1 && req.Parallel {
+			pc, err := b.parallelModel(ctx, req, cat, parts, selPart)
+			switch {
+			case err == nil && len(pc) > 0:
+				return pc, "", compat.ModeModel, nil
+			case err != nil && !errors.Is(err, selector.ErrModelUnavailable):
+				return nil, "", "", err
+			}
+		}
 		calls, mnotice, err := b.generateCall(ctx, req, cat, s.Candidates, forced)
 		if !errors.Is(err, selector.ErrModelUnavailable) {
 			return calls, mnotice, compat.ModeModel, err
@@ -44,6 +60,20 @@ func (b *Backend) calls(ctx context.Context, caller string, req *compat.Request)
 		// As the selector does: the model's server is down, the call is
 		// chosen without it, and the reply says so.
 		notice = "the model server does not answer (" + err.Error() + "); " + notice
+	}
+	if len(parts) > 1 && s.Function != grammar.NoneTool && s.Function != "" && s.Validation == "ok" && !spansParts(s.Arguments, parts) {
+		pc, err := b.parallelNoLLM(ctx, cat, parts, selPart)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if len(pc) > 0 && !req.Parallel {
+			// One call at a time: the first thing asked first (the
+			// client sends its result, and asks again for the rest).
+			pc = pc[:1]
+		}
+		if len(pc) > 0 {
+			return pc, notice, compat.ModeNoLLM, nil
+		}
 	}
 	if s.Function != grammar.NoneTool && s.Function != "" && s.Validation == "ok" {
 		if !forced && b.o.MinSimilarity > 0 && unfillable(cat, s.Function, text) != "" {
