@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,10 @@ import (
 type FileIndex struct {
 	mu     sync.RWMutex
 	spaces map[string]*spaceIndex
+	// roots are the spaces' folders (absolute) as Build was given them:
+	// two spaces may hold the same file (the working folder is the home,
+	// whose Documents is a space too), and a file is one file.
+	roots map[string]string
 }
 
 // spaceIndex holds a space's entries by number; the maps from words to
@@ -60,7 +65,9 @@ type Entry struct {
 }
 
 // NewFileIndex is an empty index.
-func NewFileIndex() *FileIndex { return &FileIndex{spaces: map[string]*spaceIndex{}} }
+func NewFileIndex() *FileIndex {
+	return &FileIndex{spaces: map[string]*spaceIndex{}, roots: map[string]string{}}
+}
 
 // maxScan bounds the entries one search scores in a space.
 const maxScan = 4096
@@ -99,8 +106,49 @@ func (x *FileIndex) Build(space, root string) error {
 	})
 	x.mu.Lock()
 	x.spaces[space] = si
+	if abs, aerr := filepath.Abs(root); aerr == nil {
+		x.roots[space] = abs
+	}
 	x.mu.Unlock()
 	return err
+}
+
+// Distinct drops from es the entries that are the same file as another
+// one of es seen through another space, keeping the one of the space
+// whose folder is deepest (the most specific name for it: "documents",
+// not the working folder above it). Order is kept.
+func (x *FileIndex) Distinct(es []*Entry) []*Entry {
+	if len(es) < 2 {
+		return es
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.distinct(es)
+}
+
+func (x *FileIndex) distinct(es []*Entry) []*Entry {
+	if len(es) < 2 || len(x.roots) < 2 {
+		return es
+	}
+	best := map[string]*Entry{}
+	for _, e := range es {
+		root, ok := x.roots[e.Space]
+		if !ok {
+			continue
+		}
+		abs := filepath.Join(root, filepath.FromSlash(e.Path))
+		if b, ok := best[abs]; !ok || len(root) > len(x.roots[b.Space]) {
+			best[abs] = e
+		}
+	}
+	out := es[:0:0]
+	for _, e := range es {
+		root, ok := x.roots[e.Space]
+		if !ok || best[filepath.Join(root, filepath.FromSlash(e.Path))] == e {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Add records (or refreshes) one file or folder.
@@ -507,7 +555,7 @@ func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, want
 		out[i] = s.e
 	}
 	sortEntries(out)
-	return out
+	return x.distinct(out)
 }
 
 // sameKind: text types a request calls by one word ("the notes file").

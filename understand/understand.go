@@ -412,6 +412,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		for _, sp := range spaces {
 			o.Matches = append(o.Matches, env.Index.Named(sp, name)...)
 		}
+		o.Matches = env.Index.Distinct(o.Matches)
 		if len(o.Matches) > 1 {
 			// The same name in several folders: a path match beats a base name.
 			var exact []*Entry
