@@ -172,11 +172,10 @@ if 'multiple' in m:
       f"`live_multiple` {100*m.get('live_multiple',{}).get('function_acc',0):.1f}%.\n")
 if 'irrelevance' in m:
     w(f"Goals (issue 30): `irrelevance` ≥ 0.80 with `multiple` ≥ 0.97 — measured **{m['irrelevance']['function_acc']:.3f}** and "
-      f"**{m['multiple']['function_acc']:.3f}**: not met. No rule over the signals tried (similarity, the tool's name words found "
-      "in the request, required arguments the extractor could not fill, the typed checks above) reaches 0.80 on irrelevance "
-      "while refusing fewer than 3% of `multiple`; most irrelevance questions left are in the tool's own domain and give values "
-      "of the right kinds for a different quantity (\"the area of a triangle, base 10 and height 5\" to a BMI tool taking "
-      "weight and height).\n")
+      f"**{m['multiple']['function_acc']:.3f}**, but only with a similarity floor for tools the request does not ask for "
+      "(`predict.DefaultMinSimilarityUnasked` 0.50) that this eval sets and the product does not: it costs the live "
+      "categories recall (live_simple and live_multiple above), and without it irrelevance is about 0.73. So the goal is not "
+      "counted as met; see \"'No tool fits' from the request's understanding\" below.\n")
 w("ast_acc is low by construction: without a model, argument values are only what the extractor finds verbatim in the text "
   "(numbers, quoted strings, enum values, proper names); BFCL expects normalised values (units, lists, dates, defaults). "
   "The full report with plots and failure examples is written by `--report DIR` (bfcl.md, bfcl_accuracy.png, bfcl_latency.png).\n")
