@@ -146,7 +146,8 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 
 	// The budget is known once the tool is: the caller's timeout, or the
 	// latency-class default. Its deadline counts from the start of the call,
-	// so the time stages 1–4 take is deducted; the context is created now so
+	// so the time stages 1–4 take is deducted (a person's answer awaited at
+	// the intent gate is not: PersonWait); the context is created now so
 	// that a cancellation or the deadline also reaches a synchronous intent
 	// verifier.
 	cs.budget = req.Timeout
@@ -249,11 +250,20 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
 	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
+		person := PersonWait{ctx: ctx, fl: cs.fl}
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
 			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model,
-			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels})
+			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels, Person: &person})
 		cs.intent = d
+		if person.waited > 0 { // a person was asked: the call's clock resumes where it stopped
+			cs.start = cs.start.Add(person.waited)
+			deadline = cs.start.Add(cs.budget)
+			var cancel context.CancelFunc
+			hctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+			cs.fl.setCancel(cancel)
+		}
 		if err != nil {
 			if serr := m.stopped(hctx, cs); serr != nil {
 				return serr

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // gateFunc adapts a function to IntentGate.
@@ -101,5 +102,75 @@ func TestIntentGate(t *testing.T) {
 	}
 	if asked.Load() != n {
 		t.Errorf("the gate was asked about %d calls that failed earlier checks", asked.Load()-n)
+	}
+}
+
+// A person's thinking time at the gate is not the call's: a tool with a
+// short budget, asked about by a gate whose person answers only after that
+// budget would have run out, still runs and succeeds, its latency without
+// the wait; the gate's question gets a context the budget does not end.
+func TestPersonWaitIsOutsideTheBudget(t *testing.T) {
+	const budget = 100 * time.Millisecond
+	var waited time.Duration
+	e := newEnv(t, func(c *Config) {
+		c.Gate = gateFunc(func(ctx context.Context, c IntentCheck) (IntentDecision, error) {
+			c.Person.Await(ctx, func(ctx context.Context) {
+				t0 := time.Now()
+				select { // the person answers once the budget would have run out
+				case <-time.After(budget):
+				case <-ctx.Done():
+					t.Errorf("the question's context ended: %v", ctx.Err())
+				}
+				waited = time.Since(t0)
+			})
+			return IntentDecision{Decision: IntentApproved, Review: "cf-1", Reviewer: "bob"}, nil
+		})
+	})
+	ran := false
+	tl := tool("wipe")
+	tl.Destructive = true
+	e.register(t, "p", tl, HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ran = true
+		return json.RawMessage(`{}`), nil
+	}))
+	res, err := e.m.Call(context.Background(), Request{Tool: "wipe", Params: []byte(`{}`), Caller: "alice", Timeout: budget})
+	if err != nil || !ran || res.Outcome != OutcomeOK {
+		t.Fatalf("a call approved after its budget would have run out: %v (ran %v)", err, ran)
+	}
+	if res.Latency >= waited {
+		t.Errorf("latency %v counts the person's %v", res.Latency, waited)
+	}
+	if rec := e.audit.last(); rec.Intent != IntentApproved || rec.Reviewer != "bob" || time.Duration(rec.LatencyNs) >= waited {
+		t.Errorf("audit: %+v", rec)
+	}
+}
+
+// Manager.Cancel reaches a question a person has not answered yet.
+func TestCancelReachesThePersonsQuestion(t *testing.T) {
+	asking := make(chan struct{})
+	e := newEnv(t, func(c *Config) {
+		c.Gate = gateFunc(func(ctx context.Context, c IntentCheck) (IntentDecision, error) {
+			var ended error
+			c.Person.Await(ctx, func(ctx context.Context) {
+				close(asking)
+				<-ctx.Done()
+				ended = ctx.Err()
+			})
+			return IntentDecision{Decision: IntentRequired, Review: "cf-1"}, &IntentVerificationRequired{ID: "cf-1", Caller: c.Caller, Tool: c.Tool.Name, Reason: ended.Error()}
+		})
+	})
+	tl := tool("wipe")
+	tl.Destructive = true
+	e.register(t, "p", tl, echo)
+	go func() {
+		<-asking
+		e.m.Cancel("c-1")
+	}()
+	_, err := e.m.Call(context.Background(), Request{CallID: "c-1", Tool: "wipe", Params: []byte(`{}`), Caller: "alice"})
+	if !errors.Is(err, ErrCancelled) {
+		t.Fatalf("cancelled while the person was asked: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/airs-dev/airs/provenance"
 )
@@ -43,6 +44,40 @@ type IntentCheck struct {
 	Hold, Flag string
 	// Labels are where each argument came from (Config.Level2).
 	Labels provenance.Args
+	// Person is how a gate waits for a person's answer without spending
+	// the call's time budget (PersonWait.Await). The Manager sets it for
+	// the gate; it is nil elsewhere (a verifier, a gate called by hand).
+	Person *PersonWait
+}
+
+// PersonWait lets an intent gate ask a person about the call it is
+// deciding, from inside the gate, as a terminal's prompt does. A call's
+// budget counts from its start, and a person's thinking time is not the
+// call's: Await runs the question with a context that the caller's
+// cancellation and Manager.Cancel end but the budget's deadline does not,
+// and the Manager then moves the call's clock on by the time it took, so
+// the tool gets what was left of its budget and the call's latency (the
+// Result's, the audit record's) counts AIRS's and the tool's time only.
+// Await is called from the gate's goroutine, one question at a time.
+type PersonWait struct {
+	ctx    context.Context // the caller's context, without the budget's deadline
+	fl     *flight
+	waited time.Duration
+}
+
+// Await runs ask, the question to a person. ctx is the gate's; with a nil
+// w (a gate called outside a Manager) ask runs with ctx as it is.
+func (w *PersonWait) Await(ctx context.Context, ask func(context.Context)) {
+	if w == nil || w.ctx == nil {
+		ask(ctx)
+		return
+	}
+	wctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	w.fl.setCancel(cancel) // Manager.Cancel reaches the question; the call's own context is set again after
+	t0 := time.Now()
+	ask(wctx)
+	w.waited += time.Since(t0)
 }
 
 // IntentVerifierFunc adapts a function to IntentVerifier.
@@ -61,8 +96,9 @@ func asMisaligned(err error) *IntentMisaligned {
 // IntentGate is the person's side of level 2: the guard layer (package
 // guard) implements it; the Manager calls it (Config.Gate) for every call,
 // after the schema stage and before dispatch, so a person is only ever asked
-// about a call that passed every other check. It answers at once, never
-// waiting for a person:
+// about a call that passed every other check. It answers at once, unless
+// it asks a person through IntentCheck.Person (a channel with someone at
+// it, outside the call's budget); otherwise it never waits for a person:
 //
 //   - nil error: the call goes ahead (Decision says why, "" when the gate
 //     had nothing to say about it);
