@@ -239,10 +239,19 @@ var _ pipeline.IntentGate = (*Guard)(nil)
 // destructive one is (confirmed once, always for the agent and tool, or
 // denied); one at or above the review threshold is queued as a reviewed
 // tool's call is.
-func (g *Guard) Gate(_ context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
+//
+// A call the gate would hold is asked about instead when ctx has an
+// Asker (WithAsker): the person's answer decides its confirmation, and
+// the call runs or is refused now.
+func (g *Guard) Gate(ctx context.Context, c pipeline.IntentCheck) (pipeline.IntentDecision, error) {
 	switch {
 	case c.Tool.Destructive || c.Anomaly >= pipeline.AnomalyBlock || c.Hold != "":
-		return g.confirm(c)
+		d, err := g.confirm(c)
+		var held *pipeline.IntentVerificationRequired
+		if errors.As(err, &held) && g.askAbout(ctx, c, held) {
+			return g.confirm(c) // the decision just recorded, met as a call sent again meets it
+		}
+		return d, err
 	case g.review[c.Tool.Name] || c.Anomaly == pipeline.AnomalyReview || c.Flag != "":
 		return g.queue(c), nil
 	}
