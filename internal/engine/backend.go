@@ -325,6 +325,10 @@ func (u *sseUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 	}
 }
 
+// proposes: an HTTP stream cannot ask mid-turn, so a destructive call is
+// proposed to the client by Confirm and never made (confirm.go).
+func (u *sseUI) proposes() {}
+
 func (u *sseUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
 	u.send("confirm", map[string]any{"tool": tool.Name, "arguments": args,
 		"message": fmt.Sprintf("%s is destructive: POST it to /v1/call to run it", tool.Name)})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -17,12 +18,38 @@ type memSink struct{ recs []audit.Record }
 
 func (s *memSink) Append(r *audit.Record) error { s.recs = append(s.recs, *r); return nil }
 
-// The user's answer is recorded in the guard before the call, for the
-// arguments shown; when the gate checks other params (a lenient tool's
-// defaults) and holds the call, the same answer decides that confirmation
-// and the call is made once more. A "no" records nothing and runs nothing;
-// without a guard, Confirm alone decides.
-func TestConfirmCallFoldsIntoTheGuard(t *testing.T) {
+func (s *memSink) decisions() string {
+	var got []string
+	for _, r := range s.recs {
+		got = append(got, r.CallID+"/"+r.Intent+"/"+r.Reviewer)
+	}
+	return strings.Join(got, " ")
+}
+
+// intentUI answers the guard's question with choice and counts it.
+type intentUI struct {
+	recUI
+	choice guard.Choice
+}
+
+func (u *intentUI) ConfirmIntent(_ context.Context, _ string, tool pipeline.Tool, args json.RawMessage) guard.Choice {
+	u.mu.Lock()
+	u.asked = append(u.asked, tool.Name+string(args))
+	u.mu.Unlock()
+	return u.choice
+}
+
+// proposingUI cannot ask mid-turn, as an HTTP stream cannot.
+type proposingUI struct{ recUI }
+
+func (*proposingUI) proposes() {}
+
+// A destructive call is asked about once, by the pipeline's gate, about
+// the params the tool gets (a lenient tool's defaults filled in): the
+// call is made once, and its one audit record says who allowed it. A no,
+// a denial or no answer runs nothing; without a guard, or on a channel
+// that cannot ask mid-turn, Confirm decides before the call is made.
+func TestCallAskingAsksAtTheGate(t *testing.T) {
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	ran := 0
 	tl := pipeline.Tool{Name: "wipe", Version: "1", Destructive: true, Lenient: true, LatencyClass: pipeline.Fast,
@@ -45,40 +72,102 @@ func TestConfirmCallFoldsIntoTheGuard(t *testing.T) {
 	defer m.Close()
 	e := &Engine{Manager: m, Guard: g, Channel: "chat", Ranker: selector.NewStatsRanker()}
 	args := json.RawMessage(`{"n":null}`) // the gate sees {"n":7}
-	req := pipeline.Request{CallID: "c1", Tool: "wipe", Params: args, Caller: "web"}
-
-	no := &recUI{confirm: false}
-	if ch := e.confirmChoice(context.Background(), no, "web", "p", tl, args, ""); ch != 0 {
-		t.Fatalf("a no: choice %v", ch)
-	}
-	if rs, _ := g.List(guard.Filter{All: true}); len(rs) != 0 {
-		t.Fatalf("a no was recorded: %+v", rs)
+	req := func(id string) pipeline.Request {
+		return pipeline.Request{CallID: id, Tool: "wipe", Params: args, Caller: "web"}
 	}
 
-	yes := &recUI{confirm: true}
-	ch := e.confirmChoice(context.Background(), yes, "web", "p", tl, args, "wipe it")
-	if ch != guard.Once {
-		t.Fatalf("a yes: choice %v", ch)
-	}
-	res, err := e.callAnswered(context.Background(), req, ch)
+	yes := &intentUI{choice: guard.Once}
+	res, err := e.CallAsking(context.Background(), yes, req("c1"), tl, true)
 	if err != nil || res.Outcome != pipeline.OutcomeOK || ran != 1 {
-		t.Fatalf("answered call: %v %+v ran %d", err, res, ran)
+		t.Fatalf("allowed once: %v %+v ran %d", err, res, ran)
+	}
+	if len(yes.asked) != 1 || yes.asked[0] != `wipe{"n":7}` {
+		t.Fatalf("asked %q, want once about the params the tool gets", yes.asked)
+	}
+	if got := sink.decisions(); got != "c1/approved/chat:web" {
+		t.Fatalf("audit: %s", got)
+	}
+
+	// Confirm's yes is once; its no is no answer: the call stays held.
+	if _, err := e.CallAsking(context.Background(), &recUI{confirm: true}, req("c2"), tl, true); err != nil || ran != 2 {
+		t.Fatalf("Confirm's yes: %v ran %d", err, ran)
+	}
+	no := &recUI{confirm: false}
+	if _, err := e.CallAsking(context.Background(), no, req("c3"), tl, true); !errors.Is(err, ErrDeclined) || ran != 2 || len(no.asked) != 1 {
+		t.Fatalf("Confirm's no: %v ran %d asked %v", err, ran, no.asked)
+	}
+	deny := &intentUI{choice: guard.Deny}
+	if _, err := e.CallAsking(context.Background(), deny, req("c4"), tl, true); !errors.Is(err, ErrDeclined) || ran != 2 {
+		t.Fatalf("denied: %v ran %d", err, ran)
+	}
+	if got := sink.decisions(); got != "c1/approved/chat:web c2/approved/chat:web c3/required/ c4/denied/chat:web" {
+		t.Fatalf("audit: %s", got)
+	}
+
+	// "always": asked once, then never again for this agent and tool.
+	always := &intentUI{choice: guard.Always}
+	for _, id := range []string{"c5", "c6"} {
+		if _, err := e.CallAsking(context.Background(), always, req(id), tl, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(always.asked) != 1 || ran != 4 {
+		t.Fatalf("always: asked %d times, ran %d", len(always.asked), ran)
+	}
+
+	// A channel that cannot ask mid-turn proposes: nothing reaches the pipeline.
+	n := len(sink.recs)
+	if _, err := e.CallAsking(context.Background(), &proposingUI{}, req("c7"), pipeline.Tool{Name: "other", Destructive: true}, true); !errors.Is(err, ErrDeclined) || len(sink.recs) != n {
+		t.Fatalf("proposed: %v, %d audit records", err, len(sink.recs)-n)
+	}
+
+	// No guard: Confirm decides before the call, nothing to record.
+	plain := &Engine{Manager: m, Channel: "chat", Ranker: selector.NewStatsRanker()}
+	if _, err := plain.CallAsking(context.Background(), &recUI{confirm: false}, req("c8"), tl, true); !errors.Is(err, ErrDeclined) || len(sink.recs) != n {
+		t.Fatalf("without a guard a no made the call: %v", err)
+	}
+}
+
+// A turn's destructive call goes through the gate's question exactly once
+// (after Running: the question is the pipeline's), and the call's one
+// audit record names the person who allowed it.
+func TestTurnAsksAtTheGate(t *testing.T) {
+	post := pipeline.Tool{Name: "post-note", Version: "1.0.0", Description: "Post a note to the team board.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":100}},"required":["text"],"additionalProperties":false}`), Destructive: true}
+	g, err := guard.New(guard.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, cfg := newTurnEngineWith(t, g, post)
+	withModel(e, &fakeModel{steps: []string{call("post-note", `{"text":"42"}`), noneCall}})
+	ui := &recUI{confirm: true}
+	tr, err := e.Turn(context.Background(), "web", "post 42 to the board", ui, TurnOptions{})
+	if err != nil || tr.Calls() != 1 {
+		t.Fatalf("%v calls %d\n%s", err, tr.Calls(), ui)
+	}
+	if !strings.Contains(ui.String(), "selected post-note\nrunning\nconfirm post-note\nresult post-note \n") || len(ui.asked) != 1 {
+		t.Fatalf("asked %v:\n%s", ui.asked, ui)
+	}
+	raw, err := os.ReadFile(cfg.AuditPath())
+	if err != nil {
+		t.Fatal(err)
 	}
 	var got []string
-	for _, r := range sink.recs {
-		got = append(got, r.CallID+"/"+r.Intent+"/"+r.Reviewer)
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var r audit.Record
+		if json.Unmarshal([]byte(line), &r) == nil && r.Tool == "post-note" {
+			got = append(got, r.CallID+"/"+r.Outcome+"/"+r.Intent+"/"+r.Reviewer)
+		}
 	}
-	if strings.Join(got, " ") != "c1/required/ c1-confirmed/approved/chat:web" {
-		t.Fatalf("audit: %v", got)
-	}
-	// Unanswered (0), a held call stays held.
-	if _, err := e.callAnswered(context.Background(), pipeline.Request{Tool: "wipe", Params: args, Caller: "web"}, 0); !errors.Is(err, pipeline.ErrIntentVerificationRequired) || ran != 1 {
-		t.Fatalf("unanswered: %v, ran %d", err, ran)
+	if want := ui.callIDs[0] + "/ok/approved/chat:web"; strings.Join(got, " ") != want {
+		t.Fatalf("audit of post-note: %v, want %s", got, want)
 	}
 
-	// No guard: Confirm decides, nothing to record.
-	plain := &Engine{Manager: m, Channel: "chat", Ranker: selector.NewStatsRanker()}
-	if !plain.ConfirmCall(context.Background(), yes, "web", "p", tl, args, "") || plain.ConfirmCall(context.Background(), no, "web", "p", tl, args, "") {
-		t.Fatal("without a guard ConfirmCall is not Confirm")
+	// Declined at the gate: the step is declined, as before a call.
+	withModel(e, &fakeModel{steps: []string{call("post-note", `{"text":"43"}`), noneCall}})
+	ui = &recUI{confirm: false}
+	tr, _ = e.Turn(context.Background(), "web", "post 43 to the board", ui, TurnOptions{})
+	if s := tr.First(); !s.Declined || s.Skipped != "declined by the user" || s.Result != nil || strings.Contains(ui.String(), "result") {
+		t.Fatalf("declined: %+v\n%s", s, ui)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -54,6 +55,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	// declined step and every step after it do not run.
 	sels := make([]*selector.Selection, len(steps))
 	tools := make([]*pipeline.Tool, len(steps))
+	answered := planAnswers{}
 	run := len(steps)
 	for i, st := range steps {
 		if i > 0 {
@@ -76,7 +78,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 			if tool != nil {
 				t = *tool
 			}
-			if !e.ConfirmCall(ctx, ui, caller, "", t, st.Arguments, text) {
+			if !e.confirmStep(ctx, ui, caller, t, st.Arguments, text, answered) {
 				run = i
 				break
 			}
@@ -114,6 +116,9 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		// On the workers: the UI sees the steps' results below, not each
 		// call as it runs.
 		ui.Note("the plan runs on the chain workers (chains.engine: temporal)")
+	}
+	if len(answered) > 0 { // the answers settle the gate's holds of the steps' calls (confirm.go)
+		ctx = guard.WithAsker(ctx, e.reviewer(caller), answered.ask)
 	}
 	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller, Intent: text})
 	tr.Run = res

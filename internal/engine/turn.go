@@ -12,7 +12,6 @@ import (
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -20,15 +19,17 @@ import (
 
 // TurnUI is what a channel (the chat REPL, an HTTP stream) shows and asks
 // during one Turn. Turn calls its methods from its own goroutine, in the
-// order of the turn: Selected, then Confirm (only for a destructive tool),
-// Running, Result, then Note and Token while the model writes
-// the final answer.
+// order of the turn: Selected, Running, then Confirm (only for a
+// destructive tool, asked by the pipeline's gate: confirm.go; before
+// Running when there is no guard), Result, then Note and Token while the
+// model writes the final answer.
 type TurnUI interface {
 	// Selected reports the chosen call. sel.Function is grammar.NoneTool
 	// when no tool fits; tool is nil then.
 	Selected(sel *selector.Selection, tool *pipeline.Tool)
 	// Confirm asks whether to run a call of a destructive tool.
 	// Only true runs it; a channel that cannot ask must answer false.
+	// ctx ends when the call is cancelled (Ctrl-C, Manager.Cancel).
 	Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool
 	// Running gives the call's ID just before the call enters the
 	// pipeline, so the channel can cancel it (Manager.Cancel) as well as
@@ -220,7 +221,11 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			}
 		}
 		tool, needsConfirm := e.lookup(caller, sel.Function, sel.Provider)
-		var answered guard.Choice // the user's answer, when asked
+		t := pipeline.Tool{Name: sel.Function}
+		if tool != nil {
+			t = *tool
+		}
+		atGate := needsConfirm && e.asksAtGate(ui) // the pipeline's gate asks (confirm.go)
 		ui.Selected(sel, tool)
 		step := TurnStep{Selection: sel, Tool: tool}
 		rs := stepRecord(n, sel)
@@ -234,17 +239,29 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			step.Skipped = "the arguments do not match the tool's schema: " + sel.Validation
 		case repeated(prior, sel) >= 0 && !needsConfirm:
 			step.Skipped = fmt.Sprintf("the model chose step %d's call again (its result is already known)", repeated(prior, sel)+1)
-		case needsConfirm:
-			t := pipeline.Tool{Name: sel.Function}
-			if tool != nil {
-				t = *tool
-			}
-			if answered = e.confirmChoice(ctx, ui, caller, sel.Provider, t, sel.Arguments, text); answered != guard.Once && answered != guard.Always {
+		case needsConfirm && !atGate: // no gate to ask, or a channel that cannot ask mid-turn (confirm.go)
+			if !ui.Confirm(ctx, t, sel.Arguments) {
 				step.Skipped, step.Declined = "declined by the user", true
-				if e.Recommender != nil { // a denied call is not suggested again
-					e.Recommender.Denied(caller, sel.Function, sel.Arguments)
-				}
 			}
+		}
+		var res *pipeline.Result
+		var cerr error
+		if step.Skipped == "" {
+			callID := e.newCallID()
+			ui.Running(callID)
+			res, cerr = e.CallAsking(ctx, ui, pipeline.Request{
+				CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
+				Encoding: pipeline.JSON, Caller: caller, Intent: text, Turn: turnID,
+			}, t, atGate)
+			if res == nil { // Manager.Call always returns one; be safe
+				res = &pipeline.Result{CallID: callID, Tool: sel.Function, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(cerr)}
+			}
+			if errors.Is(cerr, ErrDeclined) {
+				step.Skipped, step.Declined = "declined by the user", true
+			}
+		}
+		if step.Declined && e.Recommender != nil { // a denied call is not suggested again
+			e.Recommender.Denied(caller, sel.Function, sel.Arguments)
 		}
 		if step.Skipped != "" {
 			rs.Execution = &session.Execution{Outcome: session.OutcomeSkipped, Error: step.Skipped}
@@ -261,15 +278,6 @@ func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts 
 			break
 		}
 
-		callID := e.newCallID()
-		ui.Running(callID)
-		res, cerr := e.callAnswered(ctx, pipeline.Request{
-			CallID: callID, Tool: sel.Function, Provider: sel.Provider, Params: sel.Arguments,
-			Encoding: pipeline.JSON, Caller: caller, Intent: text, Turn: turnID,
-		}, answered)
-		if res == nil { // Manager.Call always returns one; be safe
-			res = &pipeline.Result{CallID: callID, Tool: sel.Function, Outcome: pipeline.OutcomeError, ErrorKind: pipeline.KindOf(cerr)}
-		}
 		step.Result, step.CallErr = res, cerr
 		rs.Execution = &session.Execution{
 			Outcome: outcomeOf(cerr), ErrorKind: res.ErrorKind, Error: errString(cerr),

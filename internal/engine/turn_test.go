@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
@@ -26,6 +27,13 @@ import (
 // documents (space "documents"), recording on, in no-LLM mode; extra
 // tools (provider "test") are registered too.
 func newTurnEngine(t *testing.T, extra ...pipeline.Tool) (*Engine, *config.Config) {
+	t.Helper()
+	return newTurnEngineWith(t, nil, extra...)
+}
+
+// newTurnEngineWith is newTurnEngine with g as the Manager's intent gate
+// and the engine's guard (none when nil).
+func newTurnEngineWith(t *testing.T, g *guard.Guard, extra ...pipeline.Tool) (*Engine, *config.Config) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -63,11 +71,14 @@ func newTurnEngine(t *testing.T, extra ...pipeline.Tool) (*Engine, *config.Confi
 	}
 	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
+	if g != nil {
+		mc.Gate = g
+	}
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "chat", Model: "none"})
+	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "chat", Model: "none", Guard: g})
 	if err != nil {
 		t.Fatal(err)
 	}
