@@ -220,6 +220,22 @@ func (r *rig) auditTools() map[string][]string {
 	return out
 }
 
+// auditDecisions lists tool's audit records as outcome/intent/reviewer.
+func (r *rig) auditDecisions(tool string) string {
+	r.t.Helper()
+	recs, err := audit.Tail(filepath.Join(r.home, "audit.jsonl"), 1000)
+	if err != nil && !os.IsNotExist(err) {
+		r.t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range recs {
+		if rec.Tool == tool {
+			got = append(got, rec.Outcome+"/"+rec.Intent+"/"+rec.Reviewer)
+		}
+	}
+	return strings.Join(got, " ")
+}
+
 func (r *rig) sessions() []session.Record {
 	r.t.Helper()
 	f, err := os.Open(filepath.Join(r.dir, "sessions", "sessions.jsonl"))
@@ -327,7 +343,9 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 	r.start(Options{})
 	m := r.expect(0, "> ")
 
-	// Declined: nothing runs, nothing reaches the pipeline.
+	// Declined: nothing runs. The question is the pipeline's gate's, so
+	// each declined call is in the audit log as the gate left it: denied
+	// by the person, held (no answer), cancelled (Ctrl-C).
 	r.say("delete the note todo.txt")
 	m = r.expect(m, `tool: delete-note {"path":"todo.txt"}`)
 	m = r.expect(m, `agent tester wants to call delete-note({"path":"todo.txt"}): allow [o]nce, [a]lways for this agent, or [d]eny? `)
@@ -353,8 +371,8 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 	if _, err := os.Stat(note); err != nil {
 		t.Fatalf("a declined call deleted the note: %v", err)
 	}
-	if got := r.auditTools()["delete-note"]; len(got) != 0 {
-		t.Fatalf("declined calls reached the pipeline: %v", got)
+	if got := r.auditDecisions("delete-note"); got != "error/denied/chat:tester error/required/ cancelled/required/" {
+		t.Fatalf("audit of the declined calls: %s", got)
 	}
 
 	// Confirmed: it runs.
@@ -366,8 +384,8 @@ func TestDestructiveCallNeedsConfirmation(t *testing.T) {
 	if _, err := os.Stat(note); !os.IsNotExist(err) {
 		t.Fatalf("the confirmed call did not delete the note: %v", err)
 	}
-	if got := r.auditTools()["delete-note"]; len(got) != 1 || got[0] != "ok" {
-		t.Fatalf("audit of delete-note: %v", got)
+	if got := r.auditDecisions("delete-note"); !strings.HasSuffix(got, " ok/approved/chat:tester") || strings.Count(got, "ok/") != 1 {
+		t.Fatalf("audit of delete-note: %s", got)
 	}
 
 	// End of input at the question is No.
@@ -571,10 +589,10 @@ func TestResultToTheModel(t *testing.T) {
 	}
 }
 
-// The chat's question is the guard's: "once" is recorded as a decision the
-// call meets in the gate (its audit record names the answer), "always"
-// stops the questions for that tool, "deny" is kept in the review store and
-// nothing runs.
+// The chat's question is the guard's, asked by the pipeline's gate: the
+// answer is recorded as the decision of the call's confirmation (its audit
+// record names who answered), "always" stops the questions for that tool,
+// "deny" is kept in the review store and nothing runs.
 func TestChatAnswersAreTheGuards(t *testing.T) {
 	r := newRig(t)
 	note := filepath.Join(r.docs, "notes", "todo.txt")
@@ -613,7 +631,7 @@ func TestChatAnswersAreTheGuards(t *testing.T) {
 			got = append(got, rec.Outcome+"/"+rec.Intent+"/"+rec.Reviewer)
 		}
 	}
-	if strings.Join(got, " ") != "ok/always/chat:tester ok/always/chat:tester" {
+	if strings.Join(got, " ") != "error/denied/chat:tester ok/always/chat:tester ok/always/chat:tester" {
 		t.Errorf("audit of delete-note: %v", got)
 	}
 }

@@ -2,10 +2,12 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
 )
@@ -82,11 +84,13 @@ func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 		r.printf("%s is no longer yours to call\n", rec.Tool)
 		return
 	}
-	if needsConfirm && !r.e.ConfirmCall(ctx, ui, r.opts.Caller, rec.Provider, *tool, rec.Arguments, "") {
+	// A destructive tool's call is asked about by the pipeline's gate.
+	res, err := r.e.CallAsking(ctx, ui, pipeline.Request{Tool: rec.Tool, Provider: rec.Provider, Params: rec.Arguments, Caller: r.opts.Caller},
+		*tool, needsConfirm)
+	if errors.Is(err, engine.ErrDeclined) {
 		r.printf("not run\n")
 		return
 	}
-	res, err := r.e.Call(ctx, pipeline.Request{Tool: rec.Tool, Provider: rec.Provider, Params: rec.Arguments, Caller: r.opts.Caller})
 	if res == nil {
 		r.printf("failed: %v\n", err)
 		return
