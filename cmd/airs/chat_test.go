@@ -204,7 +204,8 @@ func TestChatOnATerminal(t *testing.T) {
 		t.Fatalf("airs chat did not exit after /quit; output:\n%s", tm.output())
 	}
 
-	// The audit log has every call that ran, and no delete-note.
+	// The audit log has every call, the declined delete-note as the gate
+	// that asked refused it (nothing ran).
 	r := e.run("audit", "tail", "-n", "100", "--json")
 	var outcomes []string
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
@@ -214,7 +215,7 @@ func TestChatOnATerminal(t *testing.T) {
 		}
 		outcomes = append(outcomes, rec.Tool+":"+rec.Outcome)
 	}
-	if got, want := strings.Join(outcomes, " "), "calculator:ok slow:cancelled calculator:ok"; got != want {
+	if got, want := strings.Join(outcomes, " "), "calculator:ok delete-note:error slow:cancelled calculator:ok"; got != want {
 		t.Errorf("audit log: %s, want %s", got, want)
 	}
 

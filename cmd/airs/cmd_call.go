@@ -100,19 +100,14 @@ func runCall(a *app, args []string) error {
 		Timeout:  *timeout,
 		Caller:   caller,
 	}
-	res, callErr := m.Call(ctx, req)
 	// A destructive call waits for a person: at a terminal, that is the
-	// person at it. The answer is recorded in the guard and the same call
-	// is made again, so the decision is in its audit record.
-	var ivr *pipeline.IntentVerificationRequired
-	if errors.As(callErr, &ivr) && *argsFlag != "-" && stdinTerminal(a.stdin) {
-		if ch, ok := askIntent(a, ivr, params); ok {
-			if _, err := a.guard.Decide(ivr.ID, ch, cliReviewer()); err != nil {
-				return err
-			}
-			res, callErr = m.Call(ctx, req)
-		}
+	// person at it, asked by the pipeline's gate (its answer is the
+	// decision in the call's audit record; the wait is not the call's
+	// time budget).
+	if a.guard != nil && *argsFlag != "-" && stdinTerminal(a.stdin) {
+		ctx = guard.WithAsker(ctx, cliReviewer(), terminalAsker(a))
 	}
+	res, callErr := m.Call(ctx, req)
 	if res != nil && res.Warning != "" {
 		fmt.Fprintf(a.stderr, "warning: %s\n", res.Warning)
 	}
@@ -138,36 +133,38 @@ func stdinTerminal(r io.Reader) bool {
 	return ok && xterm.IsTerminal(int(f.Fd()))
 }
 
-// askIntent asks the person at the terminal about a held call: allow once,
-// always for this agent, or deny. ok is false when no answer came (end of
-// input): the confirmation stays open for `airs review`.
-func askIntent(a *app, ivr *pipeline.IntentVerificationRequired, params []byte) (guard.Choice, bool) {
-	var b bytes.Buffer
-	shown := string(params)
-	if json.Compact(&b, params) == nil {
-		shown = b.String()
-	}
-	if len(shown) > 300 {
-		shown = shown[:300] + "…"
-	}
-	br := bufio.NewReader(a.stdin)
-	if ivr.Reason != "" {
-		fmt.Fprintf(a.stderr, "level 2 holds it: %s\n", ivr.Reason)
-	}
-	for {
-		fmt.Fprintf(a.stderr, "agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", ivr.Caller, ivr.Tool, shown)
-		line, err := br.ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "o", "once":
-			return guard.Once, true
-		case "a", "always":
-			return guard.Always, true
-		case "d", "deny", "n", "no":
-			return guard.Deny, true
+// terminalAsker asks the person at the terminal about a call the gate
+// holds: allow once, always for this agent, or deny. No answer (end of
+// input) leaves the call held, its confirmation open for `airs review`.
+func terminalAsker(a *app) guard.Asker {
+	return func(_ context.Context, q guard.Question) guard.Choice {
+		var b bytes.Buffer
+		shown := string(q.Params)
+		if json.Compact(&b, q.Params) == nil {
+			shown = b.String()
 		}
-		if err != nil {
-			fmt.Fprintln(a.stderr)
-			return 0, false
+		if len(shown) > 300 {
+			shown = shown[:300] + "…"
+		}
+		br := bufio.NewReader(a.stdin)
+		if q.Reason != "" {
+			fmt.Fprintf(a.stderr, "level 2 holds it: %s\n", q.Reason)
+		}
+		for {
+			fmt.Fprintf(a.stderr, "agent %s wants to call %s(%s): allow [o]nce, [a]lways for this agent, or [d]eny? ", q.Caller, q.Tool.Name, shown)
+			line, err := br.ReadString('\n')
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "o", "once":
+				return guard.Once
+			case "a", "always":
+				return guard.Always
+			case "d", "deny", "n", "no":
+				return guard.Deny
+			}
+			if err != nil {
+				fmt.Fprintln(a.stderr)
+				return 0
+			}
 		}
 	}
 }

@@ -164,8 +164,22 @@ func TestReviewAtATerminal(t *testing.T) {
 	if code != 13 || !strings.Contains(out, "agent tester wants to call delete-file({\"space\":\"documents\",\"path\":\"a.txt\"})") || !e.exists("a.txt") {
 		t.Fatalf("deny: exit %d, file there %v\n%s", code, e.exists("a.txt"), out)
 	}
-	if out, code := call("a.txt", "o"); code != 0 || e.exists("a.txt") {
+	if out, code := call("a.txt", "o"); code != 0 || e.exists("a.txt") || strings.Count(out, "[d]eny? ") != 1 {
 		t.Fatalf("once: exit %d\n%s", code, out)
+	}
+	// Asked by the gate: one call, one audit record each, the answer's
+	// person named in it.
+	tail := e.run("audit", "tail", "--json", "-n", "10")
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(tail.stdout), "\n") {
+		var rec struct{ Tool, Outcome, Intent, Reviewer string }
+		json.Unmarshal([]byte(line), &rec)
+		if rec.Tool == "delete-file" {
+			got = append(got, rec.Outcome+"/"+rec.Intent+"/"+strings.SplitN(rec.Reviewer, ":", 2)[0])
+		}
+	}
+	if strings.Join(got, " ") != "error/denied/cli ok/approved/cli" {
+		t.Fatalf("audit of the answered calls: %v\n%s", got, tail.stdout)
 	}
 	if out, code := call("b.txt", "a"); code != 0 || e.exists("b.txt") {
 		t.Fatalf("always: exit %d\n%s", code, out)
