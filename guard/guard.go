@@ -456,10 +456,12 @@ func (g *Guard) Decide(id string, ch Choice, by string) (Review, error) {
 	return out, err
 }
 
-// Answer records a person's answer given before the call is made (the
-// chat's question, asked when the call is shown): a decided confirmation
-// for exactly this call, which the call then meets in the gate. It returns
-// the confirmation.
+// Answer records a person's answer given before the call is made, where
+// no asker can reach the gate that will meet the call (a plan's step run
+// on the chain workers; a plan step's denial, which stops the plan before
+// the call): a decided confirmation for exactly this call, which the call
+// then meets in the gate. A channel that can ask puts an Asker on the
+// call's context instead (WithAsker). It returns the confirmation.
 func (g *Guard) Answer(caller, provider, tool string, params json.RawMessage, intent string, ch Choice, by string) (Review, error) {
 	now := g.cfg.Now()
 	t := pipeline.Tool{Name: tool, Destructive: true}
