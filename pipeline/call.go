@@ -40,6 +40,7 @@ type callState struct {
 	intent      IntentDecision // the intent gate's decision, for the audit record
 	anomaly     anomalyScore   // the anomaly score (Config.Scorer), for the gate and the audit record
 	l2          level2State    // level 2's provenance, flows and verdict (Config.Level2; level2_stage.go)
+	person      PersonWait     // the intent gate's wait for a person, outside the budget
 	lat         latencyState   // the latency model's features and prediction (latency.go)
 	specGen     uint64         // speculate.go: the write generation a speculative handler started in
 	specOf      string         // speculate.go: the speculative call whose result answered this one
@@ -58,7 +59,8 @@ type callState struct {
 //  2. lookup: provider ranking, liveness, deprecation, circuit breaker
 //  3. capabilities: level 1 channel, level 2 intent, level 3 required capabilities
 //  4. schema validation (lenient coercion first, for tools that opt in)
-//  5. dispatch: the budget, minus the time stages 1–4 took, as a context deadline
+//  5. dispatch: the budget, minus the time stages 1–4 took (not a person's
+//     answer awaited at the intent gate), as a context deadline
 //  6. execution: the handler, with panics contained
 //  7. delivery: return_schema check, metrics, a durable audit record, the Result
 //
@@ -250,14 +252,14 @@ func (m *Manager) run(ctx context.Context, cs *callState, res *Result) error {
 	// every other check (so nobody is asked about a call that would fail
 	// anyway), with the params the handler will see.
 	if m.cfg.Gate != nil && !req.Speculative { // (as level 2 above)
-		person := PersonWait{ctx: ctx, fl: cs.fl}
+		cs.person = PersonWait{ctx: ctx, fl: cs.fl}
 		d, err := m.cfg.Gate.Gate(hctx, IntentCheck{CallID: req.CallID, Caller: req.Caller, Provider: e.prov.id,
 			Tool: &e.tool, Params: cs.params.json, Intent: req.Intent,
 			Anomaly: cs.anomaly.level, AnomalyScore: cs.anomaly.score, AnomalyModel: cs.anomaly.model,
-			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels, Person: &person})
+			Hold: cs.l2.res.Hold, Flag: cs.l2.res.Flag, Labels: cs.l2.res.Labels, Person: &cs.person})
 		cs.intent = d
-		if person.waited > 0 { // a person was asked: the call's clock resumes where it stopped
-			cs.start = cs.start.Add(person.waited)
+		if cs.person.waited > 0 { // a person was asked: the call's clock resumes where it stopped
+			cs.start = cs.start.Add(cs.person.waited)
 			deadline = cs.start.Add(cs.budget)
 			var cancel context.CancelFunc
 			hctx, cancel = context.WithDeadline(ctx, deadline)
