@@ -166,6 +166,13 @@ var (
 // a shared server outlives the test (TestMain stops it).
 func startServe(t *testing.T, model, clients, extraYAML string, share bool) *compatEnv {
 	t.Helper()
+	return startServeWith(t, airsBinary(t), []string{"--model", model}, model, clients, extraYAML, share)
+}
+
+// startServeWith serves bin with the model flags modelArgs; model is the
+// name the clients send (the one the server lists).
+func startServeWith(t *testing.T, bin string, modelArgs []string, model, clients, extraYAML string, share bool) *compatEnv {
+	t.Helper()
 	e := &compatEnv{token: "compat-e2e-token", model: model, clients: clients,
 		tools: filepath.Join(root(), "server", "compat", "complete", "testdata", "tools50.json")}
 	cleanup := t.Cleanup
@@ -181,7 +188,6 @@ func startServe(t *testing.T, model, clients, extraYAML string, share bool) *com
 	} else {
 		dir = t.TempDir()
 	}
-	bin := airsBinary(t)
 	sum := sha256.Sum256([]byte(e.token))
 	config := filepath.Join(dir, "airs.yaml")
 	yaml := "agents:\n  tester: {capabilities: []}\nhttp:\n  tokens:\n    - sha256: " + hex.EncodeToString(sum[:]) + "\n      agent: tester\n" + extraYAML
@@ -194,7 +200,7 @@ func startServe(t *testing.T, model, clients, extraYAML string, share bool) *com
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	srv := exec.Command(bin, "serve", "--listen", addr, "--model", model)
+	srv := exec.Command(bin, append([]string{"serve", "--listen", addr}, modelArgs...)...)
 	srv.Env = append(os.Environ(), "AIRS_CONFIG="+config, "AIRS_HOME="+filepath.Join(dir, "state"))
 	var srvErr bytes.Buffer
 	srv.Stderr = &srvErr
@@ -270,6 +276,7 @@ type outcome struct {
 	Name    string          `json:"name"`
 	IDs     []string        `json:"ids"`
 	Models  []string        `json:"models"`
+	Schema  json.RawMessage `json:"schema"` // the structured answer's schema, as sent
 }
 
 // clientCall is a call as a client gives it: OpenAI's arguments are a
@@ -334,6 +341,48 @@ func (e *compatEnv) valid(t *testing.T, scenario string, calls []clientCall) {
 	}
 }
 
+// validAnswer checks that a structured answer (response_format, format)
+// is JSON that validates against the schema the client sent.
+func validAnswer(t *testing.T, scenario string, o outcome) {
+	t.Helper()
+	if o.Content == nil || len(o.Schema) == 0 {
+		t.Errorf("%s: no content or no schema: %+v", scenario, o)
+		return
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(o.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem:///answer.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///answer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(*o.Content))
+	if err != nil {
+		t.Errorf("%s: the answer is not JSON: %q", scenario, *o.Content)
+		return
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("%s: the answer %s does not follow its schema: %v", scenario, *o.Content, err)
+	}
+}
+
+// firstCalls is the first request's calls of a conversation scenario.
+func firstCalls(t *testing.T, o outcome) []clientCall {
+	t.Helper()
+	var calls []clientCall
+	if len(o.First) > 0 {
+		if err := json.Unmarshal(o.First, &calls); err != nil {
+			t.Fatalf("first: %v: %s", err, o.First)
+		}
+	}
+	return calls
+}
+
 func sameCalls(a, b []clientCall) bool {
 	if len(a) != len(b) {
 		return false
@@ -373,8 +422,19 @@ func TestCompatClientsNoModel(t *testing.T) {
 	if o := out["openai_required"]; len(o.Calls) != 1 {
 		t.Errorf("openai_required: %+v", o)
 	}
+	if o, first := out["openai_required_stream"], firstCalls(t, out["openai_continue"]); len(o.Calls) != 1 || !sameCalls(o.Calls, first) {
+		t.Errorf("openai_required_stream: %+v, the call was %+v", o, first)
+	}
 	if o := out["openai_named"]; len(o.Calls) != 1 || o.Calls[0].Name != "get_time_zone" {
 		t.Errorf("openai_named: %+v", o)
+	}
+	// Without a model the structured answer is filled from the request's
+	// words.
+	for _, name := range []string{"openai_json_schema", "ollama_format"} {
+		validAnswer(t, name, out[name])
+		if o := out[name]; o.Content != nil && (!strings.Contains(*o.Content, `"Paris"`) || !strings.Contains(*o.Content, "18")) {
+			t.Errorf("%s: %s, want Paris and 18 from the request", name, *o.Content)
+		}
 	}
 	if o := out["openai_serial"]; len(o.Calls) > 1 {
 		t.Errorf("openai_serial: %+v", o)
