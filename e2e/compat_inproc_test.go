@@ -143,6 +143,7 @@ func TestCompatClientsInProcess(t *testing.T) {
 	}
 	validAnswer(t, "openai_json_schema", out["openai_json_schema"])
 	validAnswer(t, "ollama_format", out["ollama_format"])
+	checkLangChain(t, e, false)
 	t.Logf("openai_call %s; openai_continue first %s then %q; openai_json_schema %s", callsText(call.Calls), callsText(first),
 		deref(c.Content), deref(out["openai_json_schema"].Content))
 }

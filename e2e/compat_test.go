@@ -54,7 +54,8 @@ func root() string {
 
 // installClients installs e2e/compat/package.json's pinned clients into
 // the e2e cache (once per version of the file) and copies the program
-// beside them.
+// beside them (clients.mjs: the OpenAI and Ollama clients; langchain.mjs:
+// LangChain's chat models over them).
 func installClients(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -88,12 +89,14 @@ func installClients(t *testing.T) string {
 			t.Fatalf("npm install of the clients: %v\n%s", err, out)
 		}
 	}
-	prog, err := os.ReadFile(filepath.Join(src, "clients.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "clients.mjs"), prog, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"clients.mjs", "langchain.mjs"} {
+		prog, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), prog, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }
@@ -277,6 +280,7 @@ type outcome struct {
 	IDs     []string        `json:"ids"`
 	Models  []string        `json:"models"`
 	Schema  json.RawMessage `json:"schema"` // the structured answer's schema, as sent
+	Code    string          `json:"code"`   // LangChain's error code
 }
 
 // clientCall is a call as a client gives it: OpenAI's arguments are a
@@ -296,17 +300,25 @@ func (c clientCall) args() string {
 	return string(c.Arguments)
 }
 
+// run runs clients.mjs's scenarios (all of them when none is named).
 func (e *compatEnv) run(t *testing.T, scenarios ...string) map[string]outcome {
+	t.Helper()
+	return e.runProgram(t, "clients.mjs", scenarios...)
+}
+
+// runProgram runs an installed program's scenarios and returns what it
+// printed; a scenario whose client raised is an error of the test.
+func (e *compatEnv) runProgram(t *testing.T, program string, scenarios ...string) map[string]outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"clients.mjs"}, scenarios...)...)
+	cmd := exec.CommandContext(ctx, "node", append([]string{program}, scenarios...)...)
 	cmd.Dir = e.clients
 	cmd.Env = append(os.Environ(), "AIRS_URL="+e.url, "AIRS_TOKEN="+e.token, "AIRS_MODEL="+e.model, "AIRS_TOOLS="+e.tools, "AIRS_MAX_TOKENS="+e.maxTokens)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node clients.mjs: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("node %s: %v\n%s\n%s", program, err, stdout.String(), stderr.String())
 	}
 	var out map[string]outcome
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
