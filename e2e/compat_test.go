@@ -529,7 +529,7 @@ func TestCompatClientsTinyModel(t *testing.T) {
 	// model's path for several things asked is openai_parallel's.
 	out := e.run(t, "openai_call", "openai_stream", "openai_none", "openai_required", "openai_named", "openai_parallel",
 		"openai_continue", "openai_bad_key", "openai_models", "ollama_call", "ollama_stream", "ollama_continue",
-		"ollama_bad_key", "ollama_list")
+		"ollama_bad_key", "ollama_list", "openai_json_schema", "ollama_format")
 	for name, o := range out {
 		e.valid(t, name, o.Calls) // a random model, and still every call valid
 	}
@@ -563,6 +563,10 @@ func TestCompatClientsTinyModel(t *testing.T) {
 		t.Errorf("ollama_bad_key: %+v", o)
 	}
 	distinctIDs(t, "openai_parallel", out["openai_parallel"].Calls)
+	// The structured answers under Ollama's format path: AIRS validates
+	// them against the client's schema before they are returned.
+	validAnswer(t, "openai_json_schema", out["openai_json_schema"])
+	validAnswer(t, "ollama_format", out["ollama_format"])
 }
 
 // tinyMaxTokens bounds the tiny random model's generations: it writes
