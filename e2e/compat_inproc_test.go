@@ -102,8 +102,9 @@ func TestCompatClientsInProcess(t *testing.T) {
 	e := startServeWith(t, bin, []string{"--engine", "inproc", "--gguf", gguf}, model, clients,
 		"ollama:\n  host: http://127.0.0.1:1\n", false)
 	e.maxTokens = tinyMaxTokens
-	out := e.run(t, "openai_models", "openai_call", "openai_stream", "openai_required_stream", "openai_named",
-		"openai_continue", "openai_json_schema", "ollama_call", "ollama_stream", "ollama_continue", "ollama_format")
+	out := e.run(t, "openai_models", "openai_call", "openai_stream", "openai_none", "openai_required", "openai_required_stream",
+		"openai_named", "openai_parallel", "openai_continue", "openai_json_schema", "ollama_call", "ollama_stream",
+		"ollama_continue", "ollama_format")
 	for name, o := range out {
 		e.valid(t, name, o.Calls) // a random model, and every call valid
 	}
@@ -134,6 +135,13 @@ func TestCompatClientsInProcess(t *testing.T) {
 	if o := out["openai_named"]; len(o.Calls) != 1 || o.Calls[0].Name != "get_time_zone" {
 		t.Errorf("openai_named: %+v, want one call of get_time_zone", o)
 	}
+	if o := out["openai_none"]; len(o.Calls) != 0 || o.Content == nil {
+		t.Errorf("openai_none: %+v, want an answer and no call", o)
+	}
+	if o := out["openai_required"]; len(o.Calls) != 1 {
+		t.Errorf("openai_required: %+v, want one call", o)
+	}
+	distinctIDs(t, "openai_parallel", out["openai_parallel"].Calls)
 	oc := out["ollama_call"]
 	if s := out["ollama_stream"]; !sameCalls(s.Calls, oc.Calls) || !s.Done {
 		t.Errorf("ollama_stream: %+v, not the call %+v", s, oc.Calls)
@@ -144,8 +152,8 @@ func TestCompatClientsInProcess(t *testing.T) {
 	validAnswer(t, "openai_json_schema", out["openai_json_schema"])
 	validAnswer(t, "ollama_format", out["ollama_format"])
 	checkLangChain(t, e, false)
-	t.Logf("openai_call %s; openai_continue first %s then %q; openai_json_schema %s", callsText(call.Calls), callsText(first),
-		deref(c.Content), deref(out["openai_json_schema"].Content))
+	t.Logf("openai_call %s; openai_parallel %s; openai_continue first %s then %q; openai_json_schema %s", callsText(call.Calls),
+		callsText(out["openai_parallel"].Calls), callsText(first), deref(c.Content), deref(out["openai_json_schema"].Content))
 }
 
 func callsText(calls []clientCall) string {
