@@ -54,7 +54,8 @@ func root() string {
 
 // installClients installs e2e/compat/package.json's pinned clients into
 // the e2e cache (once per version of the file) and copies the program
-// beside them.
+// beside them (clients.mjs: the OpenAI and Ollama clients; langchain.mjs:
+// LangChain's chat models over them).
 func installClients(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -88,12 +89,14 @@ func installClients(t *testing.T) string {
 			t.Fatalf("npm install of the clients: %v\n%s", err, out)
 		}
 	}
-	prog, err := os.ReadFile(filepath.Join(src, "clients.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "clients.mjs"), prog, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"clients.mjs", "langchain.mjs"} {
+		prog, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), prog, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }
@@ -166,6 +169,13 @@ var (
 // a shared server outlives the test (TestMain stops it).
 func startServe(t *testing.T, model, clients, extraYAML string, share bool) *compatEnv {
 	t.Helper()
+	return startServeWith(t, airsBinary(t), []string{"--model", model}, model, clients, extraYAML, share)
+}
+
+// startServeWith serves bin with the model flags modelArgs; model is the
+// name the clients send (the one the server lists).
+func startServeWith(t *testing.T, bin string, modelArgs []string, model, clients, extraYAML string, share bool) *compatEnv {
+	t.Helper()
 	e := &compatEnv{token: "compat-e2e-token", model: model, clients: clients,
 		tools: filepath.Join(root(), "server", "compat", "complete", "testdata", "tools50.json")}
 	cleanup := t.Cleanup
@@ -181,7 +191,6 @@ func startServe(t *testing.T, model, clients, extraYAML string, share bool) *com
 	} else {
 		dir = t.TempDir()
 	}
-	bin := airsBinary(t)
 	sum := sha256.Sum256([]byte(e.token))
 	config := filepath.Join(dir, "airs.yaml")
 	yaml := "agents:\n  tester: {capabilities: []}\nhttp:\n  tokens:\n    - sha256: " + hex.EncodeToString(sum[:]) + "\n      agent: tester\n" + extraYAML
@@ -194,7 +203,7 @@ func startServe(t *testing.T, model, clients, extraYAML string, share bool) *com
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	srv := exec.Command(bin, "serve", "--listen", addr, "--model", model)
+	srv := exec.Command(bin, append([]string{"serve", "--listen", addr}, modelArgs...)...)
 	srv.Env = append(os.Environ(), "AIRS_CONFIG="+config, "AIRS_HOME="+filepath.Join(dir, "state"))
 	var srvErr bytes.Buffer
 	srv.Stderr = &srvErr
@@ -270,6 +279,8 @@ type outcome struct {
 	Name    string          `json:"name"`
 	IDs     []string        `json:"ids"`
 	Models  []string        `json:"models"`
+	Schema  json.RawMessage `json:"schema"` // the structured answer's schema, as sent
+	Code    string          `json:"code"`   // LangChain's error code
 }
 
 // clientCall is a call as a client gives it: OpenAI's arguments are a
@@ -289,17 +300,25 @@ func (c clientCall) args() string {
 	return string(c.Arguments)
 }
 
+// run runs clients.mjs's scenarios (all of them when none is named).
 func (e *compatEnv) run(t *testing.T, scenarios ...string) map[string]outcome {
+	t.Helper()
+	return e.runProgram(t, "clients.mjs", scenarios...)
+}
+
+// runProgram runs an installed program's scenarios and returns what it
+// printed; a scenario whose client raised is an error of the test.
+func (e *compatEnv) runProgram(t *testing.T, program string, scenarios ...string) map[string]outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"clients.mjs"}, scenarios...)...)
+	cmd := exec.CommandContext(ctx, "node", append([]string{program}, scenarios...)...)
 	cmd.Dir = e.clients
 	cmd.Env = append(os.Environ(), "AIRS_URL="+e.url, "AIRS_TOKEN="+e.token, "AIRS_MODEL="+e.model, "AIRS_TOOLS="+e.tools, "AIRS_MAX_TOKENS="+e.maxTokens)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node clients.mjs: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("node %s: %v\n%s\n%s", program, err, stdout.String(), stderr.String())
 	}
 	var out map[string]outcome
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
@@ -332,6 +351,48 @@ func (e *compatEnv) valid(t *testing.T, scenario string, calls []clientCall) {
 			t.Errorf("%s: %s's arguments %s are not valid: %v", scenario, c.Name, c.args(), err)
 		}
 	}
+}
+
+// validAnswer checks that a structured answer (response_format, format)
+// is JSON that validates against the schema the client sent.
+func validAnswer(t *testing.T, scenario string, o outcome) {
+	t.Helper()
+	if o.Content == nil || len(o.Schema) == 0 {
+		t.Errorf("%s: no content or no schema: %+v", scenario, o)
+		return
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(o.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem:///answer.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///answer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(*o.Content))
+	if err != nil {
+		t.Errorf("%s: the answer is not JSON: %q", scenario, *o.Content)
+		return
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("%s: the answer %s does not follow its schema: %v", scenario, *o.Content, err)
+	}
+}
+
+// firstCalls is the first request's calls of a conversation scenario.
+func firstCalls(t *testing.T, o outcome) []clientCall {
+	t.Helper()
+	var calls []clientCall
+	if len(o.First) > 0 {
+		if err := json.Unmarshal(o.First, &calls); err != nil {
+			t.Fatalf("first: %v: %s", err, o.First)
+		}
+	}
+	return calls
 }
 
 func sameCalls(a, b []clientCall) bool {
@@ -373,8 +434,19 @@ func TestCompatClientsNoModel(t *testing.T) {
 	if o := out["openai_required"]; len(o.Calls) != 1 {
 		t.Errorf("openai_required: %+v", o)
 	}
+	if o, first := out["openai_required_stream"], firstCalls(t, out["openai_continue"]); len(o.Calls) != 1 || !sameCalls(o.Calls, first) {
+		t.Errorf("openai_required_stream: %+v, the call was %+v", o, first)
+	}
 	if o := out["openai_named"]; len(o.Calls) != 1 || o.Calls[0].Name != "get_time_zone" {
 		t.Errorf("openai_named: %+v", o)
+	}
+	// Without a model the structured answer is filled from the request's
+	// words.
+	for _, name := range []string{"openai_json_schema", "ollama_format"} {
+		validAnswer(t, name, out[name])
+		if o := out[name]; o.Content != nil && (!strings.Contains(*o.Content, `"Paris"`) || !strings.Contains(*o.Content, "18")) {
+			t.Errorf("%s: %s, want Paris and 18 from the request", name, *o.Content)
+		}
 	}
 	if o := out["openai_serial"]; len(o.Calls) > 1 {
 		t.Errorf("openai_serial: %+v", o)
@@ -457,7 +529,7 @@ func TestCompatClientsTinyModel(t *testing.T) {
 	// model's path for several things asked is openai_parallel's.
 	out := e.run(t, "openai_call", "openai_stream", "openai_none", "openai_required", "openai_named", "openai_parallel",
 		"openai_continue", "openai_bad_key", "openai_models", "ollama_call", "ollama_stream", "ollama_continue",
-		"ollama_bad_key", "ollama_list")
+		"ollama_bad_key", "ollama_list", "openai_json_schema", "ollama_format")
 	for name, o := range out {
 		e.valid(t, name, o.Calls) // a random model, and still every call valid
 	}
@@ -491,6 +563,10 @@ func TestCompatClientsTinyModel(t *testing.T) {
 		t.Errorf("ollama_bad_key: %+v", o)
 	}
 	distinctIDs(t, "openai_parallel", out["openai_parallel"].Calls)
+	// The structured answers under Ollama's format path: AIRS validates
+	// them against the client's schema before they are returned.
+	validAnswer(t, "openai_json_schema", out["openai_json_schema"])
+	validAnswer(t, "ollama_format", out["ollama_format"])
 }
 
 // tinyMaxTokens bounds the tiny random model's generations: it writes

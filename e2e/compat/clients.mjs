@@ -47,12 +47,42 @@ async function openaiCall(extra = {}, content = ask) {
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason, mode: response.headers.get("x-airs-mode") };
 }
 
-async function openaiStream(content = ask) {
+async function openaiStream(content = ask, extra = {}) {
   // The client's own stream helper assembles the deltas.
-  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content }], ...oaiLimit });
+  const stream = openai.chat.completions.stream({ model, tools, messages: [{ role: "user", content }], ...oaiLimit, ...extra });
   const r = await stream.finalChatCompletion();
   const ch = r.choices[0];
   return { calls: calls(ch.message), content: ch.message.content, finish: ch.finish_reason };
+}
+
+// The schema of the structured answers (response_format, format): the
+// test validates the content against it (it is printed with the outcome).
+const answerSchema = {
+  type: "object",
+  properties: {
+    city: { type: "string", maxLength: 24 },
+    temp_c: { type: "integer", minimum: -60, maximum: 60 },
+    sky: { enum: ["sunny", "cloudy", "rain"] },
+  },
+  required: ["city", "temp_c", "sky"],
+  additionalProperties: false,
+};
+const askJSON = "It is 18 degrees and sunny in Paris today. Reply with the weather as an object (city, temp_c, sky).";
+
+async function openaiJSONSchema() {
+  const r = await openai.chat.completions.create({
+    model,
+    messages: [{ role: "user", content: askJSON }],
+    response_format: { type: "json_schema", json_schema: { name: "weather", strict: true, schema: answerSchema } },
+    ...oaiLimit,
+  });
+  const ch = r.choices[0];
+  return { content: ch.message.content, finish: ch.finish_reason, schema: answerSchema };
+}
+
+async function ollamaFormat() {
+  const r = await ollama.chat({ model, messages: [{ role: "user", content: askJSON }], format: answerSchema, stream: false, ...olLimit });
+  return { content: r.message.content, done: r.done, schema: answerSchema };
 }
 
 async function openaiContinue() {
@@ -145,6 +175,9 @@ const scenarios = {
   openai_none: () => openaiCall({ tool_choice: "none" }),
   openai_required: () => openaiCall({ tool_choice: "required" }, "Hello there"),
   openai_named: () => openaiCall({ tool_choice: { type: "function", function: { name: "get_time_zone" } } }),
+  openai_required_stream: () => openaiStream(ask, { tool_choice: "required" }),
+  openai_json_schema: openaiJSONSchema,
+  ollama_format: ollamaFormat,
   openai_serial: () => openaiCall({ parallel_tool_calls: false }),
   openai_parallel: () => openaiCall({}, askTwo),
   openai_parallel_stream: () => openaiStream(askTwo),

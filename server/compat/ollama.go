@@ -72,6 +72,7 @@ func (o *olRequest) toRequest() (*Request, error) {
 		}
 		req.Messages = append(req.Messages, msg)
 	}
+	nameResults(req.Messages)
 	for i, t := range o.Tools {
 		if t.Function.Name == "" {
 			return nil, &RequestError{Param: "tools", Message: fmt.Sprintf("tools[%d]: the function has no name", i)}
@@ -93,6 +94,28 @@ func (o *olRequest) toRequest() (*Request, error) {
 		return nil, &RequestError{Param: "format", Message: `format: want "json" or a JSON Schema object`}
 	}
 	return req, nil
+}
+
+// nameResults names the tool messages that have no tool_name (clients
+// such as LangChain's ChatOllama send none) by position: the results that
+// follow an assistant message answer its calls in order, as Ollama's
+// templates read them. A result beyond the calls stays unnamed.
+func nameResults(msgs []Message) {
+	var calls []Call
+	k := 0
+	for i := range msgs {
+		switch m := &msgs[i]; m.Role {
+		case "assistant":
+			calls, k = m.Calls, 0
+		case "tool":
+			if m.Name == "" && k < len(calls) {
+				m.Name = calls[k].Name
+			}
+			k++
+		default:
+			calls, k = nil, 0
+		}
+	}
 }
 
 func olCalls(calls []Call) []olToolCall {

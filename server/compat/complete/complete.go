@@ -40,9 +40,9 @@ type Options struct {
 	Model selector.Model
 	// ModelName is the model Model runs (Ollama's name), the one listed.
 	ModelName string
-	// TextModel writes free-text answers (no schema); nil: Model. The
-	// in-process engine decodes under a grammar only, so the engine's
-	// Ollama client writes its answers, as in a chat turn.
+	// TextModel writes free-text answers (no schema); nil: Model. It is
+	// the engine's chat model (a turn's answers): the selector's Model may
+	// decode under a grammar only, as the in-process engine's does.
 	TextModel selector.Model
 	// AIRS runs the requests that name AIRSModel; nil: no such model.
 	AIRS Chatter
