@@ -136,7 +136,7 @@ func planOutcome(ctx context.Context, e *engine.Engine, caller, q string) everyd
 		if s.Args == nil {
 			s.Args = map[string]any{}
 		}
-		for _, r := range e.Registry.Providers(st.Function) {
+		for _, r := range e.ToolProviders(st.Function) {
 			s.Destructive = s.Destructive || r.Tool.Destructive
 		}
 		out.Steps = append(out.Steps, s)

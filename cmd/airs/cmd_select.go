@@ -206,7 +206,7 @@ func runPlan(a *app, args []string) error {
 	}
 	mode := "no-LLM mode"
 	if pr.Mode == selector.ModeModel {
-		mode = "model " + e.ModelName
+		mode = "model " + e.ModelName()
 	}
 	if len(plan.Steps) == 0 {
 		fmt.Fprintf(a.stdout, "plan (%s): no steps\n", mode)
@@ -281,7 +281,7 @@ func printRun(a *app, res *chains.Result) {
 func printDecision(a *app, e *engine.Engine, fn string, args json.RawMessage, validation string, cands []selector.Candidate, mode selector.Mode) {
 	by := "no-LLM mode"
 	if mode == selector.ModeModel {
-		by = "model " + e.ModelName
+		by = "model " + e.ModelName()
 	}
 	if fn == grammar.NoneTool {
 		fmt.Fprintf(a.stdout, "none: no tool fits (%s)\n", by)

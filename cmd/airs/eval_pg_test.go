@@ -59,7 +59,7 @@ func TestEvalReplayOnPostgres(t *testing.T) {
 	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
 		t.Fatal(err)
 	}
-	if p := eng.Recorder.Path(); !strings.Contains(p, "PostgreSQL") {
+	if p := eng.RecordingPath(); !strings.Contains(p, "PostgreSQL") {
 		t.Fatalf("recorded to %s", p)
 	}
 	eng.Close()

@@ -106,7 +106,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
 		t.Fatal(err)
 	}
-	log := eng.Recorder.Path()
+	log := eng.RecordingPath()
 	eng.Close()
 
 	base := filepath.Join(e.dir, "trust-only.json")

@@ -100,17 +100,17 @@ recording:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Model == nil || e.ModelName != model {
-		t.Fatalf("the engine is not using the model %s: %s", model, e.ModelNotice)
+	if e.AnswerModel() == nil || e.ModelName() != model {
+		t.Fatalf("the engine is not using the model %s: %s", model, e.ModelNotice())
 	}
-	if e.Recorder == nil {
+	if e.SessionLog() == nil {
 		t.Fatal("recording is enabled but the engine opened no recorder")
 	}
-	logPath := e.Recorder.Path()
+	logPath := e.RecordingPath()
 	// Few, short generations: the tiny model costs tens of ms per token.
-	e.Selector.Config.NumPredict = 96
-	e.Selector.Config.NumCtx = 2048
-	e.Selector.Config.TopK = 4
+	e.Selector().Config.NumPredict = 96
+	e.Selector().Config.NumCtx = 2048
+	e.Selector().Config.TopK = 4
 	r := rand.New(rand.NewPCG(11, 2))
 	reqs := append(BuiltinRequests(r, 2, "documents"), NoneRequests(r, 1)...)
 	start := time.Now()
@@ -140,14 +140,14 @@ recording:
 			if want == nil {
 				want = map[string]any{}
 				if tl, ok := toolOf(e, "tester", rq.Tool); ok {
-					if a, err := selector.ExtractArguments(tl.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
+					if a, err := selector.ExtractArguments(tl.Parameters, rq.Text, e.Selector().Config.Hints); err == nil {
 						want = a
 					}
 				}
 			}
 			fix = &session.Call{Tool: rq.Tool, Arguments: want}
 		}
-		if err := e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
+		if err := e.SessionLog().Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -179,8 +179,8 @@ recording:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e2.Recorder == nil || e2.Recorder.Path() != logPath {
-		t.Fatalf("the no-LLM engine records elsewhere: %v", e2.Recorder)
+	if e2.SessionLog() == nil || e2.RecordingPath() != logPath {
+		t.Fatalf("the no-LLM engine records elsewhere: %v", e2.SessionLog())
 	}
 	extra := knownRequests(60, 5)
 	if _, err := Generate(ctx, e2, "tester", extra); err != nil {

@@ -63,10 +63,10 @@ recording:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Recorder == nil {
+	if e.SessionLog() == nil {
 		t.Fatal("recording is enabled but the engine opened no recorder")
 	}
-	return &testEnv{cfg: cfg, reg: reg, eng: e, caller: "tester", log: e.Recorder.Path()}
+	return &testEnv{cfg: cfg, reg: reg, eng: e, caller: "tester", log: e.RecordingPath()}
 }
 
 // record serves reqs through the engine, closes the recorder and returns
@@ -90,7 +90,7 @@ func (te *testEnv) record(t testing.TB, reqs []Request) []Item {
 }
 
 func (te *testEnv) options() Options {
-	return Options{Registry: te.reg, Policy: settings.Policy(te.cfg), K: 3, Env: te.eng.Selector.Env}
+	return Options{Registry: te.reg, Policy: settings.Policy(te.cfg), K: 3, Env: te.eng.Selector().Env}
 }
 
 // knownRequests are requests with a known right tool, over the builtins,

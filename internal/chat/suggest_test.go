@@ -23,11 +23,11 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 	must(t, demodata.WritePDF(filepath.Join(r.docs, "invoice.pdf"), []string{"Invoice 42", "Total: 12 EUR"}))
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if recs := r.eng.Recommender.List("tester"); len(recs) > 0 && recs[0].Tool == "pdf-extract" {
+		if recs := r.eng.Recommender().List("tester"); len(recs) > 0 && recs[0].Tool == "pdf-extract" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no pdf-extract suggestion within 2 s of the file landing: %+v (watcher %+v)", r.eng.Recommender.List("tester"), r.eng.WatchStats())
+			t.Fatalf("no pdf-extract suggestion within 2 s of the file landing: %+v (watcher %+v)", r.eng.Recommender().List("tester"), r.eng.WatchStats())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -43,7 +43,7 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 	if got := r.auditTools()["pdf-extract"]; len(got) != 1 {
 		t.Fatalf("audit has pdf-extract %v times, want once", got)
 	}
-	if s := r.eng.Recommender.Stats(); s.Accepted != 1 {
+	if s := r.eng.Recommender().Stats(); s.Accepted != 1 {
 		t.Fatalf("stats %+v", s)
 	}
 	r.say("/accept 7")

@@ -37,7 +37,7 @@ type ChainRun struct {
 // unless Chains is set. Validation happens here either way, so an invalid
 // chain gets the same error wherever chains run.
 func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, format, file string, input map[string]any, opts chains.Options) (*chains.Result, error) {
-	if e.Chains == nil {
+	if e.chainRunner == nil {
 		return chains.Run(ctx, c, input, opts)
 	}
 	if _, err := chains.Prepare(c, input, opts); err != nil {
@@ -47,7 +47,7 @@ func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, form
 	if timeout == 0 {
 		timeout = c.Timeout
 	}
-	return e.Chains.RunChain(ctx, ChainRun{Source: src, Format: format, Filename: file, Input: input,
+	return e.chainRunner.RunChain(ctx, ChainRun{Source: src, Format: format, Filename: file, Input: input,
 		Caller: opts.Caller, OnFailure: opts.OnFailure, Timeout: timeout})
 }
 

@@ -42,7 +42,7 @@ func (r *recRunner) RunChain(ctx context.Context, run ChainRun) (*chains.Result,
 func TestChainsGoToTheChainRunner(t *testing.T) {
 	e, _ := newTurnEngine(t)
 	r := &recRunner{e: e}
-	e.Chains = r
+	e.chainRunner = r
 
 	src := "pipeline: p\ntimeout: 20s\nsteps:\n  - id: a\n    tool: calculator\n    params: {expression: \"1+2\"}\n"
 	res, err := e.RunPipeline(context.Background(), "web", "p.yaml", []byte(src), nil, true)

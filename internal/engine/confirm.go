@@ -32,7 +32,7 @@ func (e *Engine) ConfirmCall(ctx context.Context, ui TurnUI, caller, provider st
 
 // confirmChoice is ConfirmCall's answer: 0 for none.
 func (e *Engine) confirmChoice(ctx context.Context, ui TurnUI, caller, provider string, tool pipeline.Tool, args json.RawMessage, intent string) guard.Choice {
-	if e.Guard == nil {
+	if e.guard == nil {
 		if ui.Confirm(ctx, tool, args) {
 			return guard.Once
 		}
@@ -47,7 +47,7 @@ func (e *Engine) confirmChoice(ctx context.Context, ui TurnUI, caller, provider 
 	if ch == 0 {
 		return 0
 	}
-	if _, err := e.Guard.Answer(caller, provider, tool.Name, args, intent, ch, e.reviewer(caller)); err != nil {
+	if _, err := e.guard.Answer(caller, provider, tool.Name, args, intent, ch, e.reviewer(caller)); err != nil {
 		ui.Note("the guard could not record the answer: " + err.Error())
 		return 0
 	}
@@ -62,13 +62,13 @@ func (e *Engine) confirmChoice(ctx context.Context, ui TurnUI, caller, provider 
 func (e *Engine) callAnswered(ctx context.Context, req pipeline.Request, ch guard.Choice) (*pipeline.Result, error) {
 	res, err := e.Call(ctx, req)
 	var ivr *pipeline.IntentVerificationRequired
-	if e.Guard == nil || (ch != guard.Once && ch != guard.Always) || !errors.As(err, &ivr) {
+	if e.guard == nil || (ch != guard.Once && ch != guard.Always) || !errors.As(err, &ivr) {
 		return res, err
 	}
 	if ivr.Reason != "" { // level 2 holds it for a flow the user was not shown: they decide it seeing it
 		return res, err
 	}
-	if _, derr := e.Guard.Decide(ivr.ID, ch, e.reviewer(req.Caller)); derr != nil {
+	if _, derr := e.guard.Decide(ivr.ID, ch, e.reviewer(req.Caller)); derr != nil {
 		return res, err
 	}
 	if req.CallID != "" {
@@ -80,7 +80,7 @@ func (e *Engine) callAnswered(ctx context.Context, req pipeline.Request, ch guar
 // reviewer names who answered in this engine's channel: the channel's user,
 // who is the agent's person ("chat:tester").
 func (e *Engine) reviewer(caller string) string {
-	ch := e.Channel
+	ch := e.channel
 	if ch == "" {
 		ch = "engine"
 	}
@@ -90,5 +90,5 @@ func (e *Engine) reviewer(caller string) string {
 // granted reports whether caller may call tool without being asked (an
 // "always" answer in the guard).
 func (e *Engine) granted(caller, tool string) bool {
-	return e.Guard != nil && e.Guard.Granted(caller, tool)
+	return e.guard != nil && e.guard.Granted(caller, tool)
 }

@@ -43,7 +43,7 @@ func TestConfirmCallFoldsIntoTheGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	e := &Engine{Manager: m, Guard: g, Channel: "chat", Ranker: selector.NewStatsRanker()}
+	e := &Engine{manager: m, guard: g, channel: "chat", ranker: selector.NewStatsRanker()}
 	args := json.RawMessage(`{"n":null}`) // the gate sees {"n":7}
 	req := pipeline.Request{CallID: "c1", Tool: "wipe", Params: args, Caller: "web"}
 
@@ -77,7 +77,7 @@ func TestConfirmCallFoldsIntoTheGuard(t *testing.T) {
 	}
 
 	// No guard: Confirm decides, nothing to record.
-	plain := &Engine{Manager: m, Channel: "chat", Ranker: selector.NewStatsRanker()}
+	plain := &Engine{manager: m, channel: "chat", ranker: selector.NewStatsRanker()}
 	if !plain.ConfirmCall(context.Background(), yes, "web", "p", tl, args, "") || plain.ConfirmCall(context.Background(), no, "web", "p", tl, args, "") {
 		t.Fatal("without a guard ConfirmCall is not Confirm")
 	}

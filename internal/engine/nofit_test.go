@@ -202,8 +202,8 @@ func TestNoFitExamples(t *testing.T) {
 // threshold in force (0 never answers "none" for want of coverage).
 func TestMinCoverageFromConfig(t *testing.T) {
 	e := newNoLLM(t, "selection:\n  min_coverage: 0\n", nil)
-	if e.Selector.Config.MinCoverage != 0 {
-		t.Fatalf("MinCoverage = %v, want 0 from airs.yaml", e.Selector.Config.MinCoverage)
+	if e.sel.Config.MinCoverage != 0 {
+		t.Fatalf("MinCoverage = %v, want 0 from airs.yaml", e.sel.Config.MinCoverage)
 	}
 	sel, err := e.Select(context.Background(), "tester", "tell me a joke about cats")
 	if err != nil {

@@ -258,20 +258,20 @@ func (s *Speculator) Close() {
 // after the recommender has seen each call (its AfterCall), or on its own
 // subscription when suggestions are off.
 func (e *Engine) startSpeculator() {
-	sc := e.Config.Guard.Speculation
-	if !sc.Enabled || !e.Manager.SpeculationConfig().Enabled {
+	sc := e.cfg.Guard.Speculation
+	if !sc.Enabled || !e.manager.SpeculationConfig().Enabled {
 		return
 	}
 	// Its own tracker, fed in order by the events it predicts from: the
 	// engine's (affinity.go) follows another subscription and may not have
 	// counted the call the speculator is looking at yet.
-	sp := NewSpeculator(e.Manager, e.Recommender, nil, sc.Top)
+	sp := NewSpeculator(e.manager, e.recommender, nil, sc.Top)
 	e.speculator.Store(sp)
-	if e.Recommender != nil { // recommend.go's AfterCall forwards to it
+	if e.recommender != nil { // recommend.go's AfterCall forwards to it
 		e.stopSpeculator = sp.Close // after the recommender stopped calling it
 		return
 	}
-	sub := e.Manager.Subscribe(256)
+	sub := e.manager.Subscribe(256)
 	done := make(chan struct{})
 	go func() { defer close(done); sp.Run(sub) }()
 	e.stopSpeculator = func() {

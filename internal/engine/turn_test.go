@@ -124,8 +124,8 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
-	e.Model, e.ModelName = SelectorModel(m), "fake"
-	e.Selector.Model, e.Selector.Config.Model = SelectorModel(m), "fake"
+	e.model, e.modelName = SelectorModel(m), "fake"
+	e.sel.Model, e.sel.Config.Model = SelectorModel(m), "fake"
 }
 
 // recUI records what a turn showed, in order; Confirm answers confirm.
@@ -206,7 +206,7 @@ func TestTurnStopsAtMaxSteps(t *testing.T) {
 		call("calculator", `{"expression":"4+4"}`),
 	}}
 	withModel(e, m)
-	e.MaxSteps = 3
+	e.stepLimit = 3
 	ui := &recUI{}
 	tr, err := e.Turn(context.Background(), "web", "add numbers again and again", ui, TurnOptions{Session: "s"})
 	if err != nil {
