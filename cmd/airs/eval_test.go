@@ -75,7 +75,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := replay.Registry(cfg)
+	reg, err := engine.Registry(cfg, settings.Policy(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	}
 	reqs := append(replay.BuiltinRequests(r, 60, "documents"), replay.ToolRequests(r, 50, extra)...)
 	reqs = append(reqs, replay.NoneRequests(r, 10)...)
-	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
+	if _, err := replay.Generate(context.Background(), replayService{eng}, "tester", reqs); err != nil {
 		t.Fatal(err)
 	}
 	log := eng.RecordingPath()

@@ -23,6 +23,7 @@ import (
 	"github.com/airs-dev/airs/recommender/watch"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/speculation"
 	"github.com/airs-dev/airs/store/pg"
 )
 
@@ -74,36 +75,22 @@ type Engine struct {
 
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
-	watcher         *watch.Watcher             // the spaces' file watcher (chat, serve); nil otherwise
-	affinity        *affinityState             // tool affinity (affinity.go); nil when off
-	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
+	watcher         *watch.Watcher                         // the spaces' file watcher (chat, serve); nil otherwise
+	affinity        *affinityState                         // tool affinity (affinity.go); nil when off
+	speculator      atomic.Pointer[speculation.Speculator] // speculate.go; nil: guard.speculation off
 	stopSpeculator  func()
 	pg              *pg.DB // storage on PostgreSQL (pgstate.go); nil: files only
 	pgShared        bool   // pg is sharedPG: not closed by the engine
 	sharedPG        *pg.DB // Options.PG
 }
 
-// NoLLMMinCoverage is the share of a request's words (selector.Coverage)
-// that no-LLM mode needs some tool's text to use before it proposes that
-// tool; under it the answer is "no tool fits". It is fixed by a rule stated
-// before any off-topic request was scored (nofit.go): the 5th percentile
-// of the best coverage over the realistic requests of
-// evals/data/realistic.txt, i.e. a 5% false-refusal budget, as
-// evals/predict does for BFCL. TestNoLLMMinCoverageIsCalibrated recomputes
-// it; EVALS.md ("No tool fits") has the figures. airs.yaml's
-// selection.min_coverage overrides it.
-//
-// It is a coverage, not a cosine, because a cosine falls with the length of
-// the tool's description: a threshold on it would refuse well-described
-// tools first. The raw cosine is still shown beside it (/why, --json).
-const NoLLMMinCoverage = 0.40
-
-// MinCoverage is the threshold in force for cfg.
+// MinCoverage is the threshold in force for cfg: selection.min_coverage,
+// else selector.NoLLMMinCoverage.
 func MinCoverage(cfg *config.Config) float64 {
 	if cfg != nil && cfg.Selection.MinCoverage != nil {
 		return *cfg.Selection.MinCoverage
 	}
-	return NoLLMMinCoverage
+	return selector.NoLLMMinCoverage
 }
 
 // Options are what the channel adds to the configuration.
@@ -310,7 +297,7 @@ func (e *Engine) Close() error {
 }
 
 // NoFitThreshold is the coverage under which no-LLM mode proposes no tool
-// (selection.min_coverage, else the calibrated NoLLMMinCoverage).
+// (selection.min_coverage, else the calibrated selector.NoLLMMinCoverage).
 func (e *Engine) NoFitThreshold() float64 { return e.sel.Config.MinCoverage }
 
 // RecordingPath is the session log's file, "" when recording is off.

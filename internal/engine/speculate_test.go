@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
+	"github.com/airs-dev/airs/speculation"
 )
 
 // newSpecEngine is the real engine over the built-in tools and the demo
@@ -144,8 +145,8 @@ func TestSpeculatorRunsSuggestions(t *testing.T) {
 		t.Fatalf("no pdf-extract suggestion: %+v", r.Peek("web"))
 	}
 	preds := e.Speculator().Predict("web")
-	if !slices.ContainsFunc(preds, func(p Prediction) bool {
-		return p.Tool == "pdf-extract" && p.Source == SourceRecommender && string(p.Arguments) == string(rec.Arguments)
+	if !slices.ContainsFunc(preds, func(p speculation.Prediction) bool {
+		return p.Tool == "pdf-extract" && p.Source == speculation.SourceRecommender && string(p.Arguments) == string(rec.Arguments)
 	}) {
 		t.Fatalf("predictions %+v", preds)
 	}
