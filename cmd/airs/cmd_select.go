@@ -200,10 +200,7 @@ func runPlan(a *app, args []string) error {
 	if *run {
 		return runPlanned(a, e, caller, pr, *timeout, *cont, asJSON)
 	}
-	plan, err := pr.Typed()
-	if err != nil {
-		return err
-	}
+	plan := pr.Plan
 	mode := "no-LLM mode"
 	if pr.Mode == selector.ModeModel {
 		mode = "model " + e.ModelName()
@@ -227,10 +224,7 @@ func runPlan(a *app, args []string) error {
 // on the workers under chains.engine: temporal), printed as `airs run`
 // prints a pipeline's run; with --json, {"plan": …, "run": …}.
 func runPlanned(a *app, e *engine.Engine, caller string, pr *selector.PlanResult, timeout time.Duration, cont, asJSON bool) error {
-	plan, err := pr.Typed()
-	if err != nil {
-		return err
-	}
+	plan := pr.Plan
 	if len(plan.Steps) == 0 {
 		if asJSON {
 			return writeJSON(a.stdout, map[string]any{"plan": pr})

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/selector"
 )
 
 // ChainRunner runs a chain somewhere other than in this process: with
@@ -51,10 +53,14 @@ func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, form
 		Caller: opts.Caller, OnFailure: opts.OnFailure, Timeout: timeout})
 }
 
-// RunPlan validates and runs a plan (a model's or PlanParts' JSON, as
-// POST /v1/plan returns it) for the caller, as a chain.
-func (e *Engine) RunPlan(ctx context.Context, caller string, plan []byte, continueOnFailure bool) (*chains.Result, error) {
-	c, err := chains.ParsePlan(plan)
+// RunPlan validates and runs a plan (Plan's, as POST /v1/plan returns
+// it, or one read with selector.ReadPlan) for the caller, as a chain.
+func (e *Engine) RunPlan(ctx context.Context, caller string, plan selector.Plan, continueOnFailure bool) (*chains.Result, error) {
+	c, err := plan.Compile()
+	if err != nil {
+		return nil, err
+	}
+	src, err := json.Marshal(plan) // what a chain runner (Temporal) is handed
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +68,5 @@ func (e *Engine) RunPlan(ctx context.Context, caller string, plan []byte, contin
 	if continueOnFailure {
 		opts.OnFailure = chains.ContinueOnFailure
 	}
-	return e.runChain(ctx, c, plan, "plan", "", nil, opts)
+	return e.runChain(ctx, c, src, "plan", "", nil, opts)
 }

@@ -350,9 +350,8 @@ func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanR
 	if err != nil || pr == nil {
 		return pr, err
 	}
-	plan, _ := pr.Typed()                           // a plan that does not read has no steps to check
 	steps := []*selector.Selection{{Mode: pr.Mode}} // the request's own mentions
-	for _, st := range plan.Steps {
+	for _, st := range pr.Plan.Steps {
 		steps = append(steps, &selector.Selection{Mode: selector.ModeModel, Function: st.Function, Arguments: st.Arguments})
 	}
 	var missing *MissingFilesError

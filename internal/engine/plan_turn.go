@@ -38,10 +38,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	if pr == nil {
 		return false, nil
 	}
-	plan, err := pr.Typed()
-	if err != nil {
-		return false, nil
-	}
+	plan := pr.Plan
 	steps := plan.Steps
 	if len(steps) > maxSteps {
 		steps = steps[:maxSteps]
