@@ -10,7 +10,7 @@ import (
 )
 
 // ChainRunner runs a chain somewhere other than in this process: with
-// chains.engine temporal, cmd/airs sets Engine.Chains to chains/temporal's
+// chains.engine temporal, cmd/airs passes Options.Chains, chains/temporal's
 // Runner, so every chain — `airs run`, POST /v1/pipelines/run, `airs plan
 // --run`, a chat turn's plan — runs as a workflow on the workers. It must
 // return what chains.Run would: the same *chains.Result (nil when nothing
@@ -36,7 +36,7 @@ type ChainRun struct {
 }
 
 // runChain runs c (parsed from src) for opts.Caller: in process (chains.Run)
-// unless Chains is set. Validation happens here either way, so an invalid
+// unless a runner is set (Options.Chains). Validation happens here either way, so an invalid
 // chain gets the same error wherever chains run.
 func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, format, file string, input map[string]any, opts chains.Options) (*chains.Result, error) {
 	if e.chainRunner == nil {

@@ -40,7 +40,7 @@ func (r *recRunner) RunChain(ctx context.Context, run ChainRun) (*chains.Result,
 		OnFailure: run.OnFailure, Timeout: run.Timeout})
 }
 
-// With Engine.Chains set, every chain goes to it — a DSL pipeline, a plan,
+// With Options.Chains set, every chain goes to it — a DSL pipeline, a plan,
 // a turn's plan — validated here first: an invalid chain never reaches it.
 func TestChainsGoToTheChainRunner(t *testing.T) {
 	e, _ := newTurnEngine(t)
