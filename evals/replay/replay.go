@@ -200,7 +200,7 @@ type Options struct {
 	// K for top-k accuracy (default 3).
 	K int
 	// Embed serves an "ollama:" embedder and Model a model (cmd/airs gives
-	// its Ollama client, adapted by engine.SelectorModel); each is required
+	// its Ollama client, adapted by ollamamodel.New); each is required
 	// only when a Config names one.
 	Embed embeddings.EmbedClient
 	Model selector.Model

@@ -18,6 +18,7 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -537,7 +538,7 @@ func TestResultToTheModel(t *testing.T) {
 	// (the selector has no model), so the chosen call is predictable.
 	model := &scriptedModel{}
 	r := newRigWith(t, "none", nil, func(_ *pipeline.Registry, o *engine.Options) {
-		o.Client, o.LocalName, o.MaxResultBytes = engine.SelectorModel(model), "scripted", 1024
+		o.Client, o.LocalName, o.MaxResultBytes = ollamamodel.New(model), "scripted", 1024
 	})
 	r.start(Options{})
 	m := r.expect(0, "mode: model scripted via Ollama")

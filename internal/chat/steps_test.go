@@ -8,6 +8,7 @@ import (
 
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -46,7 +47,7 @@ func TestChatShowsSteps(t *testing.T) {
 		`{"function":"none","arguments":{}}`,
 	}}
 	r := newRigWith(t, "none", nil, func(_ *pipeline.Registry, o *engine.Options) {
-		o.Local, o.Client, o.LocalName = engine.SelectorModel(m), engine.SelectorModel(m), "steps"
+		o.Local, o.Client, o.LocalName = ollamamodel.New(m), ollamamodel.New(m), "steps"
 	})
 	r.start(Options{})
 	mark := r.expect(0, "mode: model steps")

@@ -18,6 +18,7 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/recommender/watch"
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		if err != nil {
 			e.modelNotice = fmt.Sprintf("Ollama at %s is not reachable (%v): %s", c.Host(), err, selector.NoLLMNotice)
 		} else {
-			e.model, e.modelName, embedClient = SelectorModel(c), model, c
+			e.model, e.modelName, embedClient = ollamamodel.New(c), model, c
 		}
 	} else {
 		e.modelNotice = selector.NoLLMNotice
@@ -210,7 +211,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		Index:    ix,
 		Ranker:   e.ranker,
 		Validate: m.Validate,
-		Model:    e.selectorModel(), // SelectorModel with affinity's keep-alive
+		Model:    e.selectorModel(), // the Ollama model with affinity's keep-alive
 		Config: selector.Config{Model: selModel, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	})

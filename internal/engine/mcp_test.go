@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -123,7 +124,7 @@ mcp:
 		t.Fatalf("sampling in no-LLM mode: %v", err)
 	}
 	sm := &samplingModel{reply: "hello back", reason: "length"}
-	e.model, e.modelName = SelectorModel(sm), "tiny"
+	e.model, e.modelName = ollamamodel.New(sm), "tiny"
 	mcp.SetSampler(e.mcpSampler())
 	res, err = e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi","max_tokens":7}`), Caller: "granted"})
 	if err != nil || string(res.Output) != `{"model":"tiny","stop":"maxTokens","text":"hello back"}` {

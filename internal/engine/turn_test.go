@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -124,8 +125,8 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
-	e.model, e.modelName = SelectorModel(m), "fake"
-	e.sel.Model, e.sel.Config.Model = SelectorModel(m), "fake"
+	e.model, e.modelName = ollamamodel.New(m), "fake"
+	e.sel.Model, e.sel.Config.Model = ollamamodel.New(m), "fake"
 }
 
 // recUI records what a turn showed, in order; Confirm answers confirm.
