@@ -18,7 +18,7 @@ type Selection struct {
 	WeightsFile string
 	// MinCoverage, when set, replaces the engine's calibrated no-LLM
 	// threshold on the share of a request's words a tool's text uses
-	// (0..1; selection.min_coverage); nil keeps engine.NoLLMMinCoverage.
+	// (0..1; selection.min_coverage); nil keeps selector.NoLLMMinCoverage.
 	MinCoverage *float64
 	// Embedder is the tool index's embedder (selection.embedder):
 	// EmbedderModel, the trained tool model built into airs, unless

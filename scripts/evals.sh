@@ -49,9 +49,9 @@ log "${ret_cmds[3]}"
 cat "$out/retrieval.jsonl" >&2
 
 # --- Replay of a 1,000-session log ----------------------------------------
-log "generating a 1,000-session log through the engine (evals/replay TestGenerateSessionLog)"
+log "generating a 1,000-session log through the engine (cmd/airs TestGenerateSessionLog, evals/replay over the engine)"
 sessions="$out/sessions-1000.jsonl"
-AIRS_GEN_SESSIONS="$sessions" go test -count=1 -run '^TestGenerateSessionLog$' ./evals/replay >&2
+AIRS_GEN_SESSIONS="$sessions" go test -count=1 -run '^TestGenerateSessionLog$' ./cmd/airs >&2
 home="$out/replay-home"
 rm -rf "$home" && mkdir -p "$home/docs"
 manifest=$(pwd)/evals/replay/testdata/extra_tools.json
@@ -81,7 +81,7 @@ log "$tune_cmd"
 "$airs" --config "$out/replay.yaml" eval tune "$sessions" --holdout 0.3 >"$out/tune.txt"
 cat "$out/replay.txt" "$out/tune.txt" >&2
 cp "$out/replay/compare_diff.png" evals/replay/evals_replay_diff.png
-bench=$(go test -count=1 -run XXX -bench 'BenchmarkReplay1000$' -benchtime 3x ./evals/replay | grep '^BenchmarkReplay1000' || true)
+bench=$(go test -count=1 -run XXX -bench 'BenchmarkReplay1000$' -benchtime 3x ./cmd/airs | grep '^BenchmarkReplay1000' || true)
 
 # --- No tool fits (no-LLM mode) --------------------------------------------
 log "airs eval nofit --json"
@@ -193,7 +193,7 @@ w("Sets, written for the purpose before any score was looked at, and committed: 
   f"({nf['offtopic']} requests no builtin serves: jokes, weather, travel, email, shopping, trivia, music, cooking, sports, "
   "home, translation, health).\n")
 w(f"Rule: {nf['rule']}. It gives **{nf['calibrated']:.2f}** "
-  f"(engine.NoLLMMinCoverage = {nf['threshold']:.2f}; TestNoLLMMinCoverageIsCalibrated fails when they part; "
+  f"(selector.NoLLMMinCoverage = {nf['threshold']:.2f}; TestNoLLMMinCoverageIsCalibrated fails when they part; "
   "TestNoFitGoals asserts the goals in `make test`).\n")
 w("Command: `airs eval nofit --json` (from the repository root: builtin tools, one space).\n")
 w("| set | n | answered none | rate | goal |")
@@ -278,7 +278,7 @@ if rec_bench:
     w("```\n" + rec_bench + "\n```\n")
 w("## Replay of recorded sessions\n")
 w("The log: 1,000 requests served through the real engine (`engine.Turn`, no-LLM mode, recording on in airs.yaml) by "
-  "`evals/replay` TestGenerateSessionLog — 50% realistic requests over the six builtin tools, 40% requests phrased from the "
+  "`cmd/airs` TestGenerateSessionLog — 50% realistic requests over the six builtin tools, 40% requests phrased from the "
   "descriptions of 58 MCP tools in a manifest (evals/replay/testdata/extra_tools.json, taken from "
   "`$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz`), 10% requests no tool serves — each with explicit feedback: accepted "
   "when AIRS chose the right tool, else corrected to the right call (or to \"no tool\"). The replay selects against the "
@@ -301,7 +301,7 @@ w("![replay difference](evals/replay/evals_replay_diff.png)\n")
 w("none_rate: the replay applies the engine's no-LLM \"no tool fits\" threshold (selection.min_coverage, see \"No tool fits\" above).\n")
 w(f"**Timing.** The 1,000-session no-LLM replay (`airs eval replay sessions-1000.jsonl --json`, process start, reading the log, "
   f"indexing the registry and selecting 1,000 times) took **{float(replay_secs):.2f} s** wall; goal < 10 s. "
-  f"Go benchmark (`go test -bench BenchmarkReplay1000 ./evals/replay`, one op = the whole replay): `{bench.strip()}`.\n")
+  f"Go benchmark (`go test -bench BenchmarkReplay1000 ./cmd/airs`, one op = the whole replay): `{bench.strip()}`.\n")
 w("## Tuning\n")
 w(f"Command: `{tune_cmd}` (conditional logit on the recorded score components, non-negative weights, 70/30 split, seed 1)\n")
 w("```\n" + open(f"{out}/tune.txt").read().strip() + "\n```\n")

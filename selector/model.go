@@ -11,7 +11,7 @@ import (
 // constrained by a JSON Schema for the selector, or sampled free text for
 // a turn's answer and MCP sampling (ModelRequest.Sample). The selector owns
 // it (as embeddings owns EmbedClient) so that nothing above depends on a
-// model backend: Ollama (adapted by engine.SelectorModel) and the
+// model backend: Ollama (adapted by ollamamodel.New) and the
 // in-process engine (model/inproc) implement it. A request with no
 // Messages is a warm-up: the backend loads the model (with the request's
 // NumCtx and KeepAlive) and generates nothing.

@@ -58,8 +58,8 @@ type partStep struct {
 	tool    pipeline.Tool
 	foreach bool // the step runs once per element: its output is an array of tool outputs
 	paths   []chains.OutputPath
-	plan    map[string]any // the step as ParsePlan reads it
-	part    string         // the words it was planned from
+	plan    PlanStep // the step as it goes into the plan
+	part    string   // the words it was planned from
 }
 
 // PlanParts plans a request of several parts without a model (see above).
@@ -138,13 +138,12 @@ func (s *Selector) PlanParts(ctx context.Context, caller, request string, cat ch
 	}
 	pr := &PlanResult{Mode: ModeNoLLM, Candidates: whole,
 		Notice: fmt.Sprintf("%s; the request has %d parts: planned as %d steps", NoLLMNotice, len(parts), len(steps))}
-	plan := make([]map[string]any, len(steps))
-	for i, st := range steps {
-		plan[i] = st.plan
+	pr.Plan = emptyPlan()
+	for _, st := range steps {
+		pr.Plan.Steps = append(pr.Plan.Steps, st.plan)
 		pr.Outline = append(pr.Outline, st.tool.Name)
 	}
-	pr.Plan, _ = json.Marshal(map[string]any{"steps": plan})
-	c, err := chains.ParsePlan(pr.Plan)
+	c, err := pr.Plan.Compile()
 	if err == nil && cat != nil {
 		err = c.Validate(cat, caller)
 	}
@@ -268,10 +267,7 @@ func (s *Selector) bindStep(prev []*partStep, n int, t pipeline.Tool, part strin
 	st := &partStep{id: StepID(n), tool: t, foreach: foreach != "", part: part}
 	st.paths, _ = chains.OutputPaths(t, 3, maxPartPaths)
 	raw, _ := json.Marshal(args)
-	st.plan = map[string]any{"id": st.id, "function": t.Name, "arguments": json.RawMessage(raw)}
-	if foreach != "" {
-		st.plan["foreach"] = foreach
-	}
+	st.plan = PlanStep{ID: st.id, Function: t.Name, Arguments: raw, Foreach: foreach}
 	return st, missing, nil
 }
 
@@ -347,8 +343,7 @@ func listingHints(props map[string]json.RawMessage, args map[string]any, part st
 // "pdf"), or "".
 func fileTypeOf(st *partStep) string {
 	var args map[string]any
-	raw, _ := st.plan["arguments"].(json.RawMessage)
-	if json.Unmarshal(raw, &args) != nil {
+	if json.Unmarshal(st.plan.Arguments, &args) != nil {
 		return ""
 	}
 	pat, _ := args["pattern"].(string)
@@ -374,12 +369,11 @@ func hasField(st *partStep, name string) bool {
 }
 
 func validPlan(steps []*partStep, cat chains.Catalog, caller string) error {
-	plan := make([]map[string]any, len(steps))
-	for i, st := range steps {
-		plan[i] = st.plan
+	plan := emptyPlan()
+	for _, st := range steps {
+		plan.Steps = append(plan.Steps, st.plan)
 	}
-	raw, _ := json.Marshal(map[string]any{"steps": plan})
-	c, err := chains.ParsePlan(raw)
+	c, err := plan.Compile()
 	if err != nil || cat == nil {
 		return err
 	}

@@ -84,10 +84,10 @@ func StepID(k int) string { return "s" + strconv.Itoa(k) }
 
 // PlanResult is a plan with how it was made.
 type PlanResult struct {
-	Mode   Mode            `json:"mode"`
-	Notice string          `json:"notice,omitempty"`
-	Plan   json.RawMessage `json:"plan"`
-	Chain  *chains.Chain   `json:"-"`
+	Mode   Mode          `json:"mode"`
+	Notice string        `json:"notice,omitempty"`
+	Plan   Plan          `json:"plan"`
+	Chain  *chains.Chain `json:"-"`
 	// Outline is the tools of the first pass, in step order.
 	Outline     []string    `json:"outline,omitempty"`
 	Candidates  []Candidate `json:"candidates"`
@@ -172,15 +172,14 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 	if perr != nil && ctx.Err() == nil {
 		pr.Notice += "; " + perr.Error()
 	}
-	steps := []map[string]any{}
+	pr.Plan = emptyPlan()
 	// A tool whose arguments the request lacks (sel.Validation) gives no
 	// step: a plan holds only calls that can run.
 	if sel.Function != grammar.NoneTool && sel.Validation == "ok" {
-		steps = append(steps, map[string]any{"id": StepID(1), "function": sel.Function, "arguments": sel.Arguments})
+		pr.Plan.Steps = append(pr.Plan.Steps, PlanStep{ID: StepID(1), Function: sel.Function, Arguments: sel.Arguments})
 	}
-	pr.Plan, _ = json.Marshal(map[string]any{"steps": steps})
-	if len(steps) > 0 {
-		c, err := chains.ParsePlan(pr.Plan)
+	if len(pr.Plan.Steps) > 0 {
+		c, err := pr.Plan.Compile()
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +287,11 @@ func (s *Selector) planOutline(ctx context.Context, pr *PlanResult, outline []st
 	if err != nil {
 		return err
 	}
-	pr.Plan, pr.Chain = compactRaw(json.RawMessage(raw)), chain
+	plan, err := ReadPlan(compactRaw(json.RawMessage(raw)))
+	if err != nil {
+		return err
+	}
+	pr.Plan, pr.Chain = plan, chain
 	return nil
 }
 

@@ -388,7 +388,7 @@ func TestPlanTwoPasses(t *testing.T) {
 	if strings.Join(pr.Outline, " ") != "extract extract compare" || pr.Chain == nil || len(pr.Chain.Steps) != 3 || pr.Repaired {
 		t.Fatalf("plan %+v", pr)
 	}
-	if got := string(pr.Plan); !strings.Contains(got, `"a":"{{steps.s1.output.text}}"`) || strings.Contains(got, "\n") {
+	if got := string(pr.Plan.Steps[2].Arguments); !strings.Contains(got, `"a":"{{steps.s1.output.text}}"`) || strings.Contains(got, "\n") {
 		t.Errorf("plan %s", got)
 	}
 	if len(m.reqs) != 2 {

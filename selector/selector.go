@@ -32,6 +32,21 @@ const (
 	ModeNoLLM Mode = "no-llm" // best-scoring tool, arguments extracted from the text
 )
 
+// NoLLMMinCoverage is the share of a request's words (Coverage)
+// that no-LLM mode needs some tool's text to use before it proposes that
+// tool; under it the answer is "no tool fits". It is fixed by a rule stated
+// before any off-topic request was scored (internal/engine/nofit.go): the 5th percentile
+// of the best coverage over the realistic requests of
+// evals/data/realistic.txt, i.e. a 5% false-refusal budget, as
+// evals/predict does for BFCL. internal/engine's TestNoLLMMinCoverageIsCalibrated
+// recomputes it; EVALS.md ("No tool fits") has the figures. airs.yaml's
+// selection.min_coverage overrides it.
+//
+// It is a coverage, not a cosine, because a cosine falls with the length of
+// the tool's description: a threshold on it would refuse well-described
+// tools first. The raw cosine is still shown beside it (/why, --json).
+const NoLLMMinCoverage = 0.40
+
 // NoLLMNotice is what no-LLM mode tells the user, every time.
 const NoLLMNotice = "no-LLM mode: no model reachable; chose the best-scoring tool and extracted arguments from the text (start Ollama or pass --model to generate calls)"
 

@@ -152,15 +152,15 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		if firstErr != nil {
 			pr.Notice += "; " + firstErr.Error()
 		}
-		pr.Plan = json.RawMessage(`{"steps":[]}`)
+		pr.Plan = emptyPlan()
 		pr.Latency = time.Since(start)
 		if !typed(in) {
 			return nil, got, nil // nothing typed resolved: planned as before
 		}
 		return pr, got, nil
 	}
-	pr.Plan, _ = json.Marshal(map[string]any{"steps": pl.steps})
-	c, err := chains.ParsePlan(pr.Plan)
+	pr.Plan = Plan{Steps: pl.steps}
+	c, err := pr.Plan.Compile()
 	if err == nil && cat != nil {
 		err = c.Validate(cat, caller)
 	}
@@ -169,7 +169,7 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 	}
 	pr.Chain = c
 	for _, st := range pl.steps {
-		pr.Outline = append(pr.Outline, st["function"].(string))
+		pr.Outline = append(pr.Outline, st.Function)
 	}
 	if len(pl.steps) > 1 {
 		pr.Notice = fmt.Sprintf("%s; planned as %d steps from what the tools take and give", NoLLMNotice, len(pl.steps))
@@ -189,13 +189,7 @@ func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, 
 		}
 		if pr != nil {
 			sel := &Selection{Mode: ModeNoLLM, Notice: pr.Notice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
-			var plan struct {
-				Steps []struct {
-					Function  string          `json:"function"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"steps"`
-			}
-			_ = json.Unmarshal(pr.Plan, &plan)
+			plan := pr.Plan
 			if len(plan.Steps) > 0 {
 				st := plan.Steps[0]
 				sel.Function, sel.Arguments, sel.Provider = st.Function, st.Arguments, entries[st.Function].Provider

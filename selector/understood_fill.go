@@ -25,7 +25,7 @@ type planner struct {
 	readers []*toolShape
 	// readersLoaded: readers holds every reader (loadReaders ran).
 	readersLoaded bool
-	steps         []map[string]any
+	steps         []PlanStep
 }
 
 func (pl *planner) shape(name string) *toolShape {
@@ -78,11 +78,7 @@ func (pl *planner) readerFor(ext string) *toolShape {
 func (pl *planner) add(tool string, args map[string]any, foreach string) string {
 	id := StepID(len(pl.steps) + 1)
 	raw, _ := json.Marshal(args)
-	st := map[string]any{"id": id, "function": tool, "arguments": json.RawMessage(raw)}
-	if foreach != "" {
-		st["foreach"] = foreach
-	}
-	pl.steps = append(pl.steps, st)
+	pl.steps = append(pl.steps, PlanStep{ID: id, Function: tool, Arguments: raw, Foreach: foreach})
 	return id
 }
 

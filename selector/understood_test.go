@@ -92,11 +92,15 @@ type step struct {
 
 func stepsOf(t *testing.T, pr *selector.PlanResult) []step {
 	t.Helper()
-	var p struct{ Steps []step }
-	if err := json.Unmarshal(pr.Plan, &p); err != nil {
-		t.Fatal(err)
+	var steps []step
+	for _, st := range pr.Plan.Steps {
+		s := step{Function: st.Function, Foreach: st.Foreach}
+		if err := json.Unmarshal(st.Arguments, &s.Arguments); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, s)
 	}
-	return p.Steps
+	return steps
 }
 
 func outline(st []step) []string {

@@ -17,7 +17,7 @@ import (
 // (app.manager), the PostgreSQL pool (app.sharedPG, app_storage.go), the
 // model: in process (app.openLocal, app_inproc.go) or Ollama's, which must
 // be there when asked for (app.requireModel, internal/modelcheck) — then
-// engine.New over them and the chains' runner (app.wireChains,
+// engine.New over them with the chains' runner (app.chainsRunner,
 // run_temporal.go). `airs call` takes the Manager alone; `airs doctor`
 // checks each part without building any.
 
@@ -84,14 +84,17 @@ func (a *app) assemble(ctx context.Context, opts engine.Options) (*engine.Engine
 		closeM()
 		return nil, nil, err
 	}
+	var closeChains func()
+	opts.Chains, closeChains = a.chainsRunner(channel)
 	e, err := engine.New(ctx, a.cfg, a.reg, m, a.policy, opts)
 	if err != nil {
+		closeChains()
 		closeM()
 		return nil, nil, fmt.Errorf("starting airs: %w", err)
 	}
 	if l2 := m.Level2(); l2 != nil {
-		if e.Recommender != nil {
-			l2.SetTask(e.Recommender.Task) // the verifier reads the caller's task
+		if rc := e.Recommender(); rc != nil {
+			l2.SetTask(rc.Task) // the verifier reads the caller's task
 		}
 		if a.cfg.Level2.Verifier == "model" {
 			if v := e.Verifier(); v != nil {
@@ -104,14 +107,13 @@ func (a *app) assemble(ctx context.Context, opts engine.Options) (*engine.Engine
 	switch channel {
 	case "chat", "run", "recommend", "mcp": // chat shows it at its start; the others use no model
 	default:
-		if e.ModelNotice != "" {
-			fmt.Fprintln(a.stderr, "airs:", e.ModelNotice)
+		if e.ModelNotice() != "" {
+			fmt.Fprintln(a.stderr, "airs:", e.ModelNotice())
 		}
 	}
 	if n := e.AffinityNotice(); n != "" {
 		a.warnf("%s", n)
 	}
-	closeChains := a.wireChains(e, channel)
 	return e, func() { e.Close(); closeChains(); closeM() }, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
 )
 
 var evalCmd = &command{
@@ -201,7 +202,7 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 			if err != nil {
 				return nil, err
 			}
-			o.Model = engine.SelectorModel(h)
+			o.Model = ollamamodel.New(h)
 		}
 		return predict.New(model, o)
 	}
@@ -321,7 +322,7 @@ func evalReplay(a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		o.Embed, o.Model = c, engine.SelectorModel(c)
+		o.Embed, o.Model = c, ollamamodel.New(c)
 	}
 	ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 	defer stop()

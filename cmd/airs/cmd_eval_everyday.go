@@ -128,7 +128,7 @@ func planOutcome(ctx context.Context, e *engine.Engine, caller, q string) everyd
 	case err != nil:
 		return everyday.Outcome{Error: err.Error()}
 	}
-	plan, _ := pr.Typed()
+	plan := pr.Plan
 	var out everyday.Outcome
 	for _, st := range plan.Steps {
 		s := everyday.Step{Tool: st.Function, Foreach: st.Foreach}
@@ -136,7 +136,7 @@ func planOutcome(ctx context.Context, e *engine.Engine, caller, q string) everyd
 		if s.Args == nil {
 			s.Args = map[string]any{}
 		}
-		for _, r := range e.Registry.Providers(st.Function) {
+		for _, r := range e.ToolProviders(st.Function) {
 			s.Destructive = s.Destructive || r.Tool.Destructive
 		}
 		out.Steps = append(out.Steps, s)

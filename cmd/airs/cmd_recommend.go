@@ -59,11 +59,12 @@ func runRecommend(a *app, args []string) error {
 		return err
 	}
 	defer closeE()
-	if e.Recommender == nil {
+	rc := e.Recommender()
+	if rc == nil {
 		return fmt.Errorf("suggestions are off (recommend.enabled: false in %s): remove that line to turn them on", cfgName(a))
 	}
 	e.PrimeRecommender(caller)
-	recs := e.Recommender.List(caller)
+	recs := rc.List(caller)
 	if *asJSON {
 		if recs == nil {
 			recs = []recommender.Recommendation{}

@@ -100,7 +100,7 @@ Examples:
 		ctx, stop := signal.NotifyContext(a.context(), os.Interrupt)
 		defer stop()
 		if a.cfg.Chains.Engine == config.ChainsTemporal && (*ef.engine != "" || *ef.gguf != "" || *model != "") {
-			// The chain runs on the workers (wireChains): their engines
+			// The chain runs on the workers (app.chainsRunner): their engines
 			// answer sampling, not this process.
 			return usagef("chains.engine is temporal: the chain runs on the workers ('airs worker'), so --engine, --gguf and --model do not apply")
 		}

@@ -200,13 +200,10 @@ func runPlan(a *app, args []string) error {
 	if *run {
 		return runPlanned(a, e, caller, pr, *timeout, *cont, asJSON)
 	}
-	plan, err := pr.Typed()
-	if err != nil {
-		return err
-	}
+	plan := pr.Plan
 	mode := "no-LLM mode"
 	if pr.Mode == selector.ModeModel {
-		mode = "model " + e.ModelName
+		mode = "model " + e.ModelName()
 	}
 	if len(plan.Steps) == 0 {
 		fmt.Fprintf(a.stdout, "plan (%s): no steps\n", mode)
@@ -227,10 +224,7 @@ func runPlan(a *app, args []string) error {
 // on the workers under chains.engine: temporal), printed as `airs run`
 // prints a pipeline's run; with --json, {"plan": …, "run": …}.
 func runPlanned(a *app, e *engine.Engine, caller string, pr *selector.PlanResult, timeout time.Duration, cont, asJSON bool) error {
-	plan, err := pr.Typed()
-	if err != nil {
-		return err
-	}
+	plan := pr.Plan
 	if len(plan.Steps) == 0 {
 		if asJSON {
 			return writeJSON(a.stdout, map[string]any{"plan": pr})
@@ -281,7 +275,7 @@ func printRun(a *app, res *chains.Result) {
 func printDecision(a *app, e *engine.Engine, fn string, args json.RawMessage, validation string, cands []selector.Candidate, mode selector.Mode) {
 	by := "no-LLM mode"
 	if mode == selector.ModeModel {
-		by = "model " + e.ModelName
+		by = "model " + e.ModelName()
 	}
 	if fn == grammar.NoneTool {
 		fmt.Fprintf(a.stdout, "none: no tool fits (%s)\n", by)

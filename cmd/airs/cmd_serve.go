@@ -103,8 +103,8 @@ Examples:
 		var toks []server.Token
 		for _, t := range cfg.HTTP.Tokens {
 			toks = append(toks, server.Token{SHA256: t.SHA256, Agent: t.Agent})
-			if e.Recommender != nil {
-				e.Recommender.Known(t.Agent) // file events in the spaces reach the agents served
+			if rc := e.Recommender(); rc != nil {
+				rc.Known(t.Agent) // file events in the spaces reach the agents served
 			}
 		}
 		if err := e.WatchSpaces(); err != nil {
@@ -121,8 +121,8 @@ Examples:
 		s := server.New(be, server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: logger, MCP: mh, Middleware: tr.Middleware,
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
 		// The OpenAI- and Ollama-compatible endpoints (docs/compat.md).
-		cb, err := complete.New(ctx, complete.Options{Model: e.Selector.Model, ModelName: e.Selector.Config.Model, AIRS: be,
-			TextModel:       e.Model, // the answers' model
+		cb, err := complete.New(ctx, complete.Options{Model: e.SelectionModel(), ModelName: e.SelectionModelName(), AIRS: be,
+			TextModel:       e.AnswerModel(), // the answers' model
 			RequireEvidence: true, MinCoverage: engine.MinCoverage(cfg)})
 		if err != nil {
 			return err

@@ -208,7 +208,7 @@ func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON b
 		}
 		names, ok := callable[it.Caller]
 		if !ok {
-			for _, en := range e.Catalog.Callable(it.Caller) {
+			for _, en := range e.CallableTools(it.Caller) {
 				names = append(names, en.Tool.Name)
 			}
 			callable[it.Caller] = names
@@ -223,11 +223,11 @@ func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON b
 		return usagef("%s has no request labelled with a tool this installation still offers (%d labelled, %d unlabelled)\n"+
 			"hint: /accept or /correct what 'airs chat' chose, or pass --implicit to count calls that ran ok", name, len(items), unlabelled)
 	}
-	ad, rep, err := retrieval.LearnFromUse(ctx, e.Index, exs, holdout, embeddings.AdapterOptions{})
+	ad, rep, err := retrieval.LearnFromUse(ctx, e.ToolIndex(), exs, holdout, embeddings.AdapterOptions{})
 	if err != nil {
 		return err
 	}
-	if err := e.Index.SaveAdapter(ad); err != nil {
+	if err := e.ToolIndex().SaveAdapter(ad); err != nil {
 		return err
 	}
 	if asJSON {

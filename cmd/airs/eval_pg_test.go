@@ -37,7 +37,7 @@ func TestEvalReplayOnPostgres(t *testing.T) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := replay.Registry(cfg)
+	reg, err := engine.Registry(cfg, settings.Policy(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +56,10 @@ func TestEvalReplayOnPostgres(t *testing.T) {
 		os.WriteFile(filepath.Join(e.docs, f), []byte("apples 3\npears 4\n"), 0o644)
 	}
 	reqs := replay.BuiltinRequests(rand.New(rand.NewPCG(5, 5)), 40, "documents")
-	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
+	if _, err := replay.Generate(context.Background(), replayService{eng}, "tester", reqs); err != nil {
 		t.Fatal(err)
 	}
-	if p := eng.Recorder.Path(); !strings.Contains(p, "PostgreSQL") {
+	if p := eng.RecordingPath(); !strings.Contains(p, "PostgreSQL") {
 		t.Fatalf("recorded to %s", p)
 	}
 	eng.Close()

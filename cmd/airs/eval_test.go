@@ -75,7 +75,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := replay.Registry(cfg)
+	reg, err := engine.Registry(cfg, settings.Policy(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +103,10 @@ func TestEvalReplayAndTune(t *testing.T) {
 	}
 	reqs := append(replay.BuiltinRequests(r, 60, "documents"), replay.ToolRequests(r, 50, extra)...)
 	reqs = append(reqs, replay.NoneRequests(r, 10)...)
-	if _, err := replay.Generate(context.Background(), eng, "tester", reqs); err != nil {
+	if _, err := replay.Generate(context.Background(), replayService{eng}, "tester", reqs); err != nil {
 		t.Fatal(err)
 	}
-	log := eng.Recorder.Path()
+	log := eng.RecordingPath()
 	eng.Close()
 
 	base := filepath.Join(e.dir, "trust-only.json")

@@ -10,15 +10,15 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 )
 
-// wireChains makes e run its chains on Temporal when airs.yaml says
-// chains.engine: temporal — `airs run`, `airs plan --run`, POST
-// /v1/pipelines/run, chat plans — and returns what releases the client.
-// The worker's own engine runs the calls, never whole chains: it is not
-// wired.
-func (a *app) wireChains(e *engine.Engine, channel string) func() {
+// chainsRunner is the engine's runner of chains on Temporal when airs.yaml
+// says chains.engine: temporal — `airs run`, `airs plan --run`, POST
+// /v1/pipelines/run, chat plans — (nil: they run in process) and what
+// releases its client. The worker's own engine runs the calls, never whole
+// chains: it gets none.
+func (a *app) chainsRunner(channel string) (engine.ChainRunner, func()) {
 	cc := a.cfg.Chains
 	if cc.Engine != config.ChainsTemporal || channel == "worker" {
-		return func() {}
+		return nil, func() {}
 	}
 	r := &temporal.Runner{Address: cc.Address, Namespace: cc.Namespace, TaskQueue: cc.TaskQueue,
 		HeartbeatTimeout: cc.HeartbeatTimeout, MaxAttempts: cc.MaxAttempts}
@@ -28,8 +28,7 @@ func (a *app) wireChains(e *engine.Engine, channel string) func() {
 				id, cc.Address, cc.TaskQueue)
 		}
 	}
-	e.Chains = temporalChains{r}
-	return r.Close
+	return temporalChains{r}, r.Close
 }
 
 // temporalChains is the engine's ChainRunner on chains/temporal.

@@ -22,8 +22,8 @@ import (
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 )
@@ -101,7 +101,7 @@ func TestOllamaPredictorBFCL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	client := &cappedClient{Client: srv}
-	inner, err := predict.New("ollama:"+model, predict.Options{Model: engine.SelectorModel(client)})
+	inner, err := predict.New("ollama:"+model, predict.Options{Model: ollamamodel.New(client)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func questionSelector(t *testing.T, ctx context.Context, tools []bfcl.ToolSchema
 		Catalog:  cat,
 		Index:    ix,
 		Validate: predict.Validator(),
-		Model:    engine.SelectorModel(c),
+		Model:    ollamamodel.New(c),
 		Config:   selector.Config{Model: model, TopK: len(cat), NumPredict: e2eNumPredict, NumCtx: 2048},
 	})
 }

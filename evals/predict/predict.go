@@ -44,7 +44,7 @@ type Options struct {
 	// one per value group found in the request).
 	Parallel bool
 	// Model generates for "ollama:MODEL" (cmd/airs adapts the Ollama client
-	// to it: engine.SelectorModel); required for that predictor.
+	// to it: ollamamodel.New); required for that predictor.
 	Model selector.Model
 }
 

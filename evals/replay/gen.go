@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
@@ -166,12 +165,17 @@ func NoneRequests(r *rand.Rand, n int) []Request {
 }
 
 // Service is what Generate drives: a running AIRS that serves chat turns
-// and records them (internal/engine's *Engine is one). Defined here so the
-// evaluation depends on the few things it uses, not on the engine's fields.
+// and records them (cmd/airs adapts the engine to it). Defined here so the
+// evaluation depends on the few things it uses, not on the engine.
 type Service interface {
-	Turn(ctx context.Context, caller, text string, ui engine.TurnUI, opts engine.TurnOptions) (*engine.TurnResult, error)
-	// Feedback records the user's verdict on a turn and teaches the ranker.
-	Feedback(ctx context.Context, tr *engine.TurnResult, verdict string) error
+	// Serve serves text as one chat turn of a single step, in the session
+	// named session, as a silent channel: a call that needs the user's
+	// confirmation runs only when confirm says yes. An error with no
+	// Served is a turn that could not be served at all.
+	Serve(ctx context.Context, caller, text, session string, confirm func(pipeline.Tool) bool) (*Served, error)
+	// Feedback records the user's verdict on a served turn and teaches the
+	// ranker.
+	Feedback(ctx context.Context, s *Served, verdict string) error
 	// SessionLog is where turns are recorded; nil when recording is off.
 	SessionLog() *session.Recorder
 	Tools() []pipeline.Registered
@@ -179,7 +183,18 @@ type Service interface {
 	Hints() selector.Hints
 }
 
-var _ Service = (*engine.Engine)(nil)
+// Served is a served turn as the generator reads it.
+type Served struct {
+	// Selection is the request's own selection; nil when the turn stopped
+	// before one was kept (a file it names is not there, say).
+	Selection *selector.Selection
+	// RecordID is the turn's record in the session log.
+	RecordID string
+	// RecordErr is why the turn could not be recorded.
+	RecordErr error
+	// Turn is the service's own result, handed back to its Feedback.
+	Turn any
+}
 
 // Generate serves each request through the engine's Turn, as `airs chat`
 // does, so the engine itself records it (recording.enabled in airs.yaml):
@@ -201,18 +216,19 @@ func Generate(ctx context.Context, e Service, caller string, reqs []Request) (ri
 			builtins[r.Tool.Name] = true
 		}
 	}
-	ui := genUI{run: builtins}
+	// Only the builtins run: the fixture manifest's handlers are placeholders.
+	confirm := func(t pipeline.Tool) bool { return builtins[t.Name] }
 	for i, rq := range reqs {
 		// One step: the label is about the request's one call, and further
 		// steps (or a no-LLM plan) would run calls no label covers.
-		tr, err := e.Turn(ctx, caller, rq.Text, ui, engine.TurnOptions{Session: fmt.Sprintf("gen-%d", i/5), MaxSteps: 1})
+		tr, err := e.Serve(ctx, caller, rq.Text, fmt.Sprintf("gen-%d", i/5), confirm)
 		if err != nil && tr == nil {
 			return right, fmt.Errorf("serving %q: %w", rq.Text, err)
 		}
 		if tr.RecordErr != nil {
 			return right, tr.RecordErr
 		}
-		sel := tr.First().Selection
+		sel := tr.Selection
 		if sel == nil {
 			continue
 		}
@@ -258,19 +274,6 @@ func Generate(ctx context.Context, e Service, caller string, reqs []Request) (ri
 	}
 	return right, nil
 }
-
-// genUI is the generator's channel: silent, confirming only the tools it
-// may run.
-type genUI struct{ run map[string]bool }
-
-func (genUI) Selected(*selector.Selection, *pipeline.Tool) {}
-func (u genUI) Confirm(_ context.Context, t pipeline.Tool, _ json.RawMessage) bool {
-	return u.run[t.Name]
-}
-func (genUI) Running(string)                 {}
-func (genUI) Result(*pipeline.Result, error) {}
-func (genUI) Note(string)                    {}
-func (genUI) Token(string) error             { return nil }
 
 func toolOf(e Service, caller, name string) (pipeline.Tool, bool) {
 	t, err := e.CallableTool(caller, name)

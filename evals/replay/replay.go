@@ -44,7 +44,6 @@ import (
 	"github.com/airs-dev/airs/evals/predict"
 	"github.com/airs-dev/airs/evals/report"
 	"github.com/airs-dev/airs/grammar"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/scoring"
 	"github.com/airs-dev/airs/selector"
@@ -201,14 +200,14 @@ type Options struct {
 	// K for top-k accuracy (default 3).
 	K int
 	// Embed serves an "ollama:" embedder and Model a model (cmd/airs gives
-	// its Ollama client, adapted by engine.SelectorModel); each is required
+	// its Ollama client, adapted by ollamamodel.New); each is required
 	// only when a Config names one.
 	Embed embeddings.EmbedClient
 	Model selector.Model
 	// Progress receives a progress bar or lines (nil: none).
 	Progress io.Writer
 	// MinCoverage is no-LLM mode's "no tool fits" threshold; nil: the
-	// engine's default (engine.NoLLMMinCoverage). Pass
+	// engine's default (selector.NoLLMMinCoverage). Pass
 	// engine.MinCoverage(cfg) to replay under airs.yaml's.
 	MinCoverage *float64
 	// Env is what no-LLM mode reads requests against (the spaces and their
@@ -495,7 +494,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 		Validate: predict.Validator(),
 		// No-LLM decisions as the engine makes them (engine.New).
 		Config: selector.Config{Model: cfg.modelName(), TopK: cfg.TopK, Hints: o.Hints,
-			MinCoverage: engine.NoLLMMinCoverage, RequireEvidence: true},
+			MinCoverage: selector.NoLLMMinCoverage, RequireEvidence: true},
 	}
 	if o.MinCoverage != nil {
 		parts.Config.MinCoverage = *o.MinCoverage

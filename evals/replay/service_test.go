@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/session"
 )
 
@@ -13,7 +13,7 @@ import (
 type notRecording struct{ Service }
 
 func (notRecording) SessionLog() *session.Recorder { return nil }
-func (notRecording) Turn(context.Context, string, string, engine.TurnUI, engine.TurnOptions) (*engine.TurnResult, error) {
+func (notRecording) Serve(context.Context, string, string, string, func(pipeline.Tool) bool) (*Served, error) {
 	panic("Generate served a turn that nothing would record")
 }
 

@@ -1,8 +1,8 @@
 // Package speculate measures speculative execution on a replay of the BFCL
 // multi-turn conversations: every ground-truth call, with its arguments,
 // is made in order through a real pipeline.Manager as the conversation's
-// caller, the live recommender and the engine's Speculator
-// (internal/engine) predicting and speculating after each turn and call,
+// caller, the live recommender and speculation.Speculator (the predictor
+// the engine runs) predicting and speculating after each turn and call,
 // and the figures say how many real calls were answered from a
 // speculation (hit rate), how much handler time that saved, and how much
 // speculative work was never used (wasted). `airs eval speculate` is the

@@ -12,12 +12,12 @@ import (
 
 	"github.com/airs-dev/airs/evals/bfcl"
 	"github.com/airs-dev/airs/guard/affinity"
-	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/gzfile"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/speculation"
 )
 
 // Dataset names the data in the output.
@@ -169,7 +169,7 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 type world struct {
 	m     *pipeline.Manager
 	rec   *recommender.Recommender
-	spec  *engine.Speculator
+	spec  *speculation.Speculator
 	audit *sink
 	clock *clock
 }
@@ -227,7 +227,7 @@ func build(o Options, pred string, convs []Conversation, funcs []Function) (*wor
 			return nil, err
 		}
 		w.rec = r
-		w.spec = engine.NewSpeculator(m, r, affinity.New(affinity.Config{Now: w.clock.Now}), o.Top)
+		w.spec = speculation.New(m, r, affinity.New(affinity.Config{Now: w.clock.Now}), o.Top)
 	}
 	return w, nil
 }
@@ -257,8 +257,8 @@ func replay(ctx context.Context, o Options, pred string, convs []Conversation, f
 	res := Result{Dataset: Dataset, Predictor: pred, BySource: map[string]Source{}}
 	source := map[string]string{} // speculative call id → source
 	var lat []time.Duration
-	var lastRan []engine.Speculated
-	record := func(ran []engine.Speculated) {
+	var lastRan []speculation.Speculated
+	record := func(ran []speculation.Speculated) {
 		lastRan = append(lastRan, ran...)
 		for _, s := range ran {
 			source[s.CallID] = s.Source
@@ -303,7 +303,7 @@ func replay(ctx context.Context, o Options, pred string, convs []Conversation, f
 					res.Speculable++
 				}
 				lat = append(lat, r.Latency)
-				if !r.SpeculativeHit && slices.ContainsFunc(lastRan, func(s engine.Speculated) bool { return s.Tool == call.Name }) {
+				if !r.SpeculativeHit && slices.ContainsFunc(lastRan, func(s speculation.Speculated) bool { return s.Tool == call.Name }) {
 					res.ToolOnly++
 				}
 				lastRan = lastRan[:0]
@@ -364,10 +364,10 @@ func replay(ctx context.Context, o Options, pred string, convs []Conversation, f
 }
 
 // oracle speculates exactly call (when the pipeline lets it).
-func oracle(ctx context.Context, m *pipeline.Manager, caller string, call Call) []engine.Speculated {
+func oracle(ctx context.Context, m *pipeline.Manager, caller string, call Call) []speculation.Speculated {
 	r, err := m.Speculate(ctx, pipeline.Request{Tool: call.Name, Params: call.Args, Caller: caller})
 	if err != nil {
 		return nil
 	}
-	return []engine.Speculated{{Prediction: engine.Prediction{Tool: call.Name, Arguments: call.Args, Source: PredictorOracle}, CallID: r.CallID}}
+	return []speculation.Speculated{{Prediction: speculation.Prediction{Tool: call.Name, Arguments: call.Args, Source: PredictorOracle}, CallID: r.CallID}}
 }

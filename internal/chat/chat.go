@@ -191,10 +191,10 @@ func (r *REPL) printf(format string, args ...any) { fmt.Fprintf(r.out, format, a
 
 func (r *REPL) banner() {
 	r.printf("AIRS chat as %s — ", r.opts.Caller)
-	if r.e.Model != nil {
-		r.printf("mode: model %s via Ollama (calls are generated under a grammar)\n", r.e.ModelName)
+	if r.e.AnswerModel() != nil {
+		r.printf("mode: model %s via Ollama (calls are generated under a grammar)\n", r.e.ModelName())
 	} else {
-		r.printf("mode: no-LLM\n%s\n", r.e.ModelNotice)
+		r.printf("mode: no-LLM\n%s\n", r.e.ModelNotice())
 	}
 	if p := r.e.RecordingPath(); p != "" {
 		r.printf("recording this session to %s\n", p)
@@ -280,7 +280,7 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 }
 
 func (r *REPL) tools() {
-	entries := r.e.Catalog.Callable(r.opts.Caller)
+	entries := r.e.CallableTools(r.opts.Caller)
 	if len(entries) == 0 {
 		r.printf("you may call no tool: grant %s capabilities in airs.yaml\n", r.opts.Caller)
 		return
@@ -343,7 +343,7 @@ func (r *REPL) why() {
 		if lr.err != nil {
 			r.printf("the last request (%q) stopped before any call ran: %v\n", lr.text, lr.err)
 		}
-		s, err := r.e.Selector.Select(context.Background(), r.opts.Caller, lr.text)
+		s, err := r.e.Candidates(context.Background(), r.opts.Caller, lr.text)
 		if err != nil || s == nil {
 			r.printf("no candidate tools to show for it")
 			if err != nil {
@@ -459,7 +459,7 @@ wait:
 			id := r.callID
 			r.mu.Unlock()
 			if id != "" {
-				r.e.Manager.Cancel(id)
+				r.e.Cancel(id)
 			}
 		}
 	}
@@ -529,7 +529,7 @@ func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 	}
 	if sel.Function == grammar.NoneTool {
 		r.printf("[%s] no tool fits this request", modeName(sel))
-		if r.e.Model != nil {
+		if r.e.AnswerModel() != nil {
 			r.printf("; the model answers directly:\n")
 		} else {
 			r.printf(" (/why shows the candidates; /tools lists what you may call)\n")
@@ -624,7 +624,7 @@ func (u *termUI) Result(res *pipeline.Result, err error) {
 	if res.Warning != "" {
 		r.printf("warning: %s\n", res.Warning)
 	}
-	if len(res.Output) > 0 && r.e.Model == nil {
+	if len(res.Output) > 0 && r.e.AnswerModel() == nil {
 		u.show(res.Output)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -50,8 +51,9 @@ func newRig(t *testing.T) *rig { return newRigWith(t, "none", nil) }
 
 // newRigWith builds the rig with a model ("none": no-LLM mode) and, when
 // register is set, with only the tools it registers instead of the
-// builtins and the two test tools.
-func newRigWith(t *testing.T, model string, register func(r *rig, reg *pipeline.Registry, opts builtin.Options)) *rig {
+// builtins and the two test tools; each of engineOpts may add to the
+// engine's options, over the rig's registry.
+func newRigWith(t *testing.T, model string, register func(r *rig, reg *pipeline.Registry, opts builtin.Options), engineOpts ...func(reg *pipeline.Registry, o *engine.Options)) *rig {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -100,7 +102,11 @@ recording:
 	mc.Gate = g
 	m, err := pipeline.NewManager(mc)
 	must(t, err)
-	eng, err := engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "chat", Model: model, Guard: g})
+	opts := engine.Options{Channel: "chat", Model: model, Guard: g}
+	for _, f := range engineOpts {
+		f(reg, &opts)
+	}
+	eng, err := engine.New(context.Background(), cfg, reg, m, policy, opts)
 	must(t, err)
 	r.eng = eng
 	t.Cleanup(func() {
@@ -278,10 +284,10 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 		t.Errorf("/tools marks calculator wrongly:\n%s", tools)
 	}
 
-	before := r.eng.Ranker.Prefs().Score("calculator")
+	before := r.eng.Ranker().Prefs().Score("calculator")
 	r.say("/accept")
 	m = r.expect(m, "noted: accepted calculator")
-	if after := r.eng.Ranker.Prefs().Score("calculator"); after <= before {
+	if after := r.eng.Ranker().Prefs().Score("calculator"); after <= before {
 		t.Errorf("accept did not raise calculator's preference: %v -> %v", before, after)
 	}
 
@@ -466,7 +472,7 @@ func TestLargeResultIsCutWithANote(t *testing.T) {
 func TestNoToolFits(t *testing.T) {
 	r := newRig(t)
 	// No-LLM mode answers "none" when the best tool is not similar enough.
-	r.eng.Selector.Config.MinSimilarity = 1.5
+	r.eng.Selector().Config.MinSimilarity = 1.5
 	r.start(Options{})
 	m := r.expect(0, "> ")
 	r.say("/why")
@@ -546,11 +552,12 @@ func (s *scriptedModel) Version(context.Context) (string, error)  { return "scri
 func (s *scriptedModel) Models(context.Context) ([]string, error) { return []string{"scripted"}, nil }
 
 func TestResultToTheModel(t *testing.T) {
-	r := newRig(t)
 	// The model writes the final answer; selection stays in no-LLM mode
 	// (the selector has no model), so the chosen call is predictable.
 	model := &scriptedModel{}
-	r.eng.Model, r.eng.ModelName, r.eng.MaxResultBytes = engine.SelectorModel(model), "scripted", 1024
+	r := newRigWith(t, "none", nil, func(_ *pipeline.Registry, o *engine.Options) {
+		o.Client, o.LocalName, o.MaxResultBytes = ollamamodel.New(model), "scripted", 1024
+	})
 	r.start(Options{})
 	m := r.expect(0, "mode: model scripted via Ollama")
 	r.say("read the file report.txt in documents")
@@ -565,7 +572,7 @@ func TestResultToTheModel(t *testing.T) {
 	}
 
 	// No tool fits: the model answers directly.
-	r.eng.Selector.Config.MinSimilarity = 1.5
+	r.eng.Selector().Config.MinSimilarity = 1.5
 	r.say("what is the meaning of life")
 	m = r.expect(m, "no tool fits this request; the model answers directly:")
 	r.expect(m, "The report repeats one line.\n")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/builtin"
 )
@@ -40,12 +41,11 @@ func TestModelMode(t *testing.T) {
 				`"required":["space","path"],"additionalProperties":false}`),
 			Trust: pipeline.TL3, LatencyClass: pipeline.Fast, Idempotent: true,
 		}, hs["builtin.read-file"]))
-	})
-	if r.eng.Model == nil {
-		t.Fatalf("no model: %s", r.eng.ModelNotice)
+	}, func(_ *pipeline.Registry, o *engine.Options) { o.MaxResultBytes = 1024 })
+	if r.eng.AnswerModel() == nil {
+		t.Fatalf("no model: %s", r.eng.ModelNotice())
 	}
-	r.eng.MaxResultBytes = 1024
-	r.eng.Selector.Config.NumPredict = 256 // noise stops at the grammar's end or here
+	r.eng.Selector().Config.NumPredict = 256 // noise stops at the grammar's end or here
 	r.wait = 5 * time.Minute
 	r.start(Options{})
 	m := r.expect(0, "mode: model "+model+" via Ollama")

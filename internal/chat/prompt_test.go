@@ -28,20 +28,22 @@ func TestMain(m *testing.M) {
 // and the prompt's text is the turn's request; a caller without MCP(t)
 // sees none of it.
 func TestPromptCommand(t *testing.T) {
-	r := newRig(t)
+	var m *engine.MCP
 	argv := mcptest.Command()
 	yaml := fmt.Sprintf("mcp:\n  servers:\n    t:\n      command: [%q, %q]\n      env: {%s: \"1\"}\n", argv[0], argv[1], mcptest.EnvServe)
 	path := filepath.Join(t.TempDir(), "airs.yaml")
 	must(t, os.WriteFile(path, []byte(yaml), 0o644))
 	cfg, err := config.Parse(path, []byte(yaml))
 	must(t, err)
-	m := engine.StartMCP(context.Background(), cfg, r.eng.Registry, nil, "test")
+	r := newRigWith(t, "none", nil, func(reg *pipeline.Registry, o *engine.Options) {
+		m = engine.StartMCP(context.Background(), cfg, reg, nil, "test")
+		o.MCP = m
+	})
 	t.Cleanup(func() { m.Close() })
 	if len(m.Problems()) > 0 {
 		t.Fatal(m.Problems())
 	}
-	r.eng.MCP = m
-	orig := r.eng.Catalog.Policy
+	orig := r.eng.Catalog().Policy
 
 	r.start(Options{})
 	mark := r.expect(0, "> ")
@@ -50,9 +52,9 @@ func TestPromptCommand(t *testing.T) {
 	r.say("/prompt t.greet Ada")
 	mark = r.expect(mark, "no prompt t.greet")
 
-	r.eng.Catalog.Policy = &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}},
+	r.eng.Catalog().Policy = &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}},
 		Capabilities: map[string][]pipeline.Capability{"tester": {{Kind: "ReadSpace", Arg: "documents"}, client.Capability("t")}}}
-	defer func() { r.eng.Catalog.Policy = orig }()
+	defer func() { r.eng.Catalog().Policy = orig }()
 	r.say("/prompt")
 	mark = r.expect(mark, "t.greet who=…  Ask to greet someone.")
 	r.say("/prompt t.greet")

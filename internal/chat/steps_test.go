@@ -8,6 +8,8 @@ import (
 
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
+	"github.com/airs-dev/airs/pipeline"
 )
 
 // stepModel selects the scripted calls in order (requests with a format)
@@ -39,14 +41,14 @@ func (s *stepModel) Models(context.Context) ([]string, error) { return []string{
 // A turn of several steps shows each: its number, its call, its outcome,
 // then the model's end of the turn and its answer.
 func TestChatShowsSteps(t *testing.T) {
-	r := newRig(t)
 	m := &stepModel{calls: []string{
 		`{"function":"read-file","arguments":{"space":"documents","path":"hello.txt"}}`,
 		`{"function":"read-file","arguments":{"space":"documents","path":"notes/todo.txt"}}`,
 		`{"function":"none","arguments":{}}`,
 	}}
-	r.eng.Model, r.eng.ModelName = engine.SelectorModel(m), "steps"
-	r.eng.Selector.Model, r.eng.Selector.Config.Model = engine.SelectorModel(m), "steps"
+	r := newRigWith(t, "none", nil, func(_ *pipeline.Registry, o *engine.Options) {
+		o.Local, o.Client, o.LocalName = ollamamodel.New(m), ollamamodel.New(m), "steps"
+	})
 	r.start(Options{})
 	mark := r.expect(0, "mode: model steps")
 	r.say("read hello.txt then my todo list")

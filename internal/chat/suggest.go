@@ -16,7 +16,7 @@ import (
 // line each after a turn: low urgency, so nothing is asked and nothing
 // waits for an answer.
 func (r *REPL) suggest() {
-	rc := r.e.Recommender
+	rc := r.e.Recommender()
 	if rc == nil {
 		return
 	}
@@ -64,7 +64,7 @@ func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 	if s == nil {
 		return
 	}
-	rc := r.e.Recommender
+	rc := r.e.Recommender()
 	if !accept {
 		if err := rc.Dismiss(r.opts.Caller, s.ID); err != nil {
 			r.printf("not dismissed: %v\n", err)
@@ -96,7 +96,7 @@ func (r *REPL) answerSuggestion(ctx context.Context, accept bool, arg string) {
 		return
 	}
 	ui.Result(res, err)
-	if err == nil && r.e.Model != nil && len(res.Output) > 0 {
+	if err == nil && r.e.AnswerModel() != nil && len(res.Output) > 0 {
 		ui.show(res.Output)
 	}
 }

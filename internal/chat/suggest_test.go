@@ -25,11 +25,11 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 	must(t, demodata.WritePDF(filepath.Join(r.docs, "invoice.pdf"), []string{"Invoice 42", "Total: 12 EUR"}))
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if recs := r.eng.Recommender.List("tester"); len(recs) > 0 && recs[0].Tool == "pdf-extract" {
+		if recs := r.eng.Recommender().List("tester"); len(recs) > 0 && recs[0].Tool == "pdf-extract" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no pdf-extract suggestion within 2 s of the file landing: %+v (watcher %+v)", r.eng.Recommender.List("tester"), r.eng.WatchStats())
+			t.Fatalf("no pdf-extract suggestion within 2 s of the file landing: %+v (watcher %+v)", r.eng.Recommender().List("tester"), r.eng.WatchStats())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -45,7 +45,7 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 	if got := r.auditTools()["pdf-extract"]; len(got) != 1 {
 		t.Fatalf("audit has pdf-extract %v times, want once", got)
 	}
-	if s := r.eng.Recommender.Stats(); s.Accepted != 1 {
+	if s := r.eng.Recommender().Stats(); s.Accepted != 1 {
 		t.Fatalf("stats %+v", s)
 	}
 	r.say("/accept 7")
@@ -62,13 +62,13 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 func TestAcceptedDestructiveSuggestionAsksAtTheGate(t *testing.T) {
 	r := newRig(t)
 	note := filepath.Join(r.docs, "notes", "todo.txt")
-	if err := r.eng.Recommender.SetTask("tester", "delete the note notes/todo.txt"); err != nil {
+	if err := r.eng.Recommender().SetTask("tester", "delete the note notes/todo.txt"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for !slices.ContainsFunc(r.eng.Recommender.List("tester"), func(rec recommender.Recommendation) bool { return rec.Tool == "delete-note" }) {
+	for !slices.ContainsFunc(r.eng.Recommender().List("tester"), func(rec recommender.Recommendation) bool { return rec.Tool == "delete-note" }) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no delete-note suggestion from the task: %+v", r.eng.Recommender.List("tester"))
+			t.Fatalf("no delete-note suggestion from the task: %+v", r.eng.Recommender().List("tester"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

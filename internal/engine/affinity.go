@@ -88,20 +88,20 @@ func longLived(channel string) bool { return channel == "chat" || channel == "se
 // background and keeps the active affinities warm. It never fails the
 // start: an unreadable file is set aside and said (AffinityNotice).
 func (e *Engine) startAffinity() {
-	ac := e.Config.Guard.Affinity
+	ac := e.cfg.Guard.Affinity
 	if !ac.Enabled {
 		return
 	}
 	s := &affinityState{e: e, keep: ac.KeepAlive,
 		tr: affinity.New(affinity.Config{Window: ac.Window, Threshold: ac.Threshold})}
-	s.cache = affinity.NewHotCache(e.Catalog, s.tr.Hot)
+	s.cache = affinity.NewHotCache(e.catalog, s.tr.Hot)
 	var seeded []affinity.Affinity
-	if e.Config.Home != "" {
-		s.path = e.Config.AffinityFile()
+	if e.cfg.Home != "" {
+		s.path = e.cfg.AffinityFile()
 		seeded = s.tr.Seed(s.load())
 		s.saved = s.tr.Version()
 	}
-	sub := e.Manager.Subscribe(1024)
+	sub := e.manager.Subscribe(1024)
 	s.sub = sub
 	s.runDone, s.loopDone = make(chan struct{}), make(chan struct{})
 	go func() {
@@ -112,7 +112,7 @@ func (e *Engine) startAffinity() {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWarm = cancel
-	warm := longLived(e.Channel)
+	warm := longLived(e.channel)
 	go s.loop(ctx, warm)
 	if warm && len(seeded) > 0 {
 		s.warmDone = make(chan struct{})
@@ -238,15 +238,15 @@ func (s *affinityState) warmUp(ctx context.Context, as []affinity.Affinity) (han
 			s.warms[0].Add(1)
 		}
 	}()
-	handlers, err = affinity.Prewarm(ctx, s.e.Registry, as)
-	if s.e.Model != nil && s.e.ModelName != "" {
+	handlers, err = affinity.Prewarm(ctx, s.e.registry, as)
+	if s.e.model != nil && s.e.modelName != "" {
 		// The selector's num_ctx: a model loaded with another would be
 		// loaded again by the first selection.
-		warm := selector.ModelRequest{Model: s.e.ModelName, NumCtx: s.e.Selector.Config.WithDefaults().NumCtx, KeepAlive: s.keep}
-		if merr := s.e.Model.Generate(ctx, warm, nil); merr != nil {
+		warm := selector.ModelRequest{Model: s.e.modelName, NumCtx: s.e.sel.Config.WithDefaults().NumCtx, KeepAlive: s.keep}
+		if merr := s.e.model.Generate(ctx, warm, nil); merr != nil {
 			err = errors.Join(err, merr)
 		} else {
-			model = s.e.ModelName
+			model = s.e.modelName
 		}
 	}
 	return handlers, model, err
@@ -335,10 +335,10 @@ func (e *Engine) selectorModel() selector.Model {
 	if e.local != nil {
 		return e.local
 	}
-	if e.Model == nil {
+	if e.model == nil || e.answersOnly {
 		return nil
 	}
-	return keepAliveModel{Model: e.Model, keepAlive: e.modelKeepAlive}
+	return keepAliveModel{Model: e.model, keepAlive: e.modelKeepAlive}
 }
 
 // toolCatalog is the catalog chains and CallableTool look tools up in: the
@@ -347,7 +347,7 @@ func (e *Engine) toolCatalog() chains.Catalog {
 	if e.affinity != nil {
 		return e.affinity.cache
 	}
-	return e.Catalog
+	return e.catalog
 }
 
 // writeAffinityMetrics writes the affinity's Prometheus text (nothing when

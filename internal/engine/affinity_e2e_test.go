@@ -56,8 +56,8 @@ func TestAffinityPrewarmFirstCallLatency(t *testing.T) {
 			prewarm = append(prewarm, pw.Took)
 		}
 		zero := 0.0
-		req := ollama.ChatRequest{Model: e.ModelName, Messages: []ollama.Message{{Role: "user", Content: "read the file notes.txt in docs"}},
-			Options: ollama.Options{Temperature: &zero, NumCtx: e.Selector.Config.WithDefaults().NumCtx, NumPredict: 1}}
+		req := ollama.ChatRequest{Model: e.ModelName(), Messages: []ollama.Message{{Role: "user", Content: "read the file notes.txt in docs"}},
+			Options: ollama.Options{Temperature: &zero, NumCtx: e.Selector().Config.WithDefaults().NumCtx, NumPredict: 1}}
 		// The same server, asked directly: its reply says how long loading took.
 		direct, err := ollama.New(ollama.Config{Host: host})
 		if err != nil {
@@ -164,8 +164,8 @@ func affinityEngine(t *testing.T, host, model string, prewarm bool) *engine.Engi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Model == nil {
-		t.Fatalf("no model: %s", e.ModelNotice)
+	if e.AnswerModel() == nil {
+		t.Fatalf("no model: %s", e.ModelNotice())
 	}
 	return e
 }

@@ -197,7 +197,7 @@ func TestAffinitySavedAndPrewarmedAtStart(t *testing.T) {
 	if pw.Affinities != 1 || pw.Handlers != 1 || pw.Model != "m" || v.warm.warmed.Load() != 1 {
 		t.Fatalf("prewarm %+v, slow-start warmed %d times; want 1 affinity, 1 handler, model m, 1 warm", pw, v.warm.warmed.Load())
 	}
-	nc := float64(e.Selector.Config.WithDefaults().NumCtx)
+	nc := float64(e.sel.Config.WithDefaults().NumCtx)
 	if got := ol.seen()[before:]; len(got) != 1 || got[0].messages != 0 || got[0].keepAlive != "1m30s" || got[0].numCtx != nc {
 		t.Fatalf("Ollama saw %+v; want one load (no messages) with keep_alive 1m30s and the selector's num_ctx %v", got, nc)
 	}

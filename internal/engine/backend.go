@@ -21,7 +21,7 @@ import (
 
 // Backend is the engine as `airs serve` serves it.
 func (e *Engine) Backend() server.Backend {
-	if e.Recommender == nil {
+	if e.recommender == nil {
 		return backend{e}
 	}
 	return recBackend{backend{e}}
@@ -35,11 +35,11 @@ func (b backend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 
 // Admit charges a costly request to the caller's rate limit (the
 // Manager's per-agent bucket, the one calls take from).
-func (b backend) Admit(caller string) error { return b.e.Manager.Admit(caller) }
+func (b backend) Admit(caller string) error { return b.e.manager.Admit(caller) }
 
 // CallerRefused lets the server refuse a held-back caller's call before
 // it reads the body (pipeline.Manager.CallerRefused).
-func (b backend) CallerRefused(caller string) error { return b.e.Manager.CallerRefused(caller) }
+func (b backend) CallerRefused(caller string) error { return b.e.manager.CallerRefused(caller) }
 
 // RecordInfo is added to an answer of /v1/select or /v1/plan: the session
 // record's ID when recording is on, or why the request could not be
@@ -65,7 +65,7 @@ type recordedPlan struct {
 func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
 	start := time.Now()
 	sel, err := b.e.Select(ctx, caller, text)
-	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}
+	rec := session.Record{Channel: b.e.channel, Caller: caller, Request: text}
 	if sel != nil {
 		fillSelection(&rec, sel, b.e.modelOptions())
 	}
@@ -93,9 +93,9 @@ func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
 	server.Owe(ctx, n-1)
 	start := time.Now()
 	pr, err := b.e.Plan(ctx, caller, text)
-	rec := session.Record{Channel: b.e.Channel, Caller: caller, Request: text}
+	rec := session.Record{Channel: b.e.channel, Caller: caller, Request: text}
 	if pr != nil {
-		fillPlan(&rec, pr, b.e.ModelName, b.e.modelOptions())
+		fillPlan(&rec, pr, b.e.modelName, b.e.modelOptions())
 	}
 	rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: kindIfErr(err), Error: notRun("POST /v1/plan", err)}
 	var tr TurnResult
@@ -108,7 +108,7 @@ func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
 
 func (e *Engine) recordInfo(tr *TurnResult) RecordInfo {
 	var r RecordInfo
-	if e.Recorder != nil {
+	if e.recorder != nil {
 		if tr.RecordErr != nil {
 			r.RecordError = "this request was not recorded: " + tr.RecordErr.Error()
 		} else {
@@ -177,7 +177,7 @@ func (b backend) HostPaths() map[string]string {
 	if home, err := os.UserHomeDir(); err == nil {
 		m[home] = "~"
 	}
-	if c := b.e.Config; c != nil {
+	if c := b.e.cfg; c != nil {
 		if c.Home != "" {
 			m[c.Home] = "<AIRS_HOME>"
 		}
@@ -200,7 +200,7 @@ type ToolInfo struct {
 
 func (b backend) Tools(caller string) any {
 	out := []ToolInfo{}
-	for _, t := range b.e.Catalog.Callable(caller) {
+	for _, t := range b.e.catalog.Callable(caller) {
 		out = append(out, ToolInfo{t.Tool.Name, t.Provider, t.Tool.Version, t.Tool.Description, t.Tool.Parameters, t.Tool.Idempotent})
 	}
 	return out
@@ -215,7 +215,7 @@ func (b backend) WriteMetrics(caller string, w io.Writer) error {
 		return err
 	}
 	mine := map[string]bool{}
-	for _, t := range b.e.Catalog.Callable(caller) {
+	for _, t := range b.e.catalog.Callable(caller) {
 		mine[t.Tool.Name] = true
 	}
 	return writeToolsOf(w, buf.Bytes(), mine)

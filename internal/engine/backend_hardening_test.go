@@ -182,8 +182,8 @@ func (b endedBackend) Plan(ctx context.Context, caller, text string) (any, error
 // the request's other parts.
 func TestServedPlanEndsWhenTheClientLeaves(t *testing.T) {
 	_, _, e := newServedEngineWith(t, servedOptions{})
-	pr := &pausingRetriever{Retriever: e.Selector.Retriever, started: make(chan struct{})}
-	e.Selector.Retriever = pr
+	pr := &pausingRetriever{Retriever: e.sel.Retriever, started: make(chan struct{})}
+	e.sel.Retriever = pr
 	b := endedBackend{Backend: e.Backend(), ended: make(chan error, 1)}
 	s := server.New(b, server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}}})
 	ts := httptest.NewServer(s)

@@ -102,8 +102,8 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Recommender.Known("web")
-	e.Recommender.Known("nobody")
+	e.recommender.Known("web")
+	e.recommender.Known("nobody")
 	if o.watch {
 		if err := e.WatchSpaces(); err != nil {
 			t.Fatal(err)

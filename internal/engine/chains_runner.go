@@ -2,13 +2,15 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/selector"
 )
 
 // ChainRunner runs a chain somewhere other than in this process: with
-// chains.engine temporal, cmd/airs sets Engine.Chains to chains/temporal's
+// chains.engine temporal, cmd/airs passes Options.Chains, chains/temporal's
 // Runner, so every chain — `airs run`, POST /v1/pipelines/run, `airs plan
 // --run`, a chat turn's plan — runs as a workflow on the workers. It must
 // return what chains.Run would: the same *chains.Result (nil when nothing
@@ -34,10 +36,10 @@ type ChainRun struct {
 }
 
 // runChain runs c (parsed from src) for opts.Caller: in process (chains.Run)
-// unless Chains is set. Validation happens here either way, so an invalid
+// unless a runner is set (Options.Chains). Validation happens here either way, so an invalid
 // chain gets the same error wherever chains run.
 func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, format, file string, input map[string]any, opts chains.Options) (*chains.Result, error) {
-	if e.Chains == nil {
+	if e.chainRunner == nil {
 		return chains.Run(ctx, c, input, opts)
 	}
 	if _, err := chains.Prepare(c, input, opts); err != nil {
@@ -47,14 +49,18 @@ func (e *Engine) runChain(ctx context.Context, c *chains.Chain, src []byte, form
 	if timeout == 0 {
 		timeout = c.Timeout
 	}
-	return e.Chains.RunChain(ctx, ChainRun{Source: src, Format: format, Filename: file, Input: input,
+	return e.chainRunner.RunChain(ctx, ChainRun{Source: src, Format: format, Filename: file, Input: input,
 		Caller: opts.Caller, OnFailure: opts.OnFailure, Timeout: timeout})
 }
 
-// RunPlan validates and runs a plan (a model's or PlanParts' JSON, as
-// POST /v1/plan returns it) for the caller, as a chain.
-func (e *Engine) RunPlan(ctx context.Context, caller string, plan []byte, continueOnFailure bool) (*chains.Result, error) {
-	c, err := chains.ParsePlan(plan)
+// RunPlan validates and runs a plan (Plan's, as POST /v1/plan returns
+// it, or one read with selector.ReadPlan) for the caller, as a chain.
+func (e *Engine) RunPlan(ctx context.Context, caller string, plan selector.Plan, continueOnFailure bool) (*chains.Result, error) {
+	c, err := plan.Compile()
+	if err != nil {
+		return nil, err
+	}
+	src, err := json.Marshal(plan) // what a chain runner (Temporal) is handed
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +68,5 @@ func (e *Engine) RunPlan(ctx context.Context, caller string, plan []byte, contin
 	if continueOnFailure {
 		opts.OnFailure = chains.ContinueOnFailure
 	}
-	return e.runChain(ctx, c, plan, "plan", "", nil, opts)
+	return e.runChain(ctx, c, src, "plan", "", nil, opts)
 }

@@ -2,13 +2,16 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/selector"
 )
 
 // recRunner is a ChainRunner that records each run and runs it in process
@@ -37,12 +40,12 @@ func (r *recRunner) RunChain(ctx context.Context, run ChainRun) (*chains.Result,
 		OnFailure: run.OnFailure, Timeout: run.Timeout})
 }
 
-// With Engine.Chains set, every chain goes to it — a DSL pipeline, a plan,
+// With Options.Chains set, every chain goes to it — a DSL pipeline, a plan,
 // a turn's plan — validated here first: an invalid chain never reaches it.
 func TestChainsGoToTheChainRunner(t *testing.T) {
 	e, _ := newTurnEngine(t)
 	r := &recRunner{e: e}
-	e.Chains = r
+	e.chainRunner = r
 
 	src := "pipeline: p\ntimeout: 20s\nsteps:\n  - id: a\n    tool: calculator\n    params: {expression: \"1+2\"}\n"
 	res, err := e.RunPipeline(context.Background(), "web", "p.yaml", []byte(src), nil, true)
@@ -66,11 +69,12 @@ func TestChainsGoToTheChainRunner(t *testing.T) {
 
 	// A plan.
 	plan := `{"steps":[{"id":"s1","function":"calculator","arguments":{"expression":"2*3"}}]}`
-	if res, err := e.RunPlan(context.Background(), "web", []byte(plan), false); err != nil || !strings.Contains(string(res.Output), "6") {
+	if res, err := e.RunPlan(context.Background(), "web", mustReadPlan(t, plan), false); err != nil || !strings.Contains(string(res.Output), "6") {
 		t.Fatalf("RunPlan: %+v %v", res, err)
 	}
-	if got := r.runs[len(r.runs)-1]; len(r.runs) != 2 || got.Format != "plan" || string(got.Source) != plan {
-		t.Errorf("plan run %+v", got)
+	// The runner gets the plan as JSON that reads back to the same plan.
+	if got := r.runs[len(r.runs)-1]; len(r.runs) != 2 || got.Format != "plan" || !reflect.DeepEqual(mustReadPlan(t, string(got.Source)), mustReadPlan(t, plan)) {
+		t.Errorf("plan run %+v (source %s)", got, got.Source)
 	}
 
 	// A turn's plan (no-LLM mode, two parts).
@@ -90,4 +94,13 @@ func TestChainsGoToTheChainRunner(t *testing.T) {
 	if !strings.Contains(ui.String(), "runs on the chain workers") {
 		t.Errorf("UI does not say where the plan runs:\n%s", ui)
 	}
+}
+
+func mustReadPlan(t *testing.T, raw string) selector.Plan {
+	t.Helper()
+	p, err := selector.ReadPlan(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

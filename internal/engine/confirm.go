@@ -68,7 +68,7 @@ func (e *Engine) CallAsking(ctx context.Context, ui TurnUI, req pipeline.Request
 // by the pipeline's gate: there is one, and ui can ask mid-turn.
 func (e *Engine) asksAtGate(ui TurnUI) bool {
 	_, cannot := ui.(proposer)
-	return e.Guard != nil && !cannot
+	return e.guard != nil && !cannot
 }
 
 // answers is what the person at a channel answered the gate's questions.
@@ -132,7 +132,7 @@ func (p planAnswers) ask(_ context.Context, q guard.Question) guard.Choice {
 // reviewer names who answered in this engine's channel: the channel's user,
 // who is the agent's person ("chat:tester").
 func (e *Engine) reviewer(caller string) string {
-	ch := e.Channel
+	ch := e.channel
 	if ch == "" {
 		ch = "engine"
 	}
@@ -142,7 +142,7 @@ func (e *Engine) reviewer(caller string) string {
 // granted reports whether caller may call tool without being asked (an
 // "always" answer in the guard).
 func (e *Engine) granted(caller, tool string) bool {
-	return e.Guard != nil && e.Guard.Granted(caller, tool)
+	return e.guard != nil && e.guard.Granted(caller, tool)
 }
 
 // confirmStep asks about a plan's destructive step before any step runs
@@ -159,8 +159,8 @@ func (e *Engine) confirmStep(ctx context.Context, ui TurnUI, caller string, tool
 	if ch == 0 {
 		return false
 	}
-	if ch == guard.Deny || e.Chains != nil {
-		if _, err := e.Guard.Answer(caller, "", tool.Name, args, intent, ch, e.reviewer(caller)); err != nil {
+	if ch == guard.Deny || e.chainRunner != nil {
+		if _, err := e.guard.Answer(caller, "", tool.Name, args, intent, ch, e.reviewer(caller)); err != nil {
 			ui.Note("the guard could not record the answer: " + err.Error())
 			return false
 		}

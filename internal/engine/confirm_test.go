@@ -70,7 +70,7 @@ func TestCallAskingAsksAtTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	e := &Engine{Manager: m, Guard: g, Channel: "chat", Ranker: selector.NewStatsRanker()}
+	e := &Engine{manager: m, guard: g, channel: "chat", ranker: selector.NewStatsRanker()}
 	args := json.RawMessage(`{"n":null}`) // the gate sees {"n":7}
 	req := func(id string) pipeline.Request {
 		return pipeline.Request{CallID: id, Tool: "wipe", Params: args, Caller: "web"}
@@ -122,7 +122,7 @@ func TestCallAskingAsksAtTheGate(t *testing.T) {
 	}
 
 	// No guard: Confirm decides before the call, nothing to record.
-	plain := &Engine{Manager: m, Channel: "chat", Ranker: selector.NewStatsRanker()}
+	plain := &Engine{manager: m, channel: "chat", ranker: selector.NewStatsRanker()}
 	if _, err := plain.CallAsking(context.Background(), &recUI{confirm: false}, req("c8"), tl, true); !errors.Is(err, ErrDeclined) || len(sink.recs) != n {
 		t.Fatalf("without a guard a no made the call: %v", err)
 	}

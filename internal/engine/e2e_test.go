@@ -228,8 +228,8 @@ recording:
 	t.Cleanup(func() { e.Close() })
 	// The server runs with a 2048-token context (scripts/e2e.sh); a short
 	// output budget keeps a random model's runaway strings cheap.
-	e.Selector.Config.NumCtx = 4096
-	e.Selector.Config.NumPredict = 128
+	e.Selector().Config.NumCtx = 4096
+	e.Selector().Config.NumPredict = 128
 	return &env{dir: dir, cfg: cfg, reg: reg, engine: e}
 }
 
@@ -261,7 +261,7 @@ func (v *env) schemas(t *testing.T) map[string]*jsonschema.Schema {
 // callable is the set of tool names the caller may call.
 func (v *env) callable(caller string) map[string]bool {
 	out := map[string]bool{}
-	for _, e := range v.engine.Catalog.Callable(caller) {
+	for _, e := range v.engine.CallableTools(caller) {
 		out[e.Tool.Name] = true
 	}
 	return out
@@ -355,8 +355,8 @@ func (s selectStats) String() string {
 func (v *env) selectAll(t *testing.T, caller, model string, reqs []string) selectStats {
 	t.Helper()
 	e := v.engine
-	if e.Model == nil {
-		t.Fatalf("engine is in no-LLM mode: %s", e.ModelNotice)
+	if e.AnswerModel() == nil {
+		t.Fatalf("engine is in no-LLM mode: %s", e.ModelNotice())
 	}
 	schemas := v.schemas(t)
 	allowed := v.callable(caller)
@@ -437,7 +437,7 @@ func (v *env) selectAll(t *testing.T, caller, model string, reqs []string) selec
 func (v *env) checkPrefix(t *testing.T, caller, req string, cands []selector.Candidate, raw string) {
 	t.Helper()
 	byName := map[string]pipeline.Tool{}
-	for _, e := range v.engine.Catalog.Callable(caller) {
+	for _, e := range v.engine.CallableTools(caller) {
 		byName[e.Tool.Name] = e.Tool
 	}
 	var tools []grammar.ToolSchema
@@ -492,11 +492,11 @@ func TestNoOllama(t *testing.T) {
 	ln.Close()
 	v := newEngine(t, closed, model, false, false)
 	e := v.engine
-	if e.Model != nil {
+	if e.AnswerModel() != nil {
 		t.Fatalf("engine has a model against the closed port %s", closed)
 	}
-	if !strings.Contains(e.ModelNotice, "not reachable") || !strings.Contains(e.ModelNotice, selector.NoLLMNotice) {
-		t.Errorf("notice %q: want it to say Ollama is not reachable, and the no-LLM notice", e.ModelNotice)
+	if !strings.Contains(e.ModelNotice(), "not reachable") || !strings.Contains(e.ModelNotice(), selector.NoLLMNotice) {
+		t.Errorf("notice %q: want it to say Ollama is not reachable, and the no-LLM notice", e.ModelNotice())
 	}
 	if e.Mode() != "no-LLM mode" {
 		t.Errorf("Mode() = %q", e.Mode())
@@ -629,10 +629,10 @@ func TestTruncatedStream(t *testing.T) {
 	proxy, addr := startProxy(t, host, 3)
 	v := newEngine(t, addr, model, true, false)
 	e := v.engine
-	if e.Model == nil {
-		t.Fatalf("no model through the proxy: %s", e.ModelNotice)
+	if e.AnswerModel() == nil {
+		t.Fatalf("no model through the proxy: %s", e.ModelNotice())
 	}
-	if e.Recorder == nil {
+	if e.SessionLog() == nil {
 		t.Fatal("recording is off")
 	}
 	const req = "What is 6 * 7?"
@@ -662,7 +662,7 @@ func TestTruncatedStream(t *testing.T) {
 	if tr.RecordErr != nil {
 		t.Errorf("recording the failed turn: %v", tr.RecordErr)
 	}
-	path := e.Recorder.Path()
+	path := e.RecordingPath()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -777,8 +777,8 @@ func untiedVariant(t *testing.T, base string) string {
 // Selector.PlanWith) and checks the plan in full.
 func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) {
 	e := v.engine
-	if e.Model == nil {
-		t.Fatalf("no model: %s", e.ModelNotice)
+	if e.AnswerModel() == nil {
+		t.Fatalf("no model: %s", e.ModelNotice())
 	}
 	allowed := v.callable(alice)
 	schemas := v.schemas(t)
@@ -787,7 +787,7 @@ func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) 
 		var pr *selector.PlanResult
 		var err error
 		if o, ok := outlines[req]; ok {
-			pr, err = e.Selector.PlanWith(ctxFor(t, 20*time.Minute), alice, req, o, e.Catalog)
+			pr, err = e.Selector().PlanWith(ctxFor(t, 20*time.Minute), alice, req, o, e.Catalog())
 		} else {
 			pr, err = e.Plan(ctxFor(t, 20*time.Minute), alice, req)
 		}
@@ -802,24 +802,16 @@ func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) 
 		if pr.Mode != selector.ModeModel {
 			t.Errorf("%q: mode %s", req, pr.Mode)
 		}
-		c, err := chains.ParsePlan(pr.Plan)
+		wire, _ := json.Marshal(pr.Plan)
+		c, err := chains.ParsePlan(wire)
 		if err != nil {
-			t.Errorf("%q: plan does not parse: %v\n%s", req, err, pr.Plan)
+			t.Errorf("%q: plan does not parse: %v\n%s", req, err, wire)
 			continue
 		}
-		if err := c.Validate(e.Catalog, alice); err != nil {
-			t.Errorf("%q: plan does not validate: %v\n%s", req, err, pr.Plan)
+		if err := c.Validate(e.Catalog(), alice); err != nil {
+			t.Errorf("%q: plan does not validate: %v\n%s", req, err, wire)
 		}
-		var plan struct {
-			Steps []struct {
-				ID        string         `json:"id"`
-				Function  string         `json:"function"`
-				Arguments map[string]any `json:"arguments"`
-			} `json:"steps"`
-		}
-		if err := json.Unmarshal(pr.Plan, &plan); err != nil {
-			t.Fatal(err)
-		}
+		plan := pr.Plan
 		if len(plan.Steps) != len(pr.Outline) {
 			t.Errorf("%q: %d steps for an outline of %d", req, len(plan.Steps), len(pr.Outline))
 		}
@@ -832,7 +824,7 @@ func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) 
 			}
 			// Arguments without references are whole calls: valid against
 			// the tool's full schema.
-			lit, _ := json.Marshal(s.Arguments)
+			lit := s.Arguments
 			if !strings.Contains(string(lit), "{{") {
 				var args any
 				json.Unmarshal(lit, &args)
@@ -842,7 +834,7 @@ func planAll(t *testing.T, v *env, reqs []string, outlines map[string][]string) 
 			}
 		}
 		checkStopped(t, req, pr.Raw)
-		t.Logf("%q: valid plan of %d steps: %s", req, len(plan.Steps), pr.Plan)
+		t.Logf("%q: valid plan of %d steps: %s", req, len(plan.Steps), wire)
 	}
 }
 
@@ -886,7 +878,6 @@ func TestMultiStepTinyModel(t *testing.T) {
 	model := untiedVariant(t, base)
 	v := newEngine(t, host, model, true, false)
 	const maxSteps = 3
-	v.engine.MaxSteps = maxSteps
 	schemas := v.schemas(t)
 	allowed := v.callable(alice)
 	reqs := []string{
@@ -900,7 +891,7 @@ func TestMultiStepTinyModel(t *testing.T) {
 	for _, req := range reqs {
 		ui := &stepsUI{}
 		start := time.Now()
-		tr, err := v.engine.Turn(ctxFor(t, 10*time.Minute), alice, req, ui, engine.TurnOptions{Session: "e2e-steps"})
+		tr, err := v.engine.Turn(ctxFor(t, 10*time.Minute), alice, req, ui, engine.TurnOptions{Session: "e2e-steps", MaxSteps: maxSteps})
 		var invalid *selector.InvalidCallError
 		if err != nil && !errors.As(err, &invalid) && !strings.Contains(err.Error(), "the model's answer") {
 			t.Errorf("%q: %v", req, err)

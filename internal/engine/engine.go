@@ -18,89 +18,80 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/ollama"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/recommender/watch"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
+	"github.com/airs-dev/airs/speculation"
 	"github.com/airs-dev/airs/store/pg"
 )
 
-// Engine is one AIRS instance.
+// Engine is one AIRS instance. Its parts are built by New from the
+// configuration and Options and stay its own: callers use its methods
+// (the read accessors in access.go name what each gives).
 type Engine struct {
-	Config   *config.Config
-	Registry *pipeline.Registry
-	Manager  *pipeline.Manager
-	Catalog  *selector.RegistryCatalog
-	Index    *embeddings.Index
-	Selector *selector.Selector
-	Ranker   *selector.StatsRanker
-	// Model writes turns' answers and answers MCP sampling; nil in no-LLM
-	// mode, and ModelNotice says why.
-	Model       selector.Model
-	ModelName   string
-	ModelNotice string
+	cfg      *config.Config
+	registry *pipeline.Registry
+	manager  *pipeline.Manager
+	catalog  *selector.RegistryCatalog
+	index    *embeddings.Index
+	sel      *selector.Selector
+	ranker   *selector.StatsRanker
+	// model writes turns' answers and answers MCP sampling; nil in no-LLM
+	// mode, and modelNotice says why.
+	model       selector.Model
+	modelName   string
+	modelNotice string
 	local       selector.Model    // Options.Local
-	Recorder    *session.Recorder // nil: recording off
-	Channel     string            // "chat", "serve", "run"
+	answersOnly bool              // Options.Client without Local: calls are chosen without a model
+	recorder    *session.Recorder // nil: recording off
+	channel     string            // "chat", "serve", "run"
 
-	// MaxResultBytes bounds a tool result shown to the model; more is cut
-	// with a note saying so (default 8 KiB).
-	MaxResultBytes int
-	// MaxSteps bounds the tool calls of one Turn (config's max_steps;
+	// maxResultBytes bounds a tool result shown to the model; more is cut
+	// with a note saying so (Options.MaxResultBytes, default 8 KiB).
+	maxResultBytes int
+	// stepLimit bounds the tool calls of one Turn (config's max_steps;
 	// 0 or less: config.DefaultMaxSteps).
-	MaxSteps int
+	stepLimit int
 
-	// Guard is the intent gate the Manager runs (pipeline.Config.Gate),
+	// guard is the intent gate the Manager runs (pipeline.Config.Gate),
 	// when there is one: a destructive call the user confirms in a channel
 	// that can ask is recorded there as decided (confirm.go).
-	Guard *guard.Guard
+	guard *guard.Guard
 
-	// Recommender suggests tools from the callers' context; it follows the
+	// recommender suggests tools from the callers' context; it follows the
 	// pipeline's calls and learns from accept, dismiss and ignore.
-	Recommender *recommender.Recommender
+	recommender *recommender.Recommender
 
 	files fileNames // the spaces' file names, for resolving what requests name (objects.go)
 
-	// MCP are the outside MCP servers whose tools are registered (nil: none).
-	MCP *MCP
+	// mcp are the outside MCP servers whose tools are registered (nil: none).
+	mcp *MCP
 
-	// Chains, when set, runs every chain (chains.engine temporal; cmd/airs
-	// sets it): nil runs them in process (chains_runner.go).
-	Chains ChainRunner
+	// chainRunner, when set, runs every chain (Options.Chains): nil runs
+	// them in process (chains_runner.go).
+	chainRunner ChainRunner
 
 	learned         *learnedStore // the ranker's learning, persisted in AIRS_HOME; nil without a home
 	stopRecommender func() error
-	watcher         *watch.Watcher             // the spaces' file watcher (chat, serve); nil otherwise
-	affinity        *affinityState             // tool affinity (affinity.go); nil when off
-	speculator      atomic.Pointer[Speculator] // speculate.go; nil: guard.speculation off
+	watcher         *watch.Watcher                         // the spaces' file watcher (chat, serve); nil otherwise
+	affinity        *affinityState                         // tool affinity (affinity.go); nil when off
+	speculator      atomic.Pointer[speculation.Speculator] // speculate.go; nil: guard.speculation off
 	stopSpeculator  func()
 	pg              *pg.DB // storage on PostgreSQL (pgstate.go); nil: files only
 	pgShared        bool   // pg is sharedPG: not closed by the engine
 	sharedPG        *pg.DB // Options.PG
 }
 
-// NoLLMMinCoverage is the share of a request's words (selector.Coverage)
-// that no-LLM mode needs some tool's text to use before it proposes that
-// tool; under it the answer is "no tool fits". It is fixed by a rule stated
-// before any off-topic request was scored (nofit.go): the 5th percentile
-// of the best coverage over the realistic requests of
-// evals/data/realistic.txt, i.e. a 5% false-refusal budget, as
-// evals/predict does for BFCL. TestNoLLMMinCoverageIsCalibrated recomputes
-// it; EVALS.md ("No tool fits") has the figures. airs.yaml's
-// selection.min_coverage overrides it.
-//
-// It is a coverage, not a cosine, because a cosine falls with the length of
-// the tool's description: a threshold on it would refuse well-described
-// tools first. The raw cosine is still shown beside it (/why, --json).
-const NoLLMMinCoverage = 0.40
-
-// MinCoverage is the threshold in force for cfg.
+// MinCoverage is the threshold in force for cfg: selection.min_coverage,
+// else selector.NoLLMMinCoverage.
 func MinCoverage(cfg *config.Config) float64 {
 	if cfg != nil && cfg.Selection.MinCoverage != nil {
 		return *cfg.Selection.MinCoverage
 	}
-	return NoLLMMinCoverage
+	return selector.NoLLMMinCoverage
 }
 
 // Options are what the channel adds to the configuration.
@@ -119,8 +110,10 @@ type Options struct {
 	Local     selector.Model
 	LocalName string
 	// Client, with Local, is the same model as the one that writes turns'
-	// answers and answers MCP sampling (Engine.Model); nil leaves those
-	// off, as in no-LLM mode. Embeddings stay the built-in embedder.
+	// answers and answers MCP sampling (Engine.AnswerModel); nil leaves
+	// those off, as in no-LLM mode. Embeddings stay the built-in embedder.
+	// Client without Local writes the answers alone, named LocalName:
+	// calls are then chosen without a model, and Ollama is not probed.
 	Client selector.Model
 	// MCP are the outside MCP servers already registered in the registry
 	// (StartMCP); the engine reindexes when their tools change. The
@@ -131,22 +124,32 @@ type Options struct {
 	// sessions use it rather than a pool of their own. The caller closes
 	// it, after the engine. Nil: the engine opens one if airs.yaml needs it.
 	PG *pg.DB
+	// Chains, when set, runs every chain (chains.engine temporal: cmd/airs
+	// passes chains/temporal's runner); nil runs them in process.
+	Chains ChainRunner
+	// MaxResultBytes bounds a tool result shown to the model; more is cut
+	// with a note saying so (0: 8 KiB).
+	MaxResultBytes int
 }
 
 // New wires an engine over an existing registry and manager (cmd/airs
 // builds those, with the durable audit log).
 func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pipeline.Manager, policy pipeline.AccessPolicy, opts Options) (*Engine, error) {
-	e := &Engine{Config: cfg, Registry: reg, Manager: m, Channel: opts.Channel, MaxResultBytes: 8 << 10, MaxSteps: cfg.MaxSteps,
-		Guard: opts.Guard, MCP: opts.MCP, sharedPG: opts.PG}
-	e.Catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
+	e := &Engine{cfg: cfg, registry: reg, manager: m, channel: opts.Channel, maxResultBytes: opts.MaxResultBytes, stepLimit: cfg.MaxSteps,
+		guard: opts.Guard, mcp: opts.MCP, sharedPG: opts.PG, chainRunner: opts.Chains}
+	if e.maxResultBytes <= 0 {
+		e.maxResultBytes = 8 << 10
+	}
+	e.catalog = &selector.RegistryCatalog{Registry: reg, Policy: policy}
 
 	model := cfg.Ollama.Model
 	if opts.Model != "" {
 		model = opts.Model
 	}
 	var embedClient embeddings.EmbedClient // Ollama's, when it answers
-	if opts.Local != nil {
-		e.local, e.ModelName, e.Model = opts.Local, opts.LocalName, opts.Client
+	if opts.Local != nil || opts.Client != nil {
+		e.local, e.modelName, e.model = opts.Local, opts.LocalName, opts.Client
+		e.answersOnly = opts.Local == nil
 	} else if model != "" && model != "none" {
 		c, err := ollama.New(ollama.Config{Host: cfg.Ollama.Host})
 		if err != nil {
@@ -160,12 +163,12 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		err = c.Ping(pctx)
 		cancel()
 		if err != nil {
-			e.ModelNotice = fmt.Sprintf("Ollama at %s is not reachable (%v): %s", c.Host(), err, selector.NoLLMNotice)
+			e.modelNotice = fmt.Sprintf("Ollama at %s is not reachable (%v): %s", c.Host(), err, selector.NoLLMNotice)
 		} else {
-			e.Model, e.ModelName, embedClient = SelectorModel(c), model, c
+			e.model, e.modelName, embedClient = ollamamodel.New(c), model, c
 		}
 	} else {
-		e.ModelNotice = selector.NoLLMNotice
+		e.modelNotice = selector.NoLLMNotice
 	}
 
 	var emb embeddings.Embedder
@@ -195,20 +198,24 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		e.closePG()
 		return nil, err
 	}
-	ix := e.Index
+	ix := e.index
 	e.followMCP(opts.MCP)
 
-	e.Ranker = selector.NewStatsRanker()
-	e.Selector = selector.New(selector.Parts{
-		Catalog:  e.Catalog,
+	e.ranker = selector.NewStatsRanker()
+	selModel := e.modelName // the selector's model is named; answers alone leave it without one
+	if e.answersOnly {
+		selModel = ""
+	}
+	e.sel = selector.New(selector.Parts{
+		Catalog:  e.catalog,
 		Index:    ix,
-		Ranker:   e.Ranker,
+		Ranker:   e.ranker,
 		Validate: m.Validate,
-		Model:    e.selectorModel(), // SelectorModel with affinity's keep-alive
-		Config: selector.Config{Model: e.ModelName, Hints: selector.Hints{Spaces: spaceNames(cfg)},
+		Model:    e.selectorModel(), // the Ollama model with affinity's keep-alive
+		Config: selector.Config{Model: selModel, Hints: selector.Hints{Spaces: spaceNames(cfg)},
 			MinCoverage: MinCoverage(cfg), RequireEvidence: true},
 	})
-	e.Selector.Env = e.understandEnv
+	e.sel.Env = e.understandEnv
 
 	if cfg.Recording.Enabled {
 		rec, err := e.openRecorder(ctx)
@@ -216,7 +223,7 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 			e.closePG()
 			return nil, fmt.Errorf("opening the session log: %w", err)
 		}
-		e.Recorder = rec
+		e.recorder = rec
 	}
 	if err := e.loadLearning(); err != nil {
 		e.Close()
@@ -255,10 +262,10 @@ func sessionPath(cfg *config.Config) string {
 // whose description changed are embedded again).
 func (e *Engine) Reindex(ctx context.Context) error {
 	var all []selector.Entry
-	for _, r := range e.Registry.List() {
+	for _, r := range e.registry.List() {
 		all = append(all, selector.Entry{Provider: r.Provider, Tool: r.Tool})
 	}
-	if _, err := e.Index.Sync(ctx, selector.Docs(all)); err != nil {
+	if _, err := e.index.Sync(ctx, selector.Docs(all)); err != nil {
 		return fmt.Errorf("indexing tools: %w", err)
 	}
 	return nil
@@ -283,32 +290,32 @@ func (e *Engine) Close() error {
 	if e.learned != nil {
 		err = errors.Join(err, e.learned.close())
 	}
-	if e.Recorder != nil {
-		err = errors.Join(err, e.Recorder.Close())
+	if e.recorder != nil {
+		err = errors.Join(err, e.recorder.Close())
 	}
 	e.closePG()
 	return err
 }
 
 // NoFitThreshold is the coverage under which no-LLM mode proposes no tool
-// (selection.min_coverage, else the calibrated NoLLMMinCoverage).
-func (e *Engine) NoFitThreshold() float64 { return e.Selector.Config.MinCoverage }
+// (selection.min_coverage, else the calibrated selector.NoLLMMinCoverage).
+func (e *Engine) NoFitThreshold() float64 { return e.sel.Config.MinCoverage }
 
 // RecordingPath is the session log's file, "" when recording is off.
 func (e *Engine) RecordingPath() string {
-	if e.Recorder == nil {
+	if e.recorder == nil {
 		return ""
 	}
-	return e.Recorder.Path()
+	return e.recorder.Path()
 }
 
 // Mode names how calls are chosen right now.
 func (e *Engine) Mode() string {
 	if e.local != nil {
-		return "model " + e.ModelName + " (in process)"
+		return "model " + e.modelName + " (in process)"
 	}
-	if e.Model != nil {
-		return "model " + e.ModelName + " (Ollama)"
+	if e.model != nil && !e.answersOnly {
+		return "model " + e.modelName + " (Ollama)"
 	}
 	return "no-LLM mode"
 }
@@ -316,8 +323,8 @@ func (e *Engine) Mode() string {
 // Call runs one call through the pipeline and feeds its outcome to the
 // ranker's statistics.
 func (e *Engine) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
-	res, err := e.Manager.Call(ctx, req)
-	e.Ranker.Observe(req.Tool, res, err)
+	res, err := e.manager.Call(ctx, req)
+	e.ranker.Observe(req.Tool, res, err)
 	return res, err
 }
 
@@ -326,7 +333,7 @@ func (e *Engine) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 // may run on a file that is not there, and a tool must not be handed the
 // file's name in place of its content.
 func (e *Engine) Select(ctx context.Context, caller, text string) (*selector.Selection, error) {
-	sel, err := e.Selector.Select(ctx, caller, text)
+	sel, err := e.sel.Select(ctx, caller, text)
 	if err != nil {
 		return sel, err
 	}
@@ -340,13 +347,12 @@ func (e *Engine) Select(ctx context.Context, caller, text string) (*selector.Sel
 // no-LLM mode, whose request) name files no readable space holds is an
 // error that lists them.
 func (e *Engine) Plan(ctx context.Context, caller, text string) (*selector.PlanResult, error) {
-	pr, err := e.Selector.Plan(ctx, caller, text, e.Catalog)
+	pr, err := e.sel.Plan(ctx, caller, text, e.catalog)
 	if err != nil || pr == nil {
 		return pr, err
 	}
-	plan, _ := pr.Typed()                           // a plan that does not read has no steps to check
 	steps := []*selector.Selection{{Mode: pr.Mode}} // the request's own mentions
-	for _, st := range plan.Steps {
+	for _, st := range pr.Plan.Steps {
 		steps = append(steps, &selector.Selection{Mode: selector.ModeModel, Function: st.Function, Arguments: st.Arguments})
 	}
 	var missing *MissingFilesError
@@ -378,7 +384,7 @@ type chainExec struct{ e *Engine }
 func (c chainExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	return c.e.Call(ctx, req)
 }
-func (c chainExec) Cancel(id string) bool { return c.e.Manager.Cancel(id) }
+func (c chainExec) Cancel(id string) bool { return c.e.manager.Cancel(id) }
 
 // RunPipeline parses, validates and runs a DSL pipeline for the caller;
 // with continueOnFailure, independent steps go on after a failure.
@@ -409,13 +415,13 @@ func Truncate(b []byte, max int) (string, bool) {
 
 // WriteMetrics writes the Prometheus text of the Manager's metrics.
 func (e *Engine) WriteMetrics(w io.Writer) error {
-	if err := e.Manager.WritePrometheus(w); err != nil {
+	if err := e.manager.WritePrometheus(w); err != nil {
 		return err
 	}
 	if err := e.writeAffinityMetrics(w); err != nil {
 		return err
 	}
-	if err := e.Manager.WriteSpeculationPrometheus(w); err != nil {
+	if err := e.manager.WriteSpeculationPrometheus(w); err != nil {
 		return err
 	}
 	return e.writeRecommenderMetrics(w)

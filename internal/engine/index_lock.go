@@ -28,6 +28,6 @@ func (e *Engine) openIndex(ctx context.Context, emb embeddings.Embedder, dir str
 	if err != nil {
 		return fmt.Errorf("opening the tool index in %s: %w", dir, err)
 	}
-	e.Index = ix
+	e.index = ix
 	return e.Reindex(ctx)
 }

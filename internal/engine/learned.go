@@ -214,12 +214,12 @@ func (s *learnedStore) close() error {
 // ranker learned in earlier runs from AIRS_HOME (saved again as it learns
 // more, and at Close).
 func (e *Engine) loadLearning() error {
-	if w := settings.Weights(e.Config); w != nil {
-		if err := e.Ranker.SetWeights(*w); err != nil {
+	if w := settings.Weights(e.cfg); w != nil {
+		if err := e.ranker.SetWeights(*w); err != nil {
 			return fmt.Errorf("selection.weights: %w", err)
 		}
 	}
-	if learnedOnPG(e.Config) {
+	if learnedOnPG(e.cfg) {
 		ls, err := e.openPGLearned()
 		if err != nil {
 			return err
@@ -227,10 +227,10 @@ func (e *Engine) loadLearning() error {
 		e.learned = ls
 		return nil
 	}
-	if e.Config.Home == "" {
+	if e.cfg.Home == "" {
 		return nil
 	}
-	ls, err := openLearned(filepath.Join(e.Config.Home, LearnedFile), e.Ranker, learnedSaveEvery)
+	ls, err := openLearned(filepath.Join(e.cfg.Home, LearnedFile), e.ranker, learnedSaveEvery)
 	if err != nil {
 		return err
 	}

@@ -91,10 +91,10 @@ func ranking(t *testing.T, e *engine.Engine) string {
 // and is dismissed, the runner-up works, fast, and is accepted.
 func learn(e *engine.Engine, top, second string) {
 	for range 12 {
-		e.Ranker.Observe(top, &pipeline.Result{Latency: 900 * time.Millisecond}, errors.New("tool failed"))
-		e.Ranker.Observe(second, &pipeline.Result{Latency: 2 * time.Millisecond}, nil)
-		e.Ranker.Prefs().Dismiss(top)
-		e.Ranker.Prefs().Accept(second)
+		e.Ranker().Observe(top, &pipeline.Result{Latency: 900 * time.Millisecond}, errors.New("tool failed"))
+		e.Ranker().Observe(second, &pipeline.Result{Latency: 2 * time.Millisecond}, nil)
+		e.Ranker().Prefs().Dismiss(top)
+		e.Ranker().Prefs().Accept(second)
 	}
 }
 
@@ -139,12 +139,12 @@ func TestLearningOfTwoProcessesMerges(t *testing.T) {
 	le := newLearnEnv(t, "")
 	a, b := le.open(), le.open()
 	for range 3 {
-		a.Ranker.Prefs().Accept("calculator")
+		a.Ranker().Prefs().Accept("calculator")
 	}
-	b.Ranker.Prefs().Accept("calculator")
-	b.Ranker.Prefs().Dismiss("compare")
-	a.Ranker.Observe("compare", &pipeline.Result{Latency: time.Millisecond}, nil)
-	b.Ranker.Observe("compare", &pipeline.Result{Latency: time.Millisecond}, errors.New("failed"))
+	b.Ranker().Prefs().Accept("calculator")
+	b.Ranker().Prefs().Dismiss("compare")
+	a.Ranker().Observe("compare", &pipeline.Result{Latency: time.Millisecond}, nil)
+	b.Ranker().Observe("compare", &pipeline.Result{Latency: time.Millisecond}, errors.New("failed"))
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +154,10 @@ func TestLearningOfTwoProcessesMerges(t *testing.T) {
 	c := le.open()
 	defer c.Close()
 	// 4 accepts, 0 dismissals: (4+1)/(4+2); 0 accepts, 1 dismissal: 1/3.
-	if got := c.Ranker.Prefs().Score("calculator"); got != 5.0/6 {
+	if got := c.Ranker().Prefs().Score("calculator"); got != 5.0/6 {
 		t.Errorf("calculator preference %v, want 5/6 (both processes' accepts)", got)
 	}
-	if got := c.Ranker.Prefs().Score("compare"); got != 1.0/3 {
+	if got := c.Ranker().Prefs().Score("compare"); got != 1.0/3 {
 		t.Errorf("compare preference %v, want 1/3", got)
 	}
 	// One success and one failure: (1+1)/(2+2).

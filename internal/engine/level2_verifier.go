@@ -76,5 +76,5 @@ func (e *Engine) Verifier() pipeline.Verifier {
 	if !e.selectsWithModel() {
 		return nil
 	}
-	return ModelVerifier{Model: e.selectorModel(), Name: e.ModelName}
+	return ModelVerifier{Model: e.selectorModel(), Name: e.modelName}
 }

@@ -269,8 +269,8 @@ func (e *Engine) followMCP(m *MCP) {
 	m.SetSampler(e.mcpSampler())
 	m.OnChange(func() {
 		ctx := context.Background()
-		if e.Config.Home != "" {
-			unlock, err := filelock.LockPath(filepath.Join(filepath.Dir(e.Config.IndexDir()), "index.lock"))
+		if e.cfg.Home != "" {
+			unlock, err := filelock.LockPath(filepath.Join(filepath.Dir(e.cfg.IndexDir()), "index.lock"))
 			if err != nil {
 				slog.Warn("mcp: reindexing after a tool-list change", "err", err)
 				return
@@ -294,10 +294,10 @@ func (m *MCP) SetSampler(s client.Sampler) {
 // mcpSampler is the engine's model as the servers' sampler, or nil in
 // no-LLM mode.
 func (e *Engine) mcpSampler() client.Sampler {
-	if e.Model == nil {
+	if e.model == nil {
 		return nil
 	}
-	return modelSampler{m: e.Model, model: e.ModelName}
+	return modelSampler{m: e.model, model: e.modelName}
 }
 
 // modelSampler answers sampling with the engine's model: the server's
@@ -337,8 +337,8 @@ type ServerPrompt struct {
 // tools, the provider must be reachable and MCP(NAME) held.
 func (e *Engine) mayUse(caller, server string) bool {
 	var pol pipeline.AccessPolicy = pipeline.AllowAll{}
-	if e.Catalog != nil && e.Catalog.Policy != nil {
-		pol = e.Catalog.Policy
+	if e.catalog != nil && e.catalog.Policy != nil {
+		pol = e.catalog.Policy
 	}
 	return pol.CanReach(caller, client.ProviderID(server)) && pol.Holds(caller, client.Capability(server))
 }
@@ -348,7 +348,7 @@ func (e *Engine) mayUse(caller, server string) bool {
 func (e *Engine) MCPPrompts(ctx context.Context, caller string) ([]ServerPrompt, error) {
 	var out []ServerPrompt
 	var errs []error
-	for _, c := range e.MCP.Conns() {
+	for _, c := range e.mcp.Conns() {
 		if !e.mayUse(caller, c.Name()) {
 			continue
 		}
@@ -367,7 +367,7 @@ func (e *Engine) MCPPrompts(ctx context.Context, caller string) ([]ServerPrompt,
 // MCPPrompt is prompt name of server with args as the text of caller's
 // turn; a caller without MCP(server) is told which grant it lacks.
 func (e *Engine) MCPPrompt(ctx context.Context, caller, server, name string, args map[string]string) (string, error) {
-	c := e.MCP.Conn(server)
+	c := e.mcp.Conn(server)
 	if c == nil {
 		return "", fmt.Errorf("no MCP server %s is connected: /prompt lists the prompts there are", server)
 	}

@@ -25,7 +25,7 @@ type mcpBackend struct{ e *Engine }
 func (b mcpBackend) Tools(caller string) []pipeline.Tool {
 	seen := map[string]bool{}
 	var out []pipeline.Tool
-	for _, en := range b.e.Catalog.Callable(caller) {
+	for _, en := range b.e.catalog.Callable(caller) {
 		if !seen[en.Tool.Name] {
 			seen[en.Tool.Name] = true
 			out = append(out, en.Tool)
@@ -41,13 +41,13 @@ func (b mcpBackend) Call(ctx context.Context, req pipeline.Request) (*pipeline.R
 }
 
 // Watch is the registry's change signal (mcpserver.Watcher).
-func (b mcpBackend) Watch() (<-chan struct{}, func()) { return b.e.Registry.Watch() }
+func (b mcpBackend) Watch() (<-chan struct{}, func()) { return b.e.registry.Watch() }
 
 // SearchTools is the selector's retrieval (the tool index: the trained
 // model, BM25 and the name/schema fields, fused) over the caller's tools
 // (mcpserver.Searcher): mcp.serve.tool_search's search_tools.
 func (b mcpBackend) SearchTools(ctx context.Context, caller, query string, k int) ([]string, error) {
-	if b.e.Index == nil {
+	if b.e.index == nil {
 		return nil, errors.New("this AIRS has no tool index")
 	}
 	tools := b.Tools(caller)
@@ -58,7 +58,7 @@ func (b mcpBackend) SearchTools(ctx context.Context, caller, query string, k int
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	hits, err := b.e.Index.Search(ctx, query, k, embeddings.Filter{IDs: names})
+	hits, err := b.e.index.Search(ctx, query, k, embeddings.Filter{IDs: names})
 	if err != nil {
 		return nil, err
 	}

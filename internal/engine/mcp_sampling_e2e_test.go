@@ -62,8 +62,8 @@ func TestMCPSamplingOllamaE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if e.Model == nil {
-		t.Fatalf("no model: %s", e.ModelNotice)
+	if e.model == nil {
+		t.Fatalf("no model: %s", e.modelNotice)
 	}
 	res, err := e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"say hi","max_tokens":8}`), Caller: "granted", Timeout: 2 * time.Minute})
 	if err != nil {

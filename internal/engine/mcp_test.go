@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -89,7 +90,7 @@ mcp:
 	defer e.Close()
 
 	callable := func(caller, tool string) bool {
-		for _, c := range e.Catalog.Callable(caller) {
+		for _, c := range e.catalog.Callable(caller) {
 			if c.Tool.Name == tool {
 				return true
 			}
@@ -114,7 +115,7 @@ mcp:
 		!strings.Contains(err.Error(), "MCP(t)") {
 		t.Fatalf("ungranted call: %v", err)
 	}
-	if _, ok := e.Index.Doc("t.echo"); !ok {
+	if _, ok := e.index.Doc("t.echo"); !ok {
 		t.Fatal("t.echo is not in the tool index")
 	}
 	// Sampling: refused in no-LLM mode, answered by the model once there is one.
@@ -123,7 +124,7 @@ mcp:
 		t.Fatalf("sampling in no-LLM mode: %v", err)
 	}
 	sm := &samplingModel{reply: "hello back", reason: "length"}
-	e.Model, e.ModelName = SelectorModel(sm), "tiny"
+	e.model, e.modelName = ollamamodel.New(sm), "tiny"
 	mcp.SetSampler(e.mcpSampler())
 	res, err = e.Call(ctx, pipeline.Request{Tool: "t.sample", Params: []byte(`{"text":"hi","max_tokens":7}`), Caller: "granted"})
 	if err != nil || string(res.Output) != `{"model":"tiny","stop":"maxTokens","text":"hello back"}` {
@@ -146,14 +147,14 @@ mcp:
 	if _, err := e.MCPPrompt(ctx, "halfway", "t", "greet", map[string]string{"who": "Ada"}); err == nil || !strings.Contains(err.Error(), "grant it MCP(t)") {
 		t.Fatalf("prompt for halfway: %v", err)
 	}
-	if _, ok := e.Index.Doc("t.late"); ok {
+	if _, ok := e.index.Doc("t.late"); ok {
 		t.Fatal("t.late indexed before it exists")
 	}
 	if _, err := e.Call(ctx, pipeline.Request{Tool: "t.addtool", Params: []byte(`{}`), Caller: "granted"}); err != nil {
 		t.Fatal(err)
 	}
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, ok := e.Index.Doc("t.late"); ok {
+		if _, ok := e.index.Doc("t.late"); ok {
 			break
 		}
 		if time.Now().After(end) {

@@ -145,7 +145,7 @@ type NoFitFigures struct {
 // Decide selects for each request in no-LLM mode (whatever model the
 // engine has), without running anything.
 func (e *Engine) Decide(ctx context.Context, caller string, reqs []Request) ([]Decision, error) {
-	s := *e.Selector
+	s := *e.sel
 	s.Model = nil
 	s.Config.Model = ""
 	out := make([]Decision, 0, len(reqs))
@@ -198,7 +198,7 @@ func (e *Engine) MeasureNoFit(ctx context.Context, caller string, realistic, off
 		return nil, err
 	}
 	f := &NoFitFigures{
-		Threshold: e.Selector.Config.MinCoverage,
+		Threshold: e.sel.Config.MinCoverage,
 		Rule:      fmt.Sprintf("the %g quantile of the best coverage over the realistic requests (a %g%% false-refusal budget), fixed before off-topic requests were scored", NoLLMQuantile, 100*NoLLMQuantile),
 		Realistic: len(rd), OffTopic: len(od),
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/selector"
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/settings"
@@ -125,11 +126,11 @@ func TestNoFitGoals(t *testing.T) {
 // instead of silently moving the false-refusal rate.
 func TestNoLLMMinCoverageIsCalibrated(t *testing.T) {
 	f := measure(t, newNoLLM(t, "", nil))
-	if math.Abs(f.Calibrated-NoLLMMinCoverage) > 1e-9 {
-		t.Errorf("the rule gives %.4f on evals/data/realistic.txt; NoLLMMinCoverage is %.4f: recalibrate (and update EVALS.md)", f.Calibrated, NoLLMMinCoverage)
+	if math.Abs(f.Calibrated-selector.NoLLMMinCoverage) > 1e-9 {
+		t.Errorf("the rule gives %.4f on evals/data/realistic.txt; selector.NoLLMMinCoverage is %.4f: recalibrate (and update EVALS.md)", f.Calibrated, selector.NoLLMMinCoverage)
 	}
-	if f.Threshold != NoLLMMinCoverage {
-		t.Errorf("the engine applies %.2f, not NoLLMMinCoverage %.2f", f.Threshold, NoLLMMinCoverage)
+	if f.Threshold != selector.NoLLMMinCoverage {
+		t.Errorf("the engine applies %.2f, not selector.NoLLMMinCoverage %.2f", f.Threshold, selector.NoLLMMinCoverage)
 	}
 }
 
@@ -202,8 +203,8 @@ func TestNoFitExamples(t *testing.T) {
 // threshold in force (0 never answers "none" for want of coverage).
 func TestMinCoverageFromConfig(t *testing.T) {
 	e := newNoLLM(t, "selection:\n  min_coverage: 0\n", nil)
-	if e.Selector.Config.MinCoverage != 0 {
-		t.Fatalf("MinCoverage = %v, want 0 from airs.yaml", e.Selector.Config.MinCoverage)
+	if e.sel.Config.MinCoverage != 0 {
+		t.Fatalf("MinCoverage = %v, want 0 from airs.yaml", e.sel.Config.MinCoverage)
 	}
 	sel, err := e.Select(context.Background(), "tester", "tell me a joke about cats")
 	if err != nil {

@@ -64,7 +64,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 		if json.Unmarshal(sel.Arguments, &args) == nil {
 			sp, _ := args["space"].(string)
 			p, _ := args["path"].(string)
-			if dir, ok := e.Config.Spaces[sp]; ok && p != "" && !strings.Contains(p, "{{") && readable[sp] {
+			if dir, ok := e.cfg.Spaces[sp]; ok && p != "" && !strings.Contains(p, "{{") && readable[sp] {
 				if !exists(dir, p) {
 					add(p)
 				}
@@ -75,7 +75,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 		for _, n := range understand.ParsePlain(request).NamedFiles() {
 			found := false
 			for sp := range readable {
-				if e.fileIndex().Has(sp, n) || exists(e.Config.Spaces[sp], n) {
+				if e.fileIndex().Has(sp, n) || exists(e.cfg.Spaces[sp], n) {
 					found = true
 					break
 				}
@@ -90,7 +90,7 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 	}
 	var spaces []string
 	for sp := range readable {
-		spaces = append(spaces, fmt.Sprintf("%s (%s)", sp, e.Config.Spaces[sp]))
+		spaces = append(spaces, fmt.Sprintf("%s (%s)", sp, e.cfg.Spaces[sp]))
 	}
 	sort.Strings(spaces)
 	return &MissingFilesError{Names: missing, Spaces: spaces}
@@ -99,8 +99,8 @@ func (e *Engine) CheckObjects(caller, request string, sel *selector.Selection) e
 // readableSpaces are the configured spaces the caller holds ReadSpace of.
 func (e *Engine) readableSpaces(caller string) map[string]bool {
 	out := map[string]bool{}
-	policy := e.Catalog.Policy
-	for sp := range e.Config.Spaces {
+	policy := e.catalog.Policy
+	for sp := range e.cfg.Spaces {
 		if policy == nil || policy.Holds(caller, pipeline.Capability{Kind: builtin.KindReadSpace, Arg: sp}) {
 			out[sp] = true
 		}
@@ -159,7 +159,7 @@ type fileNames struct {
 func (e *Engine) fileIndex() *understand.FileIndex {
 	e.files.once.Do(func() {
 		e.files.idx = understand.NewFileIndex()
-		for sp, dir := range e.Config.Spaces {
+		for sp, dir := range e.cfg.Spaces {
 			_ = e.files.idx.Build(sp, dir) // an unreadable space holds nothing to name
 		}
 	})
@@ -174,7 +174,7 @@ func (e *Engine) noteFile(space, rel string, gone bool) {
 		return
 	}
 	dir := false
-	if d, ok := e.Config.Spaces[space]; ok {
+	if d, ok := e.cfg.Spaces[space]; ok {
 		if st, err := os.Stat(filepath.Join(d, filepath.FromSlash(rel))); err == nil {
 			dir = st.IsDir()
 		} else {
@@ -190,7 +190,7 @@ func (e *Engine) noteFile(space, rel string, gone bool) {
 func (e *Engine) understandEnv(caller string) understand.Env {
 	var spaces []string
 	if caller == "" {
-		for sp := range e.Config.Spaces {
+		for sp := range e.cfg.Spaces {
 			spaces = append(spaces, sp)
 		}
 	} else {

@@ -139,7 +139,7 @@ func TestPeerThroughAnotherAIRS(t *testing.T) {
 		t.Fatalf("A's audit record %+v: want calculator by web, ok", r)
 	}
 	// B's own audit log has the call too, as alice's, to the peer.
-	recsB := auditRecords(t, e.Config.AuditPath())
+	recsB := auditRecords(t, e.cfg.AuditPath())
 	if r := recsB[len(recsB)-1]; r.Tool != "peer.lab.calculator" || r.Caller != "alice" || r.Provider != "mcp:peer.lab" {
 		t.Fatalf("B's audit record %+v", r)
 	}

@@ -47,9 +47,9 @@ func TestRecommenderReadsThePostgresAuditLog(t *testing.T) {
 	log.Close()
 	db.Close()
 
-	e := &Engine{Config: &config.Config{Storage: config.Storage{Audit: config.StoragePostgres, DSN: dsn}}}
+	e := &Engine{cfg: &config.Config{Storage: config.Storage{Audit: config.StoragePostgres, DSN: dsn}}}
 	defer e.closePG()
-	if !auditOnPG(e.Config) {
+	if !auditOnPG(e.cfg) {
 		t.Fatal("auditOnPG is false with storage.audit: postgres")
 	}
 	tail := e.pgAuditTail(historyRecords)

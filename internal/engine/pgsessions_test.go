@@ -37,7 +37,7 @@ func TestSessionsOnPostgresFromTwoReplicas(t *testing.T) {
 	a, b := ea.open(), eb.open()
 	defer a.Close()
 	defer b.Close()
-	if p := a.Recorder.Path(); !strings.Contains(p, "PostgreSQL") {
+	if p := a.RecordingPath(); !strings.Contains(p, "PostgreSQL") {
 		t.Fatalf("recorder writes to %q", p)
 	}
 	ctx := context.Background()

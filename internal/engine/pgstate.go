@@ -31,9 +31,9 @@ func (e *Engine) openPGIndex(ctx context.Context, emb embeddings.Embedder) error
 	}
 	ix, err := embeddings.Open(ctx, emb, embeddings.Options{Store: db.ToolIndex()})
 	if err != nil {
-		return fmt.Errorf("opening the tool index on PostgreSQL (storage.dsn %s): %w", e.Config.Storage.RedactedDSN(), err)
+		return fmt.Errorf("opening the tool index on PostgreSQL (storage.dsn %s): %w", e.cfg.Storage.RedactedDSN(), err)
 	}
-	e.Index = ix
+	e.index = ix
 	return e.Reindex(ctx)
 }
 
@@ -46,7 +46,7 @@ func (e *Engine) pgDB(ctx context.Context) (*pg.DB, error) {
 		e.pg, e.pgShared = e.sharedPG, true
 		return e.pg, nil
 	}
-	db, err := OpenPG(ctx, e.Config)
+	db, err := OpenPG(ctx, e.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (e *Engine) openPGLearned() (*learnedStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openLearnedIn(pgLearned{db.State("learned")}, e.Ranker, learnedSaveEvery)
+	return openLearnedIn(pgLearned{db.State("learned")}, e.ranker, learnedSaveEvery)
 }
 
 // guardOnPG reports whether cfg keeps the guard's reviews, grants and
@@ -286,7 +286,7 @@ func (p *pgModels) changed(a config.Anomaly) bool {
 // in recording.dir, or the database's airs_sessions (every replica's
 // turns in one log, each committed before the turn's response).
 func (e *Engine) openRecorder(ctx context.Context) (*session.Recorder, error) {
-	cfg := e.Config
+	cfg := e.cfg
 	if !sessionsOnPG(cfg) {
 		return session.Open(sessionPath(cfg), session.Options{Redact: cfg.Recording.Redact})
 	}
@@ -318,7 +318,7 @@ func (e *Engine) pgSessions() []session.Record {
 // (storage.learned: postgres covers it: both are learned from the users'
 // answers); nil: HOME's files.
 func (e *Engine) recommenderStore() (recommender.Store, error) {
-	if !learnedOnPG(e.Config) {
+	if !learnedOnPG(e.cfg) {
 		return nil, nil
 	}
 	db, err := e.pgDB(context.Background())

@@ -28,12 +28,12 @@ func TestLearningOnPostgresMergesReplicas(t *testing.T) {
 	ea, eb, ec := newLearnEnv(t, yaml), newLearnEnv(t, yaml), newLearnEnv(t, yaml)
 	a, b := ea.open(), eb.open()
 	for range 3 {
-		a.Ranker.Prefs().Accept("calculator")
+		a.Ranker().Prefs().Accept("calculator")
 	}
-	b.Ranker.Prefs().Accept("calculator")
-	b.Ranker.Prefs().Dismiss("compare")
-	a.Ranker.Observe("compare", &pipeline.Result{Latency: time.Millisecond}, nil)
-	b.Ranker.Observe("compare", &pipeline.Result{Latency: time.Millisecond}, errors.New("failed"))
+	b.Ranker().Prefs().Accept("calculator")
+	b.Ranker().Prefs().Dismiss("compare")
+	a.Ranker().Observe("compare", &pipeline.Result{Latency: time.Millisecond}, nil)
+	b.Ranker().Observe("compare", &pipeline.Result{Latency: time.Millisecond}, errors.New("failed"))
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, e := range []*engine.Engine{a, b} {
@@ -46,10 +46,10 @@ func TestLearningOnPostgresMergesReplicas(t *testing.T) {
 	}
 	c := ec.open()
 	defer c.Close()
-	if got := c.Ranker.Prefs().Score("calculator"); got != 5.0/6 {
+	if got := c.Ranker().Prefs().Score("calculator"); got != 5.0/6 {
 		t.Errorf("calculator preference %v, want 5/6 (both replicas' accepts)", got)
 	}
-	if got := c.Ranker.Prefs().Score("compare"); got != 1.0/3 {
+	if got := c.Ranker().Prefs().Score("compare"); got != 1.0/3 {
 		t.Errorf("compare preference %v, want 1/3", got)
 	}
 	if rate := successRate(t, c, "compare"); rate != 0.5 {

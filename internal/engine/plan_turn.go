@@ -25,9 +25,9 @@ import (
 func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, maxSteps int, tr *TurnResult, rec *session.Record, start time.Time) (bool, error) {
 	// A plan from the request's interpretation (a file read, then
 	// summarized or compared) first; one step of it is served as one call.
-	pr, err := e.Selector.PlanUnderstood(ctx, caller, text, e.Catalog)
+	pr, err := e.sel.PlanUnderstood(ctx, caller, text, e.catalog)
 	if err != nil || pr == nil || len(pr.Outline) < 2 {
-		pr, err = e.Selector.PlanParts(ctx, caller, text, e.Catalog)
+		pr, err = e.sel.PlanParts(ctx, caller, text, e.catalog)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -39,10 +39,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	if pr == nil {
 		return false, nil
 	}
-	plan, err := pr.Typed()
-	if err != nil {
-		return false, nil
-	}
+	plan := pr.Plan
 	steps := plan.Steps
 	if len(steps) > maxSteps {
 		steps = steps[:maxSteps]
@@ -112,7 +109,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		return false, nil
 	}
 	ex := &uiExec{e: e, ui: ui}
-	if e.Chains != nil {
+	if e.chainRunner != nil {
 		// On the workers: the UI sees the steps' results below, not each
 		// call as it runs.
 		ui.Note("the plan runs on the chain workers (chains.engine: temporal)")
@@ -122,7 +119,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 	}
 	res, rerr := e.runChain(ctx, c, cut, "plan", "", nil, chains.Options{Executor: ex, Catalog: e.toolCatalog(), Caller: caller, Intent: text})
 	tr.Run = res
-	if e.Chains != nil && res != nil {
+	if e.chainRunner != nil && res != nil {
 		showCalls(ui, res) // the workers ran them: the UI hears of each now
 	}
 
@@ -140,7 +137,7 @@ func (e *Engine) planTurn(ctx context.Context, caller, text string, ui TurnUI, m
 		ui.Note("the plan stopped: " + rerr.Error())
 	}
 	var aerr error
-	if e.Model != nil && ctx.Err() == nil {
+	if e.model != nil && ctx.Err() == nil {
 		aerr = e.answerFromSteps(ctx, ui, text, steps, tr)
 	}
 	e.record(rec, tr, start)
@@ -222,7 +219,7 @@ func (x *uiExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 	return res, err
 }
 
-func (x *uiExec) Cancel(id string) bool { return x.e.Manager.Cancel(id) }
+func (x *uiExec) Cancel(id string) bool { return x.e.manager.Cancel(id) }
 
 // recordPlanSteps fills the session record of a plan's turn: its steps,
 // and as its outcome the first step's that was not ok (or the run's error),

@@ -35,7 +35,7 @@ const (
 // pipeline's schema stage, trains its history from the logs, and follows
 // the pipeline's call events until Close.
 func (e *Engine) startRecommender() error {
-	rc := e.Config.Recommend
+	rc := e.cfg.Recommend
 	if !rc.Enabled {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (e *Engine) startRecommender() error {
 		return err
 	}
 	r, err := recommender.New(recommender.Config{
-		Catalog: e.Catalog, Validate: e.Manager.Validate, Spaces: spaceNames(e.Config), Home: e.Config.Home, Store: store,
+		Catalog: e.catalog, Validate: e.manager.Validate, Spaces: spaceNames(e.cfg), Home: e.cfg.Home, Store: store,
 		TTL: rc.TTL, PerMinute: rc.PerMinute, MaxActive: rc.MaxActive, Threshold: rc.Threshold,
 		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
 		AfterCall:  e.afterCall, // speculate.go
@@ -53,19 +53,19 @@ func (e *Engine) startRecommender() error {
 	if err != nil {
 		return err
 	}
-	e.Recommender = r
-	if auditOnPG(e.Config) {
+	e.recommender = r
+	if auditOnPG(e.cfg) {
 		trainFromRecords(r, e.pgAuditTail(historyRecords))
-	} else if e.Config.Home != "" {
-		trainFromAudit(r, e.Config.AuditPath())
+	} else if e.cfg.Home != "" {
+		trainFromAudit(r, e.cfg.AuditPath())
 	}
-	if sessionsOnPG(e.Config) {
+	if sessionsOnPG(e.cfg) {
 		trainFromSessionRecords(r, e.pgSessions())
-	} else if e.Config.Home != "" {
-		trainFromSessions(r, sessionPath(e.Config))
+	} else if e.cfg.Home != "" {
+		trainFromSessions(r, sessionPath(e.cfg))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	sub := e.Manager.Subscribe(1024)
+	sub := e.manager.Subscribe(1024)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -168,12 +168,12 @@ func trainFromSessionRecords(r *recommender.Recommender, recs []session.Record) 
 // events become the recommender's space signal. The long-lived channels
 // (chat, serve) start it; Close stops it.
 func (e *Engine) WatchSpaces() error {
-	if e.Recommender == nil || !e.Config.Recommend.Watch || len(e.Config.Spaces) == 0 || e.watcher != nil {
+	if e.recommender == nil || !e.cfg.Recommend.Watch || len(e.cfg.Spaces) == 0 || e.watcher != nil {
 		return nil
 	}
-	r := e.Recommender
-	w, err := watch.Start(context.Background(), watch.Config{Spaces: e.Config.Spaces}, func(ev watch.Event) {
-		if within(ev.Path, e.Config.Home) {
+	r := e.recommender
+	w, err := watch.Start(context.Background(), watch.Config{Spaces: e.cfg.Spaces}, func(ev watch.Event) {
+		if within(ev.Path, e.cfg.Home) {
 			return // AIRS's own state, when a space holds AIRS_HOME
 		}
 		gone := ev.Op == watch.OpRemove || ev.Op == watch.OpRename
@@ -214,7 +214,7 @@ func (e *Engine) TouchFile(caller, space, rel string) error {
 	if !e.readableSpaces(caller)[space] {
 		return &pipeline.ToolCapabilityDenied{Required: []pipeline.Capability{{Kind: builtin.KindReadSpace, Arg: space}}}
 	}
-	if e.Recommender == nil {
+	if e.recommender == nil {
 		return nil
 	}
 	rel = filepath.Clean(rel)
@@ -225,7 +225,7 @@ func (e *Engine) TouchFile(caller, space, rel string) error {
 		}
 		rel = r
 	}
-	e.Recommender.ObserveFileFor(caller, recommender.FileEvent{Space: space, Rel: filepath.ToSlash(rel), Op: "open"})
+	e.recommender.ObserveFileFor(caller, recommender.FileEvent{Space: space, Rel: filepath.ToSlash(rel), Op: "open"})
 	return nil
 }
 
@@ -234,26 +234,26 @@ func (e *Engine) TouchFile(caller, space, rel string) error {
 // audit log, the files changed in the spaces it may read within the
 // recommender's file window, and the chat lines typed in the last hour.
 func (e *Engine) PrimeRecommender(caller string) {
-	if e.Recommender == nil || e.Config.Home == "" {
+	if e.recommender == nil || e.cfg.Home == "" {
 		return
 	}
 	now := time.Now()
 	var recent []pipeline.CallEvent
-	if auditOnPG(e.Config) {
+	if auditOnPG(e.cfg) {
 		recent = recentCallsOf(e.pgAuditTail(recentRecords), caller, now.Add(-time.Hour))
 	} else {
-		recent = recentCalls(e.Config.AuditPath(), caller, now.Add(-time.Hour))
+		recent = recentCalls(e.cfg.AuditPath(), caller, now.Add(-time.Hour))
 	}
 	var files []recommender.FileEvent
 	for sp := range e.readableSpaces(caller) {
-		files = append(files, recentFiles(sp, e.Config.Spaces[sp], e.Config.Home, now.Add(-10*time.Minute))...)
+		files = append(files, recentFiles(sp, e.cfg.Spaces[sp], e.cfg.Home, now.Add(-10*time.Minute))...)
 	}
 	var turns []string
-	hist := filepath.Join(e.Config.Home, "chat_history")
+	hist := filepath.Join(e.cfg.Home, "chat_history")
 	if st, err := os.Stat(hist); err == nil && now.Sub(st.ModTime()) < time.Hour {
 		turns = tailLines(hist, 3)
 	}
-	e.Recommender.Prime(caller, recent, files, turns)
+	e.recommender.Prime(caller, recent, files, turns)
 }
 
 func recentCalls(path, caller string, since time.Time) []pipeline.CallEvent {
@@ -351,10 +351,10 @@ func tailLines(path string, n int) []string {
 // writeRecommenderMetrics adds the recommender's and the watcher's
 // counters to /metrics (Prometheus text).
 func (e *Engine) writeRecommenderMetrics(w io.Writer) error {
-	if e.Recommender == nil {
+	if e.recommender == nil {
 		return nil
 	}
-	s := e.Recommender.Stats()
+	s := e.recommender.Stats()
 	ws := e.WatchStats()
 	_, err := fmt.Fprintf(w, `# HELP airs_recommender_updates_total Recommendation updates after a signal event.
 # TYPE airs_recommender_updates_total counter

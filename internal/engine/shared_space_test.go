@@ -201,7 +201,7 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	var toks []server.Token
 	for a := range cfg.Agents {
 		toks = append(toks, server.Token{SHA256: server.HashToken("t-" + a), Agent: a})
-		e.Recommender.Known(a) // as airs serve does for http.tokens
+		e.recommender.Known(a) // as airs serve does for http.tokens
 	}
 	if err := e.WatchSpaces(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
+	"github.com/airs-dev/airs/speculation"
 )
 
 // newSpecEngine is the real engine over the built-in tools and the demo
@@ -98,10 +99,10 @@ func TestSpeculatorAffinityRepeat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitStored(t, e.Manager, 1)
+	waitStored(t, e.manager, 1)
 	res, err := e.Call(context.Background(), req)
 	if err != nil || !res.SpeculativeHit {
-		t.Fatalf("the fourth read was not served from the speculation: %v %+v (%+v)", err, res, e.Manager.SpeculationStats())
+		t.Fatalf("the fourth read was not served from the speculation: %v %+v (%+v)", err, res, e.manager.SpeculationStats())
 	}
 	recs, err := audit.Tail(cfg.AuditPath(), 100)
 	if err != nil {
@@ -131,7 +132,7 @@ func TestSpeculatorAffinityRepeat(t *testing.T) {
 // suggestion's arguments, and a real call of it is served at once.
 func TestSpeculatorRunsSuggestions(t *testing.T) {
 	e, _ := newSpecEngine(t, true)
-	r := e.Recommender
+	r := e.recommender
 	r.Known("web")
 	r.ObserveFile(recommender.FileEvent{Space: "documents", Rel: "papers/attention.pdf", Op: "create"})
 	var rec *recommender.Recommendation
@@ -144,8 +145,8 @@ func TestSpeculatorRunsSuggestions(t *testing.T) {
 		t.Fatalf("no pdf-extract suggestion: %+v", r.Peek("web"))
 	}
 	preds := e.Speculator().Predict("web")
-	if !slices.ContainsFunc(preds, func(p Prediction) bool {
-		return p.Tool == "pdf-extract" && p.Source == SourceRecommender && string(p.Arguments) == string(rec.Arguments)
+	if !slices.ContainsFunc(preds, func(p speculation.Prediction) bool {
+		return p.Tool == "pdf-extract" && p.Source == speculation.SourceRecommender && string(p.Arguments) == string(rec.Arguments)
 	}) {
 		t.Fatalf("predictions %+v", preds)
 	}
@@ -153,10 +154,10 @@ func TestSpeculatorRunsSuggestions(t *testing.T) {
 	if _, err := e.Call(context.Background(), pipeline.Request{Tool: "calculator", Caller: "web", Params: []byte(`{"expression":"1+1"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	waitStored(t, e.Manager, 1)
+	waitStored(t, e.manager, 1)
 	res, err := e.Call(context.Background(), pipeline.Request{Tool: "pdf-extract", Caller: "web", Params: rec.Arguments})
 	if err != nil || !res.SpeculativeHit {
-		t.Fatalf("suggested call not served from its speculation: %v %+v (%+v)", err, res, e.Manager.SpeculationStats())
+		t.Fatalf("suggested call not served from its speculation: %v %+v (%+v)", err, res, e.manager.SpeculationStats())
 	}
 	var out map[string]any
 	if json.Unmarshal(res.Output, &out) != nil || len(out) == 0 {

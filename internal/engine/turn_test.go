@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/internal/settings"
+	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
@@ -135,8 +136,8 @@ func (f *fakeModel) Models(context.Context) ([]string, error) { return []string{
 
 // withModel makes e select and answer with m.
 func withModel(e *Engine, m ollama.Client) {
-	e.Model, e.ModelName = SelectorModel(m), "fake"
-	e.Selector.Model, e.Selector.Config.Model = SelectorModel(m), "fake"
+	e.model, e.modelName = ollamamodel.New(m), "fake"
+	e.sel.Model, e.sel.Config.Model = ollamamodel.New(m), "fake"
 }
 
 // recUI records what a turn showed, in order; Confirm answers confirm.
@@ -217,7 +218,7 @@ func TestTurnStopsAtMaxSteps(t *testing.T) {
 		call("calculator", `{"expression":"4+4"}`),
 	}}
 	withModel(e, m)
-	e.MaxSteps = 3
+	e.stepLimit = 3
 	ui := &recUI{}
 	tr, err := e.Turn(context.Background(), "web", "add numbers again and again", ui, TurnOptions{Session: "s"})
 	if err != nil {

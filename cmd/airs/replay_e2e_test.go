@@ -1,6 +1,6 @@
 //go:build e2e
 
-package replay
+package main
 
 // End-to-end test: a session log recorded through the real engine with the
 // tiny random-weight model of internal/tinymodel behind a real Ollama
@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/settings"
@@ -31,11 +32,11 @@ import (
 
 // e2eServer returns the server's address and the tiny model's name, or
 // skips when no server was started for the tests.
-func e2eServer(t *testing.T) (host, model string) {
+func replayE2EServer(t *testing.T) (host, model string) {
 	t.Helper()
 	host = os.Getenv("OLLAMA_HOST")
 	if os.Getenv("AIRS_E2E") == "" || host == "" {
-		t.Skip("e2e: AIRS_E2E/OLLAMA_HOST are not set; run `bash scripts/e2e.sh ./evals/replay/` (make e2e), which starts Ollama with the tiny model")
+		t.Skip("e2e: AIRS_E2E/OLLAMA_HOST are not set; run `bash scripts/e2e.sh ./cmd/airs/` (make e2e), which starts Ollama with the tiny model")
 	}
 	model = os.Getenv("AIRS_E2E_MODEL")
 	if model == "" {
@@ -44,21 +45,21 @@ func e2eServer(t *testing.T) (host, model string) {
 	return host, model
 }
 
-// declineUI is a channel that confirms nothing (idempotent builtins run
+// replayDeclineUI is a channel that confirms nothing (idempotent builtins run
 // without asking, as in `airs serve`).
-type declineUI struct{}
+type replayDeclineUI struct{}
 
-func (declineUI) Selected(*selector.Selection, *pipeline.Tool) {}
-func (declineUI) Confirm(context.Context, pipeline.Tool, json.RawMessage) bool {
+func (replayDeclineUI) Selected(*selector.Selection, *pipeline.Tool) {}
+func (replayDeclineUI) Confirm(context.Context, pipeline.Tool, json.RawMessage) bool {
 	return false
 }
-func (declineUI) Running(string)                 {}
-func (declineUI) Result(*pipeline.Result, error) {}
-func (declineUI) Note(string)                    {}
-func (declineUI) Token(string) error             { return nil }
+func (replayDeclineUI) Running(string)                 {}
+func (replayDeclineUI) Result(*pipeline.Result, error) {}
+func (replayDeclineUI) Note(string)                    {}
+func (replayDeclineUI) Token(string) error             { return nil }
 
 func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
-	host, model := e2eServer(t)
+	host, model := replayE2EServer(t)
 	// a deadline, so that a server that stops answering fails the test
 	// in minutes, not at go test's timeout
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -66,12 +67,12 @@ func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	os.MkdirAll(docs, 0o755)
-	// Every file BuiltinRequests names is there: a request naming a
+	// Every file replay.BuiltinRequests names is there: a request naming a
 	// missing file is an error before selection (engine.CheckObjects).
 	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
 		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
 	}
-	manifest, err := filepath.Abs("testdata/extra_tools.json")
+	manifest, err := filepath.Abs("../../cmd/airs/testdata/extra_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,30 +94,30 @@ recording:
   enabled: true
   dir: ` + filepath.Join(dir, "sessions") + `
 `
-	cfg, reg, m := assemble(t, dir, yaml)
+	cfg, reg, m := replayAssemble(t, dir, yaml)
 
 	// 1. Record with the model (ollama.model from airs.yaml).
 	e, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", ProbeTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Model == nil || e.ModelName != model {
-		t.Fatalf("the engine is not using the model %s: %s", model, e.ModelNotice)
+	if e.AnswerModel() == nil || e.ModelName() != model {
+		t.Fatalf("the engine is not using the model %s: %s", model, e.ModelNotice())
 	}
-	if e.Recorder == nil {
+	if e.SessionLog() == nil {
 		t.Fatal("recording is enabled but the engine opened no recorder")
 	}
-	logPath := e.Recorder.Path()
+	logPath := e.RecordingPath()
 	// Few, short generations: the tiny model costs tens of ms per token.
-	e.Selector.Config.NumPredict = 96
-	e.Selector.Config.NumCtx = 2048
-	e.Selector.Config.TopK = 4
+	e.Selector().Config.NumPredict = 96
+	e.Selector().Config.NumCtx = 2048
+	e.Selector().Config.TopK = 4
 	r := rand.New(rand.NewPCG(11, 2))
-	reqs := append(BuiltinRequests(r, 2, "documents"), NoneRequests(r, 1)...)
+	reqs := append(replay.BuiltinRequests(r, 2, "documents"), replay.NoneRequests(r, 1)...)
 	start := time.Now()
 	for i, rq := range reqs {
 		t0 := time.Now()
-		tr, err := e.Turn(ctx, "tester", rq.Text, declineUI{}, engine.TurnOptions{Session: "e2e-model"})
+		tr, err := e.Turn(ctx, "tester", rq.Text, replayDeclineUI{}, engine.TurnOptions{Session: "e2e-model"})
 		if tr == nil {
 			t.Fatalf("turn %q: %v", rq.Text, err)
 		}
@@ -139,15 +140,15 @@ recording:
 			want := rq.Args
 			if want == nil {
 				want = map[string]any{}
-				if tl, ok := toolOf(e, "tester", rq.Tool); ok {
-					if a, err := selector.ExtractArguments(tl.Parameters, rq.Text, e.Selector.Config.Hints); err == nil {
+				if tl, terr := e.CallableTool("tester", rq.Tool); terr == nil {
+					if a, err := selector.ExtractArguments(tl.Parameters, rq.Text, e.Hints()); err == nil {
 						want = a
 					}
 				}
 			}
 			fix = &session.Call{Tool: rq.Tool, Arguments: want}
 		}
-		if err := e.Recorder.Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
+		if err := e.SessionLog().Feedback(ctx, tr.RecordID, session.Feedback{Verdict: session.Corrected, Corrected: fix}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +156,7 @@ recording:
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	modelItems, unl, err := Items(logPath, false)
+	modelItems, unl, err := replay.Items(logPath, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,24 +173,24 @@ recording:
 		}
 	}
 
-	// 2. Tune needs more decisions than a few model requests give: append
+	// 2. replay.Tune needs more decisions than a few model requests give: append
 	// labelled no-LLM sessions (same airs.yaml, same log) with the
 	// package's generator.
 	e2, err := engine.New(ctx, cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e2.Recorder == nil || e2.Recorder.Path() != logPath {
-		t.Fatalf("the no-LLM engine records elsewhere: %v", e2.Recorder)
+	if e2.SessionLog() == nil || e2.RecordingPath() != logPath {
+		t.Fatalf("the no-LLM engine records elsewhere: %v", e2.SessionLog())
 	}
-	extra := knownRequests(60, 5)
-	if _, err := Generate(ctx, e2, "tester", extra); err != nil {
+	extra := replayKnownRequests(60, 5)
+	if _, err := replay.Generate(ctx, replayService{e2}, "tester", extra); err != nil {
 		t.Fatal(err)
 	}
 	if err := e2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	items, unl, err := Items(logPath, false)
+	items, unl, err := replay.Items(logPath, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,20 +203,20 @@ recording:
 	if err := os.WriteFile(basePath, []byte(`{"name": "trust-only", "weights": {"trust": 1}, "model": "none"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	baseCfg, err := LoadConfig(basePath)
+	baseCfg, err := replay.LoadConfig(basePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Registry: reg, Policy: settings.Policy(cfg), K: 3}
+	opts := replay.Options{Registry: reg, Policy: settings.Policy(cfg), K: 3}
 	for _, set := range []struct {
 		name  string
-		items []Item
+		items []replay.Item
 	}{{"model-recorded", modelItems}, {"whole log", items}} {
-		def, err := Run(ctx, set.items, Config{Name: "default"}, opts)
+		def, err := replay.Run(ctx, set.items, replay.Config{Name: "default"}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base, err := Run(ctx, set.items, baseCfg, opts)
+		base, err := replay.Run(ctx, set.items, baseCfg, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ recording:
 		}
 		t.Logf("%s default: %+v", set.name, def.Metrics)
 		t.Logf("%s %s: %+v", set.name, base.Config.Label(), base.Metrics)
-		diffs, err := Compare(base, def)
+		diffs, err := replay.Compare(base, def)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,8 +240,8 @@ recording:
 		}
 	}
 
-	// 4. Tune with a held-out split, reporting held-out accuracy.
-	tr, err := Tune(items, 0.3, 1)
+	// 4. replay.Tune with a held-out split, reporting held-out accuracy.
+	tr, err := replay.Tune(items, 0.3, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package ollamamodel
 
 import (
 	"context"
@@ -30,9 +30,9 @@ func (c *errClient) Chat(ctx context.Context, req ollama.ChatRequest, on func(st
 // The adapter sends the selector's request as the selector used to send it
 // (temperature 0, the seed, the limits) and makes Ollama's errors match the
 // selector's sentinels without changing their text.
-func TestSelectorModelAdapter(t *testing.T) {
-	if SelectorModel(nil) != nil {
-		t.Fatal("SelectorModel(nil) is not nil: a nil client must stay no-LLM mode")
+func TestAdapter(t *testing.T) {
+	if New(nil) != nil {
+		t.Fatal("New(nil) is not nil: a nil client must stay no-LLM mode")
 	}
 	req := selector.ModelRequest{Model: "m", Messages: []selector.Message{{Role: "user", Content: "hi"}},
 		Format: []byte(`{"type":"object"}`), Seed: 42, NumCtx: 8192, NumPredict: 1024}
@@ -49,7 +49,7 @@ func TestSelectorModelAdapter(t *testing.T) {
 	} {
 		c := &errClient{err: tc.err}
 		var chunks []string
-		err := SelectorModel(c).Generate(context.Background(), req, func(s string) error { chunks = append(chunks, s); return nil })
+		err := New(c).Generate(context.Background(), req, func(s string) error { chunks = append(chunks, s); return nil })
 		if (err == nil) != (tc.err == nil) || err != nil && err.Error() != tc.err.Error() {
 			t.Errorf("%v: got %v, want the same error text", tc.err, err)
 		}
@@ -74,7 +74,7 @@ func TestSelectorModelAdapter(t *testing.T) {
 	// A chunk callback's error comes back as is, so the selector can tell
 	// its own stops (grammar, runaway) from the backend's.
 	stop := errors.New("stop")
-	if err := SelectorModel(&errClient{}).Generate(context.Background(), req, func(string) error { return stop }); err != stop {
+	if err := New(&errClient{}).Generate(context.Background(), req, func(string) error { return stop }); err != stop {
 		t.Errorf("callback error came back as %v", err)
 	}
 }
