@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -269,5 +270,57 @@ func TestDestructivePartOnlyOnAsk(t *testing.T) {
 		if got := slices.Contains(outline(stepsOf(t, pr)), "delete-file"); got != wantDelete {
 			t.Errorf("%q: delete-file planned %v, want %v (%v)", q, got, wantDelete, outline(stepsOf(t, pr)))
 		}
+	}
+}
+
+// TestPluralMeansEveryFile: files named in the plural ("the papers", "all
+// the notes", "each quote") are every matching file, not a choice among
+// them: the files of one folder are listed and each read by the reader of
+// its type, then summarized; files of several folders are each read and
+// summarized; a deletion names each file it deletes. A plural word a file
+// is named by ("the notes" for meeting-notes.md) stays one file to choose.
+func TestPluralMeansEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "meeting-notes.md", "notes/work-notes.txt", "papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf",
+		"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt", "todo.txt")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	listEach := func(dir, reader string, then ...step) []step {
+		return append([]step{
+			{Function: "list-files", Arguments: map[string]any{"space": "documents", "dir": dir}},
+			{Function: reader, Arguments: map[string]any{"space": "documents", "path": "{{item.path}}"}, Foreach: "{{steps.s1.output.files}}"},
+		}, then...)
+	}
+	sumEach := step{Function: "summarize", Arguments: map[string]any{"text": "{{item.text}}"}, Foreach: "{{steps.s2.output}}"}
+	read := func(p string) step {
+		return step{Function: "read-file", Arguments: map[string]any{"space": "documents", "path": p}}
+	}
+	sum := func(id string) step {
+		return step{Function: "summarize", Arguments: map[string]any{"text": "{{steps." + id + ".output.text}}"}}
+	}
+	del := func(p string) step {
+		return step{Function: "delete-file", Arguments: map[string]any{"space": "documents", "path": p}}
+	}
+	cases := map[string][]step{
+		"summarize the papers in my documents": listEach("papers", "pdf-extract", sumEach),
+		"summarize each quote":                 listEach("quotes", "pdf-extract", sumEach),
+		"read the leases":                      listEach("contracts", "read-file"),
+		"summarize all the notes":              {read("meeting-notes.md"), sum("s1"), read("notes/work-notes.txt"), sum("s3")},
+		"delete the leases":                    {del("contracts/lease-2023.txt"), del("contracts/lease-2024.txt")},
+	}
+	for q, want := range cases {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil || pr == nil {
+			t.Errorf("%q: %v, %v", q, pr, err)
+			continue
+		}
+		if got := stepsOf(t, pr); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", q, got, want)
+		}
+	}
+	_, err := s.PlanUnderstood(ctx, "me", "read the notes", cat)
+	var amb *selector.AmbiguousError
+	if !errors.As(err, &amb) || len(amb.Choices) != 2 {
+		t.Errorf("read the notes: %v, want the two notes files to choose from", err)
 	}
 }

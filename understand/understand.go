@@ -10,6 +10,7 @@
 package understand
 
 import (
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -101,6 +102,11 @@ type Interpretation struct {
 	MissingHint  string
 	// Every: it asks for each file of a folder ("every paper in …").
 	Every bool
+	// All: the files it names in the plural ("the leases", "all the
+	// notes") are each meant, not one of them to choose: Objects holds
+	// each, resolved. (Files that fill a folder of their own make it
+	// Every over that folder instead.)
+	All bool
 	// Parts are the request cut where it orders tasks (sentences, "then"):
 	// a plan gives each a step.
 	Parts []string
@@ -233,7 +239,7 @@ func Parse(text string, env Env) *Interpretation {
 	}
 	in.readSpace(lower, env)
 	in.readObjects(unq, lower, env)
-	in.Every = reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
 	if in.Has(List) && in.Has(Summarize) && cachedRegexp(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
 		in.Every = true // "list the pdfs in papers, then summarize them"
 		in.Actions = slicesDelete(in.Actions, List)
@@ -510,7 +516,75 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	if in.Folder != nil && (in.Every || len(ms) > 1) {
 		return // the folder's files, not one of them
 	}
+	if len(ms) > 1 && !in.Has(Compare) && plural(desc, ms) {
+		in.readPlural(phrase, ms, env.Index)
+		return
+	}
 	in.Objects = append(in.Objects, Object{Phrase: phrase, Matches: ms})
+}
+
+// readPlural records files named in the plural as each meant: the folder
+// they fill, when they are all of one folder's files (then listed, as
+// "every paper in the papers folder"), else each file on its own.
+func (in *Interpretation) readPlural(phrase string, ms []*Entry, x *FileIndex) {
+	dir := path.Dir(ms[0].Path)
+	// A deletion or a move names each file it touches: each is confirmed
+	// by its name, never a folder's listing that may have grown.
+	same := dir != "." && !in.ExplicitDestructive
+	for _, e := range ms[1:] {
+		same = same && e.Space == ms[0].Space && path.Dir(e.Path) == dir
+	}
+	if same {
+		n := 0
+		for _, c := range x.DirExts(ms[0].Space, dir) {
+			n += c
+		}
+		if n == len(ms) {
+			for _, f := range x.Named(ms[0].Space, dir) {
+				if f.Dir {
+					in.Folder = &Object{Phrase: phrase, Dir: true, Matches: []*Entry{f}}
+					in.Every = true
+					return
+				}
+			}
+		}
+	}
+	in.All = true
+	for _, e := range ms {
+		in.Objects = append(in.Objects, Object{Phrase: phrase, Matches: []*Entry{e}})
+	}
+}
+
+// plural reports whether the words that named the files ms name them in
+// the plural: "all", "every" or "each", or a plural noun ("the papers",
+// "the leases") that none of their own names spells ("the notes" is a
+// name when meeting-notes.md is the file).
+func plural(desc string, ms []*Entry) bool {
+	if reEvery.MatchString(desc) {
+		return true
+	}
+	for _, w := range reWordRE.FindAllString(strings.ToLower(desc), -1) {
+		if len(w) < 4 || !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ss") || stop[w] {
+			continue
+		}
+		st := normToken(w)
+		if st == w {
+			continue
+		}
+		named, spelt := false, false
+		for _, e := range ms {
+			if slicesContains(e.stem, st) || slicesContains(e.dirs, st) {
+				named = true
+			}
+			if strings.Contains(e.base, w) {
+				spelt = true
+			}
+		}
+		if named && !spelt {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Interpretation) needsFile() bool {
@@ -559,7 +633,7 @@ func describes(lower string, acted bool) func(e *Entry, stemHits, dirHits int, c
 	}
 }
 
-var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our)\s+([\p{L}\p{N}]+)`)
+var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our|each|every)\s+([\p{L}\p{N}]+)`)
 
 // afterAction is the text after the first action word (the object's words).
 func afterAction(s string) string {
