@@ -1,9 +1,12 @@
 package selector
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
 
@@ -80,3 +83,37 @@ func asAmb(err error, out *errAmbiguous) bool {
 	}
 	return false
 }
+
+// CapabilityNeededError: the tool that serves a request is one the caller
+// may not call; it names the tool, the call it would make and the
+// capabilities to grant. Nothing ran.
+type CapabilityNeededError struct {
+	Caller    string
+	Tool      string
+	Arguments json.RawMessage // the first call's
+	More      int             // further calls of it the request asks for (several files)
+	Missing   []pipeline.Capability
+}
+
+func (e *CapabilityNeededError) Error() string {
+	caps := make([]string, len(e.Missing))
+	quoted := make([]string, len(e.Missing))
+	for i, c := range e.Missing {
+		caps[i] = c.String()
+		quoted[i] = strconv.Quote(c.String())
+	}
+	more := ""
+	if e.More > 0 {
+		more = fmt.Sprintf(" and %d more", e.More)
+	}
+	return fmt.Sprintf("%s fits this request (%s %s%s), but agent %q lacks %s: add %s to agents.%s.capabilities in airs.yaml ('airs help config' shows the section; an agents section replaces the default agent, so keep what it holds), then ask again; nothing ran",
+		e.Tool, e.Tool, e.Arguments, more, e.Caller, strings.Join(caps, ", "), strings.Join(quoted, ", "), e.Caller)
+}
+
+// Is makes it a capability denial to errors.Is (its exit code and status).
+func (e *CapabilityNeededError) Is(target error) bool {
+	return target == pipeline.ErrToolCapabilityDenied
+}
+
+// Kind is the pipeline's error kind for it.
+func (e *CapabilityNeededError) Kind() string { return pipeline.KindToolCapabilityDenied }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -322,5 +323,70 @@ func TestPluralMeansEveryFile(t *testing.T) {
 	var amb *selector.AmbiguousError
 	if !errors.As(err, &amb) || len(amb.Choices) != 2 {
 		t.Errorf("read the notes: %v, want the two notes files to choose from", err)
+	}
+}
+
+// TestDeleteWithoutWriteSpaceNamesTheGrant: a request to delete a file
+// the caller may read but not write is answered with the tool that fits
+// (delete-file, with the call it would make), the capability it lacks and
+// where to grant it — not "no tool fits", and not a read of the file.
+func TestDeleteWithoutWriteSpaceNamesTheGrant(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "papers/a.pdf", "papers/b.pdf", "draft.txt")
+	pol := &pipeline.StaticPolicy{
+		Channels:     map[string][]string{"*": {"*"}},
+		Capabilities: map[string][]pipeline.Capability{"reader": {{Kind: "ReadSpace", Arg: "documents"}}},
+	}
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := builtin.Register(reg, builtin.Options{Spaces: map[string]string{"documents": dir}, Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	cat := &selector.RegistryCatalog{Registry: reg, Policy: pol}
+	ctx := context.Background()
+	ix, err := embeddings.Open(ctx, embeddings.NewLexical(embeddings.LexicalOptions{}), embeddings.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(ctx, selector.Docs(cat.Callable("reader"))); err != nil {
+		t.Fatal(err)
+	}
+	files := understand.NewFileIndex()
+	if err := files.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	s := selector.New(selector.Parts{Catalog: cat, Index: ix,
+		Config: selector.Config{Hints: selector.Hints{Spaces: []string{"documents"}}, MinCoverage: 0.4, RequireEvidence: true}})
+	s.Env = func(string) understand.Env { return understand.Env{Spaces: []string{"documents"}, Index: files} }
+	for q, path := range map[string]string{
+		"delete the 2024 acme quote": "quotes/acme-2024.pdf",
+		"remove the papers":          "papers/a.pdf",
+		"delete draft.txt":           "draft.txt",
+	} {
+		for name, do := range map[string]func() error{
+			"plan":   func() error { _, err := s.PlanUnderstood(ctx, "reader", q, cat); return err },
+			"select": func() error { _, err := s.Select(ctx, "reader", q); return err },
+		} {
+			err := do()
+			var need *selector.CapabilityNeededError
+			if !errors.As(err, &need) {
+				t.Errorf("%s %q: %v, want the capability it needs", name, q, err)
+				continue
+			}
+			var args map[string]any
+			_ = json.Unmarshal(need.Arguments, &args)
+			if need.Tool != "delete-file" || args["path"] != path || len(need.Missing) != 1 || need.Missing[0].String() != "WriteSpace(documents)" {
+				t.Errorf("%s %q: %+v", name, q, need)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "agents.reader.capabilities") || !strings.Contains(msg, `"WriteSpace(documents)"`) {
+				t.Errorf("%s %q: the answer does not say how to grant it: %s", name, q, msg)
+			}
+			if !errors.Is(err, pipeline.ErrToolCapabilityDenied) {
+				t.Errorf("%s %q: not a capability denial to errors.Is", name, q)
+			}
+		}
+	}
+	// A request that asks for no deletion is planned as ever.
+	if pr, err := s.PlanUnderstood(ctx, "reader", "extract the text of the 2024 acme quote", cat); err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"pdf-extract"}) {
+		t.Errorf("extract: %v, %v", pr, err)
 	}
 }
