@@ -14,6 +14,7 @@ import (
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Urgency of every recommendation: suggestions are shown, never pushed.
@@ -66,6 +67,10 @@ type Config struct {
 	// FileExists reports whether a space holds a file: a suggestion's path
 	// must name one that is there (nil: a file name is enough).
 	FileExists func(space, path string) bool
+	// Env is what a caller's task and requests are read against (the
+	// spaces it may read and their files' names), so that "the attention
+	// paper" is the file it names (nil: the configured spaces, no files).
+	Env func(caller string) understand.Env
 
 	Home        string        // where learning is kept ("" keeps nothing)
 	Store       Store         // instead of Home's files: learning kept elsewhere (store/pg), shared by replicas
