@@ -363,6 +363,27 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 	r.update(ev.Caller, cs)
 }
 
+// Done tells the recommender at once that the caller made a call (the
+// pipeline's event of it arrives later, through Run): a live suggestion of
+// that very call is withdrawn, and it is not suggested again, before the
+// channel shows the suggestions after the turn that made it.
+func (r *Recommender) Done(caller, tool string, params json.RawMessage) {
+	key := callKey(tool, params)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.caller(caller)
+	if !slices.Contains(cs.recentKeys, key) {
+		cs.recentKeys = appendBounded(cs.recentKeys, key, maxRecent)
+	}
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
+		if rec.key != key {
+			return false
+		}
+		r.publish(rec.Caller, Update{Type: "expired", Recommendation: rec})
+		return true
+	})
+}
+
 // Denied tells the recommender the person denied a call (a destructive
 // call declined when asked): that call is never suggested again, and a
 // live suggestion of it is withdrawn.

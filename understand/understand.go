@@ -188,7 +188,7 @@ var actionPhrases = []struct {
 	{Write, regexp.MustCompile(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
 	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
 	{Summarize, regexp.MustCompile(`(?i)\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
-	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|what\s+(?:files|documents|pdfs|papers)|which\s+(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
+	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|(?:what|which)\s+(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
 	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
 	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
 	{Calculate, regexp.MustCompile(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
@@ -464,6 +464,19 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 			break
 		}
 	}
+	if in.Has(Compare) && len(in.Objects) == 1 && in.Folder == nil {
+		in.compareWithNamed(unq, rest, spaceWords, spaces, env)
+		return
+	}
+	if in.Folder == nil && in.Has(List) && len(in.Objects) == 0 {
+		// "list the recipes": a folder named without the word "folder".
+		if ws := words(afterAction(rest), spaceWords); len(ws) > 0 {
+			ms := env.Index.SearchWith(spaces, ws, "", true, func(e *Entry, stemHits, _ int, cover float64) bool { return stemHits > 0 && cover == 1 })
+			if len(ms) > 0 {
+				in.Folder = &Object{Phrase: strings.TrimSpace(afterAction(rest)), Dir: true, Matches: ms}
+			}
+		}
+	}
 	if len(in.Objects) > 0 || !in.needsFile() {
 		return
 	}
@@ -481,9 +494,22 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		// Each side of "compare A and B" names a file.
 		sides := reSides.Split(afterAction(desc), -1)
 		if len(sides) == 2 {
+			wss := [][]string{words(sides[0], extra), words(sides[1], extra)}
+			for i := range wss {
+				// "the 2024 and 2025 acme quotes", "the 2023 lease with
+				// the 2024 one": a side that says only which one (a
+				// number) names the other side's kind of file.
+				if o := wss[1-i]; len(wss[i]) > 0 && allNumbers(wss[i]) && !allNumbers(o) {
+					for _, w := range o {
+						if !isNumber(w) {
+							wss[i] = append(wss[i], w)
+						}
+					}
+				}
+			}
 			var objs []Object
-			for _, sd := range sides {
-				ws := words(sd, extra)
+			for i, sd := range sides {
+				ws := wss[i]
 				if len(ws) == 0 {
 					break
 				}
@@ -633,7 +659,7 @@ func describes(lower string, acted bool) func(e *Entry, stemHits, dirHits int, c
 	}
 }
 
-var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our|each|every)\s+([\p{L}\p{N}]+)`)
+var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our|each|every|both)\s+(?:(?:two|three|four|both|\d+)\s+)?([\p{L}\p{N}]+)`)
 
 // afterAction is the text after the first action word (the object's words).
 func afterAction(s string) string {
@@ -652,3 +678,67 @@ func afterAction(s string) string {
 
 // Words are the analysed words of a request as the tool index reads them.
 func Words(s string) []string { return embeddings.Terms(s) }
+
+// compareWithNamed finds the file a comparison describes beside the one it
+// names ("how does the draft differ from final.txt"), in the order the
+// request says them.
+func (in *Interpretation) compareWithNamed(unq, rest string, spaceWords map[string]bool, spaces []string, env Env) {
+	ws := words(rest, spaceWords)
+	if len(ws) == 0 {
+		return
+	}
+	named := in.Objects[0]
+	ms := env.Index.SearchWith(spaces, ws, in.FileType, false, describes(strings.ToLower(rest), true))
+	var other []*Entry
+	for _, e := range ms {
+		if !slicesContainsEntry(named.Matches, e) {
+			other = append(other, e)
+		}
+	}
+	if len(other) == 0 {
+		return
+	}
+	o := Object{Phrase: strings.TrimSpace(afterAction(rest)), Matches: other}
+	// The described file comes first when its first word comes before the
+	// named file in the request.
+	first := len(unq)
+	for _, loc := range reWordRE.FindAllStringIndex(rest, -1) {
+		w := strings.ToLower(rest[loc[0]:loc[1]])
+		if t := nameTokens(w); len(t) > 0 && slicesContains(ws, t[0]) {
+			first = loc[0]
+			break
+		}
+	}
+	if first < strings.Index(unq, named.Phrase) {
+		in.Objects = []Object{o, named}
+		return
+	}
+	in.Objects = append(in.Objects, o)
+}
+
+func slicesContainsEntry(es []*Entry, e *Entry) bool {
+	for _, x := range es {
+		if x == e || x.Space == e.Space && x.Path == e.Path {
+			return true
+		}
+	}
+	return false
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+func allNumbers(ws []string) bool {
+	for _, w := range ws {
+		if !isNumber(w) {
+			return false
+		}
+	}
+	return true
+}

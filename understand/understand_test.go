@@ -259,3 +259,56 @@ func TestNoActionOneWordNameIsNoObject(t *testing.T) {
 		t.Errorf("translate the lease: objects %+v, want docs/lease.txt", in.Objects)
 	}
 }
+
+// TestObjectsAsPeopleSayThem: a comparison's side that says only which one
+// ("the 2024 and 2025 acme quotes", "the 2023 lease with the 2024 one")
+// names the other side's kind of file; a comparison of a named file with a
+// described one finds both, in the request's order; "my two recipes" are
+// the two; a folder is listed by its name without the word "folder"; a
+// listing of a type of files is a listing ("show all markdown files").
+func TestObjectsAsPeopleSayThem(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt",
+		"draft.txt", "final.txt", "recipes/lasagna.md", "recipes/pancakes.md", "notes.md"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewFileIndex()
+	if err := x.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Spaces: []string{"documents"}, Index: x}
+	for q, want := range map[string][][]string{
+		"compare the 2024 and 2025 acme quotes":                {{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}},
+		"compare the 2023 lease with the 2024 one":             {{"documents:contracts/lease-2023.txt"}, {"documents:contracts/lease-2024.txt"}},
+		"how does the draft differ from final.txt":             {{"documents:draft.txt"}, {"documents:final.txt"}},
+		"compare final.txt with the draft":                     {{"documents:final.txt"}, {"documents:draft.txt"}},
+		"compare my two recipes":                               {{"documents:recipes/lasagna.md"}, {"documents:recipes/pancakes.md"}},
+		"what changed between draft.txt and the final version": {{"documents:draft.txt"}, {"documents:final.txt"}},
+	} {
+		in := Parse(q, env)
+		var got [][]string
+		for _, o := range in.Files() {
+			got = append(got, paths(o.Matches))
+		}
+		if in.Main() != Compare || !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%q: %s %v, want compare %v", q, in.Main(), got, want)
+		}
+	}
+	in := Parse("list the recipes", env)
+	if in.Main() != List || in.Folder == nil || in.Folder.Resolved() == nil || in.Folder.Resolved().Path != "recipes" {
+		t.Errorf("list the recipes: %s folder %+v", in.Main(), in.Folder)
+	}
+	in = Parse("show all markdown files in documents", env)
+	if in.Main() != List || in.FileType != "md" || in.Space != "documents" {
+		t.Errorf("show all markdown files: %s type %q space %q", in.Main(), in.FileType, in.Space)
+	}
+	if in := Parse("list the notes", env); in.Folder != nil {
+		t.Errorf("list the notes: a folder %+v, but notes.md is a file", in.Folder)
+	}
+}

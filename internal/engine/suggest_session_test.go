@@ -264,3 +264,22 @@ func TestDemoSessionSuggestionsWork(t *testing.T) {
 		t.Errorf("the denied call was suggested again %d times", o.RepeatedDenied)
 	}
 }
+
+// TestTurnsCallIsNoSuggestion: when a turn ends, the call it made is not
+// among the suggestions the channel shows next (the pipeline's event of
+// the call reaches the recommender later; the engine tells it at once).
+func TestTurnsCallIsNoSuggestion(t *testing.T) {
+	e, _ := newTurnEngine(t)
+	for _, q := range []string{"what's 250 divided by 4", "summarize this: the bus was late again and I missed the meeting with the acme people."} {
+		tr, err := e.Turn(context.Background(), "web", q, &recUI{}, TurnOptions{})
+		if err != nil || !tr.Ran() {
+			t.Fatalf("%q: %v", q, err)
+		}
+		sel := tr.First().Selection
+		for _, rec := range e.Recommender.List("web") {
+			if rec.Tool == sel.Function && compact(rec.Arguments) == compact(sel.Arguments) {
+				t.Errorf("%q: the call just made is suggested: %s %s", q, rec.Tool, rec.Arguments)
+			}
+		}
+	}
+}
