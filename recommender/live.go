@@ -152,11 +152,13 @@ type Recommender struct {
 	callers  map[string]*callerState
 	suppress map[string]*suppression // by caller \x00 context \x00 tool
 	subs     map[*subscriber]struct{}
-	infos    map[string]*toolInfo
-	scratch  [3]map[string]float64 // update's score maps, reused
-	cands    []candidate           // update's candidates, reused
-	store    *store
-	stats    Stats
+	// parsed holds one update's readings of its texts (r.mu held).
+	parsed  map[string]*understand.Interpretation
+	infos   map[string]*toolInfo
+	scratch [3]map[string]float64 // update's score maps, reused
+	cands   []candidate           // update's candidates, reused
+	store   *store
+	stats   Stats
 
 	ids atomic.Uint64
 }

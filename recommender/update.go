@@ -38,6 +38,11 @@ type candidate struct {
 // update recomputes the caller's recommendations (r.mu held).
 func (r *Recommender) update(caller string, cs *callerState) {
 	r.stats.Updates++
+	// One reading of each text per update, however many candidates ask.
+	if r.parsed == nil {
+		r.parsed = map[string]*understand.Interpretation{}
+	}
+	clear(r.parsed)
 	now := r.cfg.Now()
 	entries := r.callable(caller, cs, now)
 	if len(entries) == 0 {
@@ -209,8 +214,13 @@ func (r *Recommender) argsFrom(driver Signal, caller string, cs *callerState, c 
 		}
 	case argText != "":
 		env := r.env(caller)
+		in, ok := r.parsed[argText]
+		if !ok {
+			in = understand.Parse(argText, env)
+			r.parsed[argText] = in
+		}
 		var err error
-		if args, err = selector.CallUnderstood(*c.entry, understand.Parse(argText, env), env, callable, hints); err != nil {
+		if args, err = selector.CallUnderstood(*c.entry, in, env, callable, hints); err != nil {
 			return nil, "", "", false
 		}
 	default:

@@ -312,3 +312,29 @@ func TestObjectsAsPeopleSayThem(t *testing.T) {
 		t.Errorf("list the notes: a folder %+v, but notes.md is a file", in.Folder)
 	}
 }
+
+// TestDirExtsIncremental: the counts of a folder's files by type follow
+// Build, Add and Remove (no walk answers them).
+func TestDirExtsIncremental(t *testing.T) {
+	x, _ := fixture(t)
+	if got := x.DirExts("documents", "papers"); len(got) != 1 || got["pdf"] != 2 {
+		t.Errorf("papers after Build: %v", got)
+	}
+	x.Add("documents", "papers/notes.txt", false)
+	x.Add("documents", "papers/sub", true)
+	if got := x.DirExts("documents", "papers"); got["pdf"] != 2 || got["txt"] != 1 || len(got) != 2 {
+		t.Errorf("papers after Add: %v", got)
+	}
+	x.Remove("documents", "papers/bm25.pdf")
+	x.Remove("documents", "papers/notes.txt")
+	if got := x.DirExts("documents", "papers"); len(got) != 1 || got["pdf"] != 1 {
+		t.Errorf("papers after Remove: %v", got)
+	}
+	if got := x.DirExts("documents", ""); got["md"] != 1 || got["txt"] != 2 {
+		t.Errorf("top folder: %v", got)
+	}
+	x.Remove("documents", "papers")
+	if got := x.DirExts("documents", "papers"); len(got) != 0 {
+		t.Errorf("papers after removing the folder: %v", got)
+	}
+}
