@@ -32,6 +32,9 @@ func TestExpression(t *testing.T) {
 		"12 x 4":                             48,
 		"add 19 to 23":                       42,
 		"what is 1,000 minus 958":            42,
+		"what's 1500 plus 20 percent":        1800,
+		"80 minus 15%":                       68,
+		"50 plus 10% of 200":                 70,
 	}
 	for q, want := range cases {
 		e := Expression(q)
@@ -90,18 +93,21 @@ func TestParse(t *testing.T) {
 		missing     string
 	}
 	cases := map[string]want{
-		"what does final.txt in documents say":       {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
-		"extract the text of the 2024 acme quote":    {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
-		"read the meeting notes":                     {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
-		"compare the two acme quotes":                {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
-		"compare the draft and the final version":    {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
-		"read the lease":                             {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
-		"delete draft.txt":                           {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
-		"get rid of the draft":                       {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
-		"don't delete anything, just read final.txt": {main: Read, files: [][]string{{"documents:final.txt"}}},
-		"read draft.txt before I delete it":          {main: Read, files: [][]string{{"documents:draft.txt"}}},
-		"list the files in my downloads folder":      {main: List, missing: "downloads"},
-		"open a github issue in acme/api":            {main: Read},
+		"what does final.txt in documents say":               {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
+		"extract the text of the 2024 acme quote":            {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
+		"read the meeting notes":                             {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
+		"compare the two acme quotes":                        {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
+		"compare the draft and the final version":            {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
+		"read the lease":                                     {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
+		"delete draft.txt":                                   {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"get rid of the draft":                               {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"don't delete anything, just read final.txt":         {main: Read, files: [][]string{{"documents:final.txt"}}},
+		"read draft.txt before I delete it":                  {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I'm about to delete the draft, show it to me first": {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I'll delete draft.txt later, read it now":           {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I want to delete draft.txt":                         {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"list the files in my downloads folder":              {main: List, missing: "downloads"},
+		"open a github issue in acme/api":                    {main: Read},
 	}
 	for q, w := range cases {
 		in := Parse(q, env)
