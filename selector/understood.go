@@ -134,6 +134,9 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		if !covered && c.Score[ScoreCoverage] == 0 {
 			continue
 		}
+		if !covered && in.Verb != "" && coverageOf(coverageTerms(in.Verb), entries[c.Name].Tool) == 0 {
+			continue // "send 'x' to #general" is no summary of 'x'
+		}
 		tried++
 		err := pl.fill(sh, !covered)
 		if ur, ok := err.(errUseReader); ok {

@@ -44,6 +44,18 @@ type AmbiguousError struct {
 
 func (e *AmbiguousError) Error() string {
 	var b strings.Builder
+	spaces := len(e.Choices) > 0
+	for _, c := range e.Choices {
+		spaces = spaces && c.Path == ""
+	}
+	if spaces {
+		// No file to tell apart: the request names no space of several.
+		fmt.Fprintf(&b, "the request names no space, and you may use %d; say which one:", len(e.Choices))
+		for i, c := range e.Choices {
+			fmt.Fprintf(&b, "\n  %d. space %s", i+1, c.Space)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%q names %d files equally well; say which one:", e.Phrase, len(e.Choices))
 	for i, c := range e.Choices {
 		fmt.Fprintf(&b, "\n  %d. %s (space %s)", i+1, c.Path, c.Space)

@@ -390,3 +390,35 @@ func TestDeleteWithoutWriteSpaceNamesTheGrant(t *testing.T) {
 		t.Errorf("extract: %v, %v", pr, err)
 	}
 }
+
+// TestServiceVerbIsNoOtherTool: a request that leads with a service's verb
+// ("send", "translate", "book") is not served by a tool that neither says
+// that verb nor is what the request's words are about, whatever values of
+// its types the request carries: "send 'x' to #general" is no summary of
+// 'x'. A tool that says the verb serves it.
+func TestServiceVerbIsNoOtherTool(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "final.txt")
+	send := pipeline.Tool{Name: "chat.send_message", Version: "1.0.0", Description: "Send a message to a chat channel.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"channel":{"type":"string","description":"The channel, e.g. #general."},"text":{"type":"string","description":"The message text."}},"required":["channel","text"],"additionalProperties":false}`)}
+	ctx := context.Background()
+	s, cat := understoodSelector(t, dir)
+	for _, q := range []string{"send 'meeting moved to 3pm' to #general", "translate 'good morning' into french", "please book 'dinner at 8' for friday"} {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if pr != nil && len(stepsOf(t, pr)) > 0 {
+			t.Errorf("%q planned %v with the built-in tools only", q, outline(stepsOf(t, pr)))
+		}
+	}
+	s, cat = understoodSelector(t, dir, send)
+	pr, err := s.PlanUnderstood(ctx, "me", "send 'meeting moved to 3pm' to #general", cat)
+	if err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"chat.send_message"}) {
+		t.Errorf("with a tool that sends: %v, %v", pr, err)
+	}
+	// A summary asked for with a quoted text is still one.
+	if pr, err := s.PlanUnderstood(ctx, "me", "summarize 'the bus was late again and I missed the meeting'", cat); err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"summarize"}) {
+		t.Errorf("summarize a quoted text: %v, %v", pr, err)
+	}
+}

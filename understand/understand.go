@@ -113,6 +113,11 @@ type Interpretation struct {
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType  string
 	Recursive bool
+	// Verb is the verb the request leads with when it is one of the
+	// services' verbs none of the actions above is ("send", "book",
+	// "play", "translate" …): a tool the request does not name by its
+	// words must at least say that verb to serve it.
+	Verb string
 }
 
 // Has reports whether the interpretation holds action a.
@@ -178,6 +183,10 @@ var (
 	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:about|going|planning)\s+to|i'?ll|i\s+will|i\s+might|i\s+may)\s+(?:\w+\s+){0,2}$`)
 )
 
+// reServiceVerb is a request that leads with a verb of a service no
+// action of this package names (after "please", "can you" …).
+var reServiceVerb = regexp.MustCompile(`(?i)^\s*(?:(?:please|pls|kindly|hey|ok|okay|can\s+you|could\s+you|would\s+you|will\s+you)[\s,]+)*(send|e-?mail|mail|text|message|post|tweet|book|reserve|buy|order|purchase|pay|play|call|phone|schedule|remind|set|create|make|translate|convert|share|upload|download|install|start|stop|turn|switch|invite|cancel|ping|notify)\b`)
+
 // action words, by canonical action. Longer phrases first within a kind.
 var actionPhrases = []struct {
 	a  Action
@@ -226,6 +235,9 @@ func Parse(text string, env Env) *Interpretation {
 	lower := strings.ToLower(unq)
 
 	in.readActions(unq)
+	if m := reServiceVerb.FindStringSubmatch(unq); m != nil {
+		in.Verb = strings.ToLower(m[1])
+	}
 	if in.Body == "" {
 		in.Expression = Expression(unq)
 		if in.Expression != "" && !in.Has(Calculate) {
