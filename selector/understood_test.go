@@ -283,7 +283,7 @@ func TestDestructivePartOnlyOnAsk(t *testing.T) {
 func TestPluralMeansEveryFile(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, "meeting-notes.md", "notes/work-notes.txt", "papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf",
-		"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt", "todo.txt")
+		"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt", "todo.txt", "draft.txt", "final.txt")
 	s, cat := understoodSelector(t, dir)
 	ctx := context.Background()
 	listEach := func(dir, reader string, then ...step) []step {
@@ -308,6 +308,7 @@ func TestPluralMeansEveryFile(t *testing.T) {
 		"read the leases":                      listEach("contracts", "read-file"),
 		"summarize all the notes":              {read("meeting-notes.md"), sum("s1"), read("notes/work-notes.txt"), sum("s3")},
 		"delete the leases":                    {del("contracts/lease-2023.txt"), del("contracts/lease-2024.txt")},
+		"summarize draft.txt and final.txt":    {read("draft.txt"), sum("s1"), read("final.txt"), sum("s3")},
 	}
 	for q, want := range cases {
 		pr, err := s.PlanUnderstood(ctx, "me", q, cat)

@@ -252,6 +252,10 @@ func Parse(text string, env Env) *Interpretation {
 	in.readSpace(lower, env)
 	in.readObjects(unq, lower, env)
 	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	if fs := in.Files(); len(fs) > 1 && !in.Has(Compare) && len(in.Parts) == 1 {
+		// "summarize a.pdf and b.pdf": each file named gets the call.
+		in.All = true
+	}
 	if in.Has(List) && in.Has(Summarize) && cachedRegexp(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
 		in.Every = true // "list the pdfs in papers, then summarize them"
 		in.Actions = slicesDelete(in.Actions, List)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,6 +281,51 @@ func TestTurnsCallIsNoSuggestion(t *testing.T) {
 			if rec.Tool == sel.Function && compact(rec.Arguments) == compact(sel.Arguments) {
 				t.Errorf("%q: the call just made is suggested: %s %s", q, rec.Tool, rec.Arguments)
 			}
+		}
+	}
+}
+
+// TestTurnReferents: "summarize it", "extract them" after a turn that
+// worked on files are about those files (said in a note); a request that
+// names its own file, or asks about "it" ("is it …"), is left alone.
+func TestTurnReferents(t *testing.T) {
+	e, _ := newTurnEngine(t)
+	ctx := context.Background()
+	tools := func(tr *TurnResult) []string {
+		var out []string
+		for _, s := range tr.Steps {
+			if s.Selection != nil {
+				out = append(out, s.Selection.Function+" "+compact(s.Selection.Arguments))
+			}
+		}
+		return out
+	}
+	if _, err := e.Turn(ctx, "web", "extract the text of quotes/acme-2024.pdf", &recUI{}, TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ui := &recUI{}
+	tr, err := e.Turn(ctx, "web", "summarize it", ui, TurnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`pdf-extract {"path":"quotes/acme-2024.pdf","space":"documents"}`, `summarize {"text":"{{steps.s1.output.text}}"}`}
+	if got := tools(tr); !slices.Equal(got, want) || !strings.Contains(ui.String(), `"summarize it" read as "summarize quotes/acme-2024.pdf"`) {
+		t.Errorf("summarize it: %v\n%s", got, ui)
+	}
+	if _, err := e.Turn(ctx, "web", "compare the two acme quotes", &recUI{}, TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err = e.Turn(ctx, "web", "extract them", &recUI{}, TurnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{`pdf-extract {"path":"quotes/acme-2024.pdf","space":"documents"}`, `pdf-extract {"path":"quotes/acme-2025.pdf","space":"documents"}`}
+	if got := tools(tr); !slices.Equal(got, want) {
+		t.Errorf("extract them: %v", got)
+	}
+	for _, q := range []string{"is it long", "extract the text of papers/bm25.pdf", "what's 12 times 3"} {
+		if got, note := e.Referents("web", q); got != q || note != "" {
+			t.Errorf("%q rewritten as %q", q, got)
 		}
 	}
 }
