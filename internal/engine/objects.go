@@ -192,7 +192,10 @@ func (e *Engine) Referents(caller, text string) (rewritten, note string) {
 		return text, ""
 	}
 	in := e.Selector.Understand(caller, text)
-	if in.Body != "" || in.Expression != "" || len(in.Objects) > 0 || in.Folder != nil {
+	if in.Body != "" || in.Expression != "" || len(in.Objects) > 0 || in.Folder != nil ||
+		len(in.Parts) > 1 || in.Has(understand.List) || in.FileType != "" {
+		// The request works on files of its own, or names what "them" is
+		// ("find the PDFs, then summarize them").
 		return text, ""
 	}
 	acts := false

@@ -323,7 +323,7 @@ func TestTurnReferents(t *testing.T) {
 	if got := tools(tr); !slices.Equal(got, want) {
 		t.Errorf("extract them: %v", got)
 	}
-	for _, q := range []string{"is it long", "extract the text of papers/bm25.pdf", "what's 12 times 3"} {
+	for _, q := range []string{"is it long", "extract the text of papers/bm25.pdf", "what's 12 times 3", "find the PDFs in documents, then summarize them", "list the pdfs and summarize them"} {
 		if got, note := e.Referents("web", q); got != q || note != "" {
 			t.Errorf("%q rewritten as %q", q, got)
 		}
