@@ -106,6 +106,7 @@ func TestParse(t *testing.T) {
 		"I'm about to delete the draft, show it to me first": {main: Read, files: [][]string{{"documents:draft.txt"}}},
 		"I'll delete draft.txt later, read it now":           {main: Read, files: [][]string{{"documents:draft.txt"}}},
 		"I want to delete draft.txt":                         {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"what is the attention paper about":                  {main: Summarize, files: [][]string{{"documents:papers/attention.pdf"}}},
 		"list the files in my downloads folder":              {main: List, missing: "downloads"},
 		"open a github issue in acme/api":                    {main: Read},
 	}

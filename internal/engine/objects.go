@@ -175,8 +175,9 @@ var (
 	// "these" or "both" as its last word.
 	reReferent = regexp.MustCompile(`(?i)\b(?:it|them)\b|\b(?:that|this|those|these|both)\s*(?:one|ones|file|files|again|too|please|first)?\s*[.?!]*\s*$`)
 	// reItIs: "it" in "it's", "is it", "it is" asks about something, names
-	// nothing worked on.
-	reItIs = regexp.MustCompile(`(?i)\bit'?s\b|\bis\s+it\b|\bit\s+is\b`)
+	// nothing worked on — but "what is it about" asks for its gist.
+	reItIs     = regexp.MustCompile(`(?i)\bit'?s\b|\bis\s+it\b|\bit\s+is\b`)
+	reItsAbout = regexp.MustCompile(`(?i)\bwhat(?:'s|\s+is)\s+it\s+about\b`)
 )
 
 // Referents rewrites a request that refers to the files caller's latest
@@ -188,7 +189,7 @@ func (e *Engine) Referents(caller, text string) (rewritten, note string) {
 	e.files.mu.Lock()
 	last := e.files.last[caller]
 	e.files.mu.Unlock()
-	if len(last) == 0 || !reReferent.MatchString(text) || reItIs.MatchString(text) {
+	if len(last) == 0 || !reReferent.MatchString(text) || reItIs.MatchString(text) && !reItsAbout.MatchString(text) {
 		return text, ""
 	}
 	in := e.Selector.Understand(caller, text)

@@ -312,6 +312,9 @@ func TestTurnReferents(t *testing.T) {
 	if got := tools(tr); !slices.Equal(got, want) || !strings.Contains(ui.String(), `"summarize it" read as "summarize quotes/acme-2024.pdf"`) {
 		t.Errorf("summarize it: %v\n%s", got, ui)
 	}
+	if got, note := e.Referents("web", "what is it about"); got != "what is quotes/acme-2024.pdf about" || note == "" {
+		t.Errorf("what is it about: %q", got)
+	}
 	if _, err := e.Turn(ctx, "web", "compare the two acme quotes", &recUI{}, TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
