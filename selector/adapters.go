@@ -308,3 +308,12 @@ func (c *RegistryCatalog) Lacks(caller string, t pipeline.Tool, args map[string]
 	}
 	return out
 }
+
+// Held is the capabilities the caller holds, when the policy can list them
+// (a StaticPolicy, as airs.yaml's agents make): what a grant adds to.
+func (c *RegistryCatalog) Held(caller string) []pipeline.Capability {
+	if sp, ok := c.Policy.(*pipeline.StaticPolicy); ok {
+		return slices.Clone(sp.Capabilities[caller])
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
 
@@ -275,7 +276,13 @@ func (s *Selector) withheldFit(caller string, in *understand.Interpretation, req
 		var args map[string]any
 		_ = json.Unmarshal(raw, &args)
 		if lacks := w.Lacks(caller, sh.t, args); len(lacks) > 0 {
-			return &CapabilityNeededError{Caller: caller, Tool: n, Arguments: raw, More: len(pl.steps) - 1, Missing: lacks}
+			need := &CapabilityNeededError{Caller: caller, Tool: n, Arguments: raw, More: len(pl.steps) - 1, Missing: lacks}
+			if h, ok := w.(interface {
+				Held(caller string) []pipeline.Capability
+			}); ok {
+				need.Held = h.Held(caller)
+			}
+			return need
 		}
 	}
 	return nil

@@ -105,6 +105,9 @@ type CapabilityNeededError struct {
 	Arguments json.RawMessage // the first call's
 	More      int             // further calls of it the request asks for (several files)
 	Missing   []pipeline.Capability
+	// Held is what the caller holds now, when known: the grant's whole
+	// line is shown then.
+	Held []pipeline.Capability
 }
 
 func (e *CapabilityNeededError) Error() string {
@@ -118,8 +121,19 @@ func (e *CapabilityNeededError) Error() string {
 	if e.More > 0 {
 		more = fmt.Sprintf(" and %d more", e.More)
 	}
-	return fmt.Sprintf("%s fits this request (%s %s%s), but agent %q lacks %s: add %s to agents.%s.capabilities in airs.yaml ('airs help config' shows the section; an agents section replaces the default agent, so keep what it holds), then ask again; nothing ran",
-		e.Tool, e.Tool, e.Arguments, more, e.Caller, strings.Join(caps, ", "), strings.Join(quoted, ", "), e.Caller)
+	head := fmt.Sprintf("%s fits this request (%s %s%s), but agent %q lacks %s; nothing ran. ",
+		e.Tool, e.Tool, e.Arguments, more, e.Caller, strings.Join(caps, ", "))
+	if len(e.Held) == 0 {
+		return head + fmt.Sprintf("Add %s to agents.%s.capabilities in airs.yaml ('airs help config' shows the section; an agents section replaces the default agent, so keep what it holds), then ask again",
+			strings.Join(quoted, ", "), e.Caller)
+	}
+	all := make([]string, 0, len(e.Held)+len(e.Missing))
+	for _, c := range e.Held {
+		all = append(all, strconv.Quote(c.String()))
+	}
+	all = append(all, quoted...)
+	return head + fmt.Sprintf("Grant it in airs.yaml ('airs help config' shows where it is), then ask again:\n  agents:\n    %s:\n      capabilities: [%s]",
+		e.Caller, strings.Join(all, ", "))
 }
 
 // Is makes it a capability denial to errors.Is (its exit code and status).

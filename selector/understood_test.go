@@ -378,7 +378,7 @@ func TestDeleteWithoutWriteSpaceNamesTheGrant(t *testing.T) {
 			if need.Tool != "delete-file" || args["path"] != path || len(need.Missing) != 1 || need.Missing[0].String() != "WriteSpace(documents)" {
 				t.Errorf("%s %q: %+v", name, q, need)
 			}
-			if msg := err.Error(); !strings.Contains(msg, "agents.reader.capabilities") || !strings.Contains(msg, `"WriteSpace(documents)"`) {
+			if msg := err.Error(); !strings.Contains(msg, "agents:\n    reader:\n      capabilities: [\"ReadSpace(documents)\", \"WriteSpace(documents)\"]") {
 				t.Errorf("%s %q: the answer does not say how to grant it: %s", name, q, msg)
 			}
 			if !errors.Is(err, pipeline.ErrToolCapabilityDenied) {
