@@ -357,10 +357,13 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 		r.deny(cs, callKey(ev.Tool, ev.Params))
 	}
 	cs.recent = appendBounded(cs.recent, ev, maxRecent)
-	cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
+	k := callKey(ev.Tool, ev.Params)
+	if i := slices.Index(cs.recentKeys, k); i >= 0 {
+		cs.recentKeys = slices.Delete(cs.recentKeys, i, i+1) // told by Done already: once, newest
+	}
+	cs.recentKeys = appendBounded(cs.recentKeys, k, maxRecent)
 	// A call of a recommended tool with the same arguments is that
 	// recommendation taken: it is no longer a suggestion.
-	k := cs.recentKeys[len(cs.recentKeys)-1]
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool { return rec.key == k })
 	r.update(ev.Caller, cs)
 }
