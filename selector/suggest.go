@@ -24,7 +24,8 @@ import (
 // caller's tools (the readers a file could go to). It fails when the call
 // would need a step before it (a file's text to read first), when another
 // tool reads the file's type better, when the request names several files
-// equally well, or when an argument has no value of its type.
+// equally well, when an argument has no value of its type, or when the
+// request asks to delete (move, overwrite) and t does not.
 func CallUnderstood(t Entry, in *understand.Interpretation, env understand.Env, callable []Entry, hints Hints) (map[string]any, error) {
 	sh, err := shapeOf(t.Tool)
 	if err != nil {
@@ -40,6 +41,9 @@ func CallUnderstood(t Entry, in *understand.Interpretation, env understand.Env, 
 	s := &Selector{Config: Config{Hints: hints}, Env: func(string) understand.Env { return env }}
 	pl := &planner{s: s, env: env, in: in, request: in.Text, entries: entries, shapes: map[string]*toolShape{}}
 	covered := in.ActionWords() != "" && coverageOf(coverageTerms(in.ActionWords()), t.Tool) > 0
+	if in.Main().Destructive() && !covered {
+		return nil, fmt.Errorf("the request asks to %s, which %s does not", in.Main(), t.Tool.Name)
+	}
 	if err := pl.fill(sh, !covered); err != nil {
 		return nil, err
 	}

@@ -52,7 +52,8 @@ func TestSuggestionsOnlyOfTheirTypes(t *testing.T) {
 		{"summarize", "what is the capital of France? Paris"},
 		{"read-file", "read the attention paper"}, // pdf-extract reads PDFs
 		{"calculator", "list my documents"},
-		{"pdf-extract", "read the acme quote"}, // two files fit: the person chooses
+		{"pdf-extract", "read the acme quote"},   // two files fit: the person chooses
+		{"read-file", "delete meeting-notes.md"}, // a deletion is no read
 	} {
 		if args, err := fill(c.tool, c.request); err == nil {
 			t.Errorf("%s for %q: offered %v", c.tool, c.request, args)
