@@ -14,6 +14,7 @@ import (
 
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
+	"github.com/airs-dev/airs/understand"
 )
 
 // Urgency of every recommendation: suggestions are shown, never pushed.
@@ -66,6 +67,10 @@ type Config struct {
 	// FileExists reports whether a space holds a file: a suggestion's path
 	// must name one that is there (nil: a file name is enough).
 	FileExists func(space, path string) bool
+	// Env is what a caller's task and requests are read against (the
+	// spaces it may read and their files' names), so that "the attention
+	// paper" is the file it names (nil: the configured spaces, no files).
+	Env func(caller string) understand.Env
 
 	Home        string        // where learning is kept ("" keeps nothing)
 	Store       Store         // instead of Home's files: learning kept elsewhere (store/pg), shared by replicas
@@ -147,11 +152,13 @@ type Recommender struct {
 	callers  map[string]*callerState
 	suppress map[string]*suppression // by caller \x00 context \x00 tool
 	subs     map[*subscriber]struct{}
-	infos    map[string]*toolInfo
-	scratch  [3]map[string]float64 // update's score maps, reused
-	cands    []candidate           // update's candidates, reused
-	store    *store
-	stats    Stats
+	// parsed holds one update's readings of its texts (r.mu held).
+	parsed  map[string]*understand.Interpretation
+	infos   map[string]*toolInfo
+	scratch [3]map[string]float64 // update's score maps, reused
+	cands   []candidate           // update's candidates, reused
+	store   *store
+	stats   Stats
 
 	ids atomic.Uint64
 }
@@ -350,12 +357,36 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 		r.deny(cs, callKey(ev.Tool, ev.Params))
 	}
 	cs.recent = appendBounded(cs.recent, ev, maxRecent)
-	cs.recentKeys = appendBounded(cs.recentKeys, callKey(ev.Tool, ev.Params), maxRecent)
+	k := callKey(ev.Tool, ev.Params)
+	if i := slices.Index(cs.recentKeys, k); i >= 0 {
+		cs.recentKeys = slices.Delete(cs.recentKeys, i, i+1) // told by Done already: once, newest
+	}
+	cs.recentKeys = appendBounded(cs.recentKeys, k, maxRecent)
 	// A call of a recommended tool with the same arguments is that
 	// recommendation taken: it is no longer a suggestion.
-	k := cs.recentKeys[len(cs.recentKeys)-1]
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool { return rec.key == k })
 	r.update(ev.Caller, cs)
+}
+
+// Done tells the recommender at once that the caller made a call (the
+// pipeline's event of it arrives later, through Run): a live suggestion of
+// that very call is withdrawn, and it is not suggested again, before the
+// channel shows the suggestions after the turn that made it.
+func (r *Recommender) Done(caller, tool string, params json.RawMessage) {
+	key := callKey(tool, params)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.caller(caller)
+	if !slices.Contains(cs.recentKeys, key) {
+		cs.recentKeys = appendBounded(cs.recentKeys, key, maxRecent)
+	}
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
+		if rec.key != key {
+			return false
+		}
+		r.publish(rec.Caller, Update{Type: "expired", Recommendation: rec})
+		return true
+	})
 }
 
 // Denied tells the recommender the person denied a call (a destructive

@@ -38,6 +38,11 @@ type candidate struct {
 // update recomputes the caller's recommendations (r.mu held).
 func (r *Recommender) update(caller string, cs *callerState) {
 	r.stats.Updates++
+	// One reading of each text per update, however many candidates ask.
+	if r.parsed == nil {
+		r.parsed = map[string]*understand.Interpretation{}
+	}
+	clear(r.parsed)
 	now := r.cfg.Now()
 	entries := r.callable(caller, cs, now)
 	if len(entries) == 0 {
@@ -98,7 +103,7 @@ func (r *Recommender) update(caller string, cs *callerState) {
 			break
 		}
 		builds++
-		rec := r.build(caller, cs, c, now)
+		rec := r.build(caller, cs, c, entries, now)
 		if rec == nil {
 			continue
 		}
@@ -124,33 +129,73 @@ func (r *Recommender) update(caller string, cs *callerState) {
 	}
 }
 
-// build fills the candidate's arguments from the signal that drives it and
-// checks them against the tool's schema; nil when they cannot be filled
-// honestly (a required value the context does not give) or fail.
-func (r *Recommender) build(caller string, cs *callerState, c candidate, now time.Time) *Recommendation {
+// build fills the candidate's arguments from the signals behind it, the
+// strongest that gives a whole call first, and checks them dry (the
+// tool's schema, and each a value of its parameter's type: a file that
+// is there, for the reader of its type; an expression that parses; a text
+// the person gave); nil when no signal gives one honestly.
+func (r *Recommender) build(caller string, cs *callerState, c candidate, callable []selector.Entry, now time.Time) *Recommendation {
 	t := c.entry.Tool
-	ti := c.info
-	driver := strongest(c.x)
-	var args map[string]any
-	var ctxKey, text string
-	var reasons []SignalReason
+	var order []Signal
+	for s := Signal(0); s < NumSignals; s++ {
+		if c.x[s] > 0 {
+			order = append(order, s)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return c.x[order[i]] > c.x[order[j]] })
+	for _, driver := range order {
+		args, ctxKey, text, ok := r.argsFrom(driver, caller, cs, c, callable)
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			continue
+		}
+		if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(c.info, args) || selector.SuggestionFits(t, args, callable, r.cfg.Spaces, r.cfg.FileExists) != nil {
+			r.stats.Invalid++
+			continue
+		}
+		var reasons []SignalReason
+		for _, s := range order {
+			reasons = append(reasons, SignalReason{Signal: s.String(), Score: round3(c.x[s]), Why: r.why(s, t, cs)})
+		}
+		id := "rec-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.FormatUint(r.ids.Add(1), 36)
+		return &Recommendation{ID: id, Caller: caller, Tool: t.Name, Provider: c.entry.Provider, Arguments: raw,
+			Score: round3(c.p), Signals: reasons, Reason: r.why(driver, t, cs), Urgency: UrgencyLow, Context: ctxKey,
+			Idempotent: t.Idempotent, Destructive: t.Destructive, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
+	}
+	return nil
+}
+
+// argsFrom fills the candidate's arguments from one signal: a file event's
+// file; a task's or the latest turn's values, read by type against the
+// caller's files as a plan's step is filled; for a call that usually
+// follows the last one, the task's values and the rest carried from that
+// call. It also says the context a dismissal is kept under and the text
+// behind the suggestion (for learning). A destructive tool only on an
+// explicit ask, in the task or the latest turn, as long as it stands.
+func (r *Recommender) argsFrom(driver Signal, caller string, cs *callerState, c candidate, callable []selector.Entry) (args map[string]any, ctxKey, text string, ok bool) {
+	t := c.entry.Tool
+	argText := ""
 	switch driver {
 	case SignalSpace:
-		_, f := fileScore(t, ti, cs.files)
-		args = fileArgs(ti, f)
+		_, f := fileScore(t, c.info, cs.files)
+		args = fileArgs(c.info, f)
 		ctxKey = "space:" + f.Space + ":" + fileKind(f.Rel)
 	case SignalTask:
-		text = cs.task
+		text, argText = cs.task, cs.task
 		ctxKey = "task:" + shortHash(cs.task)
 	case SignalConversation:
-		text = conversationText(cs.turns)
+		// The turns together say which tool; the arguments come from the
+		// latest turn alone (the reason shown quotes it), never a word of
+		// an older turn ("Paris" from a question about France).
+		text, argText = conversationText(cs.turns), lastTurn(cs.turns)
 		ctxKey = "conversation"
 	default:
 		ctxKey = driver.String() + ":" + lastName(cs.recent)
 	}
 	if t.Destructive {
-		// Only on an explicit ask, in the task or the latest turn, and
-		// only as long as that ask stands.
 		switch {
 		case driver == SignalTask && understand.ParsePlain(cs.task).ExplicitDestructive:
 			text = cs.task
@@ -158,43 +203,39 @@ func (r *Recommender) build(caller string, cs *callerState, c candidate, now tim
 			text = lastTurn(cs.turns)
 			ctxKey = "conversation:" + shortHash(text)
 		default:
-			return nil
+			return nil, "", "", false
 		}
 	}
-	if args == nil {
-		hintText := text
-		if hintText == "" {
-			hintText = cs.task
+	hints := selector.Hints{Spaces: r.cfg.Spaces}
+	switch {
+	case driver == SignalSpace:
+		if args == nil {
+			return nil, "", "", false
 		}
+	case argText != "":
+		env := r.env(caller)
+		in, ok := r.parsed[argText]
+		if !ok {
+			in = understand.Parse(argText, env)
+			r.parsed[argText] = in
+		}
+		var err error
+		if args, err = selector.CallUnderstood(*c.entry, in, env, callable, hints); err != nil {
+			return nil, "", "", false
+		}
+	default:
 		var missing []string
 		var err error
-		args, missing, err = selector.ArgumentsUnderstood(t, understand.ParsePlain(hintText), selector.Hints{Spaces: r.cfg.Spaces})
+		args, missing, err = selector.ArgumentsUnderstood(t, understand.ParsePlain(cs.task), hints)
 		if err != nil {
-			return nil
+			return nil, "", "", false
 		}
 		carryArgs(args, t, cs.recent, &missing)
 		if len(missing) > 0 {
-			return nil
+			return nil, "", "", false
 		}
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil
-	}
-	if err := r.cfg.Validate(t, raw); err != nil || !allowedByView(ti, args) || selector.ArgumentsFit(t, args, r.cfg.Spaces, r.cfg.FileExists) != nil {
-		r.stats.Invalid++
-		return nil
-	}
-	for s := Signal(0); s < NumSignals; s++ {
-		if c.x[s] > 0 {
-			reasons = append(reasons, SignalReason{Signal: s.String(), Score: round3(c.x[s]), Why: r.why(s, t, cs)})
-		}
-	}
-	sort.SliceStable(reasons, func(i, j int) bool { return reasons[i].Score > reasons[j].Score })
-	id := "rec-" + strconv.FormatInt(now.UnixNano(), 36) + "-" + strconv.FormatUint(r.ids.Add(1), 36)
-	return &Recommendation{ID: id, Caller: caller, Tool: t.Name, Provider: c.entry.Provider, Arguments: raw,
-		Score: round3(c.p), Signals: reasons, Reason: reasons[0].Why, Urgency: UrgencyLow, Context: ctxKey,
-		Idempotent: t.Idempotent, Destructive: t.Destructive, Created: now, Expires: now.Add(r.cfg.TTL), features: c.x, text: text, key: callKey(t.Name, raw)}
+	return args, ctxKey, text, true
 }
 
 // why is a one-line reason for signal s behind tool t.
@@ -383,4 +424,12 @@ func (r *Recommender) Prime(caller string, recent []pipeline.CallEvent, files []
 		}
 	}
 	r.update(caller, cs)
+}
+
+// env is what caller's texts are read against.
+func (r *Recommender) env(caller string) understand.Env {
+	if r.cfg.Env != nil {
+		return r.cfg.Env(caller)
+	}
+	return understand.Env{Spaces: r.cfg.Spaces}
 }

@@ -251,3 +251,69 @@ func (r *IndexRetriever) Retrieve(ctx context.Context, query string, k int, allo
 // configuration, fixed for a process's life; a sunset passes with time, so
 // a cache also bounds its age).
 func (c *RegistryCatalog) Generation() uint64 { return c.Registry.Generation() }
+
+// Withholder is what a Catalog may also say: the tools registered that a
+// caller may not call, and the capabilities one call of such a tool needs
+// that the caller lacks. No-LLM planning asks it when no tool the caller
+// holds serves a request, to name the tool that would and what to grant.
+type Withholder interface {
+	Withheld(caller string) []Entry
+	Lacks(caller string, t pipeline.Tool, args map[string]any) []pipeline.Capability
+}
+
+// Withheld lists the tools whose provider the caller reaches but which
+// require a capability it does not hold (as registered, not narrowed).
+func (c *RegistryCatalog) Withheld(caller string) []Entry {
+	pol := c.Policy
+	if pol == nil {
+		return nil
+	}
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	var out []Entry
+	for _, r := range c.Registry.List() {
+		if d := r.Tool.Deprecation; d != nil && !d.Sunset.IsZero() && now.After(d.Sunset) || !pol.CanReach(caller, r.Provider) {
+			continue
+		}
+		if _, ok := narrow(r.Tool, caller, pol); !ok {
+			out = append(out, Entry{Provider: r.Provider, Tool: r.Tool})
+		}
+	}
+	return out
+}
+
+// Lacks is the capabilities the call of t with args requires that the
+// caller does not hold, a capability bound to a parameter taken with the
+// argument's value ("WriteSpace($space)" with space "documents" is
+// WriteSpace(documents)).
+func (c *RegistryCatalog) Lacks(caller string, t pipeline.Tool, args map[string]any) []pipeline.Capability {
+	pol := c.Policy
+	if pol == nil {
+		return nil
+	}
+	var out []pipeline.Capability
+	for _, req := range t.CapabilityRequired {
+		if param, bound := req.ParamRef(); bound {
+			s, ok := args[param].(string)
+			if !ok {
+				continue
+			}
+			req = pipeline.Capability{Kind: req.Kind, Arg: s}
+		}
+		if !pol.Holds(caller, req) {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// Held is the capabilities the caller holds, when the policy can list them
+// (a StaticPolicy, as airs.yaml's agents make): what a grant adds to.
+func (c *RegistryCatalog) Held(caller string) []pipeline.Capability {
+	if sp, ok := c.Policy.(*pipeline.StaticPolicy); ok {
+		return slices.Clone(sp.Capabilities[caller])
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
 
@@ -122,6 +123,9 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		if sh.t.Destructive && !in.ExplicitDestructive {
 			continue // never the fallback
 		}
+		if in.Main().Destructive() && score(c) == 0 {
+			continue // a request to delete is not served by a read
+		}
 		if c.Score[ScoreSimilarity] < cfg.MinSimilarity {
 			continue // not similar enough at all (selection.min_similarity)
 		}
@@ -130,6 +134,9 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		covered := score(c) > 0 || c.Score[ScoreCoverage] >= cfg.MinCoverage
 		if !covered && c.Score[ScoreCoverage] == 0 {
 			continue
+		}
+		if !covered && in.Verb != "" && coverageOf(coverageTerms(in.Verb), entries[c.Name].Tool) == 0 {
+			continue // "send 'x' to #general" is no summary of 'x'
 		}
 		tried++
 		err := pl.fill(sh, !covered)
@@ -149,6 +156,9 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		}
 	}
 	if len(pl.steps) == 0 {
+		if err := s.withheldFit(caller, in, request); err != nil {
+			return nil, got, err
+		}
 		if firstErr != nil {
 			pr.Notice += "; " + firstErr.Error()
 		}
@@ -206,4 +216,67 @@ func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, 
 		}
 	}
 	return s.noLLM(cands, entries, request, cfg)
+}
+
+// withheldFit answers an explicit ask to delete, move or overwrite that no
+// tool the caller holds serves: when a tool it may not call would (its
+// arguments fill from the request), a *CapabilityNeededError names that
+// tool, the call and the capabilities to grant, instead of "no tool fits";
+// several files named equally well are still asked about first. nil when
+// no withheld tool serves it either.
+func (s *Selector) withheldFit(caller string, in *understand.Interpretation, request string) error {
+	w, ok := s.Catalog.(Withholder)
+	if !ok || !in.ExplicitDestructive {
+		return nil
+	}
+	entries := map[string]Entry{}
+	var names []string
+	for _, e := range w.Withheld(caller) {
+		if _, dup := entries[e.Tool.Name]; !dup && e.Tool.Destructive {
+			entries[e.Tool.Name] = e
+			names = append(names, e.Tool.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	q := coverageTerms(in.ActionWords())
+	cover := map[string]float64{}
+	for _, n := range names {
+		cover[n] = coverageOf(q, entries[n].Tool)
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		if cover[names[i]] != cover[names[j]] {
+			return cover[names[i]] > cover[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
+	for _, n := range names {
+		sh := pl.shape(n)
+		if sh == nil || cover[n] == 0 {
+			continue
+		}
+		err := pl.fill(sh, false)
+		var amb errAmbiguous
+		if asAmb(err, &amb) {
+			return amb.err
+		}
+		if err != nil || len(pl.steps) == 0 {
+			continue
+		}
+		raw := pl.steps[0].Arguments
+		var args map[string]any
+		_ = json.Unmarshal(raw, &args)
+		if lacks := w.Lacks(caller, sh.t, args); len(lacks) > 0 {
+			need := &CapabilityNeededError{Caller: caller, Tool: n, Arguments: raw, More: len(pl.steps) - 1, Missing: lacks}
+			if h, ok := w.(interface {
+				Held(caller string) []pipeline.Capability
+			}); ok {
+				need.Held = h.Held(caller)
+			}
+			return need
+		}
+	}
+	return nil
 }

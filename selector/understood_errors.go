@@ -1,9 +1,12 @@
 package selector
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
 
@@ -41,6 +44,18 @@ type AmbiguousError struct {
 
 func (e *AmbiguousError) Error() string {
 	var b strings.Builder
+	spaces := len(e.Choices) > 0
+	for _, c := range e.Choices {
+		spaces = spaces && c.Path == ""
+	}
+	if spaces {
+		// No file to tell apart: the request names no space of several.
+		fmt.Fprintf(&b, "the request names no space, and you may use %d; say which one:", len(e.Choices))
+		for i, c := range e.Choices {
+			fmt.Fprintf(&b, "\n  %d. space %s", i+1, c.Space)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%q names %d files equally well; say which one:", e.Phrase, len(e.Choices))
 	for i, c := range e.Choices {
 		fmt.Fprintf(&b, "\n  %d. %s (space %s)", i+1, c.Path, c.Space)
@@ -80,3 +95,51 @@ func asAmb(err error, out *errAmbiguous) bool {
 	}
 	return false
 }
+
+// CapabilityNeededError: the tool that serves a request is one the caller
+// may not call; it names the tool, the call it would make and the
+// capabilities to grant. Nothing ran.
+type CapabilityNeededError struct {
+	Caller    string
+	Tool      string
+	Arguments json.RawMessage // the first call's
+	More      int             // further calls of it the request asks for (several files)
+	Missing   []pipeline.Capability
+	// Held is what the caller holds now, when known: the grant's whole
+	// line is shown then.
+	Held []pipeline.Capability
+}
+
+func (e *CapabilityNeededError) Error() string {
+	caps := make([]string, len(e.Missing))
+	quoted := make([]string, len(e.Missing))
+	for i, c := range e.Missing {
+		caps[i] = c.String()
+		quoted[i] = strconv.Quote(c.String())
+	}
+	more := ""
+	if e.More > 0 {
+		more = fmt.Sprintf(" and %d more", e.More)
+	}
+	head := fmt.Sprintf("%s fits this request (%s %s%s), but agent %q lacks %s; nothing ran. ",
+		e.Tool, e.Tool, e.Arguments, more, e.Caller, strings.Join(caps, ", "))
+	if len(e.Held) == 0 {
+		return head + fmt.Sprintf("Add %s to agents.%s.capabilities in airs.yaml ('airs help config' shows the section; an agents section replaces the default agent, so keep what it holds), then ask again",
+			strings.Join(quoted, ", "), e.Caller)
+	}
+	all := make([]string, 0, len(e.Held)+len(e.Missing))
+	for _, c := range e.Held {
+		all = append(all, strconv.Quote(c.String()))
+	}
+	all = append(all, quoted...)
+	return head + fmt.Sprintf("Grant it in airs.yaml ('airs help config' shows where it is), then ask again:\n  agents:\n    %s:\n      capabilities: [%s]",
+		e.Caller, strings.Join(all, ", "))
+}
+
+// Is makes it a capability denial to errors.Is (its exit code and status).
+func (e *CapabilityNeededError) Is(target error) bool {
+	return target == pipeline.ErrToolCapabilityDenied
+}
+
+// Kind is the pipeline's error kind for it.
+func (e *CapabilityNeededError) Kind() string { return pipeline.KindToolCapabilityDenied }

@@ -104,10 +104,37 @@ func (pl *planner) readStep(e *understand.Entry) (string, error) {
 
 // fill plans the call of tool sh for the request, with the steps that
 // produce what it takes; it fails (no steps kept) when a required
-// argument has no value of its type in the request.
+// argument has no value of its type in the request. Files the request
+// names in the plural (Interpretation.All) each get the call, a file a
+// reader does not take going to the reader of its type.
 func (pl *planner) fill(sh *toolShape, strict bool) error {
-	in := pl.in
 	pl.steps = nil
+	if !pl.in.All {
+		return pl.fillOne(sh, strict)
+	}
+	all := pl.in
+	defer func() { pl.in = all }()
+	for _, o := range all.Files() {
+		one := *all
+		one.All, one.Objects = false, []understand.Object{o}
+		pl.in = &one
+		n := len(pl.steps)
+		err := pl.fillOne(sh, strict)
+		if ur, ok := err.(errUseReader); ok {
+			pl.steps = pl.steps[:n]
+			err = pl.fillOne(ur.r, strict)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillOne is fill for one reading of the request, adding to the steps
+// planned so far.
+func (pl *planner) fillOne(sh *toolShape, strict bool) error {
+	in := pl.in
 	args := map[string]any{}
 	files := in.Files()
 	nextFile := 0
@@ -144,6 +171,12 @@ func (pl *planner) fill(sh *toolShape, strict bool) error {
 			args[p.Name] = in.Expression
 		case rolePath:
 			if in.Every && in.Folder != nil {
+				if sh.isReader() && needText == 0 && len(sh.required) <= 2 {
+					// Reading every file of a folder: list, then read each
+					// with the reader of their type.
+					_, _, err := pl.everyFile()
+					return err
+				}
 				return fmt.Errorf("the request is about every file of a folder")
 			}
 			if nextFile >= len(files) {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,5 +275,155 @@ func TestDestructivePartOnlyOnAsk(t *testing.T) {
 		if got := slices.Contains(outline(stepsOf(t, pr)), "delete-file"); got != wantDelete {
 			t.Errorf("%q: delete-file planned %v, want %v (%v)", q, got, wantDelete, outline(stepsOf(t, pr)))
 		}
+	}
+}
+
+// TestPluralMeansEveryFile: files named in the plural ("the papers", "all
+// the notes", "each quote") are every matching file, not a choice among
+// them: the files of one folder are listed and each read by the reader of
+// its type, then summarized; files of several folders are each read and
+// summarized; a deletion names each file it deletes. A plural word a file
+// is named by ("the notes" for meeting-notes.md) stays one file to choose.
+func TestPluralMeansEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "meeting-notes.md", "notes/work-notes.txt", "papers/attention.pdf", "papers/bm25.pdf", "papers/grammars.pdf",
+		"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt", "todo.txt", "draft.txt", "final.txt")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	listEach := func(dir, reader string, then ...step) []step {
+		return append([]step{
+			{Function: "list-files", Arguments: map[string]any{"space": "documents", "dir": dir}},
+			{Function: reader, Arguments: map[string]any{"space": "documents", "path": "{{item.path}}"}, Foreach: "{{steps.s1.output.files}}"},
+		}, then...)
+	}
+	sumEach := step{Function: "summarize", Arguments: map[string]any{"text": "{{item.text}}"}, Foreach: "{{steps.s2.output}}"}
+	read := func(p string) step {
+		return step{Function: "read-file", Arguments: map[string]any{"space": "documents", "path": p}}
+	}
+	sum := func(id string) step {
+		return step{Function: "summarize", Arguments: map[string]any{"text": "{{steps." + id + ".output.text}}"}}
+	}
+	del := func(p string) step {
+		return step{Function: "delete-file", Arguments: map[string]any{"space": "documents", "path": p}}
+	}
+	cases := map[string][]step{
+		"summarize the papers in my documents": listEach("papers", "pdf-extract", sumEach),
+		"summarize each quote":                 listEach("quotes", "pdf-extract", sumEach),
+		"read the leases":                      listEach("contracts", "read-file"),
+		"summarize all the notes":              {read("meeting-notes.md"), sum("s1"), read("notes/work-notes.txt"), sum("s3")},
+		"delete the leases":                    {del("contracts/lease-2023.txt"), del("contracts/lease-2024.txt")},
+		"summarize draft.txt and final.txt":    {read("draft.txt"), sum("s1"), read("final.txt"), sum("s3")},
+	}
+	for q, want := range cases {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil || pr == nil {
+			t.Errorf("%q: %v, %v", q, pr, err)
+			continue
+		}
+		if got := stepsOf(t, pr); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", q, got, want)
+		}
+	}
+	_, err := s.PlanUnderstood(ctx, "me", "read the notes", cat)
+	var amb *selector.AmbiguousError
+	if !errors.As(err, &amb) || len(amb.Choices) != 2 {
+		t.Errorf("read the notes: %v, want the two notes files to choose from", err)
+	}
+}
+
+// TestDeleteWithoutWriteSpaceNamesTheGrant: a request to delete a file
+// the caller may read but not write is answered with the tool that fits
+// (delete-file, with the call it would make), the capability it lacks and
+// where to grant it — not "no tool fits", and not a read of the file.
+func TestDeleteWithoutWriteSpaceNamesTheGrant(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "papers/a.pdf", "papers/b.pdf", "draft.txt")
+	pol := &pipeline.StaticPolicy{
+		Channels:     map[string][]string{"*": {"*"}},
+		Capabilities: map[string][]pipeline.Capability{"reader": {{Kind: "ReadSpace", Arg: "documents"}}},
+	}
+	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
+	if err := builtin.Register(reg, builtin.Options{Spaces: map[string]string{"documents": dir}, Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	cat := &selector.RegistryCatalog{Registry: reg, Policy: pol}
+	ctx := context.Background()
+	ix, err := embeddings.Open(ctx, embeddings.NewLexical(embeddings.LexicalOptions{}), embeddings.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(ctx, selector.Docs(cat.Callable("reader"))); err != nil {
+		t.Fatal(err)
+	}
+	files := understand.NewFileIndex()
+	if err := files.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	s := selector.New(selector.Parts{Catalog: cat, Index: ix,
+		Config: selector.Config{Hints: selector.Hints{Spaces: []string{"documents"}}, MinCoverage: 0.4, RequireEvidence: true}})
+	s.Env = func(string) understand.Env { return understand.Env{Spaces: []string{"documents"}, Index: files} }
+	for q, path := range map[string]string{
+		"delete the 2024 acme quote": "quotes/acme-2024.pdf",
+		"remove the papers":          "papers/a.pdf",
+		"delete draft.txt":           "draft.txt",
+	} {
+		for name, do := range map[string]func() error{
+			"plan":   func() error { _, err := s.PlanUnderstood(ctx, "reader", q, cat); return err },
+			"select": func() error { _, err := s.Select(ctx, "reader", q); return err },
+		} {
+			err := do()
+			var need *selector.CapabilityNeededError
+			if !errors.As(err, &need) {
+				t.Errorf("%s %q: %v, want the capability it needs", name, q, err)
+				continue
+			}
+			var args map[string]any
+			_ = json.Unmarshal(need.Arguments, &args)
+			if need.Tool != "delete-file" || args["path"] != path || len(need.Missing) != 1 || need.Missing[0].String() != "WriteSpace(documents)" {
+				t.Errorf("%s %q: %+v", name, q, need)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "agents:\n    reader:\n      capabilities: [\"ReadSpace(documents)\", \"WriteSpace(documents)\"]") {
+				t.Errorf("%s %q: the answer does not say how to grant it: %s", name, q, msg)
+			}
+			if !errors.Is(err, pipeline.ErrToolCapabilityDenied) {
+				t.Errorf("%s %q: not a capability denial to errors.Is", name, q)
+			}
+		}
+	}
+	// A request that asks for no deletion is planned as ever.
+	if pr, err := s.PlanUnderstood(ctx, "reader", "extract the text of the 2024 acme quote", cat); err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"pdf-extract"}) {
+		t.Errorf("extract: %v, %v", pr, err)
+	}
+}
+
+// TestServiceVerbIsNoOtherTool: a request that leads with a service's verb
+// ("send", "translate", "book") is not served by a tool that neither says
+// that verb nor is what the request's words are about, whatever values of
+// its types the request carries: "send 'x' to #general" is no summary of
+// 'x'. A tool that says the verb serves it.
+func TestServiceVerbIsNoOtherTool(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "final.txt")
+	send := pipeline.Tool{Name: "chat.send_message", Version: "1.0.0", Description: "Send a message to a chat channel.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"channel":{"type":"string","description":"The channel, e.g. #general."},"text":{"type":"string","description":"The message text."}},"required":["channel","text"],"additionalProperties":false}`)}
+	ctx := context.Background()
+	s, cat := understoodSelector(t, dir)
+	for _, q := range []string{"send 'meeting moved to 3pm' to #general", "translate 'good morning' into french", "please book 'dinner at 8' for friday"} {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if pr != nil && len(stepsOf(t, pr)) > 0 {
+			t.Errorf("%q planned %v with the built-in tools only", q, outline(stepsOf(t, pr)))
+		}
+	}
+	s, cat = understoodSelector(t, dir, send)
+	pr, err := s.PlanUnderstood(ctx, "me", "send 'meeting moved to 3pm' to #general", cat)
+	if err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"chat.send_message"}) {
+		t.Errorf("with a tool that sends: %v, %v", pr, err)
+	}
+	// A summary asked for with a quoted text is still one.
+	if pr, err := s.PlanUnderstood(ctx, "me", "summarize 'the bus was late again and I missed the meeting'", cat); err != nil || pr == nil || !slices.Equal(outline(stepsOf(t, pr)), []string{"summarize"}) {
+		t.Errorf("summarize a quoted text: %v, %v", pr, err)
 	}
 }

@@ -147,6 +147,9 @@ var rewrites = []rewrite{
 	rw(`\bsqrt\s+(?:of\s+)?(-?\d+(?:\.\d+)?)`, func(m []string) string { return "sqrt(" + m[1] + ")" }),
 	rw(`\bcube\s+root\s+of\s+`+operand, func(m []string) string { return "(" + m[1] + " ^ (1 / 3))" }),
 	rw(operand+`\s*(?:%|percent|per\s*cent)\s+of\s+`+operand, func(m []string) string { return "(" + m[1] + " / 100 * " + m[2] + ")" }),
+	// "1500 plus 20 percent", "80 minus 15%": the percent is of the amount.
+	rw(operand+`\s+(?:plus|\+)\s+`+operand+`\s*(?:%|percent|per\s*cent)`, func(m []string) string { return "(" + m[1] + " * (1 + " + m[2] + " / 100))" }),
+	rw(operand+`\s+(?:minus|less|-)\s+`+operand+`\s*(?:%|percent|per\s*cent)`, func(m []string) string { return "(" + m[1] + " * (1 - " + m[2] + " / 100))" }),
 	rw(`\b(?:the\s+)?(?:average|mean)\s+(?:of\s+)?`+list, func(m []string) string {
 		ops := operands(m[0][strings.Index(strings.ToLower(m[0]), "of")+2:])
 		if !strings.Contains(strings.ToLower(m[0]), " of") {

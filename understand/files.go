@@ -43,11 +43,15 @@ type spaceIndex struct {
 	// share: a folder's thousand files hold one copy of its words.
 	words map[string]string
 	dirs  map[string][]string
+	// exts counts the files directly in each folder ("." the top) by
+	// type, kept with every add and remove: "every file of a folder" and
+	// "the files that fill a folder" are answered without a walk.
+	exts map[string]map[string]int
 }
 
 func newSpaceIndex() *spaceIndex {
 	return &spaceIndex{entries: map[string]int32{}, byToken: map[string][]int32{}, byBase: map[string][]int32{},
-		words: map[string]string{}, dirs: map[string][]string{}}
+		words: map[string]string{}, dirs: map[string][]string{}, exts: map[string]map[string]int{}}
 }
 
 // get is entry n.
@@ -258,14 +262,11 @@ func (x *FileIndex) DirExts(space, dir string) map[string]int {
 	if si == nil {
 		return out
 	}
-	for p, n := range si.entries {
-		e := si.get(n)
-		if e.Dir {
-			continue
-		}
-		if d := path.Dir(p); d == dir || dir == "" && d == "." {
-			out[e.ext]++
-		}
+	if dir == "" {
+		dir = "."
+	}
+	for ext, n := range si.exts[dir] {
+		out[ext] = n
 	}
 	return out
 }
@@ -335,6 +336,13 @@ func (si *spaceIndex) add(e *Entry) {
 		si.list = append(si.list, e)
 	}
 	si.entries[e.Path] = n
+	if !e.Dir {
+		d := path.Dir(e.Path)
+		if si.exts[d] == nil {
+			si.exts[d] = map[string]int{}
+		}
+		si.exts[d][e.ext]++
+	}
 	si.byBase[e.base] = append(si.byBase[e.base], n)
 	for _, t := range e.tokens() {
 		si.byToken[t] = append(si.byToken[t], n)
@@ -364,6 +372,17 @@ func slicesContains(xs []string, x string) bool {
 func (si *spaceIndex) remove(n int32) {
 	e := si.get(n)
 	delete(si.entries, e.Path)
+	if !e.Dir {
+		d := path.Dir(e.Path)
+		if m := si.exts[d]; m != nil {
+			if m[e.ext]--; m[e.ext] <= 0 {
+				delete(m, e.ext)
+			}
+			if len(m) == 0 {
+				delete(si.exts, d)
+			}
+		}
+	}
 	drop(si.byBase, e.base, n)
 	for _, t := range e.tokens() {
 		drop(si.byToken, t, n)

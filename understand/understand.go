@@ -10,6 +10,7 @@
 package understand
 
 import (
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -101,12 +102,22 @@ type Interpretation struct {
 	MissingHint  string
 	// Every: it asks for each file of a folder ("every paper in …").
 	Every bool
+	// All: the files it names in the plural ("the leases", "all the
+	// notes") are each meant, not one of them to choose: Objects holds
+	// each, resolved. (Files that fill a folder of their own make it
+	// Every over that folder instead.)
+	All bool
 	// Parts are the request cut where it orders tasks (sentences, "then"):
 	// a plan gives each a step.
 	Parts []string
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType  string
 	Recursive bool
+	// Verb is the verb the request leads with when it is one of the
+	// services' verbs none of the actions above is ("send", "book",
+	// "play", "translate" …): a tool the request does not name by its
+	// words must at least say that verb to serve it.
+	Verb string
 }
 
 // Has reports whether the interpretation holds action a.
@@ -169,8 +180,12 @@ var (
 	reTypeW      = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
 	reRecur      = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
 	reNounBefore = regexp.MustCompile(`(?i)\b(?:the|my|a|your|our|this|that|todo|to-do|shopping|reading|wish|packing|check)\s+$`)
-	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the)\s+(?:\w+\s+){0,2}$`)
+	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:about|going|planning)\s+to|i'?ll|i\s+will|i\s+might|i\s+may)\s+(?:\w+\s+){0,2}$`)
 )
+
+// reServiceVerb is a request that leads with a verb of a service no
+// action of this package names (after "please", "can you" …).
+var reServiceVerb = regexp.MustCompile(`(?i)^\s*(?:(?:please|pls|kindly|hey|ok|okay|can\s+you|could\s+you|would\s+you|will\s+you)[\s,]+)*(send|e-?mail|mail|text|message|post|tweet|book|reserve|buy|order|purchase|pay|play|call|phone|schedule|remind|set|create|make|translate|convert|share|upload|download|install|start|stop|turn|switch|invite|cancel|ping|notify)\b`)
 
 // action words, by canonical action. Longer phrases first within a kind.
 var actionPhrases = []struct {
@@ -181,8 +196,8 @@ var actionPhrases = []struct {
 	{Move, regexp.MustCompile(`(?i)\b(?:move|moving|rename|renaming|relocate)\b`)},
 	{Write, regexp.MustCompile(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
 	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
-	{Summarize, regexp.MustCompile(`(?i)\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
-	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|what\s+(?:files|documents|pdfs|papers)|which\s+(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
+	{Summarize, regexp.MustCompile(`(?i)\bwhat(?:'s|\s+is|\s+are)\s+(?:\S+\s+){0,6}?about\s*[?.!]*\s*$|\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
+	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|(?:what|which)\s+(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
 	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
 	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
 	{Calculate, regexp.MustCompile(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
@@ -220,6 +235,9 @@ func Parse(text string, env Env) *Interpretation {
 	lower := strings.ToLower(unq)
 
 	in.readActions(unq)
+	if m := reServiceVerb.FindStringSubmatch(unq); m != nil {
+		in.Verb = strings.ToLower(m[1])
+	}
 	if in.Body == "" {
 		in.Expression = Expression(unq)
 		if in.Expression != "" && !in.Has(Calculate) {
@@ -233,7 +251,11 @@ func Parse(text string, env Env) *Interpretation {
 	}
 	in.readSpace(lower, env)
 	in.readObjects(unq, lower, env)
-	in.Every = reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
+	if fs := in.Files(); len(fs) > 1 && !in.Has(Compare) && len(in.Parts) == 1 {
+		// "summarize a.pdf and b.pdf": each file named gets the call.
+		in.All = true
+	}
 	if in.Has(List) && in.Has(Summarize) && cachedRegexp(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
 		in.Every = true // "list the pdfs in papers, then summarize them"
 		in.Actions = slicesDelete(in.Actions, List)
@@ -458,6 +480,19 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 			break
 		}
 	}
+	if in.Has(Compare) && len(in.Objects) == 1 && in.Folder == nil {
+		in.compareWithNamed(unq, rest, spaceWords, spaces, env)
+		return
+	}
+	if in.Folder == nil && in.Has(List) && len(in.Objects) == 0 {
+		// "list the recipes": a folder named without the word "folder".
+		if ws := words(afterAction(rest), spaceWords); len(ws) > 0 {
+			ms := env.Index.SearchWith(spaces, ws, "", true, func(e *Entry, stemHits, _ int, cover float64) bool { return stemHits > 0 && cover == 1 })
+			if len(ms) > 0 {
+				in.Folder = &Object{Phrase: strings.TrimSpace(afterAction(rest)), Dir: true, Matches: ms}
+			}
+		}
+	}
 	if len(in.Objects) > 0 || !in.needsFile() {
 		return
 	}
@@ -475,9 +510,22 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		// Each side of "compare A and B" names a file.
 		sides := reSides.Split(afterAction(desc), -1)
 		if len(sides) == 2 {
+			wss := [][]string{words(sides[0], extra), words(sides[1], extra)}
+			for i := range wss {
+				// "the 2024 and 2025 acme quotes", "the 2023 lease with
+				// the 2024 one": a side that says only which one (a
+				// number) names the other side's kind of file.
+				if o := wss[1-i]; len(wss[i]) > 0 && allNumbers(wss[i]) && !allNumbers(o) {
+					for _, w := range o {
+						if !isNumber(w) {
+							wss[i] = append(wss[i], w)
+						}
+					}
+				}
+			}
 			var objs []Object
-			for _, sd := range sides {
-				ws := words(sd, extra)
+			for i, sd := range sides {
+				ws := wss[i]
 				if len(ws) == 0 {
 					break
 				}
@@ -510,7 +558,75 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	if in.Folder != nil && (in.Every || len(ms) > 1) {
 		return // the folder's files, not one of them
 	}
+	if len(ms) > 1 && !in.Has(Compare) && plural(desc, ms) {
+		in.readPlural(phrase, ms, env.Index)
+		return
+	}
 	in.Objects = append(in.Objects, Object{Phrase: phrase, Matches: ms})
+}
+
+// readPlural records files named in the plural as each meant: the folder
+// they fill, when they are all of one folder's files (then listed, as
+// "every paper in the papers folder"), else each file on its own.
+func (in *Interpretation) readPlural(phrase string, ms []*Entry, x *FileIndex) {
+	dir := path.Dir(ms[0].Path)
+	// A deletion or a move names each file it touches: each is confirmed
+	// by its name, never a folder's listing that may have grown.
+	same := dir != "." && !in.ExplicitDestructive
+	for _, e := range ms[1:] {
+		same = same && e.Space == ms[0].Space && path.Dir(e.Path) == dir
+	}
+	if same {
+		n := 0
+		for _, c := range x.DirExts(ms[0].Space, dir) {
+			n += c
+		}
+		if n == len(ms) {
+			for _, f := range x.Named(ms[0].Space, dir) {
+				if f.Dir {
+					in.Folder = &Object{Phrase: phrase, Dir: true, Matches: []*Entry{f}}
+					in.Every = true
+					return
+				}
+			}
+		}
+	}
+	in.All = true
+	for _, e := range ms {
+		in.Objects = append(in.Objects, Object{Phrase: phrase, Matches: []*Entry{e}})
+	}
+}
+
+// plural reports whether the words that named the files ms name them in
+// the plural: "all", "every" or "each", or a plural noun ("the papers",
+// "the leases") that none of their own names spells ("the notes" is a
+// name when meeting-notes.md is the file).
+func plural(desc string, ms []*Entry) bool {
+	if reEvery.MatchString(desc) {
+		return true
+	}
+	for _, w := range reWordRE.FindAllString(strings.ToLower(desc), -1) {
+		if len(w) < 4 || !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ss") || stop[w] {
+			continue
+		}
+		st := normToken(w)
+		if st == w {
+			continue
+		}
+		named, spelt := false, false
+		for _, e := range ms {
+			if slicesContains(e.stem, st) || slicesContains(e.dirs, st) {
+				named = true
+			}
+			if strings.Contains(e.base, w) {
+				spelt = true
+			}
+		}
+		if named && !spelt {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *Interpretation) needsFile() bool {
@@ -559,7 +675,7 @@ func describes(lower string, acted bool) func(e *Entry, stemHits, dirHits int, c
 	}
 }
 
-var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our)\s+([\p{L}\p{N}]+)`)
+var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our|each|every|both)\s+(?:(?:two|three|four|both|\d+)\s+)?([\p{L}\p{N}]+)`)
 
 // afterAction is the text after the first action word (the object's words).
 func afterAction(s string) string {
@@ -578,3 +694,67 @@ func afterAction(s string) string {
 
 // Words are the analysed words of a request as the tool index reads them.
 func Words(s string) []string { return embeddings.Terms(s) }
+
+// compareWithNamed finds the file a comparison describes beside the one it
+// names ("how does the draft differ from final.txt"), in the order the
+// request says them.
+func (in *Interpretation) compareWithNamed(unq, rest string, spaceWords map[string]bool, spaces []string, env Env) {
+	ws := words(rest, spaceWords)
+	if len(ws) == 0 {
+		return
+	}
+	named := in.Objects[0]
+	ms := env.Index.SearchWith(spaces, ws, in.FileType, false, describes(strings.ToLower(rest), true))
+	var other []*Entry
+	for _, e := range ms {
+		if !slicesContainsEntry(named.Matches, e) {
+			other = append(other, e)
+		}
+	}
+	if len(other) == 0 {
+		return
+	}
+	o := Object{Phrase: strings.TrimSpace(afterAction(rest)), Matches: other}
+	// The described file comes first when its first word comes before the
+	// named file in the request.
+	first := len(unq)
+	for _, loc := range reWordRE.FindAllStringIndex(rest, -1) {
+		w := strings.ToLower(rest[loc[0]:loc[1]])
+		if t := nameTokens(w); len(t) > 0 && slicesContains(ws, t[0]) {
+			first = loc[0]
+			break
+		}
+	}
+	if first < strings.Index(unq, named.Phrase) {
+		in.Objects = []Object{o, named}
+		return
+	}
+	in.Objects = append(in.Objects, o)
+}
+
+func slicesContainsEntry(es []*Entry, e *Entry) bool {
+	for _, x := range es {
+		if x == e || x.Space == e.Space && x.Path == e.Path {
+			return true
+		}
+	}
+	return false
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+func allNumbers(ws []string) bool {
+	for _, w := range ws {
+		if !isNumber(w) {
+			return false
+		}
+	}
+	return true
+}

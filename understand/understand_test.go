@@ -32,6 +32,9 @@ func TestExpression(t *testing.T) {
 		"12 x 4":                             48,
 		"add 19 to 23":                       42,
 		"what is 1,000 minus 958":            42,
+		"what's 1500 plus 20 percent":        1800,
+		"80 minus 15%":                       68,
+		"50 plus 10% of 200":                 70,
 	}
 	for q, want := range cases {
 		e := Expression(q)
@@ -90,18 +93,22 @@ func TestParse(t *testing.T) {
 		missing     string
 	}
 	cases := map[string]want{
-		"what does final.txt in documents say":       {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
-		"extract the text of the 2024 acme quote":    {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
-		"read the meeting notes":                     {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
-		"compare the two acme quotes":                {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
-		"compare the draft and the final version":    {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
-		"read the lease":                             {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
-		"delete draft.txt":                           {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
-		"get rid of the draft":                       {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
-		"don't delete anything, just read final.txt": {main: Read, files: [][]string{{"documents:final.txt"}}},
-		"read draft.txt before I delete it":          {main: Read, files: [][]string{{"documents:draft.txt"}}},
-		"list the files in my downloads folder":      {main: List, missing: "downloads"},
-		"open a github issue in acme/api":            {main: Read},
+		"what does final.txt in documents say":               {main: Read, files: [][]string{{"documents:final.txt"}}, space: "documents"},
+		"extract the text of the 2024 acme quote":            {main: Extract, files: [][]string{{"documents:quotes/acme-2024.pdf"}}},
+		"read the meeting notes":                             {main: Read, files: [][]string{{"documents:meeting-notes.md"}}},
+		"compare the two acme quotes":                        {main: Compare, files: [][]string{{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}}},
+		"compare the draft and the final version":            {main: Compare, files: [][]string{{"documents:draft.txt"}, {"documents:final.txt"}}},
+		"read the lease":                                     {main: Read, files: [][]string{{"documents:contracts/lease-2023.txt", "documents:contracts/lease-2024.txt"}}},
+		"delete draft.txt":                                   {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"get rid of the draft":                               {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"don't delete anything, just read final.txt":         {main: Read, files: [][]string{{"documents:final.txt"}}},
+		"read draft.txt before I delete it":                  {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I'm about to delete the draft, show it to me first": {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I'll delete draft.txt later, read it now":           {main: Read, files: [][]string{{"documents:draft.txt"}}},
+		"I want to delete draft.txt":                         {main: Delete, destructive: true, files: [][]string{{"documents:draft.txt"}}},
+		"what is the attention paper about":                  {main: Summarize, files: [][]string{{"documents:papers/attention.pdf"}}},
+		"list the files in my downloads folder":              {main: List, missing: "downloads"},
+		"open a github issue in acme/api":                    {main: Read},
 	}
 	for q, w := range cases {
 		in := Parse(q, env)
@@ -257,5 +264,84 @@ func TestNoActionOneWordNameIsNoObject(t *testing.T) {
 	}
 	if in := Parse("translate the lease", env); len(in.Files()) != 1 || in.Files()[0].Resolved() == nil || in.Files()[0].Resolved().Path != "docs/lease.txt" {
 		t.Errorf("translate the lease: objects %+v, want docs/lease.txt", in.Objects)
+	}
+}
+
+// TestObjectsAsPeopleSayThem: a comparison's side that says only which one
+// ("the 2024 and 2025 acme quotes", "the 2023 lease with the 2024 one")
+// names the other side's kind of file; a comparison of a named file with a
+// described one finds both, in the request's order; "my two recipes" are
+// the two; a folder is listed by its name without the word "folder"; a
+// listing of a type of files is a listing ("show all markdown files").
+func TestObjectsAsPeopleSayThem(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "contracts/lease-2023.txt", "contracts/lease-2024.txt",
+		"draft.txt", "final.txt", "recipes/lasagna.md", "recipes/pancakes.md", "notes.md"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewFileIndex()
+	if err := x.Build("documents", dir); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Spaces: []string{"documents"}, Index: x}
+	for q, want := range map[string][][]string{
+		"compare the 2024 and 2025 acme quotes":                {{"documents:quotes/acme-2024.pdf"}, {"documents:quotes/acme-2025.pdf"}},
+		"compare the 2023 lease with the 2024 one":             {{"documents:contracts/lease-2023.txt"}, {"documents:contracts/lease-2024.txt"}},
+		"how does the draft differ from final.txt":             {{"documents:draft.txt"}, {"documents:final.txt"}},
+		"compare final.txt with the draft":                     {{"documents:final.txt"}, {"documents:draft.txt"}},
+		"compare my two recipes":                               {{"documents:recipes/lasagna.md"}, {"documents:recipes/pancakes.md"}},
+		"what changed between draft.txt and the final version": {{"documents:draft.txt"}, {"documents:final.txt"}},
+	} {
+		in := Parse(q, env)
+		var got [][]string
+		for _, o := range in.Files() {
+			got = append(got, paths(o.Matches))
+		}
+		if in.Main() != Compare || !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%q: %s %v, want compare %v", q, in.Main(), got, want)
+		}
+	}
+	in := Parse("list the recipes", env)
+	if in.Main() != List || in.Folder == nil || in.Folder.Resolved() == nil || in.Folder.Resolved().Path != "recipes" {
+		t.Errorf("list the recipes: %s folder %+v", in.Main(), in.Folder)
+	}
+	in = Parse("show all markdown files in documents", env)
+	if in.Main() != List || in.FileType != "md" || in.Space != "documents" {
+		t.Errorf("show all markdown files: %s type %q space %q", in.Main(), in.FileType, in.Space)
+	}
+	if in := Parse("list the notes", env); in.Folder != nil {
+		t.Errorf("list the notes: a folder %+v, but notes.md is a file", in.Folder)
+	}
+}
+
+// TestDirExtsIncremental: the counts of a folder's files by type follow
+// Build, Add and Remove (no walk answers them).
+func TestDirExtsIncremental(t *testing.T) {
+	x, _ := fixture(t)
+	if got := x.DirExts("documents", "papers"); len(got) != 1 || got["pdf"] != 2 {
+		t.Errorf("papers after Build: %v", got)
+	}
+	x.Add("documents", "papers/notes.txt", false)
+	x.Add("documents", "papers/sub", true)
+	if got := x.DirExts("documents", "papers"); got["pdf"] != 2 || got["txt"] != 1 || len(got) != 2 {
+		t.Errorf("papers after Add: %v", got)
+	}
+	x.Remove("documents", "papers/bm25.pdf")
+	x.Remove("documents", "papers/notes.txt")
+	if got := x.DirExts("documents", "papers"); len(got) != 1 || got["pdf"] != 1 {
+		t.Errorf("papers after Remove: %v", got)
+	}
+	if got := x.DirExts("documents", ""); got["md"] != 1 || got["txt"] != 2 {
+		t.Errorf("top folder: %v", got)
+	}
+	x.Remove("documents", "papers")
+	if got := x.DirExts("documents", "papers"); len(got) != 0 {
+		t.Errorf("papers after removing the folder: %v", got)
 	}
 }

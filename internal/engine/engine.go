@@ -325,6 +325,11 @@ func (e *Engine) Mode() string {
 func (e *Engine) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	res, err := e.manager.Call(ctx, req)
 	e.ranker.Observe(req.Tool, res, err)
+	if e.recommender != nil && err == nil && !req.Speculative {
+		// The call just made is no suggestion when the turn ends (the
+		// recommender hears of it through the pipeline's events later).
+		e.recommender.Done(req.Caller, req.Tool, req.Params)
+	}
 	return res, err
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,6 +156,106 @@ func exists(dir, rel string) bool {
 type fileNames struct {
 	once sync.Once
 	idx  *understand.FileIndex
+
+	// last are the files each caller's latest turn worked on, for the
+	// next request that refers to them ("summarize it", "delete them").
+	mu   sync.Mutex
+	last map[string][]fileRef
+}
+
+// fileRef is a file in a space.
+type fileRef struct{ space, path string }
+
+// maxCallersRemembered bounds the callers whose latest files are kept.
+const maxCallersRemembered = 1024
+
+var (
+	// reReferent is a request's word for what the conversation just
+	// worked on: "it" or "them" anywhere, "that", "this", "those",
+	// "these" or "both" as its last word.
+	reReferent = regexp.MustCompile(`(?i)\b(?:it|them)\b|\b(?:that|this|those|these|both)\s*(?:one|ones|file|files|again|too|please|first)?\s*[.?!]*\s*$`)
+	// reItIs: "it" in "it's", "is it", "it is" asks about something, names
+	// nothing worked on — but "what is it about" asks for its gist.
+	reItIs     = regexp.MustCompile(`(?i)\bit'?s\b|\bis\s+it\b|\bit\s+is\b`)
+	reItsAbout = regexp.MustCompile(`(?i)\bwhat(?:'s|\s+is)\s+it\s+about\b`)
+)
+
+// Referents rewrites a request that refers to the files caller's latest
+// turn worked on ("summarize it" after reading quotes/acme-2025.pdf) so
+// that it names them, and says so (note). A request that names files of
+// its own, gives a text or arithmetic, or asks for nothing done to a file,
+// is left as it is.
+func (e *Engine) Referents(caller, text string) (rewritten, note string) {
+	e.files.mu.Lock()
+	last := e.files.last[caller]
+	e.files.mu.Unlock()
+	if len(last) == 0 || !reReferent.MatchString(text) || reItIs.MatchString(text) && !reItsAbout.MatchString(text) {
+		return text, ""
+	}
+	in := e.sel.Understand(caller, text)
+	if in.Body != "" || in.Expression != "" || len(in.Objects) > 0 || in.Folder != nil ||
+		len(in.Parts) > 1 || in.Has(understand.List) || in.FileType != "" {
+		// The request works on files of its own, or names what "them" is
+		// ("find the PDFs, then summarize them").
+		return text, ""
+	}
+	acts := false
+	for _, a := range in.Actions {
+		acts = acts || a.NeedsFile()
+	}
+	if !acts {
+		return text, ""
+	}
+	var names []string
+	for _, f := range last {
+		names = append(names, f.path)
+	}
+	named := strings.Join(names, " and ")
+	if sp := last[0].space; len(e.readableSpaces(caller)) > 1 {
+		named += " in " + sp
+	}
+	done := false
+	rewritten = reReferent.ReplaceAllStringFunc(text, func(m string) string {
+		if done {
+			return ""
+		}
+		done = true
+		return named
+	})
+	return rewritten, fmt.Sprintf("%q read as %q (the files of your last request)", text, rewritten)
+}
+
+// rememberFiles keeps the files a turn worked on (the steps' space and
+// path, those a step gave another left out) for the next request's "it".
+func (e *Engine) rememberFiles(caller string, tr *TurnResult) {
+	var refs []fileRef
+	for _, st := range tr.Steps {
+		if st.Selection == nil || st.Result == nil || st.CallErr != nil {
+			continue
+		}
+		var args map[string]any
+		if json.Unmarshal(st.Selection.Arguments, &args) != nil {
+			continue
+		}
+		sp, _ := args["space"].(string)
+		p, _ := args["path"].(string)
+		if sp == "" || p == "" || strings.Contains(p, "{{") {
+			continue
+		}
+		r := fileRef{sp, p}
+		if !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	e.files.mu.Lock()
+	defer e.files.mu.Unlock()
+	if e.files.last == nil || len(e.files.last) >= maxCallersRemembered {
+		e.files.last = map[string][]fileRef{}
+	}
+	e.files.last[caller] = refs
 }
 
 func (e *Engine) fileIndex() *understand.FileIndex {

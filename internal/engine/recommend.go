@@ -49,6 +49,7 @@ func (e *Engine) startRecommender() error {
 		Cooldown: rc.Cooldown, SuppressAt: rc.SuppressAt, SuppressFor: rc.SuppressFor,
 		AfterCall:  e.afterCall, // speculate.go
 		FileExists: func(space, rel string) bool { return e.fileIndex().Has(space, rel) },
+		Env:        e.understandEnv, // objects.go: the caller's spaces and their files' names
 	})
 	if err != nil {
 		return err

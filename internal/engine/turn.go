@@ -165,6 +165,11 @@ func (e *Engine) maxSteps(opts TurnOptions) int {
 func (e *Engine) Turn(ctx context.Context, caller, text string, ui TurnUI, opts TurnOptions) (*TurnResult, error) {
 	start := time.Now()
 	tr := &TurnResult{}
+	if t, note := e.Referents(caller, text); note != "" { // objects.go: "summarize it"
+		text = t
+		ui.Note(note)
+	}
+	defer e.rememberFiles(caller, tr)
 	rec := session.Record{Session: opts.Session, Channel: e.channel, Caller: caller, Request: text}
 	turnID := "turn-" + session.NewID()[:16] // level 2: later steps carry what earlier ones showed the model
 	maxSteps := e.maxSteps(opts)
