@@ -56,6 +56,11 @@ type Options struct {
 	// Store is a DenseSearcher (the two give the same ranking; this is the
 	// reference the parity tests compare against).
 	DenseInMemory bool
+	// Reranker re-orders the fused list's first candidates (nil: the one
+	// the embedder carries, if any: RerankAdvisor); NoRerank turns
+	// re-ranking off. A reranker fitted over another embedder is an error.
+	Reranker *Reranker
+	NoRerank bool
 }
 
 // FieldWeights weigh the fields of a Doc for BM25 and dense text.
@@ -176,6 +181,15 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 		o.adviseFusion(fa.Fusion())
 	}
 	o.defaults()
+	if o.NoRerank {
+		o.Reranker = nil
+	} else if o.Reranker == nil {
+		if ra, ok := emb.(RerankAdvisor); ok {
+			o.Reranker = ra.Reranker()
+		}
+	} else if o.Reranker.Embedder != emb.ID() {
+		return nil, fmt.Errorf("embeddings: the reranker was fitted over embedder %s, the index embeds with %s: refit it with 'airs train retrieval --reranker' or turn re-ranking off", o.Reranker.Embedder, emb.ID())
+	}
 	ix := &Index{emb: emb, opts: o, st: &state{pos: map[string]int{}}}
 	var err error
 	if o.Store != nil {
