@@ -21,6 +21,7 @@ var trainCmd = &command{
 	Usage: `Usage:
   airs train retrieval [--data-dir DIR] [--out FILE] [--seed N] [--epochs N] [--json]
   airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
+  airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -47,6 +48,19 @@ request after each epoch; --keep S keeps share S of the trained table and
 the rest of the initial projection; --fusion-norm minmax|both also tries
 min–max scaling of the two lists in the fusion fit.
 
+--reranker fits the reranker instead of the model: a score over the
+fused list's first 50 tools learned from features of each request and
+tool (both lists' scores and ranks, BM25 over the name, description and
+parameters apart, how much of the request the tool covers, whether its
+name's verb and object are in the request, the model's strength on the
+tool's text), on the dev and unseen-dev requests only, by LambdaRank
+pairs, its penalty chosen by cross-validation with folds by tool. It
+writes embeddings/model/rerank.json (used when asked: 'airs eval
+retrieval --reranker model'; --reranker-default marks it for the index
+to apply unasked). EVALS.md, "a learned reranker", has its figures and
+the variants tried (--reranker-trees, --reranker-features,
+--reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
 accepted or corrected train a per-installation adapter over the index's
@@ -59,6 +73,7 @@ start. Run it again as sessions accumulate; delete the file to forget.
 
 Examples:
   airs train retrieval --data-dir ../shared/data
+  airs train retrieval --reranker --data-dir ../shared/data
   airs train retrieval --from-sessions
   airs train retrieval --from-sessions sessions.jsonl --holdout 0.3 --implicit
   airs train retrieval --out /tmp/m.bin.gz --epochs 4 && \
