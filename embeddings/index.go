@@ -187,6 +187,8 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 		if ra, ok := emb.(RerankAdvisor); ok {
 			o.Reranker = ra.Reranker()
 		}
+	} else if err := o.Reranker.check(); err != nil {
+		return nil, fmt.Errorf("embeddings: reranker: %w", err)
 	} else if o.Reranker.Embedder != emb.ID() {
 		return nil, fmt.Errorf("embeddings: the reranker was fitted over embedder %s, the index embeds with %s: refit it with 'airs train retrieval --reranker' or turn re-ranking off", o.Reranker.Embedder, emb.ID())
 	}

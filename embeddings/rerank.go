@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"slices"
@@ -43,6 +44,10 @@ type Reranker struct {
 	Scale []float64 `json:"scale"`
 	// Weights of the standardised features: the linear part of the score.
 	Weights []float64 `json:"weights"`
+	// Known are the tools the embedder was trained on (ToolKey of each),
+	// sorted: the "known" features say whether a candidate is one.
+	Known []string `json:"known,omitempty"`
+	known map[string]bool
 	// Trees are boosted regression trees over the raw features, their
 	// outputs added to the linear part (none: a linear reranker).
 	Trees []RerankTree `json:"trees,omitempty"`
@@ -67,6 +72,7 @@ var RerankFeatures = []string{
 	"desc_len", "params",
 	"dense_gap", "dense_rel_conf", "bm25_rel_conf", "name_bm25_rel_conf",
 	"strength", "dense_rel_strength", "bm25_rel_strength",
+	"known", "dense_rel_known", "bm25_rel_known",
 }
 
 // RerankAdvisor is an Embedder that carries a Reranker fitted for it.
@@ -92,6 +98,7 @@ func (r *Reranker) check() error {
 			return err
 		}
 	}
+	r.known = KnownTools(r.Known)
 	return nil
 }
 
@@ -153,6 +160,23 @@ func (t *RerankTree) check(nf int) error {
 		}
 	}
 	return nil
+}
+
+// ToolKey identifies a tool by the text the index embeds for it: the
+// same tool registered anywhere has the same key.
+func ToolKey(d *Doc) string {
+	h := fnv.New64a()
+	h.Write([]byte(DenseText(d)))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// KnownTools is a set of ToolKeys.
+func KnownTools(keys []string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
 }
 
 // ReadReranker reads a Reranker written as JSON (WriteReranker).
@@ -233,13 +257,16 @@ type fieldIndex struct {
 	// strength is the trained model's Strength of each document's text
 	// (nil under another embedder).
 	strength []float64
+	// key is each document's ToolKey.
+	key []string
 }
 
 func buildFieldIndex(docs []Doc, vocab map[string]bool, k1, b float64) *fieldIndex {
-	fi := &fieldIndex{nameTerms: make([][]string, len(docs)), nameTokens: make([][]string, len(docs))}
+	fi := &fieldIndex{nameTerms: make([][]string, len(docs)), nameTokens: make([][]string, len(docs)), key: make([]string, len(docs))}
 	nameW, descW, paramW := make([]WeightedTerms, len(docs)), make([]WeightedTerms, len(docs)), make([]WeightedTerms, len(docs))
 	for i := range docs {
 		d := &docs[i]
+		fi.key[i] = ToolKey(d)
 		nameW[i] = docTerms(&Doc{Name: d.Name}, FieldWeights{Name: 1}, vocab)
 		fi.nameTerms[i] = nameW[i].Terms
 		nameW[i].Weights = nil
@@ -311,7 +338,7 @@ func (ix *BM25) idfOf(id int32) float64 {
 
 // features fills the reranker's features (RerankFeatures' order) of the
 // hits (the fused list, best first) for a query, into rows.
-func (st *state) features(query string, hits []Hit, depth int, o *Options, rows [][]float64) {
+func (st *state) features(query string, hits []Hit, depth int, known map[string]bool, rows [][]float64) {
 	qterms := Terms(query)
 	slices.Sort(qterms)
 	qterms = slices.Compact(qterms)
@@ -405,6 +432,10 @@ func (st *state) features(query string, hits []Hit, depth int, o *Options, rows 
 		if fi.strength != nil {
 			x[27] = fi.strength[d]
 		}
+		x[30] = 0
+		if known[fi.key[d]] {
+			x[30] = 1
+		}
 		for j, v := range []float64{x[0], x[3], x[5], x[7], x[8], x[9]} {
 			best[j] = max(best[j], v)
 		}
@@ -430,6 +461,7 @@ func (st *state) features(query string, hits []Hit, depth int, o *Options, rows 
 		x[23] = x[23] - conf
 		x[24], x[25], x[26] = x[3]*conf, x[5]*conf, x[7]*conf
 		x[28], x[29] = x[3]*x[27], x[5]*x[27]
+		x[31], x[32] = x[3]*x[30], x[5]*x[30]
 	}
 }
 
@@ -446,7 +478,7 @@ func (st *state) rerank(r *Reranker, query string, hits []Hit, o *Options) {
 	for i := range rows {
 		rows[i] = flat[i*nf : (i+1)*nf]
 	}
-	st.features(query, hits, r.Depth, o, rows)
+	st.features(query, hits, r.Depth, r.known, rows)
 	for i := range hits {
 		hits[i].Fused = 1 / (1 + math.Exp(-r.Score(rows[i])))
 	}
@@ -454,9 +486,10 @@ func (st *state) rerank(r *Reranker, query string, hits []Hit, o *Options) {
 }
 
 // Candidates are the fused list's first depth hits for a query with each
-// one's reranker features (RerankFeatures' order): what TrainReranker
-// learns from. The index's own reranker and adapter are not applied.
-func (ix *Index) Candidates(ctx context.Context, query string, depth int) ([]Hit, [][]float64, error) {
+// one's reranker features (RerankFeatures' order; known: the tools the
+// embedder was trained on, by ToolKey): what TrainReranker learns from.
+// The index's own reranker and adapter are not applied.
+func (ix *Index) Candidates(ctx context.Context, query string, depth int, known map[string]bool) ([]Hit, [][]float64, error) {
 	hits, st, err := ix.fusedSearch(ctx, query, depth, Filter{})
 	if err != nil || len(hits) == 0 {
 		return nil, nil, err
@@ -466,6 +499,6 @@ func (ix *Index) Candidates(ctx context.Context, query string, depth int) ([]Hit
 	for i := range rows {
 		rows[i] = make([]float64, nf)
 	}
-	st.features(query, hits, depth, &ix.opts, rows)
+	st.features(query, hits, depth, known, rows)
 	return hits, rows, nil
 }

@@ -28,7 +28,9 @@ func TestCandidateFeatures(t *testing.T) {
 	if _, err := ix.Sync(ctx, adapterDocs()); err != nil {
 		t.Fatal(err)
 	}
-	hits, rows, err := ix.Candidates(ctx, "send mail", 5)
+	docs := adapterDocs()
+	known := KnownTools([]string{ToolKey(&docs[1])}) // mail.send
+	hits, rows, err := ix.Candidates(ctx, "send mail", 5, known)
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("candidates: %v, %v", hits, err)
 	}
@@ -50,9 +52,15 @@ func TestCandidateFeatures(t *testing.T) {
 		"name_exact": 1,
 		"cover":      1, // both request words are in the tool
 		"fused_rel":  1, // it is the best candidate
+		"known":      1,
 	} {
 		if got := mail[featureIndex(t, name)]; math.Abs(got-want) > 1e-9 {
 			t.Errorf("mail.send %s = %v, want %v", name, got, want)
+		}
+	}
+	for id, x := range row {
+		if id != "mail.send" && x[featureIndex(t, "known")] != 0 {
+			t.Errorf("%s reads as known", id)
 		}
 	}
 	if w := row["weather.now"]; w != nil && w[featureIndex(t, "cover")] != 0 {
@@ -238,7 +246,7 @@ func TestIndexReranks(t *testing.T) {
 	if got[0].Fused <= 0 || got[0].Fused >= 1 || got[1].Fused > got[0].Fused {
 		t.Errorf("re-ranked scores %v, %v: want in (0, 1), best first", got[0].Fused, got[1].Fused)
 	}
-	cands, _, _ := ix.Candidates(ctx, q, 2)
+	cands, _, _ := ix.Candidates(ctx, q, 2, nil)
 	if cands[0].ID != "a.notes" {
 		t.Errorf("Candidates re-ranked: %v", cands)
 	}
@@ -246,5 +254,26 @@ func TestIndexReranks(t *testing.T) {
 	r2.Embedder = "another"
 	if _, err := Open(ctx, emb, Options{Reranker: &r2}); err == nil {
 		t.Error("a reranker fitted over another embedder was accepted")
+	}
+}
+
+// TestCommittedRerankerMatchesThisBuild: the committed reranker is read by
+// this build (its features are RerankFeatures) and was fitted over the
+// committed model, so 'airs eval retrieval --reranker model' can use it.
+func TestCommittedRerankerMatchesThisBuild(t *testing.T) {
+	r := CommittedReranker()
+	if r == nil {
+		_, err := ReadReranker(defaultRerankerBytes)
+		t.Fatalf("the committed reranker cannot be read: %v", err)
+	}
+	m, err := DefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Embedder != m.ID() {
+		t.Errorf("committed reranker fitted over %s, the committed model is %s: refit it (airs train retrieval --reranker)", r.Embedder, m.ID())
+	}
+	if got := m.Reranker(); (got != nil) != r.Default {
+		t.Errorf("model advises %v with Default %v", got != nil, r.Default)
 	}
 }

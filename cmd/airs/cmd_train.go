@@ -329,6 +329,9 @@ func trainReranker(ctx context.Context, a *app, dataDir, modelFile, out string, 
 	if err != nil {
 		return err
 	}
+	if o.Known, err = retrieval.TrainingToolKeys(dataDir); err != nil {
+		return err
+	}
 	r, rep, err := retrieval.FitReranker(ctx, m, dev, o)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -37,8 +38,41 @@ type RerankOptions struct {
 	// TrainOn, when set, keeps only the development sets it accepts (by
 	// name) in the fit; every set is still scored.
 	TrainOn func(set string) bool
+	// Known are the ToolKeys of the tools the model was trained on
+	// (TrainingToolKeys), recorded in the reranker for its "known"
+	// features.
+	Known []string
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+}
+
+// TrainingToolKeys are the ToolKeys of every tool Train puts in the
+// model's training corpus (the tools of TrainingFiles and BFCL
+// multi-turn, held-out tools excluded), sorted.
+func TrainingToolKeys(dataDir string) ([]string, error) {
+	var paths []string
+	for _, f := range TrainingFiles {
+		paths = append(paths, filepath.Join(dataDir, f))
+	}
+	sets, err := Load(paths)
+	if err != nil {
+		return nil, err
+	}
+	mt, err := loadMultiTurn(filepath.Join(dataDir, "bfcl_multi_turn"))
+	if err != nil {
+		return nil, err
+	}
+	sets = append(sets, mt)
+	var keys []string
+	for i := range sets {
+		for j := range sets[i].Docs {
+			if !HeldOutTool(&sets[i], sets[i].Docs[j].ID) {
+				keys = append(keys, embeddings.ToolKey(&sets[i].Docs[j]))
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
 }
 
 // RerankSetReport is one development set's cross-validated figures.
@@ -62,7 +96,7 @@ type RerankReport struct {
 
 // rerankGroups are a set's requests as reranker training groups over the
 // model's fused candidates (re-ranking off).
-func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, depth int) ([]embeddings.RerankGroup, error) {
+func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, depth int, known map[string]bool) ([]embeddings.RerankGroup, error) {
 	o := embeddings.Options{Dir: "", NoRerank: true}
 	ix, err := embeddings.Open(ctx, emb, o)
 	if err != nil {
@@ -73,7 +107,7 @@ func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, dept
 	}
 	out := make([]embeddings.RerankGroup, 0, len(ds.Queries))
 	for _, q := range ds.Queries {
-		hits, rows, err := ix.Candidates(ctx, q.Text, depth)
+		hits, rows, err := ix.Candidates(ctx, q.Text, depth, known)
 		if err != nil {
 			return nil, err
 		}
@@ -91,15 +125,17 @@ func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, dept
 }
 
 // RerankUse are the features FitReranker weighs by default: all but the
-// model's strength on its own. Alone, a tool's strength (how strongly the
-// trained table answers to its text) says "a tool the model was trained
-// on" or not, and a split by tool rewards favouring the tools it was not
-// (every held-out-tool request's answer is one); weighed only through its
-// products with the two lists' scores, it says how far to trust each.
+// model's strength on its own and the "known" ones. Alone, a tool's
+// strength (how strongly the trained table answers to its text) says "a
+// tool the model was trained on" or not, and a split by tool rewards
+// favouring the tools it was not (every held-out-tool request's answer is
+// one); weighed only through its products with the two lists' scores, it
+// says how far to trust each. The "known" features (exact membership in
+// the training tools, --reranker-features) were measured as a variant.
 func RerankUse() []string {
 	var out []string
 	for _, f := range embeddings.RerankFeatures {
-		if f != "strength" {
+		if f != "strength" && !strings.Contains(f, "known") {
 			out = append(out, f)
 		}
 	}
@@ -129,7 +165,7 @@ func FitReranker(ctx context.Context, emb embeddings.Embedder, devSets []Dataset
 	sets := make([][]embeddings.RerankGroup, len(devSets))
 	folds := make([][]int, len(devSets))
 	for s, ds := range devSets {
-		gs, err := rerankGroups(ctx, ds, emb, o.Depth)
+		gs, err := rerankGroups(ctx, ds, emb, o.Depth, embeddings.KnownTools(o.Known))
 		if err != nil {
 			return nil, rep, fmt.Errorf("%s: %w", ds.Name, err)
 		}
@@ -227,6 +263,9 @@ func FitReranker(ctx context.Context, emb embeddings.Embedder, devSets []Dataset
 	r, err := fit(all, rep.Trees)
 	if err != nil {
 		return nil, rep, err
+	}
+	if slices.Contains(o.Use, "known") || slices.Contains(o.Use, "dense_rel_known") || slices.Contains(o.Use, "bm25_rel_known") {
+		r.Known = o.Known
 	}
 	r.Train = map[string]any{"data": "dev and unseen-dev of metatool and stabletoolbench", "split_salt": SplitSalt,
 		"l2": rep.L2, "trees": rep.Trees, "folds": o.Folds, "per_request": o.PerRequest, "lambda": !o.NoLambda, "features_used": o.Use, "depth": o.Depth, "cv_mean_ndcg10": rep.CVMean, "fused_mean_ndcg10": rep.FusedAvg}
