@@ -259,6 +259,9 @@ type fieldIndex struct {
 	strength []float64
 	// key is each document's ToolKey.
 	key []string
+	// Forward lists (BM25.forward) of the whole-text index, the groups'
+	// and the three fields'.
+	mainFwd, groupFwd, nameFwd, descFwd, paramFwd [][]posting
 }
 
 func buildFieldIndex(docs []Doc, vocab map[string]bool, k1, b float64) *fieldIndex {
@@ -286,6 +289,7 @@ func buildFieldIndex(docs []Doc, vocab map[string]bool, k1, b float64) *fieldInd
 	fi.name = NewBM25(nameW, k1, b)
 	fi.desc = NewBM25(descW, k1, b)
 	fi.param = NewBM25(paramW, k1, b)
+	fi.nameFwd, fi.descFwd, fi.paramFwd = fi.name.forward(), fi.desc.forward(), fi.param.forward()
 	return fi
 }
 
@@ -302,25 +306,47 @@ func (ix *BM25) termIDs(terms []string) []int32 {
 	return out
 }
 
-// tf is term id's weighted frequency in document d (0: absent); postings
-// are in document order, so it is a binary search.
-func (ix *BM25) tf(id int32, d int) float64 {
+// forward lists each document's terms with their weighted frequencies,
+// by term id (posting.doc holds the term id here): a candidate's
+// frequencies are then a search in its own short list, not in postings
+// as long as the registry.
+func (ix *BM25) forward() [][]posting {
+	fwd := make([][]posting, ix.Len())
+	for id, ps := range ix.postings {
+		for _, p := range ps {
+			fwd[p.doc] = append(fwd[p.doc], posting{int32(id), p.tf})
+		}
+	}
+	return fwd
+}
+
+// tfIn is term id's weighted frequency in a document's forward list (0:
+// absent).
+func tfIn(list []posting, id int32) float64 {
 	if id < 0 {
 		return 0
 	}
-	p := ix.postings[id]
-	i, ok := slices.BinarySearchFunc(p, int32(d), func(a posting, d int32) int { return int(a.doc - d) })
-	if !ok {
-		return 0
+	lo, hi := 0, len(list)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if list[m].doc < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return float64(p[i].tf)
+	if lo < len(list) && list[lo].doc == id {
+		return float64(list[lo].tf)
+	}
+	return 0
 }
 
-// docScore is document d's BM25 score for the term ids.
-func (ix *BM25) docScore(ids []int32, d int) float64 {
+// scoreIn is document d's BM25 score for the term ids, its forward list
+// given.
+func (ix *BM25) scoreIn(list []posting, ids []int32, d int) float64 {
 	s := 0.0
 	for _, id := range ids {
-		if tf := ix.tf(id, d); tf > 0 {
+		if tf := tfIn(list, id); tf > 0 {
 			s += ix.idf[id] * tf * (ix.K1 + 1) / (tf + ix.norm[d])
 		}
 	}
@@ -376,19 +402,19 @@ func (st *state) features(query string, hits []Hit, depth int, known map[string]
 		x[0], x[1] = h.Fused, math.Log1p(float64(i+1))
 		x[2], x[3], x[4] = h.Dense, h.Dense, rank(h.DenseRank)
 		x[5], x[6] = h.BM25, rank(h.BM25Rank)
-		x[7], x[8], x[9] = fi.name.docScore(nameIDs, d), fi.desc.docScore(descIDs, d), fi.param.docScore(paramIDs, d)
+		x[7], x[8], x[9] = fi.name.scoreIn(fi.nameFwd[d], nameIDs, d), fi.desc.scoreIn(fi.descFwd[d], descIDs, d), fi.param.scoreIn(fi.paramFwd[d], paramIDs, d)
 		x[10] = 0
 		if g := st.groupOf[d]; g >= 0 && groupIDs != nil {
-			x[10] = st.groupBM.docScore(groupIDs, int(g))
+			x[10] = st.groupBM.scoreIn(fi.groupFwd[g], groupIDs, int(g))
 		}
 		x[11], x[12] = x[7], x[8]
 		in, inDesc, idfIn := 0, 0, 0.0
 		for k, id := range mainIDs {
-			if st.bm.tf(id, d) > 0 {
+			if tfIn(fi.mainFwd[d], id) > 0 {
 				in++
 				idfIn += st.bm.idfOf(id)
 			}
-			if fi.desc.tf(descIDs[k], d) > 0 {
+			if tfIn(fi.descFwd[d], descIDs[k]) > 0 {
 				inDesc++
 			}
 		}

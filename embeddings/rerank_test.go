@@ -212,8 +212,8 @@ func TestBoostLearnsAnInteraction(t *testing.T) {
 func TestIndexReranks(t *testing.T) {
 	ctx := context.Background()
 	docs := []Doc{
-		{ID: "a.notes", Name: "notes_append", Description: "Append a line of text to the notes file; text, file, line, append, write."},
-		{ID: "b.write", Name: "file_write", Description: "Store bytes."},
+		{ID: "a.notes", Name: "notes_append", Group: "notes", Description: "Append a line of text to the notes file; text, file, line, append, write."},
+		{ID: "b.write", Name: "file_write", Group: "storage", Description: "Store bytes."},
 	}
 	emb := NewLexical(LexicalOptions{})
 	q := "write text to a file"

@@ -105,6 +105,10 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 	k1, b, emb := ix.opts.K1, ix.opts.B, ix.emb
 	st.buildFields = func() *fieldIndex {
 		fi := buildFieldIndex(st.docs, vocab, k1, b)
+		fi.mainFwd = st.bm.forward()
+		if st.groupBM != nil {
+			fi.groupFwd = st.groupBM.forward()
+		}
 		if m, ok := emb.(*ToolModel); ok {
 			fi.strength = make([]float64, len(st.docs))
 			for i := range st.docs {
@@ -112,9 +116,6 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 			}
 		}
 		return fi
-	}
-	if ix.opts.Reranker != nil {
-		st.fieldIndexes()
 	}
 
 	// Groups: a BM25 document and a centroid per group.
@@ -160,6 +161,9 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 			}
 			st.groupNorm[g] = math.Sqrt(n)
 		}
+	}
+	if ix.opts.Reranker != nil {
+		st.fieldIndexes() // built now rather than by the first search
 	}
 	ix.mu.Lock()
 	ix.st = st
