@@ -56,6 +56,11 @@ type Options struct {
 	// Store is a DenseSearcher (the two give the same ranking; this is the
 	// reference the parity tests compare against).
 	DenseInMemory bool
+	// Reranker re-orders the fused list's first candidates (nil: the one
+	// the embedder carries, if any: RerankAdvisor); NoRerank turns
+	// re-ranking off. A reranker fitted over another embedder is an error.
+	Reranker *Reranker
+	NoRerank bool
 }
 
 // FieldWeights weigh the fields of a Doc for BM25 and dense text.
@@ -176,6 +181,17 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 		o.adviseFusion(fa.Fusion())
 	}
 	o.defaults()
+	if o.NoRerank {
+		o.Reranker = nil
+	} else if o.Reranker == nil {
+		if ra, ok := emb.(RerankAdvisor); ok {
+			o.Reranker = ra.Reranker()
+		}
+	} else if err := o.Reranker.check(); err != nil {
+		return nil, fmt.Errorf("embeddings: reranker: %w", err)
+	} else if o.Reranker.Embedder != emb.ID() {
+		return nil, fmt.Errorf("embeddings: the reranker was fitted over embedder %s, the index embeds with %s: refit it with 'airs train retrieval --reranker' or turn re-ranking off", o.Reranker.Embedder, emb.ID())
+	}
 	ix := &Index{emb: emb, opts: o, st: &state{pos: map[string]int{}}}
 	var err error
 	if o.Store != nil {
@@ -265,146 +281,44 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	var stats SyncStats
-	seen := make(map[string]bool, len(docs))
-	for _, d := range docs {
-		if d.ID == "" {
-			return stats, errors.New("embeddings: document without an ID")
-		}
-		if seen[d.ID] {
-			return stats, fmt.Errorf("embeddings: duplicate document ID %q", d.ID)
-		}
-		seen[d.ID] = true
+	seen, err := checkIDs(docs)
+	if err != nil {
+		return stats, err
 	}
 	if ix.opts.Store != nil {
 		// Diff against what the store holds now: another process may
 		// have synced since this one last read it.
-		if l, ok := ix.opts.Store.(StoreLocker); ok {
-			unlock, err := l.Lock(ctx)
-			if err != nil {
-				return stats, fmt.Errorf("embeddings: locking the index's store: %w", err)
-			}
-			defer unlock()
-		}
-		if err := ix.loadStore(ctx); err != nil {
+		unlock, err := ix.refreshFromStore(ctx)
+		if err != nil {
 			return stats, err
 		}
+		defer unlock()
 	}
 	ix.mu.RLock()
 	old := ix.st
 	ix.mu.RUnlock()
 
-	hashes := make([]string, len(docs))
-	var dirty []int
-	for i := range docs {
-		hashes[i] = docs[i].Hash()
-		j, ok := old.pos[docs[i].ID]
-		switch {
-		case !ok:
-			stats.Added++
-			dirty = append(dirty, i)
-		case old.hashes[j] != hashes[i]:
-			stats.Changed++
-			dirty = append(dirty, i)
-		default:
-			stats.Unchanged++
-		}
-	}
-	var removed []string
-	for _, d := range old.docs {
-		if !seen[d.ID] {
-			removed = append(removed, d.ID)
-		}
-	}
-	stats.Removed = len(removed)
+	dirty, removed := diffDocs(old, docs, seen, &stats)
 	drift := ix.man.Drift + stats.Added + stats.Changed + stats.Removed
-
-	all := false
-	if f, ok := ix.emb.(Fitter); ok && len(docs) > 0 {
-		if !f.Fitted() || float64(drift) > ix.opts.RefitFraction*float64(max(ix.man.FitDocs, 1)) {
-			texts := make([]string, len(docs))
-			for i := range docs {
-				texts[i] = ix.denseText(&docs[i])
-			}
-			if err := f.Fit(ctx, texts); err != nil {
-				return stats, err
-			}
-			stats.Refitted = true
-			ix.man.FitDocs = len(docs)
-			drift = 0
-		}
+	if refitted, err := ix.refitIfDrifted(ctx, docs, drift); err != nil {
+		return stats, err
+	} else if refitted {
+		stats.Refitted = true
+		drift = 0
 	}
-	if ix.man.Embedder != ix.emb.ID() {
-		all = true
-	}
+	all := ix.man.Embedder != ix.emb.ID()
 	if all {
 		dirty = dirty[:0]
 		for i := range docs {
 			dirty = append(dirty, i)
 		}
 	}
-	// Embed the dirty documents.
-	texts := make([]string, len(dirty))
-	for k, i := range dirty {
-		texts[k] = ix.denseText(&docs[i])
+	vecs, dim, err := ix.embedDirty(ctx, docs, dirty, old, &stats)
+	if err != nil {
+		return stats, err
 	}
-	var fresh [][]float32
-	if len(texts) > 0 {
-		var err error
-		fresh, err = ix.emb.Embed(ctx, texts)
-		if err != nil {
-			return stats, err
-		}
-		if len(fresh) != len(texts) {
-			return stats, fmt.Errorf("embeddings: embedder returned %d vectors for %d texts", len(fresh), len(texts))
-		}
-	}
-	stats.Embedded = len(texts)
-	dim := ix.emb.Dim()
-	if len(fresh) == 0 && old.dim > 0 {
-		// Nothing was embedded: an embedder that learns its dimension from
-		// its first answer (Ollama) does not know it yet after a reopen,
-		// and the stored vectors keep theirs.
-		dim = old.dim
-	}
-	for _, v := range fresh {
-		if len(v) != dim {
-			return stats, fmt.Errorf("embeddings: vector of dimension %d, embedder says %d", len(v), dim)
-		}
-	}
-	vecs := make([][]float32, len(docs))
-	for k, i := range dirty {
-		vecs[i] = normalize32(fresh[k])
-	}
-	for i := range docs {
-		if vecs[i] == nil {
-			vecs[i] = old.vector(old.pos[docs[i].ID])
-		}
-	}
-
-	// Write through to chromem-go.
-	if all {
-		if err := ix.db.DeleteCollection(collectionName); err != nil {
-			return stats, err
-		}
-		col, err := ix.db.CreateCollection(collectionName, nil, noEmbed)
-		if err != nil {
-			return stats, err
-		}
-		ix.col = col
-	} else if len(removed) > 0 {
-		if err := ix.col.Delete(ctx, nil, nil, removed...); err != nil {
-			return stats, err
-		}
-	}
-	if len(dirty) > 0 {
-		sub := make([]Doc, len(dirty))
-		subv := make([][]float32, len(dirty))
-		for k, i := range dirty {
-			sub[k], subv[k] = docs[i], vecs[i]
-		}
-		if err := ix.writeDocs(ctx, sub, subv); err != nil {
-			return stats, err
-		}
+	if err := ix.writeCollection(ctx, docs, vecs, dirty, removed, all); err != nil {
+		return stats, err
 	}
 	ix.man = manifest{Version: manifestVersion, Embedder: ix.emb.ID(), Dim: dim, FitDocs: ix.man.FitDocs, Drift: drift}
 	if err := ix.saveMeta(); err != nil {
@@ -423,6 +337,161 @@ func (ix *Index) Sync(ctx context.Context, docs []Doc) (SyncStats, error) {
 	}
 	ix.install(docs, vecs, dim)
 	return stats, nil
+}
+
+// checkIDs makes sure every document has an ID and no ID repeats; it
+// returns the set of IDs.
+func checkIDs(docs []Doc) (map[string]bool, error) {
+	seen := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		if d.ID == "" {
+			return nil, errors.New("embeddings: document without an ID")
+		}
+		if seen[d.ID] {
+			return nil, fmt.Errorf("embeddings: duplicate document ID %q", d.ID)
+		}
+		seen[d.ID] = true
+	}
+	return seen, nil
+}
+
+// refreshFromStore takes the store's lock (when it has one) and reloads
+// the index from it; the returned function releases the lock.
+func (ix *Index) refreshFromStore(ctx context.Context) (func(), error) {
+	unlock := func() {}
+	if l, ok := ix.opts.Store.(StoreLocker); ok {
+		u, err := l.Lock(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("embeddings: locking the index's store: %w", err)
+		}
+		unlock = u
+	}
+	if err := ix.loadStore(ctx); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// diffDocs compares docs with the indexed state old: the positions in
+// docs of new and changed documents (dirty) and the IDs old holds that
+// docs does not (removed), counted into stats.
+func diffDocs(old *state, docs []Doc, seen map[string]bool, stats *SyncStats) (dirty []int, removed []string) {
+	for i := range docs {
+		j, ok := old.pos[docs[i].ID]
+		switch {
+		case !ok:
+			stats.Added++
+			dirty = append(dirty, i)
+		case old.hashes[j] != docs[i].Hash():
+			stats.Changed++
+			dirty = append(dirty, i)
+		default:
+			stats.Unchanged++
+		}
+	}
+	for _, d := range old.docs {
+		if !seen[d.ID] {
+			removed = append(removed, d.ID)
+		}
+	}
+	stats.Removed = len(removed)
+	return dirty, removed
+}
+
+// refitIfDrifted fits a fitted embedder on docs when it has never been
+// fitted or the registry drifted past Options.RefitFraction since its
+// last fit; it tells whether it did.
+func (ix *Index) refitIfDrifted(ctx context.Context, docs []Doc, drift int) (bool, error) {
+	f, ok := ix.emb.(Fitter)
+	if !ok || len(docs) == 0 {
+		return false, nil
+	}
+	if f.Fitted() && float64(drift) <= ix.opts.RefitFraction*float64(max(ix.man.FitDocs, 1)) {
+		return false, nil
+	}
+	texts := make([]string, len(docs))
+	for i := range docs {
+		texts[i] = ix.denseText(&docs[i])
+	}
+	if err := f.Fit(ctx, texts); err != nil {
+		return false, err
+	}
+	ix.man.FitDocs = len(docs)
+	return true, nil
+}
+
+// embedDirty embeds the dirty documents (counted in stats.Embedded) and
+// returns every document's unit vector (the others' from old) and the
+// vectors' dimension.
+func (ix *Index) embedDirty(ctx context.Context, docs []Doc, dirty []int, old *state, stats *SyncStats) ([][]float32, int, error) {
+	texts := make([]string, len(dirty))
+	for k, i := range dirty {
+		texts[k] = ix.denseText(&docs[i])
+	}
+	var fresh [][]float32
+	if len(texts) > 0 {
+		var err error
+		fresh, err = ix.emb.Embed(ctx, texts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(fresh) != len(texts) {
+			return nil, 0, fmt.Errorf("embeddings: embedder returned %d vectors for %d texts", len(fresh), len(texts))
+		}
+	}
+	stats.Embedded = len(texts)
+	dim := ix.emb.Dim()
+	if len(fresh) == 0 && old.dim > 0 {
+		// Nothing was embedded: an embedder that learns its dimension from
+		// its first answer (Ollama) does not know it yet after a reopen,
+		// and the stored vectors keep theirs.
+		dim = old.dim
+	}
+	for _, v := range fresh {
+		if len(v) != dim {
+			return nil, 0, fmt.Errorf("embeddings: vector of dimension %d, embedder says %d", len(v), dim)
+		}
+	}
+	vecs := make([][]float32, len(docs))
+	for k, i := range dirty {
+		vecs[i] = normalize32(fresh[k])
+	}
+	for i := range docs {
+		if vecs[i] == nil {
+			vecs[i] = old.vector(old.pos[docs[i].ID])
+		}
+	}
+	return vecs, dim, nil
+}
+
+// writeCollection writes the change through to chromem-go: the whole
+// collection anew when all, else the removed documents deleted and the
+// dirty ones written.
+func (ix *Index) writeCollection(ctx context.Context, docs []Doc, vecs [][]float32, dirty []int, removed []string, all bool) error {
+	if all {
+		if err := ix.db.DeleteCollection(collectionName); err != nil {
+			return err
+		}
+		col, err := ix.db.CreateCollection(collectionName, nil, noEmbed)
+		if err != nil {
+			return err
+		}
+		ix.col = col
+	} else if len(removed) > 0 {
+		if err := ix.col.Delete(ctx, nil, nil, removed...); err != nil {
+			return err
+		}
+	}
+	if len(dirty) == 0 {
+		return nil
+	}
+	sub := make([]Doc, len(dirty))
+	subv := make([][]float32, len(dirty))
+	for k, i := range dirty {
+		sub[k], subv[k] = docs[i], vecs[i]
+	}
+	return ix.writeDocs(ctx, sub, subv)
 }
 
 func normalize32(v []float32) []float32 {

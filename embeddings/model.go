@@ -208,6 +208,19 @@ func (m *ToolModel) Encode(text string) []float32 {
 	return normalize32(v)
 }
 
+// Strength is the length of the text's summed rows before normalising:
+// how strongly the trained table answers to the text's features, larger
+// for words like those of the tools it was trained on.
+func (m *ToolModel) Strength(text string) float64 {
+	v := make([]float32, m.hdr.Dim)
+	m.sum(m.textFeatures(text), v)
+	s := 0.0
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
 // sum adds the weighted rows of fs into v.
 func (m *ToolModel) sum(fs []wfeat, v []float32) {
 	d := m.hdr.Dim

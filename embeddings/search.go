@@ -139,26 +139,47 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 	return hits, nil
 }
 
-// search is Search without the adapter: the base ranking.
+// search is Search without the adapter: the base ranking, the fused list
+// re-ranked by the index's Reranker when it has one.
 func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	r := ix.opts.Reranker
+	if r == nil || k <= 0 {
+		hits, _, err := ix.fusedSearch(ctx, query, k, f)
+		return hits, err
+	}
+	hits, st, err := ix.fusedSearch(ctx, query, max(k, r.Depth), f)
+	if err != nil {
+		return nil, err
+	}
+	st.rerank(r, query, hits, &ix.opts)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// fusedSearch is the k best of the dense and BM25 lists fused, and the
+// state they were found in.
+func (ix *Index) fusedSearch(ctx context.Context, query string, k int, f Filter) ([]Hit, *state, error) {
 	ix.mu.RLock()
 	st := ix.st
 	ix.mu.RUnlock()
 	if k <= 0 || len(st.docs) == 0 {
-		return nil, nil
+		return nil, st, nil
 	}
 	embedder := ix.emb.ID() // what the query is embedded under
 	qv, err := ix.emb.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	if len(qv) != 1 || len(qv[0]) != st.dim {
-		return nil, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
+		return nil, st, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
 	}
 	if ds, ok := ix.opts.Store.(DenseSearcher); ok && !ix.opts.DenseInMemory {
-		return st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, &ix.opts)
+		hits, err := st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, &ix.opts)
+		return hits, st, err
 	}
-	return st.search(qv[0], Terms(query), k, f, &ix.opts), nil
+	return st.search(qv[0], Terms(query), k, f, &ix.opts), st, nil
 }
 
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {

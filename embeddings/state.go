@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // state is an immutable snapshot of what Search reads.
@@ -28,6 +29,23 @@ type state struct {
 	trust    []int32
 	caps     [][]int32 // indexes into capNames
 	capNames []string  // the distinct capabilities required
+	// fields are the per-field indexes the reranker's features read,
+	// built by fieldsOnce on first use (eagerly when the index re-ranks).
+	fields      *fieldIndex
+	fieldsOnce  sync.Once
+	buildFields func() *fieldIndex
+}
+
+// fieldIndexes are st's per-field indexes, built on first use.
+func (st *state) fieldIndexes() *fieldIndex {
+	st.fieldsOnce.Do(func() {
+		if st.buildFields == nil {
+			st.fields = buildFieldIndex(nil, nil, 1.2, 0.75)
+			return
+		}
+		st.fields = st.buildFields()
+	})
+	return st.fields
 }
 
 func (st *state) vector(i int) []float32 { return st.vecs[i*st.dim : (i+1)*st.dim] }
@@ -84,6 +102,21 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 		wt[i] = docTerms(&st.docs[i], fw, vocab)
 	}
 	st.bm = NewBM25(wt, ix.opts.K1, ix.opts.B)
+	k1, b, emb := ix.opts.K1, ix.opts.B, ix.emb
+	st.buildFields = func() *fieldIndex {
+		fi := buildFieldIndex(st.docs, vocab, k1, b)
+		fi.mainFwd = st.bm.forward()
+		if st.groupBM != nil {
+			fi.groupFwd = st.groupBM.forward()
+		}
+		if m, ok := emb.(*ToolModel); ok {
+			fi.strength = make([]float64, len(st.docs))
+			for i := range st.docs {
+				fi.strength[i] = m.Strength(DenseText(&st.docs[i]))
+			}
+		}
+		return fi
+	}
 
 	// Groups: a BM25 document and a centroid per group.
 	st.groupOf = make([]int32, len(st.docs))
@@ -128,6 +161,9 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 			}
 			st.groupNorm[g] = math.Sqrt(n)
 		}
+	}
+	if ix.opts.Reranker != nil {
+		st.fieldIndexes() // built now rather than by the first search
 	}
 	ix.mu.Lock()
 	ix.st = st

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/airs-dev/airs/embeddings"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -86,6 +87,7 @@ func evalRetrieval(a *app, args []string) error {
 	embedder := fs.String("embedder", "model", "model (the committed trained tool model), model:FILE (one 'airs train retrieval' wrote), lexical or ollama:MODEL")
 	split := fs.String("split", "all", "which queries of MetaTool and StableToolBench to score: all, test (held out of training), unseen (their tools held out of training), dev, unseen-dev or train")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
+	reranker := fs.String("reranker", "", "re-rank the fused list: model (the committed reranker), a reranker `file` ('airs train retrieval --reranker' writes one), or none (default: what the index does unasked)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
 	pos, err := parseArgs(fs, args)
@@ -109,6 +111,23 @@ func evalRetrieval(a *app, args []string) error {
 		return usagef("--split %q: say all, test, unseen, dev or train", *split)
 	}
 	o := retrieval.Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir, Split: retrieval.Part(*split)}
+	switch *reranker {
+	case "":
+	case "none":
+		o.Index.NoRerank = true
+	case "model":
+		r := embeddings.CommittedReranker()
+		if r == nil {
+			return usagef("--reranker model: this build carries no reranker (fit one with 'airs train retrieval --reranker')")
+		}
+		o.Index.Reranker = r
+	default:
+		r, err := embeddings.LoadReranker(*reranker)
+		if err != nil {
+			return usagef("--reranker: %v", err)
+		}
+		o.Index.Reranker = r
+	}
 	if !*quiet {
 		o.Progress = a.stderr
 	}

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
@@ -19,6 +21,7 @@ var trainCmd = &command{
 	Usage: `Usage:
   airs train retrieval [--data-dir DIR] [--out FILE] [--seed N] [--epochs N] [--json]
   airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
+  airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -45,6 +48,19 @@ request after each epoch; --keep S keeps share S of the trained table and
 the rest of the initial projection; --fusion-norm minmax|both also tries
 min–max scaling of the two lists in the fusion fit.
 
+--reranker fits the reranker instead of the model: a score over the
+fused list's first 50 tools learned from features of each request and
+tool (both lists' scores and ranks, BM25 over the name, description and
+parameters apart, how much of the request the tool covers, whether its
+name's verb and object are in the request, the model's strength on the
+tool's text), on the dev and unseen-dev requests only, by LambdaRank
+pairs, its penalty chosen by cross-validation with folds by tool. It
+writes embeddings/model/rerank.json (used when asked: 'airs eval
+retrieval --reranker model'; --reranker-default marks it for the index
+to apply unasked). EVALS.md, "a learned reranker", has its figures and
+the variants tried (--reranker-trees, --reranker-features,
+--reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
 accepted or corrected train a per-installation adapter over the index's
@@ -57,6 +73,7 @@ start. Run it again as sessions accumulate; delete the file to forget.
 
 Examples:
   airs train retrieval --data-dir ../shared/data
+  airs train retrieval --reranker --data-dir ../shared/data
   airs train retrieval --from-sessions
   airs train retrieval --from-sessions sessions.jsonl --holdout 0.3 --implicit
   airs train retrieval --out /tmp/m.bin.gz --epochs 4 && \
@@ -90,6 +107,17 @@ func runTrain(a *app, args []string) error {
 	norm := fs.String("fusion-norm", "", "the score scalings the fusion fit tries: max (default), minmax, or both")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
+	rerank := fs.Bool("reranker", false, "do not train the model: fit the reranker over it (--model) on the dev data and write it to --reranker-out")
+	rerankModel := fs.String("model", "", "with --reranker: the model `file` to fit over (default: the committed model)")
+	rerankOut := fs.String("reranker-out", filepath.Join("embeddings", "model", "rerank.json"), "with --reranker: write the reranker to this `file`")
+	rerankDepth := fs.Int("reranker-depth", 0, "with --reranker: fused candidates re-ranked (0: the default, 50)")
+	rerankOn := fs.String("reranker-train-on", "", "with --reranker: fit only on the dev sets whose name contains this `text` (all are scored)")
+	rerankLambda := fs.Bool("reranker-lambda", true, "with --reranker: weigh each pair by the NDCG@10 change of swapping it (LambdaRank); false: plain pairs")
+	rerankTrees := fs.String("reranker-trees", "", "with --reranker: numbers of boosted trees to try on top of the linear part, comma-separated (default: 0, linear only)")
+	rerankL2 := fs.String("reranker-l2", "", "with --reranker: ridge penalties to try, comma-separated (default: 1,10,100)")
+	rerankUse := fs.String("reranker-features", "", "with --reranker: the features the fit may weigh, comma-separated (default: all but strength; 'airs help train' lists them)")
+	rerankPerRequest := fs.Bool("reranker-per-request", false, "with --reranker: weigh each dev request the same (default: each dev set the same)")
+	rerankDefault := fs.Bool("reranker-default", false, "with --reranker: mark the reranker for the index to apply unasked over its model")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
 	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
@@ -127,6 +155,41 @@ func runTrain(a *app, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *rerank {
+		ro := retrieval.RerankOptions{Depth: *rerankDepth, PerRequest: *rerankPerRequest, NoLambda: !*rerankLambda, Progress: a.stderr}
+		for _, f := range strings.Split(*rerankTrees, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				n, err := strconv.Atoi(f)
+				if err != nil || n < 0 {
+					return usagef("--reranker-trees %q: want counts like 0,100", *rerankTrees)
+				}
+				ro.Trees = append(ro.Trees, n)
+			}
+		}
+		for _, f := range strings.Split(*rerankL2, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				v, err := strconv.ParseFloat(f, 64)
+				if err != nil || v <= 0 {
+					return usagef("--reranker-l2 %q: want positive numbers like 1,10", *rerankL2)
+				}
+				ro.L2s = append(ro.L2s, v)
+			}
+		}
+		if *rerankUse != "" {
+			for _, f := range strings.Split(*rerankUse, ",") {
+				f = strings.TrimSpace(f)
+				if !slices.Contains(embeddings.RerankFeatures, f) {
+					return usagef("--reranker-features: no feature %q (the features: %s)", f, strings.Join(embeddings.RerankFeatures, ", "))
+				}
+				ro.Use = append(ro.Use, f)
+			}
+		}
+		if *rerankOn != "" {
+			on := *rerankOn
+			ro.TrainOn = func(set string) bool { return strings.Contains(set, on) }
+		}
+		return trainReranker(ctx, a, *dataDir, *rerankModel, *rerankOut, ro, *rerankDefault, *asJSON)
+	}
 	var m *embeddings.ToolModel
 	var rep retrieval.TrainReport
 	if *fusionOnly != "" {
@@ -246,5 +309,51 @@ func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON b
 	}
 	fmt.Fprintf(a.stdout, "wrote %s (%d words, %d weights), trained on all %d: used from each command's next start\n",
 		filepath.Join(a.cfg.IndexDir(), embeddings.AdapterFile), rep.Terms, rep.Weights, len(exs))
+	return nil
+}
+
+// trainReranker fits the reranker over a model on the dev data and writes
+// it (JSON) to out.
+func trainReranker(ctx context.Context, a *app, dataDir, modelFile, out string, o retrieval.RerankOptions, isDefault, asJSON bool) error {
+	var m *embeddings.ToolModel
+	var err error
+	if modelFile == "" {
+		m, err = embeddings.DefaultModel()
+	} else {
+		m, err = embeddings.LoadToolModel(modelFile)
+	}
+	if err != nil {
+		return err
+	}
+	dev, err := retrieval.DevSets(dataDir)
+	if err != nil {
+		return err
+	}
+	if o.Known, err = retrieval.TrainingToolKeys(dataDir); err != nil {
+		return err
+	}
+	r, rep, err := retrieval.FitReranker(ctx, m, dev, o)
+	if err != nil {
+		return err
+	}
+	r.Default = isDefault
+	b, err := r.Marshal()
+	if err != nil {
+		return err
+	}
+	tmp := out + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if asJSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintf(a.stdout, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "wrote %s (over %s): L2 %g, cross-validated dev NDCG@10 %.4f (fused list %.4f)\n", out, m.ID(), rep.L2, rep.CVMean, rep.FusedAvg)
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/airs-dev/airs/embeddings"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,4 +46,31 @@ func TestEvalRetrievalCLI(t *testing.T) {
 	e.run("eval", "retrieval").expect(t, 2, "", "--data FILE… is required")
 	e.run("eval", "retrieval", "--embedder", "word2vec", "--data", f("metatool_tools.jsonl"), f("metatool_queries.jsonl")).expect(t, 1, "", "word2vec")
 	e.run("eval", "retrieval", "--data", f("missing.jsonl")).expect(t, 2, "", "set DATA_DIR")
+}
+
+// TestEvalRetrievalReranker: --reranker model re-ranks with the committed
+// reranker (its own line per dataset and method, as without), none keeps
+// the default, a file that is not a reranker and a reranker fitted over
+// another embedder are refused with what to do.
+func TestEvalRetrievalReranker(t *testing.T) {
+	e := newEnv(t, "")
+	dir, _ := filepath.Abs("../../evals/retrieval/testdata")
+	data := []string{filepath.Join(dir, "metatool_tools.jsonl"), filepath.Join(dir, "metatool_queries.jsonl")}
+	run := func(args ...string) runResult {
+		return e.run(append(append([]string{"eval", "retrieval", "--quiet", "--json", "--data"}, data...), args...)...)
+	}
+	run("--reranker", "model").expect(t, 0, `"method":"airs"`, "")
+	run("--reranker", "none").expect(t, 0, `"method":"airs"`, "")
+	bad := filepath.Join(t.TempDir(), "r.json")
+	os.WriteFile(bad, []byte(`{"version":1}`), 0o600)
+	run("--reranker", bad).expect(t, 2, "", "refit it with 'airs train retrieval --reranker'")
+	r := embeddings.CommittedReranker()
+	if r == nil {
+		t.Fatal("no committed reranker")
+	}
+	other := *r
+	other.Embedder = "tooltext:0000000000000000"
+	b, _ := other.Marshal()
+	os.WriteFile(bad, b, 0o600)
+	run("--embedder", "model", "--reranker", bad).expect(t, 1, "", "fitted over embedder tooltext:0000000000000000")
 }

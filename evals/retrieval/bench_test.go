@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,9 +134,10 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // request, the filtered hybrid search (top 10) and the composite scoring of
 // the candidates. It reports the median (p50-ms) and p99 per selection.
 // Sub-benchmarks name the embedder: emb=model (the trained tool model, the
-// default) and emb=lexical.
+// default), emb=model+rerank (the trained model with the committed
+// reranker over its first 50) and emb=lexical.
 func BenchmarkSelection(b *testing.B) {
-	for _, emb := range []string{"model", "lexical"} {
+	for _, emb := range []string{"model", "model+rerank", "lexical"} {
 		for _, n := range []int{100, 1000, 10000} {
 			b.Run(fmt.Sprintf("emb=%s/tools=%d", emb, n), func(b *testing.B) { benchSelection(b, emb, n) })
 		}
@@ -147,11 +149,18 @@ func benchSelection(b *testing.B, emb string, n int) {
 		{
 			docs, queries := benchRegistry(b, n)
 			ctx := context.Background()
+			var o embeddings.Options
+			if base, ok := strings.CutSuffix(emb, "+rerank"); ok {
+				emb = base
+				if o.Reranker = embeddings.CommittedReranker(); o.Reranker == nil {
+					b.Skip("no committed reranker")
+				}
+			}
 			e, err := NewEmbedder(emb, nil, embeddings.LexicalOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			ix, err := embeddings.Open(ctx, e, embeddings.Options{})
+			ix, err := embeddings.Open(ctx, e, o)
 			if err != nil {
 				b.Fatal(err)
 			}
