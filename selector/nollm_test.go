@@ -54,7 +54,7 @@ func TestNoLLMTriesNextThenNone(t *testing.T) {
 	calc := pipeline.Tool{Name: "calculator", Parameters: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)}
 	greet := pipeline.Tool{Name: "greet", Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
 	cat := listCatalog{{Provider: "p", Tool: calc}, {Provider: "p", Tool: greet}}
-	s := &Selector{Catalog: cat, Ranker: orderRanker{}, Validate: validate,
+	s := &Selector{Catalog: cat, Ranker: orderRanker{}, Validate: validate, Config: Config{Fit: NoFitOff},
 		Retriever: fixedRetriever{{Name: "calculator", Semantic: 2, Dense: 0.9}, {Name: "greet", Semantic: 1, Dense: 0.8}}}
 
 	// The best tool's arguments cannot come from the text; the next one's can.
@@ -94,7 +94,7 @@ func TestNoLLMAskedTools(t *testing.T) {
 	}
 
 	cooking := pipeline.Tool{Name: "get_cooking_time", Parameters: json.RawMessage(`{"type":"object","properties":{"ingredient_type":{"type":"string"}},"required":["ingredient_type"]}`)}
-	s = &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate,
+	s = &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate, Config: Config{Fit: NoFitOff},
 		Retriever: fixedRetriever{{Name: "get_cooking_time", Semantic: 1, Dense: 0.3}}}
 	for _, c := range []struct {
 		request string
@@ -113,5 +113,37 @@ func TestNoLLMAskedTools(t *testing.T) {
 		if sel.Function != c.want {
 			t.Errorf("%q (unasked %.1f): got %s, want %s", c.request, c.unasked, sel.Function, c.want)
 		}
+	}
+}
+
+// TestNoLLMFitDecision: with the default fit model, no-LLM mode does not
+// try a tool the request is not for, however close its similarity, and
+// does try the same tool when the request names what it is about.
+func TestNoLLMFitDecision(t *testing.T) {
+	cooking := pipeline.Tool{Name: "get_cooking_time", Description: "Calculate the cooking time for a given ingredient.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"ingredient_type":{"type":"string","description":"The ingredient to cook"}},"required":["ingredient_type"]}`)}
+	s := &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate,
+		Retriever: fixedRetriever{{Name: "get_cooking_time", Semantic: 1, Dense: 0.5}}}
+	for request, want := range map[string]string{
+		"What is the best way to boil an egg?":    grammar.NoneTool,
+		"the cooking time of an 'egg'":            "get_cooking_time",
+		"how long is the cooking time for 'rice'": "get_cooking_time",
+	} {
+		sel, err := s.Select(context.Background(), "u", request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel.Function != want {
+			t.Errorf("%q: got %s, want %s", request, sel.Function, want)
+		}
+	}
+	// Turned off, the same far request gets the tool.
+	s.Config.Fit = NoFitOff
+	sel, err := s.Select(context.Background(), "u", "What is the best way to boil an 'egg'?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Function != "get_cooking_time" {
+		t.Errorf("fit off: got %s, want get_cooking_time", sel.Function)
 	}
 }

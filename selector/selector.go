@@ -103,7 +103,11 @@ type Config struct {
 	// for "the best way to boil an egg") only when its dense similarity is
 	// at least this; a tool the request names needs only MinSimilarity [0].
 	MinSimilarityUnasked float64
-	Hints                Hints
+	// Fit decides, in no-LLM mode, whether a candidate fits the request at
+	// all before it is tried (FitModel); nil: DefaultFitModel, NoFitOff:
+	// every candidate is tried.
+	Fit   *FitModel
+	Hints Hints
 }
 
 func (c Config) withDefaults() Config {
@@ -250,6 +254,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	tried := 0
 	in := understand.ParsePlain(request) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
+	fit := cfg.fitModel()
 	for _, c := range askedFirst(cands, entries, request, noLLMTries) {
 		if tried == noLLMTries {
 			break
@@ -266,6 +271,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		}
 		if c.Score[ScoreSimilarity] < cfg.MinSimilarityUnasked && !understand.AsksFor(request, e.Tool.Name, e.Tool.Parameters) {
 			continue // the request names nothing the tool is about, and is not close to it
+		}
+		if !fit.Fits(FitFeatures(request, cands, indexOf(cands, c.Name), e.Tool)) {
+			continue // the request is not for this tool (FitModel)
 		}
 		tried++
 		args, missing, err := ArgumentsUnderstood(e.Tool, in, cfg.Hints)

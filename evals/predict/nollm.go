@@ -28,27 +28,19 @@ import (
 // candidates inflates every similarity).
 const DefaultMinSimilarity = 0.20
 
-// DefaultMinSimilarityUnasked is the similarity a candidate needs when the
-// request names nothing it is about (selector.Config.MinSimilarityUnasked,
-// understand.AsksFor). It was chosen on the even-numbered half of
-// irrelevance and on multiple; the odd-numbered half of irrelevance was
-// held out to check that it generalises (EVALS.md).
-const DefaultMinSimilarityUnasked = 0.50
-
 // NoLLM is the "none" predictor: AIRS's no-LLM path over each question's
 // own candidates.
 type NoLLM struct {
 	pool          *embeddings.Lexical // nil: fit per question
 	minSimilarity float64
-	// unasked is Options.MinSimilarityUnasked; 0: DefaultMinSimilarityUnasked.
-	unasked  float64
-	parallel bool
+	fit           *selector.FitModel // Options.Fit
+	parallel      bool
 }
 
 // NewNoLLM fits the pool embedder (when o.Pool is given) and returns the
 // predictor.
 func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
-	p := &NoLLM{minSimilarity: o.MinSimilarity, unasked: o.MinSimilarityUnasked, parallel: o.Parallel}
+	p := &NoLLM{minSimilarity: o.MinSimilarity, fit: o.Fit, parallel: o.Parallel}
 	if len(o.Pool) > 0 {
 		lx := embeddings.NewLexical(embeddings.LexicalOptions{})
 		if err := lx.Fit(ctx, o.Pool); err != nil {
@@ -57,18 +49,6 @@ func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
 		p.pool = lx
 	}
 	return p, nil
-}
-
-// minSimilarityUnasked is the selector's MinSimilarityUnasked for a run
-// whose MinSimilarity is minSim: none when refusing is off.
-func (p *NoLLM) minSimilarityUnasked(minSim float64) float64 {
-	switch {
-	case minSim < -1 || p.unasked < 0:
-		return -2 // cosine ≥ −1: never refuse
-	case p.unasked > 0:
-		return p.unasked
-	}
-	return DefaultMinSimilarityUnasked
 }
 
 // PoolTexts returns the texts the pool embedder is fitted on: every distinct
@@ -113,6 +93,15 @@ func DenseText(d embeddings.Doc) string {
 	return strings.Join(embeddings.Tokens(d.Name), " ") + ". " + d.Text()
 }
 
+// fitFor is the selector's fit model for a run whose MinSimilarity is
+// minSim: none when refusing is off.
+func (p *NoLLM) fitFor(minSim float64) *selector.FitModel {
+	if minSim < -1 {
+		return selector.NoFitOff
+	}
+	return p.fit
+}
+
 // selectorFor builds the selector over the question's candidates.
 func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float64) (*selector.Selector, error) {
 	ix, err := questionIndex(ctx, cat, p.pool)
@@ -122,7 +111,7 @@ func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float6
 	return selector.New(selector.Parts{
 		Catalog: cat,
 		Index:   ix,
-		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim, MinSimilarityUnasked: p.minSimilarityUnasked(minSim)},
+		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim, Fit: p.fitFor(minSim)},
 	}), nil
 }
 
