@@ -39,6 +39,7 @@ const (
 	FitEvidenceCount        // how many (capped at 4, over 4)
 	FitQuestion             // the request is a question about something (who, what is, how many, …)
 	FitParamsNamed          // share of the tool's parameters whose name the request uses a word of
+	FitObjectMissing        // share of the words of what the request asks for ("the area of …") the tool's text lacks
 	NumFitFeatures
 )
 
@@ -46,7 +47,7 @@ const (
 var FitFeatureNames = [NumFitFeatures]string{
 	"similarity", "coverage", "asks", "named_share", "asks_kind", "unfilled",
 	"missing_share", "similarity_gap", "coverage_gap", "tool_coverage",
-	"evidence_share", "evidence_count", "question", "params_named",
+	"evidence_share", "evidence_count", "question", "params_named", "object_missing",
 }
 
 // FitModel is a logistic model of "this candidate fits the request". A
@@ -138,12 +139,38 @@ func FitFeatures(request string, cands []Candidate, i int, t pipeline.Tool) [Num
 	}
 	x[FitToolCoverage] = nameCoverage(request, t.Name)
 	x[FitParamsNamed] = paramsNamed(request, t.Parameters)
+	if obj := askedObject(request); len(obj) > 0 {
+		doc := toolTerms(t)
+		miss := 0
+		for _, w := range obj {
+			if !doc[w] && !sharesStem(w, doc) {
+				miss++
+			}
+		}
+		x[FitObjectMissing] = float64(miss) / float64(len(obj))
+	}
 	return x
 }
 
 // reQuestion is a request that asks about something rather than for
 // something done: who, why, what is, how many, …
 var reQuestion = regexp.MustCompile(`(?i)^\s*(?:who|whom|whose|why|which|what(?:'s|\s+(?:is|are|was|were|does|do|did|kind|type|should|would))?|how\s+(?:many|much|does|do|did|is|are|can|to|long|often|frequent)|is|are|was|were|does|do|did)\b`)
+
+// reAskedObject finds what a request asks for: the words after its
+// leading ask ("calculate the", "what is the", "find a", "could you get
+// me the") up to the first word that starts what qualifies it (of, for,
+// in, with, …).
+var reAskedObject = regexp.MustCompile(`(?i)^\s*(?:(?:please|can\s+you|could\s+you|would\s+you|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to|help\s+me)\s+)?(?:calculate|compute|find|determine|estimate|get|give\s+me|tell\s+me|show\s+me|fetch|retrieve|look\s+up|search\s+for|what(?:'s|\s+is|\s+are|\s+was|\s+were))\s+(?:me\s+)?(?:the\s+|a\s+|an\s+)?([\p{L}][\p{L}\s'-]*?)\s+(?:of|for|in|at|from|to|between|with|that|which|who|when|if|given|using|by|on|near|a|an|the|is|are|will|would|should|do|does|did)\b`)
+
+// askedObject is the analysed words of what the request asks for
+// (reAskedObject), none when it does not start with an ask.
+func askedObject(request string) []string {
+	m := reAskedObject.FindStringSubmatch(request)
+	if m == nil {
+		return nil
+	}
+	return slices.DeleteFunc(embeddings.Terms(m[1]), func(w string) bool { return w == "like" })
+}
 
 // propertyCount is how many top-level properties the schema declares.
 func propertyCount(schema json.RawMessage) int {
@@ -236,4 +263,17 @@ func indexOf(cands []Candidate, name string) int {
 		}
 	}
 	return 0
+}
+
+// fitRefusal keeps the closest candidate the fit decision refused, for the
+// notice that says why the answer is "none".
+type fitRefusal struct {
+	name string
+	prob float64
+}
+
+func (r *fitRefusal) note(name string, prob float64) {
+	if r.name == "" || prob > r.prob {
+		r.name, r.prob = name, prob
+	}
 }

@@ -5,22 +5,23 @@ package selector
 // DefaultFitModel is the model no-LLM mode decides "does this candidate
 // fit" with (Config.Fit nil), learned by evals/predict.TrainFit.
 var DefaultFitModel = FitModel{
-	Bias: -1.4302277235098724,
+	Bias: -0.9523764621102784,
 	Weights: [NumFitFeatures]float64{
-		-0.12178982112272356, // similarity
-		0.6098318978749608,   // coverage
-		-0.16331610183816325, // asks
-		0.7462175779715056,   // named_share
-		1.1533630048742307,   // asks_kind
+		-0.5909320913678059,  // similarity
+		0.7452362492748565,   // coverage
+		-0.2864536517923599,  // asks
+		0.6449253360938443,   // named_share
+		1.076142919821578,    // asks_kind
 		0,                    // unfilled
-		-0.7895711237783765,  // missing_share
-		1.3350670865527428,   // similarity_gap
-		3.579828264640899,    // coverage_gap
-		1.6474408096434807,   // tool_coverage
-		0.607826684131722,    // evidence_share
-		-0.30804043131067815, // evidence_count
-		-0.8628655984907195,  // question
-		-0.05097082047242101, // params_named
+		-0.822791449276464,   // missing_share
+		1.3006026854439747,   // similarity_gap
+		3.4290421601755634,   // coverage_gap
+		1.7390988641171379,   // tool_coverage
+		0.5859598589258703,   // evidence_share
+		-0.30253427507733727, // evidence_count
+		-0.8215138743096078,  // question
+		0.06488476828743965,  // params_named
+		-1.1873718914315263,  // object_missing
 	},
-	Threshold: 0.13315541001830555,
+	Threshold: 0.12696793442929435,
 }

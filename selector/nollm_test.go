@@ -147,3 +147,32 @@ func TestNoLLMFitDecision(t *testing.T) {
 		t.Errorf("fit off: got %s, want get_cooking_time", sel.Function)
 	}
 }
+
+// TestNoLLMFitRefusalWithEvidenceRule: where calls need evidence (the
+// engine's configuration), a tool the fit decision refuses is still shown
+// as the tool that fits but lacks arguments when its arguments are missing
+// (it never runs either way), and a call that could be made of it is not.
+func TestNoLLMFitRefusalWithEvidenceRule(t *testing.T) {
+	cooking := pipeline.Tool{Name: "get_cooking_time", Description: "Calculate the cooking time for a given ingredient.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"ingredient_type":{"type":"string","description":"The ingredient to cook"}},"required":["ingredient_type"]}`)}
+	s := &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate,
+		Config:    Config{RequireEvidence: true},
+		Retriever: fixedRetriever{{Name: "get_cooking_time", Semantic: 1, Dense: 0.5}}}
+	sel, err := s.Select(context.Background(), "u", "What is the best way to boil an 'egg'?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Function != grammar.NoneTool || !strings.Contains(sel.Notice, "not what the request asks for") {
+		t.Errorf("runnable but not asked for: got %s, notice %q", sel.Function, sel.Notice)
+	}
+	sel, err = s.Select(context.Background(), "u", "What is the best way to boil something?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if DefaultFitModel.Fits(FitFeatures("What is the best way to boil something?", sel.Candidates, 0, cooking)) {
+		t.Fatal("the fit decision does not refuse the request this case is about")
+	}
+	if sel.Function != "get_cooking_time" || sel.Validation == "ok" {
+		t.Errorf("arguments missing: got %s (validation %q), want get_cooking_time shown as not runnable", sel.Function, sel.Validation)
+	}
+}
