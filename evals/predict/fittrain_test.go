@@ -79,3 +79,16 @@ func TestInFitTraining(t *testing.T) {
 		}
 	}
 }
+
+func TestUnquoted(t *testing.T) {
+	for in, want := range map[string]string{
+		`"Find the area of circles of radius 3 and 5."`: "Find the area of circles of radius 3 and 5.",
+		`Say "hi" to Ada`: `Say "hi" to Ada`,
+		`"a" and "b"`:     `"a" and "b"`,
+		`plain request`:   `plain request`,
+	} {
+		if got := Unquoted(in); got != want {
+			t.Errorf("Unquoted(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	if err != nil {
 		return nil, err
 	}
-	text := q.Text()
+	text := Unquoted(q.Text())
 	s, err := sel.Select(ctx, caller, text)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,10 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	}
 	// Parallel categories: one call per clause of the request that selects
 	// a tool and carries evidence for its arguments (something other than
-	// what the extractor fills in from no text at all).
+	// what the extractor fills in from no text at all). Whether a tool fits
+	// was decided on the whole request, above; a clause is a part of it,
+	// not a request of its own, so it is not asked again.
+	sel.Config.Fit = selector.NoFitOff
 	var out []bfcl.Call
 	for _, clause := range Clauses(text) {
 		cs, err := sel.Select(ctx, caller, clause)
@@ -161,6 +164,18 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 		return calls, nil
 	}
 	return out, nil
+}
+
+// Unquoted is a request that is one quoted string from end to end read
+// as what it quotes: some BFCL files (parallel, parallel_multiple) wrap
+// whole requests in double quotes, which would otherwise make the request
+// one quoted value (selector.Delexicalize) with no words to match a tool.
+func Unquoted(text string) string {
+	t := strings.TrimSpace(text)
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' && !strings.Contains(t[1:len(t)-1], `"`) {
+		return strings.TrimSpace(t[1 : len(t)-1])
+	}
+	return text
 }
 
 // Unfillable names a required parameter of the named tool that the
