@@ -5,23 +5,23 @@ package selector
 // DefaultFitModel is the model no-LLM mode decides "does this candidate
 // fit" with (Config.Fit nil), learned by evals/predict.TrainFit.
 var DefaultFitModel = FitModel{
-	Bias: -0.9523764621102784,
+	Bias: -1.6338761052810071,
 	Weights: [NumFitFeatures]float64{
-		-0.5909320913678059,  // similarity
-		0.7452362492748565,   // coverage
-		-0.2864536517923599,  // asks
-		0.6449253360938443,   // named_share
-		1.076142919821578,    // asks_kind
+		0.4943834432060922,   // similarity
+		-0.39074826109315347, // coverage
+		-0.122808254069198,   // asks
+		1.4334105192722137,   // named_share
+		1.1444879352834298,   // asks_kind
 		0,                    // unfilled
-		-0.822791449276464,   // missing_share
-		1.3006026854439747,   // similarity_gap
-		3.4290421601755634,   // coverage_gap
-		1.7390988641171379,   // tool_coverage
-		0.5859598589258703,   // evidence_share
-		-0.30253427507733727, // evidence_count
-		-0.8215138743096078,  // question
-		0.06488476828743965,  // params_named
-		-1.1873718914315263,  // object_missing
+		0.13499181828625056,  // missing_share
+		0.4050864416725922,   // similarity_gap
+		3.896913745120732,    // coverage_gap
+		0.8395761590373257,   // tool_coverage
+		1.0425284249165916,   // evidence_share
+		-0.6277766460296079,  // evidence_count
+		-1.0764044689038237,  // question
+		0.8471695230387571,   // params_named
+		-1.1142746691441887,  // object_missing
 	},
-	Threshold: 0.12696793442929435,
+	Threshold: 0.11722717554350345,
 }

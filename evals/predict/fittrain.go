@@ -22,7 +22,7 @@ import (
 // relevant ones (their right function fits, the other candidates do not)
 // and irrelevance (no candidate fits). Only the training half of each
 // (InFitTraining) is read.
-var FitTrainCategories = []string{"simple_python", "multiple", "live_simple", "live_multiple", "irrelevance"}
+var FitTrainCategories = []string{"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple", "irrelevance"}
 
 var reQuestionNumber = regexp.MustCompile(`_(\d+)(?:-|$)`)
 
