@@ -76,8 +76,7 @@ func TestNoLLMTriesNextThenNone(t *testing.T) {
 }
 
 // TestNoLLMAskedTools: no-LLM mode tries the tool whose subject the
-// request names before a closer one it does not name, and a tool it does
-// not name at all only when it is close enough (MinSimilarityUnasked).
+// request names before a closer one it does not name.
 func TestNoLLMAskedTools(t *testing.T) {
 	params := json.RawMessage(`{"type":"object","properties":{"specialization":{"type":"string"},"location":{"type":"string"}},"required":["location"]}`)
 	doctor := pipeline.Tool{Name: "doctor.search", Parameters: params}
@@ -91,28 +90,6 @@ func TestNoLLMAskedTools(t *testing.T) {
 	}
 	if sel.Function != "lawyer.search" {
 		t.Errorf("got %s %s, want lawyer.search", sel.Function, sel.Arguments)
-	}
-
-	cooking := pipeline.Tool{Name: "get_cooking_time", Parameters: json.RawMessage(`{"type":"object","properties":{"ingredient_type":{"type":"string"}},"required":["ingredient_type"]}`)}
-	s = &Selector{Catalog: listCatalog{{Provider: "p", Tool: cooking}}, Ranker: orderRanker{}, Validate: validate, Config: Config{Fit: NoFitOff},
-		Retriever: fixedRetriever{{Name: "get_cooking_time", Semantic: 1, Dense: 0.3}}}
-	for _, c := range []struct {
-		request string
-		unasked float64
-		want    string
-	}{
-		{"What is the best way to boil an 'egg'?", 0.5, grammar.NoneTool}, // names nothing it is about, and far
-		{"What is the best way to boil an 'egg'?", 0, "get_cooking_time"}, // the rule off
-		{"the cooking time of an 'egg'", 0.5, "get_cooking_time"},         // names its subject
-	} {
-		s.Config.MinSimilarityUnasked = c.unasked
-		sel, err := s.Select(context.Background(), "u", c.request)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sel.Function != c.want {
-			t.Errorf("%q (unasked %.1f): got %s, want %s", c.request, c.unasked, sel.Function, c.want)
-		}
 	}
 }
 

@@ -98,11 +98,6 @@ type Config struct {
 	// arguments it had to invent (ExtractArgumentsReport's missing list) —
 	// a call that cannot be made from what the user said is not made.
 	RequireEvidence bool
-	// MinSimilarityUnasked: no-LLM mode tries a candidate whose subject
-	// the request does not name (understand.AsksFor: "get_cooking_time"
-	// for "the best way to boil an egg") only when its dense similarity is
-	// at least this; a tool the request names needs only MinSimilarity [0].
-	MinSimilarityUnasked float64
 	// Fit decides, in no-LLM mode, whether a candidate fits the request at
 	// all before it is tried (FitModel); nil: DefaultFitModel, NoFitOff:
 	// every candidate is tried.
@@ -269,9 +264,6 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		e := entries[c.Name]
 		if e.Tool.Destructive && !destructiveAsk {
 			continue // a destructive tool only on an explicit ask, never the fallback
-		}
-		if c.Score[ScoreSimilarity] < cfg.MinSimilarityUnasked && !understand.AsksFor(request, e.Tool.Name, e.Tool.Parameters) {
-			continue // the request names nothing the tool is about, and is not close to it
 		}
 		fitX := FitFeatures(request, cands, indexOf(cands, c.Name), e.Tool)
 		fits := fit.Fits(fitX)
