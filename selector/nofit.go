@@ -17,11 +17,11 @@ import (
 // selector already knows of the pair: how close the request is to the tool
 // (dense similarity, coverage of its words), whether it names what the tool
 // is about (understand.AsksFor and the parts of it), whether the tool's
-// required arguments can be taken from its words (understand.Unfilled,
-// ExtractArgumentsReport's missing list), and how the candidate stands
-// against the others offered. One threshold on one probability replaces a
-// pile of hand-set floors, and the weights are learned on data apart from
-// what EVALS.md reports (evals/predict.TrainFit).
+// arguments can be taken from its words (ExtractArgumentsReport), whether
+// the tool's text has what the request asks for, and how the candidate
+// stands against the others offered. One threshold on one probability, not
+// a pile of hand-set floors; the weights are learned on one half of BFCL
+// (evals/predict.TrainDefaultFit) and EVALS.md reports the other half apart.
 
 // The features of FitFeatures, in order.
 const (
@@ -30,7 +30,6 @@ const (
 	FitAsks                 // understand.AsksFor: 1 or 0
 	FitNamedShare           // share of the name's subjects the request names (1 for a name with none)
 	FitAsksKind             // understand.AsksKind: the request asks for the kind of value the name says
-	FitUnfilled             // understand.Unfilled: a required argument of the wrong kind for the request's words
 	FitMissingShare         // share of required arguments extraction had to invent
 	FitSimilarityGap        // similarity minus the best other candidate's (0 alone)
 	FitCoverageGap          // coverage minus the best other candidate's (0 alone)
@@ -45,7 +44,7 @@ const (
 
 // FitFeatureNames name the features, for the weights' file and reports.
 var FitFeatureNames = [NumFitFeatures]string{
-	"similarity", "coverage", "asks", "named_share", "asks_kind", "unfilled",
+	"similarity", "coverage", "asks", "named_share", "asks_kind",
 	"missing_share", "similarity_gap", "coverage_gap", "tool_coverage",
 	"evidence_share", "evidence_count", "question", "params_named", "object_missing",
 }
@@ -100,9 +99,6 @@ func FitFeatures(request string, cands []Candidate, i int, t pipeline.Tool) [Num
 	}
 	if understand.AsksKind(request, t.Name) {
 		x[FitAsksKind] = 1
-	}
-	if understand.Unfilled(request, t.Parameters) != "" {
-		x[FitUnfilled] = 1
 	}
 	if args, missing, err := ExtractArgumentsReport(t.Parameters, request, Hints{}); err == nil {
 		if n := requiredCount(t.Parameters); n > 0 {

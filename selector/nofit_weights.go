@@ -12,7 +12,6 @@ var DefaultFitModel = FitModel{
 		-0.122808254069198,   // asks
 		1.4334105192722137,   // named_share
 		1.1444879352834298,   // asks_kind
-		0,                    // unfilled
 		0.13499181828625056,  // missing_share
 		0.4050864416725922,   // similarity_gap
 		3.896913745120732,    // coverage_gap
