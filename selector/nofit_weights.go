@@ -5,22 +5,22 @@ package selector
 // DefaultFitModel is the model no-LLM mode decides "does this candidate
 // fit" with (Config.Fit nil), learned by evals/predict.TrainFit.
 var DefaultFitModel = FitModel{
-	Bias: -1.6338761052810071,
+	Bias: -1.1331691637095322,
 	Weights: [NumFitFeatures]float64{
-		0.4943834432060922,   // similarity
-		-0.39074826109315347, // coverage
-		-0.122808254069198,   // asks
-		1.4334105192722137,   // named_share
-		1.1444879352834298,   // asks_kind
-		0.13499181828625056,  // missing_share
-		0.4050864416725922,   // similarity_gap
-		3.896913745120732,    // coverage_gap
-		0.8395761590373257,   // tool_coverage
-		1.0425284249165916,   // evidence_share
-		-0.6277766460296079,  // evidence_count
-		-1.0764044689038237,  // question
-		0.8471695230387571,   // params_named
-		-1.1142746691441887,  // object_missing
+		-0.8654604331974018,  // similarity
+		1.062227068269984,    // coverage
+		-0.22530247853018592, // asks
+		0.6402110100248561,   // named_share
+		1.0731720891712604,   // asks_kind
+		-0.7356670798686555,  // missing_share
+		1.2565407774287805,   // similarity_gap
+		3.3001553760448803,   // coverage_gap
+		1.7656609072819638,   // tool_coverage
+		0.858895919415995,    // evidence_share
+		-0.37034037466940006, // evidence_count
+		-0.8839532102427218,  // question
+		0.21923920911392936,  // params_named
+		-1.314197518725777,   // object_missing
 	},
-	Threshold: 0.11722717554350345,
+	Threshold: 0.11527833907488219,
 }

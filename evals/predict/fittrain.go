@@ -19,10 +19,13 @@ import (
 // what EVALS.md reports on.
 
 // FitTrainCategories are the categories the fit model learns from: the
-// relevant ones (their right function fits, the other candidates do not)
-// and irrelevance (no candidate fits). Only the training half of each
-// (InFitTraining) is read.
-var FitTrainCategories = []string{"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple", "irrelevance"}
+// relevant ones with one request per question (their right function fits,
+// the other candidates do not) and irrelevance (no candidate fits). Only
+// the training half of each (InFitTraining) is read. The parallel
+// categories are left out: a request there is several requests in one,
+// which the decision is not asked about (Predict asks it once, of the
+// whole, and not of its clauses).
+var FitTrainCategories = []string{"simple_python", "simple_java", "simple_javascript", "multiple", "live_simple", "live_multiple", "irrelevance"}
 
 var reQuestionNumber = regexp.MustCompile(`_(\d+)(?:-|$)`)
 
@@ -63,7 +66,7 @@ func (p *NoLLM) FitExamples(ctx context.Context, q bfcl.Question) ([]FitExample,
 		return nil, err
 	}
 	sel := selector.New(selector.Parts{Catalog: cat, Index: ix, Config: selector.Config{TopK: len(cat), MinSimilarity: -2, Fit: selector.NoFitOff}})
-	text := q.Text()
+	text := Unquoted(q.Text()) // as Predict reads it
 	s, err := sel.Select(ctx, caller, text)
 	if err != nil {
 		return nil, err
