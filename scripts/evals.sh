@@ -156,7 +156,7 @@ w("The no-LLM path chooses among each question's own candidate functions with AI
   "and 11 of 841 in live_multiple (14 of 1,518, 0.9%; and 1 of 84 in simple_java), and rises from 0.567 to 0.717 in irrelevance and from 0.615 to 0.702 in "
   "live_irrelevance. "
   "Before any of this, no-LLM mode does not try a candidate the request is not for (selector.DefaultFitModel, the "
-  "product's default; EVALS.md's section \"'Does any candidate fit': a learned decision\"). "
+  "product's default; the section on the learned \"does any candidate fit\" decision below). "
   "In the parallel categories it makes one call per clause of the request (split at sentence ends, commas, \"and\") that selects "
   "a tool and carries evidence for its arguments. function_acc: the set of called functions is the expected one (relevance "
   "categories: the relevance verdict); ast_acc: BFCL's AST checker (evals/bfcl), i.e. also the argument values.\n")
@@ -177,7 +177,7 @@ if 'irrelevance' in m:
       f"**{m['multiple']['function_acc']:.3f}**, with the product's own selector configuration: the \"does this candidate fit\" "
       "decision of no-LLM mode (selector.DefaultFitModel, a logistic model over features the selector has, trained on the "
       "even-numbered half of the answerable categories and of irrelevance; the odd half and live_irrelevance held out) is on "
-      "by default in airs and in this eval alike; see \"'Does any candidate fit': a learned decision\" below for the halves "
+      "by default in airs and in this eval alike; see the section on the learned \"does any candidate fit\" decision below for the halves "
       "and what it costs.\n")
 w("ast_acc is low by construction: without a model, argument values are only what the extractor finds verbatim in the text "
   "(numbers, quoted strings, enum values, proper names); BFCL expects normalised values (units, lists, dates, defaults). "
