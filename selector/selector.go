@@ -113,12 +113,11 @@ type Config struct {
 	// arguments it had to invent (ExtractArgumentsReport's missing list) —
 	// a call that cannot be made from what the user said is not made.
 	RequireEvidence bool
-	// MinSimilarityUnasked: no-LLM mode tries a candidate whose subject
-	// the request does not name (understand.AsksFor: "get_cooking_time"
-	// for "the best way to boil an egg") only when its dense similarity is
-	// at least this; a tool the request names needs only MinSimilarity [0].
-	MinSimilarityUnasked float64
-	Hints                Hints
+	// Fit decides, in no-LLM mode, whether a candidate fits the request at
+	// all before it is tried (FitModel); nil: DefaultFitModel, NoFitOff:
+	// every candidate is tried.
+	Fit   *FitModel
+	Hints Hints
 }
 
 func (c Config) withDefaults() Config {
@@ -265,6 +264,8 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	tried := 0
 	in := understand.ParsePlain(request) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
+	fit := cfg.fitModel()
+	var refused fitRefusal // the closest candidate the fit decision refused
 	for _, c := range askedFirst(cands, entries, request, noLLMTries) {
 		if tried == noLLMTries {
 			break
@@ -279,14 +280,24 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		if e.Tool.Destructive && !destructiveAsk {
 			continue // a destructive tool only on an explicit ask, never the fallback
 		}
-		if c.Score[ScoreSimilarity] < cfg.MinSimilarityUnasked && !understand.AsksFor(request, e.Tool.Name, e.Tool.Parameters) {
-			continue // the request names nothing the tool is about, and is not close to it
+		fitX := FitFeatures(request, cands, indexOf(cands, c.Name), e.Tool)
+		fits := fit.Fits(fitX)
+		if !fits && !cfg.RequireEvidence {
+			refused.note(c.Name, fit.Prob(fitX))
+			continue // the request is not for this tool (FitModel)
 		}
-		tried++
 		args, missing, err := ArgumentsUnderstood(e.Tool, in, cfg.Hints)
 		if err != nil {
 			return nil, fmt.Errorf("selector: tool %s: %w", e.Tool.Name, err)
 		}
+		if !fits && len(missing) == 0 && understand.Unfilled(request, e.Tool.Parameters) == "" {
+			// A call that could be made, of a tool the request is not for:
+			// not made. (One that could not be made is still shown as the
+			// tool that fits but lacks arguments, below, and never runs.)
+			refused.note(c.Name, fit.Prob(fitX))
+			continue
+		}
+		tried++
 		raw, _ := json.Marshal(args)
 		var verr error
 		switch {
@@ -322,6 +333,9 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		sel.Notice += fmt.Sprintf("; %s fits, but its arguments could not be taken from the request (%v): say them, e.g. quote a text", first.Function, firstErr)
 	case first != nil:
 		sel.Notice += fmt.Sprintf("; no tool's arguments could be taken from the request (closest: %s: %v)", first.Function, firstErr)
+	case tried == 0 && refused.name != "":
+		sel.Notice += fmt.Sprintf("; no tool fits: the closest, %s, is not what the request asks for (fit %.2f, under the %.2f needed)",
+			refused.name, refused.prob, fit.Threshold)
 	case len(cands) > 0 && tried == 0 && cfg.MinCoverage > 0:
 		best := cands[0]
 		for _, c := range cands {

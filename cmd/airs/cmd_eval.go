@@ -16,6 +16,7 @@ import (
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/ollama"
 	"github.com/airs-dev/airs/model/ollamamodel"
+	"github.com/airs-dev/airs/selector"
 )
 
 var evalCmd = &command{
@@ -43,8 +44,10 @@ and scores them with the port of BFCL's AST checker. --model none is AIRS's
 no-LLM path: for each question it ranks the question's own candidate
 functions with the tool index (lexical embedder fitted once on every BFCL
 function in --data) and the composite score, answers "no call" when the best
-similarity is under a calibrated threshold, and extracts the arguments from
-the text; in the parallel categories it makes one call per clause of the
+similarity is under a calibrated threshold or when no candidate fits the
+request by the same learned decision airs itself makes (selector's
+DefaultFitModel; EVALS.md says how it was trained), and extracts the
+arguments from the text; in the parallel categories it makes one call per clause of the
 request. --model ollama:M generates through Ollama under the tool-call
 grammar (temperature 0, one call per question). With --json, one line per
 category: {"category":…,"n":N,"function_acc":x,"ast_acc":x}.
@@ -190,8 +193,8 @@ func bfclFactory(args []string, stderr interface{ Write([]byte) (int, error) }) 
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(stderr, "airs eval bfcl: no-LLM mode: lexical embedder fitted on %d BFCL functions in %s; irrelevance threshold %.2f\n",
-				len(pool), time.Since(start).Round(time.Millisecond), o.MinSimilarity)
+			fmt.Fprintf(stderr, "airs eval bfcl: no-LLM mode: lexical embedder fitted on %d BFCL functions in %s; irrelevance threshold %.2f; \"does a candidate fit\": airs's own decision (threshold %.3f)\n",
+				len(pool), time.Since(start).Round(time.Millisecond), o.MinSimilarity, selector.DefaultFitModel.Threshold)
 			return p, nil
 		}
 		if name, ok := strings.CutPrefix(model, "ollama:"); ok && name != "" {

@@ -51,7 +51,7 @@ func TestCompatBFCL(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The endpoint as the eval runs AIRS: the same pool and threshold.
-	cb, err := complete.New(ctx, complete.Options{Pool: pool, MinSimilarity: predict.DefaultMinSimilarity, MinSimilarityUnasked: predict.DefaultMinSimilarityUnasked})
+	cb, err := complete.New(ctx, complete.Options{Pool: pool, MinSimilarity: predict.DefaultMinSimilarity})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,9 @@ func dataDir(t *testing.T) string {
 	return d
 }
 
-// TestNoLLMOnBFCL runs the no-LLM predictor on the full data and holds the
-// goal multiple function accuracy ≥ 95%, and a floor on irrelevance.
+// TestNoLLMOnBFCL runs the no-LLM predictor on the full data — the
+// product's own "does a candidate fit" decision included — and holds the
+// goals: multiple function accuracy ≥ 0.97 with irrelevance ≥ 0.80.
 func TestNoLLMOnBFCL(t *testing.T) {
 	dir := dataDir(t)
 	ctx := context.Background()
@@ -52,13 +53,11 @@ func TestNoLLMOnBFCL(t *testing.T) {
 	bfcl.WriteTable(&b, res)
 	t.Logf("pool %d functions\n%s", len(pool), b.String())
 	for _, r := range res {
-		if r.Category == "multiple" && r.FunctionAcc < 0.95 {
-			t.Errorf("multiple function_acc %.3f, goal ≥ 0.95", r.FunctionAcc)
+		if r.Category == "multiple" && r.FunctionAcc < 0.97 {
+			t.Errorf("multiple function_acc %.3f, goal ≥ 0.97", r.FunctionAcc)
 		}
-		// A floor, below the 0.80 goal: the typed checks (Unfillable) must
-		// keep refusing what the similarity lets through.
-		if r.Category == "irrelevance" && r.FunctionAcc < 0.70 {
-			t.Errorf("irrelevance function_acc %.3f, floor 0.70", r.FunctionAcc)
+		if r.Category == "irrelevance" && r.FunctionAcc < 0.80 {
+			t.Errorf("irrelevance function_acc %.3f, goal ≥ 0.80", r.FunctionAcc)
 		}
 		if os.Getenv("BFCL_FAILURES") != "" {
 			for _, f := range r.Failures {

@@ -28,27 +28,19 @@ import (
 // candidates inflates every similarity).
 const DefaultMinSimilarity = 0.20
 
-// DefaultMinSimilarityUnasked is the similarity a candidate needs when the
-// request names nothing it is about (selector.Config.MinSimilarityUnasked,
-// understand.AsksFor). It was chosen on the even-numbered half of
-// irrelevance and on multiple; the odd-numbered half of irrelevance was
-// held out to check that it generalises (EVALS.md).
-const DefaultMinSimilarityUnasked = 0.50
-
 // NoLLM is the "none" predictor: AIRS's no-LLM path over each question's
 // own candidates.
 type NoLLM struct {
 	pool          *embeddings.Lexical // nil: fit per question
 	minSimilarity float64
-	// unasked is Options.MinSimilarityUnasked; 0: DefaultMinSimilarityUnasked.
-	unasked  float64
-	parallel bool
+	fit           *selector.FitModel // Options.Fit
+	parallel      bool
 }
 
 // NewNoLLM fits the pool embedder (when o.Pool is given) and returns the
 // predictor.
 func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
-	p := &NoLLM{minSimilarity: o.MinSimilarity, unasked: o.MinSimilarityUnasked, parallel: o.Parallel}
+	p := &NoLLM{minSimilarity: o.MinSimilarity, fit: o.Fit, parallel: o.Parallel}
 	if len(o.Pool) > 0 {
 		lx := embeddings.NewLexical(embeddings.LexicalOptions{})
 		if err := lx.Fit(ctx, o.Pool); err != nil {
@@ -57,18 +49,6 @@ func NewNoLLM(ctx context.Context, o Options) (*NoLLM, error) {
 		p.pool = lx
 	}
 	return p, nil
-}
-
-// minSimilarityUnasked is the selector's MinSimilarityUnasked for a run
-// whose MinSimilarity is minSim: none when refusing is off.
-func (p *NoLLM) minSimilarityUnasked(minSim float64) float64 {
-	switch {
-	case minSim < -1 || p.unasked < 0:
-		return -2 // cosine ≥ −1: never refuse
-	case p.unasked > 0:
-		return p.unasked
-	}
-	return DefaultMinSimilarityUnasked
 }
 
 // PoolTexts returns the texts the pool embedder is fitted on: every distinct
@@ -113,6 +93,15 @@ func DenseText(d embeddings.Doc) string {
 	return strings.Join(embeddings.Tokens(d.Name), " ") + ". " + d.Text()
 }
 
+// fitFor is the selector's fit model for a run whose MinSimilarity is
+// minSim: none when refusing is off.
+func (p *NoLLM) fitFor(minSim float64) *selector.FitModel {
+	if minSim < -1 {
+		return selector.NoFitOff
+	}
+	return p.fit
+}
+
 // selectorFor builds the selector over the question's candidates.
 func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float64) (*selector.Selector, error) {
 	ix, err := questionIndex(ctx, cat, p.pool)
@@ -122,7 +111,7 @@ func (p *NoLLM) selectorFor(ctx context.Context, cat toolsCatalog, minSim float6
 	return selector.New(selector.Parts{
 		Catalog: cat,
 		Index:   ix,
-		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim, MinSimilarityUnasked: p.minSimilarityUnasked(minSim)},
+		Config:  selector.Config{TopK: len(cat), MinSimilarity: minSim, Fit: p.fitFor(minSim)},
 	}), nil
 }
 
@@ -137,7 +126,7 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	if err != nil {
 		return nil, err
 	}
-	text := q.Text()
+	text := Unquoted(q.Text())
 	s, err := sel.Select(ctx, caller, text)
 	if err != nil {
 		return nil, err
@@ -152,7 +141,10 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 	}
 	// Parallel categories: one call per clause of the request that selects
 	// a tool and carries evidence for its arguments (something other than
-	// what the extractor fills in from no text at all).
+	// what the extractor fills in from no text at all). Whether a tool fits
+	// was decided on the whole request, above; a clause is a part of it,
+	// not a request of its own, so it is not asked again.
+	sel.Config.Fit = selector.NoFitOff
 	var out []bfcl.Call
 	for _, clause := range Clauses(text) {
 		cs, err := sel.Select(ctx, caller, clause)
@@ -172,6 +164,18 @@ func (p *NoLLM) Predict(ctx context.Context, q bfcl.Question, tools []bfcl.ToolS
 		return calls, nil
 	}
 	return out, nil
+}
+
+// Unquoted is a request that is one quoted string from end to end read
+// as what it quotes: some BFCL files (parallel, parallel_multiple) wrap
+// whole requests in double quotes, which would otherwise make the request
+// one quoted value (selector.Delexicalize) with no words to match a tool.
+func Unquoted(text string) string {
+	t := strings.TrimSpace(text)
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' && !strings.Contains(t[1:len(t)-1], `"`) {
+		return strings.TrimSpace(t[1 : len(t)-1])
+	}
+	return text
 }
 
 // Unfillable names a required parameter of the named tool that the

@@ -35,11 +35,10 @@ type Options struct {
 	// candidate's dense similarity (see DefaultMinSimilarity); negative
 	// disables it (always call the best tool).
 	MinSimilarity float64
-	// MinSimilarityUnasked is the similarity needed by a candidate whose
-	// subject the request does not name (selector.Config
-	// .MinSimilarityUnasked); 0 takes DefaultMinSimilarityUnasked, a
-	// negative value disables it.
-	MinSimilarityUnasked float64
+	// Fit is the selector's "does this candidate fit" model
+	// (selector.Config.Fit); nil: the product's, selector.DefaultFitModel.
+	// Only TrainFit's threshold search sets it.
+	Fit *selector.FitModel
 	// Parallel enables several calls in the parallel categories (no-LLM:
 	// one per value group found in the request).
 	Parallel bool

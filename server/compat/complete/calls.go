@@ -27,7 +27,7 @@ func (b *Backend) calls(ctx context.Context, caller string, req *compat.Request)
 	forced := req.Choice.Mode == compat.ChoiceRequired || req.Choice.Mode == compat.ChoiceFunction
 	text := req.LastUser()
 	sel := selector.New(selector.Parts{Catalog: cat, Index: ts.index, Ranker: ts.ranker, Validate: b.validate,
-		Config: selector.Config{TopK: b.o.TopK, MinSimilarity: b.o.MinSimilarity, MinSimilarityUnasked: b.o.MinSimilarityUnasked,
+		Config: selector.Config{TopK: b.o.TopK, MinSimilarity: b.o.MinSimilarity,
 			RequireEvidence: b.o.RequireEvidence, MinCoverage: b.o.MinCoverage}})
 	// The no-LLM selection is also the narrowing: its candidates are the
 	// top k by retrieval and ranking, the tools the model's grammar offers.

@@ -59,9 +59,6 @@ type Options struct {
 	// cosine similarity to the request: below it, no call [0: off]. It is
 	// meaningful with a Pool only.
 	MinSimilarity float64
-	// MinSimilarityUnasked is the similarity a tool the request does not
-	// ask for needs (selector.Config.MinSimilarityUnasked) [0: off].
-	MinSimilarityUnasked float64
 	// RequireEvidence and MinCoverage are the no-LLM rules of the engine's
 	// own selection (selection.min_coverage in airs.yaml): a tool is called
 	// only when the request is close enough to it and gives a value for
