@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"bufio"
@@ -15,11 +15,14 @@ import (
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/engine/mcpapi"
 	"github.com/airs-dev/airs/internal/settings"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
 	"github.com/airs-dev/airs/session"
 )
@@ -34,7 +37,7 @@ func newServed(t *testing.T) (base string, cfg *config.Config) {
 
 // newServedEngine is newServed that also returns the engine, with the space
 // watcher started when watch is set.
-func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *engine.Engine) {
 	t.Helper()
 	return newServedEngineWith(t, servedOptions{watch: watch})
 }
@@ -48,9 +51,10 @@ type servedOptions struct {
 	guard       bool                                             // a guard, with web as its reviewer
 	selfApprove bool                                             // guard.self_approve: web may approve its own held calls
 	mcp         bool                                             // serve /mcp (mcp/server over MCPBackend)
+	model       selector.Model                                   // selects and answers (nil: no-LLM mode)
 }
 
-func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *engine.Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
@@ -98,12 +102,16 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none", Guard: g})
+	eo := engine.Options{Channel: "serve", Model: "none", Guard: g}
+	if o.model != nil {
+		eo.Local, eo.Client, eo.LocalName = o.model, o.model, "fake"
+	}
+	e, err := engine.New(context.Background(), cfg, reg, m, policy, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.recommender.Known("web")
-	e.recommender.Known("nobody")
+	e.Recommender().Known("web")
+	e.Recommender().Known("nobody")
 	if o.watch {
 		if err := e.WatchSpaces(); err != nil {
 			t.Fatal(err)
@@ -111,11 +119,11 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	}
 	sc := server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}, RequestTimeout: o.timeout}
 	if o.mcp {
-		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{})
+		mh := mcpserver.NewHTTPHandler(mcpapi.New(e), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{})
 		t.Cleanup(mh.Close)
 		sc.MCP = mh
 	}
-	s := server.New(e.Backend(), sc)
+	s := server.New(New(e), sc)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +191,7 @@ func TestServedChatRunsAndRecords(t *testing.T) {
 func TestServedSeedPipelines(t *testing.T) {
 	base, _ := newServed(t)
 	run := func(file string, input map[string]any, token string) (int, map[string]any) {
-		y, err := os.ReadFile(filepath.Join("..", "..", "chains", "examples", file))
+		y, err := os.ReadFile(filepath.Join("..", "..", "..", "chains", "examples", file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,11 @@
-package engine
+package httpapi
 
 import (
 	"context"
 	"slices"
 	"testing"
 
+	"github.com/airs-dev/airs/internal/engine/mcpapi"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,7 +19,7 @@ func TestMCPToolSearchOverTheIndex(t *testing.T) {
 	ctx := context.Background()
 	connect := func(caller string) *mcp.ClientSession {
 		st, ct := mcp.NewInMemoryTransports()
-		s := mcpserver.New(e.MCPBackend(), caller, mcpserver.Options{ToolSearch: true, SearchLimit: 3})
+		s := mcpserver.New(mcpapi.New(e), caller, mcpserver.Options{ToolSearch: true, SearchLimit: 3})
 		t.Cleanup(s.Close)
 		if _, err := s.Connect(ctx, st, nil); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"github.com/airs-dev/airs/guard"
@@ -11,23 +11,23 @@ var (
 )
 
 // GuardEnabled: the engine has a guard (guard.enabled).
-func (b backend) GuardEnabled() bool { return b.e.guard != nil }
+func (b backend) GuardEnabled() bool { return b.e.Guard() != nil }
 
 // CanReview: caller is one of guard.reviewers.
 func (b backend) CanReview(caller string) bool {
-	return b.e.guard != nil && b.e.guard.CanReview(caller)
+	return b.e.Guard() != nil && b.e.Guard().CanReview(caller)
 }
 
 // Reviews are every review for a reviewer, the caller's own otherwise.
 func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
-	if b.e.guard == nil {
+	if b.e.Guard() == nil {
 		return nil, server.ErrNoGuard
 	}
 	f := guard.Filter{All: all}
-	if !b.e.guard.CanReview(caller) {
+	if !b.e.Guard().CanReview(caller) {
 		f.Caller = caller
 	}
-	return b.e.guard.List(f)
+	return b.e.Guard().List(f)
 }
 
 // DecideReview decides as caller, a reviewer (the server checked), named
@@ -36,11 +36,11 @@ func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
 // otherwise a reviewer's token alone would run its destructive calls with
 // nobody else looking.
 func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review, error) {
-	if b.e.guard == nil {
+	if b.e.Guard() == nil {
 		return guard.Review{}, server.ErrNoGuard
 	}
-	if ch != guard.Deny && !b.e.selfApprove() {
-		rv, err := b.e.guard.Get(id)
+	if ch != guard.Deny && !b.e.SelfApprove() {
+		rv, err := b.e.Guard().Get(id)
 		if err != nil {
 			return guard.Review{}, err
 		}
@@ -48,26 +48,24 @@ func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review,
 			return guard.Review{}, server.ErrSelfApproval
 		}
 	}
-	return b.e.guard.Decide(id, ch, "http:"+caller)
+	return b.e.Guard().Decide(id, ch, "http:"+caller)
 }
-
-func (e *Engine) selfApprove() bool { return e.cfg != nil && e.cfg.Guard.SelfApprove }
 
 var _ server.GrantBackend = backend{}
 
 // Grants are the guard's standing "always" answers.
 func (b backend) Grants() ([]guard.Grant, error) {
-	if b.e.guard == nil {
+	if b.e.Guard() == nil {
 		return nil, server.ErrNoGuard
 	}
-	return b.e.guard.Grants()
+	return b.e.Guard().Grants()
 }
 
 // RevokeGrant removes agent's grant for tool (by, a reviewer, the server
 // checked).
 func (b backend) RevokeGrant(by, agent, tool string) (bool, error) {
-	if b.e.guard == nil {
+	if b.e.Guard() == nil {
 		return false, server.ErrNoGuard
 	}
-	return b.e.guard.Revoke(agent, tool)
+	return b.e.Guard().Revoke(agent, tool)
 }

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"bufio"
@@ -91,7 +91,7 @@ func TestMCPOverServeIsTheTokensAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ctxNames []string
-	for _, en := range e.catalog.Callable("nobody") {
+	for _, en := range e.CallableTools("nobody") {
 		ctxNames = append(ctxNames, en.Tool.Name)
 	}
 	got := names(lt.Tools)
