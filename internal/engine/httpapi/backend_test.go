@@ -13,15 +13,11 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/guard"
-	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/engine/enginetest"
 	"github.com/airs-dev/airs/internal/engine/mcpapi"
-	"github.com/airs-dev/airs/internal/settings"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
 	"github.com/airs-dev/airs/session"
@@ -56,62 +52,7 @@ type servedOptions struct {
 
 func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *engine.Engine) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
-	dir := t.TempDir()
-	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
-		t.Fatal(err)
-	}
-	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\n  nobody: {capabilities: []}\nrecording: {enabled: true}\n"
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.ttl > 0 {
-		cfg.Recommend.TTL = o.ttl // recommend.ttl in airs.yaml
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	if o.register != nil {
-		o.register(reg, cfg)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	var g *guard.Guard
-	cfg.Guard.SelfApprove = o.selfApprove
-	if o.guard {
-		if g, err = guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}}); err != nil {
-			t.Fatal(err)
-		}
-		mc.Gate = g
-	}
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eo := engine.Options{Channel: "serve", Model: "none", Guard: g}
-	if o.model != nil {
-		eo.Local, eo.Client, eo.LocalName = o.model, o.model, "fake"
-	}
-	e, err := engine.New(context.Background(), cfg, reg, m, policy, eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Recommender().Known("web")
-	e.Recommender().Known("nobody")
+	e, cfg := enginetest.New(t, enginetest.Options{TTL: o.ttl, Register: o.register, Guard: o.guard, SelfApprove: o.selfApprove, Model: o.model})
 	if o.watch {
 		if err := e.WatchSpaces(); err != nil {
 			t.Fatal(err)
@@ -134,9 +75,6 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		e.Close()
-		m.Close()
-		log.Close()
 	})
 	return "http://" + l.Addr().String(), cfg, e
 }
