@@ -1,7 +1,7 @@
 // Package mcpapi is the engine as mcp/server serves it: the
-// mcpserver.Backend (with its Watcher and Searcher) over an
-// *engine.Engine. It decides and runs nothing itself: every call is the
-// engine's.
+// mcpserver.Backend (with its Watcher and Searcher) over the four things
+// it needs of the engine (Engine, which *engine.Engine implements). It
+// decides and runs nothing itself: every call is the engine's.
 package mcpapi
 
 import (
@@ -9,10 +9,23 @@ import (
 	"errors"
 
 	"github.com/airs-dev/airs/embeddings"
-	"github.com/airs-dev/airs/internal/engine"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
+	"github.com/airs-dev/airs/selector"
 )
+
+// Engine is what the MCP adapter needs of the engine.
+type Engine interface {
+	// CallableTools are the tools caller may call: the selector's context.
+	CallableTools(caller string) []selector.Entry
+	// Call runs a call through the pipeline.
+	Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
+	// WatchTools is the registry's change signal and its stop function.
+	WatchTools() (<-chan struct{}, func())
+	// ToolIndex is the index the selector retrieves tools from; nil
+	// without one.
+	ToolIndex() *embeddings.Index
+}
 
 // New is the engine as mcp/server serves it (`airs mcp`, /mcp on
 // `airs serve`): the tools a caller may call exactly as the selector's
@@ -21,14 +34,14 @@ import (
 // the spaces the caller may read), calls through the engine like any
 // channel's (the Manager's seven stages, the ranker's statistics), and the
 // registry's change signal so tools/list follows it.
-func New(e *engine.Engine) mcpserver.Backend { return mcpBackend{e} }
+func New(e Engine) mcpserver.Backend { return mcpBackend{e} }
 
 var (
 	_ mcpserver.Watcher  = mcpBackend{}
 	_ mcpserver.Searcher = mcpBackend{}
 )
 
-type mcpBackend struct{ e *engine.Engine }
+type mcpBackend struct{ e Engine }
 
 // Tools are the caller's tools, one per name: the registry's preferred
 // provider's, which is also the one a call without a provider reaches.
