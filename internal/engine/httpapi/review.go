@@ -15,19 +15,21 @@ func (b backend) GuardEnabled() bool { return b.e.Guard() != nil }
 
 // CanReview: caller is one of guard.reviewers.
 func (b backend) CanReview(caller string) bool {
-	return b.e.Guard() != nil && b.e.Guard().CanReview(caller)
+	g := b.e.Guard()
+	return g != nil && g.CanReview(caller)
 }
 
 // Reviews are every review for a reviewer, the caller's own otherwise.
 func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
-	if b.e.Guard() == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return nil, server.ErrNoGuard
 	}
 	f := guard.Filter{All: all}
-	if !b.e.Guard().CanReview(caller) {
+	if !g.CanReview(caller) {
 		f.Caller = caller
 	}
-	return b.e.Guard().List(f)
+	return g.List(f)
 }
 
 // DecideReview decides as caller, a reviewer (the server checked), named
@@ -36,11 +38,12 @@ func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
 // otherwise a reviewer's token alone would run its destructive calls with
 // nobody else looking.
 func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review, error) {
-	if b.e.Guard() == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return guard.Review{}, server.ErrNoGuard
 	}
 	if ch != guard.Deny && !b.e.SelfApprove() {
-		rv, err := b.e.Guard().Get(id)
+		rv, err := g.Get(id)
 		if err != nil {
 			return guard.Review{}, err
 		}
@@ -48,24 +51,26 @@ func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review,
 			return guard.Review{}, server.ErrSelfApproval
 		}
 	}
-	return b.e.Guard().Decide(id, ch, "http:"+caller)
+	return g.Decide(id, ch, "http:"+caller)
 }
 
 var _ server.GrantBackend = backend{}
 
 // Grants are the guard's standing "always" answers.
 func (b backend) Grants() ([]guard.Grant, error) {
-	if b.e.Guard() == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return nil, server.ErrNoGuard
 	}
-	return b.e.Guard().Grants()
+	return g.Grants()
 }
 
 // RevokeGrant removes agent's grant for tool (by, a reviewer, the server
 // checked).
 func (b backend) RevokeGrant(by, agent, tool string) (bool, error) {
-	if b.e.Guard() == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return false, server.ErrNoGuard
 	}
-	return b.e.Guard().Revoke(agent, tool)
+	return g.Revoke(agent, tool)
 }
