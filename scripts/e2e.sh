@@ -18,7 +18,7 @@
 #      and AIRS_E2E_MODEL exported;
 #   7. always stops the server (and its runners) and removes the temp dir.
 #
-# The attention UI's browser tests (internal/engine/ui_browser_test.go) need
+# The attention UI's browser tests (internal/engine/httpapi/ui_browser_test.go) need
 # Debian's chromium: it is installed with apt-get when missing (root, as in
 # CI); they skip, saying so, when there is none. Their screenshots go to
 # $AIRS_E2E_ARTIFACTS (default $TMPDIR/airs-e2e-artifacts).

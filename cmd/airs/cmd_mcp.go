@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/airs-dev/airs/internal/engine/mcpapi"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -84,7 +85,7 @@ func runMCP(a *app, args []string) error {
 		return err
 	}
 	defer closeE()
-	s := mcpserver.New(e.MCPBackend(), caller, mcpserver.Options{
+	s := mcpserver.New(mcpapi.New(e), caller, mcpserver.Options{
 		Version:    versionString(),
 		Pipelines:  pipelineDirs(pipelines, a.cfg.Home),
 		Logger:     a.quietLogger(),

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/engine/httpapi"
+	"github.com/airs-dev/airs/internal/engine/mcpapi"
 	"github.com/airs-dev/airs/internal/telemetry"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/server"
@@ -113,11 +115,11 @@ Examples:
 		if len(toks) == 0 {
 			a.warnf("no http.tokens in airs.yaml: every request will be refused with 401 (see 'airs help config')")
 		}
-		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{
+		mh := mcpserver.NewHTTPHandler(mcpapi.New(e), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{
 			Version: versionString(), Pipelines: pipelineDirs(pipelines, cfg.Home), Logger: a.quietLogger(),
 			ToolSearch: cfg.MCP.Serve.ToolSearch, SearchLimit: cfg.MCP.Serve.SearchLimit})
 		defer mh.Close()
-		be := e.Backend()
+		be := httpapi.New(e)
 		s := server.New(be, server.Config{Addr: addr, Tokens: toks, ShutdownTimeout: *drain, Logger: logger, MCP: mh, Middleware: tr.Middleware,
 			MaxBody: cfg.HTTP.MaxBody, Limits: server.Limits(cfg.HTTP.Limits)})
 		// The OpenAI- and Ollama-compatible endpoints (docs/compat.md).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/guard"
+	"github.com/airs-dev/airs/internal/engine/httpapi"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/server"
 )
@@ -98,7 +99,7 @@ mcp:
 	}
 	defer closeE()
 	defer a.close()
-	b := &fairnessBackend{Backend: e.Backend(), started: make(chan struct{}, 1), ended: make(chan error, 1)}
+	b := &fairnessBackend{Backend: httpapi.New(e), started: make(chan struct{}, 1), ended: make(chan error, 1)}
 	s := server.New(b, server.Config{Tokens: []server.Token{{SHA256: server.HashToken("q"), Agent: "quiet"}, {SHA256: server.HashToken("h"), Agent: "hostile"}},
 		RequestTimeout: time.Hour, Logger: a.quietLogger()})
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -30,10 +30,14 @@ type IntentUI interface {
 	ConfirmIntent(ctx context.Context, caller string, tool pipeline.Tool, args json.RawMessage) guard.Choice
 }
 
-// proposer is a TurnUI that cannot ask mid-turn (an HTTP stream): its
+// ProposerUI is a TurnUI that cannot ask mid-turn (an HTTP stream): its
 // Confirm proposes the call to the client and answers no, so the call is
-// not made at all.
-type proposer interface{ proposes() }
+// not made at all, not even held at the guard's gate.
+type ProposerUI interface {
+	TurnUI
+	// ProposesCalls marks the UI; it is never called.
+	ProposesCalls()
+}
 
 // ErrDeclined is CallAsking's error for a call the person asked about did
 // not allow (denied, or no answer): it did not run.
@@ -67,7 +71,7 @@ func (e *Engine) CallAsking(ctx context.Context, ui TurnUI, req pipeline.Request
 // asksAtGate reports whether a destructive call made for ui is asked about
 // by the pipeline's gate: there is one, and ui can ask mid-turn.
 func (e *Engine) asksAtGate(ui TurnUI) bool {
-	_, cannot := ui.(proposer)
+	_, cannot := ui.(ProposerUI)
 	return e.guard != nil && !cannot
 }
 

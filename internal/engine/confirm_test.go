@@ -42,7 +42,7 @@ func (u *intentUI) ConfirmIntent(_ context.Context, _ string, tool pipeline.Tool
 // proposingUI cannot ask mid-turn, as an HTTP stream cannot.
 type proposingUI struct{ recUI }
 
-func (*proposingUI) proposes() {}
+func (*proposingUI) ProposesCalls() {}
 
 // A destructive call is asked about once, by the pipeline's gate, about
 // the params the tool gets (a lenient tool's defaults filled in): the

@@ -390,31 +390,6 @@ func TestTurnOneStep(t *testing.T) {
 	}
 }
 
-// /v1/chat streams a "step" event before each step after the first.
-func TestServedChatSteps(t *testing.T) {
-	e, _ := newTurnEngine(t)
-	m := &fakeModel{steps: []string{call("calculator", `{"expression":"1+1"}`), call("calculator", `{"expression":"2+2"}`), noneCall}}
-	withModel(e, m)
-	var events []string
-	err := e.Backend().Chat(context.Background(), "web", "add twice", func(ev string, data any) error {
-		if ev == "step" {
-			b, _ := json.Marshal(data)
-			ev += string(b)
-		}
-		if ev != "token" {
-			events = append(events, ev)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `selection,running,result,step{"max_steps":5,"step":2},selection,running,result,step{"max_steps":5,"step":3},selection,note`
-	if got := strings.Join(events, ","); got != want {
-		t.Errorf("events\n%s\nwant\n%s", got, want)
-	}
-}
-
 // In no-LLM mode a request of several parts runs as a plan through chains:
 // each step shown, each call through the pipeline, the run recorded.
 func TestNoLLMPlanTurn(t *testing.T) {

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package engine
+package httpapi
 
 // The attention page's second round in a real browser: failures shown where
 // the user acted (the server stopped), sessions kept across a restart, the
@@ -115,7 +115,7 @@ func (u *uiRig) behindProxy() *flipProxy {
 // process would load the same AIRS_HOME) and returns its address.
 func (u *uiRig) newServer() string {
 	u.t.Helper()
-	s := server.New(u.eng.Backend(), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"},
+	s := server.New(New(u.eng), server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"},
 		{SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -250,7 +250,7 @@ func TestBrowserFailuresShowAndRecover(t *testing.T) {
 	u.waitJS(`document.querySelector(`+quote(card)+`) === null`, 3*time.Second, "dismissed once the server is back")
 	u.do(chromedp.Click(`#task-form button[type="submit"]`))
 	u.waitJS(`document.getElementById("task-status").textContent === "Task set."`, 3*time.Second, "the task saved once the server is back")
-	if got := u.eng.recommender.Task("web"); got != "summarize the offline notes" {
+	if got := u.eng.Recommender().Task("web"); got != "summarize the offline notes" {
 		t.Fatalf("the recommender's task is %q", got)
 	}
 	u.do(chromedp.Click(item + " button.approve"))
@@ -341,7 +341,7 @@ func TestBrowserReviewPushFocusAndGrants(t *testing.T) {
 	if n := js[int](u, `document.querySelectorAll(`+quote(item)+`).length`); n != 1 {
 		t.Fatal("Cancel decided the review")
 	}
-	if gs, _ := u.eng.guard.Grants(); len(gs) != 0 {
+	if gs, _ := u.eng.Guard().Grants(); len(gs) != 0 {
 		t.Fatalf("Cancel granted: %v", gs)
 	}
 	u.do(chromedp.Click(item + " button.always"))
@@ -355,7 +355,7 @@ func TestBrowserReviewPushFocusAndGrants(t *testing.T) {
 	u.shoot("attention-grants")
 	u.do(chromedp.Click(grant + " button.revoke"))
 	u.waitJS(`document.querySelector(`+quote(grant)+`) === null && document.activeElement === document.getElementById("grants-h")`, 3*time.Second, "revoked, the focus on the list's heading")
-	if gs, _ := u.eng.guard.Grants(); len(gs) != 0 {
+	if gs, _ := u.eng.Guard().Grants(); len(gs) != 0 {
 		t.Fatalf("revoked in the page, the guard still has %v", gs)
 	}
 	os.WriteFile(filepath.Join(u.notes, "c.txt"), []byte("c"), 0o644)
@@ -408,13 +408,13 @@ func TestBrowserTaskStaysCurrent(t *testing.T) {
 	}
 	u.do(chromedp.Click(`#task-form button[type="submit"]`))
 	u.waitJS(`!document.getElementById("task-conflict").hidden && document.getElementById("task-theirs").textContent === "newer from the API"`, 3*time.Second, "the conflict shown")
-	if got := u.eng.recommender.Task("web"); got != "newer from the API" {
+	if got := u.eng.Recommender().Task("web"); got != "newer from the API" {
 		t.Fatalf("the old text overwrote the newer task: %q", got)
 	}
 	u.shoot("attention-task-conflict")
 	u.do(chromedp.Click("#task-keep-mine"))
 	u.waitJS(`document.getElementById("task-status").textContent === "Task set." && document.getElementById("task-conflict").hidden`, 3*time.Second, "saved mine on purpose")
-	if got := u.eng.recommender.Task("web"); got != "my older edit" {
+	if got := u.eng.Recommender().Task("web"); got != "my older edit" {
 		t.Fatalf("the recommender's task is %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -160,7 +161,7 @@ recommend: {per_minute: 2}
 // newSharedServed starts the engine of airs.yaml text yaml (in dir) as
 // airs serve does: the agents made known, the spaces watched, the HTTP
 // server in front with the token "t-NAME" for each agent NAME.
-func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
+func newSharedServed(t testing.TB, dir, yaml string) (base string, e *engine.Engine) {
 	t.Helper()
 	t.Setenv("AIRS_HOME", "")
 	path := filepath.Join(dir, "airs.yaml")
@@ -189,7 +190,7 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err = New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
+	e, err = engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "serve", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,12 +202,12 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 	var toks []server.Token
 	for a := range cfg.Agents {
 		toks = append(toks, server.Token{SHA256: server.HashToken("t-" + a), Agent: a})
-		e.recommender.Known(a) // as airs serve does for http.tokens
+		e.Recommender().Known(a) // as airs serve does for http.tokens
 	}
 	if err := e.WatchSpaces(); err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(e.Backend(), server.Config{Tokens: toks})
+	s := server.New(New(e), server.Config{Tokens: toks})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +224,8 @@ func newSharedServed(t testing.TB, dir, yaml string) (base string, e *Engine) {
 
 // subscribeAll opens each agent's suggestion stream as the server's
 // stream handlers do.
-func subscribeAll(t testing.TB, e *Engine, agents ...string) map[string]<-chan recommender.Update {
-	rb := e.Backend().(server.RecommendBackend)
+func subscribeAll(t testing.TB, e *engine.Engine, agents ...string) map[string]<-chan recommender.Update {
+	rb := New(e).(server.RecommendBackend)
 	streams := map[string]<-chan recommender.Update{}
 	for _, a := range agents {
 		ch, cancel := rb.SubscribeRecommendations(a)

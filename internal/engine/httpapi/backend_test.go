@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"bufio"
@@ -13,13 +13,12 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/guard"
-	"github.com/airs-dev/airs/internal/demodata"
-	"github.com/airs-dev/airs/internal/settings"
+	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/engine/enginetest"
+	"github.com/airs-dev/airs/internal/engine/mcpapi"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
 	"github.com/airs-dev/airs/session"
 )
@@ -34,7 +33,7 @@ func newServed(t *testing.T) (base string, cfg *config.Config) {
 
 // newServedEngine is newServed that also returns the engine, with the space
 // watcher started when watch is set.
-func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngine(t *testing.T, watch bool) (base string, cfg *config.Config, eng *engine.Engine) {
 	t.Helper()
 	return newServedEngineWith(t, servedOptions{watch: watch})
 }
@@ -48,62 +47,12 @@ type servedOptions struct {
 	guard       bool                                             // a guard, with web as its reviewer
 	selfApprove bool                                             // guard.self_approve: web may approve its own held calls
 	mcp         bool                                             // serve /mcp (mcp/server over MCPBackend)
+	model       selector.Model                                   // selects and answers (nil: no-LLM mode)
 }
 
-func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *Engine) {
+func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *config.Config, eng *engine.Engine) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
-	dir := t.TempDir()
-	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
-		t.Fatal(err)
-	}
-	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\n  nobody: {capabilities: []}\nrecording: {enabled: true}\n"
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.ttl > 0 {
-		cfg.Recommend.TTL = o.ttl // recommend.ttl in airs.yaml
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	if o.register != nil {
-		o.register(reg, cfg)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	var g *guard.Guard
-	cfg.Guard.SelfApprove = o.selfApprove
-	if o.guard {
-		if g, err = guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}}); err != nil {
-			t.Fatal(err)
-		}
-		mc.Gate = g
-	}
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none", Guard: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.recommender.Known("web")
-	e.recommender.Known("nobody")
+	e, cfg := enginetest.New(t, enginetest.Options{TTL: o.ttl, Register: o.register, Guard: o.guard, SelfApprove: o.selfApprove, Model: o.model})
 	if o.watch {
 		if err := e.WatchSpaces(); err != nil {
 			t.Fatal(err)
@@ -111,11 +60,11 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	}
 	sc := server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}, {SHA256: server.HashToken("t-nobody"), Agent: "nobody"}}, RequestTimeout: o.timeout}
 	if o.mcp {
-		mh := mcpserver.NewHTTPHandler(e.MCPBackend(), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{})
+		mh := mcpserver.NewHTTPHandler(mcpapi.New(e), func(r *http.Request) string { return server.Caller(r.Context()) }, mcpserver.Options{})
 		t.Cleanup(mh.Close)
 		sc.MCP = mh
 	}
-	s := server.New(e.Backend(), sc)
+	s := server.New(New(e), sc)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +75,6 @@ func newServedEngineWith(t testing.TB, o servedOptions) (base string, cfg *confi
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		e.Close()
-		m.Close()
-		log.Close()
 	})
 	return "http://" + l.Addr().String(), cfg, e
 }
@@ -183,7 +129,7 @@ func TestServedChatRunsAndRecords(t *testing.T) {
 func TestServedSeedPipelines(t *testing.T) {
 	base, _ := newServed(t)
 	run := func(file string, input map[string]any, token string) (int, map[string]any) {
-		y, err := os.ReadFile(filepath.Join("..", "..", "chains", "examples", file))
+		y, err := os.ReadFile(filepath.Join("..", "..", "..", "chains", "examples", file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package engine
+package httpapi
 
 // The attention UI in a real browser: Debian's chromium, headless, driven by
 // chromedp, against the real engine (no-LLM mode, the watcher on) behind the
@@ -24,6 +24,7 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
 	"github.com/chromedp/cdproto/network"
@@ -49,7 +50,7 @@ type uiRig struct {
 	t     *testing.T
 	base  string
 	cfg   *config.Config
-	eng   *Engine
+	eng   *engine.Engine
 	ctx   context.Context
 	notes string // the notes folder delete-note deletes from
 }
@@ -299,20 +300,20 @@ func TestBrowserSuggestionAcceptDismiss(t *testing.T) {
 	u.waitJS(`![...document.querySelectorAll('#cards pre.args')].some(p => p.textContent.includes("new-invoice.pdf"))`, 2*time.Second, "the accepted card goes")
 
 	// A task typed into the page steers the recommender.
-	before := u.eng.recommender.Stats()
+	before := u.eng.Recommender().Stats()
 	u.do(chromedp.SendKeys("#task", "list the files in documents"), chromedp.Click(`#task-form button[type="submit"]`))
 	u.waitJS(`document.getElementById("task-status").textContent === "Task set."`, 3*time.Second, "the task saved")
-	if got := u.eng.recommender.Task("web"); got != "list the files in documents" {
+	if got := u.eng.Recommender().Task("web"); got != "list the files in documents" {
 		t.Fatalf("the recommender's task is %q", got)
 	}
 	u.waitJS(`document.querySelector('#cards .card[data-tool="list-files"]') !== null`, 3*time.Second, "a list-files card from the task")
 	u.do(chromedp.Click(`#cards .card[data-tool="list-files"] button.dismiss`))
 	u.waitJS(`document.querySelector('#cards .card[data-tool="list-files"]') === null`, 3*time.Second, "the dismissed card goes")
 	deadline := time.Now().Add(3 * time.Second)
-	for u.eng.recommender.Stats().Dismissed != before.Dismissed+1 || u.feedback("list-files", "dismissed") != 1 {
+	for u.eng.Recommender().Stats().Dismissed != before.Dismissed+1 || u.feedback("list-files", "dismissed") != 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the recommender did not learn the dismissal: dismissed %d → %d, feedback lines %d",
-				before.Dismissed, u.eng.recommender.Stats().Dismissed, u.feedback("list-files", "dismissed"))
+				before.Dismissed, u.eng.Recommender().Stats().Dismissed, u.feedback("list-files", "dismissed"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -326,11 +327,11 @@ func TestBrowserSuggestionAcceptDismiss(t *testing.T) {
 func TestBrowserExpiredCardIsIgnored(t *testing.T) {
 	u := newUIRig(t, uiOptions{ttl: 1500 * time.Millisecond})
 	u.signin("t-web", "web")
-	ignored := u.eng.recommender.Stats().Ignored
+	ignored := u.eng.Recommender().Stats().Ignored
 	start := u.writePDF("late.pdf", "Late invoice")
 	u.waitJS(`document.querySelector('#cards .card[data-tool="pdf-extract"]') !== null`, 2*time.Second-time.Since(start), "the card")
 	u.waitJS(`document.querySelector('#cards .card[data-tool="pdf-extract"]') === null`, 5*time.Second, "the card expires")
-	if got := u.eng.recommender.Stats().Ignored; got <= ignored {
+	if got := u.eng.Recommender().Stats().Ignored; got <= ignored {
 		t.Fatalf("ignored %d → %d", ignored, got)
 	}
 	if u.feedback("pdf-extract", "ignored") == 0 {
@@ -461,7 +462,7 @@ func TestBrowserAccessRules(t *testing.T) {
 	if code := fetchStatus("PUT", "/ui/api/context", `{"task":"no token"}`, false); code != 403 {
 		t.Errorf("a change without the CSRF token: %d, want 403", code)
 	}
-	if u.eng.recommender.Task("web") == "no token" {
+	if u.eng.Recommender().Task("web") == "no token" {
 		t.Fatal("the refused change went through")
 	}
 	if code := fetchStatus("PUT", "/ui/api/context", `{"task":"with the token"}`, true); code != 200 {

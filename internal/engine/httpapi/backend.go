@@ -1,4 +1,8 @@
-package engine
+// Package httpapi is the engine as `airs serve` serves it: the
+// server.Backend (and its optional Recommend, Review, Grant and UI
+// backends) over an *engine.Engine. It decides and runs nothing itself:
+// every call, selection, plan and turn is the engine's.
+package httpapi
 
 import (
 	"bufio"
@@ -9,25 +13,25 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/server"
-	"github.com/airs-dev/airs/session"
 	"github.com/airs-dev/airs/understand"
 )
 
-// Backend is the engine as `airs serve` serves it.
-func (e *Engine) Backend() server.Backend {
-	if e.recommender == nil {
+// New is the engine as `airs serve` serves it; with suggestions on
+// (a recommender) it is also a server.RecommendBackend and UIBackend.
+func New(e *engine.Engine) server.Backend {
+	if e.Recommender() == nil {
 		return backend{e}
 	}
 	return recBackend{backend{e}}
 }
 
-type backend struct{ e *Engine }
+type backend struct{ e *engine.Engine }
 
 func (b backend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	return b.e.Call(ctx, req)
@@ -35,47 +39,34 @@ func (b backend) Call(ctx context.Context, req pipeline.Request) (*pipeline.Resu
 
 // Admit charges a costly request to the caller's rate limit (the
 // Manager's per-agent bucket, the one calls take from).
-func (b backend) Admit(caller string) error { return b.e.manager.Admit(caller) }
+func (b backend) Admit(caller string) error { return b.e.Admit(caller) }
 
 // CallerRefused lets the server refuse a held-back caller's call before
 // it reads the body (pipeline.Manager.CallerRefused).
-func (b backend) CallerRefused(caller string) error { return b.e.manager.CallerRefused(caller) }
+func (b backend) CallerRefused(caller string) error { return b.e.CallerRefused(caller) }
 
-// RecordInfo is added to an answer of /v1/select or /v1/plan: the session
-// record's ID when recording is on, or why the request could not be
-// recorded (nothing is dropped silently).
-type RecordInfo struct {
-	RecordID    string `json:"record_id,omitempty"`
-	RecordError string `json:"record_error,omitempty"`
-}
-
+// recordedSelection and recordedPlan are the answers of /v1/select and
+// /v1/plan: the decision with its session record's ID or why it was not
+// recorded.
 type recordedSelection struct {
 	*selector.Selection
-	RecordInfo
+	engine.RecordInfo
 }
 
 type recordedPlan struct {
 	*selector.PlanResult
-	RecordInfo
+	engine.RecordInfo
 }
 
 // Select over HTTP chooses a call without running it, and records the
 // request in the session log like a chat turn (execution "skipped": the
 // client runs the call, if it wants, through /v1/call).
 func (b backend) Select(ctx context.Context, caller, text string) (any, error) {
-	start := time.Now()
-	sel, err := b.e.Select(ctx, caller, text)
-	rec := session.Record{Channel: b.e.channel, Caller: caller, Request: text}
-	if sel != nil {
-		fillSelection(&rec, sel, b.e.modelOptions())
-	}
-	rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: kindIfErr(err), Error: notRun("POST /v1/select", err)}
-	var tr TurnResult
-	b.e.record(&rec, &tr, start)
+	sel, info, err := b.e.SelectRecorded(ctx, caller, text, "POST /v1/select")
 	if sel == nil {
 		return nil, err
 	}
-	return recordedSelection{sel, b.e.recordInfo(&tr)}, err
+	return recordedSelection{sel, info}, err
 }
 
 // Plan over HTTP plans without running, and records the request with the
@@ -91,74 +82,11 @@ func (b backend) Plan(ctx context.Context, caller, text string) (any, error) {
 			Unit: "parts", Actual: n, Max: max, Setting: "http.limits.plan_parts"}
 	}
 	server.Owe(ctx, n-1)
-	start := time.Now()
-	pr, err := b.e.Plan(ctx, caller, text)
-	rec := session.Record{Channel: b.e.channel, Caller: caller, Request: text}
-	if pr != nil {
-		fillPlan(&rec, pr, b.e.modelName, b.e.modelOptions())
-	}
-	rec.Execution = &session.Execution{Outcome: session.OutcomeSkipped, ErrorKind: kindIfErr(err), Error: notRun("POST /v1/plan", err)}
-	var tr TurnResult
-	b.e.record(&rec, &tr, start)
+	pr, info, err := b.e.PlanRecorded(ctx, caller, text, "POST /v1/plan")
 	if pr == nil {
 		return nil, err
 	}
-	return recordedPlan{pr, b.e.recordInfo(&tr)}, err
-}
-
-func (e *Engine) recordInfo(tr *TurnResult) RecordInfo {
-	var r RecordInfo
-	if e.recorder != nil {
-		if tr.RecordErr != nil {
-			r.RecordError = "this request was not recorded: " + tr.RecordErr.Error()
-		} else {
-			r.RecordID = tr.RecordID
-		}
-	}
-	return r
-}
-
-func kindIfErr(err error) string {
-	if err == nil {
-		return ""
-	}
-	return pipeline.KindOf(err)
-}
-
-// notRun says why a recorded request has no execution.
-func notRun(endpoint string, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "not run: " + endpoint + " only decides"
-}
-
-// fillPlan copies a plan into a session record: its candidates, the
-// model's output and the steps in plan order.
-func fillPlan(rec *session.Record, pr *selector.PlanResult, model string, opts map[string]any) {
-	rec.Candidates = appendCandidates(rec.Candidates, pr.Candidates)
-	rec.GrammarHash = pr.GrammarHash
-	rec.RawOutput = pr.Raw
-	lat := &session.Latency{}
-	if pr.Mode == selector.ModeModel {
-		rec.Model = &session.Model{Backend: "ollama", Name: model, Options: opts}
-		lat.GenerationMS = ms(pr.Latency)
-	} else {
-		lat.RetrievalMS = ms(pr.Latency)
-	}
-	rec.Latency = lat
-	if pr.Chain != nil {
-		for _, st := range pr.Chain.Steps {
-			args := map[string]any{}
-			if st.Params != nil {
-				if raw, err := json.Marshal(st.Params); err == nil {
-					args = decodeArgs(raw)
-				}
-			}
-			rec.Steps = append(rec.Steps, session.Call{Tool: st.Tool, Arguments: args})
-		}
-	}
-	rec.Validation = &session.Validation{Valid: pr.Chain != nil}
+	return recordedPlan{pr, info}, err
 }
 
 func (b backend) RunPipeline(ctx context.Context, caller string, yaml []byte, input map[string]any) (any, error) {
@@ -177,7 +105,7 @@ func (b backend) HostPaths() map[string]string {
 	if home, err := os.UserHomeDir(); err == nil {
 		m[home] = "~"
 	}
-	if c := b.e.cfg; c != nil {
+	if c := b.e.Config(); c != nil {
 		if c.Home != "" {
 			m[c.Home] = "<AIRS_HOME>"
 		}
@@ -200,7 +128,7 @@ type ToolInfo struct {
 
 func (b backend) Tools(caller string) any {
 	out := []ToolInfo{}
-	for _, t := range b.e.catalog.Callable(caller) {
+	for _, t := range b.e.CallableTools(caller) {
 		out = append(out, ToolInfo{t.Tool.Name, t.Provider, t.Tool.Version, t.Tool.Description, t.Tool.Parameters, t.Tool.Idempotent})
 	}
 	return out
@@ -215,7 +143,7 @@ func (b backend) WriteMetrics(caller string, w io.Writer) error {
 		return err
 	}
 	mine := map[string]bool{}
-	for _, t := range b.e.catalog.Callable(caller) {
+	for _, t := range b.e.CallableTools(caller) {
 		mine[t.Tool.Name] = true
 	}
 	return writeToolsOf(w, buf.Bytes(), mine)
@@ -281,7 +209,7 @@ func labelValue(line []byte, name string) (string, bool) {
 // by POSTing it to /v1/call. Every request is recorded like chat's.
 func (b backend) Chat(ctx context.Context, caller, text string, emit func(string, any) error) error {
 	ui := &sseUI{emit: emit}
-	tr, err := b.e.Turn(ctx, caller, text, ui, TurnOptions{})
+	tr, err := b.e.Turn(ctx, caller, text, ui, engine.TurnOptions{})
 	if err != nil {
 		return err
 	}
@@ -325,9 +253,11 @@ func (u *sseUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 	}
 }
 
-// proposes: an HTTP stream cannot ask mid-turn, so a destructive call is
-// proposed to the client by Confirm and never made (confirm.go).
-func (u *sseUI) proposes() {}
+var _ engine.ProposerUI = (*sseUI)(nil)
+
+// ProposesCalls: an HTTP stream cannot ask mid-turn, so a destructive call
+// is proposed to the client by Confirm and never made (engine.ProposerUI).
+func (u *sseUI) ProposesCalls() {}
 
 func (u *sseUI) Confirm(ctx context.Context, tool pipeline.Tool, args json.RawMessage) bool {
 	u.send("confirm", map[string]any{"tool": tool.Name, "arguments": args,

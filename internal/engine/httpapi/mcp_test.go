@@ -1,19 +1,18 @@
-package engine
+package httpapi
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/engine/enginetest"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,24 +40,7 @@ func (r tokenRT) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // auditCalls are caller:tool:outcome of every record in the audit log.
-func auditCalls(t testing.TB, cfg *config.Config) []string {
-	t.Helper()
-	f, err := os.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct{ Caller, Tool, Outcome string }
-		if json.Unmarshal(sc.Bytes(), &r) == nil {
-			out = append(out, r.Caller+":"+r.Tool+":"+r.Outcome)
-		}
-	}
-	return out
-}
+var auditCalls = enginetest.AuditCalls
 
 func names(tools []*mcp.Tool) []string {
 	var out []string
@@ -91,7 +73,7 @@ func TestMCPOverServeIsTheTokensAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ctxNames []string
-	for _, en := range e.catalog.Callable("nobody") {
+	for _, en := range e.CallableTools("nobody") {
 		ctxNames = append(ctxNames, en.Tool.Name)
 	}
 	got := names(lt.Tools)

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"context"
@@ -182,9 +182,9 @@ func (b endedBackend) Plan(ctx context.Context, caller, text string) (any, error
 // the request's other parts.
 func TestServedPlanEndsWhenTheClientLeaves(t *testing.T) {
 	_, _, e := newServedEngineWith(t, servedOptions{})
-	pr := &pausingRetriever{Retriever: e.sel.Retriever, started: make(chan struct{})}
-	e.sel.Retriever = pr
-	b := endedBackend{Backend: e.Backend(), ended: make(chan error, 1)}
+	pr := &pausingRetriever{Retriever: e.Selector().Retriever, started: make(chan struct{})}
+	e.Selector().Retriever = pr
+	b := endedBackend{Backend: New(e), ended: make(chan error, 1)}
 	s := server.New(b, server.Config{Tokens: []server.Token{{SHA256: server.HashToken("t-web"), Agent: "web"}}})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
@@ -216,7 +216,7 @@ func TestServedPlanEndsWhenTheClientLeaves(t *testing.T) {
 // (per 256 bytes for plans) pays for.
 func BenchmarkInputAtItsLimit(b *testing.B) {
 	_, _, e := newServedEngineWith(b, servedOptions{})
-	be := e.Backend()
+	be := New(e)
 	sentence := "please read the report in documents and compare the numbers "
 	for _, c := range []struct {
 		name string

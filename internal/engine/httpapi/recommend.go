@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"context"
@@ -14,18 +14,18 @@ type recBackend struct{ backend }
 var _ server.RecommendBackend = recBackend{}
 
 func (b recBackend) Recommendations(caller string) []recommender.Recommendation {
-	return b.e.recommender.List(caller)
+	return b.e.Recommender().List(caller)
 }
 
 func (b recBackend) SubscribeRecommendations(caller string) (<-chan recommender.Update, func()) {
-	return b.e.recommender.Subscribe(caller)
+	return b.e.Recommender().Subscribe(caller)
 }
 
 // AcceptRecommendation runs an accepted suggestion through the pipeline as
 // the caller when no provider of the tool is destructive, as /v1/chat
 // runs calls; a tool that is not is handed back for the client to confirm.
 func (b recBackend) AcceptRecommendation(ctx context.Context, caller, id string) (*recommender.Recommendation, *pipeline.Result, error, error) {
-	rec, err := b.e.recommender.Accept(caller, id)
+	rec, err := b.e.Recommender().Accept(caller, id)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -41,11 +41,11 @@ func (b recBackend) AcceptRecommendation(ctx context.Context, caller, id string)
 }
 
 func (b recBackend) DismissRecommendation(caller, id string) error {
-	return b.e.recommender.Dismiss(caller, id)
+	return b.e.Recommender().Dismiss(caller, id)
 }
 
 func (b recBackend) SetContext(ctx context.Context, caller string, c server.ContextUpdate) error {
-	r := b.e.recommender
+	r := b.e.Recommender()
 	r.Known(caller)
 	for _, f := range c.Files {
 		if err := b.e.TouchFile(caller, f.Space, f.Path); err != nil {

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"github.com/airs-dev/airs/guard"
@@ -11,23 +11,25 @@ var (
 )
 
 // GuardEnabled: the engine has a guard (guard.enabled).
-func (b backend) GuardEnabled() bool { return b.e.guard != nil }
+func (b backend) GuardEnabled() bool { return b.e.Guard() != nil }
 
 // CanReview: caller is one of guard.reviewers.
 func (b backend) CanReview(caller string) bool {
-	return b.e.guard != nil && b.e.guard.CanReview(caller)
+	g := b.e.Guard()
+	return g != nil && g.CanReview(caller)
 }
 
 // Reviews are every review for a reviewer, the caller's own otherwise.
 func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
-	if b.e.guard == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return nil, server.ErrNoGuard
 	}
 	f := guard.Filter{All: all}
-	if !b.e.guard.CanReview(caller) {
+	if !g.CanReview(caller) {
 		f.Caller = caller
 	}
-	return b.e.guard.List(f)
+	return g.List(f)
 }
 
 // DecideReview decides as caller, a reviewer (the server checked), named
@@ -36,11 +38,12 @@ func (b backend) Reviews(caller string, all bool) ([]guard.Review, error) {
 // otherwise a reviewer's token alone would run its destructive calls with
 // nobody else looking.
 func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review, error) {
-	if b.e.guard == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return guard.Review{}, server.ErrNoGuard
 	}
-	if ch != guard.Deny && !b.e.selfApprove() {
-		rv, err := b.e.guard.Get(id)
+	if ch != guard.Deny && !b.e.SelfApprove() {
+		rv, err := g.Get(id)
 		if err != nil {
 			return guard.Review{}, err
 		}
@@ -48,26 +51,26 @@ func (b backend) DecideReview(caller, id string, ch guard.Choice) (guard.Review,
 			return guard.Review{}, server.ErrSelfApproval
 		}
 	}
-	return b.e.guard.Decide(id, ch, "http:"+caller)
+	return g.Decide(id, ch, "http:"+caller)
 }
-
-func (e *Engine) selfApprove() bool { return e.cfg != nil && e.cfg.Guard.SelfApprove }
 
 var _ server.GrantBackend = backend{}
 
 // Grants are the guard's standing "always" answers.
 func (b backend) Grants() ([]guard.Grant, error) {
-	if b.e.guard == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return nil, server.ErrNoGuard
 	}
-	return b.e.guard.Grants()
+	return g.Grants()
 }
 
 // RevokeGrant removes agent's grant for tool (by, a reviewer, the server
 // checked).
 func (b backend) RevokeGrant(by, agent, tool string) (bool, error) {
-	if b.e.guard == nil {
+	g := b.e.Guard()
+	if g == nil {
 		return false, server.ErrNoGuard
 	}
-	return b.e.guard.Revoke(agent, tool)
+	return g.Revoke(agent, tool)
 }

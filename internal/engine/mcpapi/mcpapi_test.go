@@ -1,10 +1,11 @@
-package engine
+package mcpapi
 
 import (
 	"context"
 	"slices"
 	"testing"
 
+	"github.com/airs-dev/airs/internal/engine/enginetest"
 	mcpserver "github.com/airs-dev/airs/mcp/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,11 +15,11 @@ import (
 // index, lists what it found and calls it through the pipeline (the audit
 // log has the call); a tool the caller may not call is never found.
 func TestMCPToolSearchOverTheIndex(t *testing.T) {
-	_, cfg, e := newServedEngineWith(t, servedOptions{})
+	e, cfg := enginetest.New(t, enginetest.Options{})
 	ctx := context.Background()
 	connect := func(caller string) *mcp.ClientSession {
 		st, ct := mcp.NewInMemoryTransports()
-		s := mcpserver.New(e.MCPBackend(), caller, mcpserver.Options{ToolSearch: true, SearchLimit: 3})
+		s := mcpserver.New(New(e), caller, mcpserver.Options{ToolSearch: true, SearchLimit: 3})
 		t.Cleanup(s.Close)
 		if _, err := s.Connect(ctx, st, nil); err != nil {
 			t.Fatal(err)
@@ -62,7 +63,7 @@ func TestMCPToolSearchOverTheIndex(t *testing.T) {
 	if err != nil || r.IsError {
 		t.Fatalf("list-files = %+v, %v", r, err)
 	}
-	if calls := auditCalls(t, cfg); !slices.Contains(calls, "web:list-files:ok") {
+	if calls := enginetest.AuditCalls(t, cfg); !slices.Contains(calls, "web:list-files:ok") {
 		t.Errorf("audit = %v, want web:list-files:ok", calls)
 	}
 
@@ -70,4 +71,12 @@ func TestMCPToolSearchOverTheIndex(t *testing.T) {
 	if got := find(connect("nobody"), "list the files in my documents folder"); slices.Contains(got, "list-files") {
 		t.Errorf("nobody found %v", got)
 	}
+}
+
+func names(tools []*mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"slices"
@@ -26,7 +26,7 @@ func TestUIBackendBreakersAndTask(t *testing.T) {
 	if slices.Contains(nobody, "pdf-extract") || slices.Contains(nobody, "list-files") || !slices.Contains(nobody, "calculator") {
 		t.Fatalf("nobody's breakers %v: want the tools it may call only", nobody)
 	}
-	if err := e.recommender.SetTask("web", "compare the quotes"); err != nil {
+	if err := e.Recommender().SetTask("web", "compare the quotes"); err != nil {
 		t.Fatal(err)
 	}
 	if b.Task("web") != "compare the quotes" || b.Task("nobody") != "" {

@@ -1,4 +1,4 @@
-package engine
+package httpapi
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -22,7 +23,7 @@ import (
 
 // peerB is AIRS instance B, configured with peers: naming A's /mcp at
 // url, alice granted and bob not; it connects as airs does (StartMCP).
-func peerB(t *testing.T, url, tokenEnv string) (*MCP, *Engine) {
+func peerB(t *testing.T, url, tokenEnv string) (*engine.MCP, *engine.Engine) {
 	t.Helper()
 	dir := t.TempDir()
 	yaml := fmt.Sprintf(`home: ./state
@@ -42,12 +43,12 @@ peers:
 		t.Fatal(err)
 	}
 	policy := settings.Policy(cfg)
-	reg, err := Registry(cfg, policy)
+	reg, err := engine.Registry(cfg, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	mcp := StartMCP(ctx, cfg, reg, nil, "test")
+	mcp := engine.StartMCP(ctx, cfg, reg, nil, "test")
 	t.Cleanup(func() { mcp.Close() })
 	log, err := audit.Open(cfg.AuditPath())
 	if err != nil {
@@ -59,7 +60,7 @@ peers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(ctx, cfg, reg, m, policy, Options{Channel: "run", Model: "none", MCP: mcp})
+	e, err := engine.New(ctx, cfg, reg, m, policy, engine.Options{Channel: "run", Model: "none", MCP: mcp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestPeerThroughAnotherAIRS(t *testing.T) {
 		t.Fatalf("A's audit record %+v: want calculator by web, ok", r)
 	}
 	// B's own audit log has the call too, as alice's, to the peer.
-	recsB := auditRecords(t, e.cfg.AuditPath())
+	recsB := auditRecords(t, e.Config().AuditPath())
 	if r := recsB[len(recsB)-1]; r.Tool != "peer.lab.calculator" || r.Caller != "alice" || r.Provider != "mcp:peer.lab" {
 		t.Fatalf("B's audit record %+v", r)
 	}
