@@ -72,7 +72,7 @@ func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
 	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
 		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
 	}
-	manifest, err := filepath.Abs("../../cmd/airs/testdata/extra_tools.json")
+	manifest, err := filepath.Abs("../../evals/replay/testdata/extra_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
