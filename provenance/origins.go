@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -24,7 +25,8 @@ type Origins struct {
 	budget int
 	bytes  int
 	texts  []shown
-	all    Set // the labels of every text still kept
+	all    Set           // the labels of every text still kept
+	count  map[Label]int // how many kept texts carry each label: all, counted
 }
 
 type shown struct {
@@ -85,6 +87,7 @@ func (o *Origins) Observe(texts []string, labels Set) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	changed := false
 	for _, t := range texts {
 		if len(t) < MinValue {
 			continue
@@ -98,19 +101,48 @@ func (o *Origins) Observe(texts []string, labels Set) {
 		}
 		o.texts = append(o.texts, sh)
 		o.bytes += len(t)
+		changed = o.countLabels(labels, 1) || changed
 	}
 	drop := 0
 	for o.bytes > o.budget && drop < len(o.texts) {
 		o.bytes -= len(o.texts[drop].text)
+		changed = o.countLabels(o.texts[drop].labels, -1) || changed
 		drop++
 	}
 	if drop > 0 {
 		o.texts = append(o.texts[:0], o.texts[drop:]...)
 	}
-	o.all = nil
-	for _, s := range o.texts {
-		o.all = o.all.Union(s.labels)
+	// The union of the kept texts' labels changes only when a label is
+	// first or last carried: a caller's history can hold tens of thousands
+	// of small texts, and each observation must not cost a pass over them.
+	if changed {
+		var all Set
+		for l := range o.count {
+			all = append(all, l)
+		}
+		slices.SortFunc(all, compare)
+		o.all = all
 	}
+}
+
+// countLabels adds d to the count of each label; true when a label came to
+// be carried or stopped being carried by any kept text.
+func (o *Origins) countLabels(labels Set, d int) bool {
+	if o.count == nil {
+		o.count = map[Label]int{}
+	}
+	changed := false
+	for _, l := range labels {
+		n := o.count[l] + d
+		if n <= 0 {
+			delete(o.count, l)
+			changed = true
+		} else {
+			changed = changed || n == d
+			o.count[l] = n
+		}
+	}
+	return changed
 }
 
 // Find is the union of the labels of every kept text the value occurs in,
