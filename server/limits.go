@@ -5,10 +5,11 @@ package server
 // one request: a request of 8 KiB of text costs selection eight times what
 // a sentence does, and a plan costs a selection per part of the request.
 // Heavy work is charged by the CPU it used, when that comes to more: a
-// token pays for about what a light request costs (Config.HeavyCPUPerToken), so
-// an agent's rate limit bounds the share of a core its heavy work takes,
-// whatever its input's size says. What it owes is paid before its next
-// request that costs, its next /v1/call included.
+// token pays for about what a light request costs
+// (Config.HeavyCPUPerToken), so an agent's rate limit bounds the share of
+// a core its heavy work takes, whatever its input's size says. What it
+// owes is paid before its next request that costs, its next /v1/call
+// included.
 //
 // The charge is taken from the agent's one bucket (Backend.Admit, the one
 // its calls take from), one token at a time: a request is admitted when
@@ -100,7 +101,6 @@ func (l Limits) withDefaults() Limits {
 	if l.HeavyTotal <= 0 {
 		l.HeavyTotal = defaultHeavyTotal()
 	}
-
 	return l
 }
 

@@ -59,10 +59,13 @@ type Token struct {
 
 // Config configures the server; zero values take the defaults in brackets.
 type Config struct {
-	Addr    string  // [config.DefaultListen, 127.0.0.1:7777]
-	Tokens  []Token // no tokens: every request is 401
-	MaxBody int64   // bytes per request body [2 MiB] (http.max_body)
-	Limits  Limits  // each endpoint's input (limits.go)
+	Addr            string        // [config.DefaultListen, 127.0.0.1:7777]
+	Tokens          []Token       // no tokens: every request is 401
+	MaxBody         int64         // bytes per request body [2 MiB] (http.max_body)
+	Limits          Limits        // each endpoint's input (limits.go)
+	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
+	ShutdownTimeout time.Duration // drain budget on shutdown [30s]
+	Logger          *slog.Logger
 	// HeavyCPUPerToken: heavy work (a selection or plan over
 	// Limits.HeavyText, the reading of a call body over HeavyCallBody) is
 	// charged one rate-limit token per this much of the CPU it used, when
@@ -70,9 +73,6 @@ type Config struct {
 	// [DefaultHeavyCPUPerToken]. Not an airs.yaml key: an agent's
 	// rate_limit is what bounds its share of the CPU.
 	HeavyCPUPerToken time.Duration
-	RequestTimeout   time.Duration // per request, chat and pipelines included [120s]
-	ShutdownTimeout  time.Duration // drain budget on shutdown [30s]
-	Logger           *slog.Logger
 	// MCP serves /mcp (MCP's streamable HTTP transport) behind the same
 	// bearer-token authentication: the handler reads the agent with
 	// Caller. cmd/airs builds it (mcp/server.NewHTTPHandler); nil: no /mcp.
