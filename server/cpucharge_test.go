@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,5 +133,58 @@ func TestCallsPayWhatIsOwed(t *testing.T) {
 	}
 	if n := admittedUntilDry(s, "/v1/call", `{"tool":"echo","arguments":{}}`); n > 40 {
 		t.Errorf("%d calls admitted after a heavy select that used 60 ms of CPU, of a burst of 100: want at most 40", n)
+	}
+}
+
+// gatedSelect's first heavy selection waits until let is closed, then
+// uses burn of CPU; it counts the selections that ran.
+type gatedSelect struct {
+	testBackend
+	burn    time.Duration
+	let     chan struct{}
+	started chan struct{}
+	ran     atomic.Int32
+}
+
+func (b *gatedSelect) Select(ctx context.Context, caller, text string) (any, error) {
+	if b.ran.Add(1) == 1 {
+		close(b.started)
+		<-b.let
+		spinCPU(b.burn)
+	}
+	return map[string]bool{"ok": true}, nil
+}
+
+// Heavy requests of one agent sent at once do not all run on their
+// admission: the second, waiting for its agent's slot, pays for the
+// first's CPU before it runs, and is refused when the bucket cannot.
+func TestHeavyRequestPaysForTheOneBefore(t *testing.T) {
+	m, err := pipeline.NewManager(pipeline.Config{Registry: pipeline.NewRegistry(pipeline.RegistryConfig{}),
+		Policy:     &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}}},
+		RateLimits: map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := &gatedSelect{testBackend: testBackend{m}, burn: 60 * time.Millisecond, let: make(chan struct{}), started: make(chan struct{})}
+	s := New(b, Config{Tokens: []Token{{HashToken("tok"), "bob"}}, Limits: Limits{HeavyText: 1 << 10, HeavyPerAgent: 1, HeavyTotal: 1},
+		HeavyCPUPerToken: time.Millisecond})
+	heavy := `{"text":"` + strings.Repeat("a ", 1<<10) + `"}`
+	first := make(chan int, 1)
+	go func() { first <- s.do("/v1/select", heavy) }()
+	<-b.started
+	second := make(chan int, 1)
+	go func() { second <- s.do("/v1/select", heavy) }()
+	waitFor(t, "the second heavy request waits for its agent's slot", func() bool { return s.heavyGate.waiting("bob") == 1 })
+	close(b.let)
+	if code := <-first; code != 200 {
+		t.Fatalf("first: %d", code)
+	}
+	// The first used 60 ms: 60 tokens, of a burst of 50.
+	if code := <-second; code != 429 {
+		t.Errorf("second: %d, want 429: it runs only once the first's CPU is paid for", code)
+	}
+	if n := b.ran.Load(); n != 1 {
+		t.Errorf("%d selections ran, want 1", n)
 	}
 }

@@ -101,6 +101,14 @@ func (s *Server) heavy(w http.ResponseWriter, r *http.Request, n, limit int64, c
 		if cost == nil {
 			return release, true
 		}
+		// The agent's heavy requests before this one are charged their CPU
+		// when they end: this one pays for them before it runs, so that
+		// several sent at once do not all run on one token each.
+		if err := s.payOwed(cost.caller); err != nil {
+			release()
+			writeCallError(w, nil, err)
+			return nil, false
+		}
 		m := startCPUMeter()
 		var once sync.Once
 		return func() {
