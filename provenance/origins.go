@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -19,21 +20,67 @@ const (
 // Origins remembers the texts one caller has been shown (the string values
 // of tool outputs), each with its labels, within a byte budget (the oldest
 // texts go first). It is safe for concurrent use.
+//
+// A caller's history can hold tens of thousands of small texts, most of
+// them the same few (a file read again and again): what an observation or
+// a lookup costs must not grow with every copy. So each distinct text is
+// kept once for lookups, with the labels of its copies counted, and the
+// union of all labels is kept counted too.
 type Origins struct {
-	mu     sync.Mutex
-	budget int
-	bytes  int
-	texts  []shown
-	all    Set // the labels of every text still kept
+	mu       sync.Mutex
+	budget   int
+	bytes    int
+	texts    []shown              // each text as it was shown, oldest first: what the budget drops
+	distinct map[string]*distinct // each text still kept, once: what Find scans
+	all      Set                  // the labels of every text still kept
+	count    labelCounts          // all, counted
 }
 
+// shown is one text as it was shown, with its labels.
 type shown struct {
 	text   string
 	labels Set
+}
+
+// distinct is one text still kept, however many times it was shown.
+type distinct struct {
+	copies int
+	count  labelCounts // the labels of its copies, counted
+	labels Set         // the same, as a set
 	// grams is a Bloom filter of the text's 8-byte windows (long texts
 	// only): a value whose first window is not in it does not occur in the
 	// text, so most lookups skip the scan. It never says no wrongly.
 	grams []uint64
+}
+
+// labelCounts counts, per label, the texts that carry it.
+type labelCounts map[Label]int
+
+// add adds d to the count of each label; true when a label came to be
+// counted or stopped being counted.
+func (c labelCounts) add(labels Set, d int) bool {
+	changed := false
+	for _, l := range labels {
+		n := c[l] + d
+		if n <= 0 {
+			delete(c, l)
+			changed = true
+		} else {
+			changed = changed || n == d
+			c[l] = n
+		}
+	}
+	return changed
+}
+
+// set is the labels counted, sorted: a Set (nil when none).
+func (c labelCounts) set() Set {
+	var s Set
+	for l := range c {
+		s = append(s, l)
+	}
+	slices.SortFunc(s, compare)
+	return s
 }
 
 // gramsFrom is the length from which a text gets a filter.
@@ -64,17 +111,17 @@ func newGrams(t string) []uint64 {
 }
 
 // mayContain is false only when t cannot contain v (len(v) >= 8).
-func (s *shown) mayContain(v string) bool {
-	if s.grams == nil || len(v) < 8 {
+func (d *distinct) mayContain(v string) bool {
+	if d.grams == nil || len(v) < 8 {
 		return true
 	}
-	a, b := gramBits(window(v, 0), uint64(len(s.grams))*64)
-	return s.grams[a/64]&(1<<(a%64)) != 0 && s.grams[b/64]&(1<<(b%64)) != 0
+	a, b := gramBits(window(v, 0), uint64(len(d.grams))*64)
+	return d.grams[a/64]&(1<<(a%64)) != 0 && d.grams[b/64]&(1<<(b%64)) != 0
 }
 
 // NewOrigins keeps up to budget bytes of text (at least 1 KiB).
 func NewOrigins(budget int) *Origins {
-	return &Origins{budget: max(budget, 1<<10)}
+	return &Origins{budget: max(budget, 1<<10), distinct: map[string]*distinct{}, count: labelCounts{}}
 }
 
 // Observe records texts the caller was shown, all with the same labels. A
@@ -85,6 +132,7 @@ func (o *Origins) Observe(texts []string, labels Set) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	changed := false
 	for _, t := range texts {
 		if len(t) < MinValue {
 			continue
@@ -92,24 +140,40 @@ func (o *Origins) Observe(texts []string, labels Set) {
 		if len(t) > o.budget {
 			t = t[:o.budget]
 		}
-		sh := shown{text: t, labels: labels}
-		if len(t) >= gramsFrom {
-			sh.grams = newGrams(t)
-		}
-		o.texts = append(o.texts, sh)
+		o.texts = append(o.texts, shown{text: t, labels: labels})
 		o.bytes += len(t)
+		changed = o.count.add(labels, 1) || changed
+		d := o.distinct[t]
+		if d == nil {
+			d = &distinct{count: labelCounts{}}
+			if len(t) >= gramsFrom {
+				d.grams = newGrams(t)
+			}
+			o.distinct[t] = d
+		}
+		d.copies++
+		if d.count.add(labels, 1) {
+			d.labels = d.count.set()
+		}
 	}
 	drop := 0
 	for o.bytes > o.budget && drop < len(o.texts) {
-		o.bytes -= len(o.texts[drop].text)
+		sh := o.texts[drop]
+		o.bytes -= len(sh.text)
+		changed = o.count.add(sh.labels, -1) || changed
+		d := o.distinct[sh.text]
+		if d.copies--; d.copies == 0 {
+			delete(o.distinct, sh.text)
+		} else if d.count.add(sh.labels, -1) {
+			d.labels = d.count.set()
+		}
 		drop++
 	}
 	if drop > 0 {
 		o.texts = append(o.texts[:0], o.texts[drop:]...)
 	}
-	o.all = nil
-	for _, s := range o.texts {
-		o.all = o.all.Union(s.labels)
+	if changed {
+		o.all = o.count.set()
 	}
 }
 
@@ -123,10 +187,9 @@ func (o *Origins) Find(value string) Set {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out Set
-	for i := range o.texts {
-		s := &o.texts[i]
-		if (s.mayContain(value) && strings.Contains(s.text, value)) || (len(s.text) >= MinText && len(s.text) <= len(value) && strings.Contains(value, s.text)) {
-			out = out.Union(s.labels)
+	for text, d := range o.distinct {
+		if (d.mayContain(value) && strings.Contains(text, value)) || (len(text) >= MinText && len(text) <= len(value) && strings.Contains(value, text)) {
+			out = out.Union(d.labels)
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package provenance
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,7 +94,7 @@ func TestOriginsFilterNeverMisses(t *testing.T) {
 	o := NewOrigins(1 << 20)
 	lab := Of(Label{Kind: Space, Source: "documents/long.txt"})
 	o.Observe([]string{text}, lab)
-	if o.texts[0].grams == nil {
+	if o.distinct[text].grams == nil {
 		t.Fatal("a long text got no filter")
 	}
 	for i := 0; i+40 < len(text); i += 97 {
@@ -108,7 +110,7 @@ func TestOriginsFilterNeverMisses(t *testing.T) {
 	misses := 0
 	for i := 0; i < 200; i++ {
 		v := "qz" + strings.Repeat("Q", i%7) + "value-not-there-" + string(rune('A'+i%26))
-		if o.texts[0].mayContain(v) {
+		if o.distinct[text].mayContain(v) {
 			misses++
 		}
 		if got := o.Find(v); got != nil {
@@ -117,5 +119,96 @@ func TestOriginsFilterNeverMisses(t *testing.T) {
 	}
 	if misses > 100 {
 		t.Errorf("the filter let %d of 200 absent values through", misses)
+	}
+}
+
+// Observing one more text costs the same however many are kept: an
+// agent's history of small outputs (a file's "hello", a path) can run to
+// tens of thousands of texts within the byte budget.
+func BenchmarkOriginsObserve(b *testing.B) {
+	for _, kept := range []int{1_000, 20_000} {
+		b.Run(fmt.Sprintf("kept=%d", kept), func(b *testing.B) {
+			o := NewOrigins(4 << 20)
+			lab := Of(Label{Kind: Space, Source: "docs/a.txt"})
+			for i := range kept {
+				o.Observe([]string{fmt.Sprintf("hello %d", i)}, lab)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				o.Observe([]string{fmt.Sprintf("hello %d", i)}, lab)
+			}
+		})
+	}
+}
+
+// All is the union of the labels of the texts still kept: a label leaves
+// it when the last text that carried it is dropped for the budget, and
+// stays while another text carries it.
+func TestOriginsAllFollowsTheKeptTexts(t *testing.T) {
+	o := NewOrigins(1 << 10)
+	a := Label{Kind: Space, Source: "docs/a.txt"}
+	b := Label{Kind: Network, Source: "example.org"}
+	c := Label{Kind: Space, Source: "docs/c.txt"}
+	text := func(ch string) string { return strings.Repeat(ch, 400) }
+	o.Observe([]string{text("a")}, Of(a))
+	o.Observe([]string{text("b")}, Of(a, b))
+	if got := o.All(); !slices.Equal(got, Of(a, b)) {
+		t.Fatalf("two texts kept: All %v, want %v", got, Of(a, b))
+	}
+	o.Observe([]string{text("c")}, Of(c)) // 1,200 bytes: the first text goes; a is still carried by the second
+	if got := o.All(); !slices.Equal(got, Of(a, b, c)) {
+		t.Fatalf("after the first text was dropped: All %v, want %v", got, Of(a, b, c))
+	}
+	o.Observe([]string{text("d")}, Of(c)) // the second goes: a and b with it
+	if got := o.All(); !slices.Equal(got, Of(c)) {
+		t.Fatalf("after the second text was dropped: All %v, want %v", got, Of(c))
+	}
+	o.Observe([]string{strings.Repeat("e", 2000)}, Of(b)) // longer than the budget: its head is kept, alone
+	if got := o.All(); !slices.Equal(got, Of(b)) {
+		t.Fatalf("after a text over the budget: All %v, want %v", got, Of(b))
+	}
+}
+
+// A text shown again is found with the labels of every copy still kept;
+// as the budget drops its copies, their labels go with them.
+func TestOriginsFindFollowsEachCopy(t *testing.T) {
+	o := NewOrigins(1 << 10)
+	a := Label{Kind: Space, Source: "docs/a.txt"}
+	b := Label{Kind: Network, Source: "example.org"}
+	c := Label{Kind: Space, Source: "docs/c.txt"}
+	same := "the quarterly figures are in reports/q3.xlsx" + strings.Repeat(" ", 300)
+	o.Observe([]string{same}, Of(a))
+	o.Observe([]string{same}, Of(b))
+	if got := o.Find("reports/q3.xlsx"); !slices.Equal(got, Of(a, b)) {
+		t.Fatalf("a text shown twice: Find %v, want %v", got, Of(a, b))
+	}
+	o.Observe([]string{strings.Repeat("c", 400)}, Of(c)) // the first copy goes
+	if got := o.Find("reports/q3.xlsx"); !slices.Equal(got, Of(b)) {
+		t.Fatalf("after its first copy was dropped: Find %v, want %v", got, Of(b))
+	}
+	o.Observe([]string{strings.Repeat("d", 400)}, Of(c)) // the second goes
+	if got := o.Find("reports/q3.xlsx"); got != nil {
+		t.Fatalf("after both copies were dropped: Find %v, want nothing", got)
+	}
+	if got := o.Find(strings.Repeat("c", 20)); !slices.Equal(got, Of(c)) {
+		t.Fatalf("the texts still kept: Find %v, want %v", got, Of(c))
+	}
+}
+
+// A lookup costs the same however many times the texts kept were shown:
+// an agent that reads the same small file again and again.
+func BenchmarkOriginsFind(b *testing.B) {
+	for _, kept := range []int{1_000, 20_000} {
+		b.Run(fmt.Sprintf("copies=%d", kept), func(b *testing.B) {
+			o := NewOrigins(4 << 20)
+			lab := Of(Label{Kind: Space, Source: "docs/a.txt"})
+			for range kept {
+				o.Observe([]string{"hello\n"}, lab)
+			}
+			b.ResetTimer()
+			for range b.N {
+				o.Find("(12.5 + 7) * 3")
+			}
+		})
 	}
 }

@@ -7,8 +7,11 @@
 # refused. Rounds alternate (quiet, hostile, hostile, quiet, …) so other
 # load on the machine weighs on both kinds alike; the table is the quiet
 # agent's medians over rounds. Every agent has a rate limit, as a shared
-# server should: the hostile agent 100 tokens/s (work-counted), the quiet
-# one more than it uses.
+# server should: the hostile agent 20 tokens/s (work-counted; HOSTILE_RATE),
+# the quiet one more than it uses. The hostile agent runs in a process of
+# its own (airs-load starts itself), as a second agent does: in the quiet
+# agent's process its work would delay the quiet agent's measurements
+# (FAIRNESS_ARGS=-hostile-in-process shows by how much).
 # Three runs, each on a fresh server: the second agent idle (the rounds'
 # noise), a hostile agent that waits as Retry-After says, and one that
 # floods (asks again at once, whatever the answer).

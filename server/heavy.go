@@ -89,14 +89,34 @@ func (g *heavyGate) acquire(ctx context.Context, caller string) (func(), error) 
 // request's input, is over limit (or unknown, n < 0). It answers the
 // release (a no-op for light work), or false when it answered the
 // request itself (the queue is full: 429; the client left: nothing to
-// answer).
-func (s *Server) heavy(w http.ResponseWriter, r *http.Request, n, limit int64) (func(), bool) {
+// answer). With cost, the CPU the request's goroutine uses until the
+// release is charged to it (requestCost.chargeCPU): release must then be
+// called on the goroutine that called heavy.
+func (s *Server) heavy(w http.ResponseWriter, r *http.Request, n, limit int64, cost *requestCost) (func(), bool) {
 	if n >= 0 && n <= limit {
 		return func() {}, true
 	}
 	release, err := s.heavyGate.acquire(r.Context(), Caller(r.Context()))
 	if err == nil {
-		return release, true
+		if cost == nil {
+			return release, true
+		}
+		// The agent's heavy requests before this one are charged their CPU
+		// when they end: this one pays for them before it runs, so that
+		// several sent at once do not all run on one token each.
+		if err := s.payOwed(cost.caller); err != nil {
+			release()
+			writeCallError(w, nil, err)
+			return nil, false
+		}
+		m := startCPUMeter()
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				cost.chargeCPU(m.stop(), s.cfg.HeavyCPUPerToken)
+				release()
+			})
+		}, true
 	}
 	if _, full := err.(errHeavyQueueFull); full {
 		w.Header().Set("Retry-After", "1")

@@ -4,6 +4,12 @@ package server
 // is charged to the caller's rate limit by the work it asks for, not as
 // one request: a request of 8 KiB of text costs selection eight times what
 // a sentence does, and a plan costs a selection per part of the request.
+// Heavy work is charged by the CPU it used, when that comes to more: a
+// token pays for about what a light request costs
+// (Config.HeavyCPUPerToken), so an agent's rate limit bounds the share of
+// a core its heavy work takes, whatever its input's size says. What it
+// owes is paid before its next request that costs, its next /v1/call
+// included.
 //
 // The charge is taken from the agent's one bucket (Backend.Admit, the one
 // its calls take from), one token at a time: a request is admitted when
@@ -19,6 +25,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Limits bounds the input of each endpoint; zero values take the defaults
@@ -48,6 +56,10 @@ type Limits struct {
 	HeavyPerAgent int
 	HeavyTotal    int
 }
+
+// DefaultHeavyCPUPerToken is Config.HeavyCPUPerToken's default: about
+// what a light request costs.
+const DefaultHeavyCPUPerToken = time.Millisecond
 
 // DefaultLimits are the limits a zero Limits takes.
 // HeavyTotal's default depends on the machine: DefaultLimits leaves it 0.
@@ -174,6 +186,16 @@ type owed struct {
 // answers the Backend's *pipeline.RateLimited when the bucket runs dry on
 // the way (what was paid stays paid).
 func (s *Server) charge(caller string) error {
+	if err := s.payOwed(caller); err != nil {
+		return err
+	}
+	return s.backend.Admit(caller)
+}
+
+// payOwed pays what caller owes from its bucket, token by token; it
+// answers the Backend's *pipeline.RateLimited when the bucket runs dry on
+// the way (what was paid stays paid).
+func (s *Server) payOwed(caller string) error {
 	for {
 		s.owed.mu.Lock()
 		n := s.owed.by[caller]
@@ -188,16 +210,51 @@ func (s *Server) charge(caller string) error {
 		s.owed.by[caller]--
 		s.owed.mu.Unlock()
 	}
-	return s.backend.Admit(caller)
+	return nil
 }
 
 // owe records the rest of an admitted request's cost, in tokens, once its
 // input is known (cost tokens in all, the one that admitted it included),
-// and returns the request's context with Owe for what the Backend counts.
-func (s *Server) owe(r *http.Request, cost int) context.Context {
-	caller := Caller(r.Context())
-	s.oweTokens(caller, cost-1)
-	return context.WithValue(r.Context(), oweKey{}, func(n int) { s.oweTokens(caller, n) })
+// and returns the request's context with Owe for what the Backend counts,
+// and the request's cost so far, which heavy work adds its CPU to.
+func (s *Server) owe(r *http.Request, cost int) (context.Context, *requestCost) {
+	c := s.newRequestCost(Caller(r.Context()), 1)
+	c.owe(cost - 1)
+	return context.WithValue(r.Context(), oweKey{}, c.owe), c
+}
+
+// requestCost is what one request has been charged, in tokens, the one
+// that admitted it included: its input's size, what the Backend owed for
+// it, and what its CPU came to beyond that (heavy work, chargeCPU).
+type requestCost struct {
+	s      *Server
+	caller string
+	tokens atomic.Int64
+}
+
+func (s *Server) newRequestCost(caller string, admitted int) *requestCost {
+	c := &requestCost{s: s, caller: caller}
+	c.tokens.Store(int64(admitted))
+	return c
+}
+
+// owe charges n more tokens to the request, paid before its caller's next
+// request that costs.
+func (c *requestCost) owe(n int) {
+	if n > 0 {
+		c.tokens.Add(int64(n))
+		c.s.oweTokens(c.caller, n)
+	}
+}
+
+// chargeCPU charges heavy work by the CPU it used: one token per
+// cpuPerToken, less what the request was charged already (its size, the
+// Backend's count), so that a rate limit bounds the share of a core an
+// agent's heavy work takes, however cheap its input looks.
+func (c *requestCost) chargeCPU(cpu, cpuPerToken time.Duration) {
+	if cpuPerToken > 0 {
+		c.owe(int(cpu/cpuPerToken) - int(c.tokens.Load()))
+	}
 }
 
 func (s *Server) oweTokens(caller string, n int) {

@@ -66,6 +66,13 @@ type Config struct {
 	RequestTimeout  time.Duration // per request, chat and pipelines included [120s]
 	ShutdownTimeout time.Duration // drain budget on shutdown [30s]
 	Logger          *slog.Logger
+	// HeavyCPUPerToken: heavy work (a selection or plan over
+	// Limits.HeavyText, the reading of a call body over HeavyCallBody) is
+	// charged one rate-limit token per this much of the CPU it used, when
+	// that comes to more than its size was charged
+	// [DefaultHeavyCPUPerToken]. Not an airs.yaml key: an agent's
+	// rate_limit is what bounds its share of the CPU.
+	HeavyCPUPerToken time.Duration
 	// MCP serves /mcp (MCP's streamable HTTP transport) behind the same
 	// bearer-token authentication: the handler reads the agent with
 	// Caller. cmd/airs builds it (mcp/server.NewHTTPHandler); nil: no /mcp.
@@ -110,6 +117,9 @@ func New(b Backend, cfg Config) *Server {
 		cfg.RequestTimeout = 120 * time.Second
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.HeavyCPUPerToken <= 0 {
+		cfg.HeavyCPUPerToken = DefaultHeavyCPUPerToken
+	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
@@ -350,14 +360,22 @@ type CallerGate interface {
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	caller := Caller(r.Context())
+	// What the caller owes of its heavy requests is paid first: calls
+	// take from the same bucket.
+	if err := s.payOwed(caller); err != nil {
+		writeCallError(w, nil, err)
+		return
+	}
 	if g, ok := s.backend.(CallerGate); ok {
-		if err := g.CallerRefused(Caller(r.Context())); err != nil {
+		if err := g.CallerRefused(caller); err != nil {
 			writeCallError(w, nil, err)
 			return
 		}
 	}
-	// A large body is heavy to read and decode: that takes a slot.
-	release, ok := s.heavy(w, r, r.ContentLength, int64(s.cfg.Limits.HeavyCallBody))
+	// A large body is heavy to read and decode: that takes a slot, and is
+	// charged by its CPU beyond the call's own token.
+	release, ok := s.heavy(w, r, r.ContentLength, int64(s.cfg.Limits.HeavyCallBody), s.newRequestCost(caller, 1))
 	if !ok {
 		return
 	}
@@ -416,8 +434,8 @@ func (s *Server) selectTool(w http.ResponseWriter, r *http.Request) {
 		!checkText(w, "POST /v1/select", `"text"`, req.Text, s.cfg.Limits.SelectText, "http.limits.select_text") {
 		return
 	}
-	s.owe(r, costOf(len(req.Text), costUnit))
-	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	_, cost := s.owe(r, costOf(len(req.Text), costUnit))
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText), cost)
 	if !ok {
 		return
 	}
@@ -438,8 +456,8 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Backend counts the request's parts, refuses too many and owes a
 	// token for each part past the first.
-	ctx := s.owe(r, costOf(len(req.Text), costUnit))
-	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	ctx, cost := s.owe(r, costOf(len(req.Text), costUnit))
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText), cost)
 	if !ok {
 		return
 	}
@@ -465,8 +483,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		!checkText(w, "POST /v1/chat", `"text"`, req.Text, s.cfg.Limits.ChatText, "http.limits.chat_text") {
 		return
 	}
-	s.owe(r, costOf(len(req.Text), costUnit)) // its calls take their own tokens
-	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText))
+	// Its calls take their own tokens; its CPU is not metered: with a
+	// model, most of a chat's work is the model's, in its own turn.
+	s.owe(r, costOf(len(req.Text), costUnit))
+	release, ok := s.heavy(w, r, int64(len(req.Text)), int64(s.cfg.Limits.HeavyText), nil)
 	if !ok {
 		return
 	}

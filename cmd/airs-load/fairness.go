@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -53,11 +54,16 @@ type fairRound struct {
 	// generator used in the round (0: unknown).
 	ServerCPUs float64 `json:"server_cpu_s"`
 	LoadCPUs   float64 `json:"load_cpu_s"`
+	// HostileLoadCPUs: CPU seconds the hostile agent's own process used
+	// in the round (0 when it runs in this process: then LoadCPUs has it).
+	HostileLoadCPUs float64 `json:"hostile_load_cpu_s,omitempty"`
 	// HostileStatuses: per abuse, the HTTP statuses the hostile agent got
 	// ("left" for a request it abandoned).
 	HostileStatuses map[string]map[string]int64 `json:"hostile_statuses,omitempty"`
 
-	lat []time.Duration // the quiet agent's latencies, sorted
+	lat        []time.Duration            // the quiet agent's latencies, sorted
+	byKind     map[string][]time.Duration // the same per kind of call (calculator, read-file, select)
+	hostileErr error                      // the hostile agent's process failed
 }
 
 // fairSummary is the medians over rounds of one kind.
@@ -83,9 +89,12 @@ type fairResult struct {
 	// PooledCI its 95 % bootstrap interval (rounds of each kind resampled
 	// with replacement, the round being the unit that load on the machine
 	// moves as a whole).
-	PooledRatio float64     `json:"pooled_p99_ratio"`
-	PooledCI    [2]float64  `json:"pooled_p99_ratio_ci95"`
-	Rounds      []fairRound `json:"rounds"`
+	PooledRatio float64    `json:"pooled_p99_ratio"`
+	PooledCI    [2]float64 `json:"pooled_p99_ratio_ci95"`
+	// PooledP99ByCall: per kind of the quiet agent's calls, its pooled p99
+	// alone and beside the second agent (ms): which calls the tail is of.
+	PooledP99ByCall map[string][2]float64 `json:"pooled_p99_ms_by_call"`
+	Rounds          []fairRound           `json:"rounds"`
 }
 
 type fairOptions struct {
@@ -100,6 +109,11 @@ type fairOptions struct {
 	hostilePause               time.Duration
 	honorRetryAfter            bool
 	abuses                     map[string]bool // nil: all
+	// hostileProcess: the hostile agent runs in a process of its own (this
+	// program, `airs-load fairness-hostile`), as a second agent would: its
+	// goroutines, allocations and garbage collection then do not delay the
+	// quiet agent's clients and their clocks in this process.
+	hostileProcess bool
 }
 
 func runFairness(args []string) int {
@@ -136,8 +150,10 @@ Flags:
 	fs.DurationVar(&o.hostilePause, "hostile-pause", 0, "the hostile agent's pause between requests of one abuse (0: at once)")
 	fs.BoolVar(&o.honorRetryAfter, "hostile-retry-after", false, "the hostile agent waits as a 429's or 503's Retry-After says before that abuse's next request (default: it asks again at once, a flood)")
 	abuses := fs.String("abuses", "", "the hostile agent's abuses, comma-separated (default all): "+strings.Join(abuseNames, ",")+"; none: an idle second agent, to measure the rounds' noise")
+	inProcess := fs.Bool("hostile-in-process", false, "run the hostile agent in this process, beside the quiet agent's clients (default: a process of its own, as a second agent is; in one process its work delays the quiet agent's measurements)")
 	asJSON := fs.Bool("json", false, "print one JSON line")
 	_ = fs.Parse(args)
+	o.hostileProcess = !*inProcess
 	if *abuses != "" {
 		o.abuses = map[string]bool{}
 		for _, a := range strings.Split(*abuses, ",") {
@@ -156,7 +172,11 @@ Flags:
 		return 2
 	}
 	o.base = strings.TrimSuffix(o.base, "/")
-	res := fairness(context.Background(), o, *rounds)
+	res, err := fairness(context.Background(), o, *rounds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "airs-load fairness:", err)
+		return 1
+	}
 	if *asJSON {
 		b, _ := json.Marshal(res)
 		fmt.Println(string(b))
@@ -167,9 +187,17 @@ Flags:
 }
 
 // fairness runs 2×rounds rounds: pairs in alternating order (QH, HQ, QH…).
-func fairness(ctx context.Context, o fairOptions, rounds int) fairResult {
+func fairness(ctx context.Context, o fairOptions, rounds int) (fairResult, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}
-	h := newHostile(o)
+	var h hostileAgent = newHostile(o)
+	if o.hostileProcess {
+		p, err := startHostileProcess(o)
+		if err != nil {
+			return fairResult{}, err
+		}
+		defer p.close()
+		h = p
+	}
 	var res fairResult
 	for i := 0; i < rounds; i++ {
 		order := []bool{false, true}
@@ -190,7 +218,13 @@ func fairness(ctx context.Context, o fairOptions, rounds int) fairResult {
 		res.PooledRatio = res.WithHostile.PooledP99ms / res.Quiet.PooledP99ms
 	}
 	res.PooledCI = bootstrapRatio(res.Rounds, 2000, rand.New(rand.NewPCG(1, 2)))
-	return res
+	res.PooledP99ByCall = pooledByCall(res.Rounds)
+	for _, r := range res.Rounds {
+		if r.hostileErr != nil {
+			return res, r.hostileErr
+		}
+	}
+	return res, nil
 }
 
 // pooledP99 is the p99 of the latencies of rounds, all together.
@@ -201,6 +235,30 @@ func pooledP99(rounds []fairRound) float64 {
 	}
 	slices.Sort(all)
 	return pctMs(all, 99)
+}
+
+// pooledByCall is, per kind of call, the pooled p99 of the quiet rounds
+// and of the hostile ones.
+func pooledByCall(rounds []fairRound) map[string][2]float64 {
+	all := map[string][2][]time.Duration{}
+	for _, r := range rounds {
+		k := 0
+		if r.Hostile {
+			k = 1
+		}
+		for name, l := range r.byKind {
+			v := all[name]
+			v[k] = append(v[k], l...)
+			all[name] = v
+		}
+	}
+	out := map[string][2]float64{}
+	for name, v := range all {
+		slices.Sort(v[0])
+		slices.Sort(v[1])
+		out[name] = [2]float64{pctMs(v[0], 99), pctMs(v[1], 99)}
+	}
+	return out
 }
 
 // bootstrapRatio is the 95 % interval of the pooled p99 ratio (hostile
@@ -237,23 +295,22 @@ func bootstrapRatio(rounds []fairRound, n int, rng *rand.Rand) [2]float64 {
 	return [2]float64{ratios[len(ratios)*25/1000], ratios[min(len(ratios)*975/1000, len(ratios)-1)]}
 }
 
-func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h *hostile, withHostile bool) fairRound {
+func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h hostileAgent, withHostile bool) fairRound {
 	ctx, cancel := context.WithTimeout(ctx, o.round)
 	defer cancel()
-	srv0, load0 := procCPUSeconds(o.serverPID), cpuSeconds()
-	var hwg sync.WaitGroup
+	srv0, load0, host0 := procCPUSeconds(o.serverPID), cpuSeconds(), h.cpuSeconds()
+	var hostileDone func() (map[string]map[string]int64, error)
 	if withHostile {
-		h.reset()
-		h.start(ctx, &hwg)
+		hostileDone = h.round(ctx, o.round)
 	}
-	bodies := []struct{ path, body string }{
-		{"/v1/call", `{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"}}`},
-		{"/v1/call", fmt.Sprintf(`{"tool":"read-file","arguments":{"space":%q,"path":%q}}`, o.readSpace, o.readPath)},
-		{"/v1/select", `{"text":"what is 12 times 7"}`},
+	bodies := []struct{ name, path, body string }{
+		{"calculator", "/v1/call", `{"tool":"calculator","arguments":{"expression":"(12.5 + 7) * 3"}}`},
+		{"read-file", "/v1/call", fmt.Sprintf(`{"tool":"read-file","arguments":{"space":%q,"path":%q}}`, o.readSpace, o.readPath)},
+		{"select", "/v1/select", `{"text":"what is 12 times 7"}`},
 	}
 	var mu sync.Mutex
 	var lat []time.Duration
-	r := fairRound{Hostile: withHostile, Errors: map[string]int64{}}
+	r := fairRound{Hostile: withHostile, Errors: map[string]int64{}, byKind: map[string][]time.Duration{}}
 	var wg sync.WaitGroup
 	for c := 0; c < o.quietClients; c++ {
 		wg.Add(1)
@@ -270,6 +327,7 @@ func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h *ho
 				mu.Lock()
 				r.Calls++
 				lat = append(lat, d)
+				r.byKind[b.name] = append(r.byKind[b.name], d)
 				switch {
 				case err != nil:
 					r.Errors["transport"]++
@@ -287,10 +345,12 @@ func fairRoundRun(ctx context.Context, client *http.Client, o fairOptions, h *ho
 		}(c)
 	}
 	wg.Wait()
-	hwg.Wait()
-	r.ServerCPUs, r.LoadCPUs = procCPUSeconds(o.serverPID)-srv0, cpuSeconds()-load0
 	if withHostile {
-		r.HostileStatuses = h.statuses()
+		r.HostileStatuses, r.hostileErr = hostileDone()
+	}
+	r.ServerCPUs, r.LoadCPUs = procCPUSeconds(o.serverPID)-srv0, cpuSeconds()-load0
+	if o.hostileProcess {
+		r.HostileLoadCPUs = h.cpuSeconds() - host0
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	r.P50ms, r.P99ms = pctMs(lat, 50), pctMs(lat, 99)
@@ -534,13 +594,20 @@ func printFairness(w io.Writer, r fairResult) {
 	}{{"quiet (alone)", r.Quiet}, {beside, r.WithHostile}} {
 		fmt.Fprintf(w, "| %s ×%d | %d | %.2f%% | %.2f ms | %.2f ms | %.2f ms |\n", s.name, s.s.Rounds, s.s.Calls, 100*s.s.Success, s.s.P50ms, s.s.P99ms, s.s.PooledP99ms)
 	}
-	fmt.Fprintf(w, "\np99 ratio (with hostile / quiet): median of rounds %.2f; pooled %.2f, 95%% bootstrap interval %.2f–%.2f\n\nper round (p99 ms, server CPU s, load generator CPU s):", r.P99Ratio, r.PooledRatio, r.PooledCI[0], r.PooledCI[1])
+	fmt.Fprintf(w, "\np99 ratio (with hostile / quiet): median of rounds %.2f; pooled %.2f, 95%% bootstrap interval %.2f–%.2f\n", r.P99Ratio, r.PooledRatio, r.PooledCI[0], r.PooledCI[1])
+	names := slices.Sorted(maps.Keys(r.PooledP99ByCall))
+	fmt.Fprintf(w, "pooled p99 by call, alone → beside:")
+	for _, n := range names {
+		v := r.PooledP99ByCall[n]
+		fmt.Fprintf(w, " %s %.2f → %.2f ms;", n, v[0], v[1])
+	}
+	fmt.Fprintf(w, "\n\nper round (p99 ms, server CPU s, quiet load generator CPU s, hostile's process CPU s):")
 	for _, x := range r.Rounds {
 		k := "Q"
 		if x.Hostile {
 			k = "H"
 		}
-		fmt.Fprintf(w, " %s %.1f/%.2f/%.2f", k, x.P99ms, x.ServerCPUs, x.LoadCPUs)
+		fmt.Fprintf(w, " %s %.1f/%.2f/%.2f/%.2f", k, x.P99ms, x.ServerCPUs, x.LoadCPUs, x.HostileLoadCPUs)
 	}
 	fmt.Fprintln(w)
 	all := map[string]map[string]int64{}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,20 @@ import (
 // every abuse, and its answers are counted per abuse; the summary is the
 // medians of the rounds of each kind.
 func TestFairnessRoundsAndCounts(t *testing.T) {
+	t.Run("hostile agent in this process", func(t *testing.T) { testFairnessRoundsAndCounts(t, false) })
+	t.Run("hostile agent in its own process", func(t *testing.T) { testFairnessRoundsAndCounts(t, true) })
+}
+
+// TestMain lets this test binary be the hostile agent's process, as
+// airs-load is when it starts itself with fairness-hostile.
+func TestMain(m *testing.M) {
+	if os.Getenv(hostileRoleEnv) == "fairness-hostile" {
+		os.Exit(runHostileChild(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+func testFairnessRoundsAndCounts(t *testing.T, ownProcess bool) {
 	var mu sync.Mutex
 	hostileSeen := map[string]bool{}
 	quietReads := 0
@@ -62,8 +77,12 @@ func TestFairnessRoundsAndCounts(t *testing.T) {
 	}))
 	defer srv.Close()
 	o := fairOptions{base: srv.URL, quietTok: "q", hostileTok: "h", readSpace: "docs", readPath: "a.txt", writeSpace: "scratch",
-		round: time.Second, pause: time.Millisecond, quietClients: 2, selectText: 2000, planText: 1000, compareText: 1000}
-	res := fairness(context.Background(), o, 2)
+		round: time.Second, pause: time.Millisecond, quietClients: 2, selectText: 2000, planText: 1000, compareText: 1000,
+		hostileProcess: ownProcess}
+	res, err := fairness(context.Background(), o, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(res.Rounds) != 4 {
 		t.Fatalf("%d rounds, want 4", len(res.Rounds))
 	}
@@ -103,6 +122,11 @@ func TestFairnessRoundsAndCounts(t *testing.T) {
 	if quietReads == 0 {
 		t.Error("the quiet agent never read a file")
 	}
+	for _, k := range []string{"calculator", "read-file", "select"} {
+		if v := res.PooledP99ByCall[k]; v[0] <= 0 || v[1] <= 0 {
+			t.Errorf("pooled p99 of %s alone and beside: %v", k, v)
+		}
+	}
 	var out strings.Builder
 	printFairness(&out, res)
 	if !strings.Contains(out.String(), "beside the hostile agent ×2") || !strings.Contains(out.String(), "p99 ratio") {
@@ -136,7 +160,9 @@ func TestFairnessHonoursRetryAfter(t *testing.T) {
 		o := fairOptions{base: srv.URL, quietTok: "q", hostileTok: "h", round: 200 * time.Millisecond, pause: time.Millisecond,
 			quietClients: 1, selectText: 100, planText: 100, compareText: 100, honorRetryAfter: honour,
 			abuses: map[string]bool{"huge_plan": true}}
-		fairness(context.Background(), o, 1)
+		if _, err := fairness(context.Background(), o, 1); err != nil {
+			t.Fatal(err)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		return n
@@ -171,5 +197,50 @@ func TestPooledRatioInterval(t *testing.T) {
 	}
 	if r := pooledP99(rounds[1:2]) / pooledP99(rounds[0:1]); r < 1.5 || r > 2.5 {
 		t.Errorf("one pair's ratio %.2f", r)
+	}
+}
+
+// TestHostileProcess: the hostile agent's own process makes its requests
+// and reports what it got, round after round, and ends when told.
+func TestHostileProcess(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("Authorization") == "Bearer h" && r.URL.Path == "/v1/plan" {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	o := fairOptions{base: srv.URL, hostileTok: "h", selectText: 100, planText: 100, compareText: 100,
+		abuses: map[string]bool{"huge_plan": true}}
+	p, err := startHostileProcess(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.cmd.Process.Pid == os.Getpid() {
+		t.Fatal("the hostile agent runs in this process")
+	}
+	for round := range 2 {
+		mu.Lock()
+		n = 0
+		mu.Unlock()
+		st, err := p.round(context.Background(), 200*time.Millisecond)()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := n
+		mu.Unlock()
+		if len(st) != 1 || st["huge_plan"]["429"] == 0 || st["huge_plan"]["429"] > int64(got) {
+			t.Errorf("round %d: statuses %v, the server saw %d plans", round, st, got)
+		}
+	}
+	p.close()
+	if p.cmd.ProcessState == nil || !p.cmd.ProcessState.Success() {
+		t.Errorf("the hostile agent's process did not end cleanly: %v", p.cmd.ProcessState)
 	}
 }

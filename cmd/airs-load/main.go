@@ -40,6 +40,8 @@ func main() {
 			os.Exit(runCheck(os.Args[2:]))
 		case "fairness": // a quiet agent beside a hostile one (fairness.go)
 			os.Exit(runFairness(os.Args[2:]))
+		case "fairness-hostile": // its hostile agent's own process (hostileproc.go)
+			os.Exit(runHostileChild(os.Stdin, os.Stdout))
 		}
 	}
 	url := flag.String("url", "http://127.0.0.1:7777/v1/call", "endpoint to POST to")
