@@ -70,8 +70,21 @@ func Calculator() pipeline.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return result(calculatorResult{Expression: p.Expression, Result: v, Text: strconv.FormatFloat(v, 'g', -1, 64)})
+		return result(calculatorResult{Expression: p.Expression, Result: v, Text: readableNumber(v)})
 	})
+}
+
+// readableNumber is v as a person reads it: a fraction to 12 significant
+// digits, so binary rounding noise (18% of 240 = 43.199999999999996) reads
+// as 43.2; whole numbers in full. Result keeps the exact value.
+func readableNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if v == math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 12, 64)
 }
 
 // Eval evaluates an arithmetic expression. It is a small recursive-descent

@@ -145,3 +145,25 @@ func FuzzEval(f *testing.F) {
 		}
 	})
 }
+
+// A result's text reads as a person writes the number: binary rounding
+// noise is not shown, whole numbers and large values are in full.
+func TestCalculatorTextIsReadable(t *testing.T) {
+	tools := testTools(t, nil)
+	for expr, want := range map[string]string{
+		"(18 / 100 * 240)": "43.2",
+		"0.1 + 0.2":        "0.3",
+		"1 / 3":            "0.333333333333",
+		"123456789012345":  "123456789012345",
+		"2 ^ 40":           "1099511627776",
+		"-7 / 4":           "-1.75",
+	} {
+		out, err := invoke(t, tools["calculator"], "anyone", map[string]any{"expression": expr})
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if r := decode[calculatorResult](t, out); r.Text != want {
+			t.Errorf("%s: text %q, want %q (result %v)", expr, r.Text, want, r.Result)
+		}
+	}
+}
