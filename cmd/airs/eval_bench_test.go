@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/airs-dev/airs/embeddings"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/embeddings"
 )
 
 // TestEvalBFCLUsage: what `airs eval bfcl` checks before and around

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/settings"
-	"github.com/airs-dev/airs/pipeline"
 )
 
 // With storage.sessions: postgres the engine records into the database
@@ -30,31 +28,12 @@ func TestEvalReplayOnPostgres(t *testing.T) {
 	}
 	e := newEnv(t, storage)
 	t.Setenv("AIRS_HOME", e.home)
-	cfg, err := config.Load(e.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(cfg, settings.Policy(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry = reg
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	cfg, reg, m := assembleConfig(t, e.config)
 	eng, err := engine.New(context.Background(), cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
-		os.WriteFile(filepath.Join(e.docs, f), []byte("apples 3\npears 4\n"), 0o644)
-	}
+	replayDocs(t, e.docs)
 	reqs := replay.BuiltinRequests(rand.New(rand.NewPCG(5, 5)), 40, "documents")
 	if _, err := replay.Generate(context.Background(), replayService{eng}, "tester", reqs); err != nil {
 		t.Fatal(err)

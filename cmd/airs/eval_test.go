@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/evals/replay"
 	"github.com/airs-dev/airs/internal/engine"
 	"github.com/airs-dev/airs/internal/settings"
@@ -68,24 +67,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	manifest, _ := filepath.Abs("../../evals/replay/testdata/extra_tools.json")
 	e := newEnv(t, "manifests:\n  - "+manifest+"\nrecording:\n  enabled: true\n")
 	t.Setenv("AIRS_HOME", e.home)
-	cfg, err := config.Load(e.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := engine.Registry(cfg, settings.Policy(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry = reg
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	cfg, reg, m := assembleConfig(t, e.config)
 	eng, err := engine.New(context.Background(), cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +78,7 @@ func TestEvalReplayAndTune(t *testing.T) {
 	for _, mt := range mf.Tools {
 		extra = append(extra, mt.Tool)
 	}
-	// Every file BuiltinRequests names is there: a request naming a
-	// missing file is an error before selection (engine.CheckObjects).
-	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
-		os.WriteFile(filepath.Join(e.docs, f), []byte("apples 3\npears 4\n"), 0o644)
-	}
+	replayDocs(t, e.docs)
 	reqs := append(replay.BuiltinRequests(r, 60, "documents"), replay.ToolRequests(r, 50, extra)...)
 	reqs = append(reqs, replay.NoneRequests(r, 10)...)
 	if _, err := replay.Generate(context.Background(), replayService{eng}, "tester", reqs); err != nil {

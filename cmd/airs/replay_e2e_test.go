@@ -65,35 +65,7 @@ func TestE2ERecordWithModelReplayCompareTune(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	docs := filepath.Join(dir, "docs")
-	os.MkdirAll(docs, 0o755)
-	// Every file replay.BuiltinRequests names is there: a request naming a
-	// missing file is an error before selection (engine.CheckObjects).
-	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
-		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
-	}
-	manifest, err := filepath.Abs("../../evals/replay/testdata/extra_tools.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := `home: ` + filepath.Join(dir, "state") + `
-spaces:
-  documents: ` + docs + `
-agents:
-  tester:
-    capabilities: ["ReadSpace(documents)"]
-cli:
-  users:
-    "*": tester
-manifests:
-  - ` + manifest + `
-ollama:
-  host: ` + host + `
-  model: ` + model + `
-recording:
-  enabled: true
-  dir: ` + filepath.Join(dir, "sessions") + `
-`
+	yaml := replayYAML(t, dir, "ollama:\n  host: "+host+"\n  model: "+model+"\n")
 	cfg, reg, m := replayAssemble(t, dir, yaml)
 
 	// 1. Record with the model (ollama.model from airs.yaml).

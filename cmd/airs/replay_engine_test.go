@@ -33,32 +33,7 @@ type replayEnv struct {
 func newReplayEnv(t testing.TB) *replayEnv {
 	t.Helper()
 	dir := t.TempDir()
-	docs := filepath.Join(dir, "docs")
-	os.MkdirAll(docs, 0o755)
-	// Every file replay.BuiltinRequests names is there: a request naming a
-	// missing file is an error before selection (engine.CheckObjects).
-	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
-		os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644)
-	}
-	manifest, err := filepath.Abs("../../evals/replay/testdata/extra_tools.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := `home: ` + filepath.Join(dir, "state") + `
-spaces:
-  documents: ` + docs + `
-agents:
-  tester:
-    capabilities: ["ReadSpace(documents)"]
-cli:
-  users:
-    "*": tester
-manifests:
-  - ` + manifest + `
-recording:
-  enabled: true
-  dir: ` + filepath.Join(dir, "sessions") + `
-`
+	yaml := replayYAML(t, dir, "")
 	cfg, reg, m := replayAssemble(t, dir, yaml)
 	e, err := engine.New(context.Background(), cfg, reg, m, settings.Policy(cfg), engine.Options{Channel: "chat", Model: "none"})
 	if err != nil {
@@ -236,14 +211,65 @@ func BenchmarkReplay1000(b *testing.B) {
 	}
 }
 
-// assemble writes yaml as dir/airs.yaml and builds what an engine runs on
-// from it: the config (its home created), the registry, the Manager.
+// replayDocs writes into docs every file replay.BuiltinRequests names: a
+// request naming a missing file is an error before selection
+// (engine.CheckObjects).
+func replayDocs(t testing.TB, docs string) {
+	t.Helper()
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"notes.txt", "prices.csv", "todo.md", "report.pdf", "invoice-2024.pdf", "contract_v2.pdf", "paper.pdf", "readme.md"} {
+		if err := os.WriteFile(filepath.Join(docs, f), []byte("apples 3\npears 4\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// replayYAML is the airs.yaml of an installation in dir with recording on:
+// a documents space (dir/docs, replayDocs), the agent tester for every
+// CLI user, the builtins and the extra-tools manifest; more is appended.
+func replayYAML(t testing.TB, dir, more string) string {
+	t.Helper()
+	docs := filepath.Join(dir, "docs")
+	replayDocs(t, docs)
+	manifest, err := filepath.Abs("../../evals/replay/testdata/extra_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `home: ` + filepath.Join(dir, "state") + `
+spaces:
+  documents: ` + docs + `
+agents:
+  tester:
+    capabilities: ["ReadSpace(documents)"]
+cli:
+  users:
+    "*": tester
+manifests:
+  - ` + manifest + `
+recording:
+  enabled: true
+  dir: ` + filepath.Join(dir, "sessions") + `
+` + more
+}
+
+// replayAssemble writes yaml as dir/airs.yaml and builds what an engine
+// runs on from it (assembleConfig).
 func replayAssemble(t testing.TB, dir, yaml string) (*config.Config, *pipeline.Registry, *pipeline.Manager) {
 	t.Helper()
 	path := filepath.Join(dir, "airs.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return assembleConfig(t, path)
+}
+
+// assembleConfig loads the airs.yaml at path and builds what an engine
+// runs on from it, as airs does: the config (its home created), the
+// registry (builtins, manifests), the Manager, closed when the test ends.
+func assembleConfig(t testing.TB, path string) (*config.Config, *pipeline.Registry, *pipeline.Manager) {
+	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -37,17 +36,7 @@ func TestPlanStepAnswerSettlesTheGate(t *testing.T) {
 	if len(ui.asked) != 1 || !strings.Contains(ui.String(), "selected shred-text\nconfirm shred-text\nrunning") {
 		t.Fatalf("asked %v, want once before any step runs:\n%s", ui.asked, ui)
 	}
-	raw, err := os.ReadFile(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var r audit.Record
-		if json.Unmarshal([]byte(line), &r) == nil && r.Tool == "shred-text" {
-			got = append(got, r.Outcome+"/"+r.Intent+"/"+r.Reviewer)
-		}
-	}
+	got := auditOf(t, cfg, "shred-text", func(r audit.Record) string { return r.Outcome + "/" + r.Intent + "/" + r.Reviewer })
 	if strings.Join(got, " ") != "ok/approved/chat:web" {
 		t.Fatalf("audit of shred-text: %v", got)
 	}

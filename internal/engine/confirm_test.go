@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -148,17 +147,7 @@ func TestTurnAsksAtTheGate(t *testing.T) {
 	if !strings.Contains(ui.String(), "selected post-note\nrunning\nconfirm post-note\nresult post-note \n") || len(ui.asked) != 1 {
 		t.Fatalf("asked %v:\n%s", ui.asked, ui)
 	}
-	raw, err := os.ReadFile(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var r audit.Record
-		if json.Unmarshal([]byte(line), &r) == nil && r.Tool == "post-note" {
-			got = append(got, r.CallID+"/"+r.Outcome+"/"+r.Intent+"/"+r.Reviewer)
-		}
-	}
+	got := auditOf(t, cfg, "post-note", func(r audit.Record) string { return r.CallID + "/" + r.Outcome + "/" + r.Intent + "/" + r.Reviewer })
 	if want := ui.callIDs[0] + "/ok/approved/chat:web"; strings.Join(got, " ") != want {
 		t.Fatalf("audit of post-note: %v, want %s", got, want)
 	}

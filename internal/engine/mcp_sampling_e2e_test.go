@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
@@ -33,15 +31,7 @@ func TestMCPSamplingOllamaE2E(t *testing.T) {
 	argv := mcptest.Command()
 	yaml := fmt.Sprintf("home: ./state\nollama:\n  host: %s\n  model: %q\nagents:\n  granted: {capabilities: [\"MCP(t)\"]}\nmcp:\n  servers:\n    t:\n      command: [%q, %q]\n      env: {%s: \"1\"}\n",
 		host, model, argv[0], argv[1], mcptest.EnvServe)
-	path := filepath.Join(dir, "airs.yaml")
-	os.WriteFile(path, []byte(yaml), 0o644)
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, dir, yaml)
 	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/mcp/client/mcptest"
 	"github.com/airs-dev/airs/pipeline"
@@ -42,15 +41,7 @@ mcp:
       command: [%q]
 `, argv[0], argv[1], mcptest.EnvServe, filepath.Join(dir, "no-such-server"))
 	os.Mkdir(filepath.Join(dir, "docs"), 0o755)
-	path := filepath.Join(dir, "airs.yaml")
-	os.WriteFile(path, []byte(yaml), 0o644)
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, dir, yaml)
 	policy := settings.Policy(cfg)
 	spaces := NewMCPSpaces(cfg)
 	reg, err := RegistryMCP(cfg, policy, spaces)

@@ -52,15 +52,7 @@ mcp:
       command: [%q]
 `, argv[0], argv[1], mcptest.EnvServe, mcptest.EnvLog, filepath.Join(dir, "events"), filepath.Join(dir, "no-such-server"))
 	os.Mkdir(filepath.Join(dir, "docs"), 0o755)
-	path := filepath.Join(dir, "airs.yaml")
-	os.WriteFile(path, []byte(yaml), 0o644)
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, dir, yaml)
 	policy := settings.Policy(cfg)
 	reg, err := Registry(cfg, policy)
 	if err != nil {

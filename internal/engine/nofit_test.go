@@ -12,19 +12,12 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/selector"
-
-	"github.com/airs-dev/airs/config"
-	"github.com/airs-dev/airs/internal/settings"
-	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 )
 
 // newNoLLM is the real engine in no-LLM mode over the builtin tools and one
 // space, "documents", holding the given files (name → content).
 func newNoLLM(t *testing.T, yamlExtra string, files map[string]string) *Engine {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	for name, body := range files {
@@ -39,43 +32,8 @@ func newNoLLM(t *testing.T, yamlExtra string, files map[string]string) *Engine {
 	if err := os.MkdirAll(docs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  tester: {capabilities: [\"ReadSpace(documents)\"]}\n" + yamlExtra
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "run", Model: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		m.Close()
-		log.Close()
-	})
-	return e
+	cfg := writeConfig(t, dir, "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  tester: {capabilities: [\"ReadSpace(documents)\"]}\n"+yamlExtra)
+	return testEngine(t, cfg, testBuild{opts: Options{Channel: "run", Model: "none"}}).Engine
 }
 
 // measure runs the committed request sets through the engine.

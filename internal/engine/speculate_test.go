@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -11,10 +10,8 @@ import (
 
 	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
-	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/speculation"
 )
@@ -23,7 +20,6 @@ import (
 // documents with guard.speculation on (recommend: on or off).
 func newSpecEngine(t *testing.T, recommend bool) (*Engine, *config.Config) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
 		t.Fatal(err)
@@ -33,42 +29,8 @@ func newSpecEngine(t *testing.T, recommend bool) (*Engine, *config.Config) {
 	if !recommend {
 		yaml += "recommend: {enabled: false}\n"
 	}
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "serve", Model: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		m.Close()
-		log.Close()
-	})
-	return e, cfg
+	cfg := writeConfig(t, dir, yaml)
+	return testEngine(t, cfg, testBuild{opts: Options{Channel: "serve", Model: "none"}}).Engine, cfg
 }
 
 // waitHit calls req until a call is answered from a speculation (the

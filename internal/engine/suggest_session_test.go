@@ -10,12 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
-	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/understand"
 )
@@ -46,7 +42,6 @@ type demoSession struct {
 // a request; a file goes to the reader of its type.
 func runDemoSession(t *testing.T) demoSession {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	if err := demodata.Write(docs); err != nil {
@@ -68,49 +63,16 @@ func runDemoSession(t *testing.T) demoSession {
 	// The session runs in well under a minute: the per-minute limit would
 	// hold back suggestions a person spread over an hour would get.
 	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  alice: {capabilities: [\"ReadSpace(documents)\", \"WriteSpace(documents)\"]}\nrecommend: {per_minute: 1000}\n"
-	cfgPath := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(cfgPath, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "chat", Model: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := testEngine(t, writeConfig(t, dir, yaml), testBuild{opts: Options{Channel: "chat", Model: "none"}})
+	e := built.Engine
 	// Accepted calls run through a second Manager over the same tools, so
 	// that the engine's recommender hears of each call once, here, in
 	// order (the engine's own Manager would tell it asynchronously).
-	run, err := pipeline.NewManager(pipeline.Config{Registry: reg, Policy: policy})
+	run, err := pipeline.NewManager(pipeline.Config{Registry: built.reg, Policy: built.policy})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		run.Close()
-		e.Close()
-		m.Close()
-		log.Close()
-	})
+	t.Cleanup(func() { run.Close() })
 	r := e.recommender
 	if r == nil {
 		t.Fatal("the engine has no recommender")

@@ -15,11 +15,8 @@ import (
 	"github.com/airs-dev/airs/guard"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/ollama"
-	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/model/ollamamodel"
 	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
 	"github.com/airs-dev/airs/selector"
 	"github.com/airs-dev/airs/session"
 )
@@ -36,59 +33,23 @@ func newTurnEngine(t *testing.T, extra ...pipeline.Tool) (*Engine, *config.Confi
 // and the engine's guard (none when nil).
 func newTurnEngineWith(t *testing.T, g *guard.Guard, extra ...pipeline.Tool) (*Engine, *config.Config) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
 		t.Fatal(err)
 	}
-	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\nrecording: {enabled: true}\n"
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range extra {
-		h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
-			return json.RawMessage(`{"done":true}`), nil
-		})
-		if err := reg.Register("test", x, h); err != nil {
-			t.Fatal(err)
+	cfg := writeConfig(t, dir, "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\nrecording: {enabled: true}\n")
+	register := func(reg *pipeline.Registry) {
+		for _, x := range extra {
+			h := pipeline.HandlerFunc(func(ctx context.Context, params json.RawMessage, call *pipeline.Call) (json.RawMessage, error) {
+				return json.RawMessage(`{"done":true}`), nil
+			})
+			if err := reg.Register("test", x, h); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	if g != nil {
-		mc.Gate = g
-	}
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(context.Background(), cfg, reg, m, policy, Options{Channel: "chat", Model: "none", Guard: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		m.Close()
-		log.Close()
-	})
-	return e, cfg
+	e := testEngine(t, cfg, testBuild{register: register, gate: g, opts: Options{Channel: "chat", Model: "none"}})
+	return e.Engine, cfg
 }
 
 // fakeModel is an ollama.Client for the turn loop: a request with a

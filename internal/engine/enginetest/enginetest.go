@@ -40,12 +40,38 @@ type Options struct {
 // `airs serve` makes its tokens' agents.
 func New(t testing.TB, o Options) (*engine.Engine, *config.Config) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
 	dir := t.TempDir()
 	if err := demodata.Write(filepath.Join(dir, "docs")); err != nil {
 		t.Fatal(err)
 	}
-	yaml := "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\n  nobody: {capabilities: []}\nrecording: {enabled: true}\n"
+	cfg := WriteConfig(t, dir, "home: ./state\nspaces:\n  documents: ./docs\nagents:\n  web: {capabilities: [\"ReadSpace(documents)\"]}\n  nobody: {capabilities: []}\nrecording: {enabled: true}\n")
+	if o.TTL > 0 {
+		cfg.Recommend.TTL = o.TTL // recommend.ttl in airs.yaml
+	}
+	cfg.Guard.SelfApprove = o.SelfApprove
+	b := Build{Register: o.Register, Engine: engine.Options{Channel: "serve", Model: "none"}}
+	if o.Guard {
+		g, err := guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Gate = g
+	}
+	if o.Model != nil {
+		b.Engine.Local, b.Engine.Client, b.Engine.LocalName = o.Model, o.Model, "fake"
+	}
+	e := b.New(t, cfg)
+	e.Recommender().Known("web")
+	e.Recommender().Known("nobody")
+	return e, cfg
+}
+
+// WriteConfig writes yaml as dir/airs.yaml and parses it as airs does
+// (relative paths are dir's), its home made. AIRS_HOME is cleared so the
+// file's home is the one used.
+func WriteConfig(t testing.TB, dir, yaml string) *config.Config {
+	t.Helper()
+	t.Setenv("AIRS_HOME", "")
 	path := filepath.Join(dir, "airs.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -54,19 +80,32 @@ func New(t testing.TB, o Options) (*engine.Engine, *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.TTL > 0 {
-		cfg.Recommend.TTL = o.TTL // recommend.ttl in airs.yaml
-	}
 	if err := cfg.EnsureHome(); err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// Build is an engine over a configuration: the builtin tools over its
+// spaces and Register's, an audit log at its AuditPath, a Manager
+// configured from it.
+type Build struct {
+	Register func(reg *pipeline.Registry, cfg *config.Config) // more tools, after the builtins
+	Gate     *guard.Guard                                     // the Manager's intent gate and the engine's guard
+	Engine   engine.Options                                   // the engine's options (Guard is set from Gate)
+}
+
+// New builds the engine over cfg; the engine, its Manager and the audit
+// log are closed when the test ends.
+func (b Build) New(t testing.TB, cfg *config.Config) *engine.Engine {
+	t.Helper()
 	policy := settings.Policy(cfg)
 	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
 	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
 		t.Fatal(err)
 	}
-	if o.Register != nil {
-		o.Register(reg, cfg)
+	if b.Register != nil {
+		b.Register(reg, cfg)
 	}
 	log, err := audit.Open(cfg.AuditPath())
 	if err != nil {
@@ -74,23 +113,15 @@ func New(t testing.TB, o Options) (*engine.Engine, *config.Config) {
 	}
 	mc := settings.ManagerConfig(cfg)
 	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	var g *guard.Guard
-	cfg.Guard.SelfApprove = o.SelfApprove
-	if o.Guard {
-		if g, err = guard.New(guard.Config{Dir: cfg.GuardDir(), Reviewers: []string{"web"}}); err != nil {
-			t.Fatal(err)
-		}
-		mc.Gate = g
+	if b.Gate != nil {
+		mc.Gate = b.Gate
+		b.Engine.Guard = b.Gate
 	}
 	m, err := pipeline.NewManager(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eo := engine.Options{Channel: "serve", Model: "none", Guard: g}
-	if o.Model != nil {
-		eo.Local, eo.Client, eo.LocalName = o.Model, o.Model, "fake"
-	}
-	e, err := engine.New(context.Background(), cfg, reg, m, policy, eo)
+	e, err := engine.New(context.Background(), cfg, reg, m, policy, b.Engine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +130,7 @@ func New(t testing.TB, o Options) (*engine.Engine, *config.Config) {
 		m.Close()
 		log.Close()
 	})
-	e.Recommender().Known("web")
-	e.Recommender().Known("nobody")
-	return e, cfg
+	return e
 }
 
 // AuditCalls are caller:tool:outcome of every record in cfg's audit log.

@@ -10,12 +10,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/engine"
+	"github.com/airs-dev/airs/internal/engine/enginetest"
 	"github.com/airs-dev/airs/internal/settings"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/pipeline/audit"
@@ -33,15 +32,7 @@ agents:
 peers:
   - {name: lab, url: %q, token: "${%s}", grant: [alice]}
 `, url, tokenEnv)
-	path := filepath.Join(dir, "airs.yaml")
-	os.WriteFile(path, []byte(yaml), 0o644)
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := enginetest.WriteConfig(t, dir, yaml)
 	policy := settings.Policy(cfg)
 	reg, err := engine.Registry(cfg, policy)
 	if err != nil {

@@ -10,13 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airs-dev/airs/config"
 	"github.com/airs-dev/airs/internal/demodata"
 	"github.com/airs-dev/airs/internal/engine"
-	"github.com/airs-dev/airs/internal/settings"
-	"github.com/airs-dev/airs/pipeline"
-	"github.com/airs-dev/airs/pipeline/audit"
-	"github.com/airs-dev/airs/pipeline/builtin"
+	"github.com/airs-dev/airs/internal/engine/enginetest"
 	"github.com/airs-dev/airs/recommender"
 	"github.com/airs-dev/airs/server"
 )
@@ -163,42 +159,8 @@ recommend: {per_minute: 2}
 // server in front with the token "t-NAME" for each agent NAME.
 func newSharedServed(t testing.TB, dir, yaml string) (base string, e *engine.Engine) {
 	t.Helper()
-	t.Setenv("AIRS_HOME", "")
-	path := filepath.Join(dir, "airs.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.EnsureHome(); err != nil {
-		t.Fatal(err)
-	}
-	policy := settings.Policy(cfg)
-	reg := pipeline.NewRegistry(pipeline.RegistryConfig{})
-	if err := builtin.Register(reg, builtin.Options{Spaces: cfg.Spaces, Policy: policy}); err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.Open(cfg.AuditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := settings.ManagerConfig(cfg)
-	mc.Registry, mc.Audit, mc.Policy = reg, log, policy
-	m, err := pipeline.NewManager(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err = engine.New(context.Background(), cfg, reg, m, policy, engine.Options{Channel: "serve", Model: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Close()
-		m.Close()
-		log.Close()
-	})
+	cfg := enginetest.WriteConfig(t, dir, yaml)
+	e = enginetest.Build{Engine: engine.Options{Channel: "serve", Model: "none"}}.New(t, cfg)
 	var toks []server.Token
 	for a := range cfg.Agents {
 		toks = append(toks, server.Token{SHA256: server.HashToken("t-" + a), Agent: a})
