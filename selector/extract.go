@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/airs-dev/airs/understand"
 )
 
 // Hints are names the extractor should recognise as values even when the
@@ -287,9 +289,13 @@ func (ex *extraction) mentions(p *prop) []int {
 // pick chooses the unused candidate of an accepted kind that sits nearest
 // after a mention of the parameter (or, when required, the first unused one).
 func (ex *extraction) pick(p *prop, required bool, kinds ...candKind) *cand {
+	place := understand.PlaceParam(p.Name)
 	ok := func(c *cand) bool {
 		if c.used {
 			return false
+		}
+		if place && c.kind == kProper && understand.FormatWord(c.text) {
+			return false // "as JSON" names the answer's format, never a city
 		}
 		for _, k := range kinds {
 			if c.kind == k {

@@ -69,7 +69,8 @@ func Coverage(request string, t pipeline.Tool) float64 {
 // coverageTerms are a request's distinct content words as Coverage reads
 // them: found once per request, then matched against each candidate.
 func coverageTerms(request string) []string {
-	q := embeddings.Terms(Delexicalize(request))
+	// The answer's format ("as JSON") is no word of the task.
+	q := embeddings.Terms(Delexicalize(understand.WithoutFormat(request)))
 	out := q[:0]
 	for i, w := range q {
 		if !slices.Contains(q[:i], w) {

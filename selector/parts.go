@@ -43,7 +43,12 @@ import (
 
 // SplitParts cuts a request into the parts a no-LLM plan gives a step each
 // (the interpretation's Parts: understand.SplitParts).
-func SplitParts(request string) []string { return understand.SplitParts(request) }
+func SplitParts(request string) []string {
+	parts := understand.SplitParts(request)
+	// A part that only says how to give the answer ("give it as JSON")
+	// is no task: it gets no step.
+	return slices.DeleteFunc(parts, understand.OnlyFormat)
+}
 
 // contentKeys are the output fields a text argument may take when no field
 // has its name, in order of preference.
@@ -192,6 +197,11 @@ func (s *Selector) planPart(prev []*partStep, part string, cands []Candidate, en
 					return []*partStep{bst, st2}, ""
 				}
 			}
+		}
+		if err == nil && missing != "" {
+			// Neither the part's words nor a step before (nor a bridge)
+			// give it: a step with an empty value is no step of the part.
+			err = fmt.Errorf("the part gives no %s", missing)
 		}
 		if err == nil {
 			err = validPlan(append(slices.Clip(prev), st), cat, caller)

@@ -72,12 +72,13 @@ var reWord = regexp.MustCompile(`[A-Za-z][A-Za-z'-]*`)
 
 // NamesPlace reports whether a request holds a proper name, the only way a
 // place is named in words ("in Boston", "near Los Angeles, CA"): a word
-// with a capital that does not begin a sentence and is not "I".
+// with a capital that does not begin a sentence and is neither "I" nor a
+// format's name ("as JSON").
 func NamesPlace(text string) bool {
 	ws := reWord.FindAllStringIndex(text, -1)
 	for _, loc := range ws {
 		w := text[loc[0]:loc[1]]
-		if w == "I" || w[0] < 'A' || w[0] > 'Z' {
+		if w == "I" || w[0] < 'A' || w[0] > 'Z' || FormatWord(w) {
 			continue
 		}
 		before := strings.TrimRight(text[:loc[0]], " \t\"'(")
