@@ -167,7 +167,8 @@ type callerState struct {
 	task       string
 	turns      []string
 	recent     []pipeline.CallEvent
-	recentKeys []string // callKey of each of recent
+	recentKeys []string   // callKey of each of recent
+	made       []madeCall // the calls the caller made lately, told by Done or the pipeline (sameAsMade)
 	files      []FileEvent
 	active     []*Recommendation
 	denied     []string // callKeys of calls the person denied: never suggested again
@@ -362,9 +363,14 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 		cs.recentKeys = slices.Delete(cs.recentKeys, i, i+1) // told by Done already: once, newest
 	}
 	cs.recentKeys = appendBounded(cs.recentKeys, k, maxRecent)
+	made := newMadeCall(ev.Tool, ev.Params, ev.At, r.cfg.Now())
+	cs.made = addMade(cs.made, made)
 	// A call of a recommended tool with the same arguments is that
-	// recommendation taken: it is no longer a suggestion.
-	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool { return rec.key == k })
+	// recommendation taken: it is no longer a suggestion; nor is one the
+	// call repeats in other words (sameAsMade).
+	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
+		return rec.key == k || made.repeats(rec.Tool, rec.Arguments)
+	})
 	r.update(ev.Caller, cs)
 }
 
@@ -380,8 +386,11 @@ func (r *Recommender) Done(caller, tool string, params json.RawMessage) {
 	if !slices.Contains(cs.recentKeys, key) {
 		cs.recentKeys = appendBounded(cs.recentKeys, key, maxRecent)
 	}
+	now := r.cfg.Now()
+	made := newMadeCall(tool, params, now, now)
+	cs.made = addMade(cs.made, made)
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
-		if rec.key != key {
+		if rec.key != key && !made.repeats(rec.Tool, rec.Arguments) {
 			return false
 		}
 		r.publish(rec.Caller, Update{Type: "expired", Recommendation: rec})

@@ -114,6 +114,12 @@ func (r *Recommender) update(caller string, cs *callerState) {
 		if slices.Contains(cs.recentKeys, rec.key) || slices.Contains(cs.denied, rec.key) {
 			continue
 		}
+		// Nor is a step the person just saw, in other words: the same tool
+		// on the same values (a plan's list-files with a pattern, then a
+		// suggestion to list the same space), while no file changed since.
+		if sameAsMade(cs, rec.Tool, rec.Arguments) {
+			continue
+		}
 		if r.suppressed(caller, rec.Context, rec.Tool, now) {
 			r.stats.Suppressed++
 			continue

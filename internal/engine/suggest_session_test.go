@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,10 @@ type demoSession struct {
 	Failures           []string // suggestion: why it failed or made no sense
 	UnaskedDestructive []string
 	RepeatedDenied     int
+	// RepeatsMade: suggestions of a call the session made since the last
+	// file arrived, in other words (the same tool, no argument of another
+	// value): a step the person just saw.
+	RepeatsMade []string
 }
 
 // runDemoSession plays the session the demo home invites: the demo quotes
@@ -82,7 +87,9 @@ func runDemoSession(t *testing.T) demoSession {
 	var task, turn, denied string
 	given := map[string]bool{} // texts the person gave to work on
 	seen := map[string]bool{}
+	var made []pipeline.Request // the calls made since the last file arrived
 	call := func(tool string, args json.RawMessage) error {
+		made = append(made, pipeline.Request{Tool: tool, Params: args})
 		_, err := run.Call(t.Context(), pipeline.Request{Tool: tool, Params: args, Caller: who})
 		o := pipeline.OutcomeOK
 		if err != nil {
@@ -92,9 +99,30 @@ func runDemoSession(t *testing.T) demoSession {
 		return err
 	}
 	asks := func(s string) bool { return s != "" && understand.ParsePlain(s).ExplicitDestructive }
+	repeatsMade := func(rec recommender.Recommendation) bool {
+		var args map[string]any
+		if json.Unmarshal(rec.Arguments, &args) != nil {
+			return false
+		}
+		return slices.ContainsFunc(made, func(m pipeline.Request) bool {
+			var margs map[string]any
+			if m.Tool != rec.Tool || json.Unmarshal(m.Params, &margs) != nil {
+				return false
+			}
+			for k, v := range args {
+				if w, ok := margs[k]; ok && !reflect.DeepEqual(v, w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	accept := func() {
 		for _, rec := range r.List(who) {
 			key := rec.Tool + " " + string(rec.Arguments)
+			if repeatsMade(rec) {
+				out.RepeatsMade = append(out.RepeatsMade, key)
+			}
 			if denied != "" && key == denied {
 				out.RepeatedDenied++
 			}
@@ -128,6 +156,7 @@ func runDemoSession(t *testing.T) demoSession {
 		}
 	}
 	arrive := func(rel string) {
+		made = nil
 		// As the watcher does: the file-name index first, then the event.
 		e.noteFile("documents", rel, false)
 		r.ObserveFile(recommender.FileEvent{Space: "documents", Rel: rel, Op: "create"})
@@ -139,6 +168,21 @@ func runDemoSession(t *testing.T) demoSession {
 			given[b] = true
 		}
 		r.ObserveTurn(who, text)
+		accept()
+	}
+	// plan runs a request of several parts as airs chat does (a no-LLM
+	// plan through the engine's own pipeline).
+	plan := func(text string) {
+		turn = text
+		tr, err := e.Turn(t.Context(), who, text, &recUI{}, TurnOptions{})
+		if err != nil || len(tr.Steps) < 2 {
+			t.Fatalf("%q: %v, %d steps", text, err, len(tr.Steps))
+		}
+		for _, st := range tr.Steps {
+			if st.Selection != nil && !strings.Contains(string(st.Selection.Arguments), "{{") {
+				made = append(made, pipeline.Request{Tool: st.Selection.Function, Params: st.Selection.Arguments})
+			}
+		}
 		accept()
 	}
 	setTask := func(text string) {
@@ -168,6 +212,7 @@ func runDemoSession(t *testing.T) demoSession {
 	say("summarize this: The bus was late again. I missed the meeting with the acme people and we moved it to Friday.")
 	setTask("compare draft.txt and final.txt")
 	say("what does final.txt say")
+	plan("find the PDFs in documents, then summarize them")
 	write("notes/standup.md", "# Tuesday\nfix the login bug\n")
 	arrive("notes/standup.md")
 	if err := demodata.WritePDF(filepath.Join(docs, "invoices", "invoice-7.pdf"), []string{"Invoice 7", "Total 99 EUR"}); err != nil {
@@ -209,7 +254,9 @@ func nonsense(rec recommender.Recommendation, given map[string]bool) string {
 // TestDemoSessionSuggestionsWork: in a session of ordinary use in the demo
 // home, with every suggestion accepted, at least 95% succeed (run, with
 // every argument of its type), none is destructive without a standing
-// explicit ask, and the denied call is not suggested again.
+// explicit ask, the denied call is not suggested again, and nothing the
+// session just did (a plan's listing included) is suggested again while
+// no file changed.
 func TestDemoSessionSuggestionsWork(t *testing.T) {
 	o := runDemoSession(t)
 	t.Logf("suggestions:\n%s", strings.Join(o.Keys, "\n"))
@@ -225,6 +272,9 @@ func TestDemoSessionSuggestionsWork(t *testing.T) {
 	}
 	if o.RepeatedDenied > 0 {
 		t.Errorf("the denied call was suggested again %d times", o.RepeatedDenied)
+	}
+	if len(o.RepeatsMade) > 0 {
+		t.Errorf("suggested again what the session just did, with no file changed since: %v", o.RepeatsMade)
 	}
 }
 
