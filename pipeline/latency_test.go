@@ -24,11 +24,17 @@ func settle(e *env) { e.m.lat.refits.Wait() }
 // latency model, as a finished call feeds them. Each refit is waited for, so
 // no observation is dropped and the model is a function of the samples alone.
 func trainHistory(e *env, ent *entry, inflight int, d time.Duration) {
+	observeHistory(e, ent, inflight, len(`{}`), d)
+}
+
+// observeHistory is trainHistory for a call whose input (params and what
+// the handler reads) is payload bytes.
+func observeHistory(e *env, ent *entry, inflight, payload int, d time.Duration) {
 	ent.stats.dispatched(false, d)
 	if e.m.lat == nil {
 		return
 	}
-	x := scoring.MakeLatencyFeatures(int(ent.prov.runtime.Load()), 0, len(`{}`), inflight, ent.stats.latency.p50())
+	x := scoring.MakeLatencyFeatures(int(ent.prov.runtime.Load()), 0, payload, inflight, ent.stats.latency.p50())
 	e.m.lat.observe(ent, &x, d)
 	settle(e)
 }
@@ -136,46 +142,49 @@ func TestLatencyRankByPrediction(t *testing.T) {
 
 // A call with no timeout gets its class budget, never less, and
 // TimeoutFactor × the prediction when that is more; one with a timeout
-// keeps it; with prediction off the class default stays.
+// keeps it; with prediction off the class default stays. The model is
+// given a history of 30 ms calls (trainHistory), and the budget is read
+// from the handler's deadline less the time the test saw pass before
+// dispatch, so a slow machine cannot move it out of its range.
 func TestLatencyDefaultBudget(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		cfg      LatencyConfig
 		class    LatencyClass
 		timeout  time.Duration
-		min, max time.Duration
+		min, max time.Duration // the budget's
 	}{
-		{"class, never less", LatencyConfig{MinSamples: 8}, Slow, 0, 59 * time.Second, 60 * time.Second},
-		{"fast class, never less", LatencyConfig{MinSamples: 8}, Fast, 0, ClassTimeouts[Fast] - 100*time.Millisecond, ClassTimeouts[Fast]},
+		{"class, never less", LatencyConfig{MinSamples: 8}, Slow, 0, ClassTimeouts[Slow], ClassTimeouts[Slow]},
+		{"fast class, never less", LatencyConfig{MinSamples: 8}, Fast, 0, ClassTimeouts[Fast], ClassTimeouts[Fast]},
 		{"more when predicted", LatencyConfig{MinSamples: 8, TimeoutFactor: 1000}, Fast, 0, 20 * time.Second, MaxTimeout},
-		{"caller's timeout", LatencyConfig{MinSamples: 8}, Slow, 7 * time.Second, 6900 * time.Millisecond, 7 * time.Second},
-		{"off", LatencyConfig{Off: true, MinSamples: 8}, Slow, 0, 59 * time.Second, 60 * time.Second},
+		{"caller's timeout", LatencyConfig{MinSamples: 8}, Slow, 7 * time.Second, 7 * time.Second, 7 * time.Second},
+		{"off", LatencyConfig{Off: true, MinSamples: 8}, Slow, 0, ClassTimeouts[Slow], ClassTimeouts[Slow]},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, func(cfg *Config) { cfg.Latency = c.cfg })
-			var left atomic.Int64
+			var left, spent time.Duration
+			var t0 time.Time
 			tl := tool("w")
 			tl.LatencyClass = c.class
 			e.register(t, "p", tl, HandlerFunc(func(ctx context.Context, _ json.RawMessage, _ *Call) (json.RawMessage, error) {
 				dl, _ := ctx.Deadline()
-				left.Store(int64(time.Until(dl)))
-				time.Sleep(30 * time.Millisecond)
+				left, spent = time.Until(dl), time.Since(t0)
 				return json.RawMessage(`{}`), nil
 			}))
-			for range 30 { // the model fits from 2 × its 11 features
-				if _, err := e.call("w", `{}`); err != nil {
-					t.Fatal(err)
-				}
+			ent := e.reg.candidates("w", "")[0]
+			for range 2*scoring.NumLatencyFeatures + 8 {
+				trainHistory(e, ent, 0, 30*time.Millisecond)
 			}
 			if e.m.lat != nil {
-				settle(e)
+				e.m.lat.models["w"].model.Refit()
 			}
+			t0 = time.Now()
 			r, err := e.m.Call(context.Background(), Request{Tool: "w", Params: []byte(`{}`), Caller: "alice", Timeout: c.timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := time.Duration(left.Load()); got < c.min || got > c.max {
-				t.Errorf("budget left at dispatch %v, want in [%v, %v] (predicted %v)", got, c.min, c.max, r.Predicted)
+			if left > c.max || left < c.min-spent {
+				t.Errorf("budget left at dispatch %v, %v after the call began: want a budget in [%v, %v] (predicted %v)", left, spent, c.min, c.max, r.Predicted)
 			}
 		})
 	}
@@ -396,8 +405,8 @@ func TestLatencyP50FeatureRefreshed(t *testing.T) {
 	}
 }
 
-// sizedHandler sleeps in proportion to the input it says it reads: n KiB
-// named by its params, as a file-reading tool's InputSize would say.
+// sizedHandler says it reads n KiB, n named by its params, as a
+// file-reading tool's InputSize would say.
 type sizedHandler struct{}
 
 func (sizedHandler) InputSize(p json.RawMessage) int64 {
@@ -406,25 +415,27 @@ func (sizedHandler) InputSize(p json.RawMessage) int64 {
 	return v.N << 10
 }
 
-func (sizedHandler) Invoke(ctx context.Context, p json.RawMessage, _ *Call) (json.RawMessage, error) {
-	var v struct{ N int64 }
-	json.Unmarshal(p, &v)
-	time.Sleep(time.Millisecond + time.Duration(v.N)*40*time.Microsecond)
+func (sizedHandler) Invoke(context.Context, json.RawMessage, *Call) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
 // The input a handler reads (InputSizer) is a feature: with params of the
 // same size, a call on 1 MiB is predicted far slower than one on 1 KiB.
+// The model is given a history in which a call's time grows with what it
+// reads (1 ms + 40 µs a KiB); the prediction must see the size through
+// the handler's InputSize, since the params alone are alike.
 func TestLatencyInputSize(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Latency = LatencyConfig{MinSamples: 16} })
 	e.register(t, "p", tool("read"), sizedHandler{})
+	ent := e.reg.candidates("read", "")[0]
 	sizes := []int{1, 1024, 4, 256, 16, 64, 1024, 1, 512, 2}
 	for i := range 48 {
-		if _, err := e.call("read", fmt.Sprintf(`{"n":%d}`, sizes[i%len(sizes)])); err != nil {
-			t.Fatal(err)
-		}
+		n := sizes[i%len(sizes)]
+		params := fmt.Sprintf(`{"n":%d}`, n)
+		payload := len(params) + int(sizedHandler{}.InputSize(json.RawMessage(params)))
+		observeHistory(e, ent, 0, payload, time.Millisecond+time.Duration(n)*40*time.Microsecond)
 	}
-	settle(e)
+	e.m.lat.models["read"].model.Refit()
 	predicted := func(n int) time.Duration {
 		r, err := e.m.Call(context.Background(), Request{Tool: "read", Params: []byte(fmt.Sprintf(`{"n":%d}`, n)), Caller: "alice"})
 		if err != nil {
