@@ -364,12 +364,14 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 	}
 	cs.recentKeys = appendBounded(cs.recentKeys, k, maxRecent)
 	made := newMadeCall(ev.Tool, ev.Params, ev.At, r.cfg.Now())
-	cs.made = addMade(cs.made, made)
+	if ev.Outcome == pipeline.OutcomeOK { // a call that failed showed the person nothing
+		cs.made = addMade(cs.made, made)
+	}
 	// A call of a recommended tool with the same arguments is that
-	// recommendation taken: it is no longer a suggestion; nor is one the
-	// call repeats in other words (sameAsMade).
+	// recommendation taken: it is no longer a suggestion; nor is one a
+	// call that answered repeats in other words (sameAsMade).
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
-		return rec.key == k || made.repeats(rec.Tool, rec.Arguments)
+		return rec.key == k || ev.Outcome == pipeline.OutcomeOK && made.repeats(rec.Tool, rec.Arguments)
 	})
 	r.update(ev.Caller, cs)
 }
