@@ -473,6 +473,8 @@ wait:
 	}
 	r.lastReq = &lastRequest{text: text, tr: tr, err: err}
 	switch {
+	case tr != nil && tr.First().Skipped != "" && ui.explained != "" && strings.HasSuffix(tr.First().Skipped, ui.explained):
+		r.printf("not run\n") // why, and what to say instead, is on the line above
 	case tr != nil && tr.First().Skipped != "":
 		r.printf("not run: %s\n", tr.First().Skipped)
 	}
@@ -504,8 +506,9 @@ wait:
 // termUI is the REPL's engine.TurnUI.
 type termUI struct {
 	r         *REPL
-	streaming bool // the model's answer is being written
-	step      int  // the step being served, 0 before the second
+	streaming bool   // the model's answer is being written
+	step      int    // the step being served, 0 before the second
+	explained string // a selection's problem already said with what to do about it
 }
 
 // Step heads each step after the first of a turn that takes several.
@@ -537,10 +540,20 @@ func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 		return
 	}
 	r.printf("[%s] tool: %s %s\n", modeName(sel), sel.Function, compactJSON(sel.Arguments))
-	if sel.Notice != "" && !strings.HasPrefix(sel.Notice, selector.NoLLMNotice) {
-		r.printf("  %s\n", sel.Notice) // a plan step's, e.g. once for each element
+	// The mode's own notice was said when the chat started; what the
+	// selector adds after it (why the arguments could not be taken from
+	// the request, and what to say instead) is for this request.
+	notice := sel.Notice
+	if strings.HasPrefix(notice, selector.NoLLMNotice) {
+		notice = strings.TrimLeft(strings.TrimPrefix(notice, selector.NoLLMNotice), "; ")
 	}
-	if sel.Validation != "ok" {
+	if notice != "" {
+		r.printf("  %s\n", notice) // a plan step's, e.g. once for each element
+		if sel.Validation != "ok" && strings.Contains(notice, sel.Validation) {
+			u.explained = sel.Validation
+		}
+	}
+	if sel.Validation != "ok" && !strings.Contains(notice, sel.Validation) {
 		r.printf("  the arguments do not fit the schema: %s\n", sel.Validation)
 	}
 }

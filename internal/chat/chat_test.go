@@ -668,3 +668,25 @@ func TestSeveralFilesAskWhichOne(t *testing.T) {
 		t.Fatalf("the file not chosen was read:\n%s", r.out)
 	}
 }
+
+// A tool that fits a request whose values are not in it is not run, and
+// the person reads once why and what to say instead, not an internal
+// schema verdict.
+func TestUnfillableRequestSaysWhatToSay(t *testing.T) {
+	r := newRig(t)
+	r.start(Options{})
+	m := r.expect(0, "> ")
+	r.say("compare the two acme quotes")
+	m = r.expect(m, "tool: compare")
+	m = r.expect(m, "its arguments could not be taken from the request (the request gives no value for a, b): say them")
+	m = r.expect(m, "not run\n")
+	r.expect(m, "> ")
+	r.stop()
+	out := r.out.String()
+	if strings.Contains(out, "do not match the tool's schema") || strings.Contains(out, "do not fit the schema") {
+		t.Fatalf("the problem was said as a schema verdict:\n%s", out)
+	}
+	if len(r.auditTools()) != 0 {
+		t.Fatalf("a call ran without its values: %v", r.auditTools())
+	}
+}
