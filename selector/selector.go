@@ -261,6 +261,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	var first *Selection // the closest (by coverage) candidate that could not be called
 	var firstErr error
 	var firstCov float64
+	var firstMissing []string
 	tried := 0
 	in := understand.ParsePlain(request) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
@@ -311,7 +312,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 		if verr != nil {
 			if first == nil || c.Score[ScoreCoverage] > firstCov {
 				first = &Selection{Function: e.Tool.Name, Provider: e.Provider, Arguments: raw}
-				firstErr, firstCov = verr, c.Score[ScoreCoverage]
+				firstErr, firstCov, firstMissing = verr, c.Score[ScoreCoverage], missing
 			}
 			continue
 		}
@@ -330,7 +331,7 @@ func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request st
 	case first != nil && cfg.RequireEvidence:
 		sel.Function, sel.Provider, sel.Arguments = first.Function, first.Provider, first.Arguments
 		sel.Validation = firstErr.Error()
-		sel.Notice += fmt.Sprintf("; %s fits, but its arguments could not be taken from the request (%v): say them, e.g. quote a text", first.Function, firstErr)
+		sel.Notice += fmt.Sprintf("; %s fits, but its arguments could not be taken from the request (%v): %s", first.Function, firstErr, HowToSay(firstMissing))
 	case first != nil:
 		sel.Notice += fmt.Sprintf("; no tool's arguments could be taken from the request (closest: %s: %v)", first.Function, firstErr)
 	case tried == 0 && refused.name != "":

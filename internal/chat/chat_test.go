@@ -678,7 +678,7 @@ func TestUnfillableRequestSaysWhatToSay(t *testing.T) {
 	m := r.expect(0, "> ")
 	r.say("compare the two acme quotes")
 	m = r.expect(m, "tool: compare")
-	m = r.expect(m, "its arguments could not be taken from the request (the request gives no value for a, b): say them")
+	m = r.expect(m, "its arguments could not be taken from the request (the request gives no value for a, b): quote the text, or name the files it is in")
 	m = r.expect(m, "not run\n")
 	r.expect(m, "> ")
 	r.stop()
