@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -232,6 +233,51 @@ func TestMCPSetsEval(t *testing.T) {
 			if !seen[ds+"|airs"] || !seen[ds+"|bm25"] {
 				t.Errorf("%s: missing a method in %v", ds, seen)
 			}
+		}
+	}
+}
+
+// TestConformanceMCPGoal checks the MCP goal on requests written as people
+// ask: AIRS's NDCG@10 at least 10 points above BM25 on MCP-Bench's test half
+// (among the Docker MCP registry's tools as distractors) and on LiveMCPBench
+// (final measurement). The dev half is logged, not asserted: it is for
+// choosing. It needs the registry in ../shared/data and runs in make
+// conformance (AIRS_CONFORMANCE=1), which reports it without stopping.
+func TestConformanceMCPGoal(t *testing.T) {
+	d := dataDir()
+	registry := filepath.Join(d, "tools", "docker_mcp_registry_tools.jsonl.gz")
+	if _, err := os.Stat(registry); err != nil {
+		t.Skipf("Docker MCP registry not found at %q (set DATA_DIR): %v", d, err)
+	}
+	if testing.Short() || os.Getenv("AIRS_CONFORMANCE") == "" {
+		t.Skip("the MCP goal runs in make conformance (AIRS_CONFORMANCE=1)")
+	}
+	res := map[string]Result{}
+	for _, files := range [][]string{
+		{registry, mcpBenchTools, mcpBenchDev, mcpBenchTest},
+		{liveMCPTools, liveMCPQuery},
+	} {
+		var out bytes.Buffer
+		if err := Run(context.Background(), Options{Data: files, JSON: true}, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var r Result
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			res[r.Dataset+"|"+r.Method] = r
+		}
+	}
+	for _, ds := range []string{"mcp_bench_dev", "mcp_bench_test", "livemcpbench"} {
+		a, b := res[ds+"|airs"], res[ds+"|bm25"]
+		if a.N == 0 || a.N != b.N {
+			t.Fatalf("%s: n airs %d bm25 %d", ds, a.N, b.N)
+		}
+		margin := 100 * (a.NDCG10 - b.NDCG10)
+		t.Logf("%s: NDCG@10 airs %.3f bm25 %.3f (%+.1f points), recall@5 %.3f / %.3f", ds, a.NDCG10, b.NDCG10, margin, a.Recall5, b.Recall5)
+		if ds != "mcp_bench_dev" && margin < 10 {
+			t.Errorf("%s: NDCG@10 %+.1f points over BM25, goal +10", ds, margin)
 		}
 	}
 }
