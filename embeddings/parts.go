@@ -1,0 +1,351 @@
+package embeddings
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A request an agent sends often states several needs in one paragraph
+// ("find the conferences…, then check the weather there, and also book…").
+// One query vector for the whole text averages the needs away, and one BM25
+// score favours the tools that share the most words with the whole rather
+// than one tool per need. So a long request is cut into its parts
+// (sentences, list items, clauses joined by "then", "and also", …: cheap
+// text rules, no model), each part is searched as a request of its own,
+// and the parts' lists are fused with the whole request's list. A short
+// request, or one that does not fall into parts, is searched whole exactly
+// as before.
+
+// PartsOptions configure how a request that states several needs is
+// searched. The zero value means the defaults (DefaultParts, chosen on
+// development splits: EVALS.md, "Requests that state several needs").
+type PartsOptions struct {
+	// Off searches every request whole.
+	Off bool
+	// MinWords: requests of fewer words are searched whole.
+	MinWords int
+	// MaxParts caps the searches one request costs besides the whole:
+	// beyond it, the shortest neighbouring parts are joined.
+	MaxParts int
+	// MinTerms: a part with fewer analysed terms (stop words dropped) is
+	// joined to the next ("Hey,", "Thanks!").
+	MinTerms int
+	// WholeWeight and PartWeight weigh the whole request's list and the
+	// best of the parts' lists in the fusion.
+	WholeWeight, PartWeight float64
+	// Depth is how many candidates each list brings to the fusion.
+	Depth int
+	// GroupParts scales the group term (Options.GroupWeight) of the whole
+	// request's search by min(1, GroupParts / number of parts). A group's
+	// BM25 document is all its tools' text: the more needs a request
+	// states, the more of its words a large server matches, and its tools
+	// crowd out the one tool per need. Each part keeps the full weight.
+	GroupParts float64
+}
+
+// DefaultParts are the defaults of PartsOptions.
+var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 8, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3}
+
+func (p PartsOptions) resolved() PartsOptions {
+	d := DefaultParts
+	d.Off = p.Off
+	if p.MinWords > 0 {
+		d.MinWords = p.MinWords
+	}
+	if p.MaxParts > 0 {
+		d.MaxParts = p.MaxParts
+	}
+	if p.MinTerms > 0 {
+		d.MinTerms = p.MinTerms
+	}
+	if p.WholeWeight != 0 {
+		d.WholeWeight = max(p.WholeWeight, 0)
+	}
+	if p.PartWeight != 0 {
+		d.PartWeight = max(p.PartWeight, 0)
+	}
+	if p.Depth > 0 {
+		d.Depth = p.Depth
+	}
+	if p.GroupParts != 0 {
+		d.GroupParts = max(p.GroupParts, 0)
+	}
+	return d
+}
+
+// RequestParts cuts a request into the parts it is searched by: nil when it
+// is searched whole (shorter than MinWords words, or one part only).
+func RequestParts(query string, o PartsOptions) []string {
+	o = o.resolved()
+	if o.Off || countWords(query, o.MinWords) < o.MinWords {
+		return nil
+	}
+	parts := joinShort(SplitRequest(query), o.MinTerms)
+	if len(parts) < 2 {
+		return nil
+	}
+	return capParts(parts, o.MaxParts)
+}
+
+// countWords counts the words of s up to limit (then stops).
+func countWords(s string, limit int) int {
+	n, in := 0, false
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if !sp && !in {
+			n++
+			if n >= limit {
+				return n
+			}
+		}
+		in = !sp
+	}
+	return n
+}
+
+// SplitRequest cuts text into its sentences, list items and clauses (cut
+// before "then", "and also", "as well as", "after that", …), trimmed; the
+// connecting words stay with the clause they open. Every character of the
+// text but the whitespace and list markers between parts is in one part.
+func SplitRequest(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(stripListMarker(strings.TrimSpace(line)))
+		if line == "" {
+			continue
+		}
+		for _, s := range sentences(line) {
+			out = append(out, clauses(s)...)
+		}
+	}
+	return out
+}
+
+// stripListMarker drops a leading "-", "*", "•", "1.", "2)", "a)" of a line.
+func stripListMarker(line string) string {
+	if line == "" {
+		return line
+	}
+	switch line[0] {
+	case '-', '*', '>':
+		return line[1:]
+	}
+	if strings.HasPrefix(line, "•") {
+		return line[len("•"):]
+	}
+	i := 0
+	for i < len(line) && i < 3 && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	if i == 0 && len(line) > 2 && line[0] >= 'a' && line[0] <= 'z' && line[1] == ')' {
+		i = 1
+	}
+	if i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' ' {
+		return line[i+1:]
+	}
+	return line
+}
+
+// abbreviations end with a period that ends no sentence.
+var abbreviations = map[string]bool{
+	"e.g": true, "i.e": true, "etc": true, "vs": true, "mr": true, "mrs": true, "ms": true,
+	"dr": true, "st": true, "no": true, "approx": true, "inc": true, "ltd": true, "jr": true,
+	"sr": true, "u.s": true, "fig": true, "cf": true, "al": true,
+}
+
+// sentences cuts a line after ".", "!", "?" (and the CJK stops) followed by
+// a space, unless the period ends an abbreviation or an initial.
+func sentences(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		end := i + size
+		switch r {
+		case '。', '！', '？':
+			out = append(out, line[start:end])
+			start = end
+		case '.', '!', '?':
+			// Closing quotes and brackets stay with their sentence.
+			j := end
+			for j < len(line) && strings.ContainsRune(`"')]”’`, rune(line[j])) {
+				j++
+			}
+			if j < len(line) && line[j] == ' ' && (r != '.' || !abbreviationBefore(line[start:i])) {
+				out = append(out, line[start:j])
+				start = j
+			}
+		}
+		i = end
+	}
+	out = append(out, line[start:])
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+}
+
+// abbreviationBefore tells whether the text before a period ends in an
+// abbreviation or a single letter (an initial, "U.S").
+func abbreviationBefore(s string) bool {
+	i := strings.LastIndexAny(s, " (\"'")
+	w := strings.ToLower(s[i+1:])
+	return utf8.RuneCountInString(w) <= 1 || abbreviations[w]
+}
+
+// clauseCuts open a new clause: a part is cut before them.
+var clauseCuts = []string{
+	", then ", "; then ", " and then ", " then ",
+	", and also ", " and also ", ", also ", ", as well as ",
+	", after that", " after that,", " afterwards ", ", and finally ", ", finally ",
+	", plus ", "; ",
+}
+
+// clauses cuts a sentence before its clause connectives.
+func clauses(s string) []string {
+	lower := strings.ToLower(s) // same byte length for the ASCII cuts
+	if len(lower) != len(s) {
+		return []string{s}
+	}
+	var cuts []int
+	for _, c := range clauseCuts {
+		for off := 0; ; {
+			j := strings.Index(lower[off:], c)
+			if j < 0 {
+				break
+			}
+			at := off + j
+			cuts = append(cuts, at)
+			off = at + len(c)
+		}
+	}
+	if len(cuts) == 0 {
+		return []string{s}
+	}
+	slices.Sort(cuts)
+	var out []string
+	prev := 0
+	for _, c := range cuts {
+		if c <= prev {
+			continue
+		}
+		out = append(out, strings.Trim(s[prev:c], " ,;"))
+		prev = c
+	}
+	out = append(out, strings.Trim(s[prev:], " ,;"))
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+}
+
+// joinShort joins each part with fewer than minTerms analysed terms to the
+// following part (the last one to the one before it).
+func joinShort(parts []string, minTerms int) []string {
+	var out []string
+	carry := ""
+	for _, p := range parts {
+		if carry != "" {
+			p = carry + " " + p
+			carry = ""
+		}
+		if len(Terms(p)) < minTerms {
+			carry = p
+			continue
+		}
+		out = append(out, p)
+	}
+	if carry != "" {
+		if len(out) == 0 {
+			return []string{carry}
+		}
+		out[len(out)-1] += " " + carry
+	}
+	return out
+}
+
+// capParts joins neighbouring parts, the shortest pair first, until at
+// most n remain.
+func capParts(parts []string, n int) []string {
+	for len(parts) > n {
+		best, bestLen := 0, -1
+		for i := 0; i+1 < len(parts); i++ {
+			l := len(parts[i]) + len(parts[i+1])
+			if bestLen < 0 || l < bestLen {
+				best, bestLen = i, l
+			}
+		}
+		parts[best] += " " + parts[best+1]
+		parts = slices.Delete(parts, best+1, best+2)
+	}
+	return parts
+}
+
+// searchParts searches the whole request and each of its parts and fuses
+// the lists: a tool's score is WholeWeight × its score in the whole
+// request's list + PartWeight × its best score among the parts' lists, each
+// list's scores divided by that list's best. The best of the parts, not
+// their sum: a tool that answers one need fully must not lose to one that
+// shares a few words with every part. Dense and BM25 of a hit are the
+// highest it had in any list (its similarity to the need it answers); its
+// ranks are those of the whole request's lists.
+func (ix *Index) searchParts(ctx context.Context, query string, parts []string, k int, f Filter, o PartsOptions) ([]Hit, error) {
+	depth := max(k, o.Depth)
+	lists := make([][]Hit, 0, len(parts)+1)
+	for i, q := range append([]string{query}, parts...) {
+		var hits []Hit
+		var err error
+		if i == 0 && o.GroupParts > 0 && o.GroupParts < float64(len(parts)) {
+			wo := ix.opts
+			wo.GroupWeight *= o.GroupParts / float64(len(parts))
+			hits, err = ix.searchWholeWith(ctx, q, depth, f, &wo)
+		} else {
+			hits, err = ix.searchWhole(ctx, q, depth, f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, hits)
+	}
+	type acc struct {
+		hit         Hit
+		whole, part float64
+	}
+	at := map[string]int{}
+	var accs []acc
+	for li, l := range lists {
+		if len(l) == 0 || l[0].Fused <= 0 {
+			continue
+		}
+		top := l[0].Fused
+		for _, h := range l {
+			s := h.Fused / top
+			i, ok := at[h.ID]
+			if !ok {
+				i = len(accs)
+				at[h.ID] = i
+				accs = append(accs, acc{hit: h})
+				accs[i].hit.DenseRank, accs[i].hit.BM25Rank = 0, 0
+			}
+			a := &accs[i]
+			a.hit.Dense = max(a.hit.Dense, h.Dense)
+			a.hit.BM25 = max(a.hit.BM25, h.BM25)
+			if li == 0 {
+				a.whole = s
+				a.hit.DenseRank, a.hit.BM25Rank = h.DenseRank, h.BM25Rank
+			} else {
+				a.part = max(a.part, s)
+			}
+		}
+	}
+	hits := make([]Hit, len(accs))
+	for i, a := range accs {
+		a.hit.Fused = o.WholeWeight*a.whole + o.PartWeight*a.part
+		hits[i] = a.hit
+	}
+	slices.SortFunc(hits, byFused)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
