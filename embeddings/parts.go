@@ -44,10 +44,17 @@ type PartsOptions struct {
 	// states, the more of its words a large server matches, and its tools
 	// crowd out the one tool per need. Each part keeps the full weight.
 	GroupParts float64
+	// Contrast weighs each part's list by min(1, Contrast × (1 − its last
+	// candidate's score / its best)): a part whose best tools hardly stand
+	// out from the rest of its list ("Hey,", "please back it all up with
+	// verifiable sources") states no need a tool answers, and its best
+	// tool must not take a place from one that does. Negative: every part
+	// weighs PartWeight.
+	Contrast float64
 }
 
 // DefaultParts are the defaults of PartsOptions.
-var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 8, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3}
+var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 8, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
 
 func (p PartsOptions) resolved() PartsOptions {
 	d := DefaultParts
@@ -72,6 +79,9 @@ func (p PartsOptions) resolved() PartsOptions {
 	}
 	if p.GroupParts != 0 {
 		d.GroupParts = max(p.GroupParts, 0)
+	}
+	if p.Contrast != 0 {
+		d.Contrast = max(p.Contrast, 0)
 	}
 	return d
 }
@@ -284,7 +294,8 @@ func capParts(parts []string, n int) []string {
 // searchParts searches the whole request and each of its parts and fuses
 // the lists: a tool's score is WholeWeight × its score in the whole
 // request's list + PartWeight × its best score among the parts' lists, each
-// list's scores divided by that list's best. The best of the parts, not
+// list's scores divided by that list's best (a part's list also weighed by
+// its contrast, see PartsOptions.Contrast). The best of the parts, not
 // their sum: a tool that answers one need fully must not lose to one that
 // shares a few words with every part. Dense and BM25 of a hit are the
 // highest it had in any list (its similarity to the need it answers); its
@@ -318,8 +329,12 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 			continue
 		}
 		top := l[0].Fused
+		w := 1.0
+		if li > 0 && o.Contrast > 0 {
+			w = min(1, o.Contrast*(1-l[len(l)-1].Fused/top))
+		}
 		for _, h := range l {
-			s := h.Fused / top
+			s := w * h.Fused / top
 			i, ok := at[h.ID]
 			if !ok {
 				i = len(accs)
