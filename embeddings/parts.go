@@ -291,70 +291,84 @@ func capParts(parts []string, n int) []string {
 	return parts
 }
 
-// searchParts searches the whole request and each of its parts and fuses
-// the lists: a tool's score is WholeWeight × its score in the whole
-// request's list + PartWeight × its best score among the parts' lists, each
-// list's scores divided by that list's best (a part's list also weighed by
-// its contrast, see PartsOptions.Contrast). The best of the parts, not
-// their sum: a tool that answers one need fully must not lose to one that
-// shares a few words with every part. Dense and BM25 of a hit are the
-// highest it had in any list (its similarity to the need it answers); its
-// ranks are those of the whole request's lists.
+// searchParts searches the whole request as Search does and each of its
+// parts by BM25F alone (with the group term), and fuses the lists: a
+// tool's score is WholeWeight × its score in the whole request's list +
+// PartWeight × its best score among the parts' lists, each list's scores
+// divided by that list's best and a part's list weighed by its contrast
+// (PartsOptions.Contrast). The best of the parts, not their sum: a tool
+// that answers one need fully must not lose to one that shares a few words
+// with every part. A part is a few words naming one need, which BM25F
+// matches precisely; the model's vector of the whole request carries the
+// request's meaning, and a part then costs no encoding and no dense scan.
+//
+// Dense, BM25 and the ranks of a hit are those of the whole request's
+// lists; a tool only a part found gets the cosine of its vector with the
+// whole request's and its best part's BM25 score.
 func (ix *Index) searchParts(ctx context.Context, query string, parts []string, k int, f Filter, o PartsOptions) ([]Hit, error) {
 	depth := max(k, o.Depth)
-	lists := make([][]Hit, 0, len(parts)+1)
-	for i, q := range append([]string{query}, parts...) {
-		var hits []Hit
-		var err error
-		if i == 0 && o.GroupParts > 0 && o.GroupParts < float64(len(parts)) {
-			wo := ix.opts
-			wo.GroupWeight *= o.GroupParts / float64(len(parts))
-			hits, err = ix.searchWholeWith(ctx, q, depth, f, &wo)
-		} else {
-			hits, err = ix.searchWhole(ctx, q, depth, f)
-		}
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, hits)
+	wo := &ix.opts
+	if o.GroupParts > 0 && o.GroupParts < float64(len(parts)) {
+		scaled := ix.opts
+		scaled.GroupWeight *= o.GroupParts / float64(len(parts))
+		wo = &scaled
 	}
+	whole, err := ix.searchWholeWith(ctx, query, depth, f, wo)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+
 	type acc struct {
 		hit         Hit
+		doc         int // position in st; -1 when the hit came from the whole list
 		whole, part float64
 	}
 	at := map[string]int{}
-	var accs []acc
-	for li, l := range lists {
-		if len(l) == 0 || l[0].Fused <= 0 {
-			continue
+	accs := make([]acc, 0, depth*(len(parts)+1))
+	if len(whole) > 0 && whole[0].Fused > 0 {
+		for _, h := range whole {
+			at[h.ID] = len(accs)
+			accs = append(accs, acc{hit: h, doc: -1, whole: h.Fused / whole[0].Fused})
 		}
-		top := l[0].Fused
-		w := 1.0
-		if li > 0 && o.Contrast > 0 {
-			w = min(1, o.Contrast*(1-l[len(l)-1].Fused/top))
-		}
-		for _, h := range l {
-			s := w * h.Fused / top
-			i, ok := at[h.ID]
-			if !ok {
-				i = len(accs)
-				at[h.ID] = i
-				accs = append(accs, acc{hit: h})
-				accs[i].hit.DenseRank, accs[i].hit.BM25Rank = 0, 0
+	}
+	if len(st.docs) > 0 {
+		mask := st.allowed(&f)
+		keep := func(i int) bool { return mask == nil || mask[i] }
+		sp := scratchFloats(len(st.docs))
+		defer floatPool.Put(sp)
+		for _, p := range parts {
+			_, l := st.sparseList(Terms(p), depth, mask, keep, &ix.opts, *sp)
+			l = l[:min(len(l), depth)]
+			if len(l) == 0 || l[0].Score <= 0 {
+				continue
 			}
-			a := &accs[i]
-			a.hit.Dense = max(a.hit.Dense, h.Dense)
-			a.hit.BM25 = max(a.hit.BM25, h.BM25)
-			if li == 0 {
-				a.whole = s
-				a.hit.DenseRank, a.hit.BM25Rank = h.DenseRank, h.BM25Rank
-			} else {
-				a.part = max(a.part, s)
+			top := l[0].Score
+			w := 1.0
+			if o.Contrast > 0 {
+				w = min(1, o.Contrast*(1-l[len(l)-1].Score/top))
+			}
+			for _, c := range l {
+				id := st.docs[c.Doc].ID
+				i, ok := at[id]
+				if !ok {
+					i = len(accs)
+					at[id] = i
+					accs = append(accs, acc{hit: Hit{ID: id}, doc: c.Doc})
+				}
+				a := &accs[i]
+				a.part = max(a.part, w*c.Score/top)
+				if a.doc >= 0 {
+					a.hit.BM25 = max(a.hit.BM25, c.Score)
+				}
 			}
 		}
 	}
 	hits := make([]Hit, len(accs))
-	for i, a := range accs {
+	for i := range accs {
+		a := &accs[i]
 		a.hit.Fused = o.WholeWeight*a.whole + o.PartWeight*a.part
 		hits[i] = a.hit
 	}
@@ -362,5 +376,29 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return hits, nil
+	return hits, ix.partDense(ctx, st, query, hits, func(id string) int { return accs[at[id]].doc })
+}
+
+// partDense sets the dense similarity of the hits only a part found: the
+// cosine of their vector with the whole request's (no group term).
+func (ix *Index) partDense(ctx context.Context, st *state, query string, hits []Hit, doc func(string) int) error {
+	var qv []float32
+	for i := range hits {
+		d := doc(hits[i].ID)
+		if d < 0 {
+			continue
+		}
+		if qv == nil {
+			v, err := ix.emb.Embed(ctx, []string{query})
+			if err != nil {
+				return err
+			}
+			if len(v) != 1 || len(v[0]) != st.dim {
+				return nil // the whole search would have said so
+			}
+			qv = normalize32(v[0])
+		}
+		hits[i].Dense = max(float64(dot32(qv, st.vector(d))), 0)
+	}
+	return nil
 }
