@@ -54,7 +54,7 @@ type PartsOptions struct {
 }
 
 // DefaultParts are the defaults of PartsOptions.
-var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 8, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
+var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
 
 func (p PartsOptions) resolved() PartsOptions {
 	d := DefaultParts
