@@ -27,6 +27,9 @@ type PartsOptions struct {
 	Off bool
 	// MinWords: requests of fewer words are searched whole.
 	MinWords int
+	// MinParts: a request that falls into fewer parts is searched whole
+	// (two sentences are often a context and one ask).
+	MinParts int
 	// MaxParts caps the searches one request costs besides the whole:
 	// beyond it, the shortest neighbouring parts are joined.
 	MaxParts int
@@ -54,7 +57,7 @@ type PartsOptions struct {
 }
 
 // DefaultParts are the defaults of PartsOptions.
-var DefaultParts = PartsOptions{MinWords: 30, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
+var DefaultParts = PartsOptions{MinWords: 30, MinParts: 3, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
 
 func (p PartsOptions) resolved() PartsOptions {
 	d := DefaultParts
@@ -80,6 +83,9 @@ func (p PartsOptions) resolved() PartsOptions {
 	if p.GroupParts != 0 {
 		d.GroupParts = max(p.GroupParts, 0)
 	}
+	if p.MinParts > 0 {
+		d.MinParts = p.MinParts
+	}
 	if p.Contrast != 0 {
 		d.Contrast = max(p.Contrast, 0)
 	}
@@ -87,14 +93,15 @@ func (p PartsOptions) resolved() PartsOptions {
 }
 
 // RequestParts cuts a request into the parts it is searched by: nil when it
-// is searched whole (shorter than MinWords words, or one part only).
+// is searched whole (shorter than MinWords words, or fewer than MinParts
+// parts).
 func RequestParts(query string, o PartsOptions) []string {
 	o = o.resolved()
 	if o.Off || countWords(query, o.MinWords) < o.MinWords {
 		return nil
 	}
 	parts := joinShort(SplitRequest(query), o.MinTerms)
-	if len(parts) < 2 {
+	if len(parts) < max(2, o.MinParts) {
 		return nil
 	}
 	return capParts(parts, o.MaxParts)

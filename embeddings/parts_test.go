@@ -59,6 +59,16 @@ func TestRequestPartsGate(t *testing.T) {
 			t.Errorf("RequestParts(%q) = %q, want nil (searched whole)", q, p)
 		}
 	}
+	// Two parts are often a context and one ask: searched whole, unless
+	// MinParts allows it.
+	two := "I need to rent a car in Los Angeles for a family trip from March 9th to March 10th next year, ideally a roomy sedan. " +
+		"Could you check which rental companies have one available at the airport at nine in the morning?"
+	if p := RequestParts(two, PartsOptions{}); p != nil {
+		t.Errorf("two parts: %q, want nil", p)
+	}
+	if p := RequestParts(two, PartsOptions{MinParts: 2}); len(p) != 2 {
+		t.Errorf("two parts with MinParts 2: %q", p)
+	}
 	if p := RequestParts(long, PartsOptions{Off: true}); p != nil {
 		t.Errorf("Off: %q, want nil", p)
 	}
