@@ -37,7 +37,7 @@ type PartsOptions struct {
 	// joined to the next ("Hey,", "Thanks!").
 	MinTerms int
 	// WholeWeight and PartWeight weigh the whole request's list and the
-	// best of the parts' lists in the fusion.
+	// best of the parts' lists in the fusion (negative: leave it out).
 	WholeWeight, PartWeight float64
 	// Depth is how many candidates each list brings to the fusion.
 	Depth int
@@ -46,6 +46,7 @@ type PartsOptions struct {
 	// BM25 document is all its tools' text: the more needs a request
 	// states, the more of its words a large server matches, and its tools
 	// crowd out the one tool per need. Each part keeps the full weight.
+	// Negative: not scaled.
 	GroupParts float64
 	// Contrast weighs each part's list by min(1, Contrast × (1 − its last
 	// candidate's score / its best)): a part whose best tools hardly stand
@@ -96,7 +97,11 @@ func (p PartsOptions) resolved() PartsOptions {
 // is searched whole (shorter than MinWords words, or fewer than MinParts
 // parts).
 func RequestParts(query string, o PartsOptions) []string {
-	o = o.resolved()
+	return requestParts(query, o.resolved())
+}
+
+// requestParts is RequestParts under resolved options.
+func requestParts(query string, o PartsOptions) []string {
 	if o.Off || countWords(query, o.MinWords) < o.MinWords {
 		return nil
 	}
@@ -125,8 +130,9 @@ func countWords(s string, limit int) int {
 
 // SplitRequest cuts text into its sentences, list items and clauses (cut
 // before "then", "and also", "as well as", "after that", …), trimmed; the
-// connecting words stay with the clause they open. Every character of the
-// text but the whitespace and list markers between parts is in one part.
+// connecting words stay with the clause they open. Every word of the text
+// is in one part; what lies between parts (whitespace, list markers, the
+// comma or semicolon before a clause) is dropped.
 func SplitRequest(text string) []string {
 	var out []string
 	for _, line := range strings.Split(text, "\n") {
@@ -169,7 +175,7 @@ func stripListMarker(line string) string {
 // abbreviations end with a period that ends no sentence.
 var abbreviations = map[string]bool{
 	"e.g": true, "i.e": true, "etc": true, "vs": true, "mr": true, "mrs": true, "ms": true,
-	"dr": true, "st": true, "no": true, "approx": true, "inc": true, "ltd": true, "jr": true,
+	"dr": true, "st": true, "approx": true, "inc": true, "ltd": true, "jr": true,
 	"sr": true, "u.s": true, "fig": true, "cf": true, "al": true,
 }
 

@@ -123,7 +123,7 @@ func wildcard(c string) string {
 func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	if k > 0 {
 		o := ix.opts.Parts.resolved()
-		if parts := RequestParts(query, o); parts != nil {
+		if parts := requestParts(query, o); parts != nil {
 			return ix.searchParts(ctx, query, parts, k, f, o)
 		}
 	}
