@@ -288,8 +288,16 @@ func joinShort(parts []string, minTerms int) []string {
 }
 
 // capParts joins neighbouring parts, the shortest pair first, until at
-// most n remain.
+// most n remain. A text of many more parts (a pasted document) is first cut
+// into runs of equally many parts, so that the pairwise joining stays cheap.
 func capParts(parts []string, n int) []string {
+	if run := len(parts) / (4 * n); run > 1 {
+		var runs []string
+		for i := 0; i < len(parts); i += run {
+			runs = append(runs, strings.Join(parts[i:min(i+run, len(parts))], " "))
+		}
+		parts = runs
+	}
 	for len(parts) > n {
 		best, bestLen := 0, -1
 		for i := 0; i+1 < len(parts); i++ {

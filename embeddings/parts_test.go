@@ -78,6 +78,19 @@ func TestRequestPartsGate(t *testing.T) {
 	if p := RequestParts(long, PartsOptions{MaxParts: 2}); len(p) != 2 {
 		t.Errorf("MaxParts 2: %d parts %q", len(p), p)
 	}
+	// A pasted document of thousands of sentences keeps every word in at
+	// most MaxParts parts.
+	var doc strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&doc, "Sentence number %d talks about topic %d at length. ", i, i%17)
+	}
+	p := RequestParts(doc.String(), PartsOptions{})
+	if len(p) != DefaultParts.MaxParts {
+		t.Errorf("document: %d parts, want %d", len(p), DefaultParts.MaxParts)
+	}
+	if got, want := len(strings.Fields(strings.Join(p, " "))), len(strings.Fields(doc.String())); got != want {
+		t.Errorf("document: %d words in the parts, %d in the text", got, want)
+	}
 }
 
 // partsRegistry is a registry where each of threeNeeds' needs has its own
