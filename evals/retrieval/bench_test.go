@@ -136,8 +136,8 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // Sub-benchmarks name the embedder: emb=model (the trained tool model, the
 // default), emb=model+rerank (the trained model with the committed
 // reranker over its first 50), emb=model+whole (every request searched
-// whole: StableToolBench's requests are mostly long enough to be searched
-// part by part, one search per part) and emb=lexical.
+// whole: most of StableToolBench's requests are long enough to be searched
+// part by part too, one BM25F pass per part) and emb=lexical.
 func BenchmarkSelection(b *testing.B) {
 	for _, emb := range []string{"model", "model+rerank", "model+whole", "lexical"} {
 		for _, n := range []int{100, 1000, 10000} {
