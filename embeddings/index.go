@@ -61,6 +61,9 @@ type Options struct {
 	// re-ranking off. A reranker fitted over another embedder is an error.
 	Reranker *Reranker
 	NoRerank bool
+	// Parts configure the search of a request that states several needs
+	// (zero: the defaults; Parts.Off searches every request whole).
+	Parts PartsOptions
 }
 
 // FieldWeights weigh the fields of a Doc for BM25 and dense text.

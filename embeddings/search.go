@@ -118,17 +118,34 @@ func wildcard(c string) string {
 // Search returns the k best documents for the query: the dense and BM25
 // rankings of the documents passing f, fused by reciprocal rank fusion,
 // then re-ranked by the index's Adapter when one is set and knows a term
-// of the query. Ties break by ID.
+// of the query. Ties break by ID. A long request that states several
+// needs is searched whole and part by part, and the lists fused (parts.go).
 func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	if k > 0 {
+		o := ix.opts.Parts.resolved()
+		if parts := requestParts(query, o); parts != nil {
+			return ix.searchParts(ctx, query, parts, k, f, o)
+		}
+	}
+	return ix.searchWhole(ctx, query, k, f)
+}
+
+// searchWhole is Search of the request as one query.
+func (ix *Index) searchWhole(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	return ix.searchWholeWith(ctx, query, k, f, &ix.opts)
+}
+
+// searchWholeWith is searchWhole under the options o.
+func (ix *Index) searchWholeWith(ctx context.Context, query string, k int, f Filter, o *Options) ([]Hit, error) {
 	a := ix.Adapter()
 	if a == nil || k <= 0 {
-		return ix.search(ctx, query, k, f)
+		return ix.searchWith(ctx, query, k, f, o)
 	}
 	terms := distinctTerms(query)
 	if !a.knows(terms) {
-		return ix.search(ctx, query, k, f)
+		return ix.searchWith(ctx, query, k, f, o)
 	}
-	hits, err := ix.search(ctx, query, max(k, adapterDepth), f)
+	hits, err := ix.searchWith(ctx, query, max(k, adapterDepth), f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -142,16 +159,21 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 // search is Search without the adapter: the base ranking, the fused list
 // re-ranked by the index's Reranker when it has one.
 func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
-	r := ix.opts.Reranker
+	return ix.searchWith(ctx, query, k, f, &ix.opts)
+}
+
+// searchWith is search under the options o.
+func (ix *Index) searchWith(ctx context.Context, query string, k int, f Filter, o *Options) ([]Hit, error) {
+	r := o.Reranker
 	if r == nil || k <= 0 {
-		hits, _, err := ix.fusedSearch(ctx, query, k, f)
+		hits, _, err := ix.fusedSearchWith(ctx, query, k, f, o)
 		return hits, err
 	}
-	hits, st, err := ix.fusedSearch(ctx, query, max(k, r.Depth), f)
+	hits, st, err := ix.fusedSearchWith(ctx, query, max(k, r.Depth), f, o)
 	if err != nil {
 		return nil, err
 	}
-	st.rerank(r, query, hits, &ix.opts)
+	st.rerank(r, query, hits, o)
 	if len(hits) > k {
 		hits = hits[:k]
 	}
@@ -161,6 +183,11 @@ func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]H
 // fusedSearch is the k best of the dense and BM25 lists fused, and the
 // state they were found in.
 func (ix *Index) fusedSearch(ctx context.Context, query string, k int, f Filter) ([]Hit, *state, error) {
+	return ix.fusedSearchWith(ctx, query, k, f, &ix.opts)
+}
+
+// fusedSearchWith is fusedSearch under the options o.
+func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Filter, o *Options) ([]Hit, *state, error) {
 	ix.mu.RLock()
 	st := ix.st
 	ix.mu.RUnlock()
@@ -175,11 +202,11 @@ func (ix *Index) fusedSearch(ctx context.Context, query string, k int, f Filter)
 	if len(qv) != 1 || len(qv[0]) != st.dim {
 		return nil, st, fmt.Errorf("embeddings: query vector of dimension %d, index has %d", len(qv[0]), st.dim)
 	}
-	if ds, ok := ix.opts.Store.(DenseSearcher); ok && !ix.opts.DenseInMemory {
-		hits, err := st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, &ix.opts)
+	if ds, ok := o.Store.(DenseSearcher); ok && !o.DenseInMemory {
+		hits, err := st.searchStore(ctx, ds, embedder, qv[0], Terms(query), k, f, o)
 		return hits, st, err
 	}
-	return st.search(qv[0], Terms(query), k, f, &ix.opts), st, nil
+	return st.search(qv[0], Terms(query), k, f, o), st, nil
 }
 
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {

@@ -58,6 +58,12 @@ go test -count=1 -timeout 30m ./grammar/bench/ ./grammar/export/ ./evals/bfcl/ .
 log "data-dependent goal tests: retrieval on held-out queries, held-out tools and the MCP set (AIRS beats BM25, StableToolBench NDCG@5 >= 0.45)"
 AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run TestConformanceRetrieval ./evals/retrieval/
 
+# The MCP goal on requests written as people ask (MCP-Bench's test half among
+# the Docker MCP registry's tools, LiveMCPBench): reported, not fatal, while
+# the goal (NDCG@10 >= BM25 + 10 points) is not met; EVALS.md has the figures.
+log "MCP goal: AIRS_CONFORMANCE=1 go test -run TestConformanceMCPGoal -v ./evals/retrieval/"
+AIRS_CONFORMANCE=1 go test -count=1 -timeout 30m -run '^TestConformanceMCPGoal$' -v ./evals/retrieval/ 2>&1 | grep -E 'NDCG@10|^(--- |ok|FAIL)' >&2 || true
+
 # Function-calling and retrieval benchmarks, replay: EVALS.md.
 log "evals (BFCL no-LLM, retrieval vs BM25, replay) -> EVALS.md"
 bash scripts/evals.sh

@@ -36,6 +36,8 @@ ret_cmds=(
 	"airs eval retrieval --split unseen --data \$DATA_DIR/retrieval/metatool_tools.jsonl.gz \$DATA_DIR/retrieval/metatool_queries.jsonl.gz \$DATA_DIR/retrieval/stabletoolbench_queries.jsonl.gz --json"
 	"airs eval retrieval --data \$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz evals/retrieval/data/azure_mcp_tools.jsonl.gz evals/retrieval/data/azure_mcp_queries.jsonl.gz --json"
 	"airs eval retrieval --data \$DATA_DIR/bfcl/multiple.jsonl.gz --json"
+	"airs eval retrieval --data \$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz evals/retrieval/data/mcp_bench_tools.jsonl.gz evals/retrieval/data/mcp_bench_dev_queries.jsonl.gz evals/retrieval/data/mcp_bench_test_queries.jsonl.gz --json"
+	"airs eval retrieval --data evals/retrieval/data/livemcpbench_tools.jsonl.gz evals/retrieval/data/livemcpbench_queries.jsonl.gz --json"
 )
 : >"$out/retrieval.jsonl"
 log "${ret_cmds[0]}"
@@ -46,6 +48,13 @@ log "${ret_cmds[2]}"
 "$airs" eval retrieval --quiet --data "$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz" evals/retrieval/data/azure_mcp_tools.jsonl.gz evals/retrieval/data/azure_mcp_queries.jsonl.gz --json >>"$out/retrieval.jsonl"
 log "${ret_cmds[3]}"
 "$airs" eval retrieval --quiet --data "$DATA_DIR/bfcl/multiple.jsonl.gz" --json >>"$out/retrieval.jsonl"
+# MCP-Bench's user-style tasks (dev half for choosing, test half reported)
+# among the Docker MCP registry's tools, and LiveMCPBench (final
+# measurement only: nothing is trained or tuned on it).
+log "${ret_cmds[4]}"
+"$airs" eval retrieval --quiet --data "$DATA_DIR/tools/docker_mcp_registry_tools.jsonl.gz" evals/retrieval/data/mcp_bench_tools.jsonl.gz evals/retrieval/data/mcp_bench_dev_queries.jsonl.gz evals/retrieval/data/mcp_bench_test_queries.jsonl.gz --json >>"$out/retrieval.jsonl"
+log "${ret_cmds[5]}"
+"$airs" eval retrieval --quiet --data evals/retrieval/data/livemcpbench_tools.jsonl.gz evals/retrieval/data/livemcpbench_queries.jsonl.gz --json >>"$out/retrieval.jsonl"
 cat "$out/retrieval.jsonl" >&2
 
 # --- Replay of a 1,000-session log ----------------------------------------

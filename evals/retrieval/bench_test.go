@@ -135,9 +135,11 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // the candidates. It reports the median (p50-ms) and p99 per selection.
 // Sub-benchmarks name the embedder: emb=model (the trained tool model, the
 // default), emb=model+rerank (the trained model with the committed
-// reranker over its first 50) and emb=lexical.
+// reranker over its first 50), emb=model+whole (every request searched
+// whole: most of StableToolBench's requests are long enough to be searched
+// part by part too, one BM25F pass per part) and emb=lexical.
 func BenchmarkSelection(b *testing.B) {
-	for _, emb := range []string{"model", "model+rerank", "lexical"} {
+	for _, emb := range []string{"model", "model+rerank", "model+whole", "lexical"} {
 		for _, n := range []int{100, 1000, 10000} {
 			b.Run(fmt.Sprintf("emb=%s/tools=%d", emb, n), func(b *testing.B) { benchSelection(b, emb, n) })
 		}
@@ -150,6 +152,10 @@ func benchSelection(b *testing.B, emb string, n int) {
 			docs, queries := benchRegistry(b, n)
 			ctx := context.Background()
 			var o embeddings.Options
+			if base, ok := strings.CutSuffix(emb, "+whole"); ok {
+				emb = base
+				o.Parts.Off = true
+			}
 			if base, ok := strings.CutSuffix(emb, "+rerank"); ok {
 				emb = base
 				if o.Reranker = embeddings.CommittedReranker(); o.Reranker == nil {
