@@ -97,7 +97,7 @@ func (ix *Index) loadStore(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	if lx, ok := ix.emb.(*Lexical); ok && len(s.Fit) > 0 && lx.ID() != s.Embedder {
+	if lx, ok := fittedLexical(ix.emb); ok && len(s.Fit) > 0 && ix.emb.ID() != s.Embedder {
 		if err := lx.UnmarshalBinary(s.Fit); err != nil {
 			return fmt.Errorf("embeddings: the stored lexical basis: %w", err)
 		}
@@ -131,7 +131,7 @@ func (ix *Index) resetMemory() {
 // saveStore writes one Sync's changes to the store, with the fitted
 // embedder's state when fit (it was refitted, or the store has another).
 func (ix *Index) saveStore(ctx context.Context, c *StoreChange, fit bool) error {
-	if lx, ok := ix.emb.(*Lexical); ok && fit && lx.Fitted() {
+	if lx, ok := fittedLexical(ix.emb); ok && fit && lx.Fitted() {
 		b, err := lx.MarshalBinary()
 		if err != nil {
 			return err

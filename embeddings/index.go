@@ -216,7 +216,7 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 				return nil, fmt.Errorf("embeddings: %s: %w", manifestFile, err)
 			}
 		}
-		if lx, ok := emb.(*Lexical); ok {
+		if lx, ok := fittedLexical(emb); ok {
 			if b, err := os.ReadFile(filepath.Join(o.Dir, lexicalFile)); err == nil {
 				if err := lx.UnmarshalBinary(b); err != nil {
 					return nil, fmt.Errorf("embeddings: %s: %w", lexicalFile, err)

@@ -25,7 +25,7 @@ func (ix *Index) Export(w io.Writer) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	s := snapshot{Version: manifestVersion, Manifest: ix.man}
-	if lx, ok := ix.emb.(*Lexical); ok && lx.Fitted() {
+	if lx, ok := fittedLexical(ix.emb); ok && lx.Fitted() {
 		b, err := lx.MarshalBinary()
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func (ix *Index) Import(ctx context.Context, r io.Reader) error {
 	if s.Version != manifestVersion {
 		return fmt.Errorf("embeddings: import: snapshot version %d, want %d", s.Version, manifestVersion)
 	}
-	if lx, ok := ix.emb.(*Lexical); ok && s.Lexical != nil {
+	if lx, ok := fittedLexical(ix.emb); ok && s.Lexical != nil {
 		if err := lx.UnmarshalBinary(s.Lexical); err != nil {
 			return fmt.Errorf("embeddings: import: %w", err)
 		}

@@ -74,7 +74,7 @@ func (ix *Index) saveMeta() error {
 	if ix.opts.Dir == "" {
 		return nil
 	}
-	if lx, ok := ix.emb.(*Lexical); ok && lx.Fitted() {
+	if lx, ok := fittedLexical(ix.emb); ok && lx.Fitted() {
 		b, err := lx.MarshalBinary()
 		if err != nil {
 			return err

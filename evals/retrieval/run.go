@@ -172,6 +172,8 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		return embeddings.LoadToolModel(strings.TrimPrefix(spec, "model:"))
 	case spec == "lexical":
 		return embeddings.NewLexical(lo), nil
+	case spec == "ensemble" || strings.HasPrefix(spec, "ensemble:"):
+		return newEnsemble(strings.TrimPrefix(strings.TrimPrefix(spec, "ensemble"), ":"), lo)
 	case strings.HasPrefix(spec, "ollama:"):
 		model := strings.TrimPrefix(spec, "ollama:")
 		if model == "" || c == nil {
@@ -179,7 +181,7 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		}
 		return embeddings.NewOllama(c, model), nil
 	}
-	return nil, fmt.Errorf("retrieval: unknown embedder %q (model, model:FILE, lexical or ollama:MODEL)", spec)
+	return nil, fmt.Errorf("retrieval: unknown embedder %q (model, model:FILE, ensemble, ensemble:OPTIONS, lexical or ollama:MODEL)", spec)
 }
 
 // Evaluate runs both methods on one dataset.
