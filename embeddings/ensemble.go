@@ -30,8 +30,10 @@ type EnsembleOptions struct {
 	// LexicalWeight is w, the lexical cosine's share of the dense score,
 	// in (0, 1) (default DefaultEnsembleLexicalWeight).
 	LexicalWeight float64
-	// DenseWeight, when positive, replaces the model's fitted weight of the
-	// dense list in the fusion (FusionAdvisor); zero keeps the model's.
+	// DenseWeight replaces the model's fitted weight of the dense list in
+	// the fusion (FusionAdvisor; default DefaultEnsembleDenseWeight): the
+	// model's weight was fitted for its own, narrower cosines. Negative
+	// keeps the model's.
 	DenseWeight float64
 	// Norm, when set, replaces the model's fitted scaling of the lists in
 	// the fusion ("max" or "minmax", as FusionWeights.Norm).
@@ -41,10 +43,12 @@ type EnsembleOptions struct {
 	Lexical LexicalOptions
 }
 
-// The defaults of EnsembleOptions.
+// The defaults of EnsembleOptions: the best mean NDCG@10 over the
+// development splits (EVALS.md); refit them when the model is retrained.
 const (
-	DefaultEnsembleLexicalWeight = 0.5
-	DefaultEnsembleLexicalDim    = 128
+	DefaultEnsembleLexicalWeight = 0.45
+	DefaultEnsembleLexicalDim    = 256
+	DefaultEnsembleDenseWeight   = 2
 )
 
 func (o *EnsembleOptions) defaults() {
@@ -53,6 +57,9 @@ func (o *EnsembleOptions) defaults() {
 	}
 	if o.Lexical.Dim <= 0 {
 		o.Lexical.Dim = DefaultEnsembleLexicalDim
+	}
+	if o.DenseWeight == 0 {
+		o.DenseWeight = DefaultEnsembleDenseWeight
 	}
 }
 
@@ -69,7 +76,7 @@ func NewEnsemble(model *ToolModel, o EnsembleOptions) *Ensemble {
 }
 
 // DefaultEnsemble is the committed tool model with a lexical half, under
-// the default options: the index's default embedder.
+// the default options.
 func DefaultEnsemble() (*Ensemble, error) {
 	m, err := DefaultModel()
 	if err != nil {
@@ -107,8 +114,8 @@ func (e *Ensemble) Fit(ctx context.Context, corpus []string) error { return e.le
 // Fitted reports whether the lexical half is fitted.
 func (e *Ensemble) Fitted() bool { return e.lex.Fitted() }
 
-// Fusion is the model's fitted fusion, with the dense weight of the
-// options when set (FusionAdvisor).
+// Fusion is the model's fitted fusion with the options' dense weight and
+// scaling, where set (FusionAdvisor).
 func (e *Ensemble) Fusion() FusionWeights {
 	f := e.model.Fusion()
 	if e.opts.DenseWeight > 0 {

@@ -133,20 +133,29 @@ func TestEnsembleIndexPersistsLexicalHalf(t *testing.T) {
 	}
 }
 
-// The ensemble advises the model's fitted fusion, with its own dense weight
-// when one is set.
+// The ensemble advises the model's fitted fusion with its own dense weight
+// (the default, or the one set) and scaling; a negative weight keeps the
+// model's.
 func TestEnsembleFusion(t *testing.T) {
 	m, err := DefaultModel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := NewEnsemble(m, EnsembleOptions{}).Fusion(); got != m.Fusion() {
+	if got := NewEnsemble(m, EnsembleOptions{DenseWeight: -1}).Fusion(); got != m.Fusion() {
 		t.Fatalf("fusion %+v, want the model's %+v", got, m.Fusion())
 	}
-	f := NewEnsemble(m, EnsembleOptions{DenseWeight: 2.5}).Fusion()
-	want := m.Fusion()
-	want.Dense = 2.5
-	if f != want {
-		t.Fatalf("fusion %+v, want %+v", f, want)
+	for _, c := range []struct {
+		o     EnsembleOptions
+		dense float64
+		norm  string
+	}{
+		{EnsembleOptions{}, DefaultEnsembleDenseWeight, m.Fusion().Norm},
+		{EnsembleOptions{DenseWeight: 2.5, Norm: "minmax"}, 2.5, "minmax"},
+	} {
+		want := m.Fusion()
+		want.Dense, want.Norm = c.dense, c.norm
+		if f := NewEnsemble(m, c.o).Fusion(); f != want {
+			t.Fatalf("options %+v: fusion %+v, want %+v", c.o, f, want)
+		}
 	}
 }

@@ -24,8 +24,9 @@ type Options struct {
 	// Data are the files to load (see Load).
 	Data []string
 	// Embedder is "model" (default: the committed trained tool model),
-	// "model:FILE" (a model `airs train retrieval` wrote), "lexical" or
-	// "ollama:MODEL".
+	// "model:FILE" (a model `airs train retrieval` wrote), "ensemble" or
+	// "ensemble:OPTIONS" (the model joined with a lexical half fitted on
+	// the pool: newEnsemble), "lexical" or "ollama:MODEL".
 	Embedder string
 	// Split, when set, keeps only the queries of that part of the split
 	// datasets (test: held-out queries; unseen: queries whose tools were
