@@ -123,6 +123,7 @@ func runTrain(a *app, args []string) error {
 	extra := fs.String("extra", "none", "extra training sets from public tool collections, built into airs: all, none, or comma-separated names ("+strings.Join(retrieval.ExtraSets, ", ")+")")
 	norm := fs.String("fusion-norm", "", "the score scalings the fusion fit tries: max (default), minmax, or both")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
+	fusionWith := fs.String("fusion-with", "", "with --fusion-only: also fit on these extra sets (all, or comma-separated names), as registries of tools the model never saw; only for a model trained without them")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	rerank := fs.Bool("reranker", false, "do not train the model: fit the reranker over it (--model) on the dev data and write it to --reranker-out")
 	rerankModel := fs.String("model", "", "with --reranker: the model `file` to fit over (default: the committed model)")
@@ -227,10 +228,32 @@ func runTrain(a *app, args []string) error {
 		if m, err = embeddings.LoadToolModel(*fusionOnly); err != nil {
 			return err
 		}
+		var with []retrieval.Dataset
+		if *fusionWith != "" {
+			names := strings.Split(*fusionWith, ",")
+			if *fusionWith == "all" {
+				names = retrieval.ExtraSets
+			}
+			trained, _ := m.Header().Train["extra"].([]any)
+			for _, n := range names {
+				n = strings.TrimSpace(n)
+				for _, t := range trained {
+					if t == n {
+						return usagef("--fusion-with %s: the model was trained on it; fit only on sets it never saw", n)
+					}
+				}
+				ds, err := retrieval.LoadExtra(n)
+				if err != nil {
+					return usagef("--fusion-with: %v", err)
+				}
+				with = append(with, ds)
+			}
+		}
 		dev, err := retrieval.DevSets(*dataDir)
 		if err != nil {
 			return err
 		}
+		dev = append(dev, with...)
 		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, o.FusionNorms, a.stderr); err != nil {
 			return err
 		}
