@@ -60,7 +60,9 @@ named or described like a held-out MetaTool or StableToolBench tool, and
 any request repeating a held-out request, is dropped first. Measured on
 the dev splits (EVALS.md, "more distinct tools"), it did not help tools
 never seen, so it is off by default and the committed weights are
-trained without it.
+trained without it. --fusion-only FILE --fusion-with all refits a
+model's fusion on the dev sets and on the extra sets as registries of
+tools it never saw (refused for a set the model was trained on).
 
 --reranker fits the reranker instead of the model: a score over the
 fused list's first 50 tools learned from features of each request and
