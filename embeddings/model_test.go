@@ -335,3 +335,46 @@ func TestIndexTakesFittedNorm(t *testing.T) {
 		}
 	}
 }
+
+// With IDF the initial table's row of a feature every text has is scaled
+// down more than the row of a feature one text has, and the row of a
+// feature no text has keeps its length.
+func TestScaleByIDFWeighsRareFeaturesUp(t *testing.T) {
+	h := ModelHeader{Buckets: 1 << 16, Dim: 4}
+	m := NewToolModel(h, 3)
+	init := NewToolModel(h, 3)
+	corpus := map[string]string{
+		"a": "weather forecast for a city",
+		"b": "weather alerts by region",
+		"c": "weather radar tiles",
+	}
+	queries := [][]wfeat{m.textFeatures("weather in Paris")}
+	m.scaleByIDF(corpus, queries)
+	d := h.Dim
+	// ratio is the mean scale of the rows of a word's features (the word,
+	// its character n-grams).
+	ratio := func(word string) float64 {
+		fs := m.textFeatures(word)
+		sum := 0.0
+		for _, f := range fs {
+			a, b := 0.0, 0.0
+			for j := 0; j < d; j++ {
+				a += abs32(m.w[int(f.row)*d+j])
+				b += abs32(init.w[int(f.row)*d+j])
+			}
+			sum += a / b
+		}
+		return sum / float64(len(fs))
+	}
+	common, rare, unseen := ratio("weather"), ratio("radar"), ratio("xylophone")
+	if !(common < rare && rare <= 1 && unseen == 1) {
+		t.Fatalf("row scale: weather %.3f, radar %.3f, xylophone %.3f; want weather < radar ≤ 1 = xylophone", common, rare, unseen)
+	}
+}
+
+func abs32(x float32) float64 {
+	if x < 0 {
+		return float64(-x)
+	}
+	return float64(x)
+}

@@ -53,6 +53,13 @@ type TrainOptions struct {
 	// learned about the tools it saw is thus mixed with what holds for any
 	// text, for tools never seen. 0 or 1: the trained table alone.
 	Keep float64
+	// IDF scales each row of the initial table by its feature's inverse
+	// document frequency over the training texts (tools and requests),
+	// divided by the largest: words every tool text has ("get", "data")
+	// start weak, and a feature no training text has — a word of a tool
+	// never seen — starts at full weight, as BM25 weighs it. Training then
+	// moves the rows from there.
+	IDF bool
 	// Progress receives one line per epoch (nil: none).
 	Progress io.Writer
 }
@@ -114,6 +121,9 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 				return nil, err
 			}
 		}
+	}
+	if o.IDF {
+		m.scaleByIDF(corpus, qFeat)
 	}
 
 	accum := make([]float32, len(m.w)) // Adagrad's sum of squared gradients
@@ -338,4 +348,43 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 	}
 	m.quantize()
 	return m, nil
+}
+
+// scaleByIDF multiplies each row of the table by idf(row) / max idf, with
+// idf = ln(1 + n/df) over the corpus's texts and the requests (df 0: the
+// largest).
+func (m *ToolModel) scaleByIDF(corpus map[string]string, queries [][]wfeat) {
+	df := make([]int32, m.hdr.Buckets)
+	count := func(fs []wfeat) {
+		seen := map[int32]bool{}
+		for _, f := range fs {
+			if !seen[f.row] {
+				seen[f.row] = true
+				df[f.row]++
+			}
+		}
+	}
+	keys := make([]string, 0, len(corpus))
+	for k := range corpus {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		count(m.textFeatures(corpus[k]))
+	}
+	for _, q := range queries {
+		count(q)
+	}
+	n := float64(len(keys) + len(queries))
+	top := math.Log(1 + n)
+	d := m.hdr.Dim
+	for r, c := range df {
+		if c == 0 {
+			continue
+		}
+		s := float32(math.Log(1+n/float64(c)) / top)
+		row := m.w[r*d : (r+1)*d]
+		for j := range row {
+			row[j] *= s
+		}
+	}
 }

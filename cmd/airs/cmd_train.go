@@ -46,7 +46,23 @@ defaults): --tool-views adds requests made from each training tool's own
 text; --mined N adds N of the model's own best-ranked wrong tools per
 request after each epoch; --keep S keeps share S of the trained table and
 the rest of the initial projection; --fusion-norm minmax|both also tries
-min–max scaling of the two lists in the fusion fit.
+min–max scaling of the two lists in the fusion fit; --idf starts the
+table's rows scaled by their features' inverse document frequency;
+--batch N sets the requests per step (their tools are each other's
+negatives).
+
+--extra all (or a list of sealtools, toolalpaca, apibench) adds public tool
+collections with requests written for them, built into airs
+(evals/retrieval/data, converted by make_extra_training.py; Seal-Tools,
+ToolAlpaca's evaluation APIs and Gorilla's APIBench, all Apache-2.0):
+about 4,800 more distinct tools and 4,000 requests. Any of their tools
+named or described like a held-out MetaTool or StableToolBench tool, and
+any request repeating a held-out request, is dropped first. Measured on
+the dev splits (EVALS.md, "more distinct tools"), it did not help tools
+never seen, so it is off by default and the committed weights are
+trained without it. --fusion-only FILE --fusion-with all refits a
+model's fusion on the dev sets and on the extra sets as registries of
+tools it never saw (refused for a set the model was trained on).
 
 --reranker fits the reranker instead of the model: a score over the
 fused list's first 50 tools learned from features of each request and
@@ -103,9 +119,13 @@ func runTrain(a *app, args []string) error {
 	dropout := fs.Float64("dropout", 0, "probability of leaving a tool-text feature out of a training step (0: the default, 0.3; negative: none)")
 	views := fs.Bool("tool-views", false, "also train on requests made from each training tool's own text (its description; its name and parameters)")
 	mined := fs.Int("mined", 0, "hard negatives per request mined by the model itself after each epoch (0: none)")
+	batch := fs.Int("batch", 0, "requests per training step, whose tools are each other's negatives (0: the default, 64)")
+	idf := fs.Bool("idf", false, "start each row of the table scaled by its feature's inverse document frequency over the training texts")
 	keep := fs.Float64("keep", 0, "share of the trained table kept, the rest the initial projection (weight-space ensembling; 0: all trained)")
+	extra := fs.String("extra", "none", "extra training sets from public tool collections, built into airs: all, none, or comma-separated names ("+strings.Join(retrieval.ExtraSets, ", ")+")")
 	norm := fs.String("fusion-norm", "", "the score scalings the fusion fit tries: max (default), minmax, or both")
 	fusionOnly := fs.String("fusion-only", "", "do not train: refit the fusion weights of this model `file` on the dev data and write it to --out")
+	fusionWith := fs.String("fusion-with", "", "with --fusion-only: also fit on these extra sets (all, or comma-separated names), as registries of tools the model never saw; only for a model trained without them")
 	asJSON := fs.Bool("json", false, "print the training report as JSON")
 	rerank := fs.Bool("reranker", false, "do not train the model: fit the reranker over it (--model) on the dev data and write it to --reranker-out")
 	rerankModel := fs.String("model", "", "with --reranker: the model `file` to fit over (default: the committed model)")
@@ -144,6 +164,20 @@ func runTrain(a *app, args []string) error {
 	o.Model.LearningRate, o.Model.Temperature = *lr, *temp
 	o.Model.Header.Dim, o.Model.Header.Buckets, o.Model.Dropout = *dim, *buckets, *dropout
 	o.Model.Seed, o.Model.Epochs, o.Model.MinedPerQuery, o.Model.Keep = *seed, *epochs, *mined, *keep
+	o.Model.IDF, o.Model.Batch = *idf, *batch
+	switch *extra {
+	case "all":
+		o.Extra = retrieval.ExtraSets
+	case "none", "":
+	default:
+		for _, f := range strings.Split(*extra, ",") {
+			f = strings.TrimSpace(f)
+			if !slices.Contains(retrieval.ExtraSets, f) {
+				return usagef("--extra: no set %q (the sets: %s; or all, none)", f, strings.Join(retrieval.ExtraSets, ", "))
+			}
+			o.Extra = append(o.Extra, f)
+		}
+	}
 	switch *norm {
 	case "":
 	case "both":
@@ -196,10 +230,32 @@ func runTrain(a *app, args []string) error {
 		if m, err = embeddings.LoadToolModel(*fusionOnly); err != nil {
 			return err
 		}
+		var with []retrieval.Dataset
+		if *fusionWith != "" {
+			names := strings.Split(*fusionWith, ",")
+			if *fusionWith == "all" {
+				names = retrieval.ExtraSets
+			}
+			trained, _ := m.Header().Train["extra"].([]any)
+			for _, n := range names {
+				n = strings.TrimSpace(n)
+				for _, t := range trained {
+					if t == n {
+						return usagef("--fusion-with %s: the model was trained on it; fit only on sets it never saw", n)
+					}
+				}
+				ds, err := retrieval.LoadExtra(n)
+				if err != nil {
+					return usagef("--fusion-with: %v", err)
+				}
+				with = append(with, ds)
+			}
+		}
 		dev, err := retrieval.DevSets(*dataDir)
 		if err != nil {
 			return err
 		}
+		dev = append(dev, with...)
 		if rep.Fusion, rep.DevNDCG, err = retrieval.FitFusion(ctx, m, dev, o.FusionNorms, a.stderr); err != nil {
 			return err
 		}

@@ -60,6 +60,11 @@ func readRecords(path string) ([]json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return parseRecords(path, data)
+}
+
+// parseRecords reads JSON Lines, or one JSON array, as raw records.
+func parseRecords(path string, data []byte) ([]json.RawMessage, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var arr []json.RawMessage
@@ -108,6 +113,25 @@ func Classify(recs []json.RawMessage) Kind {
 // dataset over the pool of its queries' APIs; all BFCL files together form
 // one dataset named "bfcl" over the pool of their functions.
 func Load(paths []string) ([]Dataset, error) {
+	files := make([]recordFile, 0, len(paths))
+	for _, p := range paths {
+		recs, err := readRecords(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, recordFile{p, recs})
+	}
+	return loadRecords(files)
+}
+
+// recordFile is a data file's path and its records.
+type recordFile struct {
+	path string
+	recs []json.RawMessage
+}
+
+// loadRecords forms datasets from files already read, as Load does.
+func loadRecords(files []recordFile) ([]Dataset, error) {
 	var tools []embeddings.Doc
 	toolSeen := map[string]bool{}
 	type qfile struct {
@@ -118,11 +142,8 @@ func Load(paths []string) ([]Dataset, error) {
 	var out []Dataset
 	var bfcl *Dataset
 	bfclSeen := map[string]bool{}
-	for _, p := range paths {
-		recs, err := readRecords(p)
-		if err != nil {
-			return nil, err
-		}
+	for _, file := range files {
+		p, recs := file.path, file.recs
 		switch Classify(recs) {
 		case KindTools:
 			for i, r := range recs {

@@ -103,8 +103,6 @@ func checkGold(t *testing.T, name string, qs []mcpSetQuery, pool map[string]bool
 	}
 }
 
-func normText(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
-
 // TestMCPBenchSplit checks the MCP development set: every gold tool is in
 // the pool, and the dev and test halves share no query, no query text and
 // no server combination (the unit of the split: MCP-Bench writes two tasks

@@ -30,6 +30,9 @@ type TrainOptions struct {
 	// tools apart over all training tools, not only the few with requests,
 	// and that carries to tools never seen.
 	ToolViews bool
+	// Extra names the extra training sets to add (of ExtraSets; nil:
+	// none, the committed model's training).
+	Extra []string
 	// FusionNorms are the score scalings the fusion fit tries (nil:
 	// FusionNorms).
 	FusionNorms []string
@@ -39,10 +42,14 @@ type TrainOptions struct {
 
 // TrainReport is what Train did.
 type TrainReport struct {
-	Examples map[string]int           `json:"examples"` // training requests per dataset
-	Tools    map[string]int           `json:"tools"`    // training tools per dataset
-	Fusion   embeddings.FusionWeights `json:"fusion"`
-	DevNDCG  float64                  `json:"dev_ndcg10"` // mean over the dev sets, fitted fusion
+	Examples map[string]int `json:"examples"` // training requests per dataset
+	Tools    map[string]int `json:"tools"`    // training tools per dataset
+	// Dropped are the extra sets' tools and requests left out because
+	// they look like held-out tools or repeat held-out requests.
+	DroppedTools    map[string][]string      `json:"dropped_tools,omitempty"`
+	DroppedRequests map[string]int           `json:"dropped_requests,omitempty"`
+	Fusion          embeddings.FusionWeights `json:"fusion"`
+	DevNDCG         float64                  `json:"dev_ndcg10"` // mean over the dev sets, fitted fusion
 }
 
 // TrainingFiles are the reference data files the model is trained on,
@@ -93,6 +100,21 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 		return nil, rep, err
 	}
 	sets = append(sets, mt)
+	extra := o.Extra
+	if len(extra) > 0 {
+		held := HeldOut(sets)
+		rep.DroppedTools, rep.DroppedRequests = map[string][]string{}, map[string]int{}
+		for _, name := range extra {
+			ds, err := LoadExtra(name)
+			if err != nil {
+				return nil, rep, err
+			}
+			rep.DroppedTools[name], rep.DroppedRequests[name] = held.Filter(&ds)
+			progress(o.Progress, "extra set %s: %d tools, %d requests (dropped as held out: %d tools, %d requests)",
+				name, len(ds.Docs), len(ds.Queries), len(rep.DroppedTools[name]), rep.DroppedRequests[name])
+			sets = append(sets, ds)
+		}
+	}
 	if o.PerToolCap <= 0 {
 		o.PerToolCap = 30
 	}
@@ -190,6 +212,18 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 	}
 	if mo.Epochs > 0 {
 		info["epochs"] = mo.Epochs
+	}
+	if len(extra) > 0 {
+		info["extra"] = extra
+	}
+	if mo.IDF {
+		info["idf"] = true
+	}
+	if mo.Batch > 0 {
+		info["batch"] = mo.Batch
+	}
+	if mo.LearningRate > 0 {
+		info["lr"] = mo.LearningRate
 	}
 	m.SetTrainInfo(info)
 	return m, rep, nil

@@ -1,4 +1,4 @@
-package embeddings_test
+package retrieval_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // tools, the default index ranks the requests' tools better with parts
 // than whole, and no worse at the first place.
 func TestPartsOnMCPBenchDev(t *testing.T) {
-	sets, err := retrieval.Load([]string{"../evals/retrieval/data/mcp_bench_tools.jsonl.gz", "../evals/retrieval/data/mcp_bench_dev_queries.jsonl.gz"})
+	sets, err := retrieval.Load([]string{"data/mcp_bench_tools.jsonl.gz", "data/mcp_bench_dev_queries.jsonl.gz"})
 	if err != nil {
 		t.Fatal(err)
 	}
