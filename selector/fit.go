@@ -1,7 +1,6 @@
 package selector
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -11,7 +10,7 @@ import (
 	"github.com/airs-dev/airs/understand"
 )
 
-var reSpaces = regexp.MustCompile(`\s+`)
+var reSpaces = understand.MustPattern(`\s+`)
 
 // Delexicalize replaces the values a request carries — quoted strings, file
 // names, arithmetic expressions, numbers — by the names of their types
