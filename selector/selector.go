@@ -20,6 +20,7 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
@@ -237,6 +238,7 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
+		turns.Yield(ctx)
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
@@ -256,13 +258,13 @@ const noLLMTries = 3
 // what the user said: with RequireEvidence the answer is the closest one
 // with its Validation saying what is missing (the tool fits; the request
 // lacks its arguments, and nothing runs); without, "none".
-func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
+func (s *Selector) noLLM(ctx context.Context, cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
 	sel := &Selection{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
 	var first *Selection // the closest (by coverage) candidate that could not be called
 	var firstErr error
 	var firstCov float64
 	tried := 0
-	in := understand.ParsePlain(request) // read once: what it asks, the files it names
+	in := understand.ParsePlainYielding(request, turns.Func(ctx)) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
 	fit := cfg.fitModel()
 	var refused fitRefusal // the closest candidate the fit decision refused

@@ -196,7 +196,10 @@ var reArithCue = MustPattern(`(?i)\b(?:sum|add|plus|minus|times|multipl\w*|divid
 
 // Expression is the arithmetic a request states, in the calculator's
 // grammar, or "" when it states none.
-func Expression(text string) string {
+func Expression(text string) string { return expression(text, Env{}) }
+
+// expression is Expression, giving way at env's checkpoints.
+func expression(text string, env Env) string {
 	if !reArithCue.MatchString(text) {
 		return ""
 	}
@@ -214,6 +217,7 @@ func Expression(text string) string {
 			if !r.re.pre.may(t) {
 				continue // what it needs is not in the text: it cannot match
 			}
+			env.yield()
 			if r.raw == operand+`\s+(?:plus|and)\s+`+operand && !cachedPattern(`(?i)\bplus\b`).MatchString(s) {
 				// "and" joins operands only where "plus" is meant: "12 and 30"
 				// is a sum only inside "sum/add …" (handled above).

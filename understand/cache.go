@@ -43,9 +43,13 @@ const (
 // ParsePlain is Parse(text, Env{}) (no spaces, no files: what the request
 // says, not what it names on disk), cached by text. The interpretation is
 // shared: read it, do not change it.
-func ParsePlain(text string) *Interpretation {
+func ParsePlain(text string) *Interpretation { return ParsePlainYielding(text, nil) }
+
+// ParsePlainYielding is ParsePlain whose reading of a text not cached
+// calls yield between its steps (Env.Yield).
+func ParsePlainYielding(text string, yield func()) *Interpretation {
 	if len(text) > maxPlainText {
-		return parseLong(text)
+		return parseLong(text, yield)
 	}
 	plain.Lock()
 	in, ok := plain.m[text]
@@ -53,7 +57,7 @@ func ParsePlain(text string) *Interpretation {
 	if ok {
 		return in
 	}
-	in = Parse(text, Env{})
+	in = Parse(text, Env{Yield: yield})
 	plain.Lock()
 	if plain.m == nil || len(plain.m) >= maxPlain {
 		plain.m = map[string]*Interpretation{}
@@ -72,9 +76,9 @@ var long struct {
 	next int
 }
 
-func parseLong(text string) *Interpretation {
+func parseLong(text string, yield func()) *Interpretation {
 	if len(text) > maxLongText {
-		return Parse(text, Env{})
+		return Parse(text, Env{Yield: yield})
 	}
 	long.Lock()
 	for _, e := range long.ring {
@@ -84,7 +88,7 @@ func parseLong(text string) *Interpretation {
 		}
 	}
 	long.Unlock()
-	in := Parse(text, Env{})
+	in := Parse(text, Env{Yield: yield})
 	long.Lock()
 	long.ring[long.next].text, long.ring[long.next].in = text, in
 	long.next = (long.next + 1) % longKept

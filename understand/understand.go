@@ -55,6 +55,16 @@ type Env struct {
 	// "~/Documents"): named in a request but not configured, they are a
 	// missing space, said plainly, never replaced by another.
 	Folders map[string]string
+	// Yield, when set, is called between the steps of reading: a long
+	// request is heavy work, and gives way to light work there
+	// (internal/turns).
+	Yield func()
+}
+
+func (e Env) yield() {
+	if e.Yield != nil {
+		e.Yield()
+	}
 }
 
 // DefaultFolders are the usual folders a person calls by name.
@@ -222,6 +232,7 @@ func init() {
 // Parse reads a request against env.
 func Parse(text string, env Env) *Interpretation {
 	in := &Interpretation{Text: text, Parts: SplitParts(text)}
+	env.yield()
 	head := text
 	if m := reBody.FindStringSubmatch(text); m != nil && len(strings.TrimSpace(m[1])) > 0 {
 		in.Body = strings.TrimSpace(m[1])
@@ -234,12 +245,13 @@ func Parse(text string, env Env) *Interpretation {
 	unq := reQuoted.ReplaceAllStringFunc(head, func(m string) string { return strings.Repeat(" ", len(m)) })
 	lower := strings.ToLower(unq)
 
-	in.readActions(unq)
+	env.yield()
+	in.readActions(unq, env)
 	if m := reServiceVerb.FindStringSubmatch(unq); m != nil {
 		in.Verb = strings.ToLower(m[1])
 	}
 	if in.Body == "" {
-		in.Expression = Expression(unq)
+		in.Expression = expression(unq, env)
 		if in.Expression != "" && !in.Has(Calculate) {
 			// Arithmetic is its own action unless the request works on a file.
 			in.Actions = append([]Action{Calculate}, in.Actions...)
@@ -249,8 +261,11 @@ func Parse(text string, env Env) *Interpretation {
 	if m := reTypeW.FindStringSubmatch(unq); m != nil {
 		in.FileType = normExt(m[1])
 	}
+	env.yield()
 	in.readSpace(lower, env)
+	env.yield()
 	in.readObjects(unq, lower, env)
+	env.yield()
 	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
 	if fs := in.Files(); len(fs) > 1 && !in.Has(Compare) && len(in.Parts) == 1 {
 		// "summarize a.pdf and b.pdf": each file named gets the call.
@@ -297,7 +312,7 @@ func slicesDelete(as []Action, a Action) []Action {
 // readActions finds the action words, each kind once, in the order the
 // request says them; a destructive word that is negated ("don't delete")
 // or only describes ("the removed lines") is no ask.
-func (in *Interpretation) readActions(s string) {
+func (in *Interpretation) readActions(s string, env Env) {
 	type at struct {
 		a   Action
 		pos int
@@ -308,6 +323,7 @@ func (in *Interpretation) readActions(s string) {
 		if !p.re.pre.may(t) {
 			continue
 		}
+		env.yield()
 		for m := range matches(p.re.Regexp, s) {
 			if p.a.Destructive() && reNeg.MatchString(s[:m[0]]) {
 				continue
@@ -361,6 +377,7 @@ func (in *Interpretation) orderActions() {
 func (in *Interpretation) readSpace(lower string, env Env) {
 	best := -1
 	for _, sp := range env.Spaces {
+		env.yield()
 		l := strings.ToLower(sp)
 		for _, form := range []string{l, strings.TrimSuffix(l, "s")} {
 			if len(form) < 3 {
@@ -433,6 +450,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	rest := unq
 	// Named files first.
 	for _, loc := range reFile.FindAllStringIndex(unq, -1) {
+		env.yield()
 		name := strings.TrimPrefix(unq[loc[0]:loc[1]], "./")
 		o := Object{Phrase: name, Named: true}
 		for _, sp := range spaces {
@@ -464,6 +482,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	// The folder the request works in: "in the papers folder", "under quotes".
 	listing := in.Has(List) || reEvery.MatchString(unq)
 	for _, m := range reFolderRef.FindAllStringSubmatch(rest, -1) {
+		env.yield()
 		phrase := m[1]
 		if phrase == "" {
 			phrase = m[2]
