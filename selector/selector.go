@@ -225,15 +225,17 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	}
 	v := viewOf(callable)
 	entries, names := v.entries, v.names
+	turns.Yield(ctx) // each step of a long request's is long: heavy work gives way between them
 	hits, err := s.Retriever.Retrieve(ctx, request, k, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("selector: retrieval: %w", err)
 	}
+	turns.Yield(ctx)
 	cands := s.Ranker.Rank(caller, hits, entries)
 	if len(cands) > k {
 		cands = cands[:k]
 	}
-	q := coverageTerms(request) // the request's words, read once for every candidate
+	q := coverageTermsYielding(request, func() { turns.Yield(ctx) }) // the request's words, read once for every candidate
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err

@@ -125,6 +125,7 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		if tried == noLLMTries+1 {
 			break
 		}
+		turns.Yield(ctx)
 		sh := pl.shape(c.Name)
 		if sh == nil {
 			continue

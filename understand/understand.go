@@ -480,6 +480,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		spaceWords[in.MissingSpace] = true
 	}
 	// The folder the request works in: "in the papers folder", "under quotes".
+	env.yield()
 	listing := in.Has(List) || reEvery.MatchString(unq)
 	for _, m := range reFolderRef.FindAllStringSubmatch(rest, -1) {
 		env.yield()
@@ -529,6 +530,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	for k := range spaceWords {
 		extra[k] = true
 	}
+	env.yield()
 	if in.Has(Compare) {
 		// Each side of "compare A and B" names a file.
 		sides := reSides.Split(afterAction(desc), -1)
@@ -564,11 +566,14 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 			}
 		}
 	}
+	env.yield()
 	ws := words(desc, extra)
 	if len(ws) == 0 {
 		return
 	}
+	env.yield()
 	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc), len(in.Actions) > 0))
+	env.yield()
 	if len(ms) == 0 {
 		return
 	}
