@@ -40,7 +40,13 @@ func everydayRequests(t *testing.T) []string {
 // upper case, title case, and the two non-ASCII runes that fold to ASCII
 // letters (the Kelvin sign, the long s) in place of k and s.
 func variants(s string) []string {
-	return []string{s, strings.ToUpper(s), strings.Title(s),
+	title := []byte(s)
+	for i := range title {
+		if (i == 0 || title[i-1] == ' ') && title[i] >= 'a' && title[i] <= 'z' {
+			title[i] -= 'a' - 'A'
+		}
+	}
+	return []string{s, strings.ToUpper(s), string(title),
 		strings.NewReplacer("k", "\u212A", "s", "\u017F").Replace(s),
 		strings.NewReplacer("K", "\u212A", "S", "\u017F").Replace(strings.ToUpper(s))}
 }
