@@ -75,10 +75,10 @@ type extraction struct {
 }
 
 var (
-	reQuoted = regexp.MustCompile(`(?:^|[\s(\[,:=])(?:'([^']+)'|"([^"]+)"|“([^”]+)”)`)
-	reNumber = regexp.MustCompile(`(?:^|[^\w.])(-?\$?\d[\d,]*(?:\.\d+)?)(%?)`)
-	reFile   = regexp.MustCompile(`[\w./-]+\.(?:pdf|txt|md|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log)\b`)
-	reExpr   = regexp.MustCompile(`(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*[-+*/^%]\s*(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*\))*)+`)
+	reQuoted = understand.MustPattern(`(?:^|[\s(\[,:=])(?:'([^']+)'|"([^"]+)"|“([^”]+)”)`)
+	reNumber = understand.MustPattern(`(?:^|[^\w.])(-?\$?\d[\d,]*(?:\.\d+)?)(%?)`)
+	reFile   = understand.MustPattern(`[\w./-]+\.(?:pdf|txt|md|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log)\b`)
+	reExpr   = understand.MustPattern(`(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*[-+*/^%]\s*(?:\(\s*)*-?\d+(?:\.\d+)?(?:\s*\))*)+`)
 	reWord   = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'&-]*`)
 )
 

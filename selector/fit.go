@@ -1,8 +1,6 @@
 package selector
 
 import (
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
@@ -11,7 +9,7 @@ import (
 	"github.com/airs-dev/airs/understand"
 )
 
-var reSpaces = regexp.MustCompile(`\s+`)
+var reSpaces = understand.MustPattern(`\s+`)
 
 // Delexicalize replaces the values a request carries — quoted strings, file
 // names, arithmetic expressions, numbers — by the names of their types
@@ -21,7 +19,11 @@ var reSpaces = regexp.MustCompile(`\s+`)
 // say nothing about which tool fits, and left in they swamp the words
 // that do (a request's similarity to a tool would fall with the length of
 // its argument).
-func Delexicalize(text string) string {
+func Delexicalize(text string) string { return delexicalize(text, func() {}) }
+
+// delexicalize is Delexicalize calling yield between its passes over the
+// text (a long request's are long: heavy work gives way there).
+func delexicalize(text string, yield func()) string {
 	s := reQuoted.ReplaceAllStringFunc(text, func(m string) string {
 		// reQuoted also takes the character before the quote.
 		lead := ""
@@ -30,16 +32,19 @@ func Delexicalize(text string) string {
 		}
 		return lead + " text "
 	})
+	yield()
 	s = reFile.ReplaceAllStringFunc(s, func(m string) string {
 		ext := m[strings.LastIndexByte(m, '.')+1:]
 		return " " + strings.ToLower(ext) + " file "
 	})
+	yield()
 	s = reExpr.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.Trim(m, "0123456789-. ") == "" {
 			return m // a date or an id, not arithmetic: the number rule below
 		}
 		return " arithmetic expression "
 	})
+	yield()
 	s = reNumber.ReplaceAllStringFunc(s, func(m string) string {
 		lead := ""
 		if m != "" && !strings.ContainsRune("-$0123456789", rune(m[0])) {
@@ -50,6 +55,7 @@ func Delexicalize(text string) string {
 		}
 		return lead + " number "
 	})
+	yield()
 	return strings.TrimSpace(reSpaces.ReplaceAllString(s, " "))
 }
 
@@ -68,12 +74,19 @@ func Coverage(request string, t pipeline.Tool) float64 {
 
 // coverageTerms are a request's distinct content words as Coverage reads
 // them: found once per request, then matched against each candidate.
-func coverageTerms(request string) []string {
+func coverageTerms(request string) []string { return coverageTermsYielding(request, func() {}) }
+
+// coverageTermsYielding is coverageTerms calling yield between its steps.
+func coverageTermsYielding(request string, yield func()) []string {
 	// The answer's format ("as JSON") is no word of the task.
-	q := embeddings.Terms(Delexicalize(understand.WithoutFormat(request)))
+	d := delexicalize(understand.WithoutFormat(request), yield)
+	yield()
+	q := embeddings.Terms(d)
 	out := q[:0]
-	for i, w := range q {
-		if !slices.Contains(q[:i], w) {
+	seen := make(map[string]bool, len(q))
+	for _, w := range q {
+		if !seen[w] {
+			seen[w] = true
 			out = append(out, w)
 		}
 	}

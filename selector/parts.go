@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airs-dev/airs/chains"
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
@@ -73,6 +74,7 @@ type partStep struct {
 // be planned by no tool (the error names it).
 func (s *Selector) PlanParts(ctx context.Context, caller, request string, cat chains.Catalog) (*PlanResult, error) {
 	start := time.Now()
+	turns.Yield(ctx)
 	parts := SplitParts(request)
 	if len(parts) < 2 {
 		return nil, nil

@@ -164,7 +164,7 @@ func (s *Selector) Plan(ctx context.Context, caller, request string, cat chains.
 			return nil, err
 		}
 	}
-	sel, err := s.noLLM(cands, entries, request, cfg)
+	sel, err := s.noLLM(ctx, cands, entries, request, cfg)
 	if err != nil {
 		return nil, err
 	}

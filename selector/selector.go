@@ -20,6 +20,7 @@ import (
 
 	"github.com/airs-dev/airs/grammar"
 	"github.com/airs-dev/airs/grammar/export"
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
@@ -224,19 +225,22 @@ func (s *Selector) candidates(ctx context.Context, caller, request string, k int
 	}
 	v := viewOf(callable)
 	entries, names := v.entries, v.names
+	turns.Yield(ctx) // each step of a long request's is long: heavy work gives way between them
 	hits, err := s.Retriever.Retrieve(ctx, request, k, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("selector: retrieval: %w", err)
 	}
+	turns.Yield(ctx)
 	cands := s.Ranker.Rank(caller, hits, entries)
 	if len(cands) > k {
 		cands = cands[:k]
 	}
-	q := coverageTerms(request) // the request's words, read once for every candidate
+	q := coverageTermsYielding(request, func() { turns.Yield(ctx) }) // the request's words, read once for every candidate
 	for i := range cands {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
+		turns.Yield(ctx)
 		if cands[i].Score == nil {
 			cands[i].Score = map[string]float64{}
 		}
@@ -256,14 +260,14 @@ const noLLMTries = 3
 // what the user said: with RequireEvidence the answer is the closest one
 // with its Validation saying what is missing (the tool fits; the request
 // lacks its arguments, and nothing runs); without, "none".
-func (s *Selector) noLLM(cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
+func (s *Selector) noLLM(ctx context.Context, cands []Candidate, entries map[string]Entry, request string, cfg Config) (*Selection, error) {
 	sel := &Selection{Mode: ModeNoLLM, Notice: NoLLMNotice, Candidates: cands, Function: grammar.NoneTool, Arguments: json.RawMessage(`{}`), Validation: "ok"}
 	var first *Selection // the closest (by coverage) candidate that could not be called
 	var firstErr error
 	var firstCov float64
 	var firstMissing []string
 	tried := 0
-	in := understand.ParsePlain(request) // read once: what it asks, the files it names
+	in := understand.ParsePlainYielding(request, turns.Func(ctx)) // read once: what it asks, the files it names
 	destructiveAsk := in.ExplicitDestructive
 	fit := cfg.fitModel()
 	var refused fitRefusal // the closest candidate the fit decision refused

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/grammar"
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/airs-dev/airs/understand"
 )
@@ -36,6 +37,14 @@ func (s *Selector) envFor(caller string) understand.Env {
 		return s.Env(caller)
 	}
 	return understand.Env{Spaces: s.Config.Hints.Spaces}
+}
+
+// envOf is envFor whose reading gives way to light work when ctx's work
+// is heavy (internal/turns).
+func (s *Selector) envOf(ctx context.Context, caller string) understand.Env {
+	env := s.envFor(caller)
+	env.Yield = turns.Func(ctx)
+	return env
 }
 
 // typed reports whether the interpretation has something for typed filling.
@@ -66,7 +75,7 @@ type retrieved struct {
 // request, when the caller made one) and returning the retrieval it made.
 func (s *Selector) planUnderstood(ctx context.Context, caller, request string, cat chains.Catalog, have *retrieved) (*PlanResult, *retrieved, error) {
 	start := time.Now()
-	in := s.Understand(caller, request)
+	in := understand.Parse(request, s.envOf(ctx, caller))
 	if in.MissingSpace != "" && in.Space == "" {
 		var spaces []string
 		if s.Env != nil {
@@ -94,7 +103,7 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		}
 	}
 	got := &retrieved{query: query, cands: cands, entries: entries}
-	pl := &planner{s: s, env: s.envFor(caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
+	pl := &planner{s: s, env: s.envOf(ctx, caller), in: in, request: request, entries: entries, shapes: map[string]*toolShape{}}
 
 	// The tool whose words cover the request's main action first (a
 	// summary of a file is summarize's, reading it only a means).
@@ -116,6 +125,7 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 		if tried == noLLMTries+1 {
 			break
 		}
+		turns.Yield(ctx)
 		sh := pl.shape(c.Name)
 		if sh == nil {
 			continue
@@ -215,7 +225,7 @@ func (s *Selector) noLLMUnderstood(ctx context.Context, caller, request string, 
 			return sel, nil
 		}
 	}
-	return s.noLLM(cands, entries, request, cfg)
+	return s.noLLM(ctx, cands, entries, request, cfg)
 }
 
 // withheldFit answers an explicit ask to delete, move or overwrite that no

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 )
 
@@ -30,7 +31,7 @@ func (b *burningSelect) Select(ctx context.Context, caller, text string) (any, e
 // spinCPU keeps the calling goroutine's thread busy for at least d of its
 // CPU time (of wall time where no thread clock is read).
 func spinCPU(d time.Duration) {
-	start, ok := threadCPU()
+	start, ok := turns.ThreadCPU()
 	t0 := time.Now()
 	x := 0
 	for {
@@ -38,7 +39,7 @@ func spinCPU(d time.Duration) {
 			x += i
 		}
 		if ok {
-			if t, _ := threadCPU(); t-start >= d {
+			if t, _ := turns.ThreadCPU(); t-start >= d {
 				break
 			}
 		} else if time.Since(t0) >= d {
@@ -106,7 +107,7 @@ func TestHeavyWorkIsChargedByItsCPU(t *testing.T) {
 	if n > 60 {
 		t.Errorf("%d light requests admitted after a heavy one that used 40 ms of CPU, of a burst of 100: want at most 60", n)
 	}
-	if _, clock := threadCPU(); clock && n < 20 {
+	if _, clock := turns.ThreadCPU(); clock && n < 20 {
 		t.Errorf("%d light requests admitted after a heavy one that used 40 ms of CPU, of a burst of 100: want at least 20 (it was charged more than 80 ms)", n)
 	}
 }

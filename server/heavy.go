@@ -17,6 +17,9 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"time"
+
+	"github.com/airs-dev/airs/internal/turns"
 )
 
 // heavyQueue bounds one agent's heavy requests waiting for a slot.
@@ -89,35 +92,44 @@ func (g *heavyGate) acquire(ctx context.Context, caller string) (func(), error) 
 // request's input, is over limit (or unknown, n < 0). It answers the
 // release (a no-op for light work), or false when it answered the
 // request itself (the queue is full: 429; the client left: nothing to
-// answer). With cost, the CPU the request's goroutine uses until the
+// answer). Until the release the request is heavy work (turns.Heavy): it
+// no longer counts as light work in flight, and its checkpoints give way
+// to light work. With cost, the CPU the request's goroutine uses until the
 // release is charged to it (requestCost.chargeCPU): release must then be
 // called on the goroutine that called heavy.
 func (s *Server) heavy(w http.ResponseWriter, r *http.Request, n, limit int64, cost *requestCost) (func(), bool) {
 	if n >= 0 && n <= limit {
 		return func() {}, true
 	}
+	// Waiting for a slot is not light work either.
+	_, done := turns.Heavy(r.Context())
 	release, err := s.heavyGate.acquire(r.Context(), Caller(r.Context()))
 	if err == nil {
 		if cost == nil {
-			return release, true
+			return func() { release(); done() }, true
 		}
 		// The agent's heavy requests before this one are charged their CPU
 		// when they end: this one pays for them before it runs, so that
 		// several sent at once do not all run on one token each.
 		if err := s.payOwed(cost.caller); err != nil {
 			release()
+			done()
 			writeCallError(w, nil, err)
 			return nil, false
 		}
-		m := startCPUMeter()
+		_, metered := turns.Heavy(turns.WithCharge(r.Context(), func(cpu time.Duration) {
+			cost.chargeCPU(cpu, s.cfg.HeavyCPUPerToken)
+		}))
 		var once sync.Once
 		return func() {
 			once.Do(func() {
-				cost.chargeCPU(m.stop(), s.cfg.HeavyCPUPerToken)
+				metered()
 				release()
+				done()
 			})
 		}, true
 	}
+	done()
 	if _, full := err.(errHeavyQueueFull); full {
 		w.Header().Set("Retry-After", "1")
 		writeErrorBody(w, http.StatusTooManyRequests, map[string]any{"error": "rate_limited",

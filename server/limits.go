@@ -230,6 +230,9 @@ type requestCost struct {
 	s      *Server
 	caller string
 	tokens atomic.Int64
+
+	cpuMu sync.Mutex
+	cpu   time.Duration // the heavy work's CPU charged so far
 }
 
 func (s *Server) newRequestCost(caller string, admitted int) *requestCost {
@@ -248,13 +251,19 @@ func (c *requestCost) owe(n int) {
 }
 
 // chargeCPU charges heavy work by the CPU it used: one token per
-// cpuPerToken, less what the request was charged already (its size, the
-// Backend's count), so that a rate limit bounds the share of a core an
-// agent's heavy work takes, however cheap its input looks.
+// cpuPerToken of all the request's heavy work so far (the reading of its
+// body, a built-in tool's run, on whichever goroutine), less what the
+// request was charged already (its size, the Backend's count, earlier
+// heavy work), so that a rate limit bounds the share of a core an agent's
+// heavy work takes, however cheap its input looks.
 func (c *requestCost) chargeCPU(cpu, cpuPerToken time.Duration) {
-	if cpuPerToken > 0 {
-		c.owe(int(cpu/cpuPerToken) - int(c.tokens.Load()))
+	if cpuPerToken <= 0 {
+		return
 	}
+	c.cpuMu.Lock()
+	defer c.cpuMu.Unlock()
+	c.cpu += cpu
+	c.owe(int(c.cpu/cpuPerToken) - int(c.tokens.Load()))
 }
 
 func (s *Server) oweTokens(caller string, n int) {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/airs-dev/airs/chains"
 	"github.com/airs-dev/airs/config"
+	"github.com/airs-dev/airs/internal/turns"
 	"github.com/airs-dev/airs/pipeline"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -196,6 +197,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !streams(r) {
+		// Light work until it says otherwise (heavy work, s.heavy): heavy
+		// work gives way while it is in flight.
+		lctx, end := turns.Light(r.Context())
+		defer end()
+		r = r.WithContext(lctx)
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(sw, r)
 	} else {
@@ -206,6 +214,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.flood.told(client, d)
 		}
 	}
+}
+
+// streams reports whether r asks for a stream of events (SSE): open for
+// long and idle between its events, it is not light work in flight.
+func streams(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream") ||
+		strings.HasSuffix(r.URL.Path, "/stream") || strings.HasSuffix(r.URL.Path, "/events")
 }
 
 // noRoute answers a path no endpoint serves (404) or a method the path
@@ -375,7 +390,8 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	}
 	// A large body is heavy to read and decode: that takes a slot, and is
 	// charged by its CPU beyond the call's own token.
-	release, ok := s.heavy(w, r, r.ContentLength, int64(s.cfg.Limits.HeavyCallBody), s.newRequestCost(caller, 1))
+	cost := s.newRequestCost(caller, 1)
+	release, ok := s.heavy(w, r, r.ContentLength, int64(s.cfg.Limits.HeavyCallBody), cost)
 	if !ok {
 		return
 	}
@@ -412,7 +428,10 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf(`"timeout_ms" must be between 1 and %d (omit it for the tool's latency-class default)`, pipeline.MaxTimeout.Milliseconds()))
 		return
 	}
-	res, err := s.backend.Call(r.Context(), pipeline.Request{
+	// A built-in tool's heavy work (a compare of long texts) runs on a
+	// goroutine of its own: it reports its CPU, charged as the body's is.
+	ctx := turns.WithCharge(r.Context(), func(cpu time.Duration) { cost.chargeCPU(cpu, s.cfg.HeavyCPUPerToken) })
+	res, err := s.backend.Call(ctx, pipeline.Request{
 		CallID: req.CallID, Tool: req.Tool, Provider: req.Provider, Params: params, Encoding: enc,
 		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Caller: Caller(r.Context()),
 		Version: req.Version,
@@ -496,6 +515,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "internal", "streaming unsupported")
 		return
 	}
+	turns.Idle(r.Context()) // a chat waits on its model for long: no light work in flight
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -1,7 +1,6 @@
 package understand
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -126,16 +125,16 @@ const operand = `(-?\d+(?:\.\d+)?|\([^()]*\)|sqrt\([^()]*\))`
 const list = operand + `((?:\s*,\s*` + operand + `)*\s*(?:,\s*)?(?:and|&|\+)\s*` + operand + `)`
 
 type rewrite struct {
-	re  *regexp.Regexp
+	re  Pattern
 	fn  func(m []string) string
 	raw string
 }
 
 func rw(pattern string, fn func(m []string) string) rewrite {
-	return rewrite{re: regexp.MustCompile(`(?i)` + pattern), fn: fn, raw: pattern}
+	return rewrite{re: MustPattern(`(?i)` + pattern), fn: fn, raw: pattern}
 }
 
-var reOperand = regexp.MustCompile(operand)
+var reOperand = MustPattern(operand)
 
 // operands splits a list ("3, 4 and 5") into its operands.
 func operands(s string) []string { return reOperand.FindAllString(s, -1) }
@@ -189,30 +188,41 @@ var rewrites = []rewrite{
 }
 
 // reCalcSpan is a run of what the calculator reads.
-var reCalcSpan = regexp.MustCompile(`(?:sqrt\(|\(|-)?[\d.(][\d.\s+\-*/^()sqrt]*[\d)]`)
+var reCalcSpan = MustPattern(`(?:sqrt\(|\(|-)?[\d.(][\d.\s+\-*/^()sqrt]*[\d)]`)
 
 // opWords mark a rewrite that needs an operator word between operands
 // ("plus", "and"): "and" alone makes one only next to an arithmetic verb.
-var reArithCue = regexp.MustCompile(`(?i)\b(?:sum|add|plus|minus|times|multipl\w*|divid\w*|subtract|product|average|mean|total|squared|cubed|square|root|power|percent|difference|calculate|compute|what'?s|what\s+is|how\s+much|half|double|twice|triple|quarter|third|deduct|take|sqrt)\b|%|[-+*/^×÷]|\d\s*x\s*\d`)
+var reArithCue = MustPattern(`(?i)\b(?:sum|add|plus|minus|times|multipl\w*|divid\w*|subtract|product|average|mean|total|squared|cubed|square|root|power|percent|difference|calculate|compute|what'?s|what\s+is|how\s+much|half|double|twice|triple|quarter|third|deduct|take|sqrt)\b|%|[-+*/^×÷]|\d\s*x\s*\d`)
 
 // Expression is the arithmetic a request states, in the calculator's
 // grammar, or "" when it states none.
-func Expression(text string) string {
+func Expression(text string) string { return expression(text, Env{}) }
+
+// expression is Expression, giving way at env's checkpoints.
+func expression(text string, env Env) string {
 	if !reArithCue.MatchString(text) {
 		return ""
 	}
 	s := NumbersInWords(text)
 	s = strings.NewReplacer("×", "*", "÷", "/", ",000", "000").Replace(s)
-	s = cachedRegexp(`(\d),(\d{3})\b`).ReplaceAllString(s, "$1$2")
-	s = cachedRegexp(`\$(\d)`).ReplaceAllString(s, "$1")
+	s = cachedPattern(`(\d),(\d{3})\b`).ReplaceAllString(s, "$1$2")
+	s = cachedPattern(`\$(\d)`).ReplaceAllString(s, "$1")
 	for i := 0; i < 8; i++ {
 		before := s
+		t := &haystack{s: s}
 		for _, r := range rewrites {
-			if r.raw == operand+`\s+(?:plus|and)\s+`+operand && !cachedRegexp(`(?i)\bplus\b`).MatchString(s) {
+			if t.s != s {
+				t = &haystack{s: s}
+			}
+			if !r.re.pre.may(t) {
+				continue // what it needs is not in the text: it cannot match
+			}
+			env.yield()
+			if r.raw == operand+`\s+(?:plus|and)\s+`+operand && !cachedPattern(`(?i)\bplus\b`).MatchString(s) {
 				// "and" joins operands only where "plus" is meant: "12 and 30"
 				// is a sum only inside "sum/add …" (handled above).
 				s = r.re.ReplaceAllStringFunc(s, func(m string) string {
-					if !cachedRegexp(`(?i)\bplus\b`).MatchString(m) {
+					if !cachedPattern(`(?i)\bplus\b`).MatchString(m) {
 						return m
 					}
 					return r.fn(r.re.FindStringSubmatch(m))

@@ -2,7 +2,6 @@ package understand
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/airs-dev/airs/embeddings"
@@ -35,7 +34,7 @@ var toolVerbs = map[string]bool{
 
 // reNameSplit splits a tool's name into its parts (dots, underscores,
 // dashes; camel case is split by embeddings.Tokens).
-var reNameSplit = regexp.MustCompile(`[._\-/\s]+`)
+var reNameSplit = MustPattern(`[._\-/\s]+`)
 
 // Subjects are the words of a tool's name that say what it is about
 // ("get_cooking_time" → cooking, time), lower case.
@@ -91,13 +90,13 @@ func requestWords(request string) []string {
 	return embeddings.Tokens(text)
 }
 
-var reUnitAfterNumber = regexp.MustCompile(`\d\s*[\p{L}]+`)
+var reUnitAfterNumber = MustPattern(`\d\s*[\p{L}]+`)
 
 // kindWords: a request that asks with these words asks for a value of
 // the kind a tool's name says.
 var (
-	reWhen     = regexp.MustCompile(`(?i)^\s*(?:when|what\s+(?:date|day|year|time))\b|\bwhen\s+(?:was|is|did|does|will)\b`)
-	reCurrency = regexp.MustCompile(`(?i)\b(?:usd|eur|gbp|jpy|cad|aud|chf|cny|inr|euros?|dollars?|pounds?\s+sterling|yen|yuan|rupees?|francs?|pesos?|currenc(?:y|ies)|exchange\s+rate)\b|[$€£¥]\s*\d`)
+	reWhen     = MustPattern(`(?i)^\s*(?:when|what\s+(?:date|day|year|time))\b|\bwhen\s+(?:was|is|did|does|will)\b`)
+	reCurrency = MustPattern(`(?i)\b(?:usd|eur|gbp|jpy|cad|aud|chf|cny|inr|euros?|dollars?|pounds?\s+sterling|yen|yuan|rupees?|francs?|pesos?|currenc(?:y|ies)|exchange\s+rate)\b|[$€£¥]\s*\d`)
 	dateKinds  = map[string]bool{"date": true, "time": true, "year": true, "when": true, "day": true}
 	moneyKinds = map[string]bool{"currency": true, "exchange": true, "money": true, "forex": true}
 )
@@ -280,7 +279,7 @@ type quantities struct {
 
 // reAmount is a number standing alone (not inside a word such as "CO2"
 // or "3x"), with what follows it.
-var reAmount = regexp.MustCompile(`(?:^|[^\p{L}\p{N}_.])[-+$€£]?\d[\d,]*(?:\.\d+)?(\s*(?:%|percent\b|per\s*cent\b))?`)
+var reAmount = MustPattern(`(?:^|[^\p{L}\p{N}_.])[-+$€£]?\d[\d,]*(?:\.\d+)?(\s*(?:%|percent\b|per\s*cent\b))?`)
 
 func readQuantities(request string) quantities {
 	var q quantities

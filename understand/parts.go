@@ -1,12 +1,11 @@
 package understand
 
 import (
-	"regexp"
 	"strings"
 )
 
 // partSplit cuts a request into parts at the words that order tasks.
-var partSplit = regexp.MustCompile(`(?i)\s*(?:[,;]\s*)?\b(?:and\s+then|then|after\s+that|afterwards|and\s+finally|finally)\b[\s,]*|\s*;\s*|[.!?]\s+`)
+var partSplit = MustPattern(`(?i)\s*(?:[,;]\s*)?\b(?:and\s+then|then|after\s+that|afterwards|and\s+finally|finally)\b[\s,]*|\s*;\s*|[.!?]\s+`)
 
 // SplitParts cuts a request into the parts a plan gives a step each (at
 // sentences, and at "then", "after that", "finally"), dropping empty ones.

@@ -1,12 +1,11 @@
 package understand
 
 import (
-	"regexp"
 	"strings"
 )
 
 // reDigit: a number written with digits.
-var reDigit = regexp.MustCompile(`\d`)
+var reDigit = MustPattern(`\d`)
 
 // quantityWords name an amount without a number: a span of time taken as
 // one unit ("for the next week" is 7 days, "next month" is 1), or a count
@@ -68,7 +67,7 @@ func StatesTime(text string) bool {
 }
 
 // reWord: a word as written, with its capitals.
-var reWord = regexp.MustCompile(`[A-Za-z][A-Za-z'-]*`)
+var reWord = MustPattern(`[A-Za-z][A-Za-z'-]*`)
 
 // NamesPlace reports whether a request holds a proper name, the only way a
 // place is named in words ("in Boston", "near Los Angeles, CA"): a word

@@ -55,6 +55,16 @@ type Env struct {
 	// "~/Documents"): named in a request but not configured, they are a
 	// missing space, said plainly, never replaced by another.
 	Folders map[string]string
+	// Yield, when set, is called between the steps of reading: a long
+	// request is heavy work, and gives way to light work there
+	// (internal/turns).
+	Yield func()
+}
+
+func (e Env) yield() {
+	if e.Yield != nil {
+		e.Yield()
+	}
 }
 
 // DefaultFolders are the usual folders a person calls by name.
@@ -170,37 +180,37 @@ func (in *Interpretation) Files() []Object {
 }
 
 var (
-	reBody = regexp.MustCompile(`(?is)^(?:[^:\n]{0,80}?\b(?:summari[sz]e|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|summary)\b[^:\n]{0,40}?)\s*[:\n]\s*(.+)$`)
-	reTLDR = regexp.MustCompile(`(?is)^\s*(.+?)\s*(?:\n|\s)+(?:tl;?\s*dr|tldr)\s*[?.!]*\s*$`)
+	reBody = MustPattern(`(?is)^(?:[^:\n]{0,80}?\b(?:summari[sz]e|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|summary)\b[^:\n]{0,40}?)\s*[:\n]\s*(.+)$`)
+	reTLDR = MustPattern(`(?is)^\s*(.+?)\s*(?:\n|\s)+(?:tl;?\s*dr|tldr)\s*[?.!]*\s*$`)
 	// reFile is a file name as a request writes it.
-	reFile       = regexp.MustCompile(`[\w./~-]*\w\.(?:pdf|txt|md|markdown|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log|rtf|odt)\b`)
-	reQuoted     = regexp.MustCompile(`'[^']+'|"[^"]+"|“[^”]+”`)
-	reWordRE     = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_-]*`)
-	reEvery      = regexp.MustCompile(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
-	reTypeW      = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
-	reRecur      = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
-	reNounBefore = regexp.MustCompile(`(?i)\b(?:the|my|a|your|our|this|that|todo|to-do|shopping|reading|wish|packing|check)\s+$`)
-	reNeg        = regexp.MustCompile(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:about|going|planning)\s+to|i'?ll|i\s+will|i\s+might|i\s+may)\s+(?:\w+\s+){0,2}$`)
+	reFile       = MustPattern(`[\w./~-]*\w\.(?:pdf|txt|md|markdown|csv|json|yaml|yml|docx?|xlsx?|pptx?|png|jpe?g|html?|go|py|js|log|rtf|odt)\b`)
+	reQuoted     = MustPattern(`'[^']+'|"[^"]+"|“[^”]+”`)
+	reWordRE     = MustPattern(`[\p{L}\p{N}][\p{L}\p{N}'_-]*`)
+	reEvery      = MustPattern(`(?i)\b(?:every|each|all(?:\s+(?:of\s+)?the)?|all\s+my)\b`)
+	reTypeW      = MustPattern(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log|text|image|png|jpe?g)(?:s|\s+files?|\s+documents?|\s+docs?)\b`)
+	reRecur      = MustPattern(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at\s+any\s+depth|everywhere|all\s+the\s+way\s+down|including\s+subfolders)\b`)
+	reNounBefore = MustPattern(`(?i)\b(?:the|my|a|your|our|this|that|todo|to-do|shopping|reading|wish|packing|check)\s+$`)
+	reNeg        = MustPattern(`(?i)\b(?:don'?t|do\s+not|never|not|without|no\s+need\s+to|rather\s+than|instead\s+of|before|after|until|unless|in\s+case|so\s+(?:that\s+)?(?:i|we)\s+can|whether\s+to|should\s+i|which|were|was|been|got|the|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:about|going|planning)\s+to|i'?ll|i\s+will|i\s+might|i\s+may)\s+(?:\w+\s+){0,2}$`)
 )
 
 // reServiceVerb is a request that leads with a verb of a service no
 // action of this package names (after "please", "can you" …).
-var reServiceVerb = regexp.MustCompile(`(?i)^\s*(?:(?:please|pls|kindly|hey|ok|okay|can\s+you|could\s+you|would\s+you|will\s+you)[\s,]+)*(send|e-?mail|mail|text|message|post|tweet|book|reserve|buy|order|purchase|pay|play|call|phone|schedule|remind|set|create|make|translate|convert|share|upload|download|install|start|stop|turn|switch|invite|cancel|ping|notify)\b`)
+var reServiceVerb = MustPattern(`(?i)^\s*(?:(?:please|pls|kindly|hey|ok|okay|can\s+you|could\s+you|would\s+you|will\s+you)[\s,]+)*(send|e-?mail|mail|text|message|post|tweet|book|reserve|buy|order|purchase|pay|play|call|phone|schedule|remind|set|create|make|translate|convert|share|upload|download|install|start|stop|turn|switch|invite|cancel|ping|notify)\b`)
 
 // action words, by canonical action. Longer phrases first within a kind.
 var actionPhrases = []struct {
 	a  Action
-	re *regexp.Regexp
+	re Pattern
 }{
-	{Delete, regexp.MustCompile(`(?i)\b(?:delete|deleting|remove|removing|erase|erasing|trash|wipe|discard|shred|destroy|get\s+rid\s+of|throw\s+(?:away|out)|rm|unlink|bin)\b`)},
-	{Move, regexp.MustCompile(`(?i)\b(?:move|moving|rename|renaming|relocate)\b`)},
-	{Write, regexp.MustCompile(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
-	{Compare, regexp.MustCompile(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
-	{Summarize, regexp.MustCompile(`(?i)\bwhat(?:'s|\s+is|\s+are)\s+(?:\S+\s+){0,6}?about\s*[?.!]*\s*$|\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
-	{List, regexp.MustCompile(`(?i)\b(?:list|listing|enumerate|ls|(?:what|which)\s+(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
-	{Extract, regexp.MustCompile(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
-	{Read, regexp.MustCompile(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
-	{Calculate, regexp.MustCompile(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
+	{Delete, MustPattern(`(?i)\b(?:delete|deleting|remove|removing|erase|erasing|trash|wipe|discard|shred|destroy|get\s+rid\s+of|throw\s+(?:away|out)|rm|unlink|bin)\b`)},
+	{Move, MustPattern(`(?i)\b(?:move|moving|rename|renaming|relocate)\b`)},
+	{Write, MustPattern(`(?i)\b(?:overwrite|overwriting|replace\s+the\s+contents|write\s+over)\b`)},
+	{Compare, MustPattern(`(?i)\b(?:compare|comparing|comparison|diff|contrast|(?:added|removed|changed|deleted|new)\s+(?:\w+\s+)?between|what(?:'s|\s+is|\s+has)?\s+changed|what\s+changed|differences?\s+between|how\s+(?:do|does)\s+.+\s+differ|differ(?:ence)?s?|versus|vs\.?)\b`)},
+	{Summarize, MustPattern(`(?i)\bwhat(?:'s|\s+is|\s+are)\s+(?:\S+\s+){0,6}?about\s*[?.!]*\s*$|\b(?:summari[sz]e|summari[sz]ing|summary|sum\s+up|tl;?\s*dr|tldr|gist|recap|condense|shorten|boil\s+down|key\s+points|main\s+points|overview\s+of|in\s+a\s+nutshell|brief\s+me|short\s+version)\b`)},
+	{List, MustPattern(`(?i)\b(?:list|listing|enumerate|ls|(?:what|which)\s+(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers)|show\s+(?:me\s+)?(?:all\s+)?(?:the\s+|my\s+)?(?:(?:pdf|markdown|md|text|txt|csv|json|ya?ml|html?|image|log)\s+)?(?:files|documents|pdfs|papers|contents\s+of\s+(?:the\s+|my\s+)?\w+\s+folder)|what'?s\s+in\s+(?:the\s+|my\s+)?\w+\s+(?:folder|directory|space)|find\s+(?:all\s+)?(?:the\s+|my\s+)?(?:files|pdfs|documents|papers)|how\s+many\s+(?:files|pdfs|documents|papers))\b`)},
+	{Extract, MustPattern(`(?i)\b(?:extract|extracting|pull\s+(?:out\s+)?the\s+text|get\s+the\s+text|text\s+(?:of|from|in))\b`)},
+	{Read, MustPattern(`(?i)\b(?:read|reading|open|show|display|view|print|cat|contents?\s+of|what\s+(?:does|did|do)\s+.+\s+say|what'?s\s+(?:in|inside)|what\s+is\s+(?:in|inside)|look\s+at|see\s+what|let\s+me\s+see|see)\b`)},
+	{Calculate, MustPattern(`(?i)\b(?:calculate|compute|evaluate|work\s+out|how\s+much\s+is|solve)\b`)},
 }
 
 // stop are words that never name a file.
@@ -222,6 +232,7 @@ func init() {
 // Parse reads a request against env.
 func Parse(text string, env Env) *Interpretation {
 	in := &Interpretation{Text: text, Parts: SplitParts(text)}
+	env.yield()
 	head := text
 	if m := reBody.FindStringSubmatch(text); m != nil && len(strings.TrimSpace(m[1])) > 0 {
 		in.Body = strings.TrimSpace(m[1])
@@ -234,12 +245,13 @@ func Parse(text string, env Env) *Interpretation {
 	unq := reQuoted.ReplaceAllStringFunc(head, func(m string) string { return strings.Repeat(" ", len(m)) })
 	lower := strings.ToLower(unq)
 
-	in.readActions(unq)
+	env.yield()
+	in.readActions(unq, env)
 	if m := reServiceVerb.FindStringSubmatch(unq); m != nil {
 		in.Verb = strings.ToLower(m[1])
 	}
 	if in.Body == "" {
-		in.Expression = Expression(unq)
+		in.Expression = expression(unq, env)
 		if in.Expression != "" && !in.Has(Calculate) {
 			// Arithmetic is its own action unless the request works on a file.
 			in.Actions = append([]Action{Calculate}, in.Actions...)
@@ -249,18 +261,21 @@ func Parse(text string, env Env) *Interpretation {
 	if m := reTypeW.FindStringSubmatch(unq); m != nil {
 		in.FileType = normExt(m[1])
 	}
+	env.yield()
 	in.readSpace(lower, env)
+	env.yield()
 	in.readObjects(unq, lower, env)
+	env.yield()
 	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
 	if fs := in.Files(); len(fs) > 1 && !in.Has(Compare) && len(in.Parts) == 1 {
 		// "summarize a.pdf and b.pdf": each file named gets the call.
 		in.All = true
 	}
-	if in.Has(List) && in.Has(Summarize) && cachedRegexp(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
+	if in.Has(List) && in.Has(Summarize) && cachedPattern(`(?i)\b(?:them|each|those|all\s+of\s+them)\b`).MatchString(unq) {
 		in.Every = true // "list the pdfs in papers, then summarize them"
 		in.Actions = slicesDelete(in.Actions, List)
 	}
-	if in.Has(List) && in.Folder == nil && cachedRegexp(`(?i)\b(?:find|search)\b`).MatchString(unq) {
+	if in.Has(List) && in.Folder == nil && cachedPattern(`(?i)\b(?:find|search)\b`).MatchString(unq) {
 		in.Recursive = true // find(1) looks everywhere
 	}
 	in.orderActions()
@@ -297,14 +312,19 @@ func slicesDelete(as []Action, a Action) []Action {
 // readActions finds the action words, each kind once, in the order the
 // request says them; a destructive word that is negated ("don't delete")
 // or only describes ("the removed lines") is no ask.
-func (in *Interpretation) readActions(s string) {
+func (in *Interpretation) readActions(s string, env Env) {
 	type at struct {
 		a   Action
 		pos int
 	}
 	var found []at
+	t := &haystack{s: s}
 	for _, p := range actionPhrases {
-		for _, m := range p.re.FindAllStringIndex(s, -1) {
+		if !p.re.pre.may(t) {
+			continue
+		}
+		env.yield()
+		for m := range matches(p.re.Regexp, s) {
 			if p.a.Destructive() && reNeg.MatchString(s[:m[0]]) {
 				continue
 			}
@@ -357,12 +377,13 @@ func (in *Interpretation) orderActions() {
 func (in *Interpretation) readSpace(lower string, env Env) {
 	best := -1
 	for _, sp := range env.Spaces {
+		env.yield()
 		l := strings.ToLower(sp)
 		for _, form := range []string{l, strings.TrimSuffix(l, "s")} {
 			if len(form) < 3 {
 				continue
 			}
-			re := cachedRegexp(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
+			re := cachedPattern(`\b(?:in|from|under|inside|of|my|the|to)\s+(?:my\s+|the\s+)?` + regexp.QuoteMeta(form) + `s?\b|\b` + regexp.QuoteMeta(form) + `s?\s+(?:folder|space|directory|dir)\b|~/` + regexp.QuoteMeta(form))
 			if loc := re.FindStringIndex(lower); loc != nil && (best < 0 || loc[0] < best) {
 				best, in.Space = loc[0], sp
 			}
@@ -370,7 +391,7 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 	}
 	if in.Space == "" {
 		for _, sp := range env.Spaces {
-			if len(sp) >= 4 && cachedRegexp(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
+			if len(sp) >= 4 && cachedPattern(`\b`+regexp.QuoteMeta(strings.ToLower(sp))+`\b`).MatchString(lower) {
 				in.Space = sp
 				break
 			}
@@ -389,7 +410,7 @@ func (in *Interpretation) readSpace(lower string, env Env) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		re := cachedRegexp(`\b(?:in|from|under|inside|of|to)\s+(?:my\s+|the\s+)?` + n + `\b(?:\s+(?:folder|directory|dir))?|\bmy\s+` + n + `\b|\b` + n + `\s+(?:folder|directory|dir)\b|~/` + n + `\b`)
+		re := cachedPattern(`\b(?:in|from|under|inside|of|to)\s+(?:my\s+|the\s+)?` + n + `\b(?:\s+(?:folder|directory|dir))?|\bmy\s+` + n + `\b|\b` + n + `\s+(?:folder|directory|dir)\b|~/` + n + `\b`)
 		if re.MatchString(lower) {
 			in.MissingSpace, in.MissingHint = n, folders[n]
 			return
@@ -410,8 +431,8 @@ func words(s string, extra map[string]bool) []string {
 	return out
 }
 
-var reSides = regexp.MustCompile(`(?i)\s+(?:and|with|to|against|versus|vs\.?|from)\s+`)
-var reFolderRef = regexp.MustCompile(`(?i)\b(?:in|from|under|inside|within)\s+(?:the\s+|my\s+)?([\w.-]+(?:\s+[\w.-]+)?)(?:\s+(?:folder|directory|dir|subfolder))?\b|\b(?:the\s+|my\s+)?([\w.-]+)\s+(?:folder|directory|dir|subfolder)\b`)
+var reSides = MustPattern(`(?i)\s+(?:and|with|to|against|versus|vs\.?|from)\s+`)
+var reFolderRef = MustPattern(`(?i)\b(?:in|from|under|inside|within)\s+(?:the\s+|my\s+)?([\w.-]+(?:\s+[\w.-]+)?)(?:\s+(?:folder|directory|dir|subfolder))?\b|\b(?:the\s+|my\s+)?([\w.-]+)\s+(?:folder|directory|dir|subfolder)\b`)
 
 func (in *Interpretation) spacesFor(env Env) []string {
 	if in.Space != "" {
@@ -429,6 +450,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	rest := unq
 	// Named files first.
 	for _, loc := range reFile.FindAllStringIndex(unq, -1) {
+		env.yield()
 		name := strings.TrimPrefix(unq[loc[0]:loc[1]], "./")
 		o := Object{Phrase: name, Named: true}
 		for _, sp := range spaces {
@@ -458,12 +480,14 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 		spaceWords[in.MissingSpace] = true
 	}
 	// The folder the request works in: "in the papers folder", "under quotes".
+	env.yield()
 	listing := in.Has(List) || reEvery.MatchString(unq)
 	for _, m := range reFolderRef.FindAllStringSubmatch(rest, -1) {
+		env.yield()
 		phrase := m[1]
 		if phrase == "" {
 			phrase = m[2]
-		} else if !listing && !cachedRegexp(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
+		} else if !listing && !cachedPattern(`(?i)\b(?:folder|directory|dir|subfolder)\b`).MatchString(m[0]) {
 			continue // "in the cover letter" names a file, not a folder
 		}
 		ws := words(phrase, spaceWords)
@@ -506,6 +530,7 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 	for k := range spaceWords {
 		extra[k] = true
 	}
+	env.yield()
 	if in.Has(Compare) {
 		// Each side of "compare A and B" names a file.
 		sides := reSides.Split(afterAction(desc), -1)
@@ -541,11 +566,14 @@ func (in *Interpretation) readObjects(unq, lower string, env Env) {
 			}
 		}
 	}
+	env.yield()
 	ws := words(desc, extra)
 	if len(ws) == 0 {
 		return
 	}
+	env.yield()
 	ms := env.Index.SearchWith(spaces, ws, ext, false, describes(strings.ToLower(desc), len(in.Actions) > 0))
+	env.yield()
 	if len(ms) == 0 {
 		return
 	}
@@ -675,13 +703,17 @@ func describes(lower string, acted bool) func(e *Entry, stemHits, dirHits int, c
 	}
 }
 
-var reDefinite = regexp.MustCompile(`\b(?:the|my|this|that|our|each|every|both)\s+(?:(?:two|three|four|both|\d+)\s+)?([\p{L}\p{N}]+)`)
+var reDefinite = MustPattern(`\b(?:the|my|this|that|our|each|every|both)\s+(?:(?:two|three|four|both|\d+)\s+)?([\p{L}\p{N}]+)`)
 
 // afterAction is the text after the first action word (the object's words).
 func afterAction(s string) string {
 	first := len(s)
 	end := 0
+	t := &haystack{s: s}
 	for _, p := range actionPhrases {
+		if !p.re.pre.may(t) {
+			continue
+		}
 		if loc := p.re.FindStringIndex(s); loc != nil && loc[0] < first {
 			first, end = loc[0], loc[1]
 		}

@@ -156,6 +156,8 @@ func Compare() pipeline.Handler {
 			return nil, reject(CodeTooLarge, "each text may have at most %d bytes", compareMaxChars)
 		}
 		ignoreWS := p.IgnoreWhitespace == nil || *p.IgnoreWhitespace
+		ctx, done := heavy(ctx, len(p.A)+len(p.B))
+		defer done()
 		c, err := compareTexts(ctx, p.A, p.B, p.ALabel, p.BLabel, ignoreWS)
 		if err != nil {
 			return nil, err
@@ -181,7 +183,7 @@ func splitLinesCtx(ctx context.Context, s string) ([]string, error) {
 	}
 	out := make([]string, 0, strings.Count(s, "\n")+1)
 	for {
-		if len(out)%checkLines == 0 && ctx.Err() != nil {
+		if len(out)%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		i := strings.IndexByte(s, '\n')
@@ -234,13 +236,13 @@ func compareTexts(ctx context.Context, a, b, aLabel, bLabel string, ignoreWhites
 	if ignoreWhitespace {
 		ak, bk = make([]string, len(al)), make([]string, len(bl))
 		for i, l := range al {
-			if i%checkLines == 0 && ctx.Err() != nil {
+			if i%checkLines == 0 && stopped(ctx) != nil {
 				return Comparison{}, ctx.Err()
 			}
 			ak[i] = collapseSpace(l)
 		}
 		for i, l := range bl {
-			if i%checkLines == 0 && ctx.Err() != nil {
+			if i%checkLines == 0 && stopped(ctx) != nil {
 				return Comparison{}, ctx.Err()
 			}
 			bk[i] = collapseSpace(l)

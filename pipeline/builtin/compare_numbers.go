@@ -327,7 +327,7 @@ func compareNumbers(ctx context.Context, al, bl []string, ops []DiffOp, pairs []
 	byKey := map[slot][]entry{}
 	next := map[slot]int{}
 	for j, l := range bl {
-		if j%checkLines == 0 && ctx.Err() != nil {
+		if j%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		if equalB[j] {
@@ -368,7 +368,7 @@ func compareNumbers(ctx context.Context, al, bl []string, ops []DiffOp, pairs []
 		}
 	}
 	for i, l := range al {
-		if i%checkLines == 0 && ctx.Err() != nil {
+		if i%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		if len(out) > compareMaxNumbers {
@@ -392,7 +392,7 @@ func compareNumbers(ctx context.Context, al, bl []string, ops []DiffOp, pairs []
 		}
 	}
 	for n, pr := range pairs {
-		if n%checkLines == 0 && ctx.Err() != nil {
+		if n%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		if len(out) > compareMaxNumbers {

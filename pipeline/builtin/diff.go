@@ -140,7 +140,7 @@ func (d *differ) spend(n int) bool {
 	if d.work >= d.nextCheck {
 		d.nextCheck = d.work + diffCheckEvery
 		if d.err == nil {
-			d.err = d.ctx.Err()
+			d.err = stopped(d.ctx)
 		}
 	}
 	return d.err != nil || d.work > diffMaxWork

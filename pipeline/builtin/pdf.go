@@ -101,6 +101,8 @@ func (s *spaces) pdfExtract(ctx context.Context, params json.RawMessage, call *p
 		return nil, reject(CodeTooLarge, "%q is %d bytes; pdf-extract reads PDFs up to %d bytes", rel, st.Size(), pdfMaxFile)
 	}
 	out := pdfResult{Space: p.Space, Path: rel}
+	ctx, done := heavy(ctx, int(st.Size()))
+	defer done()
 	text, err := extractPDF(ctx, f, st.Size(), p, &out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -242,7 +244,7 @@ type ctxReaderAt struct {
 }
 
 func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if err := c.ctx.Err(); err != nil {
+	if err := stopped(c.ctx); err != nil {
 		return 0, err
 	}
 	return c.r.ReadAt(p, off)

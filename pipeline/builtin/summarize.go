@@ -218,7 +218,7 @@ func splitSentences(ctx context.Context, text string) ([]string, error) {
 	}
 	var out []string
 	for n, para := range paras {
-		if n%checkLines == 0 && ctx.Err() != nil {
+		if n%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		words, err := fieldsCtx(ctx, para)
@@ -227,7 +227,7 @@ func splitSentences(ctx context.Context, text string) ([]string, error) {
 		}
 		start := 0
 		for i, w := range words {
-			if i%checkLines == 0 && ctx.Err() != nil {
+			if i%checkLines == 0 && stopped(ctx) != nil {
 				return nil, ctx.Err() // one paragraph may be the whole text
 			}
 			if i == len(words)-1 || endsSentence(w, words[i+1]) {
@@ -256,7 +256,7 @@ func splitParagraphs(ctx context.Context, text string) ([]string, error) {
 		}
 	}
 	for n, line := range lines {
-		if n%checkLines == 0 && ctx.Err() != nil {
+		if n%checkLines == 0 && stopped(ctx) != nil {
 			return nil, ctx.Err()
 		}
 		t := strings.TrimSpace(line)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package turns
 
 import (
 	"syscall"
@@ -8,10 +8,10 @@ import (
 	"unsafe"
 )
 
-// threadCPU is the CPU time the calling thread has used (Linux:
+// ThreadCPU is the CPU time the calling thread has used (Linux:
 // CLOCK_THREAD_CPUTIME_ID), and true; the goroutine must be locked to its
 // thread for the difference of two readings to be its own.
-func threadCPU() (time.Duration, bool) {
+func ThreadCPU() (time.Duration, bool) {
 	const clockThreadCPUTimeID = 3
 	var ts syscall.Timespec
 	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {

@@ -1,4 +1,4 @@
-package server
+package turns
 
 import (
 	"runtime"
@@ -10,7 +10,7 @@ import (
 // CPU clock counts its work (garbage collection it is made to assist with
 // included) and nothing of other goroutines'. Where no thread clock can
 // be read, it counts the time between start and stop, which is the CPU a
-// computation that holds a slot of its own uses, or more.
+// computation that has a core to itself uses, or more.
 type cpuMeter struct {
 	cpu0  time.Duration
 	wall0 time.Time
@@ -22,7 +22,7 @@ type cpuMeter struct {
 func startCPUMeter() *cpuMeter {
 	runtime.LockOSThread()
 	m := &cpuMeter{wall0: time.Now()}
-	m.cpu0, m.clock = threadCPU()
+	m.cpu0, m.clock = ThreadCPU()
 	return m
 }
 
@@ -30,7 +30,7 @@ func startCPUMeter() *cpuMeter {
 func (m *cpuMeter) stop() time.Duration {
 	defer runtime.UnlockOSThread()
 	if m.clock {
-		if t, ok := threadCPU(); ok {
+		if t, ok := ThreadCPU(); ok {
 			return max(t-m.cpu0, 0)
 		}
 	}
