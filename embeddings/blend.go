@@ -42,8 +42,13 @@ type BlendOptions struct {
 	// Norm, when set, replaces the model's scaling of the lists ("max" or
 	// "minmax", as FusionWeights.Norm).
 	Norm string
-	// Words configures the word vectors.
-	Words WordVectorOptions
+	// GroupWeight and NameWeight, when nonzero, replace the model's fitted
+	// weight of a tool's group and of its name field (FusionWeights).
+	GroupWeight, NameWeight float64
+	// Words configures the word vectors. Without a Words.Map the committed
+	// word map applies (DefaultWordMap), unless RawWords.
+	Words    WordVectorOptions
+	RawWords bool
 	// Lexical configures the lexical part (its Dim defaults to
 	// DefaultEnsembleLexicalDim).
 	Lexical LexicalOptions
@@ -52,8 +57,8 @@ type BlendOptions struct {
 // The defaults of BlendOptions: the best mean NDCG@10 over the development
 // splits (EVALS.md); refit them when the model is retrained.
 const (
-	DefaultBlendWordWeight  = 0.3
-	DefaultBlendDenseWeight = 1
+	DefaultBlendWordWeight  = 0.5
+	DefaultBlendDenseWeight = 0.75
 )
 
 func (o *BlendOptions) defaults() {
@@ -75,6 +80,13 @@ func (o *BlendOptions) defaults() {
 // unfitted Lexical embedder when o gives it a share).
 func NewBlend(model *ToolModel, o BlendOptions) (*Blend, error) {
 	o.defaults()
+	if o.Words.Map == nil && !o.RawWords {
+		m, err := DefaultWordMap()
+		if err != nil {
+			return nil, err
+		}
+		o.Words.Map = m
+	}
 	w, err := NewWordVectors(o.Words)
 	if err != nil {
 		return nil, err
@@ -150,6 +162,12 @@ func (b *Blend) Fusion() FusionWeights {
 	}
 	if b.opts.Norm != "" {
 		f.Norm = b.opts.Norm
+	}
+	if b.opts.GroupWeight != 0 {
+		f.Group = b.opts.GroupWeight
+	}
+	if b.opts.NameWeight != 0 {
+		f.Name = b.opts.NameWeight
 	}
 	return f
 }

@@ -39,6 +39,7 @@ type WordVectors struct {
 	dim    int
 	opts   WordVectorOptions
 	id     string
+	wmap   []float32 // optional Dim×Dim map (WithMap)
 }
 
 // WordVectorOptions tune a WordVectors embedder. The zero value means the
@@ -50,6 +51,9 @@ type WordVectorOptions struct {
 	// its mean) are projected out of every word vector (default
 	// DefaultWordCommon; negative: none, and the mean is kept).
 	Common int
+	// Map, when set, is a Dim×Dim linear map applied to every averaged
+	// vector (TrainWordMap).
+	Map []float32
 }
 
 // Defaults of WordVectorOptions (chosen on the development splits:
@@ -137,7 +141,11 @@ func NewWordVectors(o WordVectorOptions) (*WordVectors, error) {
 	if defaultWordsErr != nil {
 		return nil, defaultWordsErr
 	}
-	return newWordVectors(defaultWords, o), nil
+	w := newWordVectors(defaultWords, o)
+	if o.Map != nil {
+		return w.WithMap(o.Map)
+	}
+	return w, nil
 }
 
 func newWordVectors(t *wordTable, o WordVectorOptions) *WordVectors {
@@ -295,6 +303,18 @@ func (w *WordVectors) lookup(tok string) (int32, bool) {
 }
 
 func (w *WordVectors) encode(text string, acc []float64) []float32 {
+	v := w.average(text, acc)
+	if w.wmap == nil {
+		return v
+	}
+	for a := 0; a < w.dim; a++ {
+		acc[a] = float64(dot32(w.wmap[a*w.dim:(a+1)*w.dim], v))
+	}
+	return normalized(acc)
+}
+
+// average is the text's SIF-weighted average word vector, normalised.
+func (w *WordVectors) average(text string, acc []float64) []float32 {
 	clear(acc)
 	any := false
 	for _, tok := range Tokens(text) {

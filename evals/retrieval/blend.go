@@ -13,6 +13,7 @@ import (
 // `--embedder words[:OPTIONS]` (the word vectors alone).
 func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
 	o := embeddings.BlendOptions{Lexical: lo}
+	mapFile := ""
 	for _, kv := range strings.Split(spec, ",") {
 		if kv == "" {
 			continue
@@ -20,6 +21,10 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 		k, v, ok := strings.Cut(kv, "=")
 		if k == "norm" && (v == "max" || v == "minmax") {
 			o.Norm = v
+			continue
+		}
+		if k == "map" {
+			mapFile = v
 			continue
 		}
 		f, err := strconv.ParseFloat(v, 64)
@@ -38,12 +43,18 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.Lexical.Dim = int(f)
 		case "dense":
 			o.DenseWeight = f
+		case "group":
+			o.GroupWeight = f
+		case "name":
+			o.NameWeight = f
 		case "sif":
 			o.Words.SIF = f
 		case "common":
 			o.Words.Common = int(f)
+		case "raw":
+			o.RawWords = f != 0
 		default:
-			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, sif, common, norm)", k)
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm)", k)
 		}
 	}
 	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {
@@ -52,6 +63,11 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 	m, err := embeddings.DefaultModel()
 	if err != nil {
 		return nil, err
+	}
+	if mapFile != "" {
+		if o.Words.Map, err = loadWordMap(mapFile); err != nil {
+			return nil, err
+		}
 	}
 	return embeddings.NewBlend(m, o)
 }
@@ -64,6 +80,14 @@ func newWords(spec string) (embeddings.Embedder, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(kv, "=")
+		if k == "map" {
+			m, err := loadWordMap(v)
+			if err != nil {
+				return nil, err
+			}
+			o.Map = m
+			continue
+		}
 		f, err := strconv.ParseFloat(v, 64)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("retrieval: words option %q: want KEY=NUMBER (sif=0.001, common=1)", kv)
