@@ -38,7 +38,11 @@ type WordMapOptions struct {
 	HardPerQuery int     // default 2
 	Temperature  float64 // default 0.05
 	LearningRate float64 // Adagrad, default 0.01
-	Progress     io.Writer
+	// Out is the mapped vectors' width (default: the word vectors'). Fewer
+	// than the word vectors' start from their leading principal
+	// directions, and make the dense scan cheaper.
+	Out      int
+	Progress io.Writer
 }
 
 func (o *WordMapOptions) defaults() {
@@ -59,7 +63,47 @@ func (o *WordMapOptions) defaults() {
 	}
 }
 
-// TrainWordMap fits a square linear map on top of w's averaged word vectors
+// initialMap is the identity, or for out < dim the out leading principal
+// directions of the word vectors (the most informative projection before
+// training).
+func initialMap(w *WordVectors, out int) []float32 {
+	d := w.dim
+	W := make([]float32, out*d)
+	if out >= d {
+		for i := 0; i < d; i++ {
+			W[i*d+i] = 1
+		}
+		return W
+	}
+	n := len(w.vec) / d
+	cov := make([]float64, d*d)
+	for i := 0; i < n; i++ {
+		row := w.vec[i*d : (i+1)*d]
+		f := float64(w.weight[i])
+		for a := 0; a < d; a++ {
+			x := f * float64(row[a])
+			for b := a; b < d; b++ {
+				cov[a*d+b] += x * float64(row[b])
+			}
+		}
+	}
+	for a := 0; a < d; a++ {
+		for b := 0; b < a; b++ {
+			cov[a*d+b] = cov[b*d+a]
+		}
+	}
+	var dirs [][]float64
+	for k := 0; k < out; k++ {
+		u := principal(cov, d, dirs)
+		dirs = append(dirs, u)
+		for j, x := range u {
+			W[k*d+j] = float32(x)
+		}
+	}
+	return W
+}
+
+// TrainWordMap fits a linear map on top of w's averaged word vectors
 // contrastively (InfoNCE over in-batch and BM25 hard negatives, as
 // TrainModel): the same map for requests and tool texts, starting from the
 // identity, so it only re-weighs the pretrained directions that tell tools
@@ -90,20 +134,21 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 	for i, ex := range examples {
 		qVec[i] = raw(ex.Query)
 	}
-	W := make([]float32, d*d)
-	for i := 0; i < d; i++ {
-		W[i*d+i] = 1
+	k := o.Out
+	if k <= 0 || k > d {
+		k = d
 	}
-	accum := make([]float32, d*d)
-	gW := make([]float32, d*d)
+	W := initialMap(w, k)
+	accum := make([]float32, k*d)
+	gW := make([]float32, k*d)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x3a9))
 	type enc struct {
 		x, u []float32
 		norm float32
 	}
 	encode := func(x []float32) enc {
-		z := make([]float32, d)
-		for a := 0; a < d; a++ {
+		z := make([]float32, k)
+		for a := 0; a < k; a++ {
 			z[a] = dot32(W[a*d:(a+1)*d], x)
 		}
 		n := float32(math.Sqrt(float64(dot32(z, z))))
@@ -119,7 +164,7 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 			return
 		}
 		p := dot32(gu, e.u)
-		for a := 0; a < d; a++ {
+		for a := 0; a < k; a++ {
 			g := (gu[a] - p*e.u[a]) / e.norm
 			if g == 0 {
 				continue
@@ -175,7 +220,7 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 			}
 			gc := make([][]float32, len(cands))
 			for j := range gc {
-				gc[j] = make([]float32, d)
+				gc[j] = make([]float32, k)
 			}
 			logits := make([]float32, len(cands))
 			for i, ex := range batch {
@@ -199,7 +244,7 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 					z += math.Exp(float64(logits[j] - mx))
 				}
 				lossSum += -(float64(logits[pos[i]]-mx) - math.Log(z))
-				gq := make([]float32, d)
+				gq := make([]float32, k)
 				scale := invT / float32(len(batch))
 				for j := range cands {
 					p := float32(math.Exp(float64(logits[j]-mx)) / z)
@@ -210,7 +255,7 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 						continue
 					}
 					g := p * scale
-					for t := 0; t < d; t++ {
+					for t := 0; t < k; t++ {
 						gq[t] += g * cs[j].u[t]
 						gc[j][t] += g * qs[i].u[t]
 					}
@@ -238,14 +283,14 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 	return W, nil
 }
 
-// WithMap is w with the square linear map m (row-major, Dim×Dim) applied to
-// every averaged vector before it is normalised (TrainWordMap).
+// WithMap is w with the linear map m (row-major, K×Dim) applied to every
+// averaged vector before it is normalised (TrainWordMap).
 func (w *WordVectors) WithMap(m []float32) (*WordVectors, error) {
-	if len(m) != w.dim*w.dim {
-		return nil, fmt.Errorf("embeddings: word map has %d weights, want %d", len(m), w.dim*w.dim)
+	if len(m) == 0 || len(m)%w.dim != 0 {
+		return nil, fmt.Errorf("embeddings: word map has %d weights, want a multiple of %d", len(m), w.dim)
 	}
 	c := *w
-	c.wmap = m
+	c.wmap, c.out = m, len(m)/w.dim
 	var b bytes.Buffer
 	_ = binary.Write(&b, binary.LittleEndian, m)
 	h := sha256.Sum256(b.Bytes())

@@ -39,7 +39,8 @@ type WordVectors struct {
 	dim    int
 	opts   WordVectorOptions
 	id     string
-	wmap   []float32 // optional Dim×Dim map (WithMap)
+	wmap   []float32 // optional out×dim map (WithMap)
+	out    int       // rows of wmap: the vectors' width when mapped
 }
 
 // WordVectorOptions tune a WordVectors embedder. The zero value means the
@@ -51,8 +52,8 @@ type WordVectorOptions struct {
 	// its mean) are projected out of every word vector (default
 	// DefaultWordCommon; negative: none, and the mean is kept).
 	Common int
-	// Map, when set, is a Dim×Dim linear map applied to every averaged
-	// vector (TrainWordMap).
+	// Map, when set, is a K×100 linear map (row-major) applied to every
+	// averaged vector (TrainWordMap): the vectors are then K wide.
 	Map []float32
 }
 
@@ -267,7 +268,12 @@ func principal(cov []float64, dim int, dirs [][]float64) []float64 {
 func (w *WordVectors) ID() string { return w.id }
 
 // Dim is the word vectors' width.
-func (w *WordVectors) Dim() int { return w.dim }
+func (w *WordVectors) Dim() int {
+	if w.wmap != nil {
+		return w.out
+	}
+	return w.dim
+}
 
 // Options are the options in force (defaults filled).
 func (w *WordVectors) Options() WordVectorOptions { return w.opts }
@@ -307,10 +313,11 @@ func (w *WordVectors) encode(text string, acc []float64) []float32 {
 	if w.wmap == nil {
 		return v
 	}
-	for a := 0; a < w.dim; a++ {
-		acc[a] = float64(dot32(w.wmap[a*w.dim:(a+1)*w.dim], v))
+	z := make([]float64, w.out)
+	for a := range z {
+		z[a] = float64(dot32(w.wmap[a*w.dim:(a+1)*w.dim], v))
 	}
-	return normalized(acc)
+	return normalized(z)
 }
 
 // average is the text's SIF-weighted average word vector, normalised.
@@ -330,7 +337,7 @@ func (w *WordVectors) average(text string, acc []float64) []float32 {
 		}
 	}
 	if !any {
-		return make([]float32, w.dim)
+		return make([]float32, w.Dim())
 	}
 	return normalized(acc)
 }

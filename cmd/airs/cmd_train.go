@@ -138,7 +138,7 @@ func runTrain(a *app, args []string) error {
 	rerankUse := fs.String("reranker-features", "", "with --reranker: the features the fit may weigh, comma-separated (default: all but strength; 'airs help train' lists them)")
 	rerankPerRequest := fs.Bool("reranker-per-request", false, "with --reranker: weigh each dev request the same (default: each dev set the same)")
 	rerankDefault := fs.Bool("reranker-default", false, "with --reranker: mark the reranker for the index to apply unasked over its model")
-	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed apply)")
+	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
 	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
@@ -191,7 +191,7 @@ func runTrain(a *app, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *wordMap != "" {
-		wo := embeddings.WordMapOptions{Seed: *seed, Epochs: *epochs, LearningRate: *lr, Temperature: *temp, Batch: *batch}
+		wo := embeddings.WordMapOptions{Seed: *seed, Epochs: *epochs, LearningRate: *lr, Temperature: *temp, Batch: *batch, Out: *dim}
 		if err := retrieval.TrainWordMap(ctx, o, wo, embeddings.WordVectorOptions{}, *wordMap); err != nil {
 			return err
 		}
