@@ -26,7 +26,9 @@ type Options struct {
 	// Embedder is "model" (default: the committed trained tool model),
 	// "model:FILE" (a model `airs train retrieval` wrote), "ensemble" or
 	// "ensemble:OPTIONS" (the model joined with a lexical half fitted on
-	// the pool: newEnsemble), "lexical" or "ollama:MODEL".
+	// the pool: newEnsemble), "blend" or "blend:OPTIONS" (the model joined
+	// with the pretrained word vectors: newBlend), "words[:OPTIONS]" (the
+	// word vectors alone), "lexical" or "ollama:MODEL".
 	Embedder string
 	// Split, when set, keeps only the queries of that part of the split
 	// datasets (test: held-out queries; unseen: queries whose tools were
