@@ -17,7 +17,7 @@ import (
 )
 
 // The committed word map: `airs train retrieval --word-map
-// embeddings/model/wordmap.bin.gz --epochs 3 --lr 0.005` (seed 1) over the
+// embeddings/model/wordmap.bin.gz` (the default options, seed 1) over the
 // committed word vectors under the default WordVectorOptions.
 //
 //go:embed model/wordmap.bin.gz
@@ -33,11 +33,11 @@ func DefaultWordMap() ([]float32, error) { return defaultWordMap() }
 // WordMapOptions tune TrainWordMap. The zero value means the defaults.
 type WordMapOptions struct {
 	Seed         uint64
-	Epochs       int     // default 4
+	Epochs       int     // default 3
 	Batch        int     // default 64
 	HardPerQuery int     // default 2
 	Temperature  float64 // default 0.05
-	LearningRate float64 // Adagrad, default 0.01
+	LearningRate float64 // Adagrad, default 0.005
 	// Out is the mapped vectors' width (default: the word vectors'). Fewer
 	// than the word vectors' start from their leading principal
 	// directions, and make the dense scan cheaper.
@@ -47,7 +47,7 @@ type WordMapOptions struct {
 
 func (o *WordMapOptions) defaults() {
 	if o.Epochs <= 0 {
-		o.Epochs = 4
+		o.Epochs = 3
 	}
 	if o.Batch <= 0 {
 		o.Batch = 64
@@ -59,7 +59,7 @@ func (o *WordMapOptions) defaults() {
 		o.Temperature = 0.05
 	}
 	if o.LearningRate <= 0 {
-		o.LearningRate = 0.01
+		o.LearningRate = 0.005
 	}
 }
 

@@ -22,6 +22,7 @@ var trainCmd = &command{
   airs train retrieval [--data-dir DIR] [--out FILE] [--seed N] [--epochs N] [--json]
   airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
   airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
+  airs train retrieval --word-map FILE [--epochs N] [--lr X] [--dim K]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -76,6 +77,15 @@ retrieval --reranker model'; --reranker-default marks it for the index
 to apply unasked). EVALS.md, "a learned reranker", has its figures and
 the variants tried (--reranker-trees, --reranker-features,
 --reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+
+--word-map FILE fits, instead of the model, the linear map over the
+pretrained word vectors built into airs (GloVe, averaged per text) on the
+same training requests, and writes it to FILE (seeded: the same file
+each run; defaults --epochs 3 --lr 0.005); embeddings/model/wordmap.bin.gz
+is the committed one, written with the defaults. The map and the vectors are the second half of
+the blend embedder (selection.embedder: blend; 'airs eval retrieval
+--embedder blend[:map=FILE]'); EVALS.md, "pretrained word vectors", has
+its figures.
 
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
