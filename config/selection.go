@@ -24,8 +24,9 @@ type Selection struct {
 	// EmbedderModel, the trained tool model built into airs, unless
 	// ollama.embed_model names an Ollama model; EmbedderLexical, the
 	// registry-fitted LSA embedder; EmbedderBlend, the tool model joined
-	// with pretrained word vectors (better on tools it never saw, a third
-	// slower to search); EmbedderOllama, ollama.embed_model (required
+	// with pretrained word vectors (it relates words no training pair does,
+	// which tools unlike the trained ones need; its wider vectors cost
+	// search time); EmbedderOllama, ollama.embed_model (required
 	// then). "" means that default.
 	Embedder string
 }
