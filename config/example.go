@@ -115,6 +115,11 @@ selection:
   # "number"). Unset: the calibrated default, which refuses about 5% of
   # realistic requests (EVALS.md, "No tool fits"); 0 never refuses.
   # min_coverage: 0.4
+  # The tool index's embedder: model (the trained tool model, default),
+  # blend (the model with pretrained word vectors: better on tools unlike
+  # those it was trained on, searches a third slower), lexical, or ollama
+  # (needs ollama.embed_model).
+  # embedder: model
 
 # Proactive suggestions (airs recommend, chat, /v1/recommendations). All
 # optional; shown with their defaults.

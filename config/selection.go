@@ -23,8 +23,11 @@ type Selection struct {
 	// Embedder is the tool index's embedder (selection.embedder):
 	// EmbedderModel, the trained tool model built into airs, unless
 	// ollama.embed_model names an Ollama model; EmbedderLexical, the
-	// registry-fitted LSA embedder; EmbedderOllama, ollama.embed_model
-	// (required then). "" means that default.
+	// registry-fitted LSA embedder; EmbedderBlend, the tool model joined
+	// with pretrained word vectors (it relates words no training pair does,
+	// which tools unlike the trained ones need; its wider vectors cost
+	// search time); EmbedderOllama, ollama.embed_model (required
+	// then). "" means that default.
 	Embedder string
 }
 
@@ -32,6 +35,7 @@ type Selection struct {
 const (
 	EmbedderModel   = "model"
 	EmbedderLexical = "lexical"
+	EmbedderBlend   = "blend"
 	EmbedderOllama  = "ollama"
 )
 
@@ -47,14 +51,14 @@ type fileSelection struct {
 // buildEmbedder checks selection.embedder against the embedders AIRS has.
 func (p *parser) buildEmbedder(fs *fileSelection, c *Config) {
 	switch fs.Embedder {
-	case "", EmbedderModel, EmbedderLexical:
+	case "", EmbedderModel, EmbedderLexical, EmbedderBlend:
 	case EmbedderOllama:
 		if c.Ollama.EmbedModel == "" {
 			p.add(p.line("selection", "embedder"), "selection.embedder: ollama needs ollama.embed_model (e.g. nomic-embed-text)")
 			return
 		}
 	default:
-		p.add(p.line("selection", "embedder"), "selection.embedder: unknown embedder %q: say model (the trained tool model, default), lexical or ollama", fs.Embedder)
+		p.add(p.line("selection", "embedder"), "selection.embedder: unknown embedder %q: say model (the trained tool model, default), blend, lexical or ollama", fs.Embedder)
 		return
 	}
 	c.Selection.Embedder = fs.Embedder

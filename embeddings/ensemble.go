@@ -187,6 +187,8 @@ func fittedLexical(emb Embedder) (*Lexical, bool) {
 		return e, true
 	case *Ensemble:
 		return e.lex, true
+	case *Blend:
+		return e.lex, e.lex != nil
 	}
 	return nil, false
 }

@@ -22,6 +22,7 @@ var trainCmd = &command{
   airs train retrieval [--data-dir DIR] [--out FILE] [--seed N] [--epochs N] [--json]
   airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
   airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
+  airs train retrieval --word-map FILE [--epochs N] [--lr X] [--dim K]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -76,6 +77,15 @@ retrieval --reranker model'; --reranker-default marks it for the index
 to apply unasked). EVALS.md, "a learned reranker", has its figures and
 the variants tried (--reranker-trees, --reranker-features,
 --reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+
+--word-map FILE fits, instead of the model, the linear map over the
+pretrained word vectors built into airs (GloVe, averaged per text) on the
+same training requests, and writes it to FILE (seeded: the same file
+each run; defaults --epochs 3 --lr 0.005); embeddings/model/wordmap.bin.gz
+is the committed one, written with the defaults. The map and the vectors are the second half of
+the blend embedder (selection.embedder: blend; 'airs eval retrieval
+--embedder blend[:map=FILE]'); EVALS.md, "pretrained word vectors", has
+its figures.
 
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
@@ -138,6 +148,7 @@ func runTrain(a *app, args []string) error {
 	rerankUse := fs.String("reranker-features", "", "with --reranker: the features the fit may weigh, comma-separated (default: all but strength; 'airs help train' lists them)")
 	rerankPerRequest := fs.Bool("reranker-per-request", false, "with --reranker: weigh each dev request the same (default: each dev set the same)")
 	rerankDefault := fs.Bool("reranker-default", false, "with --reranker: mark the reranker for the index to apply unasked over its model")
+	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
 	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
@@ -189,6 +200,14 @@ func runTrain(a *app, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *wordMap != "" {
+		wo := embeddings.WordMapOptions{Seed: *seed, Epochs: *epochs, LearningRate: *lr, Temperature: *temp, Batch: *batch, Out: *dim}
+		if err := retrieval.TrainWordMap(ctx, o, wo, embeddings.WordVectorOptions{}, *wordMap); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote %s\n", *wordMap)
+		return nil
+	}
 	if *rerank {
 		ro := retrieval.RerankOptions{Depth: *rerankDepth, PerRequest: *rerankPerRequest, NoLambda: !*rerankLambda, Progress: a.stderr}
 		for _, f := range strings.Split(*rerankTrees, ",") {

@@ -138,10 +138,11 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // reranker over its first 50), emb=model+whole (every request searched
 // whole: most of StableToolBench's requests are long enough to be searched
 // part by part too, one BM25F pass per part), emb=ensemble (the model
-// joined with a lexical half fitted on the registry; +whole as above) and
+// joined with a lexical half fitted on the registry; +whole as above),
+// emb=blend (the model joined with the pretrained word vectors) and
 // emb=lexical.
 func BenchmarkSelection(b *testing.B) {
-	for _, emb := range []string{"model", "model+rerank", "model+whole", "ensemble", "ensemble+whole", "lexical"} {
+	for _, emb := range []string{"model", "model+rerank", "model+whole", "ensemble", "ensemble+whole", "blend", "blend+whole", "lexical"} {
 		for _, n := range []int{100, 1000, 10000} {
 			b.Run(fmt.Sprintf("emb=%s/tools=%d", emb, n), func(b *testing.B) { benchSelection(b, emb, n) })
 		}

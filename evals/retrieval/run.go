@@ -26,7 +26,9 @@ type Options struct {
 	// Embedder is "model" (default: the committed trained tool model),
 	// "model:FILE" (a model `airs train retrieval` wrote), "ensemble" or
 	// "ensemble:OPTIONS" (the model joined with a lexical half fitted on
-	// the pool: newEnsemble), "lexical" or "ollama:MODEL".
+	// the pool: newEnsemble), "blend" or "blend:OPTIONS" (the model joined
+	// with the pretrained word vectors: newBlend), "words[:OPTIONS]" (the
+	// word vectors alone), "lexical" or "ollama:MODEL".
 	Embedder string
 	// Split, when set, keeps only the queries of that part of the split
 	// datasets (test: held-out queries; unseen: queries whose tools were
@@ -175,6 +177,10 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		return embeddings.NewLexical(lo), nil
 	case spec == "ensemble" || strings.HasPrefix(spec, "ensemble:"):
 		return newEnsemble(strings.TrimPrefix(strings.TrimPrefix(spec, "ensemble"), ":"), lo)
+	case spec == "blend" || strings.HasPrefix(spec, "blend:"):
+		return newBlend(strings.TrimPrefix(strings.TrimPrefix(spec, "blend"), ":"), lo)
+	case spec == "words" || strings.HasPrefix(spec, "words:"):
+		return newWords(strings.TrimPrefix(strings.TrimPrefix(spec, "words"), ":"))
 	case strings.HasPrefix(spec, "ollama:"):
 		model := strings.TrimPrefix(spec, "ollama:")
 		if model == "" || c == nil {
@@ -182,7 +188,7 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		}
 		return embeddings.NewOllama(c, model), nil
 	}
-	return nil, fmt.Errorf("retrieval: unknown embedder %q (model, model:FILE, ensemble, ensemble:OPTIONS, lexical or ollama:MODEL)", spec)
+	return nil, fmt.Errorf("retrieval: unknown embedder %q (model, model:FILE, ensemble, ensemble:OPTIONS, blend, blend:OPTIONS, words, lexical or ollama:MODEL)", spec)
 }
 
 // Evaluate runs both methods on one dataset.

@@ -79,25 +79,89 @@ var TrainingFiles = []string{
 // removed from the training corpus, so they are neither positives nor
 // negatives.
 func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainReport, error) {
+	set, rep, err := TrainingData(ctx, &o)
+	if err != nil {
+		return nil, rep, err
+	}
+	corpus, examples, devSets, pools, extra := set.Corpus, set.Examples, set.DevSets, set.Pools, o.Extra
+	progress(o.Progress, "training on %d requests: %v", len(examples), rep.Examples)
+	mo := o.Model
+	mo.Progress = o.Progress
+	if mo.MinedPerQuery > 0 {
+		mo.Pools = pools
+	}
+	m, err := embeddings.TrainModel(ctx, corpus, examples, mo)
+	if err != nil {
+		return nil, rep, err
+	}
+	f, score, err := FitFusion(ctx, m, devSets, o.FusionNorms, o.Progress)
+	if err != nil {
+		return nil, rep, err
+	}
+	m.SetFusion(f)
+	rep.Fusion, rep.DevNDCG = f, score
+	info := map[string]any{"split_salt": SplitSalt, "seed": o.Model.Seed, "files": TrainingFiles,
+		"bfcl_multi_turn": true, "examples": rep.Examples, "per_tool_cap": o.PerToolCap, "dev_ndcg10": score}
+	if o.ToolViews {
+		info["tool_views"] = true
+	}
+	if mo.MinedPerQuery > 0 {
+		info["mined_per_query"] = mo.MinedPerQuery
+	}
+	if mo.Keep > 0 && mo.Keep < 1 {
+		info["keep"] = mo.Keep
+	}
+	if mo.Epochs > 0 {
+		info["epochs"] = mo.Epochs
+	}
+	if len(extra) > 0 {
+		info["extra"] = extra
+	}
+	if mo.IDF {
+		info["idf"] = true
+	}
+	if mo.Batch > 0 {
+		info["batch"] = mo.Batch
+	}
+	if mo.LearningRate > 0 {
+		info["lr"] = mo.LearningRate
+	}
+	m.SetTrainInfo(info)
+	return m, rep, nil
+}
+
+// TrainingSet is what the tool model is trained on: the training tools'
+// texts by key, the training requests, and the dev sets the fusion is
+// fitted on.
+type TrainingSet struct {
+	Corpus   map[string]string
+	Examples []embeddings.TrainExample
+	DevSets  []Dataset
+	Pools    map[string][]string
+}
+
+// TrainingData builds the training requests and tools Train uses (o's
+// PerToolCap default is filled in).
+func TrainingData(ctx context.Context, o *TrainOptions) (TrainingSet, TrainReport, error) {
 	rep := TrainReport{Examples: map[string]int{}, Tools: map[string]int{}}
 	if o.DataDir == "" {
-		return nil, rep, errors.New("retrieval: no data folder: give --data-dir (the reference data, ../shared/data)")
+		return TrainingSet{}, rep, errors.New("retrieval: no data folder: give --data-dir (the reference data, ../shared/data)")
 	}
 	var paths []string
 	for _, f := range TrainingFiles {
 		p := filepath.Join(o.DataDir, f)
 		if _, err := os.Stat(p); err != nil {
-			return nil, rep, fmt.Errorf("retrieval: training file missing: %w", err)
+			return TrainingSet{}, rep, fmt.Errorf("retrieval: training file missing: %w", err)
 		}
 		paths = append(paths, p)
 	}
 	sets, err := Load(paths)
 	if err != nil {
-		return nil, rep, err
+		return TrainingSet{}, rep, err
 	}
 	mt, err := loadMultiTurn(filepath.Join(o.DataDir, "bfcl_multi_turn"))
 	if err != nil {
-		return nil, rep, err
+		return TrainingSet{}, rep, err
 	}
 	sets = append(sets, mt)
 	extra := o.Extra
@@ -107,7 +171,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 		for _, name := range extra {
 			ds, err := LoadExtra(name)
 			if err != nil {
-				return nil, rep, err
+				return TrainingSet{}, rep, err
 			}
 			rep.DroppedTools[name], rep.DroppedRequests[name] = held.Filter(&ds)
 			progress(o.Progress, "extra set %s: %d tools, %d requests (dropped as held out: %d tools, %d requests)",
@@ -183,50 +247,7 @@ func Train(ctx context.Context, o TrainOptions) (*embeddings.ToolModel, TrainRep
 			devSets = append(devSets, FilterPart(*ds, PartDev), FilterPart(*ds, PartUnseenDev))
 		}
 	}
-	progress(o.Progress, "training on %d requests: %v", len(examples), rep.Examples)
-	mo := o.Model
-	mo.Progress = o.Progress
-	if mo.MinedPerQuery > 0 {
-		mo.Pools = pools
-	}
-	m, err := embeddings.TrainModel(ctx, corpus, examples, mo)
-	if err != nil {
-		return nil, rep, err
-	}
-	f, score, err := FitFusion(ctx, m, devSets, o.FusionNorms, o.Progress)
-	if err != nil {
-		return nil, rep, err
-	}
-	m.SetFusion(f)
-	rep.Fusion, rep.DevNDCG = f, score
-	info := map[string]any{"split_salt": SplitSalt, "seed": o.Model.Seed, "files": TrainingFiles,
-		"bfcl_multi_turn": true, "examples": rep.Examples, "per_tool_cap": o.PerToolCap, "dev_ndcg10": score}
-	if o.ToolViews {
-		info["tool_views"] = true
-	}
-	if mo.MinedPerQuery > 0 {
-		info["mined_per_query"] = mo.MinedPerQuery
-	}
-	if mo.Keep > 0 && mo.Keep < 1 {
-		info["keep"] = mo.Keep
-	}
-	if mo.Epochs > 0 {
-		info["epochs"] = mo.Epochs
-	}
-	if len(extra) > 0 {
-		info["extra"] = extra
-	}
-	if mo.IDF {
-		info["idf"] = true
-	}
-	if mo.Batch > 0 {
-		info["batch"] = mo.Batch
-	}
-	if mo.LearningRate > 0 {
-		info["lr"] = mo.LearningRate
-	}
-	m.SetTrainInfo(info)
-	return m, rep, nil
+	return TrainingSet{Corpus: corpus, Examples: examples, DevSets: devSets, Pools: pools}, rep, nil
 }
 
 // toolViews are the requests made from a tool's own text: its

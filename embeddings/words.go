@@ -1,0 +1,346 @@
+package embeddings
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+)
+
+// WordVectors embeds a text as the smooth-inverse-frequency (SIF) average
+// of pretrained English word vectors: each word w of the text (Tokens, the
+// index's own tokenisation, so identifiers are split as BM25 sees them)
+// adds its vector weighted a/(a+p(w)), where p(w) is the word's unigram
+// probability, so frequent words count little and rare, content-bearing
+// words much; then the vocabulary's common directions are projected out
+// and the sum is normalised. Unlike the trained tool model, the vectors
+// were learned from general text, so they relate words that no tool
+// registry pairs ("codebase" and "repository", "forecast" and "weather"):
+// what tools never seen in training need. Words outside the vocabulary
+// (other scripts, rare names) add nothing; the other halves of a Blend
+// carry them.
+//
+// The committed vectors (model/words.bin.gz, written by
+// model/make_words.py) are GloVe 6B 100-d vectors of the 40,000 most
+// frequent lower-case words, int8-quantised per word.
+type WordVectors struct {
+	index  map[string]int32
+	vec    []float32 // N × dim, common directions removed
+	weight []float32 // SIF weight per word
+	dim    int
+	opts   WordVectorOptions
+	id     string
+	wmap   []float32 // optional out×dim map (WithMap)
+	out    int       // rows of wmap: the vectors' width when mapped
+}
+
+// WordVectorOptions tune a WordVectors embedder. The zero value means the
+// documented defaults.
+type WordVectorOptions struct {
+	// SIF is a in a/(a+p(w)) (default DefaultWordSIF).
+	SIF float64
+	// Common is how many of the vocabulary's principal directions (after
+	// its mean) are projected out of every word vector (default
+	// DefaultWordCommon; negative: none, and the mean is kept).
+	Common int
+	// Map, when set, is a K×100 linear map (row-major) applied to every
+	// averaged vector (TrainWordMap): the vectors are then K wide.
+	Map []float32
+}
+
+// Defaults of WordVectorOptions (chosen on the development splits:
+// EVALS.md).
+const (
+	DefaultWordSIF    = 1e-3
+	DefaultWordCommon = 1
+)
+
+func (o *WordVectorOptions) defaults() {
+	if o.SIF <= 0 {
+		o.SIF = DefaultWordSIF
+	}
+	if o.Common == 0 {
+		o.Common = DefaultWordCommon
+	}
+}
+
+//go:embed model/words.bin.gz
+var defaultWordBytes []byte
+
+var wordMagic = []byte("AIRSWV1\n")
+
+type wordTable struct {
+	words []string
+	rank  []uint32
+	total int
+	dim   int
+	vec   []float32
+	sum   string // sha256 of the file, first 16 hex digits
+}
+
+var (
+	defaultWordsOnce sync.Once
+	defaultWords     *wordTable
+	defaultWordsErr  error
+)
+
+func readWordTable(b []byte) (*wordTable, error) {
+	h := sha256.Sum256(b)
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: word vectors: %w", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: word vectors: %w", err)
+	}
+	if !bytes.HasPrefix(raw, wordMagic) || len(raw) < len(wordMagic)+12 {
+		return nil, errors.New("embeddings: word vectors: not a words.bin file (rebuild it with embeddings/model/make_words.py)")
+	}
+	p := raw[len(wordMagic):]
+	n := int(binary.LittleEndian.Uint32(p))
+	dim := int(binary.LittleEndian.Uint32(p[4:]))
+	total := int(binary.LittleEndian.Uint32(p[8:]))
+	p = p[12:]
+	t := &wordTable{words: make([]string, n), rank: make([]uint32, n), total: total, dim: dim, sum: hex.EncodeToString(h[:8])}
+	for i := 0; i < n; i++ {
+		if len(p) < 1 || len(p) < 1+int(p[0])+4 {
+			return nil, errors.New("embeddings: word vectors: truncated vocabulary")
+		}
+		l := int(p[0])
+		t.words[i] = string(p[1 : 1+l])
+		t.rank[i] = binary.LittleEndian.Uint32(p[1+l:])
+		p = p[1+l+4:]
+	}
+	if len(p) != n*4+n*dim {
+		return nil, fmt.Errorf("embeddings: word vectors: %d bytes of vectors, want %d", len(p), n*4+n*dim)
+	}
+	t.vec = make([]float32, n*dim)
+	q := p[n*4:]
+	for i := 0; i < n; i++ {
+		s := math.Float32frombits(binary.LittleEndian.Uint32(p[i*4:]))
+		for j := 0; j < dim; j++ {
+			t.vec[i*dim+j] = s * float32(int8(q[i*dim+j]))
+		}
+	}
+	return t, nil
+}
+
+// NewWordVectors is the committed word vectors under o (decoded once, on
+// first use, and shared).
+func NewWordVectors(o WordVectorOptions) (*WordVectors, error) {
+	defaultWordsOnce.Do(func() { defaultWords, defaultWordsErr = readWordTable(defaultWordBytes) })
+	if defaultWordsErr != nil {
+		return nil, defaultWordsErr
+	}
+	w := newWordVectors(defaultWords, o)
+	if o.Map != nil {
+		return w.WithMap(o.Map)
+	}
+	return w, nil
+}
+
+func newWordVectors(t *wordTable, o WordVectorOptions) *WordVectors {
+	o.defaults()
+	n, dim := len(t.words), t.dim
+	w := &WordVectors{index: make(map[string]int32, n), weight: make([]float32, n), dim: dim, opts: o}
+	// Unigram probabilities from the frequency ranks (Zipf's law,
+	// p(r) ∝ 1/r, normalised over the full vocabulary the ranks come
+	// from): the package keeps the order of the words, not their counts.
+	h := math.Log(float64(max(t.total, 2))) + 0.5772
+	for i, word := range t.words {
+		w.index[word] = int32(i)
+		p := 1 / (float64(t.rank[i]+1) * h)
+		w.weight[i] = float32(o.SIF / (o.SIF + p))
+	}
+	w.vec = append([]float32(nil), t.vec...)
+	if o.Common > 0 {
+		removeCommon(w.vec, n, dim, o.Common)
+	}
+	w.id = "words:" + t.sum + ":a" + strconv.FormatFloat(o.SIF, 'g', -1, 64) + ":c" + strconv.Itoa(o.Common)
+	return w
+}
+
+// removeCommon subtracts the mean vector and projects out the top k
+// principal directions of the vocabulary ("all-but-the-top"): they encode
+// word frequency, not meaning, and would make every text look alike. The
+// directions are estimated on the 10,000 most frequent words, which keeps
+// the load short.
+func removeCommon(vec []float32, n, dim, k int) {
+	mean := make([]float64, dim)
+	for i := 0; i < n; i++ {
+		for j := 0; j < dim; j++ {
+			mean[j] += float64(vec[i*dim+j])
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < dim; j++ {
+			vec[i*dim+j] -= float32(mean[j])
+		}
+	}
+	m := min(n, 10000)
+	cov := make([]float64, dim*dim)
+	for i := 0; i < m; i++ {
+		row := vec[i*dim : (i+1)*dim]
+		for a := 0; a < dim; a++ {
+			x := float64(row[a])
+			c := cov[a*dim:]
+			for b := a; b < dim; b++ {
+				c[b] += x * float64(row[b])
+			}
+		}
+	}
+	for a := 0; a < dim; a++ {
+		for b := 0; b < a; b++ {
+			cov[a*dim+b] = cov[b*dim+a]
+		}
+	}
+	var dirs [][]float64
+	for d := 0; d < k && d < dim; d++ {
+		u := principal(cov, dim, dirs)
+		dirs = append(dirs, u)
+	}
+	for i := 0; i < n; i++ {
+		row := vec[i*dim : (i+1)*dim]
+		for _, u := range dirs {
+			s := 0.0
+			for j, x := range row {
+				s += float64(x) * u[j]
+			}
+			for j := range row {
+				row[j] -= float32(s * u[j])
+			}
+		}
+	}
+}
+
+// principal is the leading eigenvector of the symmetric dim×dim matrix cov
+// orthogonal to dirs (power iteration from a fixed start: deterministic).
+func principal(cov []float64, dim int, dirs [][]float64) []float64 {
+	u := make([]float64, dim)
+	for j := range u {
+		u[j] = 1 / math.Sqrt(float64(dim+j))
+	}
+	next := make([]float64, dim)
+	for it := 0; it < 200; it++ {
+		for _, d := range dirs {
+			s := 0.0
+			for j := range u {
+				s += u[j] * d[j]
+			}
+			for j := range u {
+				u[j] -= s * d[j]
+			}
+		}
+		norm := 0.0
+		for a := 0; a < dim; a++ {
+			s := 0.0
+			for b := 0; b < dim; b++ {
+				s += cov[a*dim+b] * u[b]
+			}
+			next[a] = s
+			norm += s * s
+		}
+		norm = math.Sqrt(norm)
+		if norm == 0 {
+			break
+		}
+		for j := range u {
+			u[j] = next[j] / norm
+		}
+	}
+	return u
+}
+
+// ID names the vectors' checksum and the options.
+func (w *WordVectors) ID() string { return w.id }
+
+// Dim is the word vectors' width.
+func (w *WordVectors) Dim() int {
+	if w.wmap != nil {
+		return w.out
+	}
+	return w.dim
+}
+
+// Options are the options in force (defaults filled).
+func (w *WordVectors) Options() WordVectorOptions { return w.opts }
+
+// Vocabulary is how many words have a vector.
+func (w *WordVectors) Vocabulary() int { return len(w.index) }
+
+// Embed returns each text's SIF-weighted, normalised average word vector
+// (the zero vector for a text with no known word).
+func (w *WordVectors) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	acc := make([]float64, w.dim)
+	for i, t := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = w.encode(t, acc)
+	}
+	return out, nil
+}
+
+func (w *WordVectors) lookup(tok string) (int32, bool) {
+	if k, ok := w.index[tok]; ok {
+		return k, true
+	}
+	if s := Stem(tok); s != tok {
+		k, ok := w.index[s]
+		return k, ok
+	}
+	return 0, false
+}
+
+func (w *WordVectors) encode(text string, acc []float64) []float32 {
+	v := w.average(text, acc)
+	if w.wmap == nil {
+		return v
+	}
+	z := make([]float64, w.out)
+	for a := range z {
+		z[a] = float64(dot32(w.wmap[a*w.dim:(a+1)*w.dim], v))
+	}
+	return normalized(z)
+}
+
+// average is the text's SIF-weighted average word vector, normalised.
+func (w *WordVectors) average(text string, acc []float64) []float32 {
+	clear(acc)
+	any := false
+	for _, tok := range Tokens(text) {
+		k, ok := w.lookup(tok)
+		if !ok {
+			continue
+		}
+		any = true
+		f := float64(w.weight[k])
+		row := w.vec[int(k)*w.dim : (int(k)+1)*w.dim]
+		for j, x := range row {
+			acc[j] += f * float64(x)
+		}
+	}
+	if !any {
+		return make([]float32, w.Dim())
+	}
+	return normalized(acc)
+}
+
+// MemoryBytes is the size of the vectors and weights in memory.
+func (w *WordVectors) MemoryBytes() int { return 4*len(w.vec) + 4*len(w.weight) + 40*len(w.index) }

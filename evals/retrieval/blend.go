@@ -1,0 +1,105 @@
+package retrieval
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/airs-dev/airs/embeddings"
+)
+
+// newBlend builds `--embedder blend[:OPTIONS]` (the committed tool model
+// plus the committed word vectors, optionally a lexical part) and
+// `--embedder words[:OPTIONS]` (the word vectors alone).
+func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
+	o := embeddings.BlendOptions{Lexical: lo}
+	mapFile := ""
+	for _, kv := range strings.Split(spec, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if k == "norm" && (v == "max" || v == "minmax") {
+			o.Norm = v
+			continue
+		}
+		if k == "map" {
+			mapFile = v
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("retrieval: blend option %q: want KEY=NUMBER (words=0.3, lex=0.2, dim=256, dense=1, sif=0.001, common=1)", kv)
+		}
+		switch k {
+		case "words":
+			if f <= 0 || f >= 1 {
+				return nil, fmt.Errorf("retrieval: blend words=%v: the word vectors' share must be between 0 and 1 (exclusive)", f)
+			}
+			o.WordWeight = f
+		case "lex":
+			o.LexicalWeight = f
+		case "dim":
+			o.Lexical.Dim = int(f)
+		case "dense":
+			o.DenseWeight = f
+		case "group":
+			o.GroupWeight = f
+		case "name":
+			o.NameWeight = f
+		case "sif":
+			o.Words.SIF = f
+		case "common":
+			o.Words.Common = int(f)
+		case "raw":
+			o.RawWords = f != 0
+		default:
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm)", k)
+		}
+	}
+	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {
+		return nil, fmt.Errorf("retrieval: blend words=%v + lex=%v leave the model no share (their sum must be below 1)", o.WordWeight, o.LexicalWeight)
+	}
+	m, err := embeddings.DefaultModel()
+	if err != nil {
+		return nil, err
+	}
+	if mapFile != "" {
+		if o.Words.Map, err = loadWordMap(mapFile); err != nil {
+			return nil, err
+		}
+	}
+	return embeddings.NewBlend(m, o)
+}
+
+// newWords builds `--embedder words[:sif=A,common=K]`.
+func newWords(spec string) (embeddings.Embedder, error) {
+	var o embeddings.WordVectorOptions
+	for _, kv := range strings.Split(spec, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if k == "map" {
+			m, err := loadWordMap(v)
+			if err != nil {
+				return nil, err
+			}
+			o.Map = m
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("retrieval: words option %q: want KEY=NUMBER (sif=0.001, common=1)", kv)
+		}
+		switch k {
+		case "sif":
+			o.SIF = f
+		case "common":
+			o.Common = int(f)
+		default:
+			return nil, fmt.Errorf("retrieval: unknown words option %q (sif, common)", k)
+		}
+	}
+	return embeddings.NewWordVectors(o)
+}
