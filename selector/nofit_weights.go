@@ -5,22 +5,22 @@ package selector
 // DefaultFitModel is the model no-LLM mode decides "does this candidate
 // fit" with (Config.Fit nil), learned by evals/predict.TrainFit.
 var DefaultFitModel = FitModel{
-	Bias: -1.1331691637095322,
+	Bias: -1.2073075935770368,
 	Weights: [NumFitFeatures]float64{
-		-0.8654604331974018,  // similarity
-		1.062227068269984,    // coverage
-		-0.22530247853018592, // asks
-		0.6402110100248561,   // named_share
-		1.0731720891712604,   // asks_kind
-		-0.7356670798686555,  // missing_share
-		1.2565407774287805,   // similarity_gap
-		3.3001553760448803,   // coverage_gap
-		1.7656609072819638,   // tool_coverage
-		0.858895919415995,    // evidence_share
-		-0.37034037466940006, // evidence_count
-		-0.8839532102427218,  // question
-		0.21923920911392936,  // params_named
-		-1.314197518725777,   // object_missing
+		-0.8032086009701974, // similarity
+		1.0373169212507813, // coverage
+		-0.16040676143052277, // asks
+		0.6179131552727568, // named_share
+		1.0795359430006422, // asks_kind
+		-0.721811742916791, // missing_share
+		1.3003378640763745, // similarity_gap
+		3.3267620769263564, // coverage_gap
+		1.7974384337287783, // tool_coverage
+		0.8896656939715017, // evidence_share
+		-0.4711276505963616, // evidence_count
+		-0.879504885921926, // question
+		0.24650554976240188, // params_named
+		-1.262811852164314, // object_missing
 	},
-	Threshold: 0.11527833907488219,
+	Threshold: 0.11772402097011088,
 }
