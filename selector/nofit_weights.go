@@ -7,20 +7,20 @@ package selector
 var DefaultFitModel = FitModel{
 	Bias: -1.2073075935770368,
 	Weights: [NumFitFeatures]float64{
-		-0.8032086009701974, // similarity
-		1.0373169212507813, // coverage
+		-0.8032086009701974,  // similarity
+		1.0373169212507813,   // coverage
 		-0.16040676143052277, // asks
-		0.6179131552727568, // named_share
-		1.0795359430006422, // asks_kind
-		-0.721811742916791, // missing_share
-		1.3003378640763745, // similarity_gap
-		3.3267620769263564, // coverage_gap
-		1.7974384337287783, // tool_coverage
-		0.8896656939715017, // evidence_share
-		-0.4711276505963616, // evidence_count
-		-0.879504885921926, // question
-		0.24650554976240188, // params_named
-		-1.262811852164314, // object_missing
+		0.6179131552727568,   // named_share
+		1.0795359430006422,   // asks_kind
+		-0.721811742916791,   // missing_share
+		1.3003378640763745,   // similarity_gap
+		3.3267620769263564,   // coverage_gap
+		1.7974384337287783,   // tool_coverage
+		0.8896656939715017,   // evidence_share
+		-0.4711276505963616,  // evidence_count
+		-0.879504885921926,   // question
+		0.24650554976240188,  // params_named
+		-1.262811852164314,   // object_missing
 	},
 	Threshold: 0.11772402097011088,
 }
