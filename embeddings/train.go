@@ -222,34 +222,9 @@ func TrainModel(ctx context.Context, corpus map[string]string, examples []TrainE
 				return nil, err
 			}
 			batch := order[b0:min(b0+o.Batch, len(order))]
-			// Candidates: each request's sampled positive, then its hard negatives.
-			var cands []string
-			cidx := map[string]int{}
-			add := func(k string) int {
-				if i, ok := cidx[k]; ok {
-					return i
-				}
-				cidx[k] = len(cands)
-				cands = append(cands, k)
-				return len(cands) - 1
-			}
-			pos := make([]int, len(batch))
-			for i, ex := range batch {
-				g := examples[ex].Gold
-				pos[i] = add(g[rng.IntN(len(g))])
-			}
-			for _, ex := range batch {
-				if h := examples[ex].Hard; len(h) > 0 {
-					for k := 0; k < o.HardPerQuery; k++ {
-						add(h[rng.IntN(len(h))])
-					}
-				}
-				if h := mined[ex]; len(h) > 0 {
-					for k := 0; k < o.MinedPerQuery; k++ {
-						add(h[rng.IntN(len(h))])
-					}
-				}
-			}
+			cands, cidx, pos := batchCandidates(rng, batch, examples, func(ex int) []negatives {
+				return []negatives{{examples[ex].Hard, o.HardPerQuery}, {mined[ex], o.MinedPerQuery}}
+			})
 			qs := make([]enc, len(batch))
 			for i, ex := range batch {
 				qs[i] = encode(qFeat[ex])
@@ -387,4 +362,42 @@ func (m *ToolModel) scaleByIDF(corpus map[string]string, queries [][]wfeat) {
 			row[j] *= s
 		}
 	}
+}
+
+// negatives is a list to draw a request's negatives from, and how many.
+type negatives struct {
+	keys []string
+	n    int
+}
+
+// batchCandidates gathers a training batch's candidate tools, as the
+// contrastive trainers share them: each request's sampled positive (pos
+// holds its place), then, request by request, draws from its negative
+// lists. idx maps a tool's key to its place in cands.
+func batchCandidates(rng *rand.Rand, batch []int, examples []TrainExample, negs func(ex int) []negatives) (cands []string, idx map[string]int, pos []int) {
+	idx = map[string]int{}
+	add := func(k string) int {
+		if i, ok := idx[k]; ok {
+			return i
+		}
+		idx[k] = len(cands)
+		cands = append(cands, k)
+		return len(cands) - 1
+	}
+	pos = make([]int, len(batch))
+	for i, ex := range batch {
+		g := examples[ex].Gold
+		pos[i] = add(g[rng.IntN(len(g))])
+	}
+	for _, ex := range batch {
+		for _, l := range negs(ex) {
+			if len(l.keys) == 0 {
+				continue
+			}
+			for k := 0; k < l.n; k++ {
+				add(l.keys[rng.IntN(len(l.keys))])
+			}
+		}
+	}
+	return cands, idx, pos
 }

@@ -188,28 +188,9 @@ func TrainWordMap(ctx context.Context, w *WordVectors, corpus map[string]string,
 				return nil, err
 			}
 			batch := order[b0:min(b0+o.Batch, len(order))]
-			var cands []string
-			cidx := map[string]int{}
-			add := func(k string) int {
-				if i, ok := cidx[k]; ok {
-					return i
-				}
-				cidx[k] = len(cands)
-				cands = append(cands, k)
-				return len(cands) - 1
-			}
-			pos := make([]int, len(batch))
-			for i, ex := range batch {
-				g := examples[ex].Gold
-				pos[i] = add(g[rng.IntN(len(g))])
-			}
-			for _, ex := range batch {
-				if h := examples[ex].Hard; len(h) > 0 {
-					for k := 0; k < o.HardPerQuery; k++ {
-						add(h[rng.IntN(len(h))])
-					}
-				}
-			}
+			cands, cidx, pos := batchCandidates(rng, batch, examples, func(ex int) []negatives {
+				return []negatives{{examples[ex].Hard, o.HardPerQuery}}
+			})
 			qs := make([]enc, len(batch))
 			for i, ex := range batch {
 				qs[i] = encode(qVec[ex])
