@@ -194,6 +194,12 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 	if len(pl.steps) > 1 {
 		pr.Notice = fmt.Sprintf("%s; planned as %d steps from what the tools take and give", NoLLMNotice, len(pl.steps))
 	}
+	for _, o := range in.Objects {
+		// An ordinal chose one file of several: say which, and how.
+		if e := o.Resolved(); e != nil && o.Chose != "" {
+			pr.Notice += fmt.Sprintf("; chose %s (space %s): %s", e.Path, e.Space, o.Chose)
+		}
+	}
 	pr.Latency = time.Since(start)
 	return pr, got, nil
 }

@@ -75,6 +75,9 @@ type Object struct {
 	Phrase string // as the request wrote it (a name, or the words that name it)
 	Named  bool   // written as a file name (report.pdf), not described
 	Dir    bool
+	// Chose says how an ordinal chose its one match among several ("the
+	// second of the 3 that fit, by name"); "" when nothing was chosen.
+	Chose string
 	// Matches are the entries it names: one when resolved, several when
 	// equally good (the caller must choose), none when it names nothing.
 	Matches []*Entry
@@ -120,6 +123,14 @@ type Interpretation struct {
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType  string
 	Recursive bool
+	// Ordinal is the ordinal that chose one file of several ("the second
+	// paper", "the newest quote"), when it did: the file is the one
+	// object, its Chose says how.
+	Ordinal *Ordinal
+	// Question: the request asks about a named document's content ("what
+	// does the 2025 quote cost for the pro plan"): its reading is planned,
+	// and the answer is in the text read.
+	Question bool
 	// Verb is the verb the request leads with when it is one of the
 	// services' verbs none of the actions above is ("send", "book",
 	// "play", "translate" …): a tool the request does not name by its
@@ -240,6 +251,9 @@ func Parse(text string, env Env) *Interpretation {
 	}
 	// Quoted texts are values, not words of the request.
 	unq := reQuoted.ReplaceAllStringFunc(head, func(m string) string { return strings.Repeat(" ", len(m)) })
+	// An ordinal is no word of a file's name: "the second paper" names the
+	// papers, and the ordinal picks one of them.
+	ord, unq := readOrdinal(unq)
 	lower := strings.ToLower(unq)
 
 	env.yield()
@@ -258,11 +272,24 @@ func Parse(text string, env Env) *Interpretation {
 	if m := reTypeW.FindStringSubmatch(unq); m != nil {
 		in.FileType = normExt(m[1])
 	}
+	question := in.Body == "" && in.Verb == "" && reQuestion.MatchString(unq)
+	calcDropped := false
+	if question && in.Expression == "" && len(in.Actions) == 1 && in.Actions[0] == Calculate {
+		// "how much is the pro plan in the 2024 quote" states no
+		// arithmetic: it may ask about a document.
+		in.Actions, calcDropped = nil, true
+	}
 	env.yield()
 	in.readSpace(lower, env)
 	env.yield()
 	in.readObjects(unq, lower, env)
 	env.yield()
+	if question && len(in.Actions) == 0 && in.Expression == "" && len(in.Files()) > 0 && !in.All {
+		// A question about what a document it names says: read it.
+		in.Actions, in.Question = []Action{Read}, true
+	} else if calcDropped {
+		in.Actions = []Action{Calculate}
+	}
 	in.Every = in.Every || reEvery.MatchString(unq) && (in.Folder != nil || in.FileType != "" || in.Space != "") && !in.Has(List)
 	if fs := in.Files(); len(fs) > 1 && !in.Has(Compare) && len(in.Parts) == 1 {
 		// "summarize a.pdf and b.pdf": each file named gets the call.
@@ -274,6 +301,15 @@ func Parse(text string, env Env) *Interpretation {
 	}
 	if in.Has(List) && in.Folder == nil && cachedPattern(`(?i)\b(?:find|search)\b`).MatchString(unq) {
 		in.Recursive = true // find(1) looks everywhere
+	}
+	if in.Has(List) && in.FileType != "" && !in.Every {
+		// A listing of a kind of file ("the pdfs in my documents") is
+		// after those files wherever they are under the folder; a plain
+		// listing ("list my documents") is the folder's own.
+		in.Recursive = true
+	}
+	if ord != nil {
+		in.applyOrdinal(*ord, unq, env)
 	}
 	in.orderActions()
 	return in

@@ -93,13 +93,13 @@ for q,a,b in C:
     c("compare",q,cmp2(a,b))
 # ---- list
 L=[("list the files in my documents folder",lst(D)),("list my documents",lst(D)),("what files are in documents",lst(D)),("list the files in projects",lst(P)),
-("list the pdfs in the papers folder",lst(D,dir="papers",pattern="*.pdf")),("list the files in the papers folder",lst(D,dir="papers")),("what's in the quotes folder",lst(D,dir="quotes")),
-("list the recipes folder",lst(D,dir="recipes")),("show me the files in the contracts folder",lst(D,dir="contracts")),("list all pdf files in documents",lst(D,pattern="*.pdf")),
+("list the pdfs in the papers folder",lst(D,dir="papers",pattern="*.pdf",recursive=True)),("list the files in the papers folder",lst(D,dir="papers")),("what's in the quotes folder",lst(D,dir="quotes")),
+("list the recipes folder",lst(D,dir="recipes")),("show me the files in the contracts folder",lst(D,dir="contracts")),("list all pdf files in documents",lst(D,pattern="*.pdf",recursive=True)),
 ("list all pdfs in documents recursively",lst(D,pattern="*.pdf",recursive=True)),("list every file in documents including subfolders",lst(D,recursive=True)),
-("which files are in the notes folder",lst(D,dir="notes")),("list the txt files in documents",lst(D,pattern="*.txt")),("list the markdown files in documents",lst(D,pattern="*.md")),
+("which files are in the notes folder",lst(D,dir="notes")),("list the txt files in documents",lst(D,pattern="*.txt",recursive=True)),("list the markdown files in documents",lst(D,pattern="*.md",recursive=True)),
 ("what's in the website folder",lst(P,dir="website")),("list the files in the airs folder in projects",lst(P,dir="airs")),("list the files in documents",lst(D)),
 ("show me the files in my documents",lst(D)),("how many files are in projects",lst(P)),("list files in the travel folder",lst(D,dir="travel")),
-("what documents do I have",lst(D)),("list the csv files in documents",lst(D,pattern="*.csv")),("find all pdfs in documents",lst(D,pattern="*.pdf",recursive=True)),
+("what documents do I have",lst(D)),("list the csv files in documents",lst(D,pattern="*.csv",recursive=True)),("find all pdfs in documents",lst(D,pattern="*.pdf",recursive=True)),
 ("list the letters folder",lst(D,dir="letters"))]
 for q,s in L: c("list",q,s)
 # ---- every file of a folder

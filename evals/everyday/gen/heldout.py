@@ -42,7 +42,7 @@ c("compare","how does the draft differ from the final version", cmp2((D,"draft.t
 # list
 c("list","what files do I have in documents", lst(D))
 c("list","list everything in the recipes folder", lst(D, dir="recipes"))
-c("list","show me the pdfs in papers", lst(D, dir="papers", pattern="*.pdf"))
+c("list","show me the pdfs in papers", lst(D, dir="papers", pattern="*.pdf", recursive=True))
 c("list","show the files of my projects space", lst(P))
 c("list","list all files in documents recursively", lst(D, recursive=True))
 # every
