@@ -150,7 +150,7 @@ func TestChatOnATerminal(t *testing.T) {
 	// A request: the tool call is shown, then its result.
 	tm.typ("calculate (12.5 + 7) * 3\r")
 	tm.expect(`[no-LLM mode] tool: calculator {"expression":"(12.5 + 7) * 3"}`)
-	tm.expect(`"result": 58.5`)
+	tm.expect("(12.5 + 7) * 3 = 58.5")
 	tm.expect("> ")
 
 	// /why explains the choice.
@@ -179,7 +179,7 @@ func TestChatOnATerminal(t *testing.T) {
 	tm.expect("cancelled; back at the prompt")
 	tm.expect("> ")
 	tm.typ("calculate 2 + 2\r")
-	tm.expect(`"result": 4`)
+	tm.expect("2 + 2 = 4")
 	tm.expect("> ")
 
 	// Ctrl-C at the prompt: a hint, the session stays.
@@ -254,5 +254,9 @@ func TestChatUsage(t *testing.T) {
 	e.run("help", "chat").expect(t, 0, "airs chat --model none", "")
 	e.run("chat", "--help").expect(t, 0, "-model model", "")
 	// Not a terminal: input ends, the session ends cleanly.
-	e.runStdin("calculate 6 * 7\n", "chat", "--model", "none").expect(t, 0, `"result": 42`, "")
+	e.runStdin("calculate 6 * 7\n", "chat", "--model", "none").expect(t, 0, "6 * 7 = 42\n", "")
+	// --json shows the result as JSON, as a script reads it; /json prints
+	// the last one whole.
+	e.runStdin("calculate 6 * 7\n", "chat", "--model", "none", "--json").expect(t, 0, `"result": 42`, "")
+	e.runStdin("calculate 6 * 7\n/json\n", "chat", "--model", "none").expect(t, 0, `"result": 42`, "")
 }

@@ -14,7 +14,7 @@ var chatCmd = &command{
 	Name:    "chat",
 	Summary: "talk to AIRS: requests in plain words become tool calls",
 	Usage: `Usage:
-  airs chat [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE]
+  airs chat [--model MODEL | --model none] [--engine ollama|inproc] [--gguf FILE] [--json]
 
 A conversation with AIRS. Type a request in plain words; AIRS picks a tool
 among those you may call, shows the call it chose (tool and arguments, and
@@ -22,7 +22,11 @@ whether a model or the no-LLM mode chose it), runs it through the Tool
 Manager and shows the result. With a model (Ollama), the result goes back
 to the model, whose answer is streamed; large results are cut for the
 model's context, with a note. Without one, AIRS says so at the start and
-prints the result itself.
+prints the result itself, as the answer it holds: a calculation's value, a
+file's first lines (and how much was cut; for a question, the lines that
+answer it first), a listing's file names, a comparison's differences, a
+summary. /json prints the last results' whole JSON; --json (or /json on)
+shows every result as JSON.
 
 A model that is asked for (--model, or ollama.model in airs.yaml) must be
 there: when Ollama does not answer, or has not pulled it, chat does not
@@ -43,6 +47,8 @@ Commands at the prompt:
   /why       score components of the last request's candidate tools
   /tools     the tools you may call (* = asks before running)
   /history   the lines typed in this session
+  /json      the last request's results as JSON (/json on, /json off:
+             every result as JSON, or as its answer)
   /accept    the last call was right; /dismiss: it was wrong (both feed
              the ranking and, when recording is on, the session log)
   /help, /quit
@@ -56,6 +62,7 @@ Examples:
   airs chat
   airs chat --model qwen3:0.6b
   airs chat --model none            # no-LLM mode even when Ollama runs
+  airs chat --model none --json     # results as JSON, for a script
   airs chat --engine inproc --model qwen3:4b
 `,
 	Run: runChat,
@@ -70,6 +77,7 @@ var chatTestTools func(reg *pipeline.Registry) error
 func runChat(a *app, args []string) error {
 	fs := a.flags()
 	model := fs.String("model", "", "the `model` that generates the calls (Ollama's; with --engine inproc, one pulled into Ollama, read from its store), or none for the no-LLM mode (default: ollama.model in airs.yaml)")
+	asJSON := fs.Bool("json", false, "show each result as JSON instead of as its answer (a value, a text's first lines, a listing's names, a comparison's differences); /json on in the chat does the same")
 	ef := addEngineFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -108,5 +116,6 @@ func runChat(a *app, args []string) error {
 		Interrupts:  sigs,
 		HistoryFile: filepath.Join(cfg.Home, "chat_history"),
 		Dim:         isTerminal(a.stdout),
+		JSON:        *asJSON,
 	}).Run(ctx)
 }

@@ -59,6 +59,10 @@ type Options struct {
 	Prompt string
 	// Dim prints suggestions dimmed (ANSI), for a terminal.
 	Dim bool
+	// JSON shows every result as its JSON (as /json on does); otherwise a
+	// result is shown as its answer (a value, a text's first lines, a
+	// listing's names, a comparison's differences) and /json prints it.
+	JSON bool
 }
 
 // REPL is one chat session.
@@ -83,6 +87,10 @@ type REPL struct {
 	// choosing: the last request named several files equally well; the
 	// next line may be the number of the one meant.
 	choosing *pendingChoice
+
+	// outputs are the results of the last turn's calls, for /json (under
+	// mu: the turn's goroutine adds them).
+	outputs []json.RawMessage
 }
 
 // pendingChoice is a request waiting for the user to say which file.
@@ -229,6 +237,8 @@ model's answer).
   /why       score components of the last request's candidate tools
   /tools     the tools you may call (* = destructive: asks before running)
   /history   the lines typed in this session
+  /json      the last request's results as JSON, whole; /json on shows
+             every result as JSON from now on, /json off as answers
   /prompt    the prompts of the MCP servers you may use
   /prompt SERVER.NAME [k=v ...]  run that prompt's text as your request
              (one argument: /prompt SERVER.NAME the value)
@@ -259,6 +269,9 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 	case "/prompt":
 		_, arg, _ := strings.Cut(line, " ")
 		r.prompt(ctx, strings.TrimSpace(arg))
+	case "/json":
+		_, arg, _ := strings.Cut(line, " ")
+		r.json(strings.TrimSpace(arg))
 	case "/history":
 		for i, h := range r.history {
 			r.printf("%4d  %s\n", i+1, h)
@@ -432,7 +445,10 @@ func (r *REPL) feedback(ctx context.Context, verdict string) {
 func (r *REPL) turn(ctx context.Context, text string) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ui := &termUI{r: r}
+	ui := &termUI{r: r, request: text}
+	r.mu.Lock()
+	r.outputs = nil
+	r.mu.Unlock()
 	type outcome struct {
 		tr  *engine.TurnResult
 		err error
@@ -509,6 +525,7 @@ type termUI struct {
 	streaming bool   // the model's answer is being written
 	step      int    // the step being served, 0 before the second
 	explained string // a selection's problem already said with what to do about it
+	request   string // the request being served
 }
 
 // Step heads each step after the first of a turn that takes several.
@@ -642,15 +659,74 @@ func (u *termUI) Result(res *pipeline.Result, err error) {
 	}
 }
 
-// show prints a result as indented JSON, cut with a note when large.
+// show prints a result as its answer (present), or as indented JSON when
+// asked for JSON or when it has no shape present knows; cut with a note
+// when large. The JSON is kept for /json.
 func (u *termUI) show(out json.RawMessage) {
+	r := u.r
+	r.mu.Lock()
+	r.outputs = append(r.outputs, out)
+	asJSON := r.opts.JSON
+	r.mu.Unlock()
+	if !asJSON {
+		if s, ok := present(out, u.request); ok {
+			s, _ = engine.Truncate([]byte(s), r.opts.MaxShowBytes)
+			r.printf("%s", s)
+			if !strings.HasSuffix(s, "\n") {
+				r.printf("\n")
+			}
+			return
+		}
+	}
+	r.printf("%s\n", indented(out, r.opts.MaxShowBytes))
+}
+
+// indented is out as indented JSON, cut at max bytes with a note (max 0:
+// whole).
+func indented(out json.RawMessage, max int) string {
 	var b bytes.Buffer
 	if json.Indent(&b, out, "", "  ") != nil {
 		b.Reset()
 		b.Write(out)
 	}
-	s, _ := engine.Truncate(b.Bytes(), u.r.opts.MaxShowBytes)
-	u.r.printf("%s\n", s)
+	if max <= 0 {
+		return b.String()
+	}
+	s, _ := engine.Truncate(b.Bytes(), max)
+	return s
+}
+
+// json is /json: the last turn's results as whole JSON, or "on"/"off" to
+// show every result as JSON or as its answer.
+func (r *REPL) json(arg string) {
+	switch strings.ToLower(arg) {
+	case "on":
+		r.mu.Lock()
+		r.opts.JSON = true
+		r.mu.Unlock()
+		r.printf("results are shown as JSON (/json off: as answers)\n")
+		return
+	case "off":
+		r.mu.Lock()
+		r.opts.JSON = false
+		r.mu.Unlock()
+		r.printf("results are shown as answers (/json prints the last ones as JSON)\n")
+		return
+	case "":
+	default:
+		r.printf("/json takes on, off or nothing (the last results as JSON)\n")
+		return
+	}
+	r.mu.Lock()
+	outs := append([]json.RawMessage(nil), r.outputs...)
+	r.mu.Unlock()
+	if len(outs) == 0 {
+		r.printf("no result yet: /json prints the last request's results\n")
+		return
+	}
+	for _, o := range outs {
+		r.printf("%s\n", indented(o, 0))
+	}
 }
 
 func (u *termUI) Note(msg string) { u.r.printf("note: %s\n", msg) }

@@ -267,6 +267,12 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 	r.say("calculate (12.5 + 7) * 3")
 	m = r.expect(m, `[no-LLM mode] tool: calculator {"expression":"(12.5 + 7) * 3"}`)
 	m = r.expect(m, "ok: calculator")
+	m = r.expect(m, "(12.5 + 7) * 3 = 58.5\n")
+	if strings.Contains(r.out.String(), `"result"`) {
+		t.Errorf("the value is shown, not the JSON:\n%s", r.out)
+	}
+	// The JSON stays at hand: /json prints the last result whole.
+	r.say("/json")
 	m = r.expect(m, `"result": 58.5`)
 
 	r.say("/why")
@@ -295,7 +301,7 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 	m = r.expect(m, "unknown command /nope")
 	r.say("/history")
 	m = r.expect(m, "   1  calculate (12.5 + 7) * 3")
-	m = r.expect(m, "   6  /history")
+	m = r.expect(m, "   7  /history")
 	r.say("/help")
 	m = r.expect(m, "/dismiss")
 	r.say("/quit")
@@ -312,7 +318,7 @@ func TestRequestWhyToolsFeedbackHistory(t *testing.T) {
 	// History is persisted, appended.
 	hist, err := os.ReadFile(filepath.Join(r.home, "chat_history"))
 	must(t, err)
-	if !strings.HasPrefix(string(hist), "calculate (12.5 + 7) * 3\n/why\n/tools\n/accept\n") {
+	if !strings.HasPrefix(string(hist), "calculate (12.5 + 7) * 3\n/json\n/why\n/tools\n/accept\n") {
 		t.Errorf("chat_history:\n%s", hist)
 	}
 
@@ -442,7 +448,7 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 
 	// The session is alive: the next request runs.
 	r.say("calculate 2 + 2")
-	m = r.expect(m, `"result": 4`)
+	m = r.expect(m, "2 + 2 = 4\n")
 	r.stop()
 
 	if got := r.auditTools()["slow"]; len(got) != 1 || got[0] != "cancelled" {
@@ -455,17 +461,32 @@ func TestCtrlCCancelsTheCallNotTheSession(t *testing.T) {
 }
 
 func TestLargeResultIsCutWithANote(t *testing.T) {
+	// As an answer: the text's first lines, and how much was not shown.
 	r := newRig(t)
 	r.start(Options{MaxShowBytes: 2048})
 	m := r.expect(0, "> ")
 	r.say("read the file report.txt in documents")
 	m = r.expect(m, "tool: read-file")
 	m = r.expect(m, "a line of a large report")
-	m = r.expect(m, "[truncated: ")
+	m = r.expect(m, " more lines (")
+	r.expect(m, "not shown; /json shows the whole result")
 	r.stop()
 	out := r.out.String()
 	if n := strings.Count(out, "a line of a large report"); n < 10 || n > 60 {
-		t.Errorf("showed %d lines of the report (want the first ~2 KB only)", n)
+		t.Errorf("showed %d lines of the report (want its first lines only)", n)
+	}
+
+	// As JSON: cut at MaxShowBytes with a note.
+	r = newRig(t)
+	r.start(Options{MaxShowBytes: 2048, JSON: true})
+	m = r.expect(0, "> ")
+	r.say("read the file report.txt in documents")
+	m = r.expect(m, "tool: read-file")
+	m = r.expect(m, "a line of a large report")
+	r.expect(m, "[truncated: ")
+	r.stop()
+	if n := strings.Count(r.out.String(), "a line of a large report"); n < 10 || n > 60 {
+		t.Errorf("showed %d lines of the report as JSON (want the first ~2 KB only)", n)
 	}
 }
 
