@@ -526,6 +526,11 @@ type termUI struct {
 	step      int    // the step being served, 0 before the second
 	explained string // a selection's problem already said with what to do about it
 	request   string // the request being served
+	// steps and last: how many calls the turn's plan selected, and the
+	// tool of its last; a result of another tool in a plan of several is
+	// a middle step's (a text read for a comparison), shown in brief.
+	steps int
+	last  string
 }
 
 // Step heads each step after the first of a turn that takes several.
@@ -556,6 +561,8 @@ func (u *termUI) Selected(sel *selector.Selection, tool *pipeline.Tool) {
 		}
 		return
 	}
+	u.steps++
+	u.last = sel.Function
 	r.printf("[%s] tool: %s %s\n", modeName(sel), sel.Function, compactJSON(sel.Arguments))
 	// The mode's own notice was said when the chat started; what the
 	// selector adds after it (why the arguments could not be taken from
@@ -655,14 +662,18 @@ func (u *termUI) Result(res *pipeline.Result, err error) {
 		r.printf("warning: %s\n", res.Warning)
 	}
 	if len(res.Output) > 0 && r.e.AnswerModel() == nil {
-		u.show(res.Output)
+		u.showResult(res.Output, u.steps > 1 && res.Tool != u.last)
 	}
 }
 
 // show prints a result as its answer (present), or as indented JSON when
 // asked for JSON or when it has no shape present knows; cut with a note
 // when large. The JSON is kept for /json.
-func (u *termUI) show(out json.RawMessage) {
+func (u *termUI) show(out json.RawMessage) { u.showResult(out, false) }
+
+// showResult is show; a middle step's result (middle) is shown by its
+// first line only: the answer is the last step's.
+func (u *termUI) showResult(out json.RawMessage, middle bool) {
 	r := u.r
 	r.mu.Lock()
 	r.outputs = append(r.outputs, out)
@@ -670,6 +681,11 @@ func (u *termUI) show(out json.RawMessage) {
 	r.mu.Unlock()
 	if !asJSON {
 		if s, ok := present(out, u.request); ok {
+			if middle {
+				first, _, _ := strings.Cut(s, "\n")
+				r.printf("%s (read for the next step; /json shows it whole)\n", strings.TrimSuffix(first, ":"))
+				return
+			}
 			s, _ = engine.Truncate([]byte(s), r.opts.MaxShowBytes)
 			r.printf("%s", s)
 			if !strings.HasSuffix(s, "\n") {

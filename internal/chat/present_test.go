@@ -59,3 +59,24 @@ func TestPresentShowsTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanShowsItsAnswer: in a plan of several steps the texts read for
+// the next step are shown by their first line, the last step's result
+// whole.
+func TestPlanShowsItsAnswer(t *testing.T) {
+	r := newRig(t)
+	r.start(Options{})
+	m := r.expect(0, "> ")
+	r.say("read hello.txt and then summarize it")
+	m = r.expect(m, "tool: read-file")
+	m = r.expect(m, "step 2/2:")
+	m = r.expect(m, "tool: summarize")
+	m = r.expect(m, "hello.txt (space documents), 1 line (read for the next step; /json shows it whole)\n")
+	m = r.expect(m, "ok: summarize")
+	m = r.expect(m, "hello from the docs space")
+	r.expect(m, "> ")
+	r.stop()
+	if n := strings.Count(r.out.String(), "hello from the docs space"); n != 1 {
+		t.Errorf("the text read shows %d times (want once, as the summary):\n%s", n, r.out)
+	}
+}
