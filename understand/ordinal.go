@@ -252,3 +252,41 @@ func (x *FileIndex) FilesOfType(space, ext string) []*Entry {
 	sortEntries(out)
 	return out
 }
+
+// namingSpan is the part of s whose words name the files ms ("what does
+// the quote cost for enterprise" → "the quote"): from the first word that
+// is a word of their names or folders to the last, with an article or
+// possessive just before it. "" when no word of s names them.
+func namingSpan(s string, ms []*Entry) string {
+	named := map[string]bool{}
+	for _, e := range ms {
+		for _, t := range e.tokens() {
+			named[t] = true
+		}
+	}
+	first, last := -1, -1
+	for _, loc := range reWordRE.FindAllStringIndex(s, -1) {
+		w := strings.ToLower(s[loc[0]:loc[1]])
+		if stop[w] {
+			continue
+		}
+		for _, t := range nameTokens(w) {
+			if named[t] {
+				if first < 0 {
+					first = loc[0]
+				}
+				last = loc[1]
+				break
+			}
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	if m := reArticleBefore.FindStringIndex(s[:first]); m != nil {
+		first = m[0]
+	}
+	return s[first:last]
+}
+
+var reArticleBefore = MustPattern(`(?i)\b(?:the|my|our|your|this|that)\s+$`)

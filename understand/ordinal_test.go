@@ -129,3 +129,20 @@ func TestQuestionAboutDocumentReadsIt(t *testing.T) {
 		t.Errorf("a question naming no document reads nothing: %v", in.Actions)
 	}
 }
+
+// TestQuestionNamesItsFileByFewWords: the file a question names is named
+// by the words that name it, not by the whole question (a choice among
+// several files replaces those words).
+func TestQuestionNamesItsFileByFewWords(t *testing.T) {
+	x, _ := fixture(t)
+	env := Env{Spaces: []string{"documents"}, Index: x}
+	for q, want := range map[string]string{
+		"what does the quote cost for enterprise":   "the quote",
+		"what's the monthly rent in the 2024 lease": "the 2024 lease",
+	} {
+		in := Parse(q, env)
+		if len(in.Objects) != 1 || in.Objects[0].Phrase != want {
+			t.Errorf("%q: objects %+v, want one named %q", q, in.Objects, want)
+		}
+	}
+}

@@ -285,8 +285,15 @@ func Parse(text string, env Env) *Interpretation {
 	in.readObjects(unq, lower, env)
 	env.yield()
 	if question && len(in.Actions) == 0 && in.Expression == "" && len(in.Files()) > 0 && !in.All {
-		// A question about what a document it names says: read it.
+		// A question about what a document it names says: read it. Its
+		// words are the question's; the file is named by a few of them
+		// ("the quote"), which is what a choice among several replaces.
 		in.Actions, in.Question = []Action{Read}, true
+		for i, o := range in.Objects {
+			if sp := namingSpan(o.Phrase, o.Matches); !o.Named && sp != "" {
+				in.Objects[i].Phrase = sp
+			}
+		}
 	} else if calcDropped {
 		in.Actions = []Action{Calculate}
 	}
