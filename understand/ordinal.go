@@ -173,9 +173,10 @@ func (x *FileIndex) FilesIn(space, dir string) []*Entry {
 	return out
 }
 
-// reQuestion is a request put as a question (or "tell me …"), which asks
+// reQuestion is a request put as a question (or "tell me …"), perhaps
+// after the document it is about ("in the 2025 quote, what …"), which asks
 // about what a document it names says when it names one.
-var reQuestion = MustPattern(`(?i)^\s*(?:(?:please|so|and|ok|okay|hey)[\s,]+)*(?:what|what's|whats|how|how's|when|where|who|which|why|is|are|does|do|did|can|could|tell\s+me|find\s+out)\b`)
+var reQuestion = MustPattern(`(?i)^\s*(?:(?:in|from|according\s+to|looking\s+at)\s+[^,?]{1,80},\s*)?(?:(?:please|so|and|ok|okay|hey)[\s,]+)*(?:what|what's|whats|how|how's|when|where|who|which|why|is|are|does|do|did|can|could|tell\s+me|find\s+out)\b`)
 
 // reTypeOne is a file type said of one file ("the last pdf").
 var reTypeOne = MustPattern(`(?i)\b(pdf|csv|markdown|md|txt|json|docx?|xlsx?|html?|png|jpe?g)\b`)
@@ -290,3 +291,10 @@ func namingSpan(s string, ms []*Entry) string {
 }
 
 var reArticleBefore = MustPattern(`(?i)\b(?:the|my|our|your|this|that)\s+$`)
+
+// IsQuestion reports whether a request is put as a question: a question
+// word first (perhaps after the document it is about), or a question mark
+// last.
+func IsQuestion(s string) bool {
+	return reQuestion.MatchString(s) || strings.HasSuffix(strings.TrimSpace(s), "?")
+}

@@ -116,6 +116,7 @@ func TestQuestionAboutDocumentReadsIt(t *testing.T) {
 		"what does the 2025 quote cost for the pro plan":  "quotes/acme-2025.pdf",
 		"how much is the pro plan in the 2024 acme quote": "quotes/acme-2024.pdf",
 		"what's the monthly rent in the 2024 lease":       "contracts/lease-2024.txt",
+		"in the 2025 quote, what does the pro plan cost":  "quotes/acme-2025.pdf",
 	} {
 		in := Parse(q, env)
 		if in.Main() != Read || !in.Question || one(in) != want {

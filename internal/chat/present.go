@@ -175,16 +175,13 @@ func presentText(b *strings.Builder, m map[string]any, request string) {
 	}
 }
 
-// reAsks is a request put as a question.
-var reAsks = regexp.MustCompile(`(?i)^\s*(?:(?:please|so|and|ok|okay|hey)[\s,]+)*(?:what|what's|whats|how|how's|when|where|who|which|why|is|are|does|do|did|tell\s+me|find)\b|\?\s*$`)
-
 // answerOf are the lines (or sentences, in a long line) of text that say
 // most of the words a question asks about, beyond the words that named
 // the file: "what does the 2025 quote cost for the pro plan" over the
 // quote's text is "Pro plan: $30 per month". None when request is no
 // question or no line says any of its words.
 func answerOf(text, request, file string) []string {
-	if !reAsks.MatchString(request) {
+	if !understand.IsQuestion(request) {
 		return nil
 	}
 	named := map[string]bool{}

@@ -1,4 +1,5 @@
-# Development requests of three kinds added after the first 383: a listing
+# Development requests of three kinds added after the first 383 (the file
+# holds the first 383, then what this appends): a listing
 # of a kind of file (everywhere under the folder), an ordinal over files,
 # and a question about a named document's content. Appended to
 # ../testdata/dev.jsonl (or to the file given).
@@ -24,6 +25,10 @@ c("content_question","when does the 2024 lease end", [rf(D,"contracts/lease-2024
 c("content_question","how long is the term of the 2023 lease", [rf(D,"contracts/lease-2023.txt")])
 c("content_question","what does the quote cost for enterprise", choices=["documents:quotes/acme-2024.pdf","documents:quotes/acme-2025.pdf"])
 c("content_question","who is the cover letter addressed to", [rf(D,"letters/cover-letter.txt")])
+c("content_question","in the 2025 quote, what does the pro plan cost", [px(D,"quotes/acme-2025.pdf")])
+c("content_question","what does acme charge for storage in 2025", [px(D,"quotes/acme-2025.pdf")])
+c("content_question","how many eggs go in the pancakes", [rf(D,"recipes/pancakes.md")])
+c("content_question","what is the deposit on the lease from 2024", [rf(D,"contracts/lease-2024.txt")])
 with open(sys.argv[1] if len(sys.argv) > 1 else "../testdata/dev.jsonl","a") as f:
     for d in out: f.write(json.dumps(d)+"\n")
 print(len(out))
