@@ -419,7 +419,7 @@ func (ix *Index) partDense(ctx context.Context, st *state, query string, hits []
 			}
 			qv = normalize32(v[0])
 		}
-		hits[i].Dense = max(float64(dot32(qv, st.vector(d))), 0)
+		hits[i].Dense = max(float64(dot(qv, st.vector(d))), 0)
 	}
 	return nil
 }

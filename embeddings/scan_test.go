@@ -1,13 +1,17 @@
 package embeddings
 
 import (
+	"context"
+	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 )
 
 // dot32Reference is the dot product summed in one pass over eight lanes
 // (lane j: positions j, j+8, …; the rest into lane 0), the order whose
-// float32 result the dense scan must keep so that rankings do not move.
+// float32 result dot32 must keep: the trainers use it, and retraining must
+// write the same bytes.
 func dot32Reference(a, b []float32) float32 {
 	var s [8]float32
 	i := 0
@@ -26,33 +30,138 @@ func TestDot32KeepsTheSummationOrder(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 63, 64, 96, 127, 128, 300} {
 		for trial := 0; trial < 50; trial++ {
-			a, b := make([]float32, n), make([]float32, n)
-			for i := range a {
-				a[i] = r.Float32()*2 - 1
-				b[i] = r.Float32()*2 - 1
-			}
+			a, b := randomVector(r, n), randomVector(r, n)
 			if got, want := dot32(a, b), dot32Reference(a, b); got != want {
-				t.Fatalf("n=%d: dot32 %v, one-pass reference %v (bits differ: rankings could move)", n, got, want)
+				t.Fatalf("n=%d: dot32 %v, one-pass reference %v (bits differ: retrained weights could change)", n, got, want)
+			}
+		}
+	}
+}
+
+func randomVector(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}
+
+// dot64 is the dot product summed in float64.
+func dot64(a, b []float32) (sum, abs float64) {
+	for i := range a {
+		p := float64(a[i]) * float64(b[i])
+		sum += p
+		abs += math.Abs(p)
+	}
+	return sum, abs
+}
+
+// The dense scan's products agree with float64 sums within float32
+// rounding (a few ulps of the sum of the products' magnitudes), for widths
+// the kernel's unrolled loops and tails all meet and registries small and
+// large enough to be split across goroutines.
+func TestRowDotsMatchFloat64(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, d := range []int{0, 1, 3, 4, 5, 7, 8, 15, 16, 17, 31, 100, 128, 228, 300} {
+		for _, n := range []int{0, 1, 2, 9, 100} {
+			rows, q := randomVector(r, n*d), randomVector(r, d)
+			y := make([]float32, n)
+			for i := range y {
+				y[i] = float32(math.NaN()) // must be overwritten
+			}
+			rowDots(rows, q, y)
+			for i := range y {
+				want, abs := dot64(q, rows[i*d:(i+1)*d])
+				if tol := 4 * float64(d+1) * 0x1p-24 * abs; math.Abs(float64(y[i])-want) > tol || math.IsNaN(float64(y[i])) {
+					t.Fatalf("d=%d n=%d row %d: %v, float64 sum %v (tolerance %g)", d, n, i, y[i], want, tol)
+				}
+				if got := dot(q, rows[i*d:(i+1)*d]); got != y[i] {
+					t.Fatalf("d=%d n=%d row %d: the scan gives %v, a single dot %v (a part-only hit's cosine must be the scan's)", d, n, i, y[i], got)
+				}
+			}
+		}
+	}
+}
+
+// The index's scan over a registry large enough to be cut into chunks (one
+// per goroutine) gives each document its own row's product: no chunk
+// shifted, none left out.
+func TestDenseScanChunksCoverEveryRow(t *testing.T) {
+	const d = 20
+	n := parallelDots + 37
+	r := rand.New(rand.NewSource(5))
+	st := &state{docs: make([]Doc, n), dim: d, vecs: randomVector(r, n*d)}
+	q := randomVector(r, d)
+	out := make([]float64, n)
+	st.dots(q, out)
+	for i := range out {
+		if want := float64(dot(q, st.vector(i))); out[i] != want {
+			t.Fatalf("row %d of %d: scan %v, its own dot %v", i, n, out[i], want)
+		}
+	}
+}
+
+// On the fixture registry, the trained model's and the blend's dense
+// rankings (the ten best of each fixture query) are the float64 ranking:
+// the scan's float32 sums move no document except across a near-tie.
+func TestDenseRankingEqualsFloat64Ranking(t *testing.T) {
+	docs := loadFixture(t)
+	qs := loadQueries(t)
+	model, err := DefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blend, err := DefaultBlend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []Embedder{model, blend} {
+		ix, err := Open(context.Background(), e, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		st := ix.st
+		for _, q := range qs {
+			qv, err := e.Embed(context.Background(), []string{q.Query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, len(st.docs))
+			st.dots(qv[0], got)
+			want := make([]float64, len(st.docs))
+			for i := range want {
+				want[i], _ = dot64(qv[0], st.vector(i))
+			}
+			gl, wl := topK(got, 10, nil, false, nil), topK(want, 10, nil, false, nil)
+			for r := range wl {
+				if gl[r].Doc == wl[r].Doc {
+					continue
+				}
+				if gap := math.Abs(want[gl[r].Doc] - want[wl[r].Doc]); gap > 1e-6 {
+					t.Fatalf("%s, %q rank %d: scan has %s, float64 %s (%.8f apart)", e.ID(), q.Query, r+1, st.docs[gl[r].Doc].ID, st.docs[wl[r].Doc].ID, gap)
+				}
 			}
 		}
 	}
 }
 
 // BenchmarkDenseScan is the dense half of a search over 10,000 tools of
-// the trained model's width: 10,000 dot products of 128 float32s.
+// the trained model's width (128) and the blend's (228).
 func BenchmarkDenseScan(b *testing.B) {
-	const n, d = 10000, 128
-	r := rand.New(rand.NewSource(1))
-	v := make([]float32, n*d)
-	for i := range v {
-		v[i] = r.Float32() - 0.5
-	}
-	q := v[:d]
-	out := make([]float64, n)
-	for b.Loop() {
-		for i := range out {
-			out[i] = float64(dot32(q, v[i*d:(i+1)*d]))
-		}
+	for _, d := range []int{128, 228} {
+		b.Run(fmt.Sprintf("dim=%d", d), func(b *testing.B) {
+			const n = 10000
+			r := rand.New(rand.NewSource(1))
+			st := &state{docs: make([]Doc, n), dim: d, vecs: randomVector(r, n*d)}
+			q := randomVector(r, d)
+			out := make([]float64, n)
+			for b.Loop() {
+				st.dots(q, out)
+			}
+		})
 	}
 }
 

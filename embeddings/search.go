@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Filter restricts a search before ranking: only documents passing every
@@ -264,6 +267,20 @@ func scratchFloats(n int) *[]float64 {
 	return &s
 }
 
+// float32Pool holds scratch arrays (*[]float32) of the dense scan.
+var float32Pool sync.Pool
+
+// scratchFloat32s is a pooled array of n float32s, contents undefined; Put
+// it back in float32Pool when done.
+func scratchFloat32s(n int) *[]float32 {
+	if p, _ := float32Pool.Get().(*[]float32); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
+
 // placePool holds zeroed position tables (*[]int32) of fuse.
 var placePool sync.Pool
 
@@ -378,12 +395,17 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 const parallelDots = 4096
 
 // dots computes q·v for every document (filtered ones too: group centroids
-// include them; the filter applies when the lists are cut).
+// include them; the filter applies when the lists are cut), as float32
+// products of the stored rows with q, widened to float64.
 func (st *state) dots(q []float32, out []float64) {
 	n := len(st.docs)
+	yp := scratchFloat32s(n)
+	defer float32Pool.Put(yp)
+	y := *yp
 	scan := func(lo, hi int) {
+		rowDots(st.vecs[lo*st.dim:hi*st.dim], q, y[lo:hi])
 		for i := lo; i < hi; i++ {
-			out[i] = float64(dot32(q, st.vecs[i*st.dim:(i+1)*st.dim]))
+			out[i] = float64(y[i])
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -403,7 +425,35 @@ func (st *state) dots(q []float32, out []float64) {
 	wg.Wait()
 }
 
-// dot32 is the dot product of equal-length vectors in eight lanes: lane j
+// rowDots sets y[i] to the dot product of q with row i of rows (len(y)
+// rows of len(q) floats, back to back): one matrix-vector product, whose
+// vectorised kernel scans a large registry several times faster than a
+// dot product called row by row.
+func rowDots(rows, q, y []float32) {
+	if len(y) == 0 {
+		return
+	}
+	if len(q) == 0 {
+		clear(y)
+		return
+	}
+	blas32.Gemv(blas.NoTrans, 1,
+		blas32.General{Rows: len(y), Cols: len(q), Stride: len(q), Data: rows},
+		blas32.Vector{N: len(q), Inc: 1, Data: q},
+		0, blas32.Vector{N: len(y), Inc: 1, Data: y})
+}
+
+// dot is the dot product of the query q with one stored row, by rowDots:
+// the vectorised kernel's summation order depends on the vectors'
+// alignment, and a single row's score must equal the scan's bit for bit.
+func dot(q, row []float32) float32 {
+	var y [1]float32
+	rowDots(row[:len(q)], q, y[:])
+	return y[0]
+}
+
+// dot32 is the dot product of equal-length vectors in eight lanes, the
+// trainers' (a fixed summation order: retraining writes the same bytes): lane j
 // sums the products at positions j, j+8, j+16, … in order, and the lanes
 // are added pairwise. Lanes 0–3 are summed in one pass and lanes 4–7 in a
 // second: eight accumulators and eight products in flight at once exceed
