@@ -215,7 +215,6 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {
 	n := len(st.docs)
 	mask := st.allowed(&f)
-	keep := func(i int) bool { return mask == nil || mask[i] }
 
 	// The two score arrays are scratch, reused across searches: at 10,000
 	// tools each is 80 KB a query for the collector otherwise.
@@ -225,7 +224,10 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	dense := *dp
 	st.dots(qv, dense)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
-		gsum := make([]float64, st.nGroups)
+		gp := scratchFrom(&groupPool, st.nGroups)
+		defer groupPool.Put(gp)
+		gsum := *gp
+		clear(gsum)
 		for i, g := range st.groupOf {
 			if g >= 0 {
 				gsum[g] += dense[i]
@@ -237,7 +239,7 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, keep, o, *sp)
+	sparse, sl := st.sparseList(qterms, k, mask, o, *sp)
 	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
@@ -253,13 +255,18 @@ func byFused(a, b Hit) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// floatPool holds scratch score arrays (*[]float64) of searches.
-var floatPool sync.Pool
+// floatPool holds scratch score arrays (*[]float64) of searches, one per
+// document; groupPool those of one per group.
+var floatPool, groupPool sync.Pool
 
 // scratchFloats is a pooled array of n float64s, contents undefined; Put
 // it back in floatPool when done.
-func scratchFloats(n int) *[]float64 {
-	if p, _ := floatPool.Get().(*[]float64); p != nil && cap(*p) >= n {
+func scratchFloats(n int) *[]float64 { return scratchFrom(&floatPool, n) }
+
+// scratchFrom is a pooled array of n float64s from pool, contents
+// undefined; Put it back in pool when done.
+func scratchFrom(pool *sync.Pool, n int) *[]float64 {
+	if p, _ := pool.Get().(*[]float64); p != nil && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
@@ -298,16 +305,22 @@ func scratchPlaces(n int) *[]int32 {
 // sparseList is the BM25 score of every document (group term included)
 // and the best max(Depth, k) of those passing the mask, in sparse (len:
 // the documents; overwritten).
-func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options, sparse []float64) ([]float64, []Scored) {
-	n := len(st.docs)
+func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
-		gs := make([]float64, st.nGroups)
+		gp := scratchFrom(&groupPool, st.nGroups)
+		defer groupPool.Put(gp)
+		gs := *gp
+		clear(gs)
 		st.groupBM.Scores(qterms, nil, gs)
-		for i := 0; i < n; i++ {
-			if g := st.groupOf[i]; g >= 0 && keep(i) {
-				sparse[i] += o.GroupWeight * gs[g]
+		// A part of a request often matches no group's text: then the
+		// pass over every document adds nothing.
+		if slices.ContainsFunc(gs, func(s float64) bool { return s != 0 }) {
+			for i, g := range st.groupOf {
+				if g >= 0 && (mask == nil || mask[i]) {
+					sparse[i] += o.GroupWeight * gs[g]
+				}
 			}
 		}
 	}
