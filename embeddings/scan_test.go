@@ -79,6 +79,18 @@ func TestRowDotsMatchFloat64(t *testing.T) {
 					t.Fatalf("d=%d n=%d row %d: the scan gives %v, a single dot %v (a part-only hit's cosine must be the scan's)", d, n, i, y[i], got)
 				}
 			}
+			// The same query anywhere in memory gives the same bits.
+			for off := 1; off < 4; off++ {
+				moved := make([]float32, d+off)[off:]
+				copy(moved, q)
+				y2 := make([]float32, n)
+				rowDots(rows, moved, y2)
+				for i := range y {
+					if y2[i] != y[i] {
+						t.Fatalf("d=%d n=%d row %d: the query %d floats off its alignment gives %v, aligned %v", d, n, i, off, y2[i], y[i])
+					}
+				}
+			}
 		}
 	}
 }
@@ -198,5 +210,55 @@ func TestModelSumAddsRowsInOrder(t *testing.T) {
 				t.Fatalf("%q: component %d is %v, one row at a time gives %v", text, j, got[j], want[j])
 			}
 		}
+	}
+}
+
+// The sparse list (the group term added only when a group scored, the
+// mask read inline) is the list and the scores of adding every document's
+// group term one by one, with and without a filter, group term on and off.
+func TestSparseListEqualsFullRanking(t *testing.T) {
+	docs := loadFixture(t)
+	ix := openIndex(t, "", docs)
+	st := ix.st
+	filters := []Filter{{}, {MinTrust: 1}, {Where: map[string]string{"server": "gmail-mcp"}}}
+	queries := []string{"send an email", "create a payment link for a customer", "query the database table", "the", "weather forecast tomorrow in Paris"}
+	for _, q := range loadQueries(t) {
+		queries = append(queries, q.Query)
+	}
+	listed := 0
+	for _, gw := range []float64{0, 0.3, 1.2} {
+		o := ix.opts
+		o.GroupWeight = gw
+		for fi, f := range filters {
+			mask := st.allowed(&f)
+			for _, q := range queries {
+				terms := Terms(q)
+				got, gl := st.sparseList(terms, 10, mask, &o, make([]float64, len(st.docs)))
+				want := make([]float64, len(st.docs))
+				st.bm.Scores(terms, mask, want)
+				if st.nGroups > 0 && gw > 0 {
+					gs := make([]float64, st.nGroups)
+					st.groupBM.Scores(terms, nil, gs)
+					for i, g := range st.groupOf {
+						if g >= 0 && (mask == nil || mask[i]) {
+							want[i] += gw * gs[g]
+						}
+					}
+				}
+				wl := topK(want, max(o.Depth, 10), mask, true, nil)
+				listed += len(wl)
+				if fmt.Sprint(gl) != fmt.Sprint(wl) {
+					t.Fatalf("group %v, filter %d, %q: list %v, ranking every document %v", gw, fi, q, gl, wl)
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("group %v, filter %d, %q: document %d scores %v, want %v", gw, fi, q, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	if listed == 0 {
+		t.Fatal("no query listed any document: the comparison tested nothing")
 	}
 }

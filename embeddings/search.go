@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -274,13 +275,18 @@ func scratchFrom(pool *sync.Pool, n int) *[]float64 {
 	return &s
 }
 
-// float32Pool holds scratch arrays (*[]float32) of the dense scan.
-var float32Pool sync.Pool
+// float32Pool holds the dense scan's scratch arrays (*[]float32) of one
+// float per document; queryPool its aligned copies of the query.
+var float32Pool, queryPool sync.Pool
 
 // scratchFloat32s is a pooled array of n float32s, contents undefined; Put
 // it back in float32Pool when done.
-func scratchFloat32s(n int) *[]float32 {
-	if p, _ := float32Pool.Get().(*[]float32); p != nil && cap(*p) >= n {
+func scratchFloat32s(n int) *[]float32 { return scratchFloat32sFrom(&float32Pool, n) }
+
+// scratchFloat32sFrom is a pooled array of n float32s from pool, contents
+// undefined; Put it back in pool when done.
+func scratchFloat32sFrom(pool *sync.Pool, n int) *[]float32 {
+	if p, _ := pool.Get().(*[]float32); p != nil && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
@@ -442,6 +448,11 @@ func (st *state) dots(q []float32, out []float64) {
 // rows of len(q) floats, back to back): one matrix-vector product, whose
 // vectorised kernel scans a large registry several times faster than a
 // dot product called row by row.
+//
+// The kernel adds the products before q's first 16-byte boundary one by
+// one and the rest four lanes at a time, so the float32 sums depend on
+// where q lies in memory; q is therefore copied to a 16-byte boundary
+// first, and the same query gives the same bits in every search.
 func rowDots(rows, q, y []float32) {
 	if len(y) == 0 {
 		return
@@ -450,10 +461,21 @@ func rowDots(rows, q, y []float32) {
 		clear(y)
 		return
 	}
+	bp := scratchFloat32sFrom(&queryPool, len(q)+3)
+	defer queryPool.Put(bp)
+	aq := aligned16(*bp)[:len(q)]
+	copy(aq, q)
 	blas32.Gemv(blas.NoTrans, 1,
 		blas32.General{Rows: len(y), Cols: len(q), Stride: len(q), Data: rows},
-		blas32.Vector{N: len(q), Inc: 1, Data: q},
+		blas32.Vector{N: len(q), Inc: 1, Data: aq},
 		0, blas32.Vector{N: len(y), Inc: 1, Data: y})
+}
+
+// aligned16 is buf from its first element on a 16-byte boundary (buf has
+// three floats to spare).
+func aligned16(buf []float32) []float32 {
+	off := (16 - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%16)) % 16 / 4
+	return buf[off:]
 }
 
 // dot is the dot product of the query q with one stored row, by rowDots:
