@@ -115,11 +115,11 @@ selection:
   # "number"). Unset: the calibrated default, which refuses about 5% of
   # realistic requests (EVALS.md, "No tool fits"); 0 never refuses.
   # min_coverage: 0.4
-  # The tool index's embedder: model (the trained tool model, default),
-  # blend (the model with pretrained word vectors: better on tools unlike
-  # those it was trained on, searches a third slower), lexical, or ollama
-  # (needs ollama.embed_model).
-  # embedder: model
+  # The tool index's embedder: blend (the trained tool model with
+  # pretrained word vectors, default), model (the tool model alone: better
+  # only on tools like those it was trained on; a faster scan, less
+  # memory), lexical, or ollama (needs ollama.embed_model).
+  # embedder: blend
 
 # Proactive suggestions (airs recommend, chat, /v1/recommendations). All
 # optional; shown with their defaults.

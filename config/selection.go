@@ -21,13 +21,13 @@ type Selection struct {
 	// (0..1; selection.min_coverage); nil keeps selector.NoLLMMinCoverage.
 	MinCoverage *float64
 	// Embedder is the tool index's embedder (selection.embedder):
-	// EmbedderModel, the trained tool model built into airs, unless
-	// ollama.embed_model names an Ollama model; EmbedderLexical, the
-	// registry-fitted LSA embedder; EmbedderBlend, the tool model joined
-	// with pretrained word vectors (it relates words no training pair does,
-	// which tools unlike the trained ones need; its wider vectors cost
-	// search time); EmbedderOllama, ollama.embed_model (required
-	// then). "" means that default.
+	// EmbedderBlend, the trained tool model built into airs joined with
+	// pretrained word vectors (they relate words no training pair does,
+	// which tools unlike the trained ones need), unless ollama.embed_model
+	// names an Ollama model; EmbedderModel, the trained tool model alone
+	// (narrower vectors: a faster scan, less memory); EmbedderLexical, the
+	// registry-fitted LSA embedder; EmbedderOllama, ollama.embed_model
+	// (required then). "" means that default.
 	Embedder string
 }
 
@@ -58,7 +58,7 @@ func (p *parser) buildEmbedder(fs *fileSelection, c *Config) {
 			return
 		}
 	default:
-		p.add(p.line("selection", "embedder"), "selection.embedder: unknown embedder %q: say model (the trained tool model, default), blend, lexical or ollama", fs.Embedder)
+		p.add(p.line("selection", "embedder"), "selection.embedder: unknown embedder %q: say blend (the tool model with word vectors, default), model, lexical or ollama", fs.Embedder)
 		return
 	}
 	c.Selection.Embedder = fs.Embedder

@@ -71,7 +71,7 @@ func TestSelectionEmbedder(t *testing.T) {
 		{"spaces: {}\nselection:\n  embedder: blend\n", EmbedderBlend, ""},
 		{"spaces: {}\nollama:\n  embed_model: nomic-embed-text\nselection:\n  embedder: ollama\n", EmbedderOllama, ""},
 		{"spaces: {}\nselection:\n  embedder: ollama\n", "", "ollama.embed_model"},
-		{"spaces: {}\nselection:\n  embedder: bert\n", "", "model (the trained tool model, default), blend, lexical or ollama"},
+		{"spaces: {}\nselection:\n  embedder: bert\n", "", "blend (the tool model with word vectors, default), model, lexical or ollama"},
 	} {
 		c, err := Parse(file, []byte(tc.yaml))
 		if tc.err != "" {

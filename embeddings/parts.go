@@ -357,11 +357,10 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 	}
 	if len(st.docs) > 0 {
 		mask := st.allowed(&f)
-		keep := func(i int) bool { return mask == nil || mask[i] }
 		sp := scratchFloats(len(st.docs))
 		defer floatPool.Put(sp)
 		for _, p := range parts {
-			_, l := st.sparseList(Terms(p), depth, mask, keep, &ix.opts, *sp)
+			_, l := st.sparseList(Terms(p), depth, mask, &ix.opts, *sp)
 			l = l[:min(len(l), depth)]
 			if len(l) == 0 || l[0].Score <= 0 {
 				continue
@@ -419,7 +418,7 @@ func (ix *Index) partDense(ctx context.Context, st *state, query string, hits []
 			}
 			qv = normalize32(v[0])
 		}
-		hits[i].Dense = max(float64(dot32(qv, st.vector(d))), 0)
+		hits[i].Dense = max(float64(dot(qv, st.vector(d))), 0)
 	}
 	return nil
 }

@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Filter restricts a search before ranking: only documents passing every
@@ -212,7 +216,6 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {
 	n := len(st.docs)
 	mask := st.allowed(&f)
-	keep := func(i int) bool { return mask == nil || mask[i] }
 
 	// The two score arrays are scratch, reused across searches: at 10,000
 	// tools each is 80 KB a query for the collector otherwise.
@@ -222,7 +225,10 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 	dense := *dp
 	st.dots(qv, dense)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
-		gsum := make([]float64, st.nGroups)
+		gp := scratchFrom(&groupPool, st.nGroups)
+		defer groupPool.Put(gp)
+		gsum := *gp
+		clear(gsum)
 		for i, g := range st.groupOf {
 			if g >= 0 {
 				gsum[g] += dense[i]
@@ -234,7 +240,7 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, keep, o, *sp)
+	sparse, sl := st.sparseList(qterms, k, mask, o, *sp)
 	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
@@ -250,17 +256,41 @@ func byFused(a, b Hit) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// floatPool holds scratch score arrays (*[]float64) of searches.
-var floatPool sync.Pool
+// floatPool holds scratch score arrays (*[]float64) of searches, one per
+// document; groupPool those of one per group.
+var floatPool, groupPool sync.Pool
 
 // scratchFloats is a pooled array of n float64s, contents undefined; Put
 // it back in floatPool when done.
-func scratchFloats(n int) *[]float64 {
-	if p, _ := floatPool.Get().(*[]float64); p != nil && cap(*p) >= n {
+func scratchFloats(n int) *[]float64 { return scratchFrom(&floatPool, n) }
+
+// scratchFrom is a pooled array of n float64s from pool, contents
+// undefined; Put it back in pool when done.
+func scratchFrom(pool *sync.Pool, n int) *[]float64 {
+	if p, _ := pool.Get().(*[]float64); p != nil && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
 	s := make([]float64, n)
+	return &s
+}
+
+// float32Pool holds the dense scan's scratch arrays (*[]float32) of one
+// float per document; queryPool its aligned copies of the query.
+var float32Pool, queryPool sync.Pool
+
+// scratchFloat32s is a pooled array of n float32s, contents undefined; Put
+// it back in float32Pool when done.
+func scratchFloat32s(n int) *[]float32 { return scratchFloat32sFrom(&float32Pool, n) }
+
+// scratchFloat32sFrom is a pooled array of n float32s from pool, contents
+// undefined; Put it back in pool when done.
+func scratchFloat32sFrom(pool *sync.Pool, n int) *[]float32 {
+	if p, _ := pool.Get().(*[]float32); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
 	return &s
 }
 
@@ -281,16 +311,22 @@ func scratchPlaces(n int) *[]int32 {
 // sparseList is the BM25 score of every document (group term included)
 // and the best max(Depth, k) of those passing the mask, in sparse (len:
 // the documents; overwritten).
-func (st *state) sparseList(qterms []string, k int, mask []bool, keep func(int) bool, o *Options, sparse []float64) ([]float64, []Scored) {
-	n := len(st.docs)
+func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
-		gs := make([]float64, st.nGroups)
+		gp := scratchFrom(&groupPool, st.nGroups)
+		defer groupPool.Put(gp)
+		gs := *gp
+		clear(gs)
 		st.groupBM.Scores(qterms, nil, gs)
-		for i := 0; i < n; i++ {
-			if g := st.groupOf[i]; g >= 0 && keep(i) {
-				sparse[i] += o.GroupWeight * gs[g]
+		// A part of a request often matches no group's text: then the
+		// pass over every document adds nothing.
+		if slices.ContainsFunc(gs, func(s float64) bool { return s != 0 }) {
+			for i, g := range st.groupOf {
+				if g >= 0 && (mask == nil || mask[i]) {
+					sparse[i] += o.GroupWeight * gs[g]
+				}
 			}
 		}
 	}
@@ -378,12 +414,17 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 const parallelDots = 4096
 
 // dots computes q·v for every document (filtered ones too: group centroids
-// include them; the filter applies when the lists are cut).
+// include them; the filter applies when the lists are cut), as float32
+// products of the stored rows with q, widened to float64.
 func (st *state) dots(q []float32, out []float64) {
 	n := len(st.docs)
+	yp := scratchFloat32s(n)
+	defer float32Pool.Put(yp)
+	y := *yp
 	scan := func(lo, hi int) {
+		rowDots(st.vecs[lo*st.dim:hi*st.dim], q, y[lo:hi])
 		for i := lo; i < hi; i++ {
-			out[i] = float64(dot32(q, st.vecs[i*st.dim:(i+1)*st.dim]))
+			out[i] = float64(y[i])
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -403,7 +444,51 @@ func (st *state) dots(q []float32, out []float64) {
 	wg.Wait()
 }
 
-// dot32 is the dot product of equal-length vectors in eight lanes: lane j
+// rowDots sets y[i] to the dot product of q with row i of rows (len(y)
+// rows of len(q) floats, back to back): one matrix-vector product, whose
+// vectorised kernel scans a large registry several times faster than a
+// dot product called row by row.
+//
+// The kernel adds the products before q's first 16-byte boundary one by
+// one and the rest four lanes at a time, so the float32 sums depend on
+// where q lies in memory; q is therefore copied to a 16-byte boundary
+// first, and the same query gives the same bits in every search.
+func rowDots(rows, q, y []float32) {
+	if len(y) == 0 {
+		return
+	}
+	if len(q) == 0 {
+		clear(y)
+		return
+	}
+	bp := scratchFloat32sFrom(&queryPool, len(q)+3)
+	defer queryPool.Put(bp)
+	aq := aligned16(*bp)[:len(q)]
+	copy(aq, q)
+	blas32.Gemv(blas.NoTrans, 1,
+		blas32.General{Rows: len(y), Cols: len(q), Stride: len(q), Data: rows},
+		blas32.Vector{N: len(q), Inc: 1, Data: aq},
+		0, blas32.Vector{N: len(y), Inc: 1, Data: y})
+}
+
+// aligned16 is buf from its first element on a 16-byte boundary (buf has
+// three floats to spare).
+func aligned16(buf []float32) []float32 {
+	off := (16 - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%16)) % 16 / 4
+	return buf[off:]
+}
+
+// dot is the dot product of the query q with one stored row, by rowDots:
+// the vectorised kernel's summation order depends on the vectors'
+// alignment, and a single row's score must equal the scan's bit for bit.
+func dot(q, row []float32) float32 {
+	var y [1]float32
+	rowDots(row[:len(q)], q, y[:])
+	return y[0]
+}
+
+// dot32 is the dot product of equal-length vectors in eight lanes, the
+// trainers' (a fixed summation order: retraining writes the same bytes): lane j
 // sums the products at positions j, j+8, j+16, … in order, and the lanes
 // are added pairwise. Lanes 0–3 are summed in one pass and lanes 4–7 in a
 // second: eight accumulators and eight products in flight at once exceed

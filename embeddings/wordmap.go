@@ -75,10 +75,11 @@ func initialMap(w *WordVectors, out int) []float32 {
 		}
 		return W
 	}
-	n := len(w.vec) / d
+	n := len(w.tab.words)
 	cov := make([]float64, d*d)
+	buf := make([]float32, d)
 	for i := 0; i < n; i++ {
-		row := w.vec[i*d : (i+1)*d]
+		row := w.row(i, buf)
 		f := float64(w.weight[i])
 		for a := 0; a < d; a++ {
 			x := f * float64(row[a])

@@ -33,9 +33,15 @@ import (
 // model/make_words.py) are GloVe 6B 100-d vectors of the 40,000 most
 // frequent lower-case words, int8-quantised per word.
 type WordVectors struct {
-	index  map[string]int32
-	vec    []float32 // N × dim, common directions removed
-	weight []float32 // SIF weight per word
+	index map[string]int32
+	// tab holds the vectors as the file has them (int8 with a scale per
+	// word, shared by every WordVectors); row rebuilds a word's float32
+	// vector, common directions removed, when a text uses it: a quarter
+	// of the memory of float32 rows, and the same floats.
+	tab    *wordTable
+	mean   []float32   // subtracted from every vector (Common > 0)
+	dirs   [][]float64 // then projected out, in order
+	weight []float32   // SIF weight per word
 	dim    int
 	opts   WordVectorOptions
 	id     string
@@ -83,8 +89,18 @@ type wordTable struct {
 	rank  []uint32
 	total int
 	dim   int
-	vec   []float32
-	sum   string // sha256 of the file, first 16 hex digits
+	q     []int8    // N × dim
+	scale []float32 // per word: its vector is scale × q
+	sum   string    // sha256 of the file, first 16 hex digits
+}
+
+// raw is word k's vector as the file gives it, into buf (len dim).
+func (t *wordTable) raw(k int, buf []float32) []float32 {
+	s := t.scale[k]
+	for j, x := range t.q[k*t.dim : (k+1)*t.dim] {
+		buf[j] = s * float32(x)
+	}
+	return buf
 }
 
 var (
@@ -124,13 +140,13 @@ func readWordTable(b []byte) (*wordTable, error) {
 	if len(p) != n*4+n*dim {
 		return nil, fmt.Errorf("embeddings: word vectors: %d bytes of vectors, want %d", len(p), n*4+n*dim)
 	}
-	t.vec = make([]float32, n*dim)
-	q := p[n*4:]
-	for i := 0; i < n; i++ {
-		s := math.Float32frombits(binary.LittleEndian.Uint32(p[i*4:]))
-		for j := 0; j < dim; j++ {
-			t.vec[i*dim+j] = s * float32(int8(q[i*dim+j]))
-		}
+	t.scale = make([]float32, n)
+	for i := range t.scale {
+		t.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[i*4:]))
+	}
+	t.q = make([]int8, n*dim)
+	for i, b := range p[n*4:] {
+		t.q[i] = int8(b)
 	}
 	return t, nil
 }
@@ -152,7 +168,7 @@ func NewWordVectors(o WordVectorOptions) (*WordVectors, error) {
 func newWordVectors(t *wordTable, o WordVectorOptions) *WordVectors {
 	o.defaults()
 	n, dim := len(t.words), t.dim
-	w := &WordVectors{index: make(map[string]int32, n), weight: make([]float32, n), dim: dim, opts: o}
+	w := &WordVectors{index: make(map[string]int32, n), tab: t, weight: make([]float32, n), dim: dim, opts: o}
 	// Unigram probabilities from the frequency ranks (Zipf's law,
 	// p(r) ∝ 1/r, normalised over the full vocabulary the ranks come
 	// from): the package keeps the order of the words, not their counts.
@@ -162,38 +178,38 @@ func newWordVectors(t *wordTable, o WordVectorOptions) *WordVectors {
 		p := 1 / (float64(t.rank[i]+1) * h)
 		w.weight[i] = float32(o.SIF / (o.SIF + p))
 	}
-	w.vec = append([]float32(nil), t.vec...)
 	if o.Common > 0 {
-		removeCommon(w.vec, n, dim, o.Common)
+		w.mean, w.dirs = commonDirections(t, o.Common)
 	}
 	w.id = "words:" + t.sum + ":a" + strconv.FormatFloat(o.SIF, 'g', -1, 64) + ":c" + strconv.Itoa(o.Common)
 	return w
 }
 
-// removeCommon subtracts the mean vector and projects out the top k
-// principal directions of the vocabulary ("all-but-the-top"): they encode
-// word frequency, not meaning, and would make every text look alike. The
-// directions are estimated on the 10,000 most frequent words, which keeps
-// the load short.
-func removeCommon(vec []float32, n, dim, k int) {
+// commonDirections are the vocabulary's mean vector and its top k
+// principal directions after the mean ("all-but-the-top"): they encode
+// word frequency, not meaning, and would make every text look alike, so
+// row removes them from every word vector. The directions are estimated
+// on the 10,000 most frequent words, which keeps the load short.
+func commonDirections(t *wordTable, k int) ([]float32, [][]float64) {
+	n, dim := len(t.words), t.dim
+	buf := make([]float32, dim)
 	mean := make([]float64, dim)
 	for i := 0; i < n; i++ {
-		for j := 0; j < dim; j++ {
-			mean[j] += float64(vec[i*dim+j])
+		for j, x := range t.raw(i, buf) {
+			mean[j] += float64(x)
 		}
 	}
+	m32 := make([]float32, dim)
 	for j := range mean {
-		mean[j] /= float64(n)
-	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < dim; j++ {
-			vec[i*dim+j] -= float32(mean[j])
-		}
+		m32[j] = float32(mean[j] / float64(n))
 	}
 	m := min(n, 10000)
 	cov := make([]float64, dim*dim)
 	for i := 0; i < m; i++ {
-		row := vec[i*dim : (i+1)*dim]
+		row := t.raw(i, buf)
+		for j := range row {
+			row[j] -= m32[j]
+		}
 		for a := 0; a < dim; a++ {
 			x := float64(row[a])
 			c := cov[a*dim:]
@@ -209,21 +225,32 @@ func removeCommon(vec []float32, n, dim, k int) {
 	}
 	var dirs [][]float64
 	for d := 0; d < k && d < dim; d++ {
-		u := principal(cov, dim, dirs)
-		dirs = append(dirs, u)
+		dirs = append(dirs, principal(cov, dim, dirs))
 	}
-	for i := 0; i < n; i++ {
-		row := vec[i*dim : (i+1)*dim]
-		for _, u := range dirs {
-			s := 0.0
-			for j, x := range row {
-				s += float64(x) * u[j]
-			}
-			for j := range row {
-				row[j] -= float32(s * u[j])
-			}
+	return m32, dirs
+}
+
+// row is word k's vector with the common directions removed, into buf
+// (len dim): the file's vector, less the mean, then each direction's
+// component in turn.
+func (w *WordVectors) row(k int, buf []float32) []float32 {
+	row := w.tab.raw(k, buf)
+	if w.mean == nil {
+		return row
+	}
+	for j := range row {
+		row[j] -= w.mean[j]
+	}
+	for _, u := range w.dirs {
+		s := 0.0
+		for j, x := range row {
+			s += float64(x) * u[j]
+		}
+		for j := range row {
+			row[j] -= float32(s * u[j])
 		}
 	}
+	return row
 }
 
 // principal is the leading eigenvector of the symmetric dim×dim matrix cov
@@ -324,14 +351,18 @@ func (w *WordVectors) encode(text string, acc []float64) []float32 {
 func (w *WordVectors) average(text string, acc []float64) []float32 {
 	clear(acc)
 	any := false
+	var buf []float32
 	for _, tok := range Tokens(text) {
 		k, ok := w.lookup(tok)
 		if !ok {
 			continue
 		}
+		if buf == nil {
+			buf = make([]float32, w.dim)
+		}
 		any = true
 		f := float64(w.weight[k])
-		row := w.vec[int(k)*w.dim : (int(k)+1)*w.dim]
+		row := w.row(int(k), buf)
 		for j, x := range row {
 			acc[j] += f * float64(x)
 		}
@@ -342,5 +373,8 @@ func (w *WordVectors) average(text string, acc []float64) []float32 {
 	return normalized(acc)
 }
 
-// MemoryBytes is the size of the vectors and weights in memory.
-func (w *WordVectors) MemoryBytes() int { return 4*len(w.vec) + 4*len(w.weight) + 40*len(w.index) }
+// MemoryBytes is the size of the vectors (shared by every WordVectors),
+// weights and vocabulary in memory.
+func (w *WordVectors) MemoryBytes() int {
+	return len(w.tab.q) + 4*len(w.tab.scale) + 4*len(w.weight) + 40*len(w.index) + 4*len(w.wmap)
+}

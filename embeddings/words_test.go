@@ -216,3 +216,80 @@ func BenchmarkBlendLoad(b *testing.B) {
 		b.ReportMetric(float64(m.MemoryBytes()+w.MemoryBytes())/(1<<20), "MiB")
 	}
 }
+
+// removeCommonReference subtracts the mean vector from every row of vec
+// and projects out the top k principal directions (estimated on the first
+// 10,000 rows), in float32 rows as a table of every word's vector would
+// hold them.
+func removeCommonReference(vec []float32, n, dim, k int) {
+	mean := make([]float64, dim)
+	for i := 0; i < n; i++ {
+		for j := 0; j < dim; j++ {
+			mean[j] += float64(vec[i*dim+j])
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < dim; j++ {
+			vec[i*dim+j] -= float32(mean[j])
+		}
+	}
+	cov := make([]float64, dim*dim)
+	for i := 0; i < min(n, 10000); i++ {
+		row := vec[i*dim : (i+1)*dim]
+		for a := 0; a < dim; a++ {
+			for b := 0; b < dim; b++ {
+				cov[a*dim+b] += float64(row[a]) * float64(row[b])
+			}
+		}
+	}
+	var dirs [][]float64
+	for d := 0; d < k; d++ {
+		dirs = append(dirs, principal(cov, dim, dirs))
+	}
+	for i := 0; i < n; i++ {
+		row := vec[i*dim : (i+1)*dim]
+		for _, u := range dirs {
+			s := 0.0
+			for j, x := range row {
+				s += float64(x) * u[j]
+			}
+			for j := range row {
+				row[j] -= float32(s * u[j])
+			}
+		}
+	}
+}
+
+// The word vectors stay int8 in memory and each word's float32 vector is
+// rebuilt when a text uses it: it must be, bit for bit, the row a float32
+// table with the common directions removed up front would hold, so that
+// no text's vector (and no ranking, and no retrained map) changes.
+func TestWordRowsEqualTheFloat32Table(t *testing.T) {
+	tab, err := readWordTable(defaultWordBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, dim := len(tab.words), tab.dim
+	for _, common := range []int{-1, 1, 2} {
+		w := newWordVectors(tab, WordVectorOptions{Common: common})
+		vec := make([]float32, n*dim)
+		for i := 0; i < n; i++ {
+			tab.raw(i, vec[i*dim:(i+1)*dim])
+		}
+		if common > 0 {
+			removeCommonReference(vec, n, dim, common)
+		}
+		buf := make([]float32, dim)
+		for i := 0; i < n; i++ {
+			row := w.row(i, buf)
+			for j := range row {
+				if row[j] != vec[i*dim+j] {
+					t.Fatalf("common=%d, word %d (%q) component %d: %v, the float32 table %v", common, i, tab.words[i], j, row[j], vec[i*dim+j])
+				}
+			}
+		}
+	}
+}

@@ -24,7 +24,7 @@ var evalCmd = &command{
 	Summary: "measure selection: BFCL, retrieval benchmarks, replay and tuning on recorded sessions",
 	Usage: `Usage:
   airs eval bfcl [--data DIR] [--categories a,b] [--model none|ollama:M] [--json] [--report DIR] [--limit N]
-  airs eval retrieval --data FILE… [--embedder model|model:FILE|lexical|ollama:M] [--reranker FILE|none] [--split all|test|unseen] [--json]
+  airs eval retrieval --data FILE… [--embedder blend|model|model:FILE|lexical|ollama:M] [--reranker FILE|none] [--split all|test|unseen] [--json]
   airs eval replay [SESSIONS.jsonl] [--weights W.json] [--embedder lexical|ollama:M] [--model M]
                    [--baseline CONFIG.json] [--report DIR] [--json] [--k 3] [--implicit]
   airs eval tune [SESSIONS.jsonl] [--holdout 0.3] [--seed 1] [--write W.json] [--json]

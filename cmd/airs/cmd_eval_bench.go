@@ -84,10 +84,10 @@ func evalRetrieval(a *app, args []string) error {
 	fs := a.flags()
 	var data multiFlag
 	fs.Var(&data, "data", "data `file` (repeatable; further file arguments are data files too)")
-	embedder := fs.String("embedder", "model", "model (the committed trained tool model), model:FILE (one 'airs train retrieval' wrote), ensemble[:lex=W,dim=D,dense=X,norm=minmax] (the model joined with a lexical half fitted on the pool), blend[:words=W,dense=X,map=FILE,raw=1,…] (the model joined with the pretrained word vectors), words (the word vectors alone), lexical or ollama:MODEL")
+	embedder := fs.String("embedder", retrieval.DefaultEmbedder, "blend[:words=W,dense=X,map=FILE,raw=1,…] (the committed trained tool model joined with the pretrained word vectors, as airs indexes by default), model (the tool model alone), model:FILE (one 'airs train retrieval' wrote), ensemble[:lex=W,dim=D,dense=X,norm=minmax] (the model joined with a lexical half fitted on the pool), words (the word vectors alone), lexical or ollama:MODEL")
 	split := fs.String("split", "all", "which queries of MetaTool and StableToolBench to score: all, test (held out of training), unseen (their tools held out of training), dev, unseen-dev or train")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
-	reranker := fs.String("reranker", "", "re-rank the fused list: model (the committed reranker), a reranker `file` ('airs train retrieval --reranker' writes one), or none (default: what the index does unasked)")
+	reranker := fs.String("reranker", "", "re-rank the fused list: model (the committed reranker, fitted over --embedder model), a reranker `file` ('airs train retrieval --reranker' writes one), or none (default: what the index does unasked)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
 	pos, err := parseArgs(fs, args)
@@ -119,6 +119,9 @@ func evalRetrieval(a *app, args []string) error {
 		r := embeddings.CommittedReranker()
 		if r == nil {
 			return usagef("--reranker model: this build carries no reranker (fit one with 'airs train retrieval --reranker')")
+		}
+		if *embedder != "model" && !strings.HasPrefix(*embedder, "model:") {
+			return usagef("--reranker model: the committed reranker was fitted over the tool model alone (%s): add --embedder model", r.Embedder)
 		}
 		o.Index.Reranker = r
 	default:

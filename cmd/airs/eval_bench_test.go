@@ -60,7 +60,9 @@ func TestEvalRetrievalReranker(t *testing.T) {
 	run := func(args ...string) runResult {
 		return e.run(append(append([]string{"eval", "retrieval", "--quiet", "--json", "--data"}, data...), args...)...)
 	}
-	run("--reranker", "model").expect(t, 0, `"method":"airs"`, "")
+	// The committed reranker was fitted over the tool model alone.
+	run("--embedder", "model", "--reranker", "model").expect(t, 0, `"method":"airs"`, "")
+	run("--reranker", "model").expect(t, 2, "", "add --embedder model")
 	run("--reranker", "none").expect(t, 0, `"method":"airs"`, "")
 	bad := filepath.Join(t.TempDir(), "r.json")
 	os.WriteFile(bad, []byte(`{"version":1}`), 0o600)

@@ -61,7 +61,8 @@ type Config struct {
 	Name string `json:"name,omitempty"`
 	// Weights nil: scoring.DefaultWeights.
 	Weights *scoring.SelectionWeights `json:"weights,omitempty"`
-	// Embedder is "lexical" (default) or "ollama:MODEL".
+	// Embedder is "" or "blend" (the engine's default: the tool model
+	// with the word vectors), "model", "lexical" or "ollama:MODEL".
 	Embedder string `json:"embedder,omitempty"`
 	// Model is "" or "none" for the no-LLM path, else an Ollama model name
 	// ("ollama:" prefix optional).
@@ -139,7 +140,7 @@ func (c Config) Label() string {
 	}
 	emb := c.Embedder
 	if emb == "" {
-		emb = "lexical"
+		emb = "blend"
 	}
 	m := c.modelName()
 	if m == "" {
@@ -458,8 +459,14 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	}
 	var emb embeddings.Embedder
 	switch {
-	case cfg.Embedder == "" || cfg.Embedder == "model":
+	case cfg.Embedder == "" || cfg.Embedder == "blend":
 		// The engine's default: replay selects as the recording did.
+		b, err := embeddings.DefaultBlend()
+		if err != nil {
+			return nil, nil, err
+		}
+		emb = b
+	case cfg.Embedder == "model":
 		m, err := embeddings.DefaultModel()
 		if err != nil {
 			return nil, nil, err
@@ -470,7 +477,7 @@ func newSelector(ctx context.Context, cfg Config, o Options) (*selector.Selector
 	case strings.HasPrefix(cfg.Embedder, "ollama:"):
 		emb = embeddings.NewOllama(o.Embed, strings.TrimPrefix(cfg.Embedder, "ollama:"))
 	default:
-		return nil, nil, fmt.Errorf("replay: unknown embedder %q (model, lexical or ollama:MODEL)", cfg.Embedder)
+		return nil, nil, fmt.Errorf("replay: unknown embedder %q (blend, model, lexical or ollama:MODEL)", cfg.Embedder)
 	}
 	ix, err := embeddings.Open(ctx, emb, embeddings.Options{})
 	if err != nil {

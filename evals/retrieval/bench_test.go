@@ -133,14 +133,14 @@ func liveMCP(t testing.TB, path string) []embeddings.Doc {
 // BenchmarkSelection measures selection without a model: embedding the
 // request, the filtered hybrid search (top 10) and the composite scoring of
 // the candidates. It reports the median (p50-ms) and p99 per selection.
-// Sub-benchmarks name the embedder: emb=model (the trained tool model, the
-// default), emb=model+rerank (the trained model with the committed
+// Sub-benchmarks name the embedder: emb=model (the trained tool model),
+// emb=model+rerank (the trained model with the committed
 // reranker over its first 50), emb=model+whole (every request searched
 // whole: most of StableToolBench's requests are long enough to be searched
 // part by part too, one BM25F pass per part), emb=ensemble (the model
 // joined with a lexical half fitted on the registry; +whole as above),
-// emb=blend (the model joined with the pretrained word vectors) and
-// emb=lexical.
+// emb=blend (the model joined with the pretrained word vectors, the
+// default; +whole as above) and emb=lexical.
 func BenchmarkSelection(b *testing.B) {
 	for _, emb := range []string{"model", "model+rerank", "model+whole", "ensemble", "ensemble+whole", "blend", "blend+whole", "lexical"} {
 		for _, n := range []int{100, 1000, 10000} {

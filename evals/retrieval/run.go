@@ -23,12 +23,13 @@ import (
 type Options struct {
 	// Data are the files to load (see Load).
 	Data []string
-	// Embedder is "model" (default: the committed trained tool model),
+	// Embedder is "blend" (default, as in airs: the committed trained
+	// tool model joined with the pretrained word vectors) or
+	// "blend:OPTIONS" (newBlend), "model" (the tool model alone),
 	// "model:FILE" (a model `airs train retrieval` wrote), "ensemble" or
 	// "ensemble:OPTIONS" (the model joined with a lexical half fitted on
-	// the pool: newEnsemble), "blend" or "blend:OPTIONS" (the model joined
-	// with the pretrained word vectors: newBlend), "words[:OPTIONS]" (the
-	// word vectors alone), "lexical" or "ollama:MODEL".
+	// the pool: newEnsemble), "words[:OPTIONS]" (the word vectors alone),
+	// "lexical" or "ollama:MODEL".
 	Embedder string
 	// Split, when set, keeps only the queries of that part of the split
 	// datasets (test: held-out queries; unseen: queries whose tools were
@@ -149,7 +150,7 @@ func WriteReport(dir string, o Options, results []Result) (string, error) {
 	}
 	emb := o.Embedder
 	if emb == "" {
-		emb = "lexical"
+		emb = DefaultEmbedder
 	}
 	doc := report.Document{
 		Title: "Tool retrieval: AIRS against BM25",
@@ -166,10 +167,13 @@ func WriteReport(dir string, o Options, results []Result) (string, error) {
 // Section is report.Section (shorter to write here).
 type Section = report.Section
 
-// NewEmbedder builds the embedder named by spec.
+// DefaultEmbedder is the embedder an empty spec names: airs's own default.
+const DefaultEmbedder = "blend"
+
+// NewEmbedder builds the embedder named by spec ("": DefaultEmbedder).
 func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
 	switch {
-	case spec == "" || spec == "model":
+	case spec == "model":
 		return embeddings.DefaultModel()
 	case strings.HasPrefix(spec, "model:"):
 		return embeddings.LoadToolModel(strings.TrimPrefix(spec, "model:"))
@@ -177,7 +181,7 @@ func NewEmbedder(spec string, c embeddings.EmbedClient, lo embeddings.LexicalOpt
 		return embeddings.NewLexical(lo), nil
 	case spec == "ensemble" || strings.HasPrefix(spec, "ensemble:"):
 		return newEnsemble(strings.TrimPrefix(strings.TrimPrefix(spec, "ensemble"), ":"), lo)
-	case spec == "blend" || strings.HasPrefix(spec, "blend:"):
+	case spec == "" || spec == "blend" || strings.HasPrefix(spec, "blend:"):
 		return newBlend(strings.TrimPrefix(strings.TrimPrefix(spec, "blend"), ":"), lo)
 	case spec == "words" || strings.HasPrefix(spec, "words:"):
 		return newWords(strings.TrimPrefix(strings.TrimPrefix(spec, "words"), ":"))

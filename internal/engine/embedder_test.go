@@ -8,15 +8,17 @@ import (
 	"github.com/airs-dev/airs/embeddings"
 )
 
-// selection.embedder picks the tool index's embedder: unset, the trained
-// tool model; blend, the model joined with the pretrained word vectors.
+// selection.embedder picks the tool index's embedder: unset or blend, the
+// trained tool model joined with the pretrained word vectors; model, the
+// tool model alone.
 func TestSelectionEmbedderPicksTheIndexEmbedder(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
 		want string
 	}{
-		{"", "*embeddings.ToolModel"},
+		{"", "*embeddings.Blend"},
 		{"selection:\n  embedder: blend\n", "*embeddings.Blend"},
+		{"selection:\n  embedder: model\n", "*embeddings.ToolModel"},
 	} {
 		dir := t.TempDir()
 		os.Mkdir(filepath.Join(dir, "docs"), 0o755)

@@ -177,18 +177,18 @@ func New(ctx context.Context, cfg *config.Config, reg *pipeline.Registry, m *pip
 		emb = embeddings.NewOllama(embedClient, cfg.Ollama.EmbedModel)
 	case sel == config.EmbedderLexical:
 		emb = embeddings.NewLexical(embeddings.LexicalOptions{})
-	case sel == config.EmbedderBlend:
-		b, err := embeddings.DefaultBlend()
-		if err != nil {
-			return nil, fmt.Errorf("the built-in tool model and word vectors: %w (selection.embedder: model or lexical work without them)", err)
-		}
-		emb = b
-	default:
+	case sel == config.EmbedderModel:
 		m, err := embeddings.DefaultModel()
 		if err != nil {
 			return nil, fmt.Errorf("the built-in tool model: %w (selection.embedder: lexical works without it)", err)
 		}
 		emb = m
+	default:
+		b, err := embeddings.DefaultBlend()
+		if err != nil {
+			return nil, fmt.Errorf("the built-in tool model and word vectors: %w (selection.embedder: lexical works without them)", err)
+		}
+		emb = b
 	}
 	dir := ""
 	if cfg.Home != "" {
