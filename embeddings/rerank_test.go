@@ -135,7 +135,7 @@ func TestTrainRerankerLearnsAndIsDeterministic(t *testing.T) {
 		}
 		return gs
 	}
-	train, test := mk(200, 1), mk(200, 2)
+	train, test := mk(400, 1), mk(200, 2)
 	for _, lambda := range []bool{false, true} {
 		o := RerankTrainOptions{Depth: 10, Embedder: "e", Lambda: lambda}
 		r, err := TrainReranker(train, o)
