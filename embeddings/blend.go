@@ -133,20 +133,6 @@ func (b *Blend) rerankSoft() *SoftMatch {
 // candidates, nil when off (SoftMatcher).
 func (b *Blend) SoftMatch() *SoftMatch { return b.soft }
 
-// Reranker is the committed blend reranker (CommittedBlendReranker) when
-// it was fitted over this blend, is marked Default and the blend's fusion
-// is the default one it was fitted over; else nil (RerankAdvisor).
-func (b *Blend) Reranker() *Reranker {
-	o := b.opts
-	if o.DenseWeight != DefaultBlendDenseWeight || o.GroupWeight != 0 || o.NameWeight != 0 || o.Norm != "" || o.SoftMatch.Weight > 0 {
-		return nil
-	}
-	if r := CommittedBlendReranker(); r != nil && r.Default && r.Embedder == b.ID() {
-		return r
-	}
-	return nil
-}
-
 // Model is the trained part.
 func (b *Blend) Model() *ToolModel { return b.model }
 

@@ -261,26 +261,6 @@ func CommittedReranker() *Reranker {
 	return defaultReranker
 }
 
-//go:embed model/rerank_blend.json
-var blendRerankerBytes []byte
-
-var (
-	blendRerankerOnce sync.Once
-	blendReranker     *Reranker
-)
-
-// CommittedBlendReranker is the committed reranker fitted over the
-// default Blend (embedded in the binary), nil when none is committed or it
-// cannot be read by this build.
-func CommittedBlendReranker() *Reranker {
-	blendRerankerOnce.Do(func() {
-		if r, err := ReadReranker(blendRerankerBytes); err == nil {
-			blendReranker = r
-		}
-	})
-	return blendReranker
-}
-
 // Reranker is the committed reranker when it was fitted over this model
 // and is marked Default, else nil (RerankAdvisor).
 func (m *ToolModel) Reranker() *Reranker {

@@ -58,6 +58,10 @@ type SoftMatchOptions struct {
 	// precision only, the harmonic mean (F1) when Harmonic.
 	Precision float64
 	Harmonic  bool
+	// IDF weighs each request word by its inverse document frequency over
+	// the registry's tools (a word every tool has tells none apart) times
+	// its SIF weight.
+	IDF bool
 }
 
 // Defaults of SoftMatchOptions (chosen on the development splits:
@@ -119,6 +123,10 @@ type toolWords struct {
 type softDocs struct {
 	once  sync.Once
 	words []toolWords
+	// df counts the documents that have each known word; udf each
+	// unknown one.
+	df  map[int32]int
+	udf map[string]int
 }
 
 func (s *SoftMatch) docWords(d *Doc) toolWords {
@@ -156,8 +164,16 @@ func (st *state) softWords(s *SoftMatch) []toolWords {
 	sd := &st.soft
 	sd.once.Do(func() {
 		sd.words = make([]toolWords, len(st.docs))
+		sd.df, sd.udf = map[int32]int{}, map[string]int{}
 		for i := range st.docs {
-			sd.words[i] = s.docWords(&st.docs[i])
+			tw := s.docWords(&st.docs[i])
+			sd.words[i] = tw
+			for _, k := range tw.known {
+				sd.df[k]++
+			}
+			for _, u := range tw.unknown {
+				sd.udf[u]++
+			}
 		}
 	})
 	return sd.words
@@ -205,11 +221,24 @@ func (s *SoftMatch) scores(st *state, query string, docs []int) []float64 {
 	if len(qw) == 0 {
 		return out
 	}
+	all := st.softWords(s)
+	if s.opts.IDF {
+		sd := &st.soft
+		n := float64(len(st.docs))
+		for i := range qw {
+			df := 0
+			if qw[i].id >= 0 {
+				df = sd.df[qw[i].id]
+			} else {
+				df = sd.udf[qw[i].tok]
+			}
+			qw[i].w *= math.Log(1 + n/(float64(df)+0.5))
+		}
+	}
 	total := 0.0
 	for _, q := range qw {
 		total += q.w
 	}
-	all := st.softWords(s)
 	floor := s.opts.Floor
 	// sims[row(u)*nq+i] is the floored cosine of request word i with
 	// tool word u, computed the first time a candidate has u.
