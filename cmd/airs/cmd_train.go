@@ -77,6 +77,12 @@ retrieval --reranker model'; --reranker-default marks it for the index
 to apply unasked). EVALS.md, "a learned reranker", has its figures and
 the variants tried (--reranker-trees, --reranker-features,
 --reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+--reranker-over blend fits one over the blend ('--embedder blend', with
+its own features: the parts' cosines and the word-by-word soft match),
+--reranker-final over the search's final list (a long request's parts
+searched and fused), --reranker-whole-only for requests searched whole
+only, --reranker-with adds data files to the fit (EVALS.md, "re-scoring
+the blend's first candidates").
 
 --word-map FILE fits, instead of the model, the linear map over the
 pretrained word vectors built into airs (GloVe, averaged per text) on the
