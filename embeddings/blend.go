@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // Blend is the trained tool model, pretrained word vectors and, when given
@@ -24,7 +25,10 @@ type Blend struct {
 	words      *WordVectors
 	lex        *Lexical // nil without a lexical share
 	opts       BlendOptions
-	sm, sw, sl float32 // √shares
+	sm, sw, sl float32    // √shares
+	soft       *SoftMatch // nil: no soft matching
+	softOnce   sync.Once
+	softFeat   *SoftMatch
 }
 
 // BlendOptions tune a Blend. The zero value means the documented defaults.
@@ -52,6 +56,9 @@ type BlendOptions struct {
 	// Lexical configures the lexical part (its Dim defaults to
 	// DefaultEnsembleLexicalDim).
 	Lexical LexicalOptions
+	// SoftMatch re-scores an index's first candidates word by word with
+	// the same word vectors (SoftMatch; its Weight ≤ 0: off).
+	SoftMatch SoftMatchOptions
 }
 
 // The defaults of BlendOptions: the best mean NDCG@10 over the development
@@ -92,6 +99,10 @@ func NewBlend(model *ToolModel, o BlendOptions) (*Blend, error) {
 		return nil, err
 	}
 	b := &Blend{model: model, words: w, opts: o}
+	if o.SoftMatch.Weight > 0 {
+		b.soft = NewSoftMatch(w, o.SoftMatch)
+		b.opts.SoftMatch = b.soft.Options()
+	}
 	if o.LexicalWeight > 0 {
 		b.lex = NewLexical(o.Lexical)
 	}
@@ -110,6 +121,17 @@ func DefaultBlend() (*Blend, error) {
 	}
 	return NewBlend(m, BlendOptions{})
 }
+
+// rerankSoft is the soft match a reranker's features read when the blend
+// does not re-score with one itself (default options), made once.
+func (b *Blend) rerankSoft() *SoftMatch {
+	b.softOnce.Do(func() { b.softFeat = NewSoftMatch(b.words, SoftMatchOptions{Weight: 1}) })
+	return b.softFeat
+}
+
+// SoftMatch is the blend's word-by-word re-scoring of an index's first
+// candidates, nil when off (SoftMatcher).
+func (b *Blend) SoftMatch() *SoftMatch { return b.soft }
 
 // Model is the trained part.
 func (b *Blend) Model() *ToolModel { return b.model }

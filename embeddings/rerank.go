@@ -37,6 +37,14 @@ type Reranker struct {
 	Default bool `json:"default"`
 	// Depth is how many fused candidates are re-ranked.
 	Depth int `json:"depth"`
+	// Final re-ranks the search's final list (after a request's parts
+	// were searched and fused: FinalCandidates) instead of the whole
+	// request's fused list (Candidates).
+	Final bool `json:"final,omitempty"`
+	// WholeOnly (with Final) leaves a request that is searched part by
+	// part (PartsOptions) in its fused order: only requests searched whole
+	// are re-ranked.
+	WholeOnly bool `json:"whole_only,omitempty"`
 	// Features name the inputs, in order (RerankFeatures at fitting time).
 	Features []string `json:"features"`
 	// Mean and Scale standardise each feature before the weights apply.
@@ -73,7 +81,14 @@ var RerankFeatures = []string{
 	"dense_gap", "dense_rel_conf", "bm25_rel_conf", "name_bm25_rel_conf",
 	"strength", "dense_rel_strength", "bm25_rel_strength",
 	"known", "dense_rel_known", "bm25_rel_known",
+	// Under a Blend: the model's and the word vectors' cosines apart,
+	// and the word-by-word soft match (SoftMatch's recall and precision).
+	"model_cos_rel", "words_cos_rel", "soft_rel", "soft_prec_rel",
 }
+
+// rerankFeaturesV1 is how many features a reranker fitted before the
+// blend's were added names: it scores as before, the later ones weighed 0.
+const rerankFeaturesV1 = 33
 
 // RerankAdvisor is an Embedder that carries a Reranker fitted for it.
 type RerankAdvisor interface {
@@ -84,6 +99,15 @@ type RerankAdvisor interface {
 func (r *Reranker) check() error {
 	if r.Version != rerankerVersion {
 		return fmt.Errorf("version %d, want %d", r.Version, rerankerVersion)
+	}
+	if len(r.Features) == rerankFeaturesV1 && slices.Equal(r.Features, RerankFeatures[:rerankFeaturesV1]) &&
+		len(r.Mean) == len(r.Features) && len(r.Scale) == len(r.Features) && len(r.Weights) == len(r.Features) {
+		// Fitted before the blend's features: they weigh nothing.
+		pad := len(RerankFeatures) - rerankFeaturesV1
+		r.Features = RerankFeatures
+		r.Mean = append(r.Mean, make([]float64, pad)...)
+		r.Scale = append(r.Scale, make([]float64, pad)...)
+		r.Weights = append(r.Weights, make([]float64, pad)...)
 	}
 	if !slices.Equal(r.Features, RerankFeatures) || len(r.Mean) != len(r.Features) ||
 		len(r.Scale) != len(r.Features) || len(r.Weights) != len(r.Features) {
@@ -259,6 +283,9 @@ type fieldIndex struct {
 	strength []float64
 	// key is each document's ToolKey.
 	key []string
+	// blend is the index's embedder when it is a Blend (its parts'
+	// cosines and soft match are features), else nil.
+	blend *Blend
 	// Forward lists (BM25.forward) of the whole-text index, the groups'
 	// and the three fields'.
 	mainFwd, groupFwd, nameFwd, descFwd, paramFwd [][]posting
@@ -489,6 +516,83 @@ func (st *state) features(query string, hits []Hit, depth int, known map[string]
 		x[28], x[29] = x[3]*x[27], x[5]*x[27]
 		x[31], x[32] = x[3]*x[30], x[5]*x[30]
 	}
+	st.blendFeatures(fi.blend, query, hits, rows)
+}
+
+// fromEmbedder adds what the embedder knows of each document: the trained
+// model's strength on its text (the model's, or a blend's model's).
+func (fi *fieldIndex) fromEmbedder(emb Embedder, docs []Doc) {
+	var m *ToolModel
+	switch e := emb.(type) {
+	case *ToolModel:
+		m = e
+	case *Blend:
+		m, fi.blend = e.model, e
+	}
+	if m == nil {
+		return
+	}
+	fi.strength = make([]float64, len(docs))
+	for i := range docs {
+		fi.strength[i] = m.Strength(DenseText(&docs[i]))
+	}
+}
+
+// blendFeatures fill the blend's features of the hits (0 under another
+// embedder): each part's cosine with the request, and the soft match's
+// recall and precision, each divided by the best among the candidates.
+func (st *state) blendFeatures(b *Blend, query string, hits []Hit, rows [][]float64) {
+	const first = rerankFeaturesV1
+	for i := range hits {
+		clear(rows[i][first:])
+	}
+	if b == nil || len(hits) == 0 {
+		return
+	}
+	ctx := context.Background()
+	mq, err1 := b.model.Embed(ctx, []string{query})
+	wq, err2 := b.words.Embed(ctx, []string{query})
+	if err1 != nil || err2 != nil {
+		return
+	}
+	mqv, wqv := unit(mq[0]), unit(wq[0])
+	md, wd := b.model.Dim(), b.words.Dim()
+	sm := b.soft
+	if sm == nil {
+		sm = b.rerankSoft()
+	}
+	docs := make([]int, len(hits))
+	for i, h := range hits {
+		docs[i] = st.pos[h.ID]
+	}
+	rec := sm.scores(st, query, docs)
+	o := sm.opts
+	o.Precision = 1
+	prec := (&SoftMatch{words: sm.words, opts: o, inv: sm.inv}).scores(st, query, docs)
+	var best [4]float64
+	for i, d := range docs {
+		v := st.vector(d)
+		x := rows[i][first:]
+		// The stored vector holds each part scaled by √share.
+		if b.sm > 0 {
+			x[0] = max(float64(dot32(mqv, v[:md]))/float64(b.sm), 0)
+		}
+		if b.sw > 0 {
+			x[1] = max(float64(dot32(wqv, v[md:md+wd]))/float64(b.sw), 0)
+		}
+		x[2], x[3] = rec[i], prec[i]
+		for j := range best {
+			best[j] = max(best[j], x[j])
+		}
+	}
+	for i := range docs {
+		x := rows[i][first:]
+		for j := range best {
+			if best[j] > 0 {
+				x[j] /= best[j]
+			}
+		}
+	}
 }
 
 // rerank re-orders hits (the fused list, best first) by r's score; each
@@ -509,6 +613,31 @@ func (st *state) rerank(r *Reranker, query string, hits []Hit, o *Options) {
 		hits[i].Fused = 1 / (1 + math.Exp(-r.Score(rows[i])))
 	}
 	slices.SortStableFunc(hits, byFused)
+}
+
+// FinalCandidates are the first depth hits of a search before its final
+// re-scoring (the parts searched and fused; no reranker, no soft match),
+// with each one's reranker features: what a Final reranker learns from.
+func (ix *Index) FinalCandidates(ctx context.Context, query string, depth int, known map[string]bool) ([]Hit, [][]float64, error) {
+	hits, err := ix.searchRanked(ctx, query, depth, Filter{})
+	if err != nil || len(hits) == 0 {
+		return nil, nil, err
+	}
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	for _, h := range hits {
+		if _, ok := st.pos[h.ID]; !ok {
+			return nil, nil, nil // synced meanwhile
+		}
+	}
+	nf := len(RerankFeatures)
+	rows := make([][]float64, len(hits))
+	for i := range rows {
+		rows[i] = make([]float64, nf)
+	}
+	st.features(query, hits, depth, known, rows)
+	return hits, rows, nil
 }
 
 // Candidates are the fused list's first depth hits for a query with each

@@ -135,7 +135,7 @@ func TestTrainRerankerLearnsAndIsDeterministic(t *testing.T) {
 		}
 		return gs
 	}
-	train, test := mk(200, 1), mk(200, 2)
+	train, test := mk(400, 1), mk(200, 2)
 	for _, lambda := range []bool{false, true} {
 		o := RerankTrainOptions{Depth: 10, Embedder: "e", Lambda: lambda}
 		r, err := TrainReranker(train, o)
@@ -275,5 +275,133 @@ func TestCommittedRerankerMatchesThisBuild(t *testing.T) {
 	}
 	if got := m.Reranker(); (got != nil) != r.Default {
 		t.Errorf("model advises %v with Default %v", got != nil, r.Default)
+	}
+}
+
+// TestBlendFeatures: over a Blend the last features are the model's and
+// the word vectors' cosines and the soft match's recall and precision,
+// each divided by the best among the candidates; over another embedder
+// they are 0.
+func TestBlendFeatures(t *testing.T) {
+	ctx := context.Background()
+	q := "browse the folders of a codebase"
+	ix, _ := softIndex(t, BlendOptions{})
+	hits, rows, err := ix.Candidates(ctx, q, 10, nil)
+	if err != nil || len(hits) < 3 {
+		t.Fatalf("candidates: %v, %v", hits, err)
+	}
+	for _, name := range []string{"model_cos_rel", "words_cos_rel", "soft_rel", "soft_prec_rel"} {
+		f := featureIndex(t, name)
+		best := 0.0
+		for _, x := range rows {
+			if x[f] < 0 || x[f] > 1 {
+				t.Errorf("%s = %v, outside [0, 1]", name, x[f])
+			}
+			best = max(best, x[f])
+		}
+		if best != 1 {
+			t.Errorf("%s: best %v, want 1", name, best)
+		}
+	}
+	if i := slices.IndexFunc(hits, func(h Hit) bool { return h.ID == "repo.browse" }); i < 0 || rows[i][featureIndex(t, "soft_rel")] != 1 {
+		t.Errorf("repo.browse is not the best soft match among %v", hits)
+	}
+	lx, err := Open(ctx, NewLexical(LexicalOptions{}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lx.Sync(ctx, softDocsFixture()); err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err = lx.Candidates(ctx, q, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range rows {
+		for _, v := range x[rerankFeaturesV1:] {
+			if v != 0 {
+				t.Fatalf("a blend feature is %v under the lexical embedder", v)
+			}
+		}
+	}
+}
+
+// TestFinalRerankerWholeOnly: a Final, WholeOnly reranker re-orders the
+// final list of a request searched whole and leaves a request searched
+// part by part in its fused order.
+func TestFinalRerankerWholeOnly(t *testing.T) {
+	ctx := context.Background()
+	_, b := softIndex(t, BlendOptions{})
+	nf := len(RerankFeatures)
+	r := &Reranker{Version: rerankerVersion, Embedder: b.ID(), Depth: 30, Final: true, WholeOnly: true,
+		Features: RerankFeatures, Mean: make([]float64, nf), Scale: make([]float64, nf), Weights: make([]float64, nf)}
+	p := featureIndex(t, "params") // only calendar_add has parameters
+	r.Scale[p], r.Weights[p] = 1, 10
+	open := func(r *Reranker) *Index {
+		ix, err := Open(ctx, b, Options{Reranker: r, NoRerank: r == nil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(ctx, softDocsFixture()); err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	plain, ranked := open(nil), open(r)
+	short := "browse the folders of a codebase"
+	long := "I keep a small project on GitHub and want to look through its folders and recent commits before I change anything. " +
+		"After that, send an email to my colleague with what I found in the code. " +
+		"Finally, translate that message into Spanish as well, because half of the team reads it in Madrid."
+	if RequestParts(long, PartsOptions{}) == nil || RequestParts(short, PartsOptions{}) != nil {
+		t.Fatal("the fixture's requests are no longer searched as the test assumes (one part by part, one whole)")
+	}
+	h, err := ranked.Search(ctx, short, 5, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h[0].ID != "calendar.add" {
+		t.Errorf("short request re-ranked: first %s, want calendar.add (the only tool with parameters)", h[0].ID)
+	}
+	for i := 1; i < len(h); i++ {
+		if h[i].Fused > h[i-1].Fused {
+			t.Errorf("re-ranked hits out of order: %v", h)
+		}
+	}
+	want, err := plain.Search(ctx, long, 5, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ranked.Search(ctx, long, 5, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want[0].ID == "calendar.add" {
+		t.Fatal("the long request's fused list already starts with calendar.add: the fixture no longer tests it")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("a request searched part by part was re-ranked:\n got %v\nwant %v", got, want)
+	}
+	r.WholeOnly = false
+	all := open(r)
+	if got, _ := all.Search(ctx, long, 5, Filter{}); got[0].ID != "calendar.add" {
+		t.Errorf("without WholeOnly the long request is not re-ranked: first %s", got[0].ID)
+	}
+}
+
+// TestRerankerFittedBeforeTheBlendFeatures: a reranker file with the
+// features this build had before the blend's (the committed one) still
+// loads, the new features weighed 0.
+func TestRerankerFittedBeforeTheBlendFeatures(t *testing.T) {
+	r := CommittedReranker()
+	if r == nil {
+		t.Fatal("the committed reranker does not load")
+	}
+	if len(r.Weights) != len(RerankFeatures) {
+		t.Fatalf("%d weights for %d features", len(r.Weights), len(RerankFeatures))
+	}
+	for _, w := range r.Weights[rerankFeaturesV1:] {
+		if w != 0 {
+			t.Errorf("a feature the file does not name weighs %v", w)
+		}
 	}
 }

@@ -17,6 +17,10 @@ type RerankGroup struct {
 	Relevant []bool
 	Gold     int
 	Weight   float64
+	// Fixed marks a request the reranker does not apply to (a long
+	// request a WholeOnly reranker leaves to the parts search): scored in
+	// its fused order and not fitted on.
+	Fixed bool
 }
 
 // RerankTrainOptions tune TrainReranker.
@@ -228,7 +232,7 @@ func (r *Reranker) NDCG10(groups []RerankGroup) float64 {
 		for i := range order {
 			order[i] = i
 		}
-		if r != nil {
+		if r != nil && !g.Fixed {
 			s := make([]float64, len(g.Rows))
 			for i, x := range g.Rows {
 				s[i] = r.Score(x)

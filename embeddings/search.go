@@ -126,6 +126,16 @@ func wildcard(c string) string {
 // needs is searched whole and part by part, and the lists fused (parts.go).
 func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	if k > 0 {
+		if s, r := ix.softMatch(), ix.finalReranker(); s != nil || r != nil {
+			return ix.searchFinal(ctx, s, r, query, k, f)
+		}
+	}
+	return ix.searchRanked(ctx, query, k, f)
+}
+
+// searchRanked is Search before its final re-scoring (softmatch.go).
+func (ix *Index) searchRanked(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
+	if k > 0 {
 		o := ix.opts.Parts.resolved()
 		if parts := requestParts(query, o); parts != nil {
 			return ix.searchParts(ctx, query, parts, k, f, o)
@@ -169,7 +179,7 @@ func (ix *Index) search(ctx context.Context, query string, k int, f Filter) ([]H
 // searchWith is search under the options o.
 func (ix *Index) searchWith(ctx context.Context, query string, k int, f Filter, o *Options) ([]Hit, error) {
 	r := o.Reranker
-	if r == nil || k <= 0 {
+	if r == nil || r.Final || k <= 0 {
 		hits, _, err := ix.fusedSearchWith(ctx, query, k, f, o)
 		return hits, err
 	}

@@ -34,6 +34,8 @@ type state struct {
 	fields      *fieldIndex
 	fieldsOnce  sync.Once
 	buildFields func() *fieldIndex
+	// soft are the documents' words a SoftMatch reads, built on first use.
+	soft softDocs
 }
 
 // fieldIndexes are st's per-field indexes, built on first use.
@@ -109,12 +111,7 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 		if st.groupBM != nil {
 			fi.groupFwd = st.groupBM.forward()
 		}
-		if m, ok := emb.(*ToolModel); ok {
-			fi.strength = make([]float64, len(st.docs))
-			for i := range st.docs {
-				fi.strength[i] = m.Strength(DenseText(&st.docs[i]))
-			}
-		}
+		fi.fromEmbedder(emb, st.docs)
 		return fi
 	}
 

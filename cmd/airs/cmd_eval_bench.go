@@ -87,6 +87,7 @@ func evalRetrieval(a *app, args []string) error {
 	embedder := fs.String("embedder", retrieval.DefaultEmbedder, "blend[:words=W,dense=X,map=FILE,raw=1,…] (the committed trained tool model joined with the pretrained word vectors, as airs indexes by default), model (the tool model alone), model:FILE (one 'airs train retrieval' wrote), ensemble[:lex=W,dim=D,dense=X,norm=minmax] (the model joined with a lexical half fitted on the pool), words (the word vectors alone), lexical or ollama:MODEL")
 	split := fs.String("split", "all", "which queries of MetaTool and StableToolBench to score: all, test (held out of training), unseen (their tools held out of training), dev, unseen-dev or train")
 	asJSON := fs.Bool("json", false, "one JSON line per dataset and method")
+	pool := fs.String("pool", "all", "the tools MetaTool's and StableToolBench's queries are asked among: all, or held-out (only the tools held out of training, the queries' other right tools dropped: no ranker gains by demoting the tools it was trained on)")
 	reranker := fs.String("reranker", "", "re-rank the fused list: model (the committed reranker, fitted over --embedder model), a reranker `file` ('airs train retrieval --reranker' writes one), or none (default: what the index does unasked)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	reportDir := fs.String("report", "", "write retrieval.md with tables and PNG charts into this `dir`")
@@ -110,7 +111,10 @@ func evalRetrieval(a *app, args []string) error {
 	default:
 		return usagef("--split %q: say all, test, unseen, dev or train", *split)
 	}
-	o := retrieval.Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir, Split: retrieval.Part(*split)}
+	if *pool != "all" && *pool != "held-out" {
+		return usagef("--pool %q: say all or held-out", *pool)
+	}
+	o := retrieval.Options{Data: data, Embedder: *embedder, JSON: *asJSON, ReportDir: *reportDir, Split: retrieval.Part(*split), HeldOutPool: *pool == "held-out"}
 	switch *reranker {
 	case "":
 	case "none":

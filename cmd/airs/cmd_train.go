@@ -77,6 +77,12 @@ retrieval --reranker model'; --reranker-default marks it for the index
 to apply unasked). EVALS.md, "a learned reranker", has its figures and
 the variants tried (--reranker-trees, --reranker-features,
 --reranker-per-request, --reranker-lambda=false, --reranker-train-on).
+--reranker-over blend fits one over the blend ('--embedder blend', with
+its own features: the parts' cosines and the word-by-word soft match),
+--reranker-final over the search's final list (a long request's parts
+searched and fused), --reranker-whole-only for requests searched whole
+only, --reranker-with adds data files to the fit (EVALS.md, "re-scoring
+the blend's first candidates").
 
 --word-map FILE fits, instead of the model, the linear map over the
 pretrained word vectors built into airs (GloVe, averaged per text) on the
@@ -148,6 +154,10 @@ func runTrain(a *app, args []string) error {
 	rerankUse := fs.String("reranker-features", "", "with --reranker: the features the fit may weigh, comma-separated (default: all but strength; 'airs help train' lists them)")
 	rerankPerRequest := fs.Bool("reranker-per-request", false, "with --reranker: weigh each dev request the same (default: each dev set the same)")
 	rerankDefault := fs.Bool("reranker-default", false, "with --reranker: mark the reranker for the index to apply unasked over its model")
+	rerankOver := fs.String("reranker-over", "model", "with --reranker: the embedder whose fused list it re-ranks: model (the tool model, --model) or blend (the model with the word vectors, 'airs eval retrieval --embedder blend')")
+	rerankFinal := fs.Bool("reranker-final", false, "with --reranker: re-rank the search's final list (a long request's parts searched and fused) instead of the whole request's fused list")
+	rerankWhole := fs.Bool("reranker-whole-only", false, "with --reranker-final: fit and apply it only to requests searched whole; a long request searched part by part keeps its fused order")
+	rerankWith := fs.String("reranker-with", "", "with --reranker: also fit on these data `files`, comma-separated, as 'airs eval retrieval --data' reads them (e.g. MCP-Bench's dev half; never a final-measurement set)")
 	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
@@ -209,7 +219,7 @@ func runTrain(a *app, args []string) error {
 		return nil
 	}
 	if *rerank {
-		ro := retrieval.RerankOptions{Depth: *rerankDepth, PerRequest: *rerankPerRequest, NoLambda: !*rerankLambda, Progress: a.stderr}
+		ro := retrieval.RerankOptions{Depth: *rerankDepth, PerRequest: *rerankPerRequest, NoLambda: !*rerankLambda, Final: *rerankFinal, WholeOnly: *rerankWhole, Progress: a.stderr}
 		for _, f := range strings.Split(*rerankTrees, ",") {
 			if f = strings.TrimSpace(f); f != "" {
 				n, err := strconv.Atoi(f)
@@ -241,7 +251,16 @@ func runTrain(a *app, args []string) error {
 			on := *rerankOn
 			ro.TrainOn = func(set string) bool { return strings.Contains(set, on) }
 		}
-		return trainReranker(ctx, a, *dataDir, *rerankModel, *rerankOut, ro, *rerankDefault, *asJSON)
+		if *rerankOver != "model" && *rerankOver != "blend" {
+			return usagef("--reranker-over %q: want model or blend", *rerankOver)
+		}
+		var with []string
+		for _, f := range strings.Split(*rerankWith, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				with = append(with, f)
+			}
+		}
+		return trainReranker(ctx, a, *dataDir, *rerankModel, *rerankOver, with, *rerankOut, ro, *rerankDefault, *asJSON)
 	}
 	var m *embeddings.ToolModel
 	var rep retrieval.TrainReport
@@ -389,7 +408,7 @@ func trainFromSessions(a *app, pos []string, holdout float64, implicit, asJSON b
 
 // trainReranker fits the reranker over a model on the dev data and writes
 // it (JSON) to out.
-func trainReranker(ctx context.Context, a *app, dataDir, modelFile, out string, o retrieval.RerankOptions, isDefault, asJSON bool) error {
+func trainReranker(ctx context.Context, a *app, dataDir, modelFile, over string, with []string, out string, o retrieval.RerankOptions, isDefault, asJSON bool) error {
 	var m *embeddings.ToolModel
 	var err error
 	if modelFile == "" {
@@ -400,14 +419,27 @@ func trainReranker(ctx context.Context, a *app, dataDir, modelFile, out string, 
 	if err != nil {
 		return err
 	}
+	var emb embeddings.Embedder = m
+	if over == "blend" {
+		if emb, err = embeddings.NewBlend(m, embeddings.BlendOptions{}); err != nil {
+			return err
+		}
+	}
 	dev, err := retrieval.DevSets(dataDir)
 	if err != nil {
 		return err
 	}
+	if len(with) > 0 {
+		more, err := retrieval.Load(with)
+		if err != nil {
+			return usagef("--reranker-with: %v", err)
+		}
+		dev = append(dev, more...)
+	}
 	if o.Known, err = retrieval.TrainingToolKeys(dataDir); err != nil {
 		return err
 	}
-	r, rep, err := retrieval.FitReranker(ctx, m, dev, o)
+	r, rep, err := retrieval.FitReranker(ctx, emb, dev, o)
 	if err != nil {
 		return err
 	}
@@ -429,6 +461,6 @@ func trainReranker(ctx context.Context, a *app, dataDir, modelFile, out string, 
 		fmt.Fprintf(a.stdout, "%s\n", b)
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "wrote %s (over %s): L2 %g, cross-validated dev NDCG@10 %.4f (fused list %.4f)\n", out, m.ID(), rep.L2, rep.CVMean, rep.FusedAvg)
+	fmt.Fprintf(a.stdout, "wrote %s (over %s): L2 %g, cross-validated dev NDCG@10 %.4f (fused list %.4f)\n", out, emb.ID(), rep.L2, rep.CVMean, rep.FusedAvg)
 	return nil
 }

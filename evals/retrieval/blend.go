@@ -53,8 +53,28 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.Words.Common = int(f)
 		case "raw":
 			o.RawWords = f != 0
+		case "soft":
+			o.SoftMatch.Weight = f
+		case "sdepth":
+			o.SoftMatch.Depth = int(f)
+		case "floor":
+			o.SoftMatch.Floor = f
+		case "swords":
+			o.SoftMatch.MaxWords = int(f)
+		case "srel":
+			o.SoftMatch.Relative = f != 0
+		case "sparams":
+			o.SoftMatch.NoParams = f == 0
+		case "sgroup":
+			o.SoftMatch.Group = f != 0
+		case "sprec":
+			o.SoftMatch.Precision = f
+		case "sidf":
+			o.SoftMatch.IDF = f != 0
+		case "sf1":
+			o.SoftMatch.Harmonic = f != 0
 		default:
-			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm)", k)
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf)", k)
 		}
 	}
 	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {

@@ -42,6 +42,14 @@ type RerankOptions struct {
 	// (TrainingToolKeys), recorded in the reranker for its "known"
 	// features.
 	Known []string
+	// Final fits a reranker of the search's final list (parts searched and
+	// fused: embeddings.Index.FinalCandidates) rather than of the whole
+	// request's fused list.
+	Final bool
+	// WholeOnly (with Final) fits and applies the reranker only to
+	// requests searched whole; those searched part by part keep their
+	// fused order (and are scored so).
+	WholeOnly bool
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
 }
@@ -96,7 +104,7 @@ type RerankReport struct {
 
 // rerankGroups are a set's requests as reranker training groups over the
 // model's fused candidates (re-ranking off).
-func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, depth int, known map[string]bool) ([]embeddings.RerankGroup, error) {
+func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, depth int, known map[string]bool, final, wholeOnly bool) ([]embeddings.RerankGroup, error) {
 	o := embeddings.Options{Dir: "", NoRerank: true}
 	ix, err := embeddings.Open(ctx, emb, o)
 	if err != nil {
@@ -107,7 +115,11 @@ func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, dept
 	}
 	out := make([]embeddings.RerankGroup, 0, len(ds.Queries))
 	for _, q := range ds.Queries {
-		hits, rows, err := ix.Candidates(ctx, q.Text, depth, known)
+		candidates := ix.Candidates
+		if final {
+			candidates = ix.FinalCandidates
+		}
+		hits, rows, err := candidates(ctx, q.Text, depth, known)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +127,8 @@ func rerankGroups(ctx context.Context, ds Dataset, emb embeddings.Embedder, dept
 		for _, g := range q.Gold {
 			gold[g] = true
 		}
-		g := embeddings.RerankGroup{Rows: rows, Relevant: make([]bool, len(hits)), Gold: len(gold), Weight: 1}
+		g := embeddings.RerankGroup{Rows: rows, Relevant: make([]bool, len(hits)), Gold: len(gold), Weight: 1,
+			Fixed: wholeOnly && embeddings.RequestParts(q.Text, embeddings.PartsOptions{}) != nil}
 		for i, h := range hits {
 			g.Relevant[i] = gold[h.ID]
 		}
@@ -165,7 +178,7 @@ func FitReranker(ctx context.Context, emb embeddings.Embedder, devSets []Dataset
 	sets := make([][]embeddings.RerankGroup, len(devSets))
 	folds := make([][]int, len(devSets))
 	for s, ds := range devSets {
-		gs, err := rerankGroups(ctx, ds, emb, o.Depth, embeddings.KnownTools(o.Known))
+		gs, err := rerankGroups(ctx, ds, emb, o.Depth, embeddings.KnownTools(o.Known), o.Final, o.WholeOnly)
 		if err != nil {
 			return nil, rep, fmt.Errorf("%s: %w", ds.Name, err)
 		}
@@ -207,7 +220,7 @@ func FitReranker(ctx context.Context, emb embeddings.Embedder, devSets []Dataset
 					continue
 				}
 				for i, g := range sets[s] {
-					if folds[s][i] != f {
+					if folds[s][i] != f && !g.Fixed {
 						train = append(train, g)
 					}
 				}
@@ -258,17 +271,28 @@ func FitReranker(ctx context.Context, emb embeddings.Embedder, devSets []Dataset
 		if o.TrainOn != nil && !o.TrainOn(devSets[s].Name) {
 			continue
 		}
-		all = append(all, gs...)
+		for _, g := range gs {
+			if !g.Fixed {
+				all = append(all, g)
+			}
+		}
 	}
 	r, err := fit(all, rep.Trees)
 	if err != nil {
 		return nil, rep, err
 	}
+	r.Final, r.WholeOnly = o.Final, o.Final && o.WholeOnly
 	if slices.Contains(o.Use, "known") || slices.Contains(o.Use, "dense_rel_known") || slices.Contains(o.Use, "bm25_rel_known") {
 		r.Known = o.Known
 	}
-	r.Train = map[string]any{"data": "dev and unseen-dev of metatool and stabletoolbench", "split_salt": SplitSalt,
-		"l2": rep.L2, "trees": rep.Trees, "folds": o.Folds, "per_request": o.PerRequest, "lambda": !o.NoLambda, "features_used": o.Use, "depth": o.Depth, "cv_mean_ndcg10": rep.CVMean, "fused_mean_ndcg10": rep.FusedAvg}
+	data := "dev and unseen-dev of metatool and stabletoolbench"
+	for _, ds := range devSets {
+		if !strings.Contains(ds.Name, "/") { // not a part of a split set
+			data += ", " + ds.Name
+		}
+	}
+	r.Train = map[string]any{"data": data, "split_salt": SplitSalt,
+		"l2": rep.L2, "trees": rep.Trees, "folds": o.Folds, "per_request": o.PerRequest, "lambda": !o.NoLambda, "features_used": o.Use, "depth": o.Depth, "final": o.Final, "whole_only": o.WholeOnly, "cv_mean_ndcg10": rep.CVMean, "fused_mean_ndcg10": rep.FusedAvg}
 	return r, rep, nil
 }
 

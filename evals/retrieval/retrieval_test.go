@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/airs-dev/airs/embeddings"
 )
 
 var fixtures = []string{
@@ -231,5 +235,47 @@ func TestConformanceRetrieval(t *testing.T) {
 	}
 	if s := res["stabletoolbench/test|airs"].NDCG5; s < 0.45 {
 		t.Errorf("StableToolBench NDCG@5 %.3f < 0.45", s)
+	}
+}
+
+// TestHeldOutPool: the pool keeps exactly the held-out tools, a query's
+// right tools outside it are dropped and a query left with none is gone;
+// a dataset that is not split is unchanged.
+func TestHeldOutPool(t *testing.T) {
+	ds := Dataset{Name: "metatool/unseen"}
+	base := Dataset{Name: "metatool"}
+	var held, kept []string
+	for i := 0; len(held) < 3 || len(kept) < 3; i++ {
+		id := fmt.Sprintf("tool%d", i)
+		ds.Docs = append(ds.Docs, embeddings.Doc{ID: id, Name: id})
+		if HeldOutTool(&base, id) {
+			held = append(held, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	ds.Queries = []Query{
+		{ID: "a", Text: "a", Gold: []string{held[0], kept[0]}},
+		{ID: "b", Text: "b", Gold: []string{kept[1]}},
+		{ID: "c", Text: "c", Gold: []string{held[1]}},
+	}
+	p := HeldOutPool(ds)
+	if len(p.Docs) != len(held) {
+		t.Errorf("pool of %d tools, want the %d held out", len(p.Docs), len(held))
+	}
+	for _, d := range p.Docs {
+		if !HeldOutTool(&base, d.ID) {
+			t.Errorf("%s is in the pool but was trained on", d.ID)
+		}
+	}
+	if len(p.Queries) != 2 || !slices.Equal(p.Queries[0].Gold, []string{held[0]}) || !slices.Equal(p.Queries[1].Gold, []string{held[1]}) {
+		t.Errorf("queries %+v, want a with %s only and c", p.Queries, held[0])
+	}
+	if len(ds.Queries[0].Gold) != 2 {
+		t.Error("HeldOutPool changed its argument's queries")
+	}
+	other := Dataset{Name: "mcp_bench_dev", Docs: ds.Docs, Queries: ds.Queries}
+	if q := HeldOutPool(other); len(q.Docs) != len(ds.Docs) || len(q.Queries) != 3 {
+		t.Error("a dataset that is not split was restricted")
 	}
 }

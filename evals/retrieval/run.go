@@ -31,6 +31,9 @@ type Options struct {
 	// the pool: newEnsemble), "words[:OPTIONS]" (the word vectors alone),
 	// "lexical" or "ollama:MODEL".
 	Embedder string
+	// HeldOutPool asks the split datasets' queries among their held-out
+	// tools only (HeldOutPool).
+	HeldOutPool bool
 	// Split, when set, keeps only the queries of that part of the split
 	// datasets (test: held-out queries; unseen: queries whose tools were
 	// held out of training; dev; train); the tool pools stay whole.
@@ -200,6 +203,11 @@ func Evaluate(ctx context.Context, ds Dataset, o Options) ([]Result, error) {
 	if o.Split != "" && o.Split != "all" {
 		ds = FilterPart(ds, o.Split)
 		if len(ds.Queries) == 0 {
+			return nil, nil
+		}
+	}
+	if o.HeldOutPool {
+		if ds = HeldOutPool(ds); len(ds.Queries) == 0 {
 			return nil, nil
 		}
 	}

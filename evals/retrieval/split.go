@@ -121,3 +121,38 @@ func FilterPart(ds Dataset, part Part) Dataset {
 	out.Name = ds.Name + "/" + string(part)
 	return out
 }
+
+// HeldOutPool restricts a split dataset's tool pool to its held-out tools
+// (unseen and unseen-dev: none the model was trained on), each query's
+// right tools to those in the pool, and drops the queries left with none.
+// Asked among held-out tools only, a ranker cannot gain by demoting the
+// tools it was trained on, which a held-out-tool query never needs: what
+// is left is how well it ranks tools it never saw against each other.
+// Other datasets are returned as they are.
+func HeldOutPool(ds Dataset) Dataset {
+	base := Dataset{Name: strings.SplitN(ds.Name, "/", 2)[0]}
+	if !IsSplit(base.Name) {
+		return ds
+	}
+	out := Dataset{Name: ds.Name + "+held-out-pool"}
+	in := map[string]bool{}
+	for _, d := range ds.Docs {
+		if HeldOutTool(&base, d.ID) {
+			out.Docs = append(out.Docs, d)
+			in[d.ID] = true
+		}
+	}
+	for _, q := range ds.Queries {
+		var gold []string
+		for _, g := range q.Gold {
+			if in[g] {
+				gold = append(gold, g)
+			}
+		}
+		if len(gold) > 0 {
+			q.Gold = gold
+			out.Queries = append(out.Queries, q)
+		}
+	}
+	return out
+}
