@@ -183,7 +183,7 @@ steps:
 		cmd.Env = append(os.Environ(), "AIRS_HOME="+e.home, "AIRS_CONFIG=", "HOME="+e.dir)
 		cmd.Stdin = strings.NewReader("calculate 6 * 7\n")
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), `"result": 42`) {
+		if err != nil || !strings.Contains(string(out), "6 * 7 = 42") {
 			t.Errorf("airs chat: %v\n%s", err, out)
 			return
 		}
