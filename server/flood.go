@@ -5,11 +5,16 @@ package server
 //
 //   - A client that was told to come back later (a 429 with Retry-After)
 //     and asks again before then is held, at no CPU cost, until it was
-//     told to come back (at most holdMax), and only then served or
-//     refused. A client that waits as told is never held; one that asks
-//     again at once gets its answers at the pace it was told, so a flood
-//     costs what a well-behaved client costs. A client here is its
-//     address with the credential it sends: on loopback every client
+//     told to come back (at most holdTold), and only then served or
+//     refused. A client that keeps asking early is held longer each time:
+//     past holdFree early requests its hold grows, doubling, up to
+//     holdMax, and it is forgotten only after strikeMemory without an
+//     early request. So flooding does not pay: a client that asks again
+//     at once gets fewer answers than one that waits as told, and a
+//     request that comes after its Retry-After is never held. A held
+//     request whose client leaves ends there, nothing else done: no
+//     authentication, no token, no body read, no answer. A client here is
+//     its address with the credential it sends: on loopback every client
 //     shares one address, and one agent's refusals must not hold another.
 //     What it was told holds for the path it was told on: an agent whose
 //     calls are refused for a while may still select and plan.
@@ -32,11 +37,22 @@ import (
 )
 
 const (
-	// holdMax bounds how long one request is held: a longer refusal (a
-	// caller held back by caller_timeouts) is answered after it, without
-	// reading the body, so a flooding client asks at most once per holdMax
-	// per connection.
-	holdMax = time.Second
+	// holdTold bounds how long a request is held for what its client was
+	// told: a longer refusal (a caller held back by caller_timeouts) is
+	// answered after it, without reading the body, so a client that asks
+	// early at most holdFree times gets an answer at least once per
+	// holdTold per connection.
+	holdTold = time.Second
+	// holdFree early requests of a client are held only until it was told
+	// (several requests of one agent in flight at once each learn of a
+	// 429 only with their own answer); each further one is held
+	// holdStep longer, doubled per early request, up to holdMax in all.
+	holdFree = 8
+	holdStep = 250 * time.Millisecond
+	holdMax  = 8 * time.Second
+	// strikeMemory: a client with no early request for this long starts
+	// afresh.
+	strikeMemory = 10 * time.Second
 	// maxHeld bounds the requests held at once; past it a request is not
 	// held (it is refused cheaply instead, as before it was held).
 	maxHeld = 4096
@@ -55,9 +71,22 @@ type floodGate struct {
 	held      atomic.Int64
 
 	mu    sync.Mutex
-	until map[uint64]time.Time   // client → when it was told to come back
+	until map[uint64]*toldClient // client → what it was told, and how it listened
 	addrs map[string]*addrBucket // client address → its request bucket
 	waits atomic.Int64           // len(until): while 0, the hold check takes no lock
+}
+
+// toldClient is a client that was told to come back later.
+type toldClient struct {
+	until      time.Time // when it was told to come back
+	early      int       // its requests that came before then, since it was last forgotten
+	lastStrike time.Time // its last early request
+}
+
+// forgotten reports whether c owes nothing any more: its wait is over and
+// it asked early for none of the last strikeMemory.
+func (c *toldClient) forgotten(now time.Time) bool {
+	return !c.until.After(now) && now.Sub(c.lastStrike) >= strikeMemory
 }
 
 type addrBucket struct {
@@ -67,7 +96,7 @@ type addrBucket struct {
 
 func newFloodGate(l Limits) *floodGate {
 	return &floodGate{perSecond: float64(l.PerAddressPerSecond), burst: float64(l.PerAddressBurst),
-		seed: maphash.MakeSeed(), now: time.Now, sleep: sleepCtx, until: map[uint64]time.Time{}, addrs: map[string]*addrBucket{}}
+		seed: maphash.MakeSeed(), now: time.Now, sleep: sleepCtx, until: map[uint64]*toldClient{}, addrs: map[string]*addrBucket{}}
 }
 
 // clientKey names the client of r and what it asks: its address, the
@@ -83,8 +112,10 @@ func (g *floodGate) clientKey(addr string, r *http.Request) uint64 {
 	return h.Sum64()
 }
 
-// holdFor is how long the client must still wait, as it was told (0: it
-// was told nothing, or its wait is over).
+// holdFor is how long the client's request must wait (0: it was told
+// nothing, or its wait is over). A request before its wait is over is
+// early: held until then (at most holdTold), and past holdFree early
+// requests longer, each one doubling, up to holdMax.
 func (g *floodGate) holdFor(key uint64) time.Duration {
 	if g.waits.Load() == 0 {
 		return 0
@@ -92,50 +123,84 @@ func (g *floodGate) holdFor(key uint64) time.Duration {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	u, ok := g.until[key]
+	c, ok := g.until[key]
 	if !ok {
 		return 0
 	}
-	if !u.After(now) {
-		delete(g.until, key)
-		g.waits.Store(int64(len(g.until)))
-		return 0
+	if !c.until.After(now) {
+		if c.forgotten(now) {
+			delete(g.until, key)
+			g.waits.Store(int64(len(g.until)))
+		}
+		return 0 // it waited as told: never held
 	}
-	return u.Sub(now)
+	c.early++
+	c.lastStrike = now
+	return earlyHold(c.until.Sub(now), c.early)
 }
 
-// told records that the client was told to come back after d.
+// earlyHold is the hold of a client's nth early request, with left of
+// the wait it was told still to go.
+func earlyHold(left time.Duration, n int) time.Duration {
+	d := min(left, holdTold)
+	if over := n - holdFree; over > 0 {
+		d += holdStep << min(over-1, 8)
+	}
+	return min(d, holdMax)
+}
+
+// told records that the client was told to come back after d; what it
+// did before (its early requests) is kept.
 func (g *floodGate) told(key uint64, d time.Duration) {
 	now := g.now()
 	u := now.Add(d)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if old, ok := g.until[key]; ok && !u.After(old) {
+	if c, ok := g.until[key]; ok {
+		if u.After(c.until) {
+			c.until = u
+		}
 		return
 	}
 	if len(g.until) >= floodKeys {
-		for k, v := range g.until {
-			if !v.After(now) {
-				delete(g.until, k)
-			}
-		}
+		g.evictTold(now)
 		if len(g.until) >= floodKeys {
 			return // full of clients told to wait: this one is not held
 		}
 	}
-	g.until[key] = u
+	g.until[key] = &toldClient{until: u}
 	g.waits.Store(int64(len(g.until)))
 }
 
-// hold waits d (at most holdMax), or until the request ends; it does not
-// hold past maxHeld requests at once.
-func (g *floodGate) hold(r *http.Request, d time.Duration) {
+// evictTold makes room: the forgotten clients go, and if none was, those
+// whose wait is over (g.mu held).
+func (g *floodGate) evictTold(now time.Time) {
+	for k, c := range g.until {
+		if c.forgotten(now) {
+			delete(g.until, k)
+		}
+	}
+	if len(g.until) >= floodKeys {
+		for k, c := range g.until {
+			if !c.until.After(now) {
+				delete(g.until, k)
+			}
+		}
+	}
+	g.waits.Store(int64(len(g.until)))
+}
+
+// hold waits d, or until the request ends; it does not hold past maxHeld
+// requests at once. It reports whether the request's client is still
+// there to be answered.
+func (g *floodGate) hold(r *http.Request, d time.Duration) bool {
 	if g.held.Add(1) > maxHeld {
 		g.held.Add(-1)
-		return
+		return r.Context().Err() == nil
 	}
 	defer g.held.Add(-1)
-	g.sleep(r.Context(), min(d, holdMax))
+	g.sleep(r.Context(), d)
+	return r.Context().Err() == nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

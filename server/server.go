@@ -95,9 +95,10 @@ type Server struct {
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
 
-	throttle  *authThrottle // failed authentications, per address and token prefix (throttle.go)
-	flood     *floodGate    // clients that did not wait as told, requests per address (flood.go)
-	heavyGate *heavyGate    // slots for heavy work, per agent and in all (heavy.go)
+	throttle    *authThrottle // failed authentications, per address and token prefix (throttle.go)
+	tokenChecks atomic.Int64  // tokens hashed and compared (agentOf): what refusing a flood must not cost
+	flood       *floodGate    // clients that did not wait as told, requests per address (flood.go)
+	heavyGate   *heavyGate    // slots for heavy work, per agent and in all (heavy.go)
 
 	owed  owed              // the costly requests' cost still to pay, per caller (limits.go)
 	scrub *strings.Replacer // the host's paths in error texts → names (scrub.go); nil: none
@@ -185,8 +186,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		addr := clientAddr(r)
 		if keyed {
 			client = s.flood.clientKey(addr, r)
-			if d := s.flood.holdFor(client); d > 0 {
-				s.flood.hold(r, d)
+			if d := s.flood.holdFor(client); d > 0 && !s.flood.hold(r, d) {
+				// Its client left while it was held: nothing is done for a
+				// request nobody waits for (no token, no body, no answer).
+				sw.status = statusClientLeft
+				return
 			}
 		}
 		if wait := s.flood.takeAddr(addr); wait > 0 {

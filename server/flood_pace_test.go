@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airs-dev/airs/pipeline"
+)
+
+// A client's early requests are held until it was told, the first
+// holdFree of them; each further one longer, doubling, up to holdMax. A
+// request after its wait is never held, and a client with no early
+// request for strikeMemory starts afresh.
+func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	g := newFloodGate(DefaultLimits)
+	g.now = clk.now
+	const key = 42
+	g.told(key, 500*time.Millisecond)
+	var holds []time.Duration
+	for range holdFree + 8 {
+		holds = append(holds, g.holdFor(key))
+	}
+	for i, d := range holds[:holdFree] {
+		if d != 500*time.Millisecond {
+			t.Fatalf("early request %d held %v, want what it was told (500ms): %v", i+1, d, holds)
+		}
+	}
+	for i := holdFree; i < len(holds); i++ {
+		if d := holds[i]; d <= holds[i-1] && d != holdMax || d > holdMax {
+			t.Fatalf("early request %d held %v after %v: want longer, at most %v: %v", i+1, d, holds[i-1], holdMax, holds)
+		}
+	}
+	if holds[len(holds)-1] != holdMax {
+		t.Fatalf("a client that keeps asking early is held up to %v: %v", holdMax, holds)
+	}
+	// Its wait over, a request is not held; its early requests are
+	// remembered: told again, its next early request is held longer at once.
+	clk.add(time.Second)
+	if d := g.holdFor(key); d != 0 {
+		t.Fatalf("a request after its wait was held %v", d)
+	}
+	g.told(key, 500*time.Millisecond)
+	if d := g.holdFor(key); d <= 500*time.Millisecond {
+		t.Fatalf("a client that flooded a moment ago, told again and early: held %v, want more than it was told", d)
+	}
+	// No early request for strikeMemory: it starts afresh.
+	clk.add(strikeMemory)
+	if d := g.holdFor(key); d != 0 {
+		t.Fatalf("after strikeMemory: held %v", d)
+	}
+	g.told(key, 500*time.Millisecond)
+	if d := g.holdFor(key); d != 500*time.Millisecond {
+		t.Fatalf("forgotten, told again, early: held %v, want 500ms", d)
+	}
+}
+
+// pace runs one client against the rig for span of the rig's clock:
+// each request takes a millisecond, a hold takes its time, and the
+// client asks again at once (flood) or after its Retry-After. It answers
+// the requests it sent and the ones served.
+func (f *floodRig) pace(t *testing.T, tok string, span time.Duration, flood bool) (sent, served int) {
+	t.Helper()
+	f.s.flood.sleep = func(ctx context.Context, d time.Duration) { f.clk.add(d) }
+	end := f.clk.now().Add(span)
+	for f.clk.now().Before(end) {
+		if sent > 1_000_000 {
+			t.Fatalf("%d requests in %v", sent, span)
+		}
+		w, _ := f.do("127.0.0.1:7000", tok, echoCall)
+		sent++
+		f.clk.add(time.Millisecond)
+		switch {
+		case w.Code == 200:
+			served++
+		case w.Code == 429 && !flood:
+			f.clk.add(retryAfterOf(w.Header()))
+		case w.Code != 429:
+			t.Fatalf("%s: %d %s", tok, w.Code, w.Body)
+		}
+	}
+	return sent, served
+}
+
+// Flooding does not pay: over a minute, a client that asks again at once
+// whatever it is told sends at most about a request a second and is
+// served less than half as often as one that waits as its Retry-After
+// says, with the same rate limit.
+func TestFloodingDoesNotPay(t *testing.T) {
+	rates := map[string]pipeline.RateLimit{"alice": {PerSecond: 1, Burst: 1}, "bob": {PerSecond: 1, Burst: 1}}
+	waiter := newFloodRig(t, Limits{}, rates)
+	_, waited := waiter.pace(t, "tok-alice", time.Minute, false)
+	flooder := newFloodRig(t, Limits{}, rates)
+	sent, flooded := flooder.pace(t, "tok-bob", time.Minute, true)
+	t.Logf("a minute: waits as told: %d served; floods: %d sent, %d served", waited, sent, flooded)
+	if waited < 50 {
+		t.Fatalf("the client that waits as told was served %d times in a minute at 1 a second", waited)
+	}
+	if sent > 90 {
+		t.Errorf("the flooding client sent %d requests in a minute: its requests are not held", sent)
+	}
+	if 2*flooded > waited {
+		t.Errorf("flooding paid: served %d times, against %d for waiting as told", flooded, waited)
+	}
+}
+
+// A held request whose client leaves ends there: no token compared, no
+// body read, no rate-limit token taken, no answer written.
+func TestHeldRequestWhoseClientLeftCostsNothing(t *testing.T) {
+	f := newFloodRig(t, Limits{}, map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 2}})
+	const addr = "127.0.0.1:5000"
+	probe := httptest.NewRequest("POST", "/v1/call", nil)
+	probe.RemoteAddr = addr
+	probe.Header.Set("Authorization", "Bearer tok-bob")
+	f.s.flood.told(f.s.flood.clientKey(clientAddr(probe), probe), 10*time.Second)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	f.s.flood.sleep = func(hctx context.Context, d time.Duration) {
+		cancel() // the client leaves while its request is held
+		<-hctx.Done()
+	}
+	cb := &countingBody{r: strings.NewReader(echoCall)}
+	r := httptest.NewRequestWithContext(ctx, "POST", "/v1/call", cb)
+	r.RemoteAddr = addr
+	r.Header.Set("Authorization", "Bearer tok-bob")
+	w := httptest.NewRecorder()
+	checks := f.s.tokenChecks.Load()
+	f.s.ServeHTTP(w, r)
+	if n := f.s.tokenChecks.Load() - checks; n != 0 {
+		t.Errorf("%d token checks for a request whose client left", n)
+	}
+	if n := cb.read.Load(); n != 0 {
+		t.Errorf("%d bytes of its body read", n)
+	}
+	if w.Body.Len() != 0 || len(w.Header().Values("Retry-After")) != 0 {
+		t.Errorf("an answer written for nobody: %q", w.Body)
+	}
+	// Both of bob's tokens are still there once his wait is over.
+	f.s.flood.sleep = func(context.Context, time.Duration) {}
+	f.clk.add(10 * time.Second)
+	for i := range 2 {
+		if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 200 {
+			t.Fatalf("bob's call %d after his wait: %d %s (the left request took a token?)", i+1, w.Code, w.Body)
+		}
+	}
+	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 429 {
+		t.Fatalf("bob's third call: %d, want 429 (his bucket holds 2)", w.Code)
+	}
+}
+
+// While a flooding client's request is held, another agent at the same
+// address is served at once.
+func TestQuietAgentServedWhileAFlooderIsHeld(t *testing.T) {
+	f := newFloodRig(t, Limits{}, map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 1}})
+	const addr = "127.0.0.1:5000"
+	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 200 {
+		t.Fatalf("bob's first call: %d", w.Code)
+	}
+	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 429 {
+		t.Fatalf("bob over his rate: %d", w.Code)
+	}
+	parked, release := make(chan struct{}), make(chan struct{})
+	f.s.flood.sleep = func(ctx context.Context, d time.Duration) {
+		close(parked)
+		<-release
+	}
+	done := make(chan int)
+	go func() {
+		w, _ := f.do(addr, "tok-bob", echoCall)
+		done <- w.Code
+	}()
+	<-parked
+	for i := range 3 {
+		if w, _ := f.do(addr, "tok-alice", echoCall); w.Code != 200 {
+			t.Fatalf("alice's call %d while bob is held: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	close(release)
+	if code := <-done; code != 429 {
+		t.Fatalf("bob's held call, released: %d, want 429 (his bucket is empty)", code)
+	}
+}
+
+// A request whose client left while it waited for a heavy slot never
+// runs, even when a slot was free at that moment too.
+func TestHeavySlotNotTakenForALeftRequest(t *testing.T) {
+	g := newHeavyGate(Limits{HeavyPerAgent: 1, HeavyTotal: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 200 {
+		if release, err := g.acquire(ctx, "bob"); err == nil {
+			release()
+			t.Fatalf("attempt %d: a request whose client left got a heavy slot", i+1)
+		}
+	}
+	release, err := g.acquire(context.Background(), "bob")
+	if err != nil {
+		t.Fatalf("the slots were not given back: %v", err)
+	}
+	release()
+}
