@@ -6,18 +6,19 @@ package server
 //   - A client that was told to come back later (a 429 with Retry-After)
 //     and asks again before then is held, at no CPU cost, until it was
 //     told to come back (at most holdTold), and only then served or
-//     refused. A client that keeps asking early is held longer each time:
-//     past holdFree early requests its hold grows, doubling, up to
-//     holdMax, and it is forgotten only after strikeMemory without an
-//     early request. So flooding does not pay: a client that asks again
-//     at once gets fewer answers than one that waits as told, and a
-//     request that comes after its Retry-After is never held. A held
-//     request whose client leaves ends there, nothing else done: no
-//     authentication, no token, no body read, no answer. A client here is
-//     its address with the credential it sends: on loopback every client
-//     shares one address, and one agent's refusals must not hold another.
-//     What it was told holds for the path it was told on: an agent whose
-//     calls are refused for a while may still select and plan.
+//     refused. A client that keeps asking early, several times a second,
+//     is held longer each time, up to holdMax (earlyHold). So flooding
+//     does not pay: a client that asks again at once is answered no more
+//     often than one that waits as told, and a request that comes after
+//     its Retry-After is never held. A held request whose client leaves
+//     ends there, nothing else done: no authentication, no token, no body
+//     read, no answer — a client that gives up on its requests and sends
+//     them again costs a parked connection each, not work. A client here
+//     is its address with the credential it sends: on loopback every
+//     client shares one address, and one agent's refusals must not hold
+//     another. What it was told holds for the path it was told on: an
+//     agent whose calls are refused for a while may still select and
+//     plan.
 //   - Each client address has a token bucket of requests
 //     (http.limits.per_address_per_second and per_address_burst): past
 //     it, 429 with Retry-After, nothing read.
@@ -39,19 +40,23 @@ import (
 const (
 	// holdTold bounds how long a request is held for what its client was
 	// told: a longer refusal (a caller held back by caller_timeouts) is
-	// answered after it, without reading the body, so a client that asks
-	// early at most holdFree times gets an answer at least once per
-	// holdTold per connection.
+	// answered after it, without reading the body.
 	holdTold = time.Second
-	// holdFree early requests of a client are held only until it was told
-	// (several requests of one agent in flight at once each learn of a
-	// 429 only with their own answer); each further one is held
-	// holdStep longer, doubled per early request, up to holdMax in all.
-	holdFree = 8
-	holdStep = 250 * time.Millisecond
-	holdMax  = 8 * time.Second
-	// strikeMemory: a client with no early request for this long starts
-	// afresh.
+	// A client's early requests are counted, the count halving every
+	// strikeHalfLife: while it is at most holdFree an early request is
+	// held only until its client was told (several requests of one agent
+	// in flight at once each learn of a 429 only from their own answer,
+	// and a connection that is held sends at most one early request per
+	// wait); each one past it is held holdStep longer, doubling, up to
+	// holdMax in all. A client that keeps asking early several times a
+	// second is soon held holdMax; one that waits as told, or has a few
+	// requests in flight, never past what it was told.
+	holdFree       = 8
+	strikeHalfLife = time.Second
+	holdStep       = 250 * time.Millisecond
+	holdMax        = 8 * time.Second
+	// strikeMemory: a client whose wait is over and that asked early for
+	// none of this long is forgotten (its count has fallen below one).
 	strikeMemory = 10 * time.Second
 	// maxHeld bounds the requests held at once; past it a request is not
 	// held (it is refused cheaply instead, as before it was held).
@@ -79,7 +84,7 @@ type floodGate struct {
 // toldClient is a client that was told to come back later.
 type toldClient struct {
 	until      time.Time // when it was told to come back
-	early      int       // its requests that came before then, since it was last forgotten
+	early      float64   // its requests that came before then, halving every strikeHalfLife
 	lastStrike time.Time // its last early request
 }
 
@@ -114,8 +119,9 @@ func (g *floodGate) clientKey(addr string, r *http.Request) uint64 {
 
 // holdFor is how long the client's request must wait (0: it was told
 // nothing, or its wait is over). A request before its wait is over is
-// early: held until then (at most holdTold), and past holdFree early
-// requests longer, each one doubling, up to holdMax.
+// early: held until then (at most holdTold), and while the client's count
+// of early requests is past holdFree longer, each one doubling, up to
+// holdMax.
 func (g *floodGate) holdFor(key uint64) time.Duration {
 	if g.waits.Load() == 0 {
 		return 0
@@ -134,16 +140,16 @@ func (g *floodGate) holdFor(key uint64) time.Duration {
 		}
 		return 0 // it waited as told: never held
 	}
-	c.early++
+	c.early = min(c.early*math.Exp2(-now.Sub(c.lastStrike).Seconds()/strikeHalfLife.Seconds()), 2*holdFree) + 1
 	c.lastStrike = now
 	return earlyHold(c.until.Sub(now), c.early)
 }
 
-// earlyHold is the hold of a client's nth early request, with left of
-// the wait it was told still to go.
-func earlyHold(left time.Duration, n int) time.Duration {
+// earlyHold is the hold of an early request of a client whose count of
+// early requests is n, with left of the wait it was told still to go.
+func earlyHold(left time.Duration, n float64) time.Duration {
 	d := min(left, holdTold)
-	if over := n - holdFree; over > 0 {
+	if over := int(n) - holdFree; over > 0 {
 		d += holdStep << min(over-1, 8)
 	}
 	return min(d, holdMax)

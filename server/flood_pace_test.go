@@ -10,10 +10,11 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
-// A client's early requests are held until it was told, the first
-// holdFree of them; each further one longer, doubling, up to holdMax. A
-// request after its wait is never held, and a client with no early
-// request for strikeMemory starts afresh.
+// A client's early requests are held until it was told while it has
+// made at most holdFree of them lately; each further one longer, doubling,
+// up to holdMax. A request after its wait is never held, a client with a
+// few requests in flight is never held past its wait, and one with no
+// early request for strikeMemory starts afresh.
 func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	g := newFloodGate(DefaultLimits)
@@ -47,6 +48,19 @@ func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 	if d := g.holdFor(key); d <= 500*time.Millisecond {
 		t.Fatalf("a client that flooded a moment ago, told again and early: held %v, want more than it was told", d)
 	}
+	// A client with a few requests in flight: four early requests a
+	// second, each learning of its 429 from its own answer, for a minute:
+	// never held past what it was told.
+	clk.add(strikeMemory)
+	for i := range 240 {
+		clk.add(250 * time.Millisecond)
+		if i%4 == 0 {
+			g.told(key, time.Second)
+		}
+		if d := g.holdFor(key); d > time.Second {
+			t.Fatalf("early request %d of a client with four in flight: held %v, past what it was told", i+1, d)
+		}
+	}
 	// No early request for strikeMemory: it starts afresh.
 	clk.add(strikeMemory)
 	if d := g.holdFor(key); d != 0 {
@@ -59,21 +73,38 @@ func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 }
 
 // pace runs one client against the rig for span of the rig's clock:
-// each request takes a millisecond, a hold takes its time, and the
-// client asks again at once (flood) or after its Retry-After. It answers
-// the requests it sent and the ones served.
-func (f *floodRig) pace(t *testing.T, tok string, span time.Duration, flood bool) (sent, served int) {
+// each request takes a millisecond and a hold takes its time; the client
+// asks again at once (flood) or after its Retry-After, and with hangUp
+// it gives up on a request unanswered after hangUp and asks again at
+// once. It answers the requests that reached authentication (the work a
+// refusal past the flood gate costs) and the ones served.
+func (f *floodRig) pace(t *testing.T, tok string, span time.Duration, flood bool, hangUp time.Duration) (checked, served int) {
 	t.Helper()
-	f.s.flood.sleep = func(ctx context.Context, d time.Duration) { f.clk.add(d) }
 	end := f.clk.now().Add(span)
-	for f.clk.now().Before(end) {
-		if sent > 1_000_000 {
-			t.Fatalf("%d requests in %v", sent, span)
+	checks := f.s.tokenChecks.Load()
+	for n := 0; f.clk.now().Before(end); n++ {
+		if n > 1_000_000 {
+			t.Fatalf("%d requests in %v", n, span)
 		}
-		w, _ := f.do("127.0.0.1:7000", tok, echoCall)
-		sent++
+		ctx, cancel := context.WithCancel(context.Background())
+		f.s.flood.sleep = func(_ context.Context, d time.Duration) {
+			if hangUp > 0 && d > hangUp {
+				f.clk.add(hangUp)
+				cancel()
+				return
+			}
+			f.clk.add(d)
+		}
+		r := httptest.NewRequestWithContext(ctx, "POST", "/v1/call", strings.NewReader(echoCall))
+		r.RemoteAddr = "127.0.0.1:7000"
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		f.s.ServeHTTP(w, r)
+		left := ctx.Err() != nil
+		cancel()
 		f.clk.add(time.Millisecond)
 		switch {
+		case left:
 		case w.Code == 200:
 			served++
 		case w.Code == 429 && !flood:
@@ -82,28 +113,38 @@ func (f *floodRig) pace(t *testing.T, tok string, span time.Duration, flood bool
 			t.Fatalf("%s: %d %s", tok, w.Code, w.Body)
 		}
 	}
-	return sent, served
+	return int(f.s.tokenChecks.Load() - checks), served
 }
 
 // Flooding does not pay: over a minute, a client that asks again at once
-// whatever it is told sends at most about a request a second and is
-// served less than half as often as one that waits as its Retry-After
-// says, with the same rate limit.
+// whatever it is told is served no more often than one that waits as its
+// Retry-After says, with the same rate limit, and costs the server at most
+// one more refusal per wait; one that also hangs up after 100 ms and asks
+// again (ten requests a second) costs no more than that either: its
+// requests are held, and end with nothing done when it hangs up.
 func TestFloodingDoesNotPay(t *testing.T) {
-	rates := map[string]pipeline.RateLimit{"alice": {PerSecond: 1, Burst: 1}, "bob": {PerSecond: 1, Burst: 1}}
-	waiter := newFloodRig(t, Limits{}, rates)
-	_, waited := waiter.pace(t, "tok-alice", time.Minute, false)
-	flooder := newFloodRig(t, Limits{}, rates)
-	sent, flooded := flooder.pace(t, "tok-bob", time.Minute, true)
-	t.Logf("a minute: waits as told: %d served; floods: %d sent, %d served", waited, sent, flooded)
+	rates := map[string]pipeline.RateLimit{"bob": {PerSecond: 1, Burst: 1}}
+	run := func(flood bool, hangUp time.Duration) (int, int) {
+		return newFloodRig(t, Limits{}, rates).pace(t, "tok-bob", time.Minute, flood, hangUp)
+	}
+	waitChecks, waited := run(false, 0)
+	floodChecks, flooded := run(true, 0)
+	hangChecks, hung := run(true, 100*time.Millisecond)
+	t.Logf("a minute at 1 a second: waits as told: %d served, %d authenticated; floods: %d, %d; floods hanging up after 100 ms: %d, %d",
+		waited, waitChecks, flooded, floodChecks, hung, hangChecks)
 	if waited < 50 {
 		t.Fatalf("the client that waits as told was served %d times in a minute at 1 a second", waited)
 	}
-	if sent > 90 {
-		t.Errorf("the flooding client sent %d requests in a minute: its requests are not held", sent)
+	if flooded > waited+1 || hung > waited+1 {
+		t.Errorf("flooding paid: served %d and %d times, against %d for waiting as told", flooded, hung, waited)
 	}
-	if 2*flooded > waited {
-		t.Errorf("flooding paid: served %d times, against %d for waiting as told", flooded, waited)
+	for _, c := range []struct {
+		name   string
+		checks int
+	}{{"flooding", floodChecks}, {"flooding and hanging up", hangChecks}} {
+		if c.checks > 2*waitChecks+2 {
+			t.Errorf("the %s client's requests were authenticated %d times in a minute, against %d for waiting as told", c.name, c.checks, waitChecks)
+		}
 	}
 }
 
