@@ -55,6 +55,12 @@ const (
 	strikeHalfLife = time.Second
 	holdStep       = 250 * time.Millisecond
 	holdMax        = 8 * time.Second
+	// floodTaxMax bounds what early requests make an agent owe: one
+	// token each while its client's count is past holdFree, up to this
+	// many owed in all, so a flood costs the flooding agent its own rate
+	// limit and never locks it out for longer than its bucket takes to
+	// pay this much.
+	floodTaxMax = 100
 	// strikeMemory: a client whose wait is over and that asked early for
 	// none of this long is forgotten (its count has fallen below one).
 	strikeMemory = 10 * time.Second
@@ -86,6 +92,7 @@ type toldClient struct {
 	until      time.Time // when it was told to come back
 	early      float64   // its requests that came before then, halving every strikeHalfLife
 	lastStrike time.Time // its last early request
+	caller     string    // the agent its credential authenticated as ("" unknown)
 }
 
 // forgotten reports whether c owes nothing any more: its wait is over and
@@ -121,28 +128,32 @@ func (g *floodGate) clientKey(addr string, r *http.Request) uint64 {
 // nothing, or its wait is over). A request before its wait is over is
 // early: held until then (at most holdTold), and while the client's count
 // of early requests is past holdFree longer, each one doubling, up to
-// holdMax.
-func (g *floodGate) holdFor(key uint64) time.Duration {
+// holdMax. Such a request also costs its agent a token (floodTax): tax
+// names the agent, "" when there is none to charge.
+func (g *floodGate) holdFor(key uint64) (hold time.Duration, tax string) {
 	if g.waits.Load() == 0 {
-		return 0
+		return 0, ""
 	}
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c, ok := g.until[key]
 	if !ok {
-		return 0
+		return 0, ""
 	}
 	if !c.until.After(now) {
 		if c.forgotten(now) {
 			delete(g.until, key)
 			g.waits.Store(int64(len(g.until)))
 		}
-		return 0 // it waited as told: never held
+		return 0, "" // it waited as told: never held
 	}
 	c.early = min(c.early*math.Exp2(-now.Sub(c.lastStrike).Seconds()/strikeHalfLife.Seconds()), 2*holdFree) + 1
 	c.lastStrike = now
-	return earlyHold(c.until.Sub(now), c.early)
+	if int(c.early) > holdFree {
+		tax = c.caller
+	}
+	return earlyHold(c.until.Sub(now), c.early), tax
 }
 
 // earlyHold is the hold of an early request of a client whose count of
@@ -155,9 +166,10 @@ func earlyHold(left time.Duration, n float64) time.Duration {
 	return min(d, holdMax)
 }
 
-// told records that the client was told to come back after d; what it
+// told records that the client was told to come back after d, and the
+// agent it authenticated as ("" unknown: it was refused before); what it
 // did before (its early requests) is kept.
-func (g *floodGate) told(key uint64, d time.Duration) {
+func (g *floodGate) told(key uint64, d time.Duration, caller string) {
 	now := g.now()
 	u := now.Add(d)
 	g.mu.Lock()
@@ -165,6 +177,9 @@ func (g *floodGate) told(key uint64, d time.Duration) {
 	if c, ok := g.until[key]; ok {
 		if u.After(c.until) {
 			c.until = u
+		}
+		if caller != "" {
+			c.caller = caller
 		}
 		return
 	}
@@ -174,7 +189,7 @@ func (g *floodGate) told(key uint64, d time.Duration) {
 			return // full of clients told to wait: this one is not held
 		}
 	}
-	g.until[key] = &toldClient{until: u}
+	g.until[key] = &toldClient{until: u, caller: caller}
 	g.waits.Store(int64(len(g.until)))
 }
 

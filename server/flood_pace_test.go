@@ -20,10 +20,10 @@ func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 	g := newFloodGate(DefaultLimits)
 	g.now = clk.now
 	const key = 42
-	g.told(key, 500*time.Millisecond)
+	g.told(key, 500*time.Millisecond, "")
 	var holds []time.Duration
 	for range holdFree + 8 {
-		holds = append(holds, g.holdFor(key))
+		holds = append(holds, hold(g.holdFor(key)))
 	}
 	for i, d := range holds[:holdFree] {
 		if d != 500*time.Millisecond {
@@ -41,11 +41,11 @@ func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 	// Its wait over, a request is not held; its early requests are
 	// remembered: told again, its next early request is held longer at once.
 	clk.add(time.Second)
-	if d := g.holdFor(key); d != 0 {
+	if d, _ := g.holdFor(key); d != 0 {
 		t.Fatalf("a request after its wait was held %v", d)
 	}
-	g.told(key, 500*time.Millisecond)
-	if d := g.holdFor(key); d <= 500*time.Millisecond {
+	g.told(key, 500*time.Millisecond, "")
+	if d, _ := g.holdFor(key); d <= 500*time.Millisecond {
 		t.Fatalf("a client that flooded a moment ago, told again and early: held %v, want more than it was told", d)
 	}
 	// A client with a few requests in flight: four early requests a
@@ -55,19 +55,19 @@ func TestEarlyRequestsAreHeldLongerEachTime(t *testing.T) {
 	for i := range 240 {
 		clk.add(250 * time.Millisecond)
 		if i%4 == 0 {
-			g.told(key, time.Second)
+			g.told(key, time.Second, "")
 		}
-		if d := g.holdFor(key); d > time.Second {
+		if d, _ := g.holdFor(key); d > time.Second {
 			t.Fatalf("early request %d of a client with four in flight: held %v, past what it was told", i+1, d)
 		}
 	}
 	// No early request for strikeMemory: it starts afresh.
 	clk.add(strikeMemory)
-	if d := g.holdFor(key); d != 0 {
+	if d, _ := g.holdFor(key); d != 0 {
 		t.Fatalf("after strikeMemory: held %v", d)
 	}
-	g.told(key, 500*time.Millisecond)
-	if d := g.holdFor(key); d != 500*time.Millisecond {
+	g.told(key, 500*time.Millisecond, "")
+	if d, _ := g.holdFor(key); d != 500*time.Millisecond {
 		t.Fatalf("forgotten, told again, early: held %v, want 500ms", d)
 	}
 }
@@ -121,7 +121,8 @@ func (f *floodRig) pace(t *testing.T, tok string, span time.Duration, flood bool
 // Retry-After says, with the same rate limit, and costs the server at most
 // one more refusal per wait; one that also hangs up after 100 ms and asks
 // again (ten requests a second) costs no more than that either: its
-// requests are held, and end with nothing done when it hangs up.
+// requests are held, and end with nothing done when it hangs up — but its
+// agent pays for them from its rate limit, so it is served far less.
 func TestFloodingDoesNotPay(t *testing.T) {
 	rates := map[string]pipeline.RateLimit{"bob": {PerSecond: 1, Burst: 1}}
 	run := func(flood bool, hangUp time.Duration) (int, int) {
@@ -137,6 +138,11 @@ func TestFloodingDoesNotPay(t *testing.T) {
 	}
 	if flooded > waited+1 || hung > waited+1 {
 		t.Errorf("flooding paid: served %d and %d times, against %d for waiting as told", flooded, hung, waited)
+	}
+	// Ten early requests a second cost the agent a token each: its
+	// allowance goes to its flood, not to work.
+	if 2*hung > waited {
+		t.Errorf("the client that floods and hangs up was served %d times, against %d for waiting as told: its early requests cost its agent nothing", hung, waited)
 	}
 	for _, c := range []struct {
 		name   string
@@ -156,7 +162,7 @@ func TestHeldRequestWhoseClientLeftCostsNothing(t *testing.T) {
 	probe := httptest.NewRequest("POST", "/v1/call", nil)
 	probe.RemoteAddr = addr
 	probe.Header.Set("Authorization", "Bearer tok-bob")
-	f.s.flood.told(f.s.flood.clientKey(clientAddr(probe), probe), 10*time.Second)
+	f.s.flood.told(f.s.flood.clientKey(clientAddr(probe), probe), 10*time.Second, "bob")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	f.s.flood.sleep = func(hctx context.Context, d time.Duration) {
@@ -242,4 +248,53 @@ func TestHeavySlotNotTakenForALeftRequest(t *testing.T) {
 		t.Fatalf("the slots were not given back: %v", err)
 	}
 	release()
+}
+
+func hold(d time.Duration, _ string) time.Duration { return d }
+
+// A client that keeps asking early costs its agent: each early request
+// past holdFree owes a token of the agent's rate limit, up to
+// floodTaxMax; a client with no more than holdFree early requests lately,
+// and another agent at the same address, owe nothing.
+func TestFloodingCostsItsAgentTokens(t *testing.T) {
+	f := newFloodRig(t, Limits{}, map[string]pipeline.RateLimit{"bob": {PerSecond: 0.001, Burst: 1}})
+	const addr = "127.0.0.1:5000"
+	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 200 {
+		t.Fatalf("bob's first call: %d", w.Code)
+	}
+	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 429 {
+		t.Fatalf("bob over his rate: %d", w.Code)
+	}
+	owed := func(agent string) int {
+		f.s.owed.mu.Lock()
+		defer f.s.owed.mu.Unlock()
+		return f.s.owed.by[agent]
+	}
+	// bob's client asks early and hangs up each time while it is held.
+	early := func(n int) {
+		for range n {
+			ctx, cancel := context.WithCancel(context.Background())
+			f.s.flood.sleep = func(context.Context, time.Duration) { cancel() }
+			r := httptest.NewRequestWithContext(ctx, "POST", "/v1/call", strings.NewReader(echoCall))
+			r.RemoteAddr = addr
+			r.Header.Set("Authorization", "Bearer tok-bob")
+			f.s.ServeHTTP(httptest.NewRecorder(), r)
+		}
+	}
+	early(holdFree)
+	if n := owed("bob"); n != 0 {
+		t.Fatalf("bob owes %d after %d early requests, want 0", n, holdFree)
+	}
+	early(5)
+	if n := owed("bob"); n != 5 {
+		t.Fatalf("bob owes %d after %d early requests, want 5", n, holdFree+5)
+	}
+	early(2 * floodTaxMax)
+	if n := owed("bob"); n != floodTaxMax {
+		t.Fatalf("bob owes %d after a long flood, want at most %d", n, floodTaxMax)
+	}
+	f.s.flood.sleep = func(context.Context, time.Duration) {}
+	if w, _ := f.do(addr, "tok-alice", echoCall); w.Code != 200 || owed("alice") != 0 {
+		t.Fatalf("alice at bob's address: %d, owes %d", w.Code, owed("alice"))
+	}
 }

@@ -115,7 +115,7 @@ func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 	r := httptest.NewRequest("POST", "/v1/call", nil)
 	r.RemoteAddr = addr
 	r.Header.Set("Authorization", "Bearer tok-bob")
-	if d := f.s.flood.holdFor(f.s.flood.clientKey(clientAddr(r), r)); d != 0 {
+	if d, _ := f.s.flood.holdFor(f.s.flood.clientKey(clientAddr(r), r)); d != 0 {
 		t.Fatalf("bob after his Retry-After: still held %v", d)
 	}
 }

@@ -186,7 +186,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		addr := clientAddr(r)
 		if keyed {
 			client = s.flood.clientKey(addr, r)
-			if d := s.flood.holdFor(client); d > 0 && !s.flood.hold(r, d) {
+			d, tax := s.flood.holdFor(client)
+			if tax != "" {
+				s.oweFloodTax(tax)
+			}
+			if d > 0 && !s.flood.hold(r, d) {
 				// Its client left while it was held: nothing is done for a
 				// request nobody waits for (no token, no body, no answer).
 				sw.status = statusClientLeft
@@ -196,11 +200,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if wait := s.flood.takeAddr(addr); wait > 0 {
 			writeAddressLimited(sw, wait)
 			if keyed {
-				s.flood.told(client, retryAfterOf(sw.Header()))
+				s.flood.told(client, retryAfterOf(sw.Header()), "")
 			}
 			return
 		}
 	}
+	// auth notes the agent the credential authenticated as: a flood of
+	// this client's early requests is charged to it (flood.go).
+	var who authNote
+	r = r.WithContext(context.WithValue(r.Context(), authNoteKey{}, &who))
 	if !streams(r) {
 		// Light work until it says otherwise (heavy work, s.heavy): heavy
 		// work gives way while it is in flight.
@@ -215,7 +223,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if keyed && sw.status == http.StatusTooManyRequests {
 		if d := retryAfterOf(sw.Header()); d > 0 {
-			s.flood.told(client, d)
+			s.flood.told(client, d, who.agent)
 		}
 	}
 }
