@@ -7,10 +7,11 @@ package server
 //     and asks again before then is held, at no CPU cost, until it was
 //     told to come back (at most holdTold), and only then served or
 //     refused. A client that keeps asking early, several times a second,
-//     is held longer each time, up to holdMax (earlyHold). So flooding
-//     does not pay: a client that asks again at once is answered no more
-//     often than one that waits as told, and a request that comes after
-//     its Retry-After is never held. A held request whose client leaves
+//     is held longer each time, up to holdMax (earlyHold), and each such
+//     request costs its agent a token of its rate limit. So flooding does
+//     not pay: a client that asks again at once is answered no more often
+//     than one that waits as told, and a request that comes after its
+//     Retry-After is never held. A held request whose client leaves
 //     ends there, nothing else done: no authentication, no token, no body
 //     read, no answer — a client that gives up on its requests and sends
 //     them again costs a parked connection each, not work. A client here
@@ -128,7 +129,7 @@ func (g *floodGate) clientKey(addr string, r *http.Request) uint64 {
 // nothing, or its wait is over). A request before its wait is over is
 // early: held until then (at most holdTold), and while the client's count
 // of early requests is past holdFree longer, each one doubling, up to
-// holdMax. Such a request also costs its agent a token (floodTax): tax
+// holdMax. Such a request also costs its agent a token (oweFloodTax): tax
 // names the agent, "" when there is none to charge.
 func (g *floodGate) holdFor(key uint64) (hold time.Duration, tax string) {
 	if g.waits.Load() == 0 {

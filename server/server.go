@@ -171,6 +171,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
+	// auth notes the agent the credential authenticated as: this client's
+	// early requests, when it floods, are charged to it (flood.go).
+	var who authNote
+	ctx = context.WithValue(ctx, authNoteKey{}, &who)
 	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept")), scrub: s.scrub}
 	sw.Header().Add("Vary", "Accept")
 	r = r.WithContext(ctx)
@@ -205,10 +209,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// auth notes the agent the credential authenticated as: a flood of
-	// this client's early requests is charged to it (flood.go).
-	var who authNote
-	r = r.WithContext(context.WithValue(r.Context(), authNoteKey{}, &who))
 	if !streams(r) {
 		// Light work until it says otherwise (heavy work, s.heavy): heavy
 		// work gives way while it is in flight.
