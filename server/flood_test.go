@@ -121,8 +121,8 @@ func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 }
 
 // Each client address has a request bucket, checked before anything else:
-// past it, 429 with Retry-After and no body read; another address is
-// served.
+// past it, 429 with Retry-After, no token checked and no body read;
+// another address is served.
 func TestPerAddressRequestRate(t *testing.T) {
 	f := newFloodRig(t, Limits{PerAddressPerSecond: 1, PerAddressBurst: 2}, nil)
 	for i := range 2 {
@@ -130,7 +130,11 @@ func TestPerAddressRequestRate(t *testing.T) {
 			t.Fatalf("request %d within the burst: %d %s", i+1, w.Code, w.Body)
 		}
 	}
+	checks := f.s.tokenChecks.Load()
 	w, read := f.do("10.0.0.1:2", "tok-bob", echoCall)
+	if n := f.s.tokenChecks.Load() - checks; n != 0 {
+		t.Errorf("the refused request's token was checked (%d)", n)
+	}
 	if w.Code != 429 || w.Header().Get("Retry-After") != "1" || !strings.Contains(w.Body.String(), "per_address_per_second") {
 		t.Fatalf("over the address's rate: %d Retry-After %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}
