@@ -15,6 +15,13 @@ type authNote struct{ agent string }
 
 type authNoteKey struct{}
 
+// noteAgent notes, for ServeHTTP, that r authenticated as agent.
+func noteAgent(r *http.Request, agent string) {
+	if n, ok := r.Context().Value(authNoteKey{}).(*authNote); ok {
+		n.agent = agent
+	}
+}
+
 // Caller is the agent id the channel authenticated, "" outside a request.
 func Caller(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(string)
@@ -51,9 +58,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		s.throttle.succeeded(tok)
-		if n, ok := r.Context().Value(authNoteKey{}).(*authNote); ok {
-			n.agent = agent
-		}
+		noteAgent(r, agent)
 		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, agent)))
 	}
 }
