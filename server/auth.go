@@ -9,6 +9,19 @@ import (
 
 type callerKey struct{}
 
+// authNote is where auth notes, for ServeHTTP, the agent a request's
+// credential authenticated as.
+type authNote struct{ agent string }
+
+type authNoteKey struct{}
+
+// noteAgent notes, for ServeHTTP, that r authenticated as agent.
+func noteAgent(r *http.Request, agent string) {
+	if n, ok := r.Context().Value(authNoteKey{}).(*authNote); ok {
+		n.agent = agent
+	}
+}
+
 // Caller is the agent id the channel authenticated, "" outside a request.
 func Caller(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(string)
@@ -45,6 +58,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		s.throttle.succeeded(tok)
+		noteAgent(r, agent)
 		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, agent)))
 	}
 }

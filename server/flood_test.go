@@ -30,12 +30,13 @@ func newFloodRig(t *testing.T, limits Limits, rates map[string]pipeline.RateLimi
 	if err := reg.Register("test", pipeline.Tool{Name: "echo", Version: "1", Parameters: json.RawMessage(`{"type":"object"}`), Idempotent: true, LatencyClass: pipeline.Fast}, echo); err != nil {
 		t.Fatal(err)
 	}
-	m, err := pipeline.NewManager(pipeline.Config{Registry: reg, Policy: &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}}}, RateLimits: rates})
+	f := &floodRig{clk: &fakeClock{t: time.Unix(1e9, 0)}}
+	// The rate-limit buckets run on the gate's clock too.
+	m, err := pipeline.NewManager(pipeline.Config{Registry: reg, Policy: &pipeline.StaticPolicy{Channels: map[string][]string{"*": {"*"}}}, RateLimits: rates, Now: f.clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	f := &floodRig{clk: &fakeClock{t: time.Unix(1e9, 0)}}
 	f.s = New(&testBackend{m}, Config{Tokens: []Token{{HashToken("tok-alice"), "alice"}, {HashToken("tok-bob"), "bob"}}, MaxBody: 1 << 20, Limits: limits})
 	f.s.flood.now = f.clk.now
 	f.s.flood.sleep = func(ctx context.Context, d time.Duration) {
@@ -68,7 +69,7 @@ const echoCall = `{"tool":"echo","arguments":{"n":1}}`
 
 // A caller whose bucket is empty is refused before its call's body is
 // read; one that asks again before its Retry-After is held (up to
-// holdMax) before it is answered, while another agent at the same address
+// holdTold) before it is answered, while another agent at the same address
 // is not held, and a client that waited as told is not held either.
 func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 	f := newFloodRig(t, Limits{}, map[string]pipeline.RateLimit{"bob": {PerSecond: 0.1, Burst: 1}})
@@ -91,8 +92,8 @@ func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 	if w, _ := f.do(addr, "tok-bob", echoCall); w.Code != 429 {
 		t.Fatalf("flooding: %d %s", w.Code, w.Body)
 	}
-	if h := f.held(); len(h) != 1 || h[0] <= 0 || h[0] > holdMax {
-		t.Fatalf("holds %v, want one in (0, %v]", h, holdMax)
+	if h := f.held(); len(h) != 1 || h[0] <= 0 || h[0] > holdTold {
+		t.Fatalf("holds %v, want one in (0, %v]", h, holdTold)
 	}
 	// The same agent's selection, another path, is not held.
 	sel := httptest.NewRequest("POST", "/v1/select", strings.NewReader(`{"text":"echo"}`))
@@ -110,19 +111,18 @@ func TestFloodHeldUntilItsRetryAfter(t *testing.T) {
 		t.Fatalf("alice was held: %v", h)
 	}
 	// bob, having waited as told, is served without being held.
-	// (The Manager's bucket runs on the wall clock: the gate is asked.)
 	f.clk.add(10 * time.Second)
 	r := httptest.NewRequest("POST", "/v1/call", nil)
 	r.RemoteAddr = addr
 	r.Header.Set("Authorization", "Bearer tok-bob")
-	if d := f.s.flood.holdFor(f.s.flood.clientKey(clientAddr(r), r)); d != 0 {
+	if d, _ := f.s.flood.holdFor(f.s.flood.clientKey(clientAddr(r), r)); d != 0 {
 		t.Fatalf("bob after his Retry-After: still held %v", d)
 	}
 }
 
 // Each client address has a request bucket, checked before anything else:
-// past it, 429 with Retry-After and no body read; another address is
-// served.
+// past it, 429 with Retry-After, no token checked and no body read;
+// another address is served.
 func TestPerAddressRequestRate(t *testing.T) {
 	f := newFloodRig(t, Limits{PerAddressPerSecond: 1, PerAddressBurst: 2}, nil)
 	for i := range 2 {
@@ -130,7 +130,11 @@ func TestPerAddressRequestRate(t *testing.T) {
 			t.Fatalf("request %d within the burst: %d %s", i+1, w.Code, w.Body)
 		}
 	}
+	checks := f.s.tokenChecks.Load()
 	w, read := f.do("10.0.0.1:2", "tok-bob", echoCall)
+	if n := f.s.tokenChecks.Load() - checks; n != 0 {
+		t.Errorf("the refused request's token was checked (%d)", n)
+	}
 	if w.Code != 429 || w.Header().Get("Retry-After") != "1" || !strings.Contains(w.Body.String(), "per_address_per_second") {
 		t.Fatalf("over the address's rate: %d Retry-After %q %s", w.Code, w.Header().Get("Retry-After"), w.Body)
 	}

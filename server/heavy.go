@@ -84,6 +84,13 @@ func (g *heavyGate) acquire(ctx context.Context, caller string) (func(), error) 
 		return nil, ctx.Err()
 	}
 	done()
+	if err := ctx.Err(); err != nil {
+		// Both were ready and the slot was picked: a request whose client
+		// left does not run.
+		<-g.total
+		<-a.slots
+		return nil, err
+	}
 	var once sync.Once
 	return func() { once.Do(func() { <-g.total; <-a.slots }) }, nil
 }

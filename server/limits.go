@@ -266,6 +266,20 @@ func (c *requestCost) chargeCPU(cpu, cpuPerToken time.Duration) {
 	c.owe(int(c.cpu/cpuPerToken) - int(c.tokens.Load()))
 }
 
+// oweFloodTax makes caller owe a token for an early request of a client
+// that keeps asking before its Retry-After (flood.go), unless it owes
+// floodTaxMax already.
+func (s *Server) oweFloodTax(caller string) {
+	s.owed.mu.Lock()
+	defer s.owed.mu.Unlock()
+	if s.owed.by == nil {
+		s.owed.by = map[string]int{}
+	}
+	if s.owed.by[caller] < floodTaxMax {
+		s.owed.by[caller]++
+	}
+}
+
 func (s *Server) oweTokens(caller string, n int) {
 	if n <= 0 {
 		return

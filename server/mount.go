@@ -57,6 +57,7 @@ func (s *Server) Authenticate(r *http.Request) (*http.Request, *AuthError) {
 		return nil, &AuthError{Status: http.StatusUnauthorized, Invalid: true, Message: "unknown token: use a token of http.tokens in airs.yaml as the API key"}
 	}
 	s.throttle.succeeded(tok)
+	noteAgent(r, agent)
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, agent)), nil
 }
 

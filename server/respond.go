@@ -13,6 +13,10 @@ import (
 	"github.com/airs-dev/airs/pipeline"
 )
 
+// statusClientLeft is the status of a request whose client left before
+// its answer: nginx's "client closed request" (only /metrics sees it).
+const statusClientLeft = 499
+
 // statusFor maps the 15 pipeline error kinds to HTTP statuses.
 func statusFor(err error) int {
 	switch pipeline.KindOf(err) {
@@ -37,7 +41,7 @@ func statusFor(err error) int {
 	case pipeline.KindIntentVerificationRequired:
 		return http.StatusPreconditionRequired // 428: a person confirms first
 	case pipeline.KindCancelled:
-		return 499 // client closed request (nginx's convention)
+		return statusClientLeft
 	case pipeline.KindWouldTimeout:
 		// 412: the request's own condition, its timeout, cannot be met —
 		// said before anything ran (504 is a timeout that happened).

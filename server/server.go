@@ -95,9 +95,10 @@ type Server struct {
 	requests    atomic.Int64
 	statuses    sync.Map // int → *atomic.Int64
 
-	throttle  *authThrottle // failed authentications, per address and token prefix (throttle.go)
-	flood     *floodGate    // clients that did not wait as told, requests per address (flood.go)
-	heavyGate *heavyGate    // slots for heavy work, per agent and in all (heavy.go)
+	throttle    *authThrottle // failed authentications, per address and token prefix (throttle.go)
+	tokenChecks atomic.Int64  // tokens hashed and compared (agentOf): what refusing a flood must not cost
+	flood       *floodGate    // clients that did not wait as told, requests per address (flood.go)
+	heavyGate   *heavyGate    // slots for heavy work, per agent and in all (heavy.go)
 
 	owed  owed              // the costly requests' cost still to pay, per caller (limits.go)
 	scrub *strings.Replacer // the host's paths in error texts → names (scrub.go); nil: none
@@ -170,6 +171,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
+	// auth notes the agent the credential authenticated as: this client's
+	// early requests, when it floods, are charged to it (flood.go).
+	var who authNote
+	ctx = context.WithValue(ctx, authNoteKey{}, &who)
 	sw := &statusWriter{ResponseWriter: w, status: 200, msgpack: wantsMsgpack(r.Header.Get("Accept")), scrub: s.scrub}
 	sw.Header().Add("Vary", "Accept")
 	r = r.WithContext(ctx)
@@ -185,14 +190,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		addr := clientAddr(r)
 		if keyed {
 			client = s.flood.clientKey(addr, r)
-			if d := s.flood.holdFor(client); d > 0 {
-				s.flood.hold(r, d)
+			d, tax := s.flood.holdFor(client)
+			if tax != "" {
+				s.oweFloodTax(tax)
+			}
+			if d > 0 && !s.flood.hold(r, d) {
+				// Its client left while it was held: nothing is done for a
+				// request nobody waits for (no token, no body, no answer).
+				sw.status = statusClientLeft
+				return
 			}
 		}
 		if wait := s.flood.takeAddr(addr); wait > 0 {
 			writeAddressLimited(sw, wait)
 			if keyed {
-				s.flood.told(client, retryAfterOf(sw.Header()))
+				s.flood.told(client, retryAfterOf(sw.Header()), "")
 			}
 			return
 		}
@@ -211,7 +223,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if keyed && sw.status == http.StatusTooManyRequests {
 		if d := retryAfterOf(sw.Header()); d > 0 {
-			s.flood.told(client, d)
+			s.flood.told(client, d, who.agent)
 		}
 	}
 }

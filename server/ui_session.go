@@ -298,6 +298,7 @@ func (s *Server) agentOf(tok string) string {
 	if tok == "" {
 		return ""
 	}
+	s.tokenChecks.Add(1)
 	sum := HashToken(tok)
 	agent := ""
 	for _, t := range s.cfg.Tokens {
