@@ -146,6 +146,8 @@ var rewrites = []rewrite{
 	rw(`\bsqrt\s+(?:of\s+)?(-?\d+(?:\.\d+)?)`, func(m []string) string { return "sqrt(" + m[1] + ")" }),
 	rw(`\bcube\s+root\s+of\s+`+operand, func(m []string) string { return "(" + m[1] + " ^ (1 / 3))" }),
 	rw(operand+`\s*(?:%|percent|per\s*cent)\s+of\s+`+operand, func(m []string) string { return "(" + m[1] + " / 100 * " + m[2] + ")" }),
+	// "a 20% tip on 86", "15% tax on 40": the share named is of the amount.
+	rw(operand+`\s*(?:%|percent|per\s*cent)\s+(?:tip|tax|vat|gratuity|commission|fee|interest|surcharge|service\s+charge|deposit|down\s+payment)\s+(?:on|for|of)\s+(?:an?\s+|the\s+)?`+operand, func(m []string) string { return "(" + m[1] + " / 100 * " + m[2] + ")" }),
 	// "1500 plus 20 percent", "80 minus 15%": the percent is of the amount.
 	rw(operand+`\s+(?:plus|\+)\s+`+operand+`\s*(?:%|percent|per\s*cent)`, func(m []string) string { return "(" + m[1] + " * (1 + " + m[2] + " / 100))" }),
 	rw(operand+`\s+(?:minus|less|-)\s+`+operand+`\s*(?:%|percent|per\s*cent)`, func(m []string) string { return "(" + m[1] + " * (1 - " + m[2] + " / 100))" }),
