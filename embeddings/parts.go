@@ -334,13 +334,17 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 		scaled.GroupWeight *= o.GroupParts / float64(len(parts))
 		wo = &scaled
 	}
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	// The whole request and its parts are filtered by one mask (the whole
+	// search computes its own if the index changed meanwhile).
+	mask := st.allowed(&f)
+	f.mask, f.maskOf = mask, st
 	whole, err := ix.searchWholeWith(ctx, query, depth, f, wo)
 	if err != nil {
 		return nil, err
 	}
-	ix.mu.RLock()
-	st := ix.st
-	ix.mu.RUnlock()
 
 	type acc struct {
 		hit         Hit
@@ -356,7 +360,6 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 		}
 	}
 	if len(st.docs) > 0 {
-		mask := st.allowed(&f)
 		sp := scratchFloats(len(st.docs))
 		defer floatPool.Put(sp)
 		for _, p := range parts {

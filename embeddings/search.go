@@ -29,6 +29,11 @@ type Filter struct {
 	Where map[string]string
 	// IDs, when non-nil, is the set of documents that may be returned.
 	IDs []string
+
+	// mask is the filter's mask over the state maskOf, computed once when
+	// a request is searched whole and part by part.
+	mask   []bool
+	maskOf *state
 }
 
 func (f *Filter) empty() bool {
@@ -52,6 +57,9 @@ type Hit struct {
 func (st *state) allowed(f *Filter) []bool {
 	if f.empty() {
 		return nil
+	}
+	if f.maskOf == st {
+		return f.mask
 	}
 	n := len(st.docs)
 	mask := make([]bool, n)
