@@ -137,30 +137,6 @@ func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bo
 		return nil
 	}
 	h := make([]Scored, 0, k)
-	// less: a ranks below b.
-	less := func(a, b Scored) bool {
-		if a.Score != b.Score {
-			return a.Score < b.Score
-		}
-		return a.Doc > b.Doc
-	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				m = r
-			}
-			if !less(h[m], h[i]) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
 	// Until the heap holds k documents, each one that passes goes in.
 	d := 0
 	for ; d < len(scores) && len(h) < k; d++ {
@@ -171,7 +147,7 @@ func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bo
 		h = append(h, Scored{d, s})
 		for i := len(h) - 1; i > 0; {
 			p := (i - 1) / 2
-			if !less(h[i], h[p]) {
+			if !ranksBelow(h[i], h[p]) {
 				break
 			}
 			h[i], h[p] = h[p], h[i]
@@ -179,7 +155,7 @@ func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bo
 		}
 	}
 	if len(h) < k {
-		return sortScored(h, less)
+		return sortScored(h, ranksBelow)
 	}
 	// Then a document enters only above the heap's least score: one that
 	// ties it comes later and so ranks below it. Most documents fail that
@@ -194,10 +170,39 @@ func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bo
 			continue
 		}
 		h[0] = Scored{d, s}
-		down(0)
+		siftDown(h, 0)
 		least = h[0].Score
 	}
-	return sortScored(h, less)
+	return sortScored(h, ranksBelow)
+}
+
+// ranksBelow tells whether a ranks below b: a lower score, or the same
+// score and a higher document number.
+func ranksBelow(a, b Scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.Doc > b.Doc
+}
+
+// siftDown moves h[i] down the min-heap h (least-ranked at the root) to
+// its place.
+func siftDown(h []Scored, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && ranksBelow(h[r], h[l]) {
+			m = r
+		}
+		if !ranksBelow(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // sortScored sorts the heap h best first by less (a ranks below b).

@@ -363,8 +363,9 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 		sp := scratchFloats(len(st.docs))
 		defer floatPool.Put(sp)
 		for _, p := range parts {
+			// A part's list is its first depth documents: ranked by one
+			// total order, they are the first depth of any longer list.
 			_, l := st.sparseList(Terms(p), depth, mask, &ix.opts, *sp)
-			l = l[:min(len(l), depth)]
 			if len(l) == 0 || l[0].Score <= 0 {
 				continue
 			}

@@ -235,7 +235,7 @@ func TestSparseListEqualsFullRanking(t *testing.T) {
 			mask := st.allowed(&f)
 			for _, q := range queries {
 				terms := Terms(q)
-				got, gl := st.sparseList(terms, 10, mask, &o, make([]float64, len(st.docs)))
+				got, gl := st.sparseList(terms, max(o.Depth, 10), mask, &o, make([]float64, len(st.docs)))
 				want := make([]float64, len(st.docs))
 				st.bm.Scores(terms, mask, want)
 				if st.nGroups > 0 && gw > 0 {

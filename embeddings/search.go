@@ -258,7 +258,7 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, o, *sp)
+	sparse, sl := st.sparseList(qterms, max(o.Depth, k), mask, o, *sp)
 	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
@@ -327,9 +327,9 @@ func scratchPlaces(n int) *[]int32 {
 }
 
 // sparseList is the BM25 score of every document (group term included)
-// and the best max(Depth, k) of those passing the mask, in sparse (len:
-// the documents; overwritten).
-func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
+// and the best n of those passing the mask, in sparse (len: the
+// documents; overwritten).
+func (st *state) sparseList(qterms []string, n int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
@@ -348,7 +348,7 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, spa
 			}
 		}
 	}
-	sl := topK(sparse, max(o.Depth, k), mask, true, nil)
+	sl := topK(sparse, n, mask, true, nil)
 	return sparse, sl
 }
 
