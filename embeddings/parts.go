@@ -341,6 +341,9 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 	// search computes its own if the index changed meanwhile).
 	mask := st.allowed(&f)
 	f.mask, f.maskOf = mask, st
+	// The whole request's vector serves again for the tools only a part
+	// found (partDense).
+	ctx = context.WithValue(ctx, queryMemoKey{}, &queryMemo{query: query})
 	whole, err := ix.searchWholeWith(ctx, query, depth, f, wo)
 	if err != nil {
 		return nil, err
@@ -413,7 +416,7 @@ func (ix *Index) partDense(ctx context.Context, st *state, query string, hits []
 			continue
 		}
 		if qv == nil {
-			v, err := ix.emb.Embed(ctx, []string{query})
+			v, err := ix.embedQuery(ctx, query)
 			if err != nil {
 				return err
 			}

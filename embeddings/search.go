@@ -217,7 +217,7 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 		return nil, st, nil
 	}
 	embedder := ix.emb.ID() // what the query is embedded under
-	qv, err := ix.emb.Embed(ctx, []string{query})
+	qv, err := ix.embedQuery(ctx, query)
 	if err != nil {
 		return nil, st, err
 	}
@@ -229,6 +229,30 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 		return hits, st, err
 	}
 	return st.search(qv[0], Terms(query), k, f, o), st, nil
+}
+
+// queryMemo keeps a request's vector for the rest of one search that
+// needs it twice (searchParts: the whole request's search, then the
+// cosine of the tools only a part found); it travels in the context.
+type queryMemo struct {
+	query string
+	v     []float32
+}
+
+type queryMemoKey struct{}
+
+// embedQuery embeds the query, or takes its vector from the context's
+// queryMemo, which it fills.
+func (ix *Index) embedQuery(ctx context.Context, query string) ([][]float32, error) {
+	m, _ := ctx.Value(queryMemoKey{}).(*queryMemo)
+	if m != nil && m.v != nil && m.query == query {
+		return [][]float32{m.v}, nil
+	}
+	qv, err := ix.emb.Embed(ctx, []string{query})
+	if err == nil && m != nil && m.query == query && len(qv) == 1 {
+		m.v = qv[0]
+	}
+	return qv, err
 }
 
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {
