@@ -145,7 +145,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 func (ix *Index) searchRanked(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	if k > 0 {
 		o := ix.opts.Parts.resolved()
-		if parts := requestParts(query, o); parts != nil {
+		if parts := requestPartTerms(query, o); parts != nil {
 			return ix.searchParts(ctx, query, parts, k, f, o)
 		}
 	}
