@@ -148,7 +148,7 @@ func (ix *Index) saveStore(ctx context.Context, c *StoreChange, fit bool) error 
 // filter mask, BM25 and the fusion are the in-memory search's own.
 func (st *state) searchStore(ctx context.Context, ds DenseSearcher, embedder string, qv []float32, qterms []string, k int, f Filter, o *Options) ([]Hit, error) {
 	mask := st.allowed(&f)
-	sparse, sl := st.sparseList(qterms, k, mask, o, make([]float64, len(st.docs)))
+	sparse, sl := st.sparseList(qterms, max(o.Depth, k), mask, o, make([]float64, len(st.docs)))
 	var allowed []string
 	if mask != nil {
 		allowed = []string{}

@@ -137,62 +137,76 @@ func topK(scores []float64, k int, mask []bool, positive bool, keep func(int) bo
 		return nil
 	}
 	h := make([]Scored, 0, k)
-	// less: a ranks below b.
-	less := func(a, b Scored) bool {
-		if a.Score != b.Score {
-			return a.Score < b.Score
+	// Until the heap holds k documents, each one that passes goes in.
+	d := 0
+	for ; d < len(scores) && len(h) < k; d++ {
+		s := scores[d]
+		if positive && s <= 0 || mask != nil && !mask[d] || keep != nil && !keep(d) {
+			continue
 		}
-		return a.Doc > b.Doc
-	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
+		h = append(h, Scored{d, s})
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !ranksBelow(h[i], h[p]) {
+				break
 			}
-			m := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				m = r
-			}
-			if !less(h[m], h[i]) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+			h[i], h[p] = h[p], h[i]
+			i = p
 		}
 	}
-	for d, s := range scores {
-		if positive && s <= 0 {
-			continue
-		}
-		if mask != nil && !mask[d] {
-			continue
-		}
-		if len(h) == k {
-			// Below the heap's least: out, without building a candidate.
-			if m := h[0]; s < m.Score || s == m.Score && d > m.Doc {
-				continue
-			}
-		}
-		if keep != nil && !keep(d) {
-			continue
-		}
-		c := Scored{d, s}
-		if len(h) < k {
-			h = append(h, c)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !less(h[i], h[p]) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-			continue
-		}
-		h[0] = c
-		down(0)
+	if len(h) < k {
+		return sortScored(h, ranksBelow)
 	}
+	// Then a document enters only above the heap's least score: one that
+	// ties it comes later and so ranks below it. Most documents fail that
+	// single comparison.
+	least := h[0].Score
+	for ; d < len(scores); d++ {
+		s := scores[d]
+		if s <= least {
+			continue
+		}
+		if positive && s <= 0 || mask != nil && !mask[d] || keep != nil && !keep(d) {
+			continue
+		}
+		h[0] = Scored{d, s}
+		siftDown(h, 0)
+		least = h[0].Score
+	}
+	return sortScored(h, ranksBelow)
+}
+
+// ranksBelow tells whether a ranks below b: a lower score, or the same
+// score and a higher document number.
+func ranksBelow(a, b Scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.Doc > b.Doc
+}
+
+// siftDown moves h[i] down the min-heap h (least-ranked at the root) to
+// its place.
+func siftDown(h []Scored, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && ranksBelow(h[r], h[l]) {
+			m = r
+		}
+		if !ranksBelow(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// sortScored sorts the heap h best first by less (a ranks below b).
+func sortScored(h []Scored, less func(a, b Scored) bool) []Scored {
 	slices.SortFunc(h, func(a, b Scored) int {
 		switch {
 		case less(b, a):

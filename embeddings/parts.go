@@ -102,6 +102,33 @@ func RequestParts(query string, o PartsOptions) []string {
 
 // requestParts is RequestParts under resolved options.
 func requestParts(query string, o PartsOptions) []string {
+	parts := requestPartTerms(query, o)
+	if parts == nil {
+		return nil
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	return texts
+}
+
+// part is one part of a request with its analysed terms, Terms(text).
+// The terms of parts joined by a space are their terms one after the
+// other (a space ends a token), so joining parts joins their terms and no
+// part's text is analysed twice.
+type part struct {
+	text  string
+	terms []string
+}
+
+// join is p and q joined by a space.
+func (p part) join(q part) part {
+	return part{p.text + " " + q.text, slices.Concat(p.terms, q.terms)}
+}
+
+// requestPartTerms is requestParts with each part's terms.
+func requestPartTerms(query string, o PartsOptions) []part {
 	if o.Off || countWords(query, o.MinWords) < o.MinWords {
 		return nil
 	}
@@ -264,25 +291,26 @@ func clauses(s string) []string {
 
 // joinShort joins each part with fewer than minTerms analysed terms to the
 // following part (the last one to the one before it).
-func joinShort(parts []string, minTerms int) []string {
-	var out []string
-	carry := ""
-	for _, p := range parts {
-		if carry != "" {
-			p = carry + " " + p
-			carry = ""
+func joinShort(texts []string, minTerms int) []part {
+	var out []part
+	var carry part
+	for _, t := range texts {
+		p := part{t, Terms(t)}
+		if carry.text != "" {
+			p = carry.join(p)
+			carry = part{}
 		}
-		if len(Terms(p)) < minTerms {
+		if len(p.terms) < minTerms {
 			carry = p
 			continue
 		}
 		out = append(out, p)
 	}
-	if carry != "" {
+	if carry.text != "" {
 		if len(out) == 0 {
-			return []string{carry}
+			return []part{carry}
 		}
-		out[len(out)-1] += " " + carry
+		out[len(out)-1] = out[len(out)-1].join(carry)
 	}
 	return out
 }
@@ -290,23 +318,27 @@ func joinShort(parts []string, minTerms int) []string {
 // capParts joins neighbouring parts, the shortest pair first, until at
 // most n remain. A text of many more parts (a pasted document) is first cut
 // into runs of equally many parts, so that the pairwise joining stays cheap.
-func capParts(parts []string, n int) []string {
+func capParts(parts []part, n int) []part {
 	if run := len(parts) / (4 * n); run > 1 {
-		var runs []string
+		var runs []part
 		for i := 0; i < len(parts); i += run {
-			runs = append(runs, strings.Join(parts[i:min(i+run, len(parts))], " "))
+			r := parts[i]
+			for _, p := range parts[i+1 : min(i+run, len(parts))] {
+				r = r.join(p)
+			}
+			runs = append(runs, r)
 		}
 		parts = runs
 	}
 	for len(parts) > n {
 		best, bestLen := 0, -1
 		for i := 0; i+1 < len(parts); i++ {
-			l := len(parts[i]) + len(parts[i+1])
+			l := len(parts[i].text) + len(parts[i+1].text)
 			if bestLen < 0 || l < bestLen {
 				best, bestLen = i, l
 			}
 		}
-		parts[best] += " " + parts[best+1]
+		parts[best] = parts[best].join(parts[best+1])
 		parts = slices.Delete(parts, best+1, best+2)
 	}
 	return parts
@@ -326,7 +358,7 @@ func capParts(parts []string, n int) []string {
 // Dense, BM25 and the ranks of a hit are those of the whole request's
 // lists; a tool only a part found gets the cosine of its vector with the
 // whole request's and its best part's BM25 score.
-func (ix *Index) searchParts(ctx context.Context, query string, parts []string, k int, f Filter, o PartsOptions) ([]Hit, error) {
+func (ix *Index) searchParts(ctx context.Context, query string, parts []part, k int, f Filter, o PartsOptions) ([]Hit, error) {
 	depth := max(k, o.Depth)
 	wo := &ix.opts
 	if o.GroupParts > 0 && o.GroupParts < float64(len(parts)) {
@@ -334,13 +366,20 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 		scaled.GroupWeight *= o.GroupParts / float64(len(parts))
 		wo = &scaled
 	}
+	ix.mu.RLock()
+	st := ix.st
+	ix.mu.RUnlock()
+	// The whole request and its parts are filtered by one mask (the whole
+	// search computes its own if the index changed meanwhile).
+	mask := st.allowed(&f)
+	f.mask, f.maskOf = mask, st
+	// The whole request's vector serves again for the tools only a part
+	// found (partDense).
+	ctx = context.WithValue(ctx, queryMemoKey{}, &queryMemo{query: query})
 	whole, err := ix.searchWholeWith(ctx, query, depth, f, wo)
 	if err != nil {
 		return nil, err
 	}
-	ix.mu.RLock()
-	st := ix.st
-	ix.mu.RUnlock()
 
 	type acc struct {
 		hit         Hit
@@ -356,12 +395,12 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []string, 
 		}
 	}
 	if len(st.docs) > 0 {
-		mask := st.allowed(&f)
 		sp := scratchFloats(len(st.docs))
 		defer floatPool.Put(sp)
 		for _, p := range parts {
-			_, l := st.sparseList(Terms(p), depth, mask, &ix.opts, *sp)
-			l = l[:min(len(l), depth)]
+			// A part's list is its first depth documents: ranked by one
+			// total order, they are the first depth of any longer list.
+			_, l := st.sparseList(p.terms, depth, mask, &ix.opts, *sp)
 			if len(l) == 0 || l[0].Score <= 0 {
 				continue
 			}
@@ -409,7 +448,7 @@ func (ix *Index) partDense(ctx context.Context, st *state, query string, hits []
 			continue
 		}
 		if qv == nil {
-			v, err := ix.emb.Embed(ctx, []string{query})
+			v, err := ix.embedQuery(ctx, query)
 			if err != nil {
 				return err
 			}

@@ -274,3 +274,41 @@ func BenchmarkSearchParts(b *testing.B) {
 		})
 	}
 }
+
+// Each part carries the terms of its own text, however it was joined:
+// short parts carried into the next, the last one into the one before,
+// neighbours joined down to MaxParts, and a pasted document cut into runs.
+func TestPartTermsAreTheTermsOfTheirText(t *testing.T) {
+	var doc strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&doc, "Step %d: fetch the user's invoices, then e-mail them. OK. ", i)
+	}
+	requests := []string{
+		doc.String(),
+		"Find the weather in Paris. Then book a table for two at 8pm; after that, send the invite to Anna and also add it to my calendar. Thanks. Bye.",
+		"検索して。東京の天気を教えて。それから会議室を予約して。ありがとう。then convert 100 USD to EUR, and also translate getUserInfo docs",
+	}
+	for _, q := range loadQueries(t) {
+		requests = append(requests, q.Query)
+	}
+	checked := 0
+	for _, o := range []PartsOptions{{MinWords: 1, MinParts: 2}, {MinWords: 1, MinParts: 2, MaxParts: 2}, {MinWords: 1, MinParts: 2, MinTerms: 6}} {
+		o = o.resolved()
+		for _, q := range requests {
+			parts := requestPartTerms(q, o)
+			texts := requestParts(q, o)
+			if len(parts) != len(texts) {
+				t.Fatalf("%q: %d parts with terms, %d parts", q, len(parts), len(texts))
+			}
+			for i, p := range parts {
+				if p.text != texts[i] || !slices.Equal(p.terms, Terms(p.text)) {
+					t.Fatalf("%q: part %d %q carries terms %q, its text's are %q", q, i, p.text, p.terms, Terms(p.text))
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d parts checked", checked)
+	}
+}

@@ -1,10 +1,12 @@
 package embeddings
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -233,7 +235,7 @@ func TestSparseListEqualsFullRanking(t *testing.T) {
 			mask := st.allowed(&f)
 			for _, q := range queries {
 				terms := Terms(q)
-				got, gl := st.sparseList(terms, 10, mask, &o, make([]float64, len(st.docs)))
+				got, gl := st.sparseList(terms, max(o.Depth, 10), mask, &o, make([]float64, len(st.docs)))
 				want := make([]float64, len(st.docs))
 				st.bm.Scores(terms, mask, want)
 				if st.nGroups > 0 && gw > 0 {
@@ -260,5 +262,46 @@ func TestSparseListEqualsFullRanking(t *testing.T) {
 	}
 	if listed == 0 {
 		t.Fatal("no query listed any document: the comparison tested nothing")
+	}
+}
+
+// topK is the first k of sorting every passing document by score, ties by
+// document number, over scores full of ties and zeros, with and without a
+// mask, a keep function and the positive condition, for k below, at and
+// above the number of passing documents.
+func TestTopKEqualsFullSort(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.Intn(400)
+		scores := make([]float64, n)
+		levels := 1 + rng.Intn(12) // few distinct values: many ties
+		for i := range scores {
+			scores[i] = float64(rng.Intn(levels)-levels/3) / 4
+		}
+		var mask []bool
+		if trial%2 == 1 {
+			mask = make([]bool, n)
+			for i := range mask {
+				mask[i] = rng.Intn(4) != 0
+			}
+		}
+		var keep func(int) bool
+		if trial%3 == 2 {
+			keep = func(d int) bool { return d%5 != 1 }
+		}
+		positive := trial%4 >= 2
+		k := 1 + rng.Intn(n+5)
+		var want []Scored
+		for d, s := range scores {
+			if (!positive || s > 0) && (mask == nil || mask[d]) && (keep == nil || keep(d)) {
+				want = append(want, Scored{d, s})
+			}
+		}
+		slices.SortStableFunc(want, func(a, b Scored) int { return cmp.Compare(b.Score, a.Score) })
+		want = want[:min(k, len(want))]
+		got := topK(scores, k, mask, positive, keep)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d (n %d, k %d, positive %v): topK %v, sorting all %v", trial, n, k, positive, got, want)
+		}
 	}
 }

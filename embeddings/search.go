@@ -29,6 +29,11 @@ type Filter struct {
 	Where map[string]string
 	// IDs, when non-nil, is the set of documents that may be returned.
 	IDs []string
+
+	// mask is the filter's mask over the state maskOf, computed once when
+	// a request is searched whole and part by part.
+	mask   []bool
+	maskOf *state
 }
 
 func (f *Filter) empty() bool {
@@ -52,6 +57,9 @@ type Hit struct {
 func (st *state) allowed(f *Filter) []bool {
 	if f.empty() {
 		return nil
+	}
+	if f.maskOf == st {
+		return f.mask
 	}
 	n := len(st.docs)
 	mask := make([]bool, n)
@@ -137,7 +145,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, f Filter) ([]H
 func (ix *Index) searchRanked(ctx context.Context, query string, k int, f Filter) ([]Hit, error) {
 	if k > 0 {
 		o := ix.opts.Parts.resolved()
-		if parts := requestParts(query, o); parts != nil {
+		if parts := requestPartTerms(query, o); parts != nil {
 			return ix.searchParts(ctx, query, parts, k, f, o)
 		}
 	}
@@ -209,7 +217,7 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 		return nil, st, nil
 	}
 	embedder := ix.emb.ID() // what the query is embedded under
-	qv, err := ix.emb.Embed(ctx, []string{query})
+	qv, err := ix.embedQuery(ctx, query)
 	if err != nil {
 		return nil, st, err
 	}
@@ -221,6 +229,30 @@ func (ix *Index) fusedSearchWith(ctx context.Context, query string, k int, f Fil
 		return hits, st, err
 	}
 	return st.search(qv[0], Terms(query), k, f, o), st, nil
+}
+
+// queryMemo keeps a request's vector for the rest of one search that
+// needs it twice (searchParts: the whole request's search, then the
+// cosine of the tools only a part found); it travels in the context.
+type queryMemo struct {
+	query string
+	v     []float32
+}
+
+type queryMemoKey struct{}
+
+// embedQuery embeds the query, or takes its vector from the context's
+// queryMemo, which it fills.
+func (ix *Index) embedQuery(ctx context.Context, query string) ([][]float32, error) {
+	m, _ := ctx.Value(queryMemoKey{}).(*queryMemo)
+	if m != nil && m.v != nil && m.query == query {
+		return [][]float32{m.v}, nil
+	}
+	qv, err := ix.emb.Embed(ctx, []string{query})
+	if err == nil && m != nil && m.query == query && len(qv) == 1 {
+		m.v = qv[0]
+	}
+	return qv, err
 }
 
 func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Options) []Hit {
@@ -250,7 +282,7 @@ func (st *state) search(qv []float32, qterms []string, k int, f Filter, o *Optio
 			}
 		}
 	}
-	sparse, sl := st.sparseList(qterms, k, mask, o, *sp)
+	sparse, sl := st.sparseList(qterms, max(o.Depth, k), mask, o, *sp)
 	dl := topK(dense, max(o.Depth, k), mask, false, nil)
 	return st.fuse(dl, sl, func(d int) float64 { return dense[d] }, sparse, k, o)
 }
@@ -319,9 +351,9 @@ func scratchPlaces(n int) *[]int32 {
 }
 
 // sparseList is the BM25 score of every document (group term included)
-// and the best max(Depth, k) of those passing the mask, in sparse (len:
-// the documents; overwritten).
-func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
+// and the best n of those passing the mask, in sparse (len: the
+// documents; overwritten).
+func (st *state) sparseList(qterms []string, n int, mask []bool, o *Options, sparse []float64) ([]float64, []Scored) {
 	clear(sparse)
 	st.bm.Scores(qterms, mask, sparse)
 	if st.nGroups > 0 && o.GroupWeight > 0 {
@@ -340,7 +372,7 @@ func (st *state) sparseList(qterms []string, k int, mask []bool, o *Options, spa
 			}
 		}
 	}
-	sl := topK(sparse, max(o.Depth, k), mask, true, nil)
+	sl := topK(sparse, n, mask, true, nil)
 	return sparse, sl
 }
 

@@ -18,7 +18,7 @@ func Tokens(text string) []string {
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, splitIdentifier(cur)...)
+			out = appendIdentifier(out, cur)
 			cur = cur[:0]
 		}
 	}
@@ -40,10 +40,10 @@ func Tokens(text string) []string {
 	return out
 }
 
-// splitIdentifier splits one run of letters and digits on case changes and
-// letter/digit boundaries, and lower-cases the parts.
-func splitIdentifier(rs []rune) []string {
-	var out []string
+// appendIdentifier appends to out the parts of one run of letters and
+// digits, split on case changes and letter/digit boundaries and
+// lower-cased.
+func appendIdentifier(out []string, rs []rune) []string {
 	start := 0
 	for i := 1; i < len(rs); i++ {
 		prev, r := rs[i-1], rs[i]
@@ -61,8 +61,7 @@ func splitIdentifier(rs []rune) []string {
 			start = i
 		}
 	}
-	out = append(out, strings.ToLower(string(rs[start:])))
-	return out
+	return append(out, strings.ToLower(string(rs[start:])))
 }
 
 func isCJK(r rune) bool {
