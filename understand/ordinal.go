@@ -38,21 +38,22 @@ var ordinalWords = map[string]Ordinal{
 	"oldest": {ByTime: true}, "earliest": {ByTime: true},
 }
 
-// readOrdinal finds the ordinal a request says and blanks its word out of
-// s (so that "the second paper" names papers, not "second"), or returns s
-// unchanged.
-func readOrdinal(s string) (*Ordinal, string) {
-	m := reOrdinal.FindStringSubmatchIndex(s)
-	if m == nil {
-		return nil, s
+// readOrdinals finds the ordinals a request says (at most two: "compare
+// the first and the last paper") and blanks their words out of s (so that
+// "the second paper" names papers, not "second").
+func readOrdinals(s string) ([]Ordinal, string) {
+	var out []Ordinal
+	for _, m := range reOrdinal.FindAllStringSubmatchIndex(s, 2) {
+		word := strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(s[m[2]:m[3]], "-", " ")), " "))
+		o, ok := ordinalWords[word]
+		if !ok {
+			continue
+		}
+		o.Word = word
+		out = append(out, o)
+		s = s[:m[2]] + strings.Repeat(" ", m[3]-m[2]) + s[m[3]:]
 	}
-	word := strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(s[m[2]:m[3]], "-", " ")), " "))
-	o, ok := ordinalWords[word]
-	if !ok {
-		return nil, s
-	}
-	o.Word = word
-	return &o, s[:m[2]] + strings.Repeat(" ", m[3]-m[2]) + s[m[3]:]
+	return out, s
 }
 
 // pick chooses one of es (sorted by space and path), and says how; nil
@@ -184,7 +185,8 @@ var reTypeOne = MustPattern(`(?i)\b(pdf|csv|markdown|md|txt|json|docx?|xlsx?|htm
 // applyOrdinal makes the one file the ordinal picks the request's object:
 // among the files its words fit equally, or, when it names only a folder
 // (or only a type), among the folder's files (of the type).
-func (in *Interpretation) applyOrdinal(o Ordinal, unq string, env Env) {
+func (in *Interpretation) applyOrdinals(ords []Ordinal, unq string, env Env) {
+	o := ords[0]
 	if env.Index == nil {
 		return
 	}
@@ -209,6 +211,11 @@ func (in *Interpretation) applyOrdinal(o Ordinal, unq string, env Env) {
 	var cands []*Entry
 	phrase := ""
 	switch {
+	case len(ords) == 2 && len(in.Objects) == 2 && !in.Objects[0].Dir && !in.Objects[1].Dir:
+		// "diff the newest lease with the oldest one": the files the
+		// comparison found are the ones both ordinals count over.
+		cands = env.Index.Distinct(append(append([]*Entry(nil), in.Objects[0].Matches...), in.Objects[1].Matches...))
+		phrase = in.Objects[0].Phrase
 	case len(in.Objects) == 1 && !in.Objects[0].Dir && len(in.Objects[0].Matches) > 1:
 		cands, phrase = in.Objects[0].Matches, in.Objects[0].Phrase
 	case len(in.Objects) == 0 && in.Folder != nil && in.Folder.Resolved() != nil:
@@ -227,11 +234,25 @@ func (in *Interpretation) applyOrdinal(o Ordinal, unq string, env Env) {
 		}
 		return
 	}
+	phrase = strings.Join(strings.Fields(phrase), " ")
+	if len(ords) == 2 {
+		// Two ordinals ("compare the first and the last paper", "read
+		// the first and the second paper"): one file each, two different
+		// files; compared, or each gets the call.
+		a, howA := o.pick(cands, env.Index)
+		b, howB := ords[1].pick(cands, env.Index)
+		if a != nil && b != nil && a != b {
+			in.Objects = []Object{{Phrase: phrase, Matches: []*Entry{a}, Chose: howA}, {Phrase: phrase, Matches: []*Entry{b}, Chose: howB}}
+			in.Every, in.All = false, !in.Has(Compare) && len(in.Parts) == 1
+			in.Ordinal = &o
+		}
+		return
+	}
 	e, how := o.pick(cands, env.Index)
 	if e == nil {
 		return
 	}
-	in.Objects = []Object{{Phrase: strings.Join(strings.Fields(phrase), " "), Matches: []*Entry{e}, Chose: how}}
+	in.Objects = []Object{{Phrase: phrase, Matches: []*Entry{e}, Chose: how}}
 	in.Every, in.All = false, false
 	in.Ordinal = &o
 }

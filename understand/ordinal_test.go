@@ -147,3 +147,46 @@ func TestQuestionNamesItsFileByFewWords(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoOrdinalsPickTwoFiles: "compare the first and the last paper"
+// names two files of one kind, each by its ordinal.
+func TestTwoOrdinalsPickTwoFiles(t *testing.T) {
+	x, _ := fixture(t)
+	env := Env{Spaces: []string{"documents"}, Index: x}
+	cases := map[string][2]string{
+		"compare the first and the last paper":      {"papers/attention.pdf", "papers/bm25.pdf"},
+		"compare the oldest and the newest lease":   {"contracts/lease-2023.txt", "contracts/lease-2024.txt"},
+		"diff the newest lease with the oldest one": {"contracts/lease-2024.txt", "contracts/lease-2023.txt"},
+	}
+	for q, want := range cases {
+		in := Parse(q, env)
+		if !in.Has(Compare) || len(in.Objects) != 2 {
+			t.Errorf("%q: actions %v, %d objects, want compare of two files", q, in.Actions, len(in.Objects))
+			continue
+		}
+		for i, o := range in.Objects {
+			if e := o.Resolved(); e == nil || e.Path != want[i] || o.Chose == "" {
+				t.Errorf("%q: file %d is %v (chose %q), want %s", q, i+1, e, o.Chose, want[i])
+			}
+		}
+	}
+	// One ordinal with compare keeps its single pick; the same file twice is no comparison.
+	if in := Parse("compare the first and the first paper", env); len(in.Objects) == 2 && in.Objects[0].Resolved() == in.Objects[1].Resolved() {
+		t.Errorf("the same file twice is not two files to compare")
+	}
+}
+
+// TestTwoOrdinalsEachGetTheCall: "summarize the first and the last paper"
+// is two files, each summarized.
+func TestTwoOrdinalsEachGetTheCall(t *testing.T) {
+	x, _ := fixture(t)
+	in := Parse("summarize the first and the last paper", Env{Spaces: []string{"documents"}, Index: x})
+	if len(in.Objects) != 2 || !in.All {
+		t.Fatalf("want two files, each summarized; got %d objects, all %v", len(in.Objects), in.All)
+	}
+	for i, want := range []string{"papers/attention.pdf", "papers/bm25.pdf"} {
+		if e := in.Objects[i].Resolved(); e == nil || e.Path != want {
+			t.Errorf("file %d is %v, want %s", i+1, e, want)
+		}
+	}
+}

@@ -253,7 +253,7 @@ func Parse(text string, env Env) *Interpretation {
 	unq := reQuoted.ReplaceAllStringFunc(head, func(m string) string { return strings.Repeat(" ", len(m)) })
 	// An ordinal is no word of a file's name: "the second paper" names the
 	// papers, and the ordinal picks one of them.
-	ord, unq := readOrdinal(unq)
+	ords, unq := readOrdinals(unq)
 	lower := strings.ToLower(unq)
 
 	env.yield()
@@ -315,8 +315,8 @@ func Parse(text string, env Env) *Interpretation {
 		// listing ("list my documents") is the folder's own.
 		in.Recursive = true
 	}
-	if ord != nil {
-		in.applyOrdinal(*ord, unq, env)
+	if len(ords) > 0 {
+		in.applyOrdinals(ords, unq, env)
 	}
 	in.orderActions()
 	return in

@@ -29,6 +29,9 @@ c("content_question","in the 2025 quote, what does the pro plan cost", [px(D,"qu
 c("content_question","what does acme charge for storage in 2025", [px(D,"quotes/acme-2025.pdf")])
 c("content_question","how many eggs go in the pancakes", [rf(D,"recipes/pancakes.md")])
 c("content_question","what is the deposit on the lease from 2024", [rf(D,"contracts/lease-2024.txt")])
+c("ordinal","compare the first and the last paper", cmp2((D,"papers/attention.pdf"),(D,"papers/grammars.pdf")))
+c("ordinal","compare the oldest and the newest acme quote", cmp2((D,"quotes/acme-2024.pdf"),(D,"quotes/acme-2025.pdf")))
+c("ordinal","diff the newest lease with the oldest one", cmp2((D,"contracts/lease-2024.txt"),(D,"contracts/lease-2023.txt")))
 with open(sys.argv[1] if len(sys.argv) > 1 else "../testdata/dev.jsonl","a") as f:
     for d in out: f.write(json.dumps(d)+"\n")
 print(len(out))
