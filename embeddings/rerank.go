@@ -631,13 +631,7 @@ func (ix *Index) FinalCandidates(ctx context.Context, query string, depth int, k
 			return nil, nil, nil // synced meanwhile
 		}
 	}
-	nf := len(RerankFeatures)
-	rows := make([][]float64, len(hits))
-	for i := range rows {
-		rows[i] = make([]float64, nf)
-	}
-	st.features(query, hits, depth, known, rows)
-	return hits, rows, nil
+	return hits, featureRows(st, query, hits, depth, known), nil
 }
 
 // Candidates are the fused list's first depth hits for a query with each
@@ -649,11 +643,16 @@ func (ix *Index) Candidates(ctx context.Context, query string, depth int, known 
 	if err != nil || len(hits) == 0 {
 		return nil, nil, err
 	}
-	nf := len(RerankFeatures)
+	return hits, featureRows(st, query, hits, depth, known), nil
+}
+
+// featureRows are hits' reranker features, one row each (RerankFeatures'
+// order).
+func featureRows(st *state, query string, hits []Hit, depth int, known map[string]bool) [][]float64 {
 	rows := make([][]float64, len(hits))
 	for i := range rows {
-		rows[i] = make([]float64, nf)
+		rows[i] = make([]float64, len(RerankFeatures))
 	}
 	st.features(query, hits, depth, known, rows)
-	return hits, rows, nil
+	return rows
 }
