@@ -29,6 +29,7 @@ type Blend struct {
 	soft       *SoftMatch // nil: no soft matching
 	softOnce   sync.Once
 	softFeat   *SoftMatch
+	hub        *hubness // nil: no hubness correction
 }
 
 // BlendOptions tune a Blend. The zero value means the documented defaults.
@@ -59,13 +60,16 @@ type BlendOptions struct {
 	// SoftMatch re-scores an index's first candidates word by word with
 	// the same word vectors (SoftMatch; its Weight ≤ 0: off).
 	SoftMatch SoftMatchOptions
+	// Hub corrects the dense scores of tools near many requests
+	// (HubOptions; a negative Weight: none).
+	Hub HubOptions
 }
 
 // The defaults of BlendOptions: the best mean NDCG@10 over the development
 // splits (EVALS.md); refit them when the model is retrained.
 const (
 	DefaultBlendWordWeight  = 0.5
-	DefaultBlendDenseWeight = 0.75
+	DefaultBlendDenseWeight = 1
 )
 
 func (o *BlendOptions) defaults() {
@@ -81,6 +85,7 @@ func (o *BlendOptions) defaults() {
 	if o.Lexical.Dim <= 0 {
 		o.Lexical.Dim = DefaultEnsembleLexicalDim
 	}
+	o.Hub.defaults()
 }
 
 // NewBlend joins model with the committed word vectors (and a new,
@@ -105,6 +110,9 @@ func NewBlend(model *ToolModel, o BlendOptions) (*Blend, error) {
 	}
 	if o.LexicalWeight > 0 {
 		b.lex = NewLexical(o.Lexical)
+	}
+	if o.Hub.Weight > 0 {
+		b.hub = &hubness{opts: o.Hub}
 	}
 	b.sm = float32(math.Sqrt(1 - o.WordWeight - o.LexicalWeight))
 	b.sw = float32(math.Sqrt(o.WordWeight))
@@ -132,6 +140,15 @@ func (b *Blend) rerankSoft() *SoftMatch {
 // SoftMatch is the blend's word-by-word re-scoring of an index's first
 // candidates, nil when off (SoftMatcher).
 func (b *Blend) SoftMatch() *SoftMatch { return b.soft }
+
+// DocBias is the hubness correction of each stored row (DocBiaser), nil
+// when the blend makes none.
+func (b *Blend) DocBias(ctx context.Context, rows []float32, dim int) ([]float32, error) {
+	if b.hub == nil {
+		return nil, nil
+	}
+	return b.hub.bias(ctx, b, rows, dim)
+}
 
 // Model is the trained part.
 func (b *Blend) Model() *ToolModel { return b.model }

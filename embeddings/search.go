@@ -404,7 +404,7 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 			// (thresholds, notices) that means no similarity.
 			i = int32(len(hits))
 			at[d] = i + 1
-			hits = append(hits, Hit{ID: st.docs[d].ID, Dense: max(dense(d), 0), BM25: sparse[d]})
+			hits = append(hits, Hit{ID: st.docs[d].ID, Dense: max(dense(d)+st.biasOf(d), 0), BM25: sparse[d]})
 		}
 		return &hits[i]
 	}
@@ -451,6 +451,15 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 	return hits
 }
 
+// biasOf is what document d's dense score was lowered by when ranked
+// (DocBiaser): a hit reports the cosine itself.
+func (st *state) biasOf(d int) float64 {
+	if st.bias == nil {
+		return 0
+	}
+	return float64(st.bias[d])
+}
+
 // parallelDots is the registry size from which the dense scan is split
 // across GOMAXPROCS goroutines.
 const parallelDots = 4096
@@ -465,6 +474,12 @@ func (st *state) dots(q []float32, out []float64) {
 	y := *yp
 	scan := func(lo, hi int) {
 		rowDots(st.vecs[lo*st.dim:hi*st.dim], q, y[lo:hi])
+		if st.bias != nil {
+			for i := lo; i < hi; i++ {
+				out[i] = float64(y[i]) - float64(st.bias[i])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			out[i] = float64(y[i])
 		}

@@ -1,6 +1,7 @@
 package embeddings
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -36,6 +37,9 @@ type state struct {
 	buildFields func() *fieldIndex
 	// soft are the documents' words a SoftMatch reads, built on first use.
 	soft softDocs
+	// bias is subtracted from each document's dense score (DocBiaser),
+	// nil: none.
+	bias []float32
 }
 
 // fieldIndexes are st's per-field indexes, built on first use.
@@ -96,6 +100,12 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 			}
 			st.caps[k] = append(st.caps[k], id)
 		}
+	}
+	if db, ok := ix.emb.(DocBiaser); ok && len(st.docs) > 0 {
+		ix.mu.Lock()
+		old := ix.st
+		ix.mu.Unlock()
+		st.bias = docBias(db, old, st)
 	}
 	fw := ix.opts.Fields
 	vocab := registryVocab(st.docs)
@@ -165,6 +175,42 @@ func (ix *Index) install(docs []Doc, vecs [][]float32, dim int) {
 	ix.mu.Lock()
 	ix.st = st
 	ix.mu.Unlock()
+}
+
+// docBias is db's correction of every document of st, computed for the
+// documents old does not hold as they are (a registration adds one tool:
+// one tool's correction is computed). A correction that fails is none:
+// the index ranks by the plain cosine.
+func docBias(db DocBiaser, old, st *state) []float32 {
+	out := make([]float32, len(st.docs))
+	var fresh []int
+	for i, h := range st.hashes {
+		if old != nil && old.bias != nil && old.dim == st.dim {
+			if j, ok := old.pos[st.docs[i].ID]; ok && old.hashes[j] == h {
+				out[i] = old.bias[j]
+				continue
+			}
+		}
+		fresh = append(fresh, i)
+	}
+	if len(fresh) == 0 {
+		return out
+	}
+	rows := st.vecs
+	if len(fresh) < len(st.docs) {
+		rows = make([]float32, 0, len(fresh)*st.dim)
+		for _, i := range fresh {
+			rows = append(rows, st.vector(i)...)
+		}
+	}
+	b, err := db.DocBias(context.Background(), rows, st.dim)
+	if err != nil || b == nil {
+		return nil
+	}
+	for k, i := range fresh {
+		out[i] = b[k]
+	}
+	return out
 }
 
 // registryVocab is the set of words (three letters or more) the registry

@@ -18,6 +18,9 @@
 # Usage: scripts/fairness.sh [ROUNDS] [ROUND]   (defaults 8 rounds of each kind, 8s each)
 #   FAIRNESS_MODES: which runs (default "noise retry-after flood")
 #   FAIRNESS_ARGS: more airs-load fairness flags (airs-load fairness -h)
+#   HOSTILE_NICE: the hostile agent's process at this nice value (0-19; default
+#     0). 19 models a hostile client on another machine: its own requests take
+#     none of the two cores, what the server spends on them still does.
 #   AIRS_BIN: an airs binary to measure instead of building this tree's
 #   AIRS_BINS: several builds to compare, "name=path …" (e.g. "base=/tmp/airs-base
 #     new=bin/airs"): each mode runs every build in turn, FAIRNESS_REPS times
@@ -67,7 +70,7 @@ mode() {
 	echo
 	echo "== [$build] $name: $rounds quiet and $rounds hostile rounds of $round, interleaved; load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
 	./bin/airs-load fairness -url "http://127.0.0.1:$port" -quiet "$quiet" -hostile "$hostile" \
-		-read-space docs -read-path a.txt -write-space scratch -rounds "$rounds" -round "$round" -server-pid "$pid" "$@" ${FAIRNESS_ARGS:-}
+		-read-space docs -read-path a.txt -write-space scratch -rounds "$rounds" -round "$round" -server-pid "$pid" -hostile-nice "${HOSTILE_NICE:-0}" "$@" ${FAIRNESS_ARGS:-}
 	stop_server
 }
 modes=${FAIRNESS_MODES:-noise retry-after flood}

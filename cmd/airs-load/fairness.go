@@ -114,6 +114,10 @@ type fairOptions struct {
 	// goroutines, allocations and garbage collection then do not delay the
 	// quiet agent's clients and their clocks in this process.
 	hostileProcess bool
+	// hostileNice lowers the hostile process's CPU priority (Linux nice):
+	// a hostile client on another machine takes none of the server's CPU, and
+	// the load generator's own requests are not what the benchmark measures.
+	hostileNice int
 }
 
 func runFairness(args []string) int {
@@ -151,8 +155,17 @@ Flags:
 	fs.BoolVar(&o.honorRetryAfter, "hostile-retry-after", false, "the hostile agent waits as a 429's or 503's Retry-After says before that abuse's next request (default: it asks again at once, a flood)")
 	abuses := fs.String("abuses", "", "the hostile agent's abuses, comma-separated (default all): "+strings.Join(abuseNames, ",")+"; none: an idle second agent, to measure the rounds' noise")
 	inProcess := fs.Bool("hostile-in-process", false, "run the hostile agent in this process, beside the quiet agent's clients (default: a process of its own, as a second agent is; in one process its work delays the quiet agent's measurements)")
+	fs.IntVar(&o.hostileNice, "hostile-nice", 0, "nice value (0-19) of the hostile agent's process: 19 models a client on another machine, whose requests take none of this machine's CPU but what the server spends on them (default 0: the same priority as the server)")
 	asJSON := fs.Bool("json", false, "print one JSON line")
 	_ = fs.Parse(args)
+	if o.hostileNice < 0 || o.hostileNice > 19 {
+		fmt.Fprintln(os.Stderr, "airs-load fairness: -hostile-nice takes 0 to 19")
+		return 2
+	}
+	if o.hostileNice != 0 && *inProcess {
+		fmt.Fprintln(os.Stderr, "airs-load fairness: -hostile-nice needs the hostile agent in a process of its own (drop -hostile-in-process)")
+		return 2
+	}
 	o.hostileProcess = !*inProcess
 	if *abuses != "" {
 		o.abuses = map[string]bool{}

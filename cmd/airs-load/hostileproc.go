@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -116,6 +117,15 @@ func startHostileProcess(o fairOptions) (*hostileProcess, error) {
 		return nil, fmt.Errorf("the hostile agent's process: %w (or run it in this one: -hostile-in-process)", err)
 	}
 	cmd := exec.Command(exe, "fairness-hostile")
+	if o.hostileNice != 0 {
+		// Through nice(1): Linux priorities are per thread, and every thread
+		// of the child must start at the lower one.
+		nice, err := exec.LookPath("nice")
+		if err != nil {
+			return nil, fmt.Errorf("-hostile-nice needs nice(1): %w", err)
+		}
+		cmd = exec.Command(nice, "-n", strconv.Itoa(o.hostileNice), exe, "fairness-hostile")
+	}
 	cmd.Env = append(os.Environ(), hostileRoleEnv+"=fairness-hostile")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

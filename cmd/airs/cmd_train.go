@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/airs-dev/airs/embeddings"
 	"github.com/airs-dev/airs/evals/retrieval"
+	"github.com/airs-dev/airs/internal/atomicfile"
 )
 
 var trainCmd = &command{
@@ -23,6 +25,7 @@ var trainCmd = &command{
   airs train retrieval --from-sessions [SESSIONS.jsonl] [--holdout 0.2] [--implicit] [--json]
   airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
   airs train retrieval --word-map FILE [--epochs N] [--lr X] [--dim K]
+  airs train retrieval --hub-refs FILE
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -93,6 +96,15 @@ the blend embedder (selection.embedder: blend; 'airs eval retrieval
 --embedder blend[:map=FILE]'); EVALS.md, "pretrained word vectors", has
 its figures.
 
+--hub-refs FILE writes, instead of a model, the requests the model is
+trained on (the same options choose them), one per line, gzipped:
+embeddings/model/hubrefs.txt.gz is the committed one, written with the
+defaults. The index lowers each tool's dense score by its closeness to
+them (a hubness correction: the tools the model was trained on, and any
+tool near many requests, no longer draw requests meant for others);
+'airs eval retrieval --embedder blend:hub=W,hubk=K' sets it, hub=0 turns
+it off (EVALS.md, "hubness").
+
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
 accepted or corrected train a per-installation adapter over the index's
@@ -159,6 +171,7 @@ func runTrain(a *app, args []string) error {
 	rerankWhole := fs.Bool("reranker-whole-only", false, "with --reranker-final: fit and apply it only to requests searched whole; a long request searched part by part keeps its fused order")
 	rerankWith := fs.String("reranker-with", "", "with --reranker: also fit on these data `files`, comma-separated, as 'airs eval retrieval --data' reads them (e.g. MCP-Bench's dev half; never a final-measurement set)")
 	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
+	hubRefs := fs.String("hub-refs", "", "do not train the model: write the requests it is trained on (the hubness correction's reference requests, embeddings/model/hubrefs.txt.gz) to this `file`")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
 	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
@@ -210,6 +223,17 @@ func runTrain(a *app, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *hubRefs != "" {
+		refs, err := retrieval.HubRefs(ctx, o)
+		if err != nil {
+			return err
+		}
+		if err := writeHubRefs(*hubRefs, refs); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote %s (%d requests)\n", *hubRefs, len(refs))
+		return nil
+	}
 	if *wordMap != "" {
 		wo := embeddings.WordMapOptions{Seed: *seed, Epochs: *epochs, LearningRate: *lr, Temperature: *temp, Batch: *batch, Out: *dim}
 		if err := retrieval.TrainWordMap(ctx, o, wo, embeddings.WordVectorOptions{}, *wordMap); err != nil {
@@ -463,4 +487,13 @@ func trainReranker(ctx context.Context, a *app, dataDir, modelFile, over string,
 	}
 	fmt.Fprintf(a.stdout, "wrote %s (over %s): L2 %g, cross-validated dev NDCG@10 %.4f (fused list %.4f)\n", out, emb.ID(), rep.L2, rep.CVMean, rep.FusedAvg)
 	return nil
+}
+
+// writeHubRefs writes the reference requests to path, whole or not at all.
+func writeHubRefs(path string, refs []string) error {
+	var b bytes.Buffer
+	if err := embeddings.WriteHubRefs(&b, refs); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, b.Bytes())
 }

@@ -73,8 +73,15 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.SoftMatch.IDF = f != 0
 		case "sf1":
 			o.SoftMatch.Harmonic = f != 0
+		case "hub":
+			if f <= 0 {
+				f = -1 // off
+			}
+			o.Hub.Weight = f
+		case "hubk":
+			o.Hub.K = int(f)
 		default:
-			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf)", k)
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf, hub, hubk)", k)
 		}
 	}
 	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {

@@ -398,3 +398,19 @@ func loadMultiTurn(dir string) (Dataset, error) {
 	})
 	return ds, err
 }
+
+// HubRefs are the requests a model trained under o is trained on, in
+// training order (TrainingData's examples): the reference requests of the
+// index's hubness correction (embeddings.HubOptions), which must be the
+// committed model's own training requests.
+func HubRefs(ctx context.Context, o TrainOptions) ([]string, error) {
+	set, _, err := TrainingData(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(set.Examples))
+	for _, ex := range set.Examples {
+		out = append(out, ex.Query)
+	}
+	return out, nil
+}

@@ -19,3 +19,19 @@ func ThreadCPU() (time.Duration, bool) {
 	}
 	return time.Duration(ts.Nano()), true
 }
+
+// threadNice is the calling thread's nice value (Linux priorities are per
+// thread); the goroutine must be locked to its thread.
+func threadNice() (int, error) {
+	// The raw system call answers 20 - nice, so that it is never negative.
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	if err != nil {
+		return 0, err
+	}
+	return 20 - raw, nil
+}
+
+// setThreadNice sets the calling thread's nice value.
+func setThreadNice(n int) error {
+	return syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), n)
+}

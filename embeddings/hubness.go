@@ -1,0 +1,230 @@
+package embeddings
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	_ "embed"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// DocBiaser is an embedder that corrects the dense scores of documents
+// that lie near many requests whatever is asked (hubs): DocBias answers,
+// per stored row, what the index subtracts from that document's dense
+// score when it ranks (nil: nothing).
+type DocBiaser interface {
+	DocBias(ctx context.Context, rows []float32, dim int) ([]float32, error)
+}
+
+// HubOptions configure a hubness correction (cross-domain similarity local
+// scaling, CSLS: Conneau et al., 2018, "Word translation without parallel
+// data"): a tool's dense score loses Weight times the mean of its K best
+// cosines with a fixed set of reference requests. A model places the
+// tools it was trained on close to the requests it was trained on, and
+// any tool whose text is near many requests draws requests meant for
+// others; measured against the same reference requests, such a tool pays
+// for that closeness, and a tool the model never saw competes on what the
+// request says. The zero value means the defaults.
+type HubOptions struct {
+	// Weight of the correction (0: DefaultHubWeight; negative: none).
+	Weight float64
+	// K reference requests averaged per tool (default DefaultHubK).
+	K int
+	// Refs are the reference requests (nil: DefaultHubRefs, the requests
+	// the committed model was trained on).
+	Refs []string
+}
+
+// The defaults of HubOptions: the best mean NDCG@10 over the development
+// splits (EVALS.md, "hubness"); refit them when the model is retrained.
+const (
+	DefaultHubWeight = 0.3
+	DefaultHubK      = 5
+)
+
+func (o *HubOptions) defaults() {
+	if o.Weight == 0 {
+		o.Weight = DefaultHubWeight
+	}
+	if o.K <= 0 {
+		o.K = DefaultHubK
+	}
+}
+
+// The committed reference requests: the training requests of the
+// committed tool model, one per line, as `airs train retrieval --hub-refs
+// FILE` writes them.
+//
+//go:embed model/hubrefs.txt.gz
+var defaultHubRefsBytes []byte
+
+var defaultHubRefs = sync.OnceValues(func() ([]string, error) { return ReadHubRefs(bytes.NewReader(defaultHubRefsBytes)) })
+
+// DefaultHubRefs are the committed reference requests (read once).
+func DefaultHubRefs() ([]string, error) { return defaultHubRefs() }
+
+// ReadHubRefs reads reference requests written by WriteHubRefs.
+func ReadHubRefs(r interface{ Read([]byte) (int, error) }) ([]string, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: reference requests: %w", err)
+	}
+	defer zr.Close()
+	var out []string
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if t := strings.TrimSpace(sc.Text()); t != "" {
+			out = append(out, t)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("embeddings: reference requests: %w", err)
+	}
+	return out, nil
+}
+
+// WriteHubRefs writes reference requests, one per line (line breaks in a
+// request become spaces), gzipped with no time stamp: the same requests
+// give the same bytes.
+func WriteHubRefs(w interface{ Write([]byte) (int, error) }, refs []string) error {
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(zw)
+	for _, r := range refs {
+		r = strings.Join(strings.Fields(r), " ")
+		if r == "" {
+			continue
+		}
+		bw.WriteString(r)
+		bw.WriteByte('\n')
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// hubness holds the reference requests' vectors, embedded on first use.
+type hubness struct {
+	opts HubOptions
+	once sync.Once
+	refs []float32 // len(refs) × dim, unit rows
+	dim  int
+	err  error
+}
+
+// hubBlock is how many tools' cosines with every reference request one
+// matrix product computes.
+const hubBlock = 256
+
+// bias answers Weight × the mean of each row's K best cosines with the
+// reference requests, embedded by emb on first use.
+func (h *hubness) bias(ctx context.Context, emb Embedder, rows []float32, dim int) ([]float32, error) {
+	h.once.Do(func() {
+		refs := h.opts.Refs
+		if refs == nil {
+			if refs, h.err = DefaultHubRefs(); h.err != nil {
+				return
+			}
+		}
+		vs, err := emb.Embed(ctx, refs)
+		if err != nil {
+			h.err = err
+			return
+		}
+		h.dim = dim
+		h.refs = make([]float32, 0, len(vs)*dim)
+		for _, v := range vs {
+			if len(v) == dim {
+				h.refs = append(h.refs, normalize32(v)...)
+			}
+		}
+	})
+	if h.err != nil {
+		return nil, h.err
+	}
+	if dim <= 0 || dim != h.dim {
+		return nil, nil
+	}
+	n, r := len(rows)/dim, len(h.refs)/dim
+	if n == 0 || r == 0 {
+		return nil, nil
+	}
+	out := make([]float32, n)
+	k := min(h.opts.K, r)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := make([]float32, hubBlock*r)
+			top := make([]float32, k)
+			for lo := range next {
+				hi := min(lo+hubBlock, n)
+				b := hi - lo
+				blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+					blas32.General{Rows: b, Cols: dim, Stride: dim, Data: rows[lo*dim : hi*dim]},
+					blas32.General{Rows: r, Cols: dim, Stride: dim, Data: h.refs},
+					0, blas32.General{Rows: b, Cols: r, Stride: r, Data: c[:b*r]})
+				for i := range b {
+					out[lo+i] = float32(h.opts.Weight * meanOfBest(c[i*r:(i+1)*r], top))
+				}
+			}
+		}()
+	}
+	for lo := 0; lo < n; lo += hubBlock {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- lo
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// meanOfBest is the mean of the len(top) largest of xs (top is scratch).
+func meanOfBest(xs, top []float32) float64 {
+	k := 0
+	for _, x := range xs {
+		if k < len(top) {
+			// insertion into the sorted prefix, largest first
+			j := k
+			for j > 0 && top[j-1] < x {
+				top[j] = top[j-1]
+				j--
+			}
+			top[j] = x
+			k++
+			continue
+		}
+		if x <= top[k-1] {
+			continue
+		}
+		j := k - 1
+		for j > 0 && top[j-1] < x {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = x
+	}
+	var s float64
+	for _, x := range top[:k] {
+		s += float64(x)
+	}
+	return s / float64(max(k, 1))
+}
