@@ -5,8 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -114,6 +119,116 @@ func WriteHubRefs(w interface{ Write([]byte) (int, error) }, refs []string) erro
 	return zw.Close()
 }
 
+// The committed reference requests' vectors under the default blend
+// (`airs train retrieval --hub-vectors FILE`): embedding 7,291 requests
+// takes half a second, which every index of the default blend would pay
+// once per process. They apply only to the embedder whose key they carry
+// (hubKey): any other blend embeds the requests itself.
+//
+//go:embed model/hubvecs.bin.gz
+var defaultHubVecsBytes []byte
+
+const hubVecsMagic = "AIRSHV1\n"
+
+// hubKey names the committed reference requests under emb: vectors are
+// reused only for the same embedder and the same requests.
+func hubKey(emb Embedder) string {
+	sum := sha256.Sum256(defaultHubRefsBytes)
+	return emb.ID() + "|refs:" + hex.EncodeToString(sum[:8])
+}
+
+// HubVectors embeds the committed reference requests with emb and
+// answers them as `model/hubvecs.bin.gz` holds them: emb's key, then each
+// unit vector as int8 with a float32 scale, gzipped.
+func HubVectors(ctx context.Context, emb Embedder) ([]byte, error) {
+	refs, err := DefaultHubRefs()
+	if err != nil {
+		return nil, err
+	}
+	vs, err := emb.Embed(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	dim := emb.Dim()
+	var raw bytes.Buffer
+	raw.WriteString(hubVecsMagic)
+	key := hubKey(emb)
+	le := binary.LittleEndian
+	raw.Write(le.AppendUint32(nil, uint32(len(key))))
+	raw.WriteString(key)
+	raw.Write(le.AppendUint32(nil, uint32(len(vs))))
+	raw.Write(le.AppendUint32(nil, uint32(dim)))
+	for _, v := range vs {
+		if len(v) != dim {
+			return nil, fmt.Errorf("embeddings: a reference request's vector has %d dimensions, want %d", len(v), dim)
+		}
+		u := normalize32(v)
+		var m float32
+		for _, x := range u {
+			m = max(m, float32(math.Abs(float64(x))))
+		}
+		scale := m / 127
+		raw.Write(le.AppendUint32(nil, math.Float32bits(scale)))
+		for _, x := range u {
+			q := int8(0)
+			if scale > 0 {
+				q = int8(math.Round(float64(x / scale)))
+			}
+			raw.WriteByte(byte(q))
+		}
+	}
+	var out bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// readHubVectors reads HubVectors' bytes: the key and the rows (unit
+// vectors, back to back), or ok false when b holds none.
+func readHubVectors(b []byte) (key string, rows []float32, dim int, ok bool) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return "", nil, 0, false
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil || !bytes.HasPrefix(raw, []byte(hubVecsMagic)) {
+		return "", nil, 0, false
+	}
+	raw = raw[len(hubVecsMagic):]
+	le := binary.LittleEndian
+	if len(raw) < 4 {
+		return "", nil, 0, false
+	}
+	kn := int(le.Uint32(raw))
+	if len(raw) < 4+kn+8 {
+		return "", nil, 0, false
+	}
+	key = string(raw[4 : 4+kn])
+	raw = raw[4+kn:]
+	n, d := int(le.Uint32(raw)), int(le.Uint32(raw[4:]))
+	raw = raw[8:]
+	if d <= 0 || len(raw) != n*(4+d) {
+		return "", nil, 0, false
+	}
+	rows = make([]float32, n*d)
+	for i := range n {
+		rec := raw[i*(4+d) : (i+1)*(4+d)]
+		scale := math.Float32frombits(le.Uint32(rec))
+		for j, q := range rec[4:] {
+			rows[i*d+j] = float32(int8(q)) * scale
+		}
+	}
+	return key, rows, d, true
+}
+
 // hubness holds the reference requests' vectors, embedded on first use.
 type hubness struct {
 	opts HubOptions
@@ -133,6 +248,10 @@ func (h *hubness) bias(ctx context.Context, emb Embedder, rows []float32, dim in
 	h.once.Do(func() {
 		refs := h.opts.Refs
 		if refs == nil {
+			if key, rows, d, ok := readHubVectors(defaultHubVecsBytes); ok && d == dim && key == hubKey(emb) {
+				h.refs, h.dim = rows, d
+				return
+			}
 			if refs, h.err = DefaultHubRefs(); h.err != nil {
 				return
 			}

@@ -259,3 +259,66 @@ func TestDefaultHubRefs(t *testing.T) {
 		t.Fatalf("read back %d requests (%v)", len(back), err)
 	}
 }
+
+// BenchmarkHubReferences is the one-time cost of the default blend's
+// hubness correction: the reference requests read and embedded.
+func BenchmarkHubReferences(b *testing.B) {
+	model, err := DefaultModel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bl, err := NewBlend(model, BlendOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	row := make([]float32, bl.Dim())
+	row[0] = 1
+	for b.Loop() {
+		h := &hubness{opts: bl.opts.Hub}
+		if _, err := h.bias(context.Background(), bl, row, bl.Dim()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCommittedHubVectorsAreTheDefaultBlends: the committed vectors are
+// the default blend's (the same bytes written again), used by it, and
+// within int8 rounding of the vectors it would compute.
+func TestCommittedHubVectorsAreTheDefaultBlends(t *testing.T) {
+	bl, err := DefaultBlend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, rows, dim, ok := readHubVectors(defaultHubVecsBytes)
+	if !ok || key != hubKey(bl) || dim != bl.Dim() {
+		t.Fatalf("committed vectors for %q (dim %d, ok %v); the default blend is %q: rewrite them with `airs train retrieval --hub-vectors embeddings/model/hubvecs.bin.gz`", key, dim, ok, hubKey(bl))
+	}
+	again, err := HubVectors(context.Background(), bl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, defaultHubVecsBytes) {
+		t.Fatal("the default blend's reference vectors, written again, differ from the committed ones")
+	}
+	refs, _ := DefaultHubRefs()
+	vs, err := bl.Embed(context.Background(), refs[:200])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		u := normalize32(v)
+		for j, x := range u {
+			if d := x - rows[i*dim+j]; d > 0.01 || d < -0.01 {
+				t.Fatalf("reference %d, coordinate %d: committed %v, computed %v", i, j, rows[i*dim+j], x)
+			}
+		}
+	}
+	// The default blend uses them: no embedding at its first index.
+	h := &hubness{opts: bl.opts.Hub}
+	if _, err := h.bias(context.Background(), bl, make([]float32, dim), dim); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.refs) != len(rows) || h.refs[0] != rows[0] {
+		t.Fatal("the default blend embedded its reference requests instead of reading the committed vectors")
+	}
+}

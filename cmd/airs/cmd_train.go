@@ -26,6 +26,7 @@ var trainCmd = &command{
   airs train retrieval --reranker [--model FILE] [--reranker-out FILE] [--json]
   airs train retrieval --word-map FILE [--epochs N] [--lr X] [--dim K]
   airs train retrieval --hub-refs FILE
+  airs train retrieval --hub-vectors FILE
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -103,7 +104,10 @@ defaults. The index lowers each tool's dense score by its closeness to
 them (a hubness correction: the tools the model was trained on, and any
 tool near many requests, no longer draw requests meant for others);
 'airs eval retrieval --embedder blend:hub=W,hubk=K' sets it, hub=0 turns
-it off (EVALS.md, "hubness").
+it off (EVALS.md, "hubness"). --hub-vectors FILE writes those requests'
+vectors under the default blend (embeddings/model/hubvecs.bin.gz, so
+that no index embeds them at start); rewrite it whenever the model, the
+word vectors, the map or the blend's defaults change.
 
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
@@ -172,6 +176,7 @@ func runTrain(a *app, args []string) error {
 	rerankWith := fs.String("reranker-with", "", "with --reranker: also fit on these data `files`, comma-separated, as 'airs eval retrieval --data' reads them (e.g. MCP-Bench's dev half; never a final-measurement set)")
 	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
 	hubRefs := fs.String("hub-refs", "", "do not train the model: write the requests it is trained on (the hubness correction's reference requests, embeddings/model/hubrefs.txt.gz) to this `file`")
+	hubVecs := fs.String("hub-vectors", "", "do not train the model: write the committed reference requests' vectors under the default blend (embeddings/model/hubvecs.bin.gz) to this `file`; needs no data")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
 	implicit := fs.Bool("implicit", false, "with --from-sessions: count a call that ran ok without feedback as accepted")
@@ -181,6 +186,21 @@ func runTrain(a *app, args []string) error {
 	}
 	if *fromSessions {
 		return trainFromSessions(a, pos, *holdout, *implicit, *asJSON)
+	}
+	if *hubVecs != "" {
+		b, err := embeddings.DefaultBlend()
+		if err != nil {
+			return err
+		}
+		data, err := embeddings.HubVectors(context.Background(), b)
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.Write(*hubVecs, data); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote %s (%d bytes, for %s)\n", *hubVecs, len(data), b.ID())
+		return nil
 	}
 	if len(pos) > 0 {
 		return usagef("'train retrieval' takes no arguments (a SESSIONS.jsonl goes with --from-sessions)")
