@@ -322,3 +322,26 @@ func TestCommittedHubVectorsAreTheDefaultBlends(t *testing.T) {
 		t.Fatal("the default blend embedded its reference requests instead of reading the committed vectors")
 	}
 }
+
+// TestDenseListBelowZeroStillOrders: a corrected dense list whose best
+// score is below 0 (a vague request in a small registry) still orders the
+// fused ranking, instead of counting for nothing.
+func TestDenseListBelowZeroStillOrders(t *testing.T) {
+	st := &state{docs: []Doc{{ID: "b-first"}, {ID: "a-second"}, {ID: "c-third"}}}
+	dense := []float64{-0.05, -0.2, -0.3}
+	o := Options{}
+	o.defaults()
+	dl := []Scored{{Doc: 0, Score: dense[0]}, {Doc: 1, Score: dense[1]}, {Doc: 2, Score: dense[2]}}
+	hits := st.fuse(dl, nil, func(d int) float64 { return dense[d] }, make([]float64, 3), 3, &o)
+	if len(hits) != 3 || hits[0].ID != "b-first" || hits[1].ID != "a-second" || hits[2].ID != "c-third" {
+		t.Fatalf("hits %v: want the dense list's order", hits)
+	}
+	if !(hits[0].Fused > hits[1].Fused && hits[1].Fused >= hits[2].Fused) {
+		t.Fatalf("fused %v, %v, %v: want the dense order", hits[0].Fused, hits[1].Fused, hits[2].Fused)
+	}
+	for _, h := range hits {
+		if h.Dense != 0 {
+			t.Fatalf("%s: a hit's dense below 0 reads 0, got %v", h.ID, h.Dense)
+		}
+	}
+}

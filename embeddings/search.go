@@ -415,6 +415,12 @@ func (st *state) fuse(dl, sl []Scored, dense func(int) float64, sparse []float64
 		if o.Norm == "minmax" && len(dl) > 1 {
 			dlo = dl[len(dl)-1].Score
 		}
+		// A hubness correction can leave no score above 0 (a vague
+		// request in a small registry): scaled from 0 the list would then
+		// count for nothing, so its least score is the floor.
+		if last := dl[len(dl)-1].Score; dhi <= 0 && last < dhi {
+			dlo = last
+		}
 	}
 	if len(sl) > 0 {
 		shi = sl[0].Score
