@@ -619,6 +619,11 @@ func (r *runner) callHeld(i, item int, e *env, deadline time.Time) (json.RawMess
 		return failed(pipeline.OutcomeError, err)
 	}
 	ctx := r.ctx
+	if e.hasItem {
+		if l := labelOf(e.item); l != "" {
+			ctx = context.WithValue(ctx, itemLabelKey{}, l)
+		}
+	}
 	if !deadline.IsZero() {
 		t.Budget = time.Until(deadline)
 		if t.Budget <= 0 {

@@ -3,6 +3,8 @@ package chat
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -78,5 +80,26 @@ func TestPlanShowsItsAnswer(t *testing.T) {
 	r.stop()
 	if n := strings.Count(r.out.String(), "hello from the docs space"); n != 1 {
 		t.Errorf("the text read shows %d times (want once, as the summary):\n%s", n, r.out)
+	}
+}
+
+// TestEachResultSaysWhoseItIs: a plan that summarizes each file says, at
+// each result, which file it is for.
+func TestEachResultSaysWhoseItIs(t *testing.T) {
+	r := newRig(t)
+	must(t, os.MkdirAll(filepath.Join(r.docs, "minutes"), 0o755))
+	must(t, os.WriteFile(filepath.Join(r.docs, "minutes", "monday.txt"), []byte("Monday: the budget was approved.\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(r.docs, "minutes", "friday.txt"), []byte("Friday: the launch moved to June.\n"), 0o644))
+	r.start(Options{})
+	m := r.expect(0, "> ")
+	r.say("summarize each file in minutes")
+	m = r.expect(m, "tool: summarize")
+	r.expect(m, "> ")
+	r.stop()
+	out := r.out.String()
+	for _, f := range []string{"minutes/monday.txt", "minutes/friday.txt"} {
+		if !strings.Contains(out, "ok: summarize for "+f) {
+			t.Errorf("no summary says it is for %s:\n%s", f, out)
+		}
 	}
 }

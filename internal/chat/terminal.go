@@ -31,6 +31,26 @@ type termUI struct {
 	// a middle step's (a text read for a comparison), shown in brief.
 	steps int
 	last  string
+	// items names the foreach element each call of a plan was for, by
+	// call ID (engine.ItemUI): "summarize each paper" says whose summary
+	// each is.
+	items map[string]string
+}
+
+// Item notes the foreach element a plan's call is for (engine.ItemUI).
+func (u *termUI) Item(callID, label string) {
+	if u.items == nil {
+		u.items = map[string]string{}
+	}
+	u.items[callID] = label
+}
+
+// forItem is " for LABEL" when the call was made for a foreach element.
+func (u *termUI) forItem(callID string) string {
+	if l := u.items[callID]; l != "" {
+		return " for " + l
+	}
+	return ""
 }
 
 // Step heads each step after the first of a turn that takes several.
@@ -142,9 +162,9 @@ func (u *termUI) Result(res *pipeline.Result, err error) {
 	u.r.mu.Unlock()
 	switch {
 	case err == nil:
-		r.printf("ok: %s in %s\n", res.Tool, res.Latency.Round(time.Microsecond))
+		r.printf("ok: %s%s in %s\n", res.Tool, u.forItem(res.CallID), res.Latency.Round(time.Microsecond))
 	case pipeline.KindOf(err) == pipeline.KindCancelled:
-		r.printf("cancelled: %s after %s", res.Tool, res.Latency.Round(time.Microsecond))
+		r.printf("cancelled: %s%s after %s", res.Tool, u.forItem(res.CallID), res.Latency.Round(time.Microsecond))
 		if len(res.Output) > 0 {
 			r.printf("; partial output:\n")
 			u.show(res.Output)
@@ -153,7 +173,7 @@ func (u *termUI) Result(res *pipeline.Result, err error) {
 		}
 		return
 	default:
-		r.printf("failed: %s: %v\n", pipeline.KindOf(err), err)
+		r.printf("failed%s: %s: %v\n", u.forItem(res.CallID), pipeline.KindOf(err), err)
 		if h := pipeline.Hint(err); h != "" {
 			r.printf("hint: %s\n", h)
 		}

@@ -204,8 +204,20 @@ type uiExec struct {
 	mu sync.Mutex
 }
 
+// ItemUI is a TurnUI that can say which foreach element a call of a
+// plan's step is for ("papers/bm25.pdf"): Item comes before the call's
+// Running, with the same call ID.
+type ItemUI interface {
+	Item(callID, label string)
+}
+
 func (x *uiExec) Call(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	x.mu.Lock()
+	if iu, ok := x.ui.(ItemUI); ok {
+		if l := chains.ItemLabel(ctx); l != "" {
+			iu.Item(req.CallID, l)
+		}
+	}
 	x.ui.Running(req.CallID)
 	x.mu.Unlock()
 	res, err := x.e.Call(ctx, req)
