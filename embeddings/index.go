@@ -183,6 +183,9 @@ func Open(ctx context.Context, emb Embedder, o Options) (*Index, error) {
 	if fa, ok := emb.(FusionAdvisor); ok {
 		o.adviseFusion(fa.Fusion())
 	}
+	if pa, ok := emb.(PartsAdvisor); ok && o.Parts == (PartsOptions{}) {
+		o.Parts = pa.Parts()
+	}
 	o.defaults()
 	if o.NoRerank {
 		o.Reranker = nil

@@ -48,6 +48,14 @@ type PartsOptions struct {
 	// crowd out the one tool per need. Each part keeps the full weight.
 	// Negative: not scaled.
 	GroupParts float64
+	// DenseParts scales the dense list's weight (Options.DenseWeight) of
+	// the whole request's search by min(1, DenseParts / number of parts).
+	// One vector for a text of several needs is their blur: it lies near
+	// none of the tools that answer them, and near tools that answer no
+	// need but share its general drift, so the more needs a request
+	// states, the less its dense list says. The parts' lists, searched by
+	// BM25F, place the tools of each need. Negative: not scaled.
+	DenseParts float64
 	// Contrast weighs each part's list by min(1, Contrast × (1 − its last
 	// candidate's score / its best)): a part whose best tools hardly stand
 	// out from the rest of its list ("Hey,", "please back it all up with
@@ -57,8 +65,14 @@ type PartsOptions struct {
 	Contrast float64
 }
 
+// PartsAdvisor is an Embedder that carries the PartsOptions chosen for it:
+// an Index opened with it and zero Options.Parts searches by them.
+type PartsAdvisor interface {
+	Parts() PartsOptions
+}
+
 // DefaultParts are the defaults of PartsOptions.
-var DefaultParts = PartsOptions{MinWords: 30, MinParts: 3, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
+var DefaultParts = PartsOptions{MinWords: 30, MinParts: 3, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, DenseParts: 1, Contrast: 2}
 
 func (p PartsOptions) resolved() PartsOptions {
 	d := DefaultParts
@@ -83,6 +97,9 @@ func (p PartsOptions) resolved() PartsOptions {
 	}
 	if p.GroupParts != 0 {
 		d.GroupParts = max(p.GroupParts, 0)
+	}
+	if p.DenseParts != 0 {
+		d.DenseParts = max(p.DenseParts, 0)
 	}
 	if p.MinParts > 0 {
 		d.MinParts = p.MinParts
@@ -360,12 +377,7 @@ func capParts(parts []part, n int) []part {
 // whole request's and its best part's BM25 score.
 func (ix *Index) searchParts(ctx context.Context, query string, parts []part, k int, f Filter, o PartsOptions) ([]Hit, error) {
 	depth := max(k, o.Depth)
-	wo := &ix.opts
-	if o.GroupParts > 0 && o.GroupParts < float64(len(parts)) {
-		scaled := ix.opts
-		scaled.GroupWeight *= o.GroupParts / float64(len(parts))
-		wo = &scaled
-	}
+	wo := ix.opts.forParts(o, len(parts))
 	ix.mu.RLock()
 	st := ix.st
 	ix.mu.RUnlock()
@@ -436,6 +448,26 @@ func (ix *Index) searchParts(ctx context.Context, query string, parts []part, k 
 		hits = hits[:k]
 	}
 	return hits, ix.partDense(ctx, st, query, hits, func(id string) int { return accs[at[id]].doc })
+}
+
+// forParts are the options of the whole request's search when it states n
+// needs: the group term and the dense list scaled down (GroupParts,
+// DenseParts). o itself when neither applies.
+func (o *Options) forParts(p PartsOptions, n int) *Options {
+	nf := float64(n)
+	group := p.GroupParts > 0 && p.GroupParts < nf
+	dense := p.DenseParts > 0 && p.DenseParts < nf
+	if !group && !dense {
+		return o
+	}
+	scaled := *o
+	if group {
+		scaled.GroupWeight *= p.GroupParts / nf
+	}
+	if dense {
+		scaled.DenseWeight *= p.DenseParts / nf
+	}
+	return &scaled
 }
 
 // partDense sets the dense similarity of the hits only a part found: the

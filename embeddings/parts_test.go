@@ -3,6 +3,7 @@ package embeddings
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -310,5 +311,103 @@ func TestPartTermsAreTheTermsOfTheirText(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d parts checked", checked)
+	}
+}
+
+// TestForPartsScalesTheWholeRequestsLists: the whole request's group term
+// and dense list weigh min(1, GroupParts / n) and min(1, DenseParts / n)
+// of their weights when it falls into n parts; a request of few parts, or
+// a scale turned off, keeps the index's options.
+func TestForPartsScalesTheWholeRequestsLists(t *testing.T) {
+	base := Options{DenseWeight: 2, GroupWeight: 0.3, SparseWeight: 1}
+	p := PartsOptions{}.resolved()
+	p.GroupParts, p.DenseParts = 3, 1
+	for _, c := range []struct {
+		n            int
+		dense, group float64
+	}{{1, 2, 0.3}, {3, 2.0 / 3, 0.3}, {6, 2.0 / 6, 0.3 * 3 / 6}} {
+		o := base.forParts(p, c.n)
+		if o.DenseWeight != c.dense || o.GroupWeight != c.group || o.SparseWeight != base.SparseWeight {
+			t.Errorf("%d parts: dense %v group %v sparse %v, want %v %v %v", c.n, o.DenseWeight, o.GroupWeight, o.SparseWeight, c.dense, c.group, base.SparseWeight)
+		}
+	}
+	if o := base.forParts(p, 1); o != &base {
+		t.Error("one part: want the index's own options, not a copy")
+	}
+	if base.DenseWeight != 2 || base.GroupWeight != 0.3 {
+		t.Errorf("forParts changed the index's options: %+v", base)
+	}
+	off := PartsOptions{DenseParts: -1, GroupParts: -1}.resolved()
+	if o := base.forParts(off, 6); o.DenseWeight != 2 || o.GroupWeight != 0.3 {
+		t.Errorf("scales off: dense %v group %v, want 2 and 0.3", o.DenseWeight, o.GroupWeight)
+	}
+}
+
+// TestDensePartsWeighsTheWholeVectorLess: in the search of a request of
+// several needs, a tool that only the whole request's vector found (no
+// BM25 rank) brings DenseParts / parts of what it brings when the dense
+// list is not scaled, and the tools each part names still lead.
+func TestDensePartsWeighsTheWholeVectorLess(t *testing.T) {
+	m, err := DefaultModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Tools that share no word with the request: only the dense list
+	// finds them.
+	docs := append(partsRegistry(),
+		Doc{ID: "sky/quasar_spectrum", Name: "quasar_spectrum", Description: "Spectral lines of distant quasars from a redshift catalogue.", Group: "sky"},
+		Doc{ID: "sky/meteor_showers", Name: "meteor_showers", Description: "Upcoming meteor showers: peak nights and hourly rates.", Group: "sky"})
+	index := func(o Options) *Index {
+		ix, err := Open(ctx, m, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Sync(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	scaled := index(Options{})
+	flat := index(Options{Parts: PartsOptions{DenseParts: -1}})
+	n := len(RequestParts(threeNeeds, PartsOptions{}))
+	if n <= int(DefaultParts.DenseParts) {
+		t.Fatalf("%d parts: the request must fall into more parts than DenseParts %v", n, DefaultParts.DenseParts)
+	}
+	p := scaled.opts.Parts.resolved()
+	ws, err := scaled.searchWholeWith(ctx, threeNeeds, len(docs), Filter{}, scaled.opts.forParts(p, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := flat.searchWholeWith(ctx, threeNeeds, len(docs), Filter{}, flat.opts.forParts(flat.opts.Parts.resolved(), n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flatFused := map[string]float64{}
+	for _, h := range wf {
+		flatFused[h.ID] = h.Fused
+	}
+	checked := 0
+	for _, h := range ws {
+		f, ok := flatFused[h.ID]
+		if h.BM25Rank != 0 || h.DenseRank == 0 || !ok {
+			continue
+		}
+		checked++
+		if want := f * p.DenseParts / float64(n); math.Abs(h.Fused-want) > 1e-12*math.Abs(f) || f == 0 {
+			t.Errorf("%s (dense only): fused %v, want %v (unscaled %v × %v/%d)", h.ID, h.Fused, want, f, p.DenseParts, n)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no tool found by the dense list alone in both searches: the test checks nothing")
+	}
+	hits, err := scaled.Search(ctx, threeNeeds, 3, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"weather/forecast", "units/convert_temperature", "places/find_restaurants"} {
+		if !slices.Contains(ids(hits), want) {
+			t.Errorf("top 3 %q lacks %s", ids(hits), want)
+		}
 	}
 }

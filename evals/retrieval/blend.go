@@ -13,6 +13,7 @@ import (
 // `--embedder words[:OPTIONS]` (the word vectors alone).
 func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, error) {
 	o := embeddings.BlendOptions{Lexical: lo}
+	var parts embeddings.PartsOptions
 	mapFile := ""
 	for _, kv := range strings.Split(spec, ",") {
 		if kv == "" {
@@ -80,8 +81,14 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.Hub.Weight = f
 		case "hubk":
 			o.Hub.K = int(f)
+		case "parts":
+			parts.Off = f == 0
+		case "dparts":
+			parts.DenseParts = partsScale(f)
+		case "gparts":
+			parts.GroupParts = partsScale(f)
 		default:
-			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf, hub, hubk)", k)
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf, hub, hubk, parts, dparts, gparts)", k)
 		}
 	}
 	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {
@@ -96,8 +103,32 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			return nil, err
 		}
 	}
-	return embeddings.NewBlend(m, o)
+	b, err := embeddings.NewBlend(m, o)
+	if err != nil || parts == (embeddings.PartsOptions{}) {
+		return b, err
+	}
+	return partsBlend{b, parts}, nil
 }
+
+// partsScale is a spec's scale of the parts search as PartsOptions takes
+// it: 0 or less is "not scaled" (negative).
+func partsScale(f float64) float64 {
+	if f <= 0 {
+		return -1
+	}
+	return f
+}
+
+// partsBlend is a blend whose spec names how a request of several needs
+// is searched (parts=0: whole; dparts, gparts: PartsOptions.DenseParts,
+// GroupParts): the index it is opened with takes them (PartsAdvisor).
+type partsBlend struct {
+	*embeddings.Blend
+	parts embeddings.PartsOptions
+}
+
+// Parts are the spec's parts options (embeddings.PartsAdvisor).
+func (b partsBlend) Parts() embeddings.PartsOptions { return b.parts }
 
 // newWords builds `--embedder words[:sif=A,common=K]`.
 func newWords(spec string) (embeddings.Embedder, error) {
