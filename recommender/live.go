@@ -348,6 +348,14 @@ func (r *Recommender) ObserveTurn(caller, text string) {
 // ObserveCall takes a delivered call: the caller's recent actions, and the
 // history model's next observation.
 func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
+	// The call's key and arguments are read before the lock: every
+	// caller's calls wait on it (Done), and one caller's large arguments
+	// must not hold them up.
+	k := callKey(ev.Tool, ev.Params)
+	made := newMadeCall(ev.Tool, ev.Params, ev.At, r.cfg.Now())
+	if len(ev.Params) > maxObservedParams {
+		ev.Params = nil // never carried into a suggestion
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cs := r.caller(ev.Caller)
@@ -355,15 +363,13 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 		r.history.Observe(names(cs.recent), ev.Tool, ev.At)
 	}
 	if ev.ErrorKind == pipeline.KindIntentMisaligned || ev.ErrorKind == pipeline.KindIntentVerificationRequired {
-		r.deny(cs, callKey(ev.Tool, ev.Params))
+		r.deny(cs, k)
 	}
 	cs.recent = appendBounded(cs.recent, ev, maxRecent)
-	k := callKey(ev.Tool, ev.Params)
 	if i := slices.Index(cs.recentKeys, k); i >= 0 {
 		cs.recentKeys = slices.Delete(cs.recentKeys, i, i+1) // told by Done already: once, newest
 	}
 	cs.recentKeys = appendBounded(cs.recentKeys, k, maxRecent)
-	made := newMadeCall(ev.Tool, ev.Params, ev.At, r.cfg.Now())
 	if ev.Outcome == pipeline.OutcomeOK { // a call that failed showed the person nothing
 		cs.made = addMade(cs.made, made)
 	}
@@ -382,14 +388,14 @@ func (r *Recommender) ObserveCall(ev pipeline.CallEvent) {
 // channel shows the suggestions after the turn that made it.
 func (r *Recommender) Done(caller, tool string, params json.RawMessage) {
 	key := callKey(tool, params)
+	now := r.cfg.Now()
+	made := newMadeCall(tool, params, now, now)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cs := r.caller(caller)
 	if !slices.Contains(cs.recentKeys, key) {
 		cs.recentKeys = appendBounded(cs.recentKeys, key, maxRecent)
 	}
-	now := r.cfg.Now()
-	made := newMadeCall(tool, params, now, now)
 	cs.made = addMade(cs.made, made)
 	cs.active = slices.DeleteFunc(cs.active, func(rec *Recommendation) bool {
 		if rec.key != key && !made.repeats(rec.Tool, rec.Arguments) {

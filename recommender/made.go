@@ -32,7 +32,9 @@ func newMadeCall(tool string, params json.RawMessage, at, now time.Time) madeCal
 		at = now
 	}
 	mc := madeCall{key: callKey(tool, params), tool: tool, at: at}
-	_ = json.Unmarshal(params, &mc.args)
+	if len(params) <= maxObservedParams {
+		_ = json.Unmarshal(params, &mc.args)
+	}
 	return mc
 }
 

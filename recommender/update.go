@@ -365,6 +365,12 @@ func appendBounded[T any](s []T, v T, n int) []T {
 // JSON (keys sorted), so that key order and spacing do not tell two equal
 // calls apart.
 func callKey(tool string, args json.RawMessage) string {
+	if len(args) > maxObservedParams {
+		// Not worth decoding: such a call is never suggested, so its key
+		// need only tell it apart.
+		h := sha256.Sum256(args)
+		return tool + "\x00sha256:" + hex.EncodeToString(h[:])
+	}
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return tool + "\x00" + string(args)
@@ -372,6 +378,11 @@ func callKey(tool string, args json.RawMessage) string {
 	b, _ := json.Marshal(v)
 	return tool + "\x00" + string(b)
 }
+
+// maxObservedParams is the size of arguments past which the recommender
+// keeps a call's key and no arguments: a suggestion never carries a long
+// text on, and decoding one would hold up every caller's calls.
+const maxObservedParams = 16 << 10
 
 func shortHash(s string) string {
 	h := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(s))))
