@@ -76,7 +76,7 @@ var defaultHubRefs = sync.OnceValues(func() ([]string, error) { return ReadHubRe
 func DefaultHubRefs() ([]string, error) { return defaultHubRefs() }
 
 // ReadHubRefs reads reference requests written by WriteHubRefs.
-func ReadHubRefs(r interface{ Read([]byte) (int, error) }) ([]string, error) {
+func ReadHubRefs(r io.Reader) ([]string, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: reference requests: %w", err)
@@ -99,7 +99,7 @@ func ReadHubRefs(r interface{ Read([]byte) (int, error) }) ([]string, error) {
 // WriteHubRefs writes reference requests, one per line (line breaks in a
 // request become spaces), gzipped with no time stamp: the same requests
 // give the same bytes.
-func WriteHubRefs(w interface{ Write([]byte) (int, error) }, refs []string) error {
+func WriteHubRefs(w io.Writer, refs []string) error {
 	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 	if err != nil {
 		return err
@@ -318,28 +318,21 @@ func (h *hubness) bias(ctx context.Context, emb Embedder, rows []float32, dim in
 
 // meanOfBest is the mean of the len(top) largest of xs (top is scratch).
 func meanOfBest(xs, top []float32) float64 {
-	k := 0
+	k := 0 // top[:k] holds the largest so far, largest first
 	for _, x := range xs {
-		if k < len(top) {
-			// insertion into the sorted prefix, largest first
-			j := k
-			for j > 0 && top[j-1] < x {
-				top[j] = top[j-1]
-				j--
+		if k == len(top) {
+			if x <= top[k-1] {
+				continue
 			}
-			top[j] = x
-			k++
-			continue
+			k-- // the least makes room
 		}
-		if x <= top[k-1] {
-			continue
-		}
-		j := k - 1
+		j := k
 		for j > 0 && top[j-1] < x {
 			top[j] = top[j-1]
 			j--
 		}
 		top[j] = x
+		k++
 	}
 	var s float64
 	for _, x := range top[:k] {
