@@ -3,7 +3,7 @@ DATA_DIR ?= ../shared/data
 GO       ?= go
 export DATA_DIR
 
-.PHONY: all build test conformance e2e e2e-pg e2e-inproc e2e-temporal inproc bench demo fuzz vet clean scale-out
+.PHONY: all build test conformance e2e e2e-pg e2e-inproc e2e-temporal inproc bench demo fuzz vet clean scale-out pieces
 
 all: build
 
@@ -64,6 +64,24 @@ e2e-temporal:
 ## validity; per-token cost). make e2e runs them too, with the Ollama comparison.
 e2e-inproc:
 	bash scripts/inproc.sh test -v
+
+## pieces: distil a sentence encoder (Universal Sentence Encoder lite, run
+## under Node from its npm package) into piece vectors for the blend
+## (`--embedder blend:pieces=W,piecesfile=$(TEACHER)/pieces.bin.gz`): the
+## training texts, the encoder's vectors of them (two processes, about 15
+## minutes on two cores), then the fit (about a minute). Not built into airs:
+## EVALS.md, "distilled sentence pieces".
+TEACHER ?= $(CURDIR)/.teacher
+pieces:
+	mkdir -p $(TEACHER)
+	$(GO) run ./cmd/airs train retrieval --data-dir $(DATA_DIR) --extra all --teacher-texts $(TEACHER)/texts.in.jsonl
+	cd scripts/teacher && npm ci --no-audit --no-fund
+	node scripts/teacher/vocab.js $(TEACHER)/vocab.jsonl
+	node scripts/teacher/embed.js $(TEACHER)/texts.in.jsonl $(TEACHER)/texts.0.jsonl 0 2 & \
+	node scripts/teacher/embed.js $(TEACHER)/texts.in.jsonl $(TEACHER)/texts.1.jsonl 1 2; \
+	s=$$?; wait $$! && test $$s -eq 0
+	cat $(TEACHER)/texts.0.jsonl $(TEACHER)/texts.1.jsonl > $(TEACHER)/texts.jsonl
+	$(GO) run ./cmd/airs train retrieval --pieces $(TEACHER)/pieces.bin.gz --teacher $(TEACHER)
 
 ## bench: Go benchmarks and side-by-side peer runs, printed as tables.
 bench:

@@ -30,6 +30,8 @@ type Blend struct {
 	softOnce   sync.Once
 	softFeat   *SoftMatch
 	hub        *hubness // nil: no hubness correction
+	pieces     *Pieces  // nil without a pieces share
+	sp         float32  // √share of the pieces
 }
 
 // BlendOptions tune a Blend. The zero value means the documented defaults.
@@ -63,6 +65,11 @@ type BlendOptions struct {
 	// Hub corrects the dense scores of tools near many requests
 	// (HubOptions; a negative Weight: none).
 	Hub HubOptions
+	// PieceWeight is the distilled sentence pieces' share of the dense
+	// cosine, in [0, 1) (0 or negative: none). It needs Pieces.
+	PieceWeight float64
+	// Pieces are the piece vectors the share applies to (LoadPieces).
+	Pieces *Pieces
 }
 
 // The defaults of BlendOptions: the best mean NDCG@10 over the development
@@ -76,7 +83,10 @@ func (o *BlendOptions) defaults() {
 	if o.WordWeight <= 0 || o.WordWeight >= 1 {
 		o.WordWeight = DefaultBlendWordWeight
 	}
-	if o.LexicalWeight < 0 || o.WordWeight+o.LexicalWeight >= 1 {
+	if o.PieceWeight < 0 || o.WordWeight+o.PieceWeight >= 1 {
+		o.PieceWeight = 0
+	}
+	if o.LexicalWeight < 0 || o.WordWeight+o.PieceWeight+o.LexicalWeight >= 1 {
 		o.LexicalWeight = 0
 	}
 	if o.DenseWeight == 0 {
@@ -114,7 +124,14 @@ func NewBlend(model *ToolModel, o BlendOptions) (*Blend, error) {
 	if o.Hub.Weight > 0 {
 		b.hub = &hubness{opts: o.Hub}
 	}
-	b.sm = float32(math.Sqrt(1 - o.WordWeight - o.LexicalWeight))
+	if o.PieceWeight > 0 {
+		if o.Pieces == nil {
+			return nil, errors.New("embeddings: a blend with a pieces share needs piece vectors (`make pieces` writes them; LoadPieces reads them)")
+		}
+		b.pieces = o.Pieces
+	}
+	b.sp = float32(math.Sqrt(o.PieceWeight))
+	b.sm = float32(math.Sqrt(1 - o.WordWeight - o.PieceWeight - o.LexicalWeight))
 	b.sw = float32(math.Sqrt(o.WordWeight))
 	b.sl = float32(math.Sqrt(o.LexicalWeight))
 	return b, nil
@@ -165,6 +182,9 @@ func (b *Blend) ID() string {
 	if b.lex != nil {
 		id += "+" + b.lex.ID() + ":l" + strconv.FormatFloat(b.opts.LexicalWeight, 'g', -1, 64)
 	}
+	if b.pieces != nil {
+		id += "+" + b.pieces.ID() + ":p" + strconv.FormatFloat(b.opts.PieceWeight, 'g', -1, 64)
+	}
 	return id
 }
 
@@ -177,6 +197,9 @@ func (b *Blend) Dim() int {
 			return 0
 		}
 		d += ld
+	}
+	if b.pieces != nil {
+		d += b.pieces.Dim()
 	}
 	return d
 }
@@ -231,6 +254,12 @@ func (b *Blend) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 			return nil, err
 		}
 	}
+	var pv [][]float32
+	if b.pieces != nil {
+		if pv, err = b.pieces.Embed(ctx, texts); err != nil {
+			return nil, err
+		}
+	}
 	md, wd := b.model.Dim(), b.words.Dim()
 	out := make([][]float32, len(texts))
 	for i := range texts {
@@ -251,6 +280,14 @@ func (b *Blend) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		if lv != nil {
 			for j, x := range unit(lv[i]) {
 				v[md+wd+j] = b.sl * x
+			}
+		}
+		if pv != nil {
+			// The pieces come last, after a lexical part when there is one.
+			off := n
+			v = append(v, make([]float32, len(pv[i]))...)
+			for j, x := range unit(pv[i]) {
+				v[off+j] = b.sp * x
 			}
 		}
 		out[i] = v

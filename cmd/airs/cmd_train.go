@@ -27,6 +27,8 @@ var trainCmd = &command{
   airs train retrieval --word-map FILE [--epochs N] [--lr X] [--dim K]
   airs train retrieval --hub-refs FILE
   airs train retrieval --hub-vectors FILE
+  airs train retrieval --teacher-texts FILE [--extra all]
+  airs train retrieval --pieces FILE --teacher DIR [--piece-lambda X] [--piece-dim N]
 
 retrieval trains the tool model the index embeds requests and tools with
 (embeddings.ToolModel: hashed words, word bigrams and character n-grams
@@ -109,6 +111,18 @@ vectors under the default blend (embeddings/model/hubvecs.bin.gz, so
 that no index embeds them at start); rewrite it whenever the model, the
 word vectors, the map or the blend's defaults change.
 
+--teacher-texts FILE writes the texts a sentence encoder is distilled on
+(the training tools' texts and requests; --extra adds the extra sets'),
+one JSON string per line. --pieces FILE distils the encoder into piece
+vectors (embeddings.Pieces, the blend's third part) from what
+scripts/teacher wrote into --teacher DIR (vocab.jsonl, texts.jsonl):
+each piece of the encoder's vocabulary gets the vector that makes a
+text's average of its pieces nearest the encoder's vector of the text.
+'make pieces' runs the three steps (the encoder runs under Node from its
+npm package) and writes embeddings/model/pieces.bin.gz, the committed
+one; rewrite --hub-vectors after it. EVALS.md, "distilled sentence
+pieces", has the figures.
+
 --from-sessions learns from use instead: the recorded requests of this
 installation (default: the session log of airs.yaml) whose tool was
 accepted or corrected train a per-installation adapter over the index's
@@ -176,6 +190,11 @@ func runTrain(a *app, args []string) error {
 	rerankWith := fs.String("reranker-with", "", "with --reranker: also fit on these data `files`, comma-separated, as 'airs eval retrieval --data' reads them (e.g. MCP-Bench's dev half; never a final-measurement set)")
 	wordMap := fs.String("word-map", "", "do not train the model: fit the pretrained word vectors' linear map on the training requests and write it to this `file` (--epochs, --lr, --seed, --dim apply)")
 	hubRefs := fs.String("hub-refs", "", "do not train the model: write the requests it is trained on (the hubness correction's reference requests, embeddings/model/hubrefs.txt.gz) to this `file`")
+	teacherTexts := fs.String("teacher-texts", "", "do not train the model: write the texts a sentence encoder is distilled on (training tools' texts and requests) to this `file`, one JSON string per line")
+	piecesOut := fs.String("pieces", "", "do not train the model: distil the sentence encoder's vectors in --teacher into piece vectors and write them to this `file` (embeddings/model/pieces.bin.gz)")
+	teacherDir := fs.String("teacher", "", "the `folder` scripts/teacher wrote (vocab.jsonl, texts.jsonl), for --pieces")
+	pieceLambda := fs.Float64("piece-lambda", embeddings.DefaultPieceLambda, "--pieces: the pull of each piece's vector toward the encoder's vector of the piece alone")
+	pieceDim := fs.Int("piece-dim", embeddings.DefaultPieceDim, "--pieces: the vectors' width (the targets' first principal directions; -1: the encoder's own width, uncentred)")
 	hubVecs := fs.String("hub-vectors", "", "do not train the model: write the committed reference requests' vectors under the default blend (embeddings/model/hubvecs.bin.gz) to this `file`; needs no data")
 	fromSessions := fs.Bool("from-sessions", false, "learn from this installation's recorded sessions (an adapter over the index) instead of training the model")
 	holdout := fs.Float64("holdout", 0.2, "with --from-sessions: the latest share of the requests, scored before the adapter is trained on all")
@@ -186,6 +205,12 @@ func runTrain(a *app, args []string) error {
 	}
 	if *fromSessions {
 		return trainFromSessions(a, pos, *holdout, *implicit, *asJSON)
+	}
+	if *piecesOut != "" {
+		if *teacherDir == "" {
+			return usagef("--pieces needs --teacher DIR (the folder scripts/teacher wrote; 'make pieces' runs it)")
+		}
+		return trainPieces(a, *teacherDir, *piecesOut, embeddings.PieceTrainOptions{Lambda: *pieceLambda, Dim: *pieceDim})
 	}
 	if *hubVecs != "" {
 		b, err := embeddings.DefaultBlend()
@@ -243,6 +268,21 @@ func runTrain(a *app, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *teacherTexts != "" {
+		texts, err := retrieval.DistillTexts(ctx, o)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if err := retrieval.WriteDistillTexts(&b, texts); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(*teacherTexts, b.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote %s (%d texts)\n", *teacherTexts, len(texts))
+		return nil
+	}
 	if *hubRefs != "" {
 		refs, err := retrieval.HubRefs(ctx, o)
 		if err != nil {
@@ -516,4 +556,24 @@ func writeHubRefs(path string, refs []string) error {
 		return err
 	}
 	return atomicfile.Write(path, b.Bytes())
+}
+
+func trainPieces(a *app, dir, out string, o embeddings.PieceTrainOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	t, err := retrieval.ReadTeacher(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "distilling %d pieces from %d texts\n", len(t.Pieces), len(t.Texts))
+	o.Progress = func(it int, res float64) { fmt.Fprintf(a.stderr, "  step %d: residual %.2g\n", it, res) }
+	var b bytes.Buffer
+	if err := embeddings.TrainPieces(ctx, t, &b, o); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(out, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "wrote %s (%d bytes)\n", out, b.Len())
+	return nil
 }

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,32 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.Norm = v
 			continue
 		}
+		if k == "hubrefs" {
+			f, err := os.Open(v)
+			if err != nil {
+				return nil, fmt.Errorf("retrieval: blend hubrefs: %w", err)
+			}
+			refs, err := embeddings.ReadHubRefs(f)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			o.Hub.Refs = refs
+			continue
+		}
+		if k == "piecesfile" {
+			f, err := os.Open(v)
+			if err != nil {
+				return nil, fmt.Errorf("retrieval: blend piecesfile: %w", err)
+			}
+			pc, err := embeddings.LoadPieces(f)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			o.Pieces = pc
+			continue
+		}
 		if k == "map" {
 			mapFile = v
 			continue
@@ -40,6 +67,11 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 			o.WordWeight = f
 		case "lex":
 			o.LexicalWeight = f
+		case "pieces":
+			if f <= 0 {
+				f = -1 // off
+			}
+			o.PieceWeight = f
 		case "dim":
 			o.Lexical.Dim = int(f)
 		case "dense":
@@ -88,7 +120,7 @@ func newBlend(spec string, lo embeddings.LexicalOptions) (embeddings.Embedder, e
 		case "gparts":
 			parts.GroupParts = partsScale(f)
 		default:
-			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf, hub, hubk, parts, dparts, gparts)", k)
+			return nil, fmt.Errorf("retrieval: unknown blend option %q (words, lex, dim, dense, group, name, sif, common, raw, map, norm, soft, sdepth, floor, swords, srel, sparams, sgroup, sprec, sf1, sidf, hub, hubk, hubrefs, parts, dparts, gparts, pieces, piecesfile)", k)
 		}
 	}
 	if o.WordWeight > 0 && o.LexicalWeight > 0 && o.WordWeight+o.LexicalWeight >= 1 {
