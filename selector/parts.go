@@ -323,7 +323,6 @@ func bindArg(prev []*partStep, name string, schema json.RawMessage, foreach stri
 }
 
 var (
-	reFileType  = regexp.MustCompile(`(?i)\b(pdf|txt|csv|md|markdown|json|ya?ml|html?|docx?|xlsx?|log)(?:s|\s+files?|\s+documents?)\b`)
 	reRecursive = regexp.MustCompile(`(?i)\b(?:recursive(?:ly)?|sub-?folders?|sub-?directories|at any depth|everywhere|find|search)\b`)
 )
 
@@ -335,12 +334,8 @@ var (
 func listingHints(props map[string]json.RawMessage, args map[string]any, part string) {
 	if sch, ok := props["pattern"]; ok && slices.Contains(schemaTypes(sch), "string") {
 		if v, set := args["pattern"]; !set || v == "*" {
-			if m := reFileType.FindStringSubmatch(part); m != nil {
-				ext := strings.ToLower(m[1])
-				if ext == "markdown" {
-					ext = "md"
-				}
-				args["pattern"] = "*." + ext
+			if kind := understand.FileTypeIn(part); kind != "" {
+				args["pattern"] = understand.Glob(kind)
 			}
 		}
 	}

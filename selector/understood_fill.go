@@ -264,7 +264,7 @@ func (pl *planner) fillOne(sh *toolShape, strict bool) error {
 				args[p.Name] = f.Path
 			}
 		case p.Name == "pattern" && p.is("string") && in.FileType != "" && !sh.root.Required[p.Name]:
-			args[p.Name] = "*." + in.FileType
+			args[p.Name] = understand.Glob(in.FileType)
 		case p.Name == "recursive" && p.is("boolean") && in.Recursive:
 			args[p.Name] = true
 		}
@@ -411,7 +411,7 @@ func (pl *planner) everyFile() (string, string, error) {
 	}
 	largs := map[string]any{"space": f.Space, "dir": f.Path}
 	if in.FileType != "" {
-		largs["pattern"] = "*." + in.FileType
+		largs["pattern"] = understand.Glob(in.FileType)
 	}
 	if in.Recursive {
 		largs["recursive"] = true

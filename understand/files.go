@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -577,10 +578,20 @@ func (x *FileIndex) SearchWith(spaces []string, words []string, ext string, want
 	return x.distinct(out)
 }
 
-// sameKind: text types a request calls by one word ("the notes file").
+// sameKind: text types a request calls by one word ("the notes file"),
+// and a kind of file and the types it takes in ("the spreadsheet" and
+// budget.xlsx).
 func sameKind(a, b string) bool {
 	text := map[string]bool{"txt": true, "md": true, "markdown": true, "text": true}
-	return text[a] && text[b]
+	if text[a] && text[b] {
+		return true
+	}
+	for _, k := range [2][2]string{{a, b}, {b, a}} {
+		if ts, ok := fileKinds[k[0]]; ok && slices.Contains(ts, k[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 func sortEntries(es []*Entry) {

@@ -180,7 +180,7 @@ func (x *FileIndex) FilesIn(space, dir string) []*Entry {
 var reQuestion = MustPattern(`(?i)^\s*(?:(?:in|from|according\s+to|looking\s+at)\s+[^,?]{1,80},\s*)?(?:(?:please|so|and|ok|okay|hey)[\s,]+)*(?:what|what's|whats|how|how's|when|where|who|which|why|is|are|does|do|did|can|could|tell\s+me|find\s+out)\b`)
 
 // reTypeOne is a file type said of one file ("the last pdf").
-var reTypeOne = MustPattern(`(?i)\b(pdf|csv|markdown|md|txt|json|docx?|xlsx?|html?|png|jpe?g)\b`)
+var reTypeOne = MustPattern(`(?i)\b(pdf|csv|markdown|md|txt|json|docx?|xlsx?|html?|png|jpe?g|spreadsheet|image|picture|photo|presentation)\b`)
 
 // applyOrdinal makes the one file the ordinal picks the request's object:
 // among the files its words fit equally, or, when it names only a folder

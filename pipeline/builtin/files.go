@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func listFilesTool(names []string) pipeline.Tool {
 				"dir": {"type": "string", "maxLength": 4096, "default": ".",
 					"description": "Folder inside the space, relative (no .. and no leading /). Default: the space's top folder."},
 				"pattern": {"type": "string", "minLength": 1, "maxLength": 256, "default": "*",
-					"description": "Glob on file names (path.Match syntax: * ? [a-z]), e.g. *.pdf. With a / it matches the path relative to dir, e.g. reports/*.pdf."},
+					"description": "Glob on file names (path.Match syntax: * ? [a-z], and {a,b} for either), e.g. *.pdf or *.{csv,xlsx}. With a / it matches the path relative to dir, e.g. reports/*.pdf."},
 				"recursive": {"type": "boolean", "default": false, "description": "Also list subfolders, at any depth."},
 				"limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
 					"description": "Maximum number of entries to return."}
@@ -135,7 +134,8 @@ func (s *spaces) listFiles(ctx context.Context, params json.RawMessage, call *pi
 	if p.Limit < 1 || p.Limit > listMaxLimit {
 		return nil, reject(CodeBadParams, "limit must be between 1 and %d", listMaxLimit)
 	}
-	if _, err := path.Match(p.Pattern, ""); err != nil {
+	g, err := compileGlob(p.Pattern)
+	if err != nil {
 		return nil, reject(CodeBadParams, "pattern %q is not a valid glob: %v", p.Pattern, err)
 	}
 	if r, ok, err := s.remoteFor(p.Space, call); ok {
@@ -205,7 +205,7 @@ func (s *spaces) listFiles(ctx context.Context, params json.RawMessage, call *pi
 		if matchPath {
 			subject = rel
 		}
-		if ok, _ := path.Match(p.Pattern, subject); ok {
+		if g.Match(subject) {
 			if len(out.Files) == p.Limit {
 				out.Truncated = true
 				return errLimit

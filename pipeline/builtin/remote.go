@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"path"
 	"strings"
 	"time"
 
@@ -77,6 +76,10 @@ func (s *spaces) listRemote(ctx context.Context, r Remote, p listParams) (json.R
 	if err != nil {
 		return nil, err
 	}
+	g, err := compileGlob(p.Pattern)
+	if err != nil {
+		return nil, reject(CodeBadParams, "pattern %q is not a valid glob: %v", p.Pattern, err)
+	}
 	out := listResult{Space: p.Space, Dir: ".", Files: []FileEntry{}}
 	matchPath := strings.Contains(p.Pattern, "/")
 	for _, e := range list {
@@ -85,7 +88,7 @@ func (s *spaces) listRemote(ctx context.Context, r Remote, p listParams) (json.R
 			subject = e.Path
 		}
 		// "*" (the default) is every resource, a name with a / too.
-		if ok, _ := path.Match(p.Pattern, subject); !ok && p.Pattern != "*" {
+		if !g.Match(subject) && p.Pattern != "*" {
 			continue
 		}
 		if len(out.Files) == p.Limit {
