@@ -200,6 +200,11 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 			pr.Notice += fmt.Sprintf("; chose %s (space %s): %s", e.Path, e.Space, o.Chose)
 		}
 	}
+	if len(in.Destination) > 0 && !pl.writes() {
+		// "save the summary as notes.md" with no tool that writes: the
+		// answer is still worth giving, but the user must know it is not saved.
+		pr.Notice += fmt.Sprintf("; %s: no step of this plan writes files, so the result is shown, not saved", strings.Join(in.Destination, ", "))
+	}
 	pr.Latency = time.Since(start)
 	return pr, got, nil
 }

@@ -28,6 +28,17 @@ type planner struct {
 	steps         []PlanStep
 }
 
+// writes reports whether a step of the plan calls a tool that is not
+// read-only.
+func (pl *planner) writes() bool {
+	for _, st := range pl.steps {
+		if sh := pl.shape(st.Function); sh != nil && !sh.t.ReadOnly {
+			return true
+		}
+	}
+	return false
+}
+
 func (pl *planner) shape(name string) *toolShape {
 	if sh, ok := pl.shapes[name]; ok {
 		return sh

@@ -427,3 +427,30 @@ func TestServiceVerbIsNoOtherTool(t *testing.T) {
 		t.Errorf("summarize a quoted text: %v, %v", pr, err)
 	}
 }
+
+// TestDestinationIsNotRead: a file named as where the result goes is not
+// read (it need not exist), the source is, and with no step that writes
+// the plan says the result is shown, not saved.
+func TestDestinationIsNotRead(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, "quotes/acme-2024.pdf", "quotes/acme-2025.pdf", "draft.txt")
+	s, cat := understoodSelector(t, dir)
+	ctx := context.Background()
+	for q, want := range map[string][]string{
+		"summarize quotes/acme-2025.pdf and save it as notes.md":    {"pdf-extract", "summarize"},
+		"save the summary of the 2025 acme quote to quote-notes.md": {"pdf-extract", "summarize"},
+		"read draft.txt and write it to draft-copy.txt":             {"read-file"},
+	} {
+		pr, err := s.PlanUnderstood(ctx, "me", q, cat)
+		if err != nil || pr == nil {
+			t.Errorf("%q: %v, %v", q, pr, err)
+			continue
+		}
+		if got := outline(stepsOf(t, pr)); !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+		if !strings.Contains(pr.Notice, "shown, not saved") {
+			t.Errorf("%q: notice %q does not say the result is not saved", q, pr.Notice)
+		}
+	}
+}

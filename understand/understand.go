@@ -121,8 +121,12 @@ type Interpretation struct {
 	// a plan gives each a step.
 	Parts []string
 	// FileType is the type its words ask for ("the pdfs" → pdf).
-	FileType  string
-	Recursive bool
+	FileType string
+	// Destination are the files the request names as where something
+	// goes ("save it as notes.md"): not objects to work on, and they need
+	// not exist.
+	Destination []string
+	Recursive   bool
 	// Ordinal is the ordinal that chose one file of several ("the second
 	// paper", "the newest quote"), when it did: the file is the one
 	// object, its Chose says how.
@@ -283,6 +287,16 @@ func Parse(text string, env Env) *Interpretation {
 	in.readSpace(lower, env)
 	env.yield()
 	in.readObjects(unq, lower, env)
+	if in.takeDestinations() && len(in.Objects) == 0 {
+		// The destination was the only file named, and a named file keeps
+		// the request's descriptions from being looked up ("save the
+		// summary of the 2025 quote to notes.md"): read them without it.
+		rest := unq
+		for _, d := range in.Destination {
+			rest = strings.ReplaceAll(rest, d, " ")
+		}
+		in.readObjects(rest, strings.ToLower(rest), env)
+	}
 	env.yield()
 	if question && len(in.Actions) == 0 && in.Expression == "" && len(in.Files()) > 0 && !in.All {
 		// A question about what a document it names says: read it. Its
