@@ -200,6 +200,9 @@ func (s *Selector) planUnderstood(ctx context.Context, caller, request string, c
 			pr.Notice += fmt.Sprintf("; chose %s (space %s): %s", e.Path, e.Space, o.Chose)
 		}
 	}
+	if in.NameHas != "" {
+		pr.Notice += fmt.Sprintf("; files whose names contain %q (no tool here searches inside files)", in.NameHas)
+	}
 	if len(in.Destination) > 0 && !pl.writes() {
 		// "save the summary as notes.md" with no tool that writes: the
 		// answer is still worth giving, but the user must know it is not saved.

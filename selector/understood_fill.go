@@ -274,6 +274,8 @@ func (pl *planner) fillOne(sh *toolShape, strict bool) error {
 			if sp, ok := args["space"]; !ok || sp == f.Space {
 				args[p.Name] = f.Path
 			}
+		case p.Name == "pattern" && p.is("string") && in.NameHas != "" && !sh.root.Required[p.Name]:
+			args[p.Name] = understand.NameGlob(in.NameHas, in.FileType)
 		case p.Name == "pattern" && p.is("string") && in.FileType != "" && !sh.root.Required[p.Name]:
 			args[p.Name] = understand.Glob(in.FileType)
 		case p.Name == "recursive" && p.is("boolean") && in.Recursive:
@@ -421,7 +423,10 @@ func (pl *planner) everyFile() (string, string, error) {
 		}
 	}
 	largs := map[string]any{"space": f.Space, "dir": f.Path}
-	if in.FileType != "" {
+	switch {
+	case in.NameHas != "":
+		largs["pattern"] = understand.NameGlob(in.NameHas, in.FileType)
+	case in.FileType != "":
 		largs["pattern"] = understand.Glob(in.FileType)
 	}
 	if in.Recursive {

@@ -39,3 +39,37 @@ func TestKindsOfFile(t *testing.T) {
 		t.Fatalf("KindTypes of a plain type or none: %v, %v", KindTypes("pdf"), KindTypes(""))
 	}
 }
+
+// TestSearchByName: a search of a space or folder for a word lists the
+// files whose names say it (any case); for a kind of file, that kind; a
+// search of anything that is no space, or a text or arithmetic, is not one.
+func TestSearchByName(t *testing.T) {
+	env := Env{Spaces: []string{"documents"}}
+	for _, c := range []struct {
+		q, name, kind string
+		list          bool
+	}{
+		{"search my documents for attention", "attention", "", true},
+		{"look through the documents folder for bm25", "bm25", "", true},
+		{"find the files named acme", "acme", "", true},
+		{"show me the files called Budget", "Budget", "", true},
+		{"search my documents for photos", "", "image", true},
+		{"search the web for cheap flights", "", "", false},
+		{"search my documents for files", "", "", false},
+	} {
+		in := Parse(c.q, env)
+		if in.NameHas != c.name || in.FileType != c.kind || in.Has(List) != c.list {
+			t.Errorf("%q: name %q, type %q, list %v; want %q, %q, %v", c.q, in.NameHas, in.FileType, in.Has(List), c.name, c.kind, c.list)
+		}
+	}
+	for _, c := range []struct{ word, kind, glob string }{
+		{"attention", "", "*{attention,Attention,ATTENTION}*"},
+		{"Budget", "spreadsheet", "*{budget,Budget,BUDGET}*.{xlsx,xls,ods,csv,tsv}"},
+		{"42", "", "*42*"},
+		{"élan", "pdf", "*{élan,Élan,ÉLAN}*.pdf"},
+	} {
+		if got := NameGlob(c.word, c.kind); got != c.glob {
+			t.Errorf("NameGlob(%q, %q) = %q, want %q", c.word, c.kind, got, c.glob)
+		}
+	}
+}

@@ -122,6 +122,10 @@ type Interpretation struct {
 	Parts []string
 	// FileType is the type its words ask for ("the pdfs" → pdf).
 	FileType string
+	// NameHas is a word the names of the files it lists must contain
+	// ("search my documents for attention": no tool reads inside every
+	// file, so a search is by name).
+	NameHas string
 	// Destination are the files the request names as where something
 	// goes ("save it as notes.md"): not objects to work on, and they need
 	// not exist.
@@ -287,6 +291,14 @@ func Parse(text string, env Env) *Interpretation {
 	in.readSpace(lower, env)
 	env.yield()
 	in.readObjects(unq, lower, env)
+	if w, search, needsPlace := nameSearch(unq); search && (w != "" || in.FileType != "") && (!needsPlace || in.Space != "" || in.Folder != nil) &&
+		in.Body == "" && in.Expression == "" && !in.ExplicitDestructive {
+		// A search of a space or folder ("search my documents for
+		// attention") lists the files whose names say the word; the word
+		// is not a file to open.
+		in.NameHas, in.Recursive = w, true
+		in.Actions, in.Objects = []Action{List}, nil
+	}
 	if in.takeDestinations() && len(in.Objects) == 0 {
 		// The destination was the only file named, and a named file keeps
 		// the request's descriptions from being looked up ("save the
