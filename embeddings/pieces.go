@@ -2,12 +2,9 @@ package embeddings
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -90,24 +87,15 @@ func newPieces(t *pieceTable) *Pieces {
 }
 
 func readPieceTable(b []byte) (*pieceTable, error) {
-	h := sha256.Sum256(b)
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	p, sum, err := readTableFile(b, piecesMagic, 8, "piece vectors", "not a pieces.bin file (write it with `airs train retrieval --pieces`)")
 	if err != nil {
-		return nil, fmt.Errorf("embeddings: piece vectors: %w", err)
+		return nil, err
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("embeddings: piece vectors: %w", err)
-	}
-	if !bytes.HasPrefix(raw, piecesMagic) || len(raw) < len(piecesMagic)+8 {
-		return nil, errors.New("embeddings: piece vectors: not a pieces.bin file (write it with `airs train retrieval --pieces`)")
-	}
-	p := raw[len(piecesMagic):]
 	n := int(binary.LittleEndian.Uint32(p))
 	dim := int(binary.LittleEndian.Uint32(p[4:]))
 	p = p[8:]
 	t := &pieceTable{pieces: make([]string, n), score: make([]float32, n), index: make(map[string]int32, n),
-		dim: dim, scale: make([]float32, n), q: make([]int8, n*dim), sum: hex.EncodeToString(h[:8])}
+		dim: dim, scale: make([]float32, n), q: make([]int8, n*dim), sum: sum}
 	for i := 0; i < n; i++ {
 		if len(p) < 2 {
 			return nil, errors.New("embeddings: piece vectors: truncated")

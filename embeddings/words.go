@@ -109,25 +109,37 @@ var (
 	defaultWordsErr  error
 )
 
-func readWordTable(b []byte) (*wordTable, error) {
+// readTableFile decompresses a gzipped table file, checks that it starts
+// with magic and holds at least header bytes after it, and answers those
+// bytes on and the file's short hash (the first 16 hex digits of its
+// sha256). what names the file in errors; notIt says what to do when it
+// is not such a file.
+func readTableFile(b, magic []byte, header int, what, notIt string) ([]byte, string, error) {
 	h := sha256.Sum256(b)
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("embeddings: word vectors: %w", err)
+		return nil, "", fmt.Errorf("embeddings: %s: %w", what, err)
 	}
 	raw, err := io.ReadAll(zr)
 	if err != nil {
-		return nil, fmt.Errorf("embeddings: word vectors: %w", err)
+		return nil, "", fmt.Errorf("embeddings: %s: %w", what, err)
 	}
-	if !bytes.HasPrefix(raw, wordMagic) || len(raw) < len(wordMagic)+12 {
-		return nil, errors.New("embeddings: word vectors: not a words.bin file (rebuild it with embeddings/model/make_words.py)")
+	if !bytes.HasPrefix(raw, magic) || len(raw) < len(magic)+header {
+		return nil, "", fmt.Errorf("embeddings: %s: %s", what, notIt)
 	}
-	p := raw[len(wordMagic):]
+	return raw[len(magic):], hex.EncodeToString(h[:8]), nil
+}
+
+func readWordTable(b []byte) (*wordTable, error) {
+	p, sum, err := readTableFile(b, wordMagic, 12, "word vectors", "not a words.bin file (rebuild it with embeddings/model/make_words.py)")
+	if err != nil {
+		return nil, err
+	}
 	n := int(binary.LittleEndian.Uint32(p))
 	dim := int(binary.LittleEndian.Uint32(p[4:]))
 	total := int(binary.LittleEndian.Uint32(p[8:]))
 	p = p[12:]
-	t := &wordTable{words: make([]string, n), rank: make([]uint32, n), total: total, dim: dim, sum: hex.EncodeToString(h[:8])}
+	t := &wordTable{words: make([]string, n), rank: make([]uint32, n), total: total, dim: dim, sum: sum}
 	for i := 0; i < n; i++ {
 		if len(p) < 1 || len(p) < 1+int(p[0])+4 {
 			return nil, errors.New("embeddings: word vectors: truncated vocabulary")

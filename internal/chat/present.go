@@ -42,10 +42,16 @@ func present(out json.RawMessage, request string) (string, bool) {
 	var b strings.Builder
 	switch {
 	case isScalar(m["result"]):
+		// A tool's own readable form of its number (the calculator's
+		// "text": 43.2, not 43.199999999999996) is what a person reads.
+		r := scalar(m["result"])
+		if t, ok := m["text"].(string); ok && t != "" && isNumber(m["result"]) {
+			r = t
+		}
 		if e, ok := m["expression"].(string); ok && e != "" {
-			fmt.Fprintf(&b, "%s = %s\n", e, scalar(m["result"]))
+			fmt.Fprintf(&b, "%s = %s\n", e, r)
 		} else {
-			fmt.Fprintf(&b, "%s\n", scalar(m["result"]))
+			fmt.Fprintf(&b, "%s\n", r)
 		}
 	case isFileList(m["files"]):
 		presentFiles(&b, m)
@@ -268,6 +274,11 @@ func scalar(v any) string {
 		return "?"
 	}
 	return fmt.Sprint(v)
+}
+
+func isNumber(v any) bool {
+	_, ok := v.(float64)
+	return ok
 }
 
 func isString(v any) bool {

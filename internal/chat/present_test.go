@@ -24,6 +24,7 @@ func TestPresentShowsTheAnswer(t *testing.T) {
 		want, not          []string
 	}{
 		{"value", `{"expression":"(12.5 + 7) * 3","result":58.5,"text":"58.5"}`, "", []string{"(12.5 + 7) * 3 = 58.5\n"}, []string{`"result"`}},
+		{"value read as a person reads it", `{"expression":"(18 / 100 * 240)","result":43.199999999999996,"text":"43.2"}`, "", []string{"(18 / 100 * 240) = 43.2\n"}, []string{"43.1999"}},
 		{"listing", `{"space":"documents","dir":"papers","files":[{"path":"papers/a.pdf","name":"a.pdf","type":"file","size":2048},{"path":"papers/old","name":"old","type":"dir","size":0}],"count":2}`, "",
 			[]string{"2 files in documents/papers:", "  papers/a.pdf  (2.0 KB)", "  papers/old/"}, []string{"mod_time", "{"}},
 		{"empty listing", `{"space":"documents","dir":".","files":[],"count":0}`, "", []string{"no files in documents"}, nil},
